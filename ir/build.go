@@ -1,0 +1,242 @@
+package ir
+
+import (
+	"fmt"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+// NewLeaf declares an input, weight or state tensor, contiguous.
+func (g *Graph) NewLeaf(kind Kind, name string, dt DType, ne []*Expr, pos Pos) *Tensor {
+	t := g.newTensor(name, OpNone, nil, dt, pad4(ne), pos)
+	t.Kind = kind
+	t.Nb = contiguousStrides(dt, t.Ne)
+	switch kind {
+	case KindInput:
+		g.Inputs = append(g.Inputs, t)
+	case KindWeight, KindState:
+		g.Params = append(g.Params, t)
+	}
+	return t
+}
+
+func (g *Graph) newTensor(name string, op Op, src []*Tensor, dt DType, ne [4]*Expr, pos Pos) *Tensor {
+	t := &Tensor{ID: len(g.Tensors), Name: name, Op: op, Src: src, Type: dt, Ne: ne, Pos: pos, Backend: -1}
+	g.Tensors = append(g.Tensors, t)
+	return t
+}
+
+func pad4(ne []*Expr) [4]*Expr {
+	var out [4]*Expr
+	for i := range out {
+		if i < len(ne) {
+			out[i] = ne[i]
+		} else {
+			out[i] = Const(1)
+		}
+	}
+	return out
+}
+
+func contiguousStrides(dt DType, ne [4]*Expr) [4]*Expr {
+	var nb [4]*Expr
+	nb[0] = Const(int64(dt.Size()))
+	for i := 1; i < 4; i++ {
+		nb[i] = Mul(nb[i-1], ne[i-1])
+	}
+	return nb
+}
+
+// Args are an op's non-tensor operands.
+type Args struct {
+	Ne     []*Expr // view, reshape, cont: the result's shape
+	Nb     []*Expr // view: strides nb[1..]
+	Offset *Expr   // view: byte offset into the source
+	Params Params
+}
+
+// ShapeError is a user-fixable problem with an op's operands.
+type ShapeError struct{ Msg string }
+
+func (e *ShapeError) Error() string { return e.Msg }
+
+func shapeErrorf(format string, a ...any) error { return &ShapeError{fmt.Sprintf(format, a...)} }
+
+// NewOp creates the node op(srcs, args), inferring type, shape and strides
+// with ggml's rules, and checking operands as ggml's constructors assert.
+func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*Tensor, error) {
+	info := op.Info()
+	if op == OpNone || len(srcs) < info.MinSrcs || len(srcs) > info.MaxSrcs {
+		return nil, shapeErrorf("%s takes %d..%d tensor operands, got %d", info.Name, info.MinSrcs, info.MaxSrcs, len(srcs))
+	}
+	a := srcs[0]
+	var b *Tensor
+	if len(srcs) > 1 {
+		b = srcs[1]
+	}
+	dt := a.Type
+	ne := a.Ne
+	var nb [4]*Expr
+	var view *Tensor
+	offs := Const(0)
+
+	switch op {
+	case OpGetRows:
+		if b.Type != runtime.I32 {
+			return nil, shapeErrorf("get_rows: indices must be i32, got %s", b.Type)
+		}
+		if !Equal(a.Ne[2], b.Ne[1]) || !Equal(a.Ne[3], b.Ne[2]) {
+			return nil, shapeErrorf("get_rows: table %s and indices %s disagree in batch dims", a.ShapeString(), b.ShapeString())
+		}
+		if a.Type != runtime.I32 {
+			dt = runtime.F32
+		}
+		ne = [4]*Expr{a.Ne[0], b.Ne[0], b.Ne[1], b.Ne[2]}
+	case OpMulMat:
+		if !Equal(a.Ne[0], b.Ne[0]) {
+			return nil, shapeErrorf("mul_mat: inner dims differ: %s has ne0 = %s, %s has ne0 = %s", a.ShapeString(), a.Ne[0], b.ShapeString(), b.Ne[0])
+		}
+		for i := 2; i < 4; i++ {
+			if !divides(a.Ne[i], b.Ne[i]) {
+				return nil, shapeErrorf("mul_mat: %s cannot be broadcast over %s in dim %d", a.ShapeString(), b.ShapeString(), i)
+			}
+		}
+		if b.Type != runtime.F32 {
+			return nil, shapeErrorf("mul_mat: second operand must be f32, got %s", b.Type)
+		}
+		if a.Type == runtime.I32 {
+			return nil, shapeErrorf("mul_mat: first operand cannot be i32")
+		}
+		dt = runtime.F32
+		ne = [4]*Expr{a.Ne[1], b.Ne[1], b.Ne[2], b.Ne[3]}
+	case OpAdd, OpSub, OpMul, OpDiv:
+		for i := 0; i < 4; i++ {
+			if !divides(b.Ne[i], a.Ne[i]) {
+				return nil, shapeErrorf("%s: %s cannot be repeated to %s", info.Name, b.ShapeString(), a.ShapeString())
+			}
+		}
+		if err := needFloat(info.Name, a, b); err != nil {
+			return nil, err
+		}
+	case OpScale, OpRelu, OpGelu, OpSilu, OpRMSNorm, OpNorm:
+		if a.Type != runtime.F32 {
+			return nil, shapeErrorf("%s: operand must be f32, got %s", info.Name, a.Type)
+		}
+	case OpSoftMax:
+		if a.Type != runtime.F32 {
+			return nil, shapeErrorf("soft_max: operand must be f32, got %s", a.Type)
+		}
+		if b != nil {
+			if b.Type == runtime.I32 {
+				return nil, shapeErrorf("soft_max: mask must be f32 or f16, got %s", b.Type)
+			}
+			if !Equal(b.Ne[0], a.Ne[0]) || b.Ne[1].Max() < a.Ne[1].Max() {
+				return nil, shapeErrorf("soft_max: mask %s does not cover %s", b.ShapeString(), a.ShapeString())
+			}
+		}
+	case OpRope:
+		if b.Type != runtime.I32 || !Equal(b.Ne[0], a.Ne[2]) {
+			return nil, shapeErrorf("rope: positions must be i32[%s], got %s%s", a.Ne[2], b.Type, b.ShapeString())
+		}
+		if a.Type != runtime.F32 {
+			return nil, shapeErrorf("rope: operand must be f32, got %s", a.Type)
+		}
+		p := args.Params.Rope
+		if p.NDims <= 0 || p.NDims%2 != 0 || int64(p.NDims) > a.Ne[0].Max() {
+			return nil, shapeErrorf("rope: n_dims = %d must be even, positive and at most ne0 = %s", p.NDims, a.Ne[0])
+		}
+	case OpCpy:
+		if !Equal(a.NElem(), b.NElem()) {
+			return nil, shapeErrorf("cpy: %s and %s have different element counts", a.ShapeString(), b.ShapeString())
+		}
+		if (a.Type == runtime.I32) != (b.Type == runtime.I32) {
+			return nil, shapeErrorf("cpy: cannot convert %s to %s", a.Type, b.Type)
+		}
+		dt, ne, nb = b.Type, b.Ne, b.Nb
+		view, offs = b.Root(), viewOffs(b)
+	case OpCont:
+		if len(args.Ne) > 0 {
+			ne = pad4(args.Ne)
+			if !Equal(Mul(Mul(ne[0], ne[1]), Mul(ne[2], ne[3])), a.NElem()) {
+				return nil, shapeErrorf("cont: %s has %s elements, not as many as %s", a.ShapeString(), a.NElem(), shapeString(ne))
+			}
+		}
+	case OpReshape:
+		ne = pad4(args.Ne)
+		if !a.Contiguous() {
+			return nil, shapeErrorf("reshape: %s is not contiguous (use cont first)", a.Name)
+		}
+		if !Equal(Mul(Mul(ne[0], ne[1]), Mul(ne[2], ne[3])), a.NElem()) {
+			return nil, shapeErrorf("reshape: %s has %s elements, %s has %s", a.ShapeString(), a.NElem(), shapeString(ne), Mul(Mul(ne[0], ne[1]), Mul(ne[2], ne[3])))
+		}
+		view, offs = a.Root(), viewOffs(a)
+	case OpView:
+		ne = pad4(args.Ne)
+		nb = contiguousStrides(a.Type, ne)
+		for i, s := range args.Nb {
+			nb[i+1] = s
+		}
+		view, offs = a.Root(), Add(viewOffs(a), args.Offset)
+		probe := &Tensor{Type: a.Type, Ne: ne, Nb: nb}
+		if end := Add(args.Offset, probe.Bytes()); end.Max() > a.Bytes().Max() {
+			if _, c := end.Constant(); c {
+				return nil, shapeErrorf("view: bytes [%s, %s) exceed %s's %d bytes", args.Offset, end, a.Name, a.Bytes().Max())
+			}
+			// Depends on bounded dims: checked at run time by the generated code.
+		}
+	case OpPermute:
+		ax := args.Params.Axes
+		var seen [4]bool
+		for _, x := range ax {
+			if x < 0 || x > 3 || seen[x] {
+				return nil, shapeErrorf("permute: axes %v are not a permutation of 0..3", ax)
+			}
+			seen[x] = true
+		}
+		for i := 0; i < 4; i++ {
+			ne[ax[i]] = a.Ne[i]
+			nb[ax[i]] = a.Nb[i]
+		}
+		view, offs = a.Root(), viewOffs(a)
+	case OpTranspose:
+		ne = [4]*Expr{a.Ne[1], a.Ne[0], a.Ne[2], a.Ne[3]}
+		nb = [4]*Expr{a.Nb[1], a.Nb[0], a.Nb[2], a.Nb[3]}
+		view, offs = a.Root(), viewOffs(a)
+	}
+	if nb[0] == nil {
+		nb = contiguousStrides(dt, ne)
+	}
+	t := g.newTensor(name, op, srcs, dt, ne, pos)
+	t.Nb = nb
+	t.Params = args.Params
+	if view != nil {
+		t.ViewSrc, t.ViewOffs = view, offs
+	}
+	return t, nil
+}
+
+func viewOffs(t *Tensor) *Expr {
+	if t.ViewSrc == nil {
+		return Const(0)
+	}
+	return t.ViewOffs
+}
+
+// divides reports whether x divides y for all dim values (checked like Equal).
+func divides(x, y *Expr) bool {
+	xc, xok := x.Constant()
+	yc, yok := y.Constant()
+	if xok && yok {
+		return xc != 0 && yc%xc == 0
+	}
+	return Equal(x, y) || (xok && xc == 1)
+}
+
+func needFloat(op string, ts ...*Tensor) error {
+	for _, t := range ts {
+		if t.Type == runtime.I32 {
+			return shapeErrorf("%s: operands must be f32 or f16, %s is i32", op, t.Name)
+		}
+	}
+	return nil
+}

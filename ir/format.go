@@ -1,0 +1,104 @@
+package ir
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Format prints the graph deterministically, one declaration or node per
+// line in graph order, then the plan (splits and buffers) once the passes
+// have made one. Golden tests compare it.
+func (g *Graph) Format() string {
+	var b strings.Builder
+	for _, d := range g.Dims {
+		if d.Bounded {
+			fmt.Fprintf(&b, "dim %s <= %d\n", d.Name, d.Bound)
+		} else {
+			fmt.Fprintf(&b, "dim %s = %d\n", d.Name, d.Bound)
+		}
+	}
+	if len(g.Backends) > 0 {
+		names := make([]string, len(g.Backends))
+		for i, be := range g.Backends {
+			names[i] = be.Name
+		}
+		fmt.Fprintf(&b, "backends %s\n", strings.Join(names, ", "))
+	}
+	for _, t := range g.Leafs {
+		fmt.Fprintf(&b, "%s %s: %s%s%s\n", t.Kind, t.Name, t.Type, t.ShapeString(), g.annotations(t))
+	}
+	for i, t := range g.Nodes {
+		for _, s := range g.Splits {
+			if s.First == i {
+				fmt.Fprintf(&b, "split %s%s\n", g.Backends[s.Backend].Name, names(" inputs ", s.Inputs))
+			}
+		}
+		srcs := make([]string, len(t.Src))
+		for k, s := range t.Src {
+			srcs[k] = s.Name
+		}
+		fmt.Fprintf(&b, "%s = %s(%s)%s: %s%s", t.Name, t.Op, strings.Join(srcs, ", "), t.paramString(), t.Type, t.ShapeString())
+		if !t.Contiguous() || t.Op == OpView {
+			fmt.Fprintf(&b, " nb%s", shapeString(t.Nb))
+		}
+		if t.ViewSrc != nil {
+			fmt.Fprintf(&b, " in %s+%s", t.ViewSrc.Name, t.ViewOffs)
+		}
+		if t.Output {
+			b.WriteString(" output")
+		}
+		b.WriteString(g.annotations(t))
+		b.WriteString("\n")
+	}
+	for _, buf := range g.Buffers {
+		fmt.Fprintf(&b, "buffer %s: %d bytes (lower bound %d, naive %d)\n", buf.BufferType, buf.Size, buf.LowerBound, buf.NaiveSize)
+	}
+	return b.String()
+}
+
+func names(prefix string, ts []*Tensor) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	s := make([]string, len(ts))
+	for i, t := range ts {
+		s[i] = t.Name
+	}
+	return prefix + strings.Join(s, ", ")
+}
+
+func (g *Graph) annotations(t *Tensor) string {
+	s := ""
+	if t.Placement != "" {
+		s += " on " + t.Placement
+	}
+	if t.Backend >= 0 && t.Backend < len(g.Backends) {
+		s += " @" + g.Backends[t.Backend].Name
+		if t.Cause != "" {
+			s += " " + t.Cause
+		}
+	}
+	switch t.Alloc.Kind {
+	case AllocCompute:
+		s += fmt.Sprintf(" [%s+%d]", g.Buffers[t.Alloc.Buffer].BufferType, t.Alloc.Offset)
+	}
+	return s
+}
+
+func (t *Tensor) paramString() string {
+	p := t.Params
+	switch t.Op {
+	case OpRMSNorm, OpNorm:
+		return fmt.Sprintf(" eps=%g", p.Eps)
+	case OpScale:
+		return fmt.Sprintf(" s=%g", p.Scale)
+	case OpSoftMax:
+		return fmt.Sprintf(" scale=%g max_bias=%g", p.Scale, p.MaxBias)
+	case OpRope:
+		r := p.Rope
+		return fmt.Sprintf(" n_dims=%d mode=%d freq_base=%g freq_scale=%g", r.NDims, r.Mode, r.FreqBase, r.FreqScale)
+	case OpPermute:
+		return fmt.Sprintf(" axes=%d,%d,%d,%d", p.Axes[0], p.Axes[1], p.Axes[2], p.Axes[3])
+	}
+	return ""
+}

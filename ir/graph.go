@@ -1,0 +1,89 @@
+package ir
+
+// Graph is a model: its dims, declared tensors and the computation, in the
+// node order ggml_build_forward_expand produces, plus the scheduling
+// decisions the passes add. After the passes run, the Graph is the plan:
+// codegen reads nothing else.
+type Graph struct {
+	Source string // DSL file name, for generated headers and messages
+
+	Dims    []*Dim
+	Tensors []*Tensor // every tensor ever created, by ID
+
+	// Declared tensors in declaration order. Weights and states together, in
+	// declaration order, define the ggml fill index of each (Params).
+	Inputs  []*Tensor
+	Params  []*Tensor // weights and states, interleaved as declared
+	Outputs []*Tensor
+
+	// Leafs and Nodes in ggml graph order: depth first from each root in
+	// turn, sources in operand order (ggml_visit_parents).
+	Leafs []*Tensor
+	Nodes []*Tensor
+
+	// Target and plan.
+	Backends []*Backend
+	Splits   []*Split
+	Buffers  []*Buffer
+	NCopies  int
+
+	inGraph map[*Tensor]bool
+}
+
+// Backend is one entry of the target, in priority order.
+type Backend struct {
+	Name       string // cpu, cuda0, sim0, …
+	BufferType string // name of its buffer type; equal names share a buffer
+	Host       bool   // buffer type is host memory
+	Alignment  int64
+}
+
+// Split is a run of consecutive nodes on one backend, with the inputs it
+// copies in from other backends before running.
+type Split struct {
+	Backend int
+	First   int // index into Graph.Nodes
+	End     int // one past the last node
+	Inputs  []*Tensor
+}
+
+// Buffer is a compute buffer of one buffer type.
+type Buffer struct {
+	BufferType string
+	Backend    int   // the first backend using this buffer type
+	Size       int64 // planned bytes
+	LowerBound int64 // max over steps of live bytes
+	NaiveSize  int64 // sum of all allocated tensors
+}
+
+// NewGraph returns an empty graph for source file name.
+func NewGraph(source string) *Graph { return &Graph{Source: source, NCopies: 1} }
+
+// Expand appends root and everything it depends on to the graph order, like
+// ggml_build_forward_expand: a tensor already in the graph is not visited
+// again, sources are visited in operand order, and view sources before the
+// view (ggml visits src[] only; a view's src[0] is its view source).
+func (g *Graph) Expand(root *Tensor) {
+	if g.inGraph == nil {
+		g.inGraph = map[*Tensor]bool{}
+	}
+	g.visit(root)
+}
+
+func (g *Graph) visit(t *Tensor) {
+	if g.inGraph[t] {
+		return
+	}
+	g.inGraph[t] = true
+	for _, s := range t.Src {
+		g.visit(s)
+	}
+	if t.IsLeaf() {
+		g.Leafs = append(g.Leafs, t)
+	} else {
+		g.Nodes = append(g.Nodes, t)
+	}
+}
+
+// InGraph reports whether t was reached by Expand.
+func (g *Graph) InGraph(t *Tensor) bool { return g.inGraph[t] }

@@ -1,0 +1,169 @@
+package ir
+
+import (
+	"fmt"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+// DType is an element type (shared with the runtime, which lays it out).
+type DType = runtime.DType
+
+// Pos is a source position, kept from the DSL through every pass so
+// diagnostics point at the user's text.
+type Pos struct {
+	File      string
+	Line, Col int
+}
+
+func (p Pos) String() string {
+	if p.Line == 0 {
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
+}
+
+// Kind says where a tensor's value comes from.
+type Kind uint8
+
+const (
+	KindNode   Kind = iota // computed by its op
+	KindInput              // supplied by the caller on every evaluation
+	KindWeight             // supplied once, read-only
+	KindState              // persistent across evaluations (KV cache)
+)
+
+var kindNames = [...]string{KindNode: "node", KindInput: "input", KindWeight: "weight", KindState: "state"}
+
+func (k Kind) String() string { return kindNames[k] }
+
+// Params are an op's scalar parameters (ggml's op_params); each op reads
+// only its own fields.
+type Params struct {
+	Eps     float32            // rms_norm, norm
+	Scale   float32            // scale, soft_max
+	MaxBias float32            // soft_max
+	Rope    runtime.RopeParams // rope
+	Axes    [4]int             // permute: source dim i goes to Axes[i]
+}
+
+// Tensor is a leaf or a node of the graph.
+type Tensor struct {
+	ID     int // index in Graph.Tensors, stable and in creation order
+	Name   string
+	Kind   Kind
+	Op     Op
+	Src    []*Tensor
+	Type   DType
+	Ne     [4]*Expr // elements per dim, ne[0] fastest
+	Nb     [4]*Expr // strides in bytes
+	Params Params
+	Pos    Pos
+
+	// ViewSrc is the tensor whose memory a view (or a cpy result) lives
+	// in, always a non-view; ViewOffs is the byte offset into it.
+	ViewSrc  *Tensor
+	ViewOffs *Expr
+
+	Output bool // a graph output: never freed, returned by Eval
+
+	// Fill is the DSL's deterministic fill for an input (nil: default).
+	Fill *FillExpr
+
+	// Placement requests: the backend named on a weight/state declaration
+	// ("on cuda0") or on a statement (ggml_backend_sched_set_tensor_backend).
+	Placement string
+
+	// Scheduling decisions, filled in by the passes.
+	Backend int    // index into Graph.Backends; -1 until assigned
+	Cause   string // ggml's cause code: 1.dst, 2.sup, 4.cpy, usr, …
+	Alloc   Alloc  // where the tensor's bytes live
+}
+
+// IsLeaf mirrors ggml: a tensor with no op is a leaf, everything else
+// (views included) is a node.
+func (t *Tensor) IsLeaf() bool { return t.Op == OpNone }
+
+// IsView reports whether t's memory belongs to another tensor.
+func (t *Tensor) IsView() bool { return t.ViewSrc != nil }
+
+// Root is the tensor owning t's memory: t itself unless t is a view.
+func (t *Tensor) Root() *Tensor {
+	if t.ViewSrc != nil {
+		return t.ViewSrc
+	}
+	return t
+}
+
+// NElem is the element count as an expression.
+func (t *Tensor) NElem() *Expr {
+	return Mul(Mul(t.Ne[0], t.Ne[1]), Mul(t.Ne[2], t.Ne[3]))
+}
+
+// Bytes is the tensor's memory extent, ggml_nbytes: from the first to one
+// past the last addressed byte.
+func (t *Tensor) Bytes() *Expr {
+	n := Const(int64(t.Type.Size()))
+	for i := 0; i < 4; i++ {
+		n = Add(n, Mul(Sub(t.Ne[i], Const(1)), t.Nb[i]))
+	}
+	return n
+}
+
+// MaxBytes is Bytes at the dims' bounds: what the planner reserves.
+func (t *Tensor) MaxBytes() int64 {
+	for _, ne := range t.Ne {
+		if ne.Max() == 0 {
+			return 0
+		}
+	}
+	return t.Bytes().AtBounds()
+}
+
+// Contiguous mirrors ggml_is_contiguous for symbolic shapes.
+func (t *Tensor) Contiguous() bool {
+	want := Const(int64(t.Type.Size()))
+	for i := 0; i < 4; i++ {
+		if !Equal(t.Ne[i], Const(1)) && !Equal(t.Nb[i], want) {
+			return false
+		}
+		want = Mul(want, t.Ne[i])
+	}
+	return true
+}
+
+// ShapeString prints the shape as [ne0, ne1, …] without trailing 1s.
+func (t *Tensor) ShapeString() string { return shapeString(t.Ne) }
+
+func shapeString(ne [4]*Expr) string {
+	n := 4
+	for n > 1 && ne[n-1].isConst(1) {
+		n--
+	}
+	s := "["
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			s += ", "
+		}
+		s += ne[i].String()
+	}
+	return s + "]"
+}
+
+// AllocKind says which memory a tensor lives in.
+type AllocKind uint8
+
+const (
+	AllocNone    AllocKind = iota // not placed yet
+	AllocView                     // inside its ViewSrc
+	AllocCompute                  // at Offset in a compute buffer
+	AllocWeight                   // in the weight buffer of its backend
+	AllocState                    // in the state buffer of its backend
+)
+
+// Alloc places a tensor's bytes.
+type Alloc struct {
+	Kind   AllocKind
+	Buffer int   // index into Graph.Buffers for AllocCompute
+	Offset int64 // byte offset in that buffer
+}
