@@ -30,7 +30,12 @@ func (g *Graph) Format() string {
 	for i, t := range g.Nodes {
 		for _, s := range g.Splits {
 			if s.First == i {
-				fmt.Fprintf(&b, "split %s%s\n", g.Backends[s.Backend].Name, names(" inputs ", s.Inputs))
+				fmt.Fprintf(&b, "split %s\n", g.Backends[s.Backend].Name)
+				for _, in := range s.Inputs {
+					for _, c := range in.Copies {
+						fmt.Fprintf(&b, "  copy %s = %s: %d bytes%s\n", c.Name, in.Tensor.Name, in.Tensor.MaxBytes(), g.annotations(c))
+					}
+				}
 			}
 		}
 		srcs := make([]string, len(t.Src))
@@ -54,17 +59,6 @@ func (g *Graph) Format() string {
 		fmt.Fprintf(&b, "buffer %s: %d bytes (lower bound %d, naive %d)\n", buf.BufferType, buf.Size, buf.LowerBound, buf.NaiveSize)
 	}
 	return b.String()
-}
-
-func names(prefix string, ts []*Tensor) string {
-	if len(ts) == 0 {
-		return ""
-	}
-	s := make([]string, len(ts))
-	for i, t := range ts {
-		s[i] = t.Name
-	}
-	return prefix + strings.Join(s, ", ")
 }
 
 func (g *Graph) annotations(t *Tensor) string {

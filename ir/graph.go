@@ -44,7 +44,16 @@ type Split struct {
 	Backend int
 	First   int // index into Graph.Nodes
 	End     int // one past the last node
-	Inputs  []*Tensor
+	Inputs  []*SplitInput
+}
+
+// SplitInput is a tensor a split reads from another backend's memory: the
+// original, and its NCopies copies on the split's backend (KindCopy
+// tensors). Nodes of the split read Copies[0]; pipelined evaluations
+// rotate through the others.
+type SplitInput struct {
+	Tensor *Tensor
+	Copies []*Tensor
 }
 
 // Buffer is a compute buffer of one buffer type.

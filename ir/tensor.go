@@ -31,9 +31,10 @@ const (
 	KindInput              // supplied by the caller on every evaluation
 	KindWeight             // supplied once, read-only
 	KindState              // persistent across evaluations (KV cache)
+	KindCopy               // a split input: CopyOf's value copied to another backend
 )
 
-var kindNames = [...]string{KindNode: "node", KindInput: "input", KindWeight: "weight", KindState: "state"}
+var kindNames = [...]string{KindNode: "node", KindInput: "input", KindWeight: "weight", KindState: "state", KindCopy: "copy"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -66,6 +67,10 @@ type Tensor struct {
 	ViewOffs *Expr
 
 	Output bool // a graph output: never freed, returned by Eval
+
+	// CopyOf is, for a KindCopy tensor, the tensor whose value it receives
+	// at the start of its split (ggml's "CPU#fc0_relu#0").
+	CopyOf *Tensor
 
 	// Fill is the DSL's deterministic fill for an input (nil: default).
 	Fill *FillExpr

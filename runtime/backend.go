@@ -1,0 +1,52 @@
+package runtime
+
+// BufferType describes the memory a backend computes in. Backends whose
+// buffer types have the same Name share one compute buffer.
+type BufferType struct {
+	Name      string
+	Host      bool  // addressable by the CPU (host or unified memory)
+	Alignment int64 // every tensor offset is a multiple of this
+	MaxSize   int64 // largest single allocation; 0 means unlimited
+}
+
+// OpQuery is what a backend is asked about one op: the op's DSL name
+// ("mul_mat", "relu", …), the result's type and shape at the dims' bounds,
+// and its sources.
+type OpQuery struct {
+	Op   string
+	Type DType
+	Ne   [4]int64
+	Src  []OpSrc
+}
+
+// OpSrc describes one source of an OpQuery.
+type OpSrc struct {
+	Type       DType
+	Ne         [4]int64
+	Contiguous bool
+}
+
+// Description is everything the compiler needs to know about a backend to
+// plan for it, written once, in the backend's own package, in plain Go that
+// compiles on every platform. It mirrors ggml's backend/device interface:
+// supports_op, supports_buft, offload_op.
+type Description struct {
+	Name   string // as written in targets: "cpu", "cuda0", …
+	Device string // ggml device type: "CPU", "GPU" or "ACCEL"
+
+	BufferType BufferType
+
+	// SupportsOp reports whether the backend can compute the op.
+	SupportsOp func(q *OpQuery) bool
+	// SupportsBufferType reports whether the backend's ops can read a
+	// tensor that lives in a buffer of type b without a copy.
+	SupportsBufferType func(b BufferType) bool
+	// OffloadOp reports whether the backend wants to run an op whose
+	// weight lives in host memory (ggml's offload_op: big batches are
+	// worth the weight upload). Nil means never.
+	OffloadOp func(q *OpQuery) bool
+
+	// Async: kernels are queued and complete later; the runtime must
+	// synchronize with events.
+	Async bool
+}
