@@ -1,0 +1,162 @@
+package codegen
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+)
+
+// defaultFill is the fill of inputs that declare none: the conformance
+// traces' rule for float inputs (mlp_in, x_in: cos(i*0.013)), zero for
+// indices.
+func defaultFill(t runtime.DType) *ir.FillExpr {
+	if t == runtime.I32 {
+		return &ir.FillExpr{Op: "num"}
+	}
+	i := &ir.FillExpr{Op: "var", Var: "i"}
+	return &ir.FillExpr{Op: "call", Func: "cos", Args: []*ir.FillExpr{{Op: "*", Args: []*ir.FillExpr{i, {Op: "num", Num: 0.013}}}}}
+}
+
+// main emits a runnable main: weights and state filled by the ggml traces'
+// rule, inputs by their fill expressions, one evaluation, outputs printed.
+func (gen *generator) main(f *jen.File) {
+	g := gen.g
+	flags := []jen.Code{
+		jen.Id("asJSON").Op(":=").Qual("flag", "Bool").Call(jen.Lit("json"), jen.False(), jen.Lit(`print the outputs as JSON: {"outputs":[{"name", "shape", "values"}]}`)),
+		jen.Id("threads").Op(":=").Qual("flag", "Int").Call(jen.Lit("threads"), jen.Lit(0), jen.Lit("worker threads (0: every core)")),
+	}
+	dims := jen.Dict{}
+	for _, d := range gen.bounded {
+		v := "dim" + gen.dimField[d]
+		flags = append(flags, jen.Id(v).Op(":=").Qual("flag", "Int").Call(jen.Lit(d.Name), jen.Id(gen.boundConst[d]), jen.Lit(fmt.Sprintf("value of the bounded dim %s (at most %d)", d.Name, d.Bound))))
+		dims[jen.Id(gen.dimField[d])] = jen.Op("*").Id(v)
+	}
+	f.Func().Id("main").Params().Block(append(flags,
+		jen.Qual("flag", "Parse").Call(),
+		jen.If(jen.Err().Op(":=").Id("run").Call(jen.Op("*").Id("asJSON"), jen.Op("*").Id("threads"), jen.Id("Dims").Values(dims)), jen.Err().Op("!=").Nil()).Block(
+			jen.Qual("fmt", "Fprintln").Call(jen.Qual("os", "Stderr"), jen.Err()),
+			jen.Qual("os", "Exit").Call(jen.Lit(1)),
+		),
+	)...)
+
+	var wFill, sFill []jen.Code
+	for k, t := range g.Params {
+		if t.Kind == ir.KindWeight {
+			wFill = append(wFill, jen.Lit(k))
+		} else {
+			sFill = append(sFill, jen.Lit(k))
+		}
+	}
+	f.Comment("fillIndex is each weight's and state's place in declaration order: the k of the ggml fill rule.")
+	f.Var().Defs(
+		jen.Id("weightFillIndex").Op("=").Index().Int().Values(wFill...),
+		jen.Id("stateFillIndex").Op("=").Index().Int().Values(sFill...),
+	)
+
+	body := []jen.Code{
+		jen.Id("weights").Op(":=").Map(jen.String()).Qual(pkgRuntime, "Tensor").Values(),
+		jen.For(jen.List(jen.Id("k"), jen.Id("w")).Op(":=").Range().Id("Weights")).Block(
+			jen.Id("t").Op(":=").Qual(pkgRuntime, "NewTensor").Call(jen.Id("w").Dot("Type"), jen.Id("w").Dot("Ne")),
+			jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("t"), jen.Qual(pkgRuntime, "GGMLFill").Call(jen.Id("weightFillIndex").Index(jen.Id("k")))),
+			jen.Id("weights").Index(jen.Id("w").Dot("Name")).Op("=").Id("t"),
+		),
+		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("New").Call(jen.Id("weights"), jen.Id("threads")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Defer().Id("m").Dot("Close").Call(),
+		jen.For(jen.Id("k").Op(":=").Range().Id("States")).Block(
+			jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("m").Dot("state").Index(jen.Id("k")), jen.Qual(pkgRuntime, "GGMLFill").Call(jen.Id("stateFillIndex").Index(jen.Id("k")))),
+		),
+		jen.Id("in").Op(":=").Op("&").Id("Inputs").Values(jen.Dict{jen.Id("Dims"): jen.Id("d")}),
+	}
+	acc := map[runtime.DType]string{runtime.F32: "F32s", runtime.F16: "F16s", runtime.I32: "I32s"}
+	for _, t := range g.Inputs {
+		fe := t.Fill
+		if fe == nil {
+			fe = defaultFill(t.Type)
+		}
+		gen.fillUses = map[string]bool{}
+		fill := gen.fillGo(fe)
+		iName, cName := "_", "_"
+		if gen.fillUses["i"] {
+			iName = "i"
+		}
+		if gen.fillUses["c"] {
+			cName = "c"
+		}
+		body = append(body, jen.Block(
+			jen.Id("t").Op(":=").Qual(pkgRuntime, "NewTensor").Call(dtypeCode(t.Type), gen.shapeIn(t.Ne, "d")),
+			jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("t"), jen.Func().Params(jen.Id(iName).Int(), jen.Id(cName).Index(jen.Lit(4)).Int()).Float64().Block(
+				jen.Return(fill),
+			)),
+			jen.Id("in").Dot(gen.inField[t]).Op("=").Id("t").Dot(acc[t.Type]).Call(),
+		))
+	}
+	body = append(body,
+		jen.List(jen.Id("out"), jen.Err()).Op(":=").Id("m").Dot("Eval").Call(jen.Id("in")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Return(jen.Qual(pkgRuntime, "PrintOutputs").Call(jen.Qual("os", "Stdout"), jen.Id("asJSON"), jen.Id("out").Dot("Named").Call())),
+	)
+	f.Comment("run fills weights and state with the ggml traces' rule and inputs with their fill")
+	f.Comment("expressions, evaluates once and prints the outputs.")
+	f.Func().Id("run").Params(jen.Id("asJSON").Bool(), jen.Id("threads").Int(), jen.Id("d").Id("Dims")).Error().Block(body...)
+}
+
+// shapeIn renders ne as a [4]int over a Dims value named d (not a pointer).
+func (gen *generator) shapeIn(ne [4]*ir.Expr, d string) jen.Code {
+	var vals []jen.Code
+	for _, e := range ne {
+		vals = append(vals, jen.Id(e.Format(func(dim *ir.Dim) string { return d + "." + gen.dimField[dim] })))
+	}
+	return jen.Index(jen.Lit(4)).Int().Values(vals...)
+}
+
+// fillGo renders a fill expression as a Go float64 expression over i (flat
+// index), c (coordinates) and d (the dims). It records which of i and c it
+// used in gen.fillUses.
+func (gen *generator) fillGo(e *ir.FillExpr) jen.Code {
+	switch e.Op {
+	case "num":
+		if math.IsInf(e.Num, 1) {
+			return jen.Qual("math", "Inf").Call(jen.Lit(1))
+		}
+		return jen.Float64().Call(jen.Lit(e.Num))
+	case "var":
+		if e.Var == "i" {
+			gen.fillUses["i"] = true
+			return jen.Float64().Call(jen.Id("i"))
+		}
+		gen.fillUses["c"] = true
+		return jen.Float64().Call(jen.Id("c").Index(jen.Lit(int(e.Var[1] - '0'))))
+	case "dim":
+		if e.Dim.Bounded {
+			return jen.Float64().Call(jen.Id("d").Dot(gen.dimField[e.Dim]))
+		}
+		return jen.Float64().Call(jen.Lit(int(e.Dim.Bound)))
+	case "neg":
+		return jen.Op("-").Add(gen.fillGo(e.Args[0]))
+	case "call":
+		if e.Func == "where" {
+			return jen.Qual(pkgRuntime, "Where").Call(gen.cond(e.Args[0]), gen.fillGo(e.Args[1]), gen.fillGo(e.Args[2]))
+		}
+		return jen.Qual("math", strings.ToUpper(e.Func[:1])+e.Func[1:]).Call(gen.fillGo(e.Args[0]))
+	case "%":
+		return jen.Qual("math", "Mod").Call(gen.fillGo(e.Args[0]), gen.fillGo(e.Args[1]))
+	case "<", "<=", ">", ">=", "==", "!=":
+		return jen.Qual(pkgRuntime, "B2F").Call(gen.cond(e))
+	}
+	return jen.Parens(jen.Add(gen.fillGo(e.Args[0])).Op(e.Op).Add(gen.fillGo(e.Args[1])))
+}
+
+// cond renders e as a Go bool.
+func (gen *generator) cond(e *ir.FillExpr) jen.Code {
+	switch e.Op {
+	case "<", "<=", ">", ">=", "==", "!=":
+		return jen.Add(gen.fillGo(e.Args[0])).Op(e.Op).Add(gen.fillGo(e.Args[1]))
+	}
+	return jen.Add(gen.fillGo(e)).Op("!=").Lit(0)
+}

@@ -1,0 +1,92 @@
+package codegen
+
+import (
+	"strings"
+	"unicode"
+)
+
+// namer turns tensor and dim names into unique Go identifiers.
+type namer struct{ used map[string]bool }
+
+func newNamer(reserved ...string) *namer {
+	n := &namer{used: map[string]bool{}}
+	for _, r := range reserved {
+		n.used[r] = true
+	}
+	return n
+}
+
+// camel converts "blk.0.attn_q.weight" to "Blk0AttnQWeight".
+func camel(s string) string {
+	var b strings.Builder
+	up := true
+	for _, r := range s {
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+			up = true
+			continue
+		}
+		if up {
+			r = unicode.ToUpper(r)
+			up = false
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() == 0 || unicode.IsDigit(rune(b.String()[0])) {
+		return "X" + b.String()
+	}
+	return b.String()
+}
+
+// exported returns a unique exported identifier for name, with prefix.
+func (n *namer) exported(prefix, name string) string { return n.unique(prefix + camel(name)) }
+
+// local returns a unique unexported identifier for name.
+func (n *namer) local(prefix, name string) string {
+	c := camel(name)
+	if prefix == "" {
+		r := []rune(c)
+		i := 0
+		for i < len(r) && unicode.IsUpper(r[i]) {
+			i++
+		}
+		if i > 1 && i < len(r) {
+			i-- // keep the capital of the next word: "KQMask" -> "kqMask"
+		}
+		for k := 0; k < i || k == 0; k++ {
+			r[k] = unicode.ToLower(r[k])
+		}
+		c = string(r)
+	} else {
+		c = prefix + c
+	}
+	if goKeywords[c] {
+		c += "_"
+	}
+	return n.unique(c)
+}
+
+func (n *namer) unique(s string) string {
+	base, k := s, 2
+	for n.used[s] {
+		s = base + "_" + itoa(k)
+		k++
+	}
+	n.used[s] = true
+	return s
+}
+
+func itoa(k int) string {
+	if k < 10 {
+		return string(rune('0' + k))
+	}
+	return itoa(k/10) + string(rune('0'+k%10))
+}
+
+var goKeywords = map[string]bool{
+	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,
+	"defer": true, "else": true, "fallthrough": true, "for": true, "func": true, "go": true, "goto": true,
+	"if": true, "import": true, "interface": true, "map": true, "package": true, "range": true,
+	"return": true, "select": true, "struct": true, "switch": true, "type": true, "var": true,
+	"d": true, "m": true, "in": true, "out": true, "err": true, "runtime": true, "cpu": true, "fmt": true,
+	"math": true, "sync": true, "os": true, "flag": true,
+}

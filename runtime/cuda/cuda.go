@@ -1,0 +1,50 @@
+// Package cuda is graphc's CUDA backend. Its description — what the
+// compiler plans against — is plain Go that compiles everywhere, so any
+// machine can compile for CUDA; executing needs the device and its driver,
+// loaded at run time (see Available).
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+// OffloadBatch is ggml's default minimum batch for offloading an op whose
+// weight lives in host memory (GGML_OP_OFFLOAD_MIN_BATCH).
+const OffloadBatch = 32
+
+// Description returns the description of CUDA device n, named "cuda<n>".
+// Like ggml's CUDA backend it supports every op graphc has on f32/f16, has
+// its own device memory (not host-visible) and offloads big-batch ops.
+func Description(n int) *runtime.Description {
+	bt := runtime.BufferType{Name: fmt.Sprintf("CUDA%d", n), Host: false, Alignment: 128}
+	return &runtime.Description{
+		Name:       fmt.Sprintf("cuda%d", n),
+		Device:     "GPU",
+		BufferType: bt,
+		SupportsOp: func(q *runtime.OpQuery) bool { return true },
+		SupportsBufferType: func(b runtime.BufferType) bool {
+			return b.Name == bt.Name
+		},
+		OffloadOp: func(q *runtime.OpQuery) bool {
+			return batchSize(q) >= OffloadBatch
+		},
+		Async: true,
+	}
+}
+
+// batchSize mirrors ggml's get_op_batch_size: the number of rows the op
+// processes per weight row.
+func batchSize(q *runtime.OpQuery) int64 {
+	if q.Op == "get_rows" {
+		return 0 // ggml never offloads GET_ROWS by batch
+	}
+	return q.Ne[1]
+}
+
+// Available reports whether CUDA devices can be used in this process, and
+// why not.
+func Available() (bool, string) {
+	return false, "the CUDA execution backend is not built into this graphc yet; plans for cuda targets compile but do not run"
+}

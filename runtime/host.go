@@ -1,0 +1,261 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// At returns the tensor of type t, shape ne and strides nb whose first
+// element is at byte off of buf. Generated code uses it for every tensor
+// that lives in a planned buffer.
+func At(buf []byte, off int, t DType, ne, nb [4]int) Tensor {
+	v := Tensor{Type: t, Ne: ne, Nb: nb}
+	v.Data = buf[off : off+v.Span()]
+	return v
+}
+
+// Clone returns a contiguous copy of t with its own memory, so callers may
+// keep results while the compute buffers are reused.
+func Clone(t *Tensor) Tensor {
+	c := Tensor{Type: t.Type, Ne: t.Ne, Nb: ContiguousStrides(t.Type, t.Ne)}
+	c.Data = NewBuffer(c.Span())
+	es := t.Type.Size()
+	o := 0
+	for i3 := 0; i3 < t.Ne[3]; i3++ {
+		for i2 := 0; i2 < t.Ne[2]; i2++ {
+			for i1 := 0; i1 < t.Ne[1]; i1++ {
+				row := i1*t.Nb[1] + i2*t.Nb[2] + i3*t.Nb[3]
+				for i0 := 0; i0 < t.Ne[0]; i0++ {
+					p := row + i0*t.Nb[0]
+					copy(c.Data[o:o+es], t.Data[p:p+es])
+					o += es
+				}
+			}
+		}
+	}
+	return c
+}
+
+// Float64 returns element i (flat, row-major ggml order) of a contiguous
+// tensor as float64, whatever its type.
+func (t *Tensor) Float64(i int) float64 {
+	switch t.Type {
+	case F32:
+		return float64(t.F32s()[i])
+	case F16:
+		return float64(F16ToF32(t.F16s()[i]))
+	case I32:
+		return float64(t.I32s()[i])
+	}
+	panic("BUG: Float64 of " + t.Type.String())
+}
+
+// FillFunc computes element i, at coordinates c, of a tensor being filled.
+type FillFunc func(i int, c [4]int) float64
+
+// Fill sets every element of a contiguous tensor from f, evaluated in
+// float64 and converted to the tensor's type (f16 rounded to nearest).
+func Fill(t *Tensor, f FillFunc) {
+	i := 0
+	for i3 := 0; i3 < t.Ne[3]; i3++ {
+		for i2 := 0; i2 < t.Ne[2]; i2++ {
+			for i1 := 0; i1 < t.Ne[1]; i1++ {
+				for i0 := 0; i0 < t.Ne[0]; i0++ {
+					v := f(i, [4]int{i0, i1, i2, i3})
+					switch t.Type {
+					case F32:
+						t.F32s()[i] = float32(v)
+					case F16:
+						t.F16s()[i] = F32ToF16(float32(v))
+					case I32:
+						t.I32s()[i] = int32(v)
+					}
+					i++
+				}
+			}
+		}
+	}
+}
+
+// GGMLFill is the conformance traces' fill rule for the k-th declared
+// weight or state tensor: element i = (float)(sin(i*0.01 + k)*0.1),
+// computed in double, f16 tensors rounded with ggml's fp32→fp16.
+func GGMLFill(k int) FillFunc {
+	return func(i int, _ [4]int) float64 {
+		return float64(float32(math.Sin(float64(i)*0.01+float64(k)) * 0.1))
+	}
+}
+
+// NewTensor allocates a zeroed contiguous tensor.
+func NewTensor(t DType, ne [4]int) Tensor {
+	v := Tensor{Type: t, Ne: ne, Nb: ContiguousStrides(t, ne)}
+	v.Data = NewBuffer(v.Span())
+	return v
+}
+
+// Where is the fill expressions' select: a if cond, else b.
+func Where(cond bool, a, b float64) float64 {
+	if cond {
+		return a
+	}
+	return b
+}
+
+// B2F is 1 for true and 0 for false, for comparisons used as numbers.
+func B2F(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Named pairs a tensor with its name for printing.
+type Named struct {
+	Name   string
+	Tensor Tensor
+}
+
+// PrintOutputs writes output tensors as text (name, shape, values) or as
+// JSON: {"outputs":[{"name":…, "shape":[ne0, ne1, …], "values":[…]}]}.
+func PrintOutputs(w io.Writer, asJSON bool, outs []Named) error {
+	type jsonOut struct {
+		Name   string    `json:"name"`
+		Type   string    `json:"type"`
+		Shape  []int     `json:"shape"`
+		Values []float64 `json:"values"`
+	}
+	var all []jsonOut
+	for _, o := range outs {
+		t := o.Tensor
+		n := 4
+		for n > 1 && t.Ne[n-1] == 1 {
+			n--
+		}
+		j := jsonOut{Name: o.Name, Type: t.Type.String(), Shape: t.Ne[:n], Values: make([]float64, t.NElem())}
+		for i := range j.Values {
+			j.Values[i] = t.Float64(i)
+			if t.Type == F32 {
+				// Print the float32 exactly as float32, not its float64 expansion.
+				j.Values[i], _ = strconv.ParseFloat(strconv.FormatFloat(j.Values[i], 'g', -1, 32), 64)
+			}
+		}
+		all = append(all, j)
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		return enc.Encode(map[string]any{"outputs": all})
+	}
+	for _, o := range all {
+		dims := make([]string, len(o.Shape))
+		for i, d := range o.Shape {
+			dims[i] = fmt.Sprint(d)
+		}
+		if _, err := fmt.Fprintf(w, "%s %s[%s]\n", o.Name, o.Type, strings.Join(dims, ", ")); err != nil {
+			return err
+		}
+		row := o.Shape[0]
+		for i := 0; i < len(o.Values); i += row {
+			parts := make([]string, 0, row)
+			for _, v := range o.Values[i:min(i+row, len(o.Values))] {
+				parts = append(parts, fmt.Sprintf("%.6g", v))
+			}
+			if _, err := fmt.Fprintf(w, "  %s\n", strings.Join(parts, " ")); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Decl declares a weight or state tensor a generated model expects.
+type Decl struct {
+	Name string
+	Type DType
+	Ne   [4]int
+}
+
+func (d *Decl) String() string {
+	n := 4
+	for n > 1 && d.Ne[n-1] == 1 {
+		n--
+	}
+	s := make([]string, n)
+	for i := range s {
+		s[i] = fmt.Sprint(d.Ne[i])
+	}
+	return fmt.Sprintf("%s[%s]", d.Type, strings.Join(s, ", "))
+}
+
+// BindWeights matches the weights a caller supplies against a model's
+// declarations, in declaration order. It reports every missing, unknown,
+// mis-typed, mis-shaped or short weight at once. The tensors' memory is
+// used in place, not copied.
+func BindWeights(decls []Decl, given map[string]Tensor) ([]Tensor, error) {
+	var errs []string
+	out := make([]Tensor, len(decls))
+	known := map[string]bool{}
+	for i := range decls {
+		d := &decls[i]
+		known[d.Name] = true
+		t, ok := given[d.Name]
+		switch {
+		case !ok:
+			errs = append(errs, fmt.Sprintf("weight %s: missing (want %s)", d.Name, d))
+		case t.Type != d.Type || t.Ne != d.Ne:
+			got := Decl{Type: t.Type, Ne: t.Ne}
+			errs = append(errs, fmt.Sprintf("weight %s: want %s, got %s", d.Name, d, &got))
+		case !t.Contiguous():
+			errs = append(errs, fmt.Sprintf("weight %s: not contiguous", d.Name))
+		case len(t.Data) < t.Span():
+			errs = append(errs, fmt.Sprintf("weight %s: %d bytes of data, want %d", d.Name, len(t.Data), t.Span()))
+		default:
+			out[i] = t
+		}
+	}
+	var unknown []string
+	for name := range given {
+		if !known[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		errs = append(errs, fmt.Sprintf("unknown weights: %s", strings.Join(unknown, ", ")))
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
+	}
+	return out, nil
+}
+
+// Copy copies src's elements into dst, which has the same type and element
+// count; both may be strided. It is the synchronous copy between backends'
+// host-visible buffers.
+func Copy(dst, src *Tensor) {
+	if dst.Type != src.Type || dst.NElem() != src.NElem() {
+		panic(fmt.Sprintf("BUG: Copy %s%v into %s%v", src.Type, src.Ne, dst.Type, dst.Ne))
+	}
+	if dst.Contiguous() && src.Contiguous() {
+		copy(dst.Data[:dst.Span()], src.Data[:src.Span()])
+		return
+	}
+	c := Clone(src)
+	es := dst.Type.Size()
+	o := 0
+	for i3 := 0; i3 < dst.Ne[3]; i3++ {
+		for i2 := 0; i2 < dst.Ne[2]; i2++ {
+			for i1 := 0; i1 < dst.Ne[1]; i1++ {
+				for i0 := 0; i0 < dst.Ne[0]; i0++ {
+					p := i0*dst.Nb[0] + i1*dst.Nb[1] + i2*dst.Nb[2] + i3*dst.Nb[3]
+					copy(dst.Data[p:p+es], c.Data[o:o+es])
+					o += es
+				}
+			}
+		}
+	}
+}
