@@ -27,6 +27,11 @@ func (g *Graph) Format() string {
 	for _, t := range g.Leafs {
 		fmt.Fprintf(&b, "%s %s: %s%s%s\n", t.Kind, t.Name, t.Type, t.ShapeString(), g.annotations(t))
 	}
+	for _, in := range g.GraphInputs {
+		for _, c := range in.Copies[1:] {
+			fmt.Fprintf(&b, "pipeline copy %s = %s: %d bytes%s\n", c.Name, in.Tensor.Name, in.Tensor.MaxBytes(), g.annotations(c))
+		}
+	}
 	for i, t := range g.Nodes {
 		for _, s := range g.Splits {
 			if s.First == i {

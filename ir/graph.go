@@ -27,6 +27,13 @@ type Graph struct {
 	Buffers  []*Buffer
 	NCopies  int
 
+	// GraphInputs are, when NCopies > 1, the graph inputs the nodes read
+	// (ggml's graph_inputs, in first-use order), each with its NCopies
+	// versions on its own backend so that evaluation k+1 can fill its
+	// inputs while k still runs. Copies[0] is the input itself, the others
+	// are KindCopy tensors.
+	GraphInputs []*SplitInput
+
 	inGraph map[*Tensor]bool
 }
 
@@ -36,6 +43,10 @@ type Backend struct {
 	BufferType string // name of its buffer type; equal names share a buffer
 	Host       bool   // buffer type is host memory
 	Alignment  int64
+	// Reads lists the other buffer types the backend's ops read directly
+	// (ggml_backend_supports_buft), in target order; a split imports a
+	// tensor from any other buffer type with a copy.
+	Reads []string
 }
 
 // Split is a run of consecutive nodes on one backend, with the inputs it

@@ -60,21 +60,77 @@ func (g *Graph) Verify() error {
 	}
 	assigned := len(g.Backends) > 0 && len(g.Splits) > 0
 	if assigned {
-		next := 0
-		for k, s := range g.Splits {
-			if s.First != next || s.End <= s.First || s.End > len(g.Nodes) {
-				bad("split %d covers nodes [%d, %d), want it to start at %d", k, s.First, s.End, next)
+		g.verifySplits(bad)
+	}
+	return errors.Join(errs...)
+}
+
+// verifySplits checks the plan split_graph made: the splits cover the
+// nodes in order, each non-view node runs on its split's backend (ggml
+// does not split at view ops, which run nowhere), and no node reads a
+// tensor from another backend's memory that its backend cannot read
+// without going through a copy made for its split's backend.
+func (g *Graph) verifySplits(bad func(string, ...any)) {
+	next := 0
+	for k, s := range g.Splits {
+		if s.First != next || s.End <= s.First || s.End > len(g.Nodes) {
+			bad("split %d covers nodes [%d, %d), want it to start at %d", k, s.First, s.End, next)
+		}
+		next = s.End
+		if s.Backend < 0 || s.Backend >= len(g.Backends) {
+			bad("split %d has backend %d, want one of the %d backends", k, s.Backend, len(g.Backends))
+			continue
+		}
+		be := g.Backends[s.Backend]
+		for _, t := range g.Nodes[min(s.First, len(g.Nodes)):min(s.End, len(g.Nodes))] {
+			if t.Backend < 0 || t.Backend >= len(g.Backends) {
+				bad("node %s has backend %d after splitting, want one of the %d backends", t.Name, t.Backend, len(g.Backends))
+				continue
 			}
-			next = s.End
-			for _, t := range g.Nodes[s.First:min(s.End, len(g.Nodes))] {
-				if t.Backend != s.Backend {
-					bad("node %s on backend %d inside split %d of backend %d", t.Name, t.Backend, k, s.Backend)
+			if t.Op.IsView() {
+				continue
+			}
+			if t.Backend != s.Backend {
+				bad("node %s on backend %d inside split %d of backend %d", t.Name, t.Backend, k, s.Backend)
+			}
+			for _, src := range t.Src {
+				if src.Kind == KindCopy {
+					if src.Backend != s.Backend {
+						bad("node %s in split %d reads copy %s on backend %d, want a copy on backend %d", t.Name, k, src.Name, src.Backend, s.Backend)
+					}
+					continue
+				}
+				if src.Backend == s.Backend {
+					continue
+				}
+				if bt, ok := g.BufferTypeOf(src); !ok || !be.ReadsBufferType(bt) {
+					bad("node %s on %s reads %s from backend %d (buffer type %q) without a copy", t.Name, be.Name, src.Name, src.Backend, bt)
 				}
 			}
 		}
-		if next != len(g.Nodes) {
-			bad("splits cover %d of %d nodes", next, len(g.Nodes))
+		for _, in := range s.Inputs {
+			if len(in.Copies) != max(g.NCopies, 1) {
+				bad("split %d input %s has %d copies, want %d", k, in.Tensor.Name, len(in.Copies), max(g.NCopies, 1))
+			}
+			for _, c := range in.Copies {
+				if c.Kind != KindCopy || c.CopyOf != in.Tensor || c.Backend != s.Backend {
+					bad("split %d input %s: %s (%s on backend %d) is not a copy of it on backend %d", k, in.Tensor.Name, c.Name, c.Kind, c.Backend, s.Backend)
+				}
+			}
 		}
 	}
-	return errors.Join(errs...)
+	if next != len(g.Nodes) {
+		bad("splits cover %d of %d nodes", next, len(g.Nodes))
+	}
+	for _, in := range g.GraphInputs {
+		if len(in.Copies) != g.NCopies || len(in.Copies) == 0 || in.Copies[0] != in.Tensor {
+			bad("graph input %s has %d versions, want %d starting with itself", in.Tensor.Name, len(in.Copies), g.NCopies)
+			continue
+		}
+		for _, c := range in.Copies[1:] {
+			if c.Kind != KindCopy || c.CopyOf != in.Tensor || c.Backend != in.Tensor.Backend {
+				bad("graph input %s: version %s is not a copy of it on its backend %d", in.Tensor.Name, c.Name, in.Tensor.Backend)
+			}
+		}
+	}
 }

@@ -1,10 +1,146 @@
 package passes
 
 import (
-	"errors"
+	"fmt"
 
 	"github.com/graphc/graphc/ir"
 )
 
-// splitGraph is a placeholder being written (TODO before landing).
-func splitGraph(g *ir.Graph, pc *Context) error { return errors.New("split_graph: not written yet") }
+// maxSplitInputs is GGML_SCHED_MAX_SPLIT_INPUTS: a split's input list
+// starts with this capacity and doubles when a node overfills it; a node
+// that would add an input to a split whose list is exactly full starts a
+// new split instead.
+const maxSplitInputs = 30
+
+// splitGraph is the fifth scheduling pass: it cuts the node list into
+// splits, runs of consecutive nodes on one backend, and gives each split
+// copies of the tensors it reads from memory its backend cannot read.
+//
+// Walking the non-view nodes in order (view ops run nowhere: they join the
+// split they fall in whatever their backend), a new split starts when
+//
+//   - the node's backend differs from the split's, or
+//   - the split already has inputs and the node reads a weight whose buffer
+//     the split's backend cannot read (so the memory of the weights copied
+//     so far can be reused), or
+//   - the split's input list is full (maxSplitInputs, doubled each time a
+//     node overfilled it) and the node needs another input.
+//
+// Every source of a node that lives on another backend, in a buffer the
+// split's backend cannot read, becomes an input of the split: NCopies
+// KindCopy tensors named like ggml's "BACKEND#name#c" (cause "4.cpy") on
+// the split's backend, made once per (tensor, backend) for the whole graph
+// (a later split on the same backend reuses them: graph inputs are copied
+// at most once per backend), and the node reads copy 0 instead of the
+// original. With NCopies > 1 (ggml's parallel mode) every graph input a
+// node reads also gets NCopies versions on its own backend, the input
+// itself being version 0 (g.GraphInputs), and all copies are meant to be
+// allocated like inputs: first, and never overwritten by other tensors.
+//
+// Invariant established: g.Splits covers every node; a non-view node runs
+// on its split's backend and reads only tensors its backend can read where
+// they are (checked by ir.Verify). Nodes' Src lists refer to the copies from
+// here on.
+//
+// Mirrors pass 5 "split graph, find tensors that need to be copied" of
+// ggml_backend_sched_split_graph (ggml-org/ggml src/ggml-backend.cpp,
+// commit d99724f2), for the first evaluation (cur_copy 0) of a fresh
+// scheduler. See testdata/split_graph/.
+func splitGraph(g *ir.Graph, pc *Context) error {
+	nCopies := max(pc.Options.NCopies, 1)
+	g.NCopies = nCopies
+	g.Splits, g.GraphInputs = nil, nil
+	if len(g.Nodes) == 0 {
+		return nil
+	}
+	type key struct {
+		t       *ir.Tensor
+		backend int
+	}
+	copies := map[key][]*ir.Tensor{}
+	newCopies := func(s *ir.Tensor, b int, from int) []*ir.Tensor {
+		var cs []*ir.Tensor
+		if from == 1 {
+			cs = append(cs, s)
+		}
+		for c := from; c < nCopies; c++ {
+			cp := g.NewCopy(s, fmt.Sprintf("%s#%s#%d", g.Backends[b].Name, s.Name, c), b)
+			cp.Cause = "4.cpy"
+			cs = append(cs, cp)
+		}
+		return cs
+	}
+
+	// The first split takes the backend of the first non-view node.
+	i := 0
+	split := &ir.Split{Backend: g.Nodes[0].Backend}
+	for ; i < len(g.Nodes); i++ {
+		if !g.Nodes[i].Op.IsView() {
+			split.Backend = g.Nodes[i].Backend
+			break
+		}
+	}
+	capacity := 0
+	cur := split.Backend
+	for ; i < len(g.Nodes); i++ {
+		t := g.Nodes[i]
+		if t.Op.IsView() {
+			continue
+		}
+		if t.Backend < 0 {
+			pc.Fatalf(t.Pos, "node %s has no backend", t.Name)
+		}
+		why := ""
+		if t.Backend == cur && len(split.Inputs) > 0 {
+			for _, s := range t.Src {
+				if ownsWeightBuffer(s) && s.Backend != cur && !bufferSupported(g, pc, s, cur) {
+					why = fmt.Sprintf("it reads weight %s, which %s cannot read", s.Name, g.Backends[cur].Name)
+					break
+				}
+				if len(split.Inputs) >= capacity && s.Backend != cur && copies[key{s, cur}] == nil && !bufferSupported(g, pc, s, cur) {
+					why = fmt.Sprintf("the split's %d inputs are full", len(split.Inputs))
+					break
+				}
+			}
+		}
+		if t.Backend != cur || why != "" {
+			if why == "" {
+				why = "the backend changes"
+			}
+			split.End = i
+			g.Splits = append(g.Splits, split)
+			split = &ir.Split{Backend: t.Backend, First: i}
+			capacity = 0
+			cur = t.Backend
+			pc.Notef(t.Pos, "%s: new split %d on %s: %s", t.Name, len(g.Splits), g.Backends[cur].Name, why)
+		}
+
+		for j, s := range t.Src {
+			if s.Backend < 0 {
+				pc.Fatalf(t.Pos, "source %s of %s has no backend", s.Name, t.Name)
+			}
+			if s.Kind == ir.KindInput && nCopies > 1 && copies[key{s, s.Backend}] == nil {
+				cs := newCopies(s, s.Backend, 1)
+				copies[key{s, s.Backend}] = cs
+				g.GraphInputs = append(g.GraphInputs, &ir.SplitInput{Tensor: s, Copies: cs})
+				pc.Notef(s.Pos, "%s: %d pipeline versions on %s", s.Name, nCopies, g.Backends[s.Backend].Name)
+			}
+			if s.Backend == cur || bufferSupported(g, pc, s, cur) {
+				continue
+			}
+			k := key{s, cur}
+			if copies[k] == nil {
+				copies[k] = newCopies(s, cur, 0)
+				if len(split.Inputs) >= capacity {
+					capacity = max(2*capacity, maxSplitInputs)
+				}
+				split.Inputs = append(split.Inputs, &ir.SplitInput{Tensor: s, Copies: copies[k]})
+				pc.Notef(t.Pos, "%s: split %d on %s copies in %s from %s (%d bytes, 4.cpy)", t.Name, len(g.Splits), g.Backends[cur].Name, s.Name, g.Backends[s.Backend].Name, s.MaxBytes())
+			}
+			t.Src[j] = copies[k][0]
+		}
+	}
+	split.End = len(g.Nodes)
+	g.Splits = append(g.Splits, split)
+	return nil
+}

@@ -1,0 +1,148 @@
+package ggmltrace
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/passes"
+)
+
+// Diff is one decision where graphc's plan differs from ggml's.
+type Diff struct {
+	What   string `json:"what"`   // e.g. "node 66 l_out-1: backend"
+	GGML   string `json:"ggml"`   // ggml's decision
+	Graphc string `json:"graphc"` // graphc's
+}
+
+func (d Diff) String() string { return fmt.Sprintf("%s: ggml %s, graphc %s", d.What, d.GGML, d.Graphc) }
+
+// Plan rebuilds the traced graph and target and runs graphc's pipeline on
+// it through the named pass ("" for all), with ir.Verify after every pass
+// and debug notes at level debug. The Context holds the notes.
+func (tr *Trace) Plan(through string, debug int) (*ir.Graph, *passes.Context, error) {
+	g, backends, opts, err := tr.Graph()
+	if err != nil {
+		return nil, nil, err
+	}
+	pc := &passes.Context{Backends: backends, Options: opts, Debug: debug}
+	if err := passes.Run(g, pc, true, through); err != nil {
+		return g, pc, err
+	}
+	return g, pc, nil
+}
+
+// BytesCopiedPerEval is what one evaluation of the plan copies between
+// backends: every split input once (pipeline copies rotate, they do not add).
+func BytesCopiedPerEval(g *ir.Graph) int64 {
+	var n int64
+	for _, s := range g.Splits {
+		for _, in := range s.Inputs {
+			n += in.Tensor.MaxBytes()
+		}
+	}
+	return n
+}
+
+// Compare lists every scheduling decision of g (planned through
+// split_graph) that differs from the trace's: backend and cause of every
+// leaf and node in order, the sources each node reads after copies were
+// inserted, split boundaries and backends, split inputs (name, bytes,
+// source backend, copies), graph input copies, input and byte totals and
+// n_copies. No differences means graphc decided exactly as ggml did.
+func Compare(tr *Trace, g *ir.Graph) []Diff {
+	var diffs []Diff
+	diff := func(what, want, got string) {
+		if want != got {
+			diffs = append(diffs, Diff{what, want, got})
+		}
+	}
+	diffInt := func(what string, want, got int64) { diff(what, fmt.Sprint(want), fmt.Sprint(got)) }
+	backend := func(b int) string {
+		if b < 0 || b >= len(g.Backends) {
+			return "none"
+		}
+		return g.Backends[b].Name
+	}
+
+	tensors := func(kind string, want []*Tensor, got []*ir.Tensor) {
+		diffInt("number of "+kind+"s", int64(len(want)), int64(len(got)))
+		for i := range min(len(want), len(got)) {
+			w, t := want[i], got[i]
+			what := fmt.Sprintf("%s %d %s", kind, i, w.Name)
+			if w.Name != t.Name {
+				diff(fmt.Sprintf("%s %d: name", kind, i), w.Name, t.Name)
+				continue
+			}
+			diff(what+": backend", w.Backend, backend(t.Backend))
+			diff(what+": cause", w.Cause, t.Cause)
+			if kind != "node" {
+				continue
+			}
+			srcs := w.SrcAfter
+			if srcs == nil {
+				srcs = w.Src
+			}
+			var ws, gs []string
+			for _, s := range srcs {
+				if s != nil {
+					ws = append(ws, *s)
+				}
+			}
+			for _, s := range t.Src {
+				gs = append(gs, s.Name)
+			}
+			diff(what+": sources after scheduling", strings.Join(ws, ", "), strings.Join(gs, ", "))
+		}
+	}
+	tensors("leaf", tr.Leafs, g.Leafs)
+	tensors("node", tr.Nodes, g.Nodes)
+
+	r := &tr.Result
+	diffInt("n_copies", int64(r.NCopies), int64(g.NCopies))
+	diffInt("n_splits", int64(r.NSplits), int64(len(g.Splits)))
+	nInputs := len(g.GraphInputs)
+	for k := range min(len(r.Splits), len(g.Splits)) {
+		w, s := &r.Splits[k], g.Splits[k]
+		what := fmt.Sprintf("split %d", k)
+		diff(what+": backend", w.Backend, backend(s.Backend))
+		diffInt(what+": first node", int64(w.IStart), int64(s.First))
+		diffInt(what+": end", int64(w.IEnd), int64(s.End))
+		diffInt(what+": number of inputs", int64(len(w.Inputs)), int64(len(s.Inputs)))
+		for j := range min(len(w.Inputs), len(s.Inputs)) {
+			wi, si := &w.Inputs[j], s.Inputs[j]
+			iw := fmt.Sprintf("%s input %d %s", what, j, wi.Name)
+			if wi.Name != si.Tensor.Name {
+				diff(fmt.Sprintf("%s input %d: name", what, j), wi.Name, si.Tensor.Name)
+				continue
+			}
+			diffInt(iw+": bytes", wi.Bytes, si.Tensor.MaxBytes())
+			diff(iw+": from backend", wi.FromBackend, backend(si.Tensor.Backend))
+			var wc, gc []string
+			for _, c := range wi.Copies {
+				wc = append(wc, c.Name+" "+c.Cause)
+			}
+			for _, c := range si.Copies {
+				gc = append(gc, c.Name+" "+c.Cause)
+			}
+			diff(iw+": copies", strings.Join(wc, ", "), strings.Join(gc, ", "))
+		}
+	}
+	for _, s := range g.Splits {
+		nInputs += len(s.Inputs)
+	}
+	diffInt("n_inputs_total", int64(r.NInputsTotal), int64(nInputs))
+	diffInt("bytes_copied_per_eval", r.BytesCopiedPerEval, BytesCopiedPerEval(g))
+
+	var gi []string
+	for _, in := range g.GraphInputs {
+		gi = append(gi, in.Tensor.Name)
+	}
+	want, err := r.GraphInputNames()
+	if err != nil {
+		diff("graph_inputs_pp", err.Error(), strings.Join(gi, ", "))
+	} else {
+		diff("graph_inputs_pp", strings.Join(want, ", "), strings.Join(gi, ", "))
+	}
+	return diffs
+}
