@@ -101,7 +101,7 @@ func Compare(tr *Trace, g *ir.Graph) []Diff {
 	r := &tr.Result
 	diffInt("n_copies", int64(r.NCopies), int64(g.NCopies))
 	diffInt("n_splits", int64(r.NSplits), int64(len(g.Splits)))
-	nInputs := len(g.GraphInputs)
+	nInputs := len(g.InputCopies)
 	for k := range min(len(r.Splits), len(g.Splits)) {
 		w, s := &r.Splits[k], g.Splits[k]
 		what := fmt.Sprintf("split %d", k)
@@ -135,7 +135,7 @@ func Compare(tr *Trace, g *ir.Graph) []Diff {
 	diffInt("bytes_copied_per_eval", r.BytesCopiedPerEval, BytesCopiedPerEval(g))
 
 	var gi []string
-	for _, in := range g.GraphInputs {
+	for _, in := range g.InputCopies {
 		gi = append(gi, in.Tensor.Name)
 	}
 	want, err := r.GraphInputNames()

@@ -1,7 +1,10 @@
 package ggmltrace_test
 
 import (
+	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,5 +44,95 @@ func TestTracesMatchGGML(t *testing.T) {
 				t.Error(d)
 			}
 		})
+	}
+}
+
+// TestSchedDebugLog checks the plan against ggml's own GGML_SCHED_DEBUG=2
+// report in each trace, an oracle independent of the JSON fields: each
+// split header (backend, inputs) and each printed node's backend and cause,
+// as ggml truncates them ("%5.5s %8.8s").
+func TestSchedDebugLog(t *testing.T) {
+	splitRE := regexp.MustCompile(`^## SPLIT #(\d+): (.*) # (\d+) inputs(?:: (.*))?$`)
+	inputRE := regexp.MustCompile(`\[(\S+) \(\s*\d+[KM]\)\]`)
+	nodeRE := regexp.MustCompile(`^node #\s*(\d+) \(\s*[^)]*\):\s*(.{1,20}?) \(\s*\d+[KM]\) \[(.{5}) (.{8})\]`)
+	for _, path := range traces(t) {
+		name := strings.TrimSuffix(filepath.Base(path), ".json")
+		t.Run(name, func(t *testing.T) {
+			tr := load(t, path)
+			g, _, err := tr.Plan("split_graph", 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nSplits, nNodes := 0, 0
+			for _, line := range strings.Split(tr.SchedDebugLog, "\n") {
+				line = strings.TrimRight(line, " ")
+				if m := splitRE.FindStringSubmatch(line); m != nil {
+					k, _ := strconv.Atoi(m[1])
+					nSplits++
+					if k >= len(g.Splits) {
+						t.Errorf("log has split %d, graphc %d splits", k, len(g.Splits))
+						continue
+					}
+					s := g.Splits[k]
+					var got, want []string
+					for _, in := range s.Inputs {
+						got = append(got, in.Tensor.Name)
+					}
+					for _, im := range inputRE.FindAllStringSubmatch(m[4], -1) {
+						want = append(want, im[1])
+					}
+					if be := g.Backends[s.Backend].Name; be != m[2] || strings.Join(got, " ") != strings.Join(want, " ") {
+						t.Errorf("split %d: log %s %v, graphc %s %v", k, m[2], want, be, got)
+					}
+					continue
+				}
+				m := nodeRE.FindStringSubmatch(line)
+				if m == nil {
+					continue
+				}
+				nNodes++
+				i, _ := strconv.Atoi(m[1])
+				n := g.Nodes[i]
+				got := fmt.Sprintf("%20.20s [%5.5s %8.8s]", n.Name, g.Backends[n.Backend].Name, n.Cause)
+				want := fmt.Sprintf("%20.20s [%s %s]", m[2], m[3], m[4])
+				if got != want {
+					t.Errorf("node %d: log %s, graphc %s", i, want, got)
+				}
+			}
+			nonView := 0
+			for _, n := range g.Nodes {
+				if !n.Op.IsView() {
+					nonView++
+				}
+			}
+			if nSplits != len(g.Splits) || nNodes != nonView {
+				t.Errorf("log has %d splits and %d nodes, graphc %d splits and %d non-view nodes", nSplits, nNodes, len(g.Splits), nonView)
+			}
+		})
+	}
+}
+
+// TestFillData: what a run of the plan needs from the trace.
+func TestFillData(t *testing.T) {
+	tr := load(t, "testdata/mlp.json")
+	g, _, _, err := tr.Graph()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var params []string
+	for _, p := range g.Params {
+		params = append(params, p.Name)
+	}
+	if got, want := strings.Join(params, " "), "fc0.weight fc0.bias fc1.weight fc1.bias fc2.weight fc2.bias"; got != want || strings.Join(tr.ParamOrder(), " ") != want {
+		t.Errorf("params %s, ParamOrder %v, want %s", got, tr.ParamOrder(), want)
+	}
+	if len(g.Inputs) != 1 || g.Inputs[0].Name != "mlp_in" || len(g.Outputs) != 1 || g.Outputs[0].Name != tr.Output.Tensor {
+		t.Errorf("inputs %v outputs %v, want mlp_in and %s", g.Inputs, g.Outputs, tr.Output.Tensor)
+	}
+	if n := g.Outputs[0].NElem(); fmt.Sprint(n) != fmt.Sprint(len(tr.Output.Values)) {
+		t.Errorf("output has %s elements, the trace %d values", n, len(tr.Output.Values))
+	}
+	if tr.FillRule == "" || tr.InputRule == "" {
+		t.Error("fill rules missing")
 	}
 }

@@ -27,9 +27,11 @@ func (g *Graph) Format() string {
 	for _, t := range g.Leafs {
 		fmt.Fprintf(&b, "%s %s: %s%s%s\n", t.Kind, t.Name, t.Type, t.ShapeString(), g.annotations(t))
 	}
-	for _, in := range g.GraphInputs {
-		for _, c := range in.Copies[1:] {
-			fmt.Fprintf(&b, "pipeline copy %s = %s: %d bytes%s\n", c.Name, in.Tensor.Name, in.Tensor.MaxBytes(), g.annotations(c))
+	for _, in := range g.InputCopies {
+		for _, c := range in.Copies {
+			if c != in.Tensor {
+				fmt.Fprintf(&b, "copy %s = %s: %d bytes%s\n", c.Name, in.Tensor.Name, in.Tensor.MaxBytes(), g.annotations(c))
+			}
 		}
 	}
 	for i, t := range g.Nodes {
@@ -61,7 +63,14 @@ func (g *Graph) Format() string {
 		b.WriteString("\n")
 	}
 	for _, buf := range g.Buffers {
-		fmt.Fprintf(&b, "buffer %s: %d bytes (lower bound %d, naive %d)\n", buf.BufferType, buf.Size, buf.LowerBound, buf.NaiveSize)
+		fmt.Fprintf(&b, "buffer %s: %d bytes (lower bound %d, naive %d)", buf.BufferType, buf.Size, buf.LowerBound, buf.NaiveSize)
+		if buf.Strategy != "" {
+			fmt.Fprintf(&b, " by %s", buf.Strategy)
+		}
+		if len(buf.Chunks) > 1 {
+			fmt.Fprintf(&b, " in chunks %v", buf.Chunks)
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
 }
@@ -79,7 +88,11 @@ func (g *Graph) annotations(t *Tensor) string {
 	}
 	switch t.Alloc.Kind {
 	case AllocCompute:
-		s += fmt.Sprintf(" [%s+%d]", g.Buffers[t.Alloc.Buffer].BufferType, t.Alloc.Offset)
+		if t.Alloc.Chunk > 0 {
+			s += fmt.Sprintf(" [%s#%d+%d]", g.Buffers[t.Alloc.Buffer].BufferType, t.Alloc.Chunk, t.Alloc.Offset)
+		} else {
+			s += fmt.Sprintf(" [%s+%d]", g.Buffers[t.Alloc.Buffer].BufferType, t.Alloc.Offset)
+		}
 	}
 	return s
 }

@@ -27,12 +27,18 @@ type Graph struct {
 	Buffers  []*Buffer
 	NCopies  int
 
-	// GraphInputs are, when NCopies > 1, the graph inputs the nodes read
-	// (ggml's graph_inputs, in first-use order), each with its NCopies
-	// versions on its own backend so that evaluation k+1 can fill its
-	// inputs while k still runs. Copies[0] is the input itself, the others
-	// are KindCopy tensors.
-	GraphInputs []*SplitInput
+	// InputCopies are, with NCopies > 1, the pipeline versions of the graph
+	// inputs (ggml's sched->graph_inputs): Tensor is the input, Copies its
+	// NCopies versions on the input's backend, Copies[0] being the input
+	// itself (ggml's "CPU#inp#1" are Copies[1:]). All of them are live for
+	// the whole evaluation. Empty with NCopies == 1.
+	InputCopies []*SplitInput
+
+	// MemoryStrategy selects plan_memory's placement strategy: "" or
+	// "best" (every strategy, the smallest buffer wins per buffer type),
+	// "ggml" (ggml-alloc's decisions, offset for offset), "greedy_size" or
+	// "greedy_breadth". The driver sets it before running the passes.
+	MemoryStrategy string
 
 	inGraph map[*Tensor]bool
 }
@@ -43,6 +49,7 @@ type Backend struct {
 	BufferType string // name of its buffer type; equal names share a buffer
 	Host       bool   // buffer type is host memory
 	Alignment  int64
+	MaxSize    int64 // largest single buffer allocation (ggml's buft max_size); 0 = unlimited
 	// Reads lists the other buffer types the backend's ops read directly
 	// (ggml_backend_supports_buft), in target order; a split imports a
 	// tensor from any other buffer type with a copy.
@@ -74,6 +81,15 @@ type Buffer struct {
 	Size       int64 // planned bytes
 	LowerBound int64 // max over steps of live bytes
 	NaiveSize  int64 // sum of all allocated tensors
+
+	Alignment int64 // every offset and size is a multiple of this
+	MaxSize   int64 // largest chunk the backend can allocate; 0 = unlimited
+	// Chunks are the sizes of the separately allocated pieces of the
+	// buffer (ggml's vbuffer chunks, needed when Size exceeds MaxSize);
+	// they sum to Size. A tensor lives in Chunks[Alloc.Chunk]. Nil when
+	// the buffer is empty.
+	Chunks   []int64
+	Strategy string // the plan_memory strategy that placed it
 }
 
 // NewGraph returns an empty graph for source file name.

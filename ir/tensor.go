@@ -170,5 +170,6 @@ const (
 type Alloc struct {
 	Kind   AllocKind
 	Buffer int   // index into Graph.Buffers for AllocCompute
-	Offset int64 // byte offset in that buffer
+	Chunk  int   // index into that buffer's Chunks
+	Offset int64 // byte offset in that chunk
 }

@@ -122,7 +122,7 @@ func (g *Graph) verifySplits(bad func(string, ...any)) {
 	if next != len(g.Nodes) {
 		bad("splits cover %d of %d nodes", next, len(g.Nodes))
 	}
-	for _, in := range g.GraphInputs {
+	for _, in := range g.InputCopies {
 		if len(in.Copies) != g.NCopies || len(in.Copies) == 0 || in.Copies[0] != in.Tensor {
 			bad("graph input %s has %d versions, want %d starting with itself", in.Tensor.Name, len(in.Copies), g.NCopies)
 			continue

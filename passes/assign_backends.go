@@ -44,7 +44,7 @@ func assignBackends(g *ir.Graph, pc *Context) error {
 	for _, t := range g.Tensors {
 		t.Backend, t.Cause = -1, ""
 	}
-	g.Splits, g.GraphInputs = nil, nil
+	g.Splits, g.InputCopies = nil, nil
 
 	for _, list := range [][]*ir.Tensor{g.Leafs, g.Nodes} {
 		for _, t := range list {

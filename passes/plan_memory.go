@@ -1,10 +1,193 @@
 package passes
 
 import (
-	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/graphc/graphc/ir"
 )
 
-// planMemory is a placeholder being written (TODO before landing).
-func planMemory(g *ir.Graph, pc *Context) error { return errors.New("plan_memory: not written yet") }
+// Memory strategies: the values of ir.Graph.MemoryStrategy.
+const (
+	// StrategyBest runs every strategy and keeps, per buffer type, the
+	// smallest buffer (ggml's on a tie). The default.
+	StrategyBest = "best"
+	// StrategyGGML reproduces ggml-alloc's offsets and sizes exactly.
+	StrategyGGML = "ggml"
+	// StrategyGreedySize places the largest tensors first, best fit over
+	// known lifetimes (TFLite's greedy by size, XLA's decreasing-size
+	// best-fit heap).
+	StrategyGreedySize = "greedy_size"
+	// StrategyGreedyBreadth places the tensors of the busiest steps first
+	// (TFLite's greedy by breadth).
+	StrategyGreedyBreadth = "greedy_breadth"
+)
+
+// MemoryStrategies lists the valid values of ir.Graph.MemoryStrategy ("" is
+// StrategyBest).
+func MemoryStrategies() []string {
+	return []string{StrategyBest, StrategyGGML, StrategyGreedySize, StrategyGreedyBreadth}
+}
+
+// planMemory gives every tensor its Alloc: views live in their source
+// (AllocView), weights and state in their preallocated buffers
+// (AllocWeight, AllocState), and everything else — graph inputs, computed
+// nodes and split inputs' copies — at an offset in its backend's compute
+// buffer (AllocCompute). Backends sharing a buffer type share one buffer,
+// g.Buffers, one per buffer type in backend order, with each tensor's size
+// planned at the dims' bounds, so the offsets hold for every evaluation
+// within bounds.
+//
+// It needs every leaf and node to have a backend and the splits with their
+// copies (split_graph); it establishes the memory plan codegen reads, and
+// checks it with VerifyMemory (a failure is a bug in graphc).
+//
+// The "ggml" strategy mirrors ggml-alloc (ggml-org/ggml src/ggml-alloc.c,
+// ggml_gallocr_alloc_graph_impl and ggml_dyn_tallocr) on the graph copy
+// ggml_backend_sched_split_graph builds (src/ggml-backend.cpp): inputs
+// first and never overwritten, outputs never freed, views keep their source
+// alive, a node reuses a dying parent in place when ggml_op_can_inplace
+// allows, best-fit free lists, split inputs' copies allocated at the start
+// of their split (for the whole evaluation with NCopies > 1), alignment,
+// and chunks of at most the backend's MaxSize. The greedy strategies use
+// the lifetimes graphc knows in advance (memory_greedy.go). Which one runs
+// is g.MemoryStrategy; by default all do and the smallest buffer wins.
+// For every buffer the pass records the planned Size, the LowerBound no
+// placement can beat and the NaiveSize without any reuse.
+//
+// See testdata/plan_memory/.
+func planMemory(g *ir.Graph, pc *Context) error {
+	strategy := g.MemoryStrategy
+	if strategy == "" {
+		strategy = StrategyBest
+	}
+	valid := false
+	for _, s := range MemoryStrategies() {
+		valid = valid || s == strategy
+	}
+	if !valid {
+		return fmt.Errorf("unknown memory strategy %q: want one of %s", g.MemoryStrategy, strings.Join(MemoryStrategies(), ", "))
+	}
+	p := newMemProblem(g, pc)
+
+	var cands []*memAssign
+	var limit int64
+	if strategy == StrategyBest {
+		limit = greedyWorkLimit
+	}
+	if strategy == StrategyBest || strategy == StrategyGGML {
+		cands = append(cands, p.planGGML())
+	}
+	if strategy == StrategyBest || strategy == StrategyGreedySize {
+		cands = append(cands, p.planGreedy(StrategyGreedySize, false, limit))
+	}
+	if strategy == StrategyBest || strategy == StrategyGreedyBreadth {
+		cands = append(cands, p.planGreedy(StrategyGreedyBreadth, true, limit))
+	}
+	final, names := p.choose(cands)
+	p.apply(final, names)
+
+	pos := ir.Pos{File: g.Source}
+	if err := VerifyMemory(g); err != nil {
+		pc.Fatalf(pos, "memory plan fails verification: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if pc.Debug > 0 {
+		for b, buf := range g.Buffers {
+			var alts []string
+			for _, c := range cands {
+				if !c.skipped[b] {
+					alts = append(alts, fmt.Sprintf("%s %d", c.name, c.size(b)))
+				}
+			}
+			pc.Notef(pos, "buffer %s: %d bytes by %s (%s; lower bound %d, naive %d)",
+				buf.BufferType, buf.Size, buf.Strategy, strings.Join(alts, ", "), buf.LowerBound, buf.NaiveSize)
+		}
+	}
+	return nil
+}
+
+// choose keeps, per buffer, the smallest candidate (the first on a tie).
+// When a candidate put a tensor outside its backend's buffer (ggml-alloc
+// reuses a parent in place across buffers), buffers cannot be chosen
+// independently, and the candidate with the smallest total wins.
+func (p *memProblem) choose(cands []*memAssign) (*memAssign, []string) {
+	names := make([]string, len(p.bufs))
+	perBuffer := len(cands) > 1
+	for _, c := range cands {
+		perBuffer = perBuffer && c.ownBuffers(p)
+	}
+	if !perBuffer {
+		best, bestTotal := cands[0], int64(-1)
+		for _, c := range cands {
+			var total int64
+			whole := true
+			for b := range p.bufs {
+				total += c.size(b)
+				whole = whole && !c.skipped[b]
+			}
+			if whole && (bestTotal < 0 || total < bestTotal) {
+				best, bestTotal = c, total
+			}
+		}
+		for b := range names {
+			names[b] = best.name
+		}
+		return best, names
+	}
+	picked := make([]*memAssign, len(p.bufs))
+	final := newMemAssign(StrategyBest, p)
+	for b := range p.bufs {
+		for _, c := range cands {
+			if !c.skipped[b] && (picked[b] == nil || c.size(b) < picked[b].size(b)) {
+				picked[b] = c
+			}
+		}
+		final.chunks[b] = picked[b].chunks[b]
+		names[b] = picked[b].name
+	}
+	for i := range p.tensors {
+		c := picked[p.tensors[i].buf]
+		final.chunk[i], final.off[i] = c.chunk[i], c.off[i]
+	}
+	return final, names
+}
+
+// apply writes assignment a into the graph: every tensor's Alloc and the
+// buffers.
+func (p *memProblem) apply(a *memAssign, names []string) {
+	g := p.g
+	kind := func(t *ir.Tensor) {
+		switch {
+		case t.ViewSrc != nil:
+			t.Alloc = ir.Alloc{Kind: ir.AllocView}
+		case t.Kind == ir.KindWeight:
+			t.Alloc = ir.Alloc{Kind: ir.AllocWeight}
+		case t.Kind == ir.KindState:
+			t.Alloc = ir.Alloc{Kind: ir.AllocState}
+		default:
+			t.Alloc = ir.Alloc{} // not part of the plan
+		}
+	}
+	for _, t := range g.Tensors {
+		kind(t)
+	}
+	for _, t := range g.Leafs {
+		kind(t)
+	}
+	for _, t := range g.Nodes {
+		kind(t)
+	}
+	for i := range p.tensors {
+		p.tensors[i].t.Alloc = ir.Alloc{Kind: ir.AllocCompute, Buffer: int(a.buf[i]), Chunk: int(a.chunk[i]), Offset: a.off[i]}
+	}
+	g.Buffers = make([]*ir.Buffer, 0, len(p.bufs))
+	for b, mb := range p.bufs {
+		lower, naive := p.bounds(a, b)
+		buf := &ir.Buffer{BufferType: mb.bufType, Backend: mb.backend, Size: a.size(b), LowerBound: lower, NaiveSize: naive,
+			Alignment: mb.align, MaxSize: mb.maxSize, Strategy: names[b]}
+		if len(a.chunks[b]) > 0 {
+			buf.Chunks = append([]int64(nil), a.chunks[b]...)
+		}
+		g.Buffers = append(g.Buffers, buf)
+	}
+}

@@ -34,7 +34,7 @@ const maxSplitInputs = 30
 // at most once per backend), and the node reads copy 0 instead of the
 // original. With NCopies > 1 (ggml's parallel mode) every graph input a
 // node reads also gets NCopies versions on its own backend, the input
-// itself being version 0 (g.GraphInputs), and all copies are meant to be
+// itself being version 0 (g.InputCopies), and all copies are meant to be
 // allocated like inputs: first, and never overwritten by other tensors.
 //
 // Invariant established: g.Splits covers every node; a non-view node runs
@@ -49,7 +49,7 @@ const maxSplitInputs = 30
 func splitGraph(g *ir.Graph, pc *Context) error {
 	nCopies := max(pc.Options.NCopies, 1)
 	g.NCopies = nCopies
-	g.Splits, g.GraphInputs = nil, nil
+	g.Splits, g.InputCopies = nil, nil
 	if len(g.Nodes) == 0 {
 		return nil
 	}
@@ -122,7 +122,7 @@ func splitGraph(g *ir.Graph, pc *Context) error {
 			if s.Kind == ir.KindInput && nCopies > 1 && copies[key{s, s.Backend}] == nil {
 				cs := newCopies(s, s.Backend, 1)
 				copies[key{s, s.Backend}] = cs
-				g.GraphInputs = append(g.GraphInputs, &ir.SplitInput{Tensor: s, Copies: cs})
+				g.InputCopies = append(g.InputCopies, &ir.SplitInput{Tensor: s, Copies: cs})
 				pc.Notef(s.Pos, "%s: %d pipeline versions on %s", s.Name, nCopies, g.Backends[s.Backend].Name)
 			}
 			if s.Backend == cur || bufferSupported(g, pc, s, cur) {

@@ -1,0 +1,14 @@
+package passes
+
+// The passes' entry functions, for tests that run one pass on a graph
+// prepared by hand.
+var (
+	AssignBackends  = assignBackends
+	ExpandBackends  = expandBackends
+	UpgradeBackends = upgradeBackends
+	AssignSrcs      = assignSrcs
+	SplitGraph      = splitGraph
+)
+
+// MaxSplitInputs is GGML_SCHED_MAX_SPLIT_INPUTS.
+const MaxSplitInputs = maxSplitInputs
