@@ -32,6 +32,20 @@ func (tr *Trace) Plan(through string, debug int) (*ir.Graph, *passes.Context, er
 	return g, pc, nil
 }
 
+// Check loads the trace at path, plans it through split_graph and compares
+// the plan with ggml's decisions: what `graphc ggml-check` reports.
+func Check(path string) (*Trace, *ir.Graph, []Diff, error) {
+	tr, err := Load(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	g, _, err := tr.Plan("split_graph", 0)
+	if err != nil {
+		return tr, g, nil, err
+	}
+	return tr, g, Compare(tr, g), nil
+}
+
 // BytesCopiedPerEval is what one evaluation of the plan copies between
 // backends: every split input once (pipeline copies rotate, they do not add).
 func BytesCopiedPerEval(g *ir.Graph) int64 {

@@ -10,6 +10,8 @@
 //		fmt.Println(d)
 //	}
 //
+// or, in one call, ggmltrace.Check(path). Diffs marshal to JSON.
+//
 // The trace also carries how its weights and inputs were filled (Params,
 // FillRule, InputRule) and the output ggml computed (Output), for running
 // the plan and comparing numbers.

@@ -85,6 +85,9 @@ func (tr *Trace) Graph() (*ir.Graph, []*passes.Backend, passes.Options, error) {
 		if byName[nt.Name] != nil {
 			return nil, nil, opts, fail(nt, "node", "name used twice")
 		}
+		if nt.HasFlag("input") {
+			return nil, nil, opts, fail(nt, "node", "a node flagged input is not supported by graphc (only leaves are inputs)")
+		}
 		p := nt.OpParams
 		param := func(k int) int32 {
 			if k < len(p) {
@@ -221,10 +224,6 @@ func (tr *Trace) target() []*passes.Backend {
 	for _, n := range tr.Nodes {
 		nodeByName[n.Name] = n
 	}
-	var bufts []string
-	for _, b := range tr.Backends {
-		bufts = append(bufts, b.Buft)
-	}
 	var out []*passes.Backend
 	for _, b := range tr.Backends {
 		name, sup := b.Name, b.SupportsBuft
@@ -244,23 +243,9 @@ func (tr *Trace) target() []*passes.Backend {
 				return n != nil && n.OffloadOp[name]
 			},
 		}
-		for _, bt := range bufts {
-			if bt != b.Buft && sup[bt] && !contains(pb.Reads, bt) {
-				pb.Reads = append(pb.Reads, bt)
-			}
-		}
 		out = append(out, pb)
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func consts(v []int64) []*ir.Expr {

@@ -296,3 +296,35 @@ func TestGraphChecksLayout(t *testing.T) {
 		t.Errorf("Graph: %v, want a layout mismatch", err)
 	}
 }
+
+// Adding a BLAS backend in front of the CPU (they share host memory): every
+// preallocated leaf and every view of the KV cache goes to BLAS (1.dst: the
+// highest-priority backend that reads host memory and accepts NONE/VIEW),
+// while the cpy into the cache, which BLAS cannot run, stays on the CPU; no
+// matmul is big enough for BLAS, so all ops run on the CPU in one split
+// with no copies (conformance/README.md, item 3).
+func TestPerturbAddBLAS(t *testing.T) {
+	_, g := plan(t, "llama_cpu", func(tr *ggmltrace.Trace) {
+		cpu := tr.Backends[0]
+		blas := cpu
+		blas.Name, blas.Kind, blas.Device, blas.DeviceType = "BLAS", "BLAS", "BLAS", "ACCEL"
+		tr.Backends = []ggmltrace.Backend{blas, cpu}
+		for _, n := range tr.Nodes {
+			ok := n.IsViewOp
+			if n.Op == "MUL_MAT" {
+				src1 := node(t, tr, *n.Src[1])
+				ok = n.Ne[0] >= 32 && n.Ne[1] >= 32 && src1.Ne[0] >= 32
+			}
+			n.SupportsOp["BLAS"] = ok
+			n.OffloadOp["BLAS"] = false
+		}
+	})
+	wantPlaced(t, g, "token_embd.weight", "BLAS 1.dst")
+	wantPlaced(t, g, "cache_k_l0", "BLAS 1.dst")
+	wantPlaced(t, g, "k_cache_view-0", "BLAS 1.dst")
+	wantPlaced(t, g, "k-0", "BLAS 1.dst")
+	wantPlaced(t, g, "k_cache_cpy-0", "CPU 1.dst")
+	wantPlaced(t, g, "inp_embd", "CPU 1.wgt0")
+	wantPlaced(t, g, "Kcur-0", "CPU 1.wgt0")
+	wantSplits(t, g, "CPU[0,136)")
+}

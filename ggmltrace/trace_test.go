@@ -136,3 +136,17 @@ func TestFillData(t *testing.T) {
 		t.Error("fill rules missing")
 	}
 }
+
+// TestCheck: the one-call API the ggml-check command uses.
+func TestCheck(t *testing.T) {
+	tr, g, diffs, err := ggmltrace.Check("testdata/llama_partial.json")
+	if err != nil || len(diffs) != 0 || tr.Case != "llama_partial" || len(g.Splits) != 3 {
+		t.Errorf("Check: %v, %d diffs, case %q, %d splits", err, len(diffs), tr.Case, len(g.Splits))
+	}
+	if got := ggmltrace.BytesCopiedPerEval(g); got != 6688 {
+		t.Errorf("bytes copied per eval %d, want 6688", got)
+	}
+	if _, _, _, err := ggmltrace.Check("testdata/missing.json"); err == nil {
+		t.Error("Check of a missing file: no error")
+	}
+}
