@@ -513,6 +513,11 @@ func f32(v float32) jen.Code {
 
 // kernel renders the backend call computing node t.
 func (gen *generator) kernel(t *ir.Tensor, ref func(*ir.Tensor) jen.Code) kernelCall {
+	if t.Op == ir.OpCpy {
+		// The result is the destination view itself: copy a into it.
+		dst := ref(t)
+		return kernelCall{"Cpy", []jen.Code{dst, ref(t.Src[0])}}
+	}
 	var args []jen.Code
 	for _, s := range t.Src {
 		args = append(args, ref(s))
@@ -563,9 +568,6 @@ func (gen *generator) kernel(t *ir.Tensor, ref func(*ir.Tensor) jen.Code) kernel
 			jen.Id("BetaFast"):   f32(r.BetaFast),
 			jen.Id("BetaSlow"):   f32(r.BetaSlow),
 		}))}
-	case ir.OpCpy:
-		// The result is the destination view: copy a into it.
-		return kernelCall{"Cpy", []jen.Code{dst, args[0]}}
 	case ir.OpCont:
 		return kernelCall{"Cpy", all}
 	}

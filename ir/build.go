@@ -173,8 +173,14 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 	case OpView:
 		ne = pad4(args.Ne)
 		nb = contiguousStrides(a.Type, ne)
-		for i, s := range args.Nb {
-			nb[i+1] = s
+		// ggml_view_Nd: given strides, then each further stride spans the
+		// previous dim.
+		for i := 1; i < 4; i++ {
+			if i-1 < len(args.Nb) {
+				nb[i] = args.Nb[i-1]
+			} else {
+				nb[i] = Mul(nb[i-1], ne[i-1])
+			}
 		}
 		view, offs = a.Root(), Add(viewOffs(a), args.Offset)
 		probe := &Tensor{Type: a.Type, Ne: ne, Nb: nb}

@@ -1,0 +1,327 @@
+package compiler
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/graphc/graphc/codegen"
+	"github.com/graphc/graphc/dsl"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitUser     = 1 // the model or the options have a problem the user can fix
+	ExitUsage    = 2 // the command line is malformed
+	ExitInternal = 3 // a bug in graphc
+)
+
+type command struct {
+	name    string
+	args    string
+	summary string
+	run     func(e *env, args []string) error
+}
+
+// env is one CLI invocation's streams.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+// usageError is a malformed command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+var commands []*command
+
+func init() {
+	commands = []*command{
+		{"compile", "[-o DIR] [-pkg NAME] [-main] [-backends LIST] model.g", "generate the model's Go package", cmdCompile},
+		{"plan", "[-backends LIST] [-json] [-debug] model.g", "print the plan: nodes with backends, splits, buffer offsets", cmdPlan},
+		{"run", "[-json] [-fill ggml] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
+		{"fmt", "[-w] model.g", "print the model in canonical form (-w: rewrite the file)", cmdFmt},
+		{"help", "[command]", "show help", nil},
+	}
+}
+
+// Main runs the graphc command line and returns its exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin, stdout, stderr}
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 {
+			if c := lookup(args[1]); c != nil {
+				fmt.Fprintf(stdout, "usage: graphc %s %s\n\n%s\n", c.name, c.args, c.summary)
+				return ExitOK
+			}
+		}
+		usage(stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	c := lookup(args[0])
+	if c == nil || c.run == nil {
+		fmt.Fprintf(stderr, "graphc: unknown command %q\n", args[0])
+		usage(stderr)
+		return ExitUsage
+	}
+	err := c.run(e, args[1:])
+	var ue *usageError
+	var ie *InternalError
+	var user *UserError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "graphc %s: %s\nusage: graphc %s %s\n", c.name, ue.msg, c.name, c.args)
+		return ExitUsage
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "graphc: internal error: %s\n%s\nPlease report this with the model that triggered it.\n", ie.Msg, ie.Stack)
+		return ExitInternal
+	case errors.As(err, &user):
+		fmt.Fprintln(stderr, strings.TrimRight(user.Msg, "\n"))
+		return ExitUser
+	default:
+		fmt.Fprintf(stderr, "graphc: %v\n", err)
+		return ExitUser
+	}
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "graphc compiles graph DSL models into Go programs that run their plan.\n\nusage: graphc <command> [flags] model.g\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'graphc help <command>' for a command's flags.\n")
+}
+
+// flags builds a command's flag set; parse errors become usage errors.
+func newFlags(e *env, c string) *flag.FlagSet {
+	fs := flag.NewFlagSet(c, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string, nargs int) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, &usageError{err.Error()}
+	}
+	if fs.NArg() != nargs {
+		return nil, &usageError{fmt.Sprintf("want %d file argument(s), got %d", nargs, fs.NArg())}
+	}
+	return fs.Args(), nil
+}
+
+// targetFlags are the planning flags several commands share.
+type targetFlags struct {
+	backends string
+	ncopies  int
+	offload  bool
+}
+
+func (t *targetFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.backends, "backends", "", "comma-separated backends in priority order, the cpu last (default: the model's `backends` line, or cpu)")
+	fs.IntVar(&t.ncopies, "n-copies", 1, "pipeline copies of split inputs (ggml's n_copies)")
+	fs.BoolVar(&t.offload, "op-offload", false, "let GPU backends take big-batch ops whose weights are in host memory")
+}
+
+func (t *targetFlags) config() Config {
+	var cfg Config
+	if t.backends != "" {
+		for _, b := range strings.Split(t.backends, ",") {
+			cfg.Backends = append(cfg.Backends, strings.TrimSpace(b))
+		}
+	}
+	cfg.Options.NCopies = t.ncopies
+	cfg.Options.OpOffload = t.offload
+	cfg.Verify = true
+	return cfg
+}
+
+func readModel(path string) ([]byte, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &UserError{err.Error()}
+	}
+	return src, nil
+}
+
+func cmdFmt(e *env, args []string) error {
+	fs := newFlags(e, "fmt")
+	write := fs.Bool("w", false, "rewrite the file in place")
+	files, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	src, err := readModel(files[0])
+	if err != nil {
+		return err
+	}
+	f, err := dsl.Parse(files[0], src)
+	if err != nil {
+		return &UserError{dsl.Render(err, src)}
+	}
+	out := dsl.Format(f)
+	if *write {
+		if bytes.Equal(out, src) {
+			return nil
+		}
+		return os.WriteFile(files[0], out, 0o644)
+	}
+	_, err = e.stdout.Write(out)
+	return err
+}
+
+func cmdPlan(e *env, args []string) error {
+	fs := newFlags(e, "plan")
+	var tf targetFlags
+	tf.register(fs)
+	asJSON := fs.Bool("json", false, "print the plan as JSON (schema in docs/plan-json.md)")
+	debug := fs.Bool("debug", false, "explain every split and node, like GGML_SCHED_DEBUG=2")
+	files, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	src, err := readModel(files[0])
+	if err != nil {
+		return err
+	}
+	cfg := tf.config()
+	if *debug {
+		cfg.Debug = 1
+	}
+	res, err := Compile(files[0], src, cfg)
+	if err != nil {
+		return err
+	}
+	switch {
+	case *asJSON:
+		return writeJSON(e.stdout, PlanJSON(res.Graph))
+	case *debug:
+		_, err = io.WriteString(e.stdout, DebugReport(res.Graph))
+		return err
+	}
+	_, err = io.WriteString(e.stdout, res.Graph.Format())
+	return err
+}
+
+func cmdCompile(e *env, args []string) error {
+	fs := newFlags(e, "compile")
+	var tf targetFlags
+	tf.register(fs)
+	out := fs.String("o", "", "output directory (default: the model's directory)")
+	pkg := fs.String("pkg", "", "package name (default: the output directory's name; main with -main)")
+	withMain := fs.Bool("main", false, "also emit a runnable main that fills weights deterministically and prints the outputs")
+	files, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	path, err := CompileFile(files[0], *out, *pkg, *withMain, tf.config())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stderr, "graphc: wrote", path)
+	return nil
+}
+
+// CompileFile compiles model into a Go file in dir (default: the model's
+// directory) and returns its path.
+func CompileFile(model, dir, pkg string, withMain bool, cfg Config) (string, error) {
+	src, err := readModel(model)
+	if err != nil {
+		return "", err
+	}
+	res, err := Compile(model, src, cfg)
+	if err != nil {
+		return "", err
+	}
+	if dir == "" {
+		dir = filepath.Dir(model)
+	}
+	if pkg == "" {
+		pkg = packageName(dir, withMain)
+	}
+	base := strings.TrimSuffix(filepath.Base(model), filepath.Ext(model))
+	code, err := Generate(res, codegen.Options{PkgName: pkg, Main: withMain, Source: filepath.Base(model)})
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", &UserError{err.Error()}
+	}
+	path := filepath.Join(dir, base+"_gen.go")
+	if err := os.WriteFile(path, code, 0o644); err != nil {
+		return "", &UserError{err.Error()}
+	}
+	return path, nil
+}
+
+func packageName(dir string, withMain bool) string {
+	if withMain {
+		return "main"
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(filepath.Base(abs)) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' && b.Len() > 0 {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return "model"
+	}
+	return b.String()
+}
+
+// dimFlags collects repeated -dim NAME=VALUE flags.
+type dimFlags map[string]string
+
+func (d dimFlags) String() string {
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+d[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+func (d dimFlags) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" || v == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", s)
+	}
+	d[k] = v
+	return nil
+}

@@ -1,0 +1,137 @@
+package compiler
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/graphc/graphc/codegen"
+	"github.com/graphc/graphc/dsl"
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/passes"
+)
+
+// Config are the options of one compilation.
+type Config struct {
+	// Backends is the target in priority order; empty means the DSL's
+	// `backends` statement, or just the cpu.
+	Backends []string
+	Options  passes.Options
+	Debug    int  // pass explanations (passes.Context.Debug)
+	Verify   bool // ir.Verify after every pass
+}
+
+// Result is a compiled model: the plan and the passes' explanations.
+type Result struct {
+	Graph *ir.Graph
+	Diags []passes.Diag
+}
+
+// UserError is a problem in the user's model or options, already rendered
+// with positions, source lines and carets.
+type UserError struct{ Msg string }
+
+func (e *UserError) Error() string { return e.Msg }
+
+// InternalError is a bug in graphc: a broken invariant caught by a BUG:
+// panic, with the stack where it happened.
+type InternalError struct {
+	Msg   string
+	Stack string
+}
+
+func (e *InternalError) Error() string { return "internal error: " + e.Msg }
+
+// catchBug turns a BUG: panic into an InternalError.
+func catchBug(err *error) {
+	if r := recover(); r != nil {
+		*err = &InternalError{Msg: fmt.Sprint(r), Stack: string(debug.Stack())}
+	}
+}
+
+// Parse parses and checks a DSL file, rendering every error at once.
+func Parse(filename string, src []byte) (f *dsl.File, err error) {
+	defer catchBug(&err)
+	f, err = dsl.Parse(filename, src)
+	if err == nil {
+		err = dsl.Check(f)
+	}
+	if err != nil {
+		return nil, &UserError{dsl.Render(err, src)}
+	}
+	return f, nil
+}
+
+// Compile runs the whole pipeline on one DSL file up to the plan.
+func Compile(filename string, src []byte, cfg Config) (res *Result, err error) {
+	defer catchBug(&err)
+	f, err := Parse(filename, src)
+	if err != nil {
+		return nil, err
+	}
+	g, declared, err := Lower(f)
+	if err != nil {
+		return nil, &UserError{dsl.Render(err, src)}
+	}
+	names := cfg.Backends
+	if len(names) == 0 {
+		names = declared
+	}
+	return plan(g, names, cfg)
+}
+
+func plan(g *ir.Graph, names []string, cfg Config) (*Result, error) {
+	backends, err := Target(names)
+	if err != nil {
+		return nil, &UserError{err.Error()}
+	}
+	if err := checkPlacements(g, backends); err != nil {
+		return nil, err
+	}
+	pc := &passes.Context{Backends: backends, Options: cfg.Options, Debug: cfg.Debug}
+	if err := passes.Run(g, pc, cfg.Verify, ""); err != nil {
+		return nil, &UserError{err.Error()}
+	}
+	return &Result{Graph: g, Diags: pc.Diags}, nil
+}
+
+// checkPlacements reports every `on <backend>` that names a backend outside
+// the target.
+func checkPlacements(g *ir.Graph, backends []*passes.Backend) error {
+	var errs []string
+	for _, t := range g.Tensors {
+		if t.Placement == "" {
+			continue
+		}
+		found := false
+		for _, b := range backends {
+			found = found || b.Name == t.Placement
+		}
+		if !found {
+			var names []string
+			for _, b := range backends {
+				names = append(names, b.Name)
+			}
+			errs = append(errs, fmt.Sprintf("%s: %s is placed on %s, which is not in the target (%s)", t.Pos, t.Name, t.Placement, strings.Join(names, ", ")))
+		}
+	}
+	if len(errs) > 0 {
+		return &UserError{strings.Join(errs, "\n")}
+	}
+	return nil
+}
+
+// Generate renders a compiled model as a Go package.
+func Generate(res *Result, opts codegen.Options) (src []byte, err error) {
+	defer catchBug(&err)
+	src, err = codegen.Generate(res.Graph, opts)
+	var ue *UserError
+	if err != nil && !errors.As(err, &ue) && strings.HasPrefix(err.Error(), "BUG:") {
+		return nil, &InternalError{Msg: err.Error()}
+	}
+	if err != nil {
+		return nil, &UserError{err.Error()}
+	}
+	return src, nil
+}

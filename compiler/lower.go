@@ -1,0 +1,456 @@
+package compiler
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/graphc/graphc/dsl"
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+)
+
+// Lower turns a checked DSL file into an ir.Graph in ggml's node order, and
+// returns the file's `backends` list. Loops are unrolled, names
+// interpolated, calls turned into ops with inferred shapes. Every problem
+// is reported, positioned, in one dsl.ErrorList.
+func Lower(f *dsl.File) (*ir.Graph, []string, error) {
+	l := &lowerer{
+		g:       ir.NewGraph(f.Pos.Filename),
+		dims:    map[string]*ir.Dim{},
+		scope:   map[string]*ir.Tensor{},
+		loops:   map[string]int64{},
+		used:    map[string]int{},
+		outputs: map[*ir.Tensor]bool{},
+	}
+	l.stmts(f.Stmts)
+	if len(l.errs) > 0 {
+		sort.SliceStable(l.errs, func(i, j int) bool { return before(l.errs[i].Pos, l.errs[j].Pos) })
+		return nil, nil, l.errs
+	}
+	if len(l.g.Outputs) == 0 {
+		return nil, nil, dsl.ErrorList{{Pos: f.Pos, EndPos: f.Pos, Msg: "the model has no output: mark one with `output NAME` or `output NAME = …`"}}
+	}
+	return l.g, l.backends, nil
+}
+
+func before(a, b lexer.Position) bool {
+	if a.Line != b.Line {
+		return a.Line < b.Line
+	}
+	return a.Column < b.Column
+}
+
+type lowerer struct {
+	g        *ir.Graph
+	errs     dsl.ErrorList
+	dims     map[string]*ir.Dim
+	scope    map[string]*ir.Tensor // current binding of each tensor name
+	loops    map[string]int64      // loop variables' current values
+	loopVals []int64               // enclosing loops' values, outermost first
+	used     map[string]int        // ir tensor names handed out
+	outputs  map[*ir.Tensor]bool
+	backends []string
+}
+
+func (l *lowerer) errorf(n dsl.Node, format string, a ...any) {
+	l.errs = append(l.errs, &dsl.Error{Pos: n.Position(), EndPos: n.End(), Msg: fmt.Sprintf(format, a...)})
+}
+
+func pos(p lexer.Position) ir.Pos { return ir.Pos{File: p.Filename, Line: p.Line, Col: p.Column} }
+
+// resolve substitutes the enclosing loops' values into a name.
+func (l *lowerer) resolve(n *dsl.Name) string {
+	var b strings.Builder
+	for _, p := range n.Parts {
+		if p.Var == "" {
+			b.WriteString(p.Lit)
+		} else {
+			b.WriteString(strconv.FormatInt(l.loops[p.Var], 10))
+		}
+	}
+	return b.String()
+}
+
+func interpolated(n *dsl.Name) bool {
+	for _, p := range n.Parts {
+		if p.Var != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// tensorName picks the unique ir name of a computed tensor bound to base.
+// Inside loops a plain name gets ggml's "-<layer>" suffix ("norm-0").
+func (l *lowerer) tensorName(base string, suffixLoops bool) string {
+	if suffixLoops {
+		for _, v := range l.loopVals {
+			base += "-" + strconv.FormatInt(v, 10)
+		}
+	}
+	n := l.used[base]
+	l.used[base] = n + 1
+	if n == 0 {
+		return base
+	}
+	return fmt.Sprintf("%s#%d", base, n+1)
+}
+
+func (l *lowerer) stmts(stmts []dsl.Stmt) {
+	for _, s := range stmts {
+		l.stmt(s)
+	}
+}
+
+func (l *lowerer) stmt(s dsl.Stmt) {
+	switch s := s.(type) {
+	case *dsl.Backends:
+		for _, n := range s.Names {
+			l.backends = append(l.backends, n.Name)
+		}
+	case *dsl.Dim:
+		name := l.resolve(s.Name)
+		v, ok := l.constInt(s.Value)
+		if !ok {
+			return
+		}
+		if v < 0 {
+			l.errorf(s.Value, "dim %s = %d must not be negative", name, v)
+			return
+		}
+		d := &ir.Dim{Name: name, Bound: v, Bounded: s.Bounded, Pos: pos(s.Pos)}
+		l.dims[name] = d
+		l.g.Dims = append(l.g.Dims, d)
+	case *dsl.Decl:
+		l.decl(s)
+	case *dsl.For:
+		from, ok1 := l.constInt(s.From)
+		to, ok2 := l.constInt(s.To)
+		if !ok1 || !ok2 {
+			return
+		}
+		for i := from; i < to; i++ {
+			l.loops[s.Var.Name] = i
+			l.loopVals = append(l.loopVals, i)
+			l.stmts(s.Body)
+			l.loopVals = l.loopVals[:len(l.loopVals)-1]
+		}
+		delete(l.loops, s.Var.Name)
+	case *dsl.Assign:
+		name := l.resolve(s.Name)
+		if alias, ok := s.Value.(*dsl.Name); ok {
+			// x = y binds x to y's tensor: no new node.
+			if t := l.tensorExpr(alias, ""); t != nil {
+				if s.On != nil {
+					l.errorf(s.On, "%s = %s creates no op to place", name, l.resolve(alias))
+				}
+				l.scope[name] = t
+			}
+			return
+		}
+		t := l.tensorExpr(s.Value, l.tensorName(name, !interpolated(s.Name)))
+		if t == nil {
+			return
+		}
+		l.place(t, s.On)
+		l.scope[name] = t
+		if t.Op.Info().Flags&ir.FlagWritesSrc != 0 && t.Root().Kind == ir.KindState {
+			l.g.Expand(t) // a write into state is a root, like ggml_build_forward_expand(cpy)
+		}
+	case *dsl.CallStmt:
+		t := l.tensorExpr(s.Call, l.tensorName(s.Call.Func.Name, true))
+		if t == nil {
+			return
+		}
+		l.place(t, s.On)
+		l.g.Expand(t)
+	case *dsl.Output:
+		name := l.resolve(s.Name)
+		var t *ir.Tensor
+		if s.Value != nil {
+			t = l.tensorExpr(s.Value, l.tensorName(name, !interpolated(s.Name)))
+			if t == nil {
+				return
+			}
+			l.place(t, s.On)
+			l.scope[name] = t
+		} else if t = l.scope[name]; t == nil {
+			l.errorf(s.Name, "output %s: no tensor of that name", name)
+			return
+		}
+		if l.outputs[t] {
+			l.errorf(s.Name, "output %s: already an output", name)
+			return
+		}
+		if t.Kind != ir.KindNode {
+			l.errorf(s.Name, "output %s: a %s cannot be an output; outputs are computed", name, t.Kind)
+			return
+		}
+		l.outputs[t] = true
+		t.Output = true
+		l.g.Outputs = append(l.g.Outputs, t)
+		l.g.Expand(t)
+	default:
+		panic(fmt.Sprintf("BUG: lower: statement %T", s))
+	}
+}
+
+func (l *lowerer) place(t *ir.Tensor, on *dsl.Ident) {
+	if on != nil {
+		t.Placement = on.Name
+	}
+}
+
+func (l *lowerer) decl(s *dsl.Decl) {
+	name := l.resolve(s.Name)
+	dt, ok := runtime.ParseDType(s.Type.DType.Name)
+	if !ok {
+		l.errorf(s.Type.DType, "unknown dtype %s (known: f32, f16, i32)", s.Type.DType.Name)
+		return
+	}
+	if len(s.Type.Shape) > 4 {
+		l.errorf(s.Type, "%s has %d dims; tensors have at most 4", name, len(s.Type.Shape))
+		return
+	}
+	var ne []*ir.Expr
+	for _, e := range s.Type.Shape {
+		v := l.intExpr(e)
+		if v == nil {
+			return
+		}
+		if _, c := v.Constant(); !c && s.Kind != dsl.DeclInput {
+			l.errorf(e, "%s %s: dim %s is bounded; weights and state need fixed shapes", s.Kind, name, v)
+			return
+		}
+		ne = append(ne, v)
+	}
+	if _, dup := l.scope[name]; dup || l.used[name] > 0 {
+		l.errorf(s.Name, "%s is declared twice", name)
+		return
+	}
+	kind := map[dsl.DeclKind]ir.Kind{dsl.DeclInput: ir.KindInput, dsl.DeclWeight: ir.KindWeight, dsl.DeclState: ir.KindState}[s.Kind]
+	t := l.g.NewLeaf(kind, name, dt, ne, pos(s.Pos))
+	l.used[name]++
+	if s.On != nil {
+		t.Placement = s.On.Name
+	}
+	if s.Fill != nil {
+		t.Fill = l.fill(s.Fill)
+	}
+	l.scope[name] = t
+}
+
+// constInt evaluates an expression that must not depend on bounded dims.
+func (l *lowerer) constInt(e dsl.Expr) (int64, bool) {
+	v := l.intExpr(e)
+	if v == nil {
+		return 0, false
+	}
+	c, ok := v.Constant()
+	if !ok {
+		l.errorf(e, "%s depends on a bounded dim; a constant is needed here", v)
+	}
+	return c, ok
+}
+
+// intExpr evaluates an integer expression over dims and loop variables.
+func (l *lowerer) intExpr(e dsl.Expr) *ir.Expr {
+	switch e := e.(type) {
+	case *dsl.Number:
+		v, err := strconv.ParseInt(e.Text, 10, 64)
+		if err != nil {
+			l.errorf(e, "%s is not an integer", e.Text)
+			return nil
+		}
+		return ir.Const(v)
+	case *dsl.Name:
+		name := l.resolve(e)
+		if v, ok := l.loops[name]; ok {
+			return ir.Const(v)
+		}
+		if d, ok := l.dims[name]; ok {
+			return ir.DimRef(d)
+		}
+		if _, ok := l.scope[name]; ok {
+			l.errorf(e, "%s is a tensor; an integer is needed here", name)
+		} else {
+			l.errorf(e, "undefined: %s", name)
+		}
+	case *dsl.Unary:
+		if x := l.intExpr(e.X); x != nil {
+			return ir.Sub(ir.Const(0), x)
+		}
+	case *dsl.Binary:
+		ops := map[dsl.BinaryOp]ir.ExprOp{dsl.OpAdd: ir.ExprAdd, dsl.OpSub: ir.ExprSub, dsl.OpMul: ir.ExprMul, dsl.OpDiv: ir.ExprDiv, dsl.OpRem: ir.ExprMod}
+		op, ok := ops[e.Op]
+		if !ok {
+			l.errorf(e, "comparison %s is only allowed in fill expressions", e.Op)
+			return nil
+		}
+		x, y := l.intExpr(e.X), l.intExpr(e.Y)
+		if x == nil || y == nil {
+			return nil
+		}
+		if c, ok := y.Constant(); ok && c == 0 && (op == ir.ExprDiv || op == ir.ExprMod) {
+			l.errorf(e, "division by zero")
+			return nil
+		}
+		return ir.Binary(op, x, y)
+	case *dsl.Call:
+		return l.intCall(e)
+	case *dsl.String:
+		l.errorf(e, "a string is not an integer")
+	default:
+		panic(fmt.Sprintf("BUG: lower: expression %T", e))
+	}
+	return nil
+}
+
+// intCall evaluates the size builtins: ne(t, i), nb(t, i), esize(t),
+// row_size(t, n) (ggml_row_size).
+func (l *lowerer) intCall(c *dsl.Call) *ir.Expr {
+	fn := c.Func.Name
+	want := map[string]int{"ne": 2, "nb": 2, "esize": 1, "row_size": 2}
+	n, ok := want[fn]
+	if !ok {
+		if _, isOp := opByName(fn); isOp {
+			l.errorf(c, "%s(…) is a tensor; an integer is needed here", fn)
+		} else {
+			l.errorf(c.Func, "unknown function %s", fn)
+		}
+		return nil
+	}
+	if len(c.Args) != n || c.Args[0].Key != nil {
+		l.errorf(c, "%s takes %d positional arguments", fn, n)
+		return nil
+	}
+	t := l.tensorExpr(c.Args[0].Value, "")
+	if t == nil {
+		return nil
+	}
+	es := ir.Const(int64(t.Type.Size()))
+	if fn == "esize" {
+		return es
+	}
+	if c.Args[1].Key != nil {
+		l.errorf(c.Args[1], "%s takes positional arguments", fn)
+		return nil
+	}
+	if fn == "row_size" {
+		if x := l.intExpr(c.Args[1].Value); x != nil {
+			return ir.Mul(es, x)
+		}
+		return nil
+	}
+	i, ok := l.constInt(c.Args[1].Value)
+	if !ok {
+		return nil
+	}
+	if i < 0 || i > 3 {
+		l.errorf(c.Args[1], "dimension index %d is outside 0..3", i)
+		return nil
+	}
+	if fn == "ne" {
+		return t.Ne[i]
+	}
+	return t.Nb[i]
+}
+
+// number evaluates a float parameter (integers allowed).
+func (l *lowerer) number(e dsl.Expr) (float64, bool) {
+	switch e := e.(type) {
+	case *dsl.Number:
+		if e.Text == "inf" {
+			return math.Inf(1), true
+		}
+		v, err := strconv.ParseFloat(e.Text, 64)
+		if err != nil {
+			l.errorf(e, "bad number %s", e.Text)
+			return 0, false
+		}
+		return v, true
+	case *dsl.Unary:
+		v, ok := l.number(e.X)
+		return -v, ok
+	}
+	v := l.intExpr(e)
+	if v == nil {
+		return 0, false
+	}
+	c, ok := v.Constant()
+	if !ok {
+		l.errorf(e, "%s depends on a bounded dim; a constant is needed here", v)
+	}
+	return float64(c), ok
+}
+
+// fill converts an input's fill expression.
+func (l *lowerer) fill(e dsl.Expr) *ir.FillExpr {
+	switch e := e.(type) {
+	case *dsl.Number:
+		v, ok := l.number(e)
+		if !ok {
+			return nil
+		}
+		return &ir.FillExpr{Op: "num", Num: v}
+	case *dsl.Name:
+		name := l.resolve(e)
+		for _, v := range ir.FillVars {
+			if name == v {
+				return &ir.FillExpr{Op: "var", Var: v}
+			}
+		}
+		if v, ok := l.loops[name]; ok {
+			return &ir.FillExpr{Op: "num", Num: float64(v)}
+		}
+		if d, ok := l.dims[name]; ok {
+			return &ir.FillExpr{Op: "dim", Dim: d}
+		}
+		l.errorf(e, "undefined in fill expression: %s (use i, i0..i3, dims or loop variables)", name)
+	case *dsl.Unary:
+		if x := l.fill(e.X); x != nil {
+			return &ir.FillExpr{Op: "neg", Args: []*ir.FillExpr{x}}
+		}
+	case *dsl.Binary:
+		x, y := l.fill(e.X), l.fill(e.Y)
+		if x != nil && y != nil {
+			return &ir.FillExpr{Op: string(e.Op), Args: []*ir.FillExpr{x, y}}
+		}
+	case *dsl.Call:
+		n, ok := ir.FillFuncs[e.Func.Name]
+		if !ok {
+			var known []string
+			for k := range ir.FillFuncs {
+				known = append(known, k)
+			}
+			sort.Strings(known)
+			l.errorf(e.Func, "unknown fill function %s (known: %s)", e.Func.Name, strings.Join(known, ", "))
+			return nil
+		}
+		if len(e.Args) != n {
+			l.errorf(e, "%s takes %d arguments, got %d", e.Func.Name, n, len(e.Args))
+			return nil
+		}
+		f := &ir.FillExpr{Op: "call", Func: e.Func.Name}
+		for _, a := range e.Args {
+			if a.Key != nil {
+				l.errorf(a, "%s takes no keyword arguments", e.Func.Name)
+				return nil
+			}
+			x := l.fill(a.Value)
+			if x == nil {
+				return nil
+			}
+			f.Args = append(f.Args, x)
+		}
+		return f
+	case *dsl.String:
+		l.errorf(e, "a string is not a number")
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+package compiler
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/graphc/graphc/dsl"
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+)
+
+// opByName maps a DSL function to its op; ggml's spelled-out variants
+// (view_2d, reshape_3d, cont_2d, soft_max_ext, rope_ext) are accepted too.
+func opByName(name string) (ir.Op, bool) {
+	switch name {
+	case "view_1d", "view_2d", "view_3d", "view_4d":
+		return ir.OpView, true
+	case "reshape_1d", "reshape_2d", "reshape_3d", "reshape_4d":
+		return ir.OpReshape, true
+	case "cont_1d", "cont_2d", "cont_3d", "cont_4d":
+		return ir.OpCont, true
+	case "soft_max_ext":
+		return ir.OpSoftMax, true
+	case "rope_ext":
+		return ir.OpRope, true
+	case "view":
+		return 0, false // needs its rank: view_1d … view_4d
+	}
+	return ir.LookupOp(name)
+}
+
+// keyParam is a keyword parameter of an op, with its default.
+type keyParam struct {
+	name     string
+	def      float64
+	required bool
+	set      func(p *ir.Params, v float64)
+}
+
+var normParams = []keyParam{{name: "eps", def: 1e-5, set: func(p *ir.Params, v float64) { p.Eps = float32(v) }}}
+
+// opKeys lists each op's keyword parameters. ggml's defaults for rope are
+// those of llama.cpp's llama models.
+var opKeys = map[ir.Op][]keyParam{
+	ir.OpRMSNorm: normParams,
+	ir.OpNorm:    normParams,
+	ir.OpScale:   {{name: "s", required: true, set: func(p *ir.Params, v float64) { p.Scale = float32(v) }}},
+	ir.OpSoftMax: {
+		{name: "scale", def: 1, set: func(p *ir.Params, v float64) { p.Scale = float32(v) }},
+		{name: "max_bias", def: 0, set: func(p *ir.Params, v float64) { p.MaxBias = float32(v) }},
+	},
+	ir.OpRope: {
+		{name: "n_dims", required: true, set: func(p *ir.Params, v float64) { p.Rope.NDims = int(v) }},
+		{name: "mode", def: 0, set: func(p *ir.Params, v float64) { p.Rope.Mode = int(v) }},
+		{name: "n_ctx_orig", def: 0, set: func(p *ir.Params, v float64) { p.Rope.NCtxOrig = int(v) }},
+		{name: "freq_base", def: 10000, set: func(p *ir.Params, v float64) { p.Rope.FreqBase = float32(v) }},
+		{name: "freq_scale", def: 1, set: func(p *ir.Params, v float64) { p.Rope.FreqScale = float32(v) }},
+		{name: "ext_factor", def: 0, set: func(p *ir.Params, v float64) { p.Rope.ExtFactor = float32(v) }},
+		{name: "attn_factor", def: 1, set: func(p *ir.Params, v float64) { p.Rope.AttnFactor = float32(v) }},
+		{name: "beta_fast", def: 32, set: func(p *ir.Params, v float64) { p.Rope.BetaFast = float32(v) }},
+		{name: "beta_slow", def: 1, set: func(p *ir.Params, v float64) { p.Rope.BetaSlow = float32(v) }},
+	},
+}
+
+// tensorExpr lowers an expression that must be a tensor. name is the ir
+// name for the tensor a call creates ("" for a size builtin's operand).
+func (l *lowerer) tensorExpr(e dsl.Expr, name string) *ir.Tensor {
+	switch e := e.(type) {
+	case *dsl.Name:
+		n := l.resolve(e)
+		if t := l.scope[n]; t != nil {
+			return t
+		}
+		if _, ok := l.dims[n]; ok {
+			l.errorf(e, "%s is a dim; a tensor is needed here", n)
+		} else if _, ok := l.loops[n]; ok {
+			l.errorf(e, "%s is a loop variable; a tensor is needed here", n)
+		} else {
+			l.errorf(e, "undefined: %s", n)
+		}
+	case *dsl.Call:
+		return l.opCall(e, name)
+	default:
+		l.errorf(e, "%s is not a tensor", e)
+	}
+	return nil
+}
+
+// opCall lowers op(args…, key=value…) into a node.
+func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
+	fn := c.Func.Name
+	op, ok := opByName(fn)
+	if !ok {
+		var known []string
+		for _, o := range ir.Ops() {
+			known = append(known, o.String())
+		}
+		if fn == "view" {
+			l.errorf(c.Func, "say view_1d, view_2d, view_3d or view_4d")
+		} else {
+			l.errorf(c.Func, "unknown op %s (known: %s)", fn, strings.Join(known, ", "))
+		}
+		return nil
+	}
+	if name == "" {
+		name = l.tensorName(fn, true)
+	}
+	info := op.Info()
+	var posArgs []*dsl.Arg
+	keys := map[string]*dsl.Arg{}
+	for _, a := range c.Args {
+		if a.Key == nil {
+			posArgs = append(posArgs, a)
+			continue
+		}
+		if keys[a.Key.Name] != nil {
+			l.errorf(a.Key, "%s: %s given twice", fn, a.Key.Name)
+			return nil
+		}
+		keys[a.Key.Name] = a
+	}
+
+	// Tensor operands come first; soft_max's mask is optional.
+	nt := info.MinSrcs
+	if op == ir.OpSoftMax && len(posArgs) > 1 {
+		nt = 2
+	}
+	if len(posArgs) < nt {
+		l.errorf(c, "%s takes %d tensor operands, got %d arguments", fn, nt, len(posArgs))
+		return nil
+	}
+	var srcs []*ir.Tensor
+	for i, a := range posArgs[:nt] {
+		t := l.tensorExpr(a.Value, l.sub(name, a.Value, i))
+		if t == nil {
+			return nil
+		}
+		srcs = append(srcs, t)
+	}
+	rest := posArgs[nt:]
+
+	var args ir.Args
+	ints := func(min, max int) []*ir.Expr {
+		if len(rest) < min || len(rest) > max {
+			if min == max {
+				l.errorf(c, "%s takes %d integer arguments after its tensor, got %d", fn, min, len(rest))
+			} else {
+				l.errorf(c, "%s takes %d to %d integer arguments after its tensor, got %d", fn, min, max, len(rest))
+			}
+			return nil
+		}
+		var out []*ir.Expr
+		for _, a := range rest {
+			v := l.intExpr(a.Value)
+			if v == nil {
+				return nil
+			}
+			out = append(out, v)
+		}
+		return out
+	}
+	rank := 0
+	if i := strings.LastIndex(fn, "_"); i > 0 && strings.HasSuffix(fn, "d") && len(fn) == i+3 {
+		rank = int(fn[i+1] - '0')
+	}
+	switch op {
+	case ir.OpView:
+		v := ints(2*rank, 2*rank)
+		if v == nil {
+			return nil
+		}
+		args.Ne, args.Nb, args.Offset = v[:rank], v[rank:2*rank-1], v[2*rank-1]
+	case ir.OpReshape, ir.OpCont:
+		lo, hi := 1, 4
+		if rank > 0 {
+			lo, hi = rank, rank
+		}
+		if op == ir.OpCont && rank == 0 {
+			lo = 0
+		}
+		v := ints(lo, hi)
+		if v == nil && (lo > 0 || len(rest) > 0) {
+			return nil
+		}
+		args.Ne = v
+	case ir.OpPermute:
+		v := ints(4, 4)
+		if v == nil {
+			return nil
+		}
+		for i, e := range v {
+			c, ok := e.Constant()
+			if !ok {
+				l.errorf(rest[i], "permute axes must be constants")
+				return nil
+			}
+			args.Params.Axes[i] = int(c)
+		}
+	case ir.OpScale:
+		if len(rest) == 1 && keys["s"] == nil {
+			keys["s"] = rest[0]
+			rest = nil
+		}
+		fallthrough
+	default:
+		if len(rest) > 0 {
+			l.errorf(rest[0], "%s: unexpected argument; it takes %d tensor operand(s)%s", fn, nt, keyList(op))
+			return nil
+		}
+	}
+	if !l.keyParams(c, op, keys, &args.Params) {
+		return nil
+	}
+	t, err := l.g.NewOp(op, name, srcs, args, pos(c.Pos))
+	if err != nil {
+		l.errorf(c, "%s", err)
+		return nil
+	}
+	return t
+}
+
+func keyList(op ir.Op) string {
+	var names []string
+	for _, k := range opKeys[op] {
+		names = append(names, k.name+"=")
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " and keyword parameters " + strings.Join(names, ", ")
+}
+
+// keyParams applies keyword arguments and defaults.
+func (l *lowerer) keyParams(c *dsl.Call, op ir.Op, keys map[string]*dsl.Arg, p *ir.Params) bool {
+	ok := true
+	known := map[string]bool{}
+	for _, k := range opKeys[op] {
+		known[k.name] = true
+		a := keys[k.name]
+		if a == nil {
+			if k.required {
+				l.errorf(c, "%s: missing %s=", c.Func.Name, k.name)
+				ok = false
+			}
+			k.set(p, k.def)
+			continue
+		}
+		v, good := l.number(a.Value)
+		if !good {
+			ok = false
+			continue
+		}
+		k.set(p, v)
+	}
+	var unknown []string
+	for name := range keys {
+		if !known[name] {
+			unknown = append(unknown, name)
+		}
+	}
+	sort.Strings(unknown)
+	for _, name := range unknown {
+		l.errorf(keys[name].Key, "%s has no parameter %s%s", c.Func.Name, name, strings.TrimPrefix(keyList(op), " and"))
+		ok = false
+	}
+	if op == ir.OpRope && ok && p.Rope.Mode != 0 && p.Rope.Mode != runtime.RopeNeox {
+		l.errorf(keys["mode"], "rope: mode %d is not supported (0: normal, 2: neox)", p.Rope.Mode)
+		ok = false
+	}
+	return ok
+}
+
+// sub names the tensor a nested call creates: "<outer>.<op>".
+func (l *lowerer) sub(outer string, e dsl.Expr, i int) string {
+	c, ok := e.(*dsl.Call)
+	if !ok {
+		return ""
+	}
+	return l.tensorName(fmt.Sprintf("%s.%s", strings.SplitN(outer, "#", 2)[0], c.Func.Name), false)
+}

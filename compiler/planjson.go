@@ -1,0 +1,167 @@
+package compiler
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/graphc/graphc/ir"
+)
+
+// Plan is the JSON form of a plan (`graphc plan -json`), documented in
+// docs/plan-json.md. Fields are only ever added, never renamed.
+type Plan struct {
+	Source             string        `json:"source"`
+	Backends           []PlanBackend `json:"backends"`
+	Leafs              []PlanTensor  `json:"leafs"`
+	Nodes              []PlanTensor  `json:"nodes"`
+	Splits             []PlanSplit   `json:"splits"`
+	Buffers            []PlanBuffer  `json:"buffers"`
+	BytesCopiedPerEval int64         `json:"bytes_copied_per_eval"`
+	NCopies            int           `json:"n_copies"`
+}
+
+type PlanBackend struct {
+	Name       string `json:"name"`
+	BufferType string `json:"buffer_type"`
+	Host       bool   `json:"host"`
+}
+
+type PlanTensor struct {
+	Name    string   `json:"name"`
+	Op      string   `json:"op"`
+	Kind    string   `json:"kind"`
+	Type    string   `json:"type"`
+	Shape   []string `json:"shape"`
+	Bytes   int64    `json:"bytes"`
+	Backend string   `json:"backend,omitempty"`
+	Cause   string   `json:"cause,omitempty"`
+	Srcs    []string `json:"srcs,omitempty"`
+	// Where the bytes live: "compute" (Buffer, Offset), "view" (ViewOf),
+	// "weight" or "state".
+	Alloc  string `json:"alloc,omitempty"`
+	Buffer string `json:"buffer,omitempty"`
+	Offset *int64 `json:"offset,omitempty"`
+	ViewOf string `json:"view_of,omitempty"`
+}
+
+type PlanSplit struct {
+	Backend string      `json:"backend"`
+	First   string      `json:"first"`
+	Last    string      `json:"last"`
+	Inputs  []PlanInput `json:"inputs"`
+}
+
+type PlanInput struct {
+	Name   string   `json:"name"`
+	Bytes  int64    `json:"bytes"`
+	From   string   `json:"from"`
+	Copies []string `json:"copies"`
+}
+
+type PlanBuffer struct {
+	BufferType string `json:"buffer_type"`
+	Bytes      int64  `json:"bytes"`
+	LowerBound int64  `json:"lower_bound"`
+	Naive      int64  `json:"naive"`
+}
+
+// PlanJSON converts a plan into its JSON form.
+func PlanJSON(g *ir.Graph) *Plan {
+	p := &Plan{Source: g.Source, NCopies: g.NCopies, Leafs: []PlanTensor{}, Nodes: []PlanTensor{}, Splits: []PlanSplit{}, Buffers: []PlanBuffer{}}
+	backend := func(i int) string {
+		if i >= 0 && i < len(g.Backends) {
+			return g.Backends[i].Name
+		}
+		return ""
+	}
+	for _, b := range g.Backends {
+		p.Backends = append(p.Backends, PlanBackend{b.Name, b.BufferType, b.Host})
+	}
+	tensor := func(t *ir.Tensor) PlanTensor {
+		pt := PlanTensor{Name: t.Name, Op: t.Op.String(), Kind: t.Kind.String(), Type: t.Type.String(), Bytes: t.MaxBytes(), Backend: backend(t.Backend), Cause: t.Cause}
+		for _, e := range t.Ne {
+			pt.Shape = append(pt.Shape, e.String())
+		}
+		for _, s := range t.Src {
+			pt.Srcs = append(pt.Srcs, s.Name)
+		}
+		switch t.Alloc.Kind {
+		case ir.AllocCompute:
+			off := t.Alloc.Offset
+			pt.Alloc, pt.Buffer, pt.Offset = "compute", g.Buffers[t.Alloc.Buffer].BufferType, &off
+		case ir.AllocView:
+			pt.Alloc, pt.ViewOf = "view", t.ViewSrc.Name
+		case ir.AllocWeight:
+			pt.Alloc = "weight"
+		case ir.AllocState:
+			pt.Alloc = "state"
+		}
+		return pt
+	}
+	for _, t := range g.Leafs {
+		p.Leafs = append(p.Leafs, tensor(t))
+	}
+	for _, t := range g.Nodes {
+		p.Nodes = append(p.Nodes, tensor(t))
+	}
+	for _, s := range g.Splits {
+		ps := PlanSplit{Backend: backend(s.Backend), First: g.Nodes[s.First].Name, Last: g.Nodes[s.End-1].Name, Inputs: []PlanInput{}}
+		for _, in := range s.Inputs {
+			pi := PlanInput{Name: in.Tensor.Name, Bytes: in.Tensor.MaxBytes(), From: backend(in.Tensor.Backend)}
+			for _, c := range in.Copies {
+				pi.Copies = append(pi.Copies, c.Name)
+			}
+			p.BytesCopiedPerEval += pi.Bytes
+			ps.Inputs = append(ps.Inputs, pi)
+		}
+		p.Splits = append(p.Splits, ps)
+	}
+	for _, b := range g.Buffers {
+		p.Buffers = append(p.Buffers, PlanBuffer{b.BufferType, b.Size, b.LowerBound, b.NaiveSize})
+	}
+	return p
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// DebugReport explains a plan in the spirit of GGML_SCHED_DEBUG=2: each
+// split with its backend and inputs, each node with op, size, backend and
+// cause, and its sources with theirs.
+func DebugReport(g *ir.Graph) string {
+	var b strings.Builder
+	where := func(t *ir.Tensor) string {
+		be := "-"
+		if t.Backend >= 0 && t.Backend < len(g.Backends) {
+			be = g.Backends[t.Backend].Name
+		}
+		return fmt.Sprintf("%s (%s) [%s %s]", t.Name, kib(t.MaxBytes()), be, t.Cause)
+	}
+	for k, s := range g.Splits {
+		var ins []string
+		for _, in := range s.Inputs {
+			ins = append(ins, fmt.Sprintf("%s (%s)", in.Tensor.Name, kib(in.Tensor.MaxBytes())))
+		}
+		fmt.Fprintf(&b, "\n## SPLIT #%d: %s # %d inputs", k, g.Backends[s.Backend].Name, len(s.Inputs))
+		if len(ins) > 0 {
+			fmt.Fprintf(&b, ": [%s]", strings.Join(ins, ", "))
+		}
+		b.WriteString("\n")
+		for i := s.First; i < s.End; i++ {
+			t := g.Nodes[i]
+			fmt.Fprintf(&b, "node #%3d (%10s): %s:", i, t.Op.GGMLName(), where(t))
+			for _, src := range t.Src {
+				fmt.Fprintf(&b, " %s", where(src))
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+func kib(n int64) string { return fmt.Sprintf("%4dK", n/1024) }
