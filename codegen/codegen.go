@@ -78,6 +78,7 @@ type generator struct {
 	inField    map[*ir.Tensor]string // Inputs field per input
 	outField   map[*ir.Tensor]string // Outputs field per output
 	paramIndex map[*ir.Tensor]int    // index in m.weights or m.state
+	paramConst map[*ir.Tensor]string // named constant for that index
 	bounded    []*ir.Dim             //
 	dimsUsed   bool                  // the split being emitted reads d
 	fillUses   map[string]bool       // index variables the fill being emitted reads
@@ -93,6 +94,7 @@ func (gen *generator) prepare() error {
 	gen.inField = map[*ir.Tensor]string{}
 	gen.outField = map[*ir.Tensor]string{}
 	gen.paramIndex = map[*ir.Tensor]int{}
+	gen.paramConst = map[*ir.Tensor]string{}
 	for _, n := range []string{"Model", "New", "Inputs", "Outputs", "Dims", "Weights", "States", "Bounds"} {
 		gen.names.used[n] = true
 	}
@@ -115,9 +117,11 @@ func (gen *generator) prepare() error {
 	for _, t := range g.Params {
 		if t.Kind == ir.KindWeight {
 			gen.paramIndex[t] = len(gen.weights)
+			gen.paramConst[t] = gen.names.local("weight", t.Name)
 			gen.weights = append(gen.weights, t)
 		} else {
 			gen.paramIndex[t] = len(gen.states)
+			gen.paramConst[t] = gen.names.local("state", t.Name)
 			gen.states = append(gen.states, t)
 		}
 		for _, ne := range t.Ne {
@@ -131,7 +135,7 @@ func (gen *generator) prepare() error {
 		if _, ok := backendPkg[kind]; !ok {
 			return fmt.Errorf("backend %s: generated code cannot drive it yet (supported: cpu)", be.Name)
 		}
-		gen.beField = append(gen.beField, gen.names.local("", be.Name))
+		gen.beField = append(gen.beField, gen.names.local("", be.Name+"_backend"))
 	}
 	for _, b := range g.Buffers {
 		gen.bufField = append(gen.bufField, gen.names.local("buf", b.BufferType))
@@ -230,7 +234,7 @@ func (gen *generator) types(f *jen.File) {
 	// Named returns the outputs with their tensor names, in declaration order.
 	var named []jen.Code
 	for _, t := range gen.g.Outputs {
-		named = append(named, jen.Values(jen.Lit(t.Name), jen.Id("o").Dot(gen.outField[t])))
+		named = append(named, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(t.Name), jen.Id("Tensor"): jen.Id("o").Dot(gen.outField[t])}))
 	}
 	f.Comment("Named lists the outputs with their names, in declaration order.")
 	f.Func().Params(jen.Id("o").Op("*").Id("Outputs")).Id("Named").Params().Index().Qual(pkgRuntime, "Named").Block(
@@ -256,14 +260,23 @@ func (gen *generator) decls(f *jen.File) {
 	declList := func(ts []*ir.Tensor) []jen.Code {
 		var vals []jen.Code
 		for _, t := range ts {
-			vals = append(vals, jen.Values(jen.Lit(t.Name), dtypeCode(t.Type), gen.shape(t.Ne, nil)))
+			vals = append(vals, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(t.Name), jen.Id("Type"): dtypeCode(t.Type), jen.Id("Ne"): gen.shape(t.Ne, nil)}))
 		}
 		return vals
 	}
+	multi := jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
 	f.Comment("Weights are the weights New expects, in declaration order.")
-	f.Var().Id("Weights").Op("=").Index().Qual(pkgRuntime, "Decl").Values(declList(gen.weights)...)
+	f.Var().Id("Weights").Op("=").Index().Qual(pkgRuntime, "Decl").Custom(multi, declList(gen.weights)...)
 	f.Comment("States are the persistent tensors the model keeps across evaluations, in declaration order.")
-	f.Var().Id("States").Op("=").Index().Qual(pkgRuntime, "Decl").Values(declList(gen.states)...)
+	f.Var().Id("States").Op("=").Index().Qual(pkgRuntime, "Decl").Custom(multi, declList(gen.states)...)
+	var idx []jen.Code
+	for _, t := range gen.g.Params {
+		idx = append(idx, jen.Id(gen.paramConst[t]).Op("=").Lit(gen.paramIndex[t]).Comment(t.Name))
+	}
+	if len(idx) > 0 {
+		f.Comment("Indexes of the weights in Weights and of the state in States.")
+		f.Const().Defs(idx...)
+	}
 }
 
 // shape renders ne (or nb) as a [4]int literal over the dims in d.
@@ -348,9 +361,9 @@ func (gen *generator) loc(t *ir.Tensor) (buf, off jen.Code) {
 		buf = jen.Id("m").Dot(gen.bufField[root.Alloc.Buffer])
 		base = jen.Id(gen.offConst[root])
 	case ir.AllocWeight:
-		buf = jen.Id("m").Dot("weights").Index(jen.Lit(gen.paramIndex[root])).Dot("Data")
+		buf = jen.Id("m").Dot("weights").Index(jen.Id(gen.paramConst[root])).Dot("Data")
 	case ir.AllocState:
-		buf = jen.Id("m").Dot("state").Index(jen.Lit(gen.paramIndex[root])).Dot("Data")
+		buf = jen.Id("m").Dot("state").Index(jen.Id(gen.paramConst[root])).Dot("Data")
 	default:
 		panic(fmt.Sprintf("BUG: tensor %s (root %s) has no allocation", t.Name, root.Name))
 	}
@@ -377,7 +390,7 @@ func (gen *generator) tensor(t *ir.Tensor) jen.Code {
 		if t.Alloc.Kind == ir.AllocState {
 			field = "state"
 		}
-		return jen.Id("m").Dot(field).Index(jen.Lit(gen.paramIndex[t]))
+		return jen.Id("m").Dot(field).Index(jen.Id(gen.paramConst[t]))
 	}
 	buf, off := gen.loc(t)
 	return jen.Qual(pkgRuntime, "At").Call(buf, off, dtypeCode(t.Type), gen.shape(t.Ne, nil), gen.shape(t.Nb, nil))
@@ -472,6 +485,9 @@ func (gen *generator) split(f *jen.File, k int) {
 	gen.dimsUsed = false
 	var body []jen.Code
 	ref := func(t *ir.Tensor) jen.Code {
+		if t.ViewSrc == nil && (t.Alloc.Kind == ir.AllocWeight || t.Alloc.Kind == ir.AllocState) {
+			return jen.Op("&").Add(gen.tensor(t))
+		}
 		if v, ok := vars[t]; ok {
 			return jen.Op("&").Id(v)
 		}

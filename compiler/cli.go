@@ -256,29 +256,35 @@ func CompileFile(model, dir, pkg string, withMain bool, cfg Config) (string, err
 	if err != nil {
 		return "", err
 	}
-	res, err := Compile(model, src, cfg)
-	if err != nil {
-		return "", err
-	}
 	if dir == "" {
 		dir = filepath.Dir(model)
 	}
-	if pkg == "" {
-		pkg = packageName(dir, withMain)
-	}
-	base := strings.TrimSuffix(filepath.Base(model), filepath.Ext(model))
-	code, err := Generate(res, codegen.Options{PkgName: pkg, Main: withMain, Source: filepath.Base(model)})
+	code, err := GenerateFile(model, src, dir, pkg, withMain, cfg)
 	if err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", &UserError{err.Error()}
 	}
+	base := strings.TrimSuffix(filepath.Base(model), filepath.Ext(model))
 	path := filepath.Join(dir, base+"_gen.go")
 	if err := os.WriteFile(path, code, 0o644); err != nil {
 		return "", &UserError{err.Error()}
 	}
 	return path, nil
+}
+
+// GenerateFile compiles the model source src and returns the Go file that
+// CompileFile would write into dir: the package is named pkg, or after dir.
+func GenerateFile(model string, src []byte, dir, pkg string, withMain bool, cfg Config) ([]byte, error) {
+	res, err := Compile(model, src, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if pkg == "" {
+		pkg = packageName(dir, withMain)
+	}
+	return Generate(res, codegen.Options{PkgName: pkg, Main: withMain, Source: filepath.Base(model)})
 }
 
 func packageName(dir string, withMain bool) string {

@@ -1,0 +1,148 @@
+package llama
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/runtime"
+)
+
+// ggmlOutput is the output ggml computed for the same graph, weights and
+// inputs (../../shared/conformance/ggml/llama_cpu.json, output only).
+type ggmlOutput struct {
+	Tensor string    `json:"tensor"`
+	Ne     [4]int    `json:"ne"`
+	Values []float64 `json:"values"`
+}
+
+// newGGMLModel builds the model with the trace's weights and KV cache: the
+// k-th declared weight or state tensor holds (float)(sin(i*0.01 + k)*0.1).
+func newGGMLModel(t testing.TB) *Model {
+	weights := map[string]runtime.Tensor{}
+	for k, w := range Weights {
+		x := runtime.NewTensor(w.Type, w.Ne)
+		runtime.Fill(&x, runtime.GGMLFill(k))
+		weights[w.Name] = x
+	}
+	m, err := New(weights, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range States {
+		runtime.Fill(&m.state[k], runtime.GGMLFill(len(Weights)+k))
+	}
+	return m
+}
+
+// traceInputs are the trace's inputs: inp_tokens[t] = (t*7+3) % n_vocab,
+// inp_pos[t] = kv_head+t, KQ_mask[t*n_kv+j] = 0 if j <= kv_head+t else -inf.
+func traceInputs(nTokens, kvHead int) *Inputs {
+	const nKV, nVocab = 16, 128
+	in := &Inputs{Dims: Dims{NTokens: nTokens, KvHead: kvHead}}
+	for t := 0; t < nTokens; t++ {
+		in.InpTokens = append(in.InpTokens, int32((t*7+3)%nVocab))
+		in.InpPos = append(in.InpPos, int32(kvHead+t))
+		for j := 0; j < nKV; j++ {
+			v := float32(0)
+			if j > kvHead+t {
+				v = float32(math.Inf(-1))
+			}
+			in.KQMask = append(in.KQMask, v)
+		}
+	}
+	return in
+}
+
+func TestMatchesGGML(t *testing.T) {
+	var want ggmlOutput
+	b, err := os.ReadFile("testdata/ggml_llama_cpu_output.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	m := newGGMLModel(t)
+	defer m.Close()
+	out, err := m.Eval(traceInputs(8, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.ResultOutput
+	if got.Ne != want.Ne {
+		t.Fatalf("result_output shape %v, ggml %v", got.Ne, want.Ne)
+	}
+	worst := 0.0
+	for i, w := range want.Values {
+		worst = max(worst, math.Abs(float64(got.F32s()[i])-w))
+	}
+	t.Logf("max |graphc - ggml| = %.3g over %d logits", worst, len(want.Values))
+	if worst > 1e-4 {
+		t.Errorf("logits differ from ggml's by up to %g, want <= 1e-4", worst)
+	}
+}
+
+func TestEvalErrors(t *testing.T) {
+	m := newGGMLModel(t)
+	defer m.Close()
+	in := traceInputs(8, 8)
+	in.NTokens = 9
+	if _, err := m.Eval(in); err == nil || err.Error() != "dim n_tokens = 9 is outside [0, 8]" {
+		t.Errorf("n_tokens above its bound: got %v", err)
+	}
+	in = traceInputs(8, 8)
+	in.InpPos = in.InpPos[:7]
+	if _, err := m.Eval(in); err == nil || err.Error() != "input inp_pos: got 7 elements, want 8 (i32[n_tokens])" {
+		t.Errorf("short input: got %v", err)
+	}
+	if _, err := New(map[string]runtime.Tensor{}, 1); err == nil {
+		t.Error("New without weights: no error")
+	}
+}
+
+// TestFewerTokens evaluates smaller batches with the same plan: no
+// re-planning, and the first token's logits depend only on the first token
+// and the cache.
+func TestFewerTokens(t *testing.T) {
+	m := newGGMLModel(t)
+	defer m.Close()
+	full, err := m.Eval(traceInputs(8, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2 := newGGMLModel(t)
+	defer m2.Close()
+	one, err := m2.Eval(traceInputs(1, 8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.ResultOutput.Ne != [4]int{128, 1, 1, 1} {
+		t.Fatalf("shape %v", one.ResultOutput.Ne)
+	}
+	for i := 0; i < 128; i++ {
+		if d := math.Abs(float64(one.ResultOutput.F32s()[i] - full.ResultOutput.F32s()[i])); d > 1e-5 {
+			t.Fatalf("logit %d: one token %g, eight tokens %g", i, one.ResultOutput.F32s()[i], full.ResultOutput.F32s()[i])
+		}
+	}
+}
+
+func TestGeneratedUpToDate(t *testing.T) {
+	src, err := os.ReadFile("llama.g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := compiler.GenerateFile("llama.g", src, ".", "", false, compiler.Config{Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("llama_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatal("stale generated files; run go generate ./examples/...")
+	}
+}
