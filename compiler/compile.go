@@ -66,19 +66,51 @@ func Parse(filename string, src []byte) (f *dsl.File, err error) {
 // Compile runs the whole pipeline on one DSL file up to the plan.
 func Compile(filename string, src []byte, cfg Config) (res *Result, err error) {
 	defer catchBug(&err)
-	f, err := Parse(filename, src)
-	if err != nil {
-		return nil, err
-	}
-	g, declared, err := Lower(f)
+	f, err := dsl.Parse(filename, src)
 	if err != nil {
 		return nil, &UserError{dsl.Render(err, src)}
+	}
+	// Lower even when the checks fail: shape and op errors come from
+	// lowering, and users want every problem in one go.
+	checkErr := dsl.Check(f)
+	g, declared, lowerErr := Lower(f)
+	if errs := mergeErrors(checkErr, lowerErr); errs != nil {
+		return nil, &UserError{dsl.Render(errs, src)}
 	}
 	names := cfg.Backends
 	if len(names) == 0 {
 		names = declared
 	}
 	return plan(g, names, cfg)
+}
+
+// mergeErrors combines the checker's and the lowering's errors, sorted by
+// position; where both report at the same position, the checker's wins.
+func mergeErrors(errs ...error) error {
+	var all dsl.ErrorList
+	seen := map[[2]int]bool{}
+	for _, err := range errs {
+		var list dsl.ErrorList
+		switch e := err.(type) {
+		case nil:
+			continue
+		case dsl.ErrorList:
+			list = e
+		case *dsl.Error:
+			list = dsl.ErrorList{e}
+		default:
+			return err
+		}
+		for _, e := range list {
+			k := [2]int{e.Pos.Line, e.Pos.Column}
+			if !seen[k] {
+				seen[k] = true
+				all = append(all, e)
+			}
+		}
+	}
+	all.Sort()
+	return all.Err()
 }
 
 func plan(g *ir.Graph, names []string, cfg Config) (*Result, error) {

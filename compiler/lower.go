@@ -26,23 +26,17 @@ func Lower(f *dsl.File) (*ir.Graph, []string, error) {
 		loops:   map[string]int64{},
 		used:    map[string]int{},
 		outputs: map[*ir.Tensor]bool{},
+		budget:  maxUnrolled,
 	}
 	l.stmts(f.Stmts)
 	if len(l.errs) > 0 {
-		sort.SliceStable(l.errs, func(i, j int) bool { return before(l.errs[i].Pos, l.errs[j].Pos) })
+		l.errs.Sort()
 		return nil, nil, l.errs
 	}
-	if len(l.g.Outputs) == 0 {
+	if len(l.g.Outputs) == 0 && len(l.errs) == 0 {
 		return nil, nil, dsl.ErrorList{{Pos: f.Pos, EndPos: f.Pos, Msg: "the model has no output: mark one with `output NAME` or `output NAME = …`"}}
 	}
 	return l.g, l.backends, nil
-}
-
-func before(a, b lexer.Position) bool {
-	if a.Line != b.Line {
-		return a.Line < b.Line
-	}
-	return a.Column < b.Column
 }
 
 type lowerer struct {
@@ -55,7 +49,12 @@ type lowerer struct {
 	used     map[string]int        // ir tensor names handed out
 	outputs  map[*ir.Tensor]bool
 	backends []string
+	budget   int // statements left to unroll
 }
+
+// maxUnrolled bounds the statements loops may unroll to, so a typo like
+// 0..100000000 is an error, not a hang.
+const maxUnrolled = 1 << 20
 
 func (l *lowerer) errorf(n dsl.Node, format string, a ...any) {
 	l.errs = append(l.errs, &dsl.Error{Pos: n.Position(), EndPos: n.End(), Msg: fmt.Sprintf(format, a...)})
@@ -103,6 +102,12 @@ func (l *lowerer) tensorName(base string, suffixLoops bool) string {
 
 func (l *lowerer) stmts(stmts []dsl.Stmt) {
 	for _, s := range stmts {
+		if l.budget--; l.budget < 0 {
+			if l.budget == -1 {
+				l.errorf(s, "the model unrolls to more than %d statements", maxUnrolled)
+			}
+			return
+		}
 		l.stmt(s)
 	}
 }
@@ -214,8 +219,7 @@ func (l *lowerer) decl(s *dsl.Decl) {
 		return
 	}
 	if len(s.Type.Shape) > 4 {
-		l.errorf(s.Type, "%s has %d dims; tensors have at most 4", name, len(s.Type.Shape))
-		return
+		return // dsl.Check reports it
 	}
 	var ne []*ir.Expr
 	for _, e := range s.Type.Shape {

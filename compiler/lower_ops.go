@@ -94,7 +94,11 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 	if !ok {
 		var known []string
 		for _, o := range ir.Ops() {
-			known = append(known, o.String())
+			if o == ir.OpView {
+				known = append(known, "view_1d…view_4d")
+			} else {
+				known = append(known, o.String())
+			}
 		}
 		if fn == "view" {
 			l.errorf(c.Func, "say view_1d, view_2d, view_3d or view_4d")
@@ -220,6 +224,18 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 	return t
 }
 
+// paramList names op's keyword parameters for an error message.
+func paramList(op ir.Op) string {
+	var names []string
+	for _, k := range opKeys[op] {
+		names = append(names, k.name+"=")
+	}
+	if len(names) == 0 {
+		return " (it has none)"
+	}
+	return " (parameters: " + strings.Join(names, " ") + ")"
+}
+
 func keyList(op ir.Op) string {
 	var names []string
 	for _, k := range opKeys[op] {
@@ -261,7 +277,7 @@ func (l *lowerer) keyParams(c *dsl.Call, op ir.Op, keys map[string]*dsl.Arg, p *
 	}
 	sort.Strings(unknown)
 	for _, name := range unknown {
-		l.errorf(keys[name].Key, "%s has no parameter %s%s", c.Func.Name, name, strings.TrimPrefix(keyList(op), " and"))
+		l.errorf(keys[name].Key, "%s has no parameter %s%s", c.Func.Name, name, paramList(op))
 		ok = false
 	}
 	if op == ir.OpRope && ok && p.Rope.Mode != 0 && p.Rope.Mode != runtime.RopeNeox {
