@@ -63,10 +63,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 				return ExitOK
 			}
 		}
-		usage(stdout)
 		if len(args) == 0 {
+			usage(stderr)
 			return ExitUsage
 		}
+		usage(stdout)
 		return ExitOK
 	}
 	c := lookup(args[0])
