@@ -1,0 +1,214 @@
+package compiler
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os/exec"
+	"strings"
+
+	"github.com/graphc/graphc/codegen"
+	"github.com/graphc/graphc/ggmltrace"
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/passes"
+)
+
+func init() {
+	commands = append(commands[:len(commands)-1], &command{
+		"ggml-check", "[-run] [-json] TRACE.json",
+		"compare graphc's plan for a graph recorded from ggml with ggml's decisions",
+		cmdGGMLCheck,
+	}, commands[len(commands)-1])
+}
+
+// ggmlCheckReport is ggml-check's JSON output: the differences, graphc's
+// own plan in the `graphc plan -json` schema, and ggml's buffer sizes.
+type ggmlCheckReport struct {
+	Trace             string           `json:"trace"`
+	Identical         bool             `json:"identical"`
+	Differences       []ggmltrace.Diff `json:"differences"`
+	Plan              *Plan            `json:"plan"`
+	GGMLComputeBuffer map[string]int64 `json:"ggml_compute_buffer_size"`
+	MaxAbsDiff        *float64         `json:"run_max_abs_diff,omitempty"`
+}
+
+func cmdGGMLCheck(e *env, args []string) error {
+	fs := newFlags(e, "ggml-check")
+	run := fs.Bool("run", false, "also run the graph on the cpu with the trace's fill and input rules and compare its output (1e-4)")
+	asJSON := fs.Bool("json", false, "print the differences and graphc's plan as JSON")
+	files, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	tr, _, diffs, err := ggmltrace.Check(files[0])
+	if err != nil {
+		return &UserError{fmt.Sprintf("%s: %v", files[0], err)}
+	}
+	full, _, err := tr.Plan("", 0)
+	if err != nil {
+		return &UserError{fmt.Sprintf("%s: %v", files[0], err)}
+	}
+	report := &ggmlCheckReport{Trace: files[0], Identical: len(diffs) == 0, Differences: diffs, Plan: PlanJSON(full), GGMLComputeBuffer: tr.Result.ComputeBufferSize}
+	if report.Differences == nil {
+		report.Differences = []ggmltrace.Diff{}
+	}
+	var runErr error
+	if *run {
+		worst, err := runTrace(tr)
+		if err != nil {
+			return err
+		}
+		report.MaxAbsDiff = &worst
+		if worst > 1e-4 {
+			runErr = &UserError{fmt.Sprintf("%s: output %s differs from ggml's by up to %g (tolerance 1e-4)", files[0], tr.Output.Tensor, worst)}
+		}
+	}
+	if *asJSON {
+		if err := writeJSON(e.stdout, report); err != nil {
+			return err
+		}
+	} else {
+		printCheck(e.stdout, tr, report)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if len(diffs) > 0 {
+		return &UserError{fmt.Sprintf("%s: %d decisions differ from ggml's", files[0], len(diffs))}
+	}
+	return nil
+}
+
+func printCheck(w io.Writer, tr *ggmltrace.Trace, r *ggmlCheckReport) {
+	for _, d := range r.Differences {
+		fmt.Fprintln(w, d)
+	}
+	for _, b := range r.Plan.Buffers {
+		ggml := "-"
+		for name, size := range r.GGMLComputeBuffer {
+			if be := backendOfBuffer(tr, name); be == b.BufferType && size > 0 {
+				ggml = fmt.Sprintf("%d", size)
+			}
+		}
+		fmt.Fprintf(w, "compute buffer %s: graphc %d bytes, ggml %s (lower bound %d)\n", b.BufferType, b.Bytes, ggml, b.LowerBound)
+	}
+	if r.MaxAbsDiff != nil {
+		fmt.Fprintf(w, "output %s: max |graphc - ggml| = %.3g\n", tr.Output.Tensor, *r.MaxAbsDiff)
+	}
+	if r.Identical {
+		fmt.Fprintln(w, "identical")
+	}
+}
+
+// backendOfBuffer maps a backend named in compute_buffer_size to its buffer type.
+func backendOfBuffer(tr *ggmltrace.Trace, backend string) string {
+	for _, b := range tr.Backends {
+		if b.Name == backend {
+			return b.Buft
+		}
+	}
+	return ""
+}
+
+// runTrace computes the traced graph on the cpu alone, with the trace's
+// weights and inputs, and returns the largest difference from ggml's output.
+func runTrace(tr *ggmltrace.Trace) (float64, error) {
+	g, _, _, err := tr.Graph()
+	if err != nil {
+		return 0, err
+	}
+	for _, t := range g.Tensors {
+		t.Placement = ""
+	}
+	for _, t := range g.Inputs {
+		f, err := traceInputFill(tr, t.Name)
+		if err != nil {
+			return 0, &UserError{err.Error()}
+		}
+		t.Fill = f
+	}
+	target, err := Target([]string{"cpu"})
+	if err != nil {
+		return 0, err
+	}
+	if err := passes.Run(g, &passes.Context{Backends: target}, true, ""); err != nil {
+		return 0, err
+	}
+	code, err := Generate(&Result{Graph: g}, codegen.Options{PkgName: "main", Main: true, Source: tr.Case + ".json"})
+	if err != nil {
+		return 0, err
+	}
+	bin, cleanup, err := BuildMain(code)
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(bin, "-json")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return 0, &InternalError{Msg: fmt.Sprintf("running the traced graph: %v\n%s", err, errb.String())}
+	}
+	var got struct {
+		Outputs []struct {
+			Name   string    `json:"name"`
+			Values []float64 `json:"values"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		return 0, err
+	}
+	for _, o := range got.Outputs {
+		if o.Name != tr.Output.Tensor {
+			continue
+		}
+		if len(o.Values) != len(tr.Output.Values) {
+			return 0, &UserError{fmt.Sprintf("output %s: %d values, ggml has %d", o.Name, len(o.Values), len(tr.Output.Values))}
+		}
+		worst := 0.0
+		for i, v := range tr.Output.Values {
+			worst = max(worst, math.Abs(o.Values[i]-v))
+		}
+		return worst, nil
+	}
+	return 0, &UserError{fmt.Sprintf("the traced graph has no output %s", tr.Output.Tensor)}
+}
+
+// traceInputFill is the traces' input rule (their input_rule field) as fill
+// expressions: mlp_in, x_in = cos(i*0.013); inp_tokens[t] = (t*7+3) %
+// n_vocab; inp_pos[t] = kv_head + t; KQ_mask[t, j] = 0 if j <= kv_head+t
+// else -inf.
+func traceInputFill(tr *ggmltrace.Trace, name string) (*ir.FillExpr, error) {
+	num := func(v float64) *ir.FillExpr { return &ir.FillExpr{Op: "num", Num: v} }
+	v := func(name string) *ir.FillExpr { return &ir.FillExpr{Op: "var", Var: name} }
+	op := func(o string, a ...*ir.FillExpr) *ir.FillExpr { return &ir.FillExpr{Op: o, Args: a} }
+	hp := func(k string) (*ir.FillExpr, error) {
+		x, ok := tr.HParams[k].(float64)
+		if !ok {
+			return nil, fmt.Errorf("trace %s: input %s needs hparams.%s", tr.Case, name, k)
+		}
+		return num(x), nil
+	}
+	switch name {
+	case "mlp_in", "x_in":
+		return &ir.FillExpr{Op: "call", Func: "cos", Args: []*ir.FillExpr{op("*", v("i"), num(0.013))}}, nil
+	case "inp_tokens":
+		nv, err := hp("n_vocab")
+		if err != nil {
+			return nil, err
+		}
+		return op("%", op("+", op("*", v("i"), num(7)), num(3)), nv), nil
+	case "inp_pos":
+		kv, err := hp("kv_head")
+		return op("+", kv, v("i")), err
+	case "KQ_mask":
+		kv, err := hp("kv_head")
+		if err != nil {
+			return nil, err
+		}
+		return &ir.FillExpr{Op: "call", Func: "where", Args: []*ir.FillExpr{op("<=", v("i0"), op("+", kv, v("i1"))), num(0), op("neg", num(math.Inf(1)))}}, nil
+	}
+	return nil, fmt.Errorf("trace %s: input %s has no known fill rule (known: %s)", tr.Case, name, strings.Join([]string{"mlp_in", "x_in", "inp_tokens", "inp_pos", "KQ_mask"}, ", "))
+}
