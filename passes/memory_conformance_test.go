@@ -101,3 +101,29 @@ func TestMemoryMatchesGGML(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryPipelineCopiesMatchGGML: with n_copies > 1 (ggml's parallel
+// mode) every split input's copies and every graph input's versions live
+// for the whole evaluation; the GPU buffer of llama_partial grows as ggml's
+// did (conformance/README.md: 12832 B, 21568 B with 2 copies, 30848 B with
+// 4).
+func TestMemoryPipelineCopiesMatchGGML(t *testing.T) {
+	for n, want := range map[int]int64{1: 12832, 2: 21568, 4: 30848} {
+		tr, err := ggmltrace.Load("../ggmltrace/testdata/llama_partial.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr.Sched.Parallel, tr.MaxCopies = n > 1, n
+		g, backends, opts, err := tr.Graph()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.MemoryStrategy = passes.StrategyGGML
+		if err := passes.Run(g, &passes.Context{Backends: backends, Options: opts}, true, ""); err != nil {
+			t.Fatal(err)
+		}
+		if b := g.Buffers[0]; b.Size != want {
+			t.Errorf("n_copies %d: %s buffer %d bytes, ggml %d", n, b.BufferType, b.Size, want)
+		}
+	}
+}

@@ -15,8 +15,12 @@ import (
 // the free list. The conformance traces' offsets are its oracle.
 //
 // Deliberate differences, none of which the traces exercise:
-//   - a root whose view is an output is never freed (ggml frees it once
-//     the output view's consumers are done, and may hand it out again);
+//   - a root whose view is an output is never freed nor reused in place
+//     (ggml checks only the root's own output flag: once the output
+//     view's consumers are done it frees the root or lets a node
+//     overwrite it);
+//   - a split input's copy is allocated before its original may be freed
+//     (see forEachNode);
 //   - zero-byte tensors take no part in allocation (offset 0);
 //   - no limit of 256 free blocks per chunk (ggml aborts past it).
 
@@ -249,14 +253,19 @@ func (p *memProblem) planGGML() *memAssign {
 }
 
 // forEachNode walks ggml_backend_sched's graph copy: for each split, each
-// input's "input_dep" view (dep: it reads the original, keeping it alive
-// until the copy) and its copy, then the split's nodes.
+// input's copy and its "input_dep" view (dep: it reads the original,
+// keeping it alive until the copy), then the split's nodes. ggml puts the
+// dep first, so the original may be freed before the copy is allocated;
+// graphc allocates the copy first. The two orders place everything the
+// same unless the original lives in the copy's buffer (only after an
+// in-place reuse across buffers), where ggml's order could put the copy
+// on top of the original it is copied from.
 func (a *ggmlAlloc) forEachNode(f func(t *ir.Tensor, srcs []*ir.Tensor, buf int, dep bool)) {
 	for _, st := range a.p.steps {
 		switch st.kind {
 		case stepCopy:
-			f(nil, []*ir.Tensor{st.src}, st.srcBuf, true)
 			f(st.t, nil, st.buf, false)
+			f(nil, []*ir.Tensor{st.src}, st.srcBuf, true)
 		case stepNode:
 			f(st.t, st.reads, st.buf, false)
 		}
@@ -292,7 +301,7 @@ func (a *ggmlAlloc) allocate(t *ir.Tensor, buf int) {
 				continue
 			}
 			pi := p.mem[sid]
-			if p.tensors[pi].ggmlOut || !sameLayout(t, s) {
+			if p.tensors[pi].pinned || !sameLayout(t, s) {
 				continue
 			}
 			if a.nChildren[sid] == 1 && a.nViews[sid] == 0 {

@@ -1,7 +1,9 @@
 package passes
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -22,39 +24,47 @@ import (
 // source's offset, so the chain is placed as one interval of the first
 // tensor's size.
 
-// memGroup is an in-place chain of tensors sharing one offset.
+// memGroup is an in-place chain of tensors sharing one offset: first, then
+// memGroups.next[first] and so on to last.
 type memGroup struct {
-	members    []int32 // memTensor indices, in write order
-	size       int64
-	start, end int32
-	buf        int32
+	first, last int32 // memTensor indices
+	size        int64
+	start, end  int32
+	buf         int32
+}
+
+// memGroups are the in-place chains of a problem.
+type memGroups struct {
+	gs   []memGroup
+	next []int32 // by memTensor: the next member of its chain, -1 at the end
 }
 
 // groups chains every tensor onto the first in-place candidate in its own
 // buffer whose chain it can extend.
-func (p *memProblem) groups() []memGroup {
-	var gs []memGroup
+func (p *memProblem) groups() *memGroups {
+	mg := &memGroups{next: make([]int32, len(p.tensors))}
 	groupOf := make([]int32, len(p.tensors))
 	for i := range p.tensors {
 		m := &p.tensors[i]
+		mg.next[i] = -1
 		joined := false
 		for _, r := range m.inplace {
-			g := &gs[groupOf[r]]
-			if p.tensors[r].buf != m.buf || g.members[len(g.members)-1] != r {
+			g := &mg.gs[groupOf[r]]
+			if p.tensors[r].buf != m.buf || g.last != r {
 				continue
 			}
-			g.members = append(g.members, int32(i))
+			mg.next[r], g.last = int32(i), int32(i)
 			g.end = max(g.end, m.end)
 			groupOf[i] = groupOf[r]
 			joined = true
 			break
 		}
 		if !joined {
-			groupOf[i] = int32(len(gs))
-			gs = append(gs, memGroup{members: []int32{int32(i)}, size: m.size, start: m.start, end: m.end, buf: m.buf})
+			groupOf[i] = int32(len(mg.gs))
+			mg.gs = append(mg.gs, memGroup{first: int32(i), last: int32(i), size: m.size, start: m.start, end: m.end, buf: m.buf})
 		}
 	}
-	return gs
+	return mg
 }
 
 // segTree holds one value per item (in start order) and finds, among a
@@ -130,7 +140,7 @@ func newPlacer(gs []memGroup, items []int32, maxChunk int64) *placer {
 		pl.size[k], pl.start[k], pl.end[k] = g.size, g.start, g.end
 		pl.byStart[k] = int32(k)
 	}
-	sort.SliceStable(pl.byStart, func(a, b int) bool { return pl.start[pl.byStart[a]] < pl.start[pl.byStart[b]] })
+	slices.SortStableFunc(pl.byStart, func(a, b int32) int { return cmp.Compare(pl.start[a], pl.start[b]) })
 	for r, k := range pl.byStart {
 		pl.rank[k] = int32(r)
 		pl.starts[r] = pl.start[k]
@@ -158,12 +168,11 @@ func (pl *placer) place(k int32) {
 	for i, r := range ov {
 		ov[i] = pl.byStart[r]
 	}
-	sort.Slice(ov, func(a, b int) bool {
-		x, y := ov[a], ov[b]
-		if pl.chunk[x] != pl.chunk[y] {
-			return pl.chunk[x] < pl.chunk[y]
+	slices.SortFunc(ov, func(x, y int32) int {
+		if c := cmp.Compare(pl.chunk[x], pl.chunk[y]); c != 0 {
+			return c
 		}
-		return pl.off[x] < pl.off[y]
+		return cmp.Compare(pl.off[x], pl.off[y])
 	})
 	bestChunk, bestOff, bestGap := int32(-1), int64(0), int64(math.MaxInt64)
 	top := make([]int64, len(pl.chunkSize))
@@ -206,18 +215,17 @@ func (pl *placer) bySize() {
 	for i := range order {
 		order[i] = int32(i)
 	}
-	sort.Slice(order, func(a, b int) bool {
-		x, y := order[a], order[b]
-		if pl.size[x] != pl.size[y] {
-			return pl.size[x] > pl.size[y]
+	slices.SortFunc(order, func(x, y int32) int {
+		if c := cmp.Compare(pl.size[y], pl.size[x]); c != 0 {
+			return c
 		}
-		if lx, ly := pl.end[x]-pl.start[x], pl.end[y]-pl.start[y]; lx != ly {
-			return lx > ly
+		if c := cmp.Compare(pl.end[y]-pl.start[y], pl.end[x]-pl.start[x]); c != 0 {
+			return c
 		}
-		if pl.start[x] != pl.start[y] {
-			return pl.start[x] < pl.start[y]
+		if c := cmp.Compare(pl.start[x], pl.start[y]); c != 0 {
+			return c
 		}
-		return x < y
+		return cmp.Compare(x, y)
 	})
 	for _, k := range order {
 		pl.place(k)
@@ -241,7 +249,7 @@ func (pl *placer) byBreadth(steps int) {
 			order = append(order, int32(s))
 		}
 	}
-	sort.SliceStable(order, func(a, b int) bool { return live[order[a]] > live[order[b]] })
+	slices.SortStableFunc(order, func(x, y int32) int { return cmp.Compare(live[y], live[x]) })
 	unplaced := newSegTree(len(pl.size))
 	for k := range pl.size {
 		unplaced.set(int(pl.rank[k]), pl.end[k])
@@ -253,15 +261,14 @@ func (pl *placer) byBreadth(steps int) {
 			here[i] = pl.byStart[r]
 			unplaced.set(int(r), -1)
 		}
-		sort.Slice(here, func(a, b int) bool {
-			x, y := here[a], here[b]
-			if pl.size[x] != pl.size[y] {
-				return pl.size[x] > pl.size[y]
+		slices.SortFunc(here, func(x, y int32) int {
+			if c := cmp.Compare(pl.size[y], pl.size[x]); c != 0 {
+				return c
 			}
-			if pl.start[x] != pl.start[y] {
-				return pl.start[x] < pl.start[y]
+			if c := cmp.Compare(pl.start[x], pl.start[y]); c != 0 {
+				return c
 			}
-			return x < y
+			return cmp.Compare(x, y)
 		})
 		for _, k := range here {
 			pl.place(k)
@@ -282,7 +289,8 @@ func (p *memProblem) planGreedy(name string, breadth bool, limit int64) *memAssi
 	if p.groupCache == nil {
 		p.groupCache = p.groups()
 	}
-	gs := p.groupCache
+	mg := p.groupCache
+	gs := mg.gs
 	byBuf := make([][]int32, len(p.bufs))
 	for i := range gs {
 		byBuf[gs[i].buf] = append(byBuf[gs[i].buf], int32(i))
@@ -303,7 +311,7 @@ func (p *memProblem) planGreedy(name string, breadth bool, limit int64) *memAssi
 		}
 		a.chunks[b] = pl.chunkSize
 		for k, gi := range items {
-			for _, i := range gs[gi].members {
+			for i := gs[gi].first; i >= 0; i = mg.next[i] {
 				a.chunk[i], a.off[i] = pl.chunk[k], pl.off[k]
 			}
 		}

@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/graphc/graphc/ir"
@@ -61,9 +62,10 @@ type memTensor struct {
 	// pinned: live to the end of the evaluation (an output, or a root of
 	// an output view, or with NCopies > 1 an input or a copy).
 	pinned bool
-	// ggmlIn and ggmlOut are ggml's INPUT and OUTPUT flags as ggml-alloc
-	// sees them (ggml_backend_sched sets both on pipeline copies).
-	ggmlIn, ggmlOut bool
+	// ggmlIn is ggml's INPUT flag as ggml-alloc sees it: graph inputs, and
+	// pipeline copies (ggml_backend_sched sets INPUT and OUTPUT on those;
+	// OUTPUT is pinned).
+	ggmlIn bool
 	// inplace lists, in source order, the tensors (indices into
 	// memProblem.tensors) whose memory this node may take over at its
 	// write step under graphc's rule: see inPlaceCandidates.
@@ -87,7 +89,7 @@ type memProblem struct {
 	// the pipeline copies first, then the graph's leafs.
 	leafOrder []*ir.Tensor
 
-	groupCache []memGroup // in-place chains, shared by the greedy strategies
+	groupCache *memGroups // in-place chains, shared by the greedy strategies
 }
 
 // tensorIDs gives every tensor a dense number: its ID when it is the
@@ -126,6 +128,30 @@ func (x *tensorIDs) get(t *ir.Tensor) int {
 }
 
 func alignUp(n, align int64) int64 { return (n + align - 1) / align * align }
+
+// maxBytes is t.MaxBytes() without building the expression: the planner
+// asks for it once per tensor on graphs of 100k nodes.
+func maxBytes(t *ir.Tensor) int64 {
+	n := int64(t.Type.Size())
+	for i := 0; i < 4; i++ {
+		ne, cne := t.Ne[i].Constant()
+		nb, cnb := t.Nb[i].Constant()
+		if cne && ne == 0 {
+			return 0
+		}
+		if !cne {
+			if t.Ne[i].Max() == 0 {
+				return 0
+			}
+			ne = t.Ne[i].AtBounds()
+		}
+		if !cnb {
+			nb = t.Nb[i].AtBounds()
+		}
+		n += (ne - 1) * nb
+	}
+	return n
+}
 
 // needsCompute reports whether t lives in a compute buffer.
 func needsCompute(t *ir.Tensor) bool {
@@ -202,7 +228,11 @@ func newMemProblem(g *ir.Graph, pc *Context) *memProblem {
 	}
 	backendOf := map[*ir.Tensor]int{}
 	copyFor := map[copyKey]*ir.Tensor{}
-	p.steps = append(p.steps, memStep{kind: stepStart})
+	nSteps := 1 + len(g.Nodes)
+	for _, s := range splits {
+		nSteps += len(s.Inputs)
+	}
+	p.steps = make([]memStep, 1, nSteps)
 	for _, s := range splits {
 		for _, in := range s.Inputs {
 			if len(in.Copies) == 0 {
@@ -241,8 +271,12 @@ func newMemProblem(g *ir.Graph, pc *Context) *memProblem {
 	last := int32(len(p.steps) - 1)
 
 	// Tensors that need compute memory, numbered in allocation order.
-	p.mem = make([]int32, 0, len(g.Tensors))
-	p.backendOf = make([]int32, 0, len(g.Tensors))
+	p.mem = make([]int32, len(g.Tensors), len(g.Tensors)+16)
+	p.backendOf = make([]int32, len(g.Tensors), len(g.Tensors)+16)
+	for i := range p.mem {
+		p.mem[i], p.backendOf[i] = -1, -1
+	}
+	p.tensors = make([]memTensor, 0, len(g.Leafs)+len(p.steps))
 	pipelined := p.ncopies > 1
 	add := func(t *ir.Tensor, write int32, extra bool) {
 		id := p.ids.id(t)
@@ -261,12 +295,11 @@ func newMemProblem(g *ir.Graph, pc *Context) *memProblem {
 		if p.mem[id] >= 0 {
 			pc.Fatalf(t.Pos, "%s is written twice (steps %d and %d)", t.Name, p.tensors[p.mem[id]].write, write)
 		}
-		raw := t.MaxBytes()
+		raw := maxBytes(t)
 		buf := int32(bufFor(t, be))
 		m := memTensor{t: t, buf: buf, raw: raw, size: alignUp(raw, p.bufs[buf].align), write: write, start: write, end: write}
 		isCopy := t.Kind == ir.KindCopy
 		m.ggmlIn = t.Kind == ir.KindInput || (pipelined && isCopy)
-		m.ggmlOut = t.Output || (pipelined && m.ggmlIn)
 		if t.Output || (pipelined && m.ggmlIn) || extra {
 			m.pinned = true
 			m.end = last
@@ -510,10 +543,10 @@ func (p *memProblem) bounds(a *memAssign, b int) (lower, naive int64) {
 // counted from both sides, plus each interval with itself): the work the
 // greedy strategies would do.
 func overlapPairs(start, end []int32) int64 {
-	s := append([]int32(nil), start...)
-	e := append([]int32(nil), end...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	sort.Slice(e, func(i, j int) bool { return e[i] < e[j] })
+	s := slices.Clone(start)
+	e := slices.Clone(end)
+	slices.Sort(s)
+	slices.Sort(e)
 	var n int64
 	for i := range start {
 		le := sort.Search(len(s), func(k int) bool { return s[k] > end[i] })

@@ -5,10 +5,11 @@ package passes
 // O(log n) rather than scanning lists: planning stays linear-ish on graphs
 // with 100k nodes. Keys that compare equal are the same key.
 type orderedSet[K any] struct {
-	root *treapNode[K]
-	less func(a, b K) bool
-	seed uint64
-	n    int
+	root  *treapNode[K]
+	less  func(a, b K) bool
+	seed  uint64
+	n     int
+	spare *treapNode[K] // deleted nodes, reused by Insert (linked by right)
 }
 
 type treapNode[K any] struct {
@@ -67,10 +68,17 @@ func (s *orderedSet[K]) merge(l, r *treapNode[K]) *treapNode[K] {
 func (s *orderedSet[K]) Insert(k K) {
 	l, r := s.split(s.root, k, false)
 	mid, r := s.split(r, k, true)
-	if mid == nil {
+	node := mid
+	if node == nil {
 		s.n++
+		if node = s.spare; node != nil {
+			s.spare = node.right
+		} else {
+			node = &treapNode[K]{}
+		}
 	}
-	s.root = s.merge(s.merge(l, &treapNode[K]{key: k, prio: s.nextPrio()}), r)
+	*node = treapNode[K]{key: k, prio: s.nextPrio()}
+	s.root = s.merge(s.merge(l, node), r)
 }
 
 // Delete removes the key equal to k and reports whether there was one.
@@ -80,6 +88,8 @@ func (s *orderedSet[K]) Delete(k K) bool {
 	s.root = s.merge(l, r)
 	if mid != nil {
 		s.n--
+		*mid = treapNode[K]{right: s.spare}
+		s.spare = mid
 		return true
 	}
 	return false

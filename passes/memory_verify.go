@@ -27,14 +27,12 @@ import (
 // The steps are those of the evaluation: graph inputs at step 0, then per
 // split one step per input copy and one per node (memory_problem.go).
 func VerifyMemory(g *ir.Graph) error {
-	v := &memVerifier{g: g, info: map[*ir.Tensor]*vTensor{}}
+	v := &memVerifier{g: g, byID: make([]*vTensor, len(g.Tensors)), extra: map[*ir.Tensor]*vTensor{}}
 	v.buffers()
 	v.schedule()
 	v.tensors()
-	if len(v.errs) == 0 {
-		v.lifetimes()
-		v.overlaps()
-	}
+	v.lifetimes()
+	v.overlaps()
 	if v.dropped > 0 {
 		v.errs = append(v.errs, fmt.Errorf("and %d more problems", v.dropped))
 	}
@@ -48,7 +46,8 @@ type memVerifier struct {
 
 	bufOfType map[string]int
 	steps     []vStep
-	info      map[*ir.Tensor]*vTensor
+	byID      []*vTensor // compute tensors by ID (g.Tensors[ID] == t)
+	extra     map[*ir.Tensor]*vTensor
 	order     []*vTensor // compute tensors, in order of first sight
 	copyBE    map[*ir.Tensor]int
 }
@@ -68,6 +67,22 @@ type vTensor struct {
 	write, start, end int32
 	written, pinned   bool
 	inPlace           bool // placed over a dying source it may reuse
+	misplaced         bool // its buffer or chunk does not exist
+}
+
+func (v *memVerifier) info(t *ir.Tensor) *vTensor {
+	if t.ID >= 0 && t.ID < len(v.g.Tensors) && v.g.Tensors[t.ID] == t {
+		return v.byID[t.ID]
+	}
+	return v.extra[t]
+}
+
+func (v *memVerifier) setInfo(t *ir.Tensor, vt *vTensor) {
+	if t.ID >= 0 && t.ID < len(v.g.Tensors) && v.g.Tensors[t.ID] == t {
+		v.byID[t.ID] = vt
+	} else {
+		v.extra[t] = vt
+	}
 }
 
 func (v *memVerifier) bad(format string, a ...any) {
@@ -118,7 +133,11 @@ func (v *memVerifier) schedule() {
 	}
 	v.copyBE = map[*ir.Tensor]int{}
 	redirect := map[copyKey]*ir.Tensor{}
-	v.steps = []vStep{{}}
+	nSteps := 1 + len(g.Nodes)
+	for _, s := range splits {
+		nSteps += len(s.Inputs)
+	}
+	v.steps = make([]vStep, 1, nSteps)
 	for k, s := range splits {
 		for _, in := range s.Inputs {
 			if len(in.Copies) == 0 {
@@ -136,12 +155,15 @@ func (v *memVerifier) schedule() {
 			continue
 		}
 		for _, n := range g.Nodes[s.First:s.End] {
-			st := vStep{node: n, reads: make([]*ir.Tensor, len(n.Src))}
-			for j, x := range n.Src {
-				if c, ok := redirect[copyKey{x, s.Backend}]; ok {
-					x = c
+			st := vStep{node: n, reads: n.Src}
+			if len(redirect) > 0 {
+				st.reads = make([]*ir.Tensor, len(n.Src))
+				for j, x := range n.Src {
+					if c, ok := redirect[copyKey{x, s.Backend}]; ok {
+						x = c
+					}
+					st.reads[j] = x
 				}
-				st.reads[j] = x
 			}
 			if n.ViewSrc == nil {
 				st.write = n
@@ -179,7 +201,7 @@ func (v *memVerifier) tensors() {
 		if want != ir.AllocCompute {
 			return
 		}
-		vt := v.info[t]
+		vt := v.info(t)
 		if vt == nil {
 			be := t.Backend
 			if b, ok := v.copyBE[t]; ok {
@@ -193,11 +215,12 @@ func (v *memVerifier) tensors() {
 				return
 			}
 			a := t.Alloc
-			vt = &vTensor{t: t, backend: be, buf: a.Buffer, chunk: a.Chunk, off: a.Offset, size: t.MaxBytes(), write: -1, start: -1}
-			v.info[t] = vt
+			vt = &vTensor{t: t, backend: be, buf: a.Buffer, chunk: a.Chunk, off: a.Offset, size: maxBytes(t), write: -1, start: -1}
+			v.setInfo(t, vt)
 			v.order = append(v.order, vt)
 			if a.Buffer < 0 || a.Buffer >= len(g.Buffers) {
 				v.bad("%s is in buffer %d of %d", t.Name, a.Buffer, len(g.Buffers))
+				vt.misplaced = true
 				return
 			}
 			b := g.Buffers[a.Buffer]
@@ -207,6 +230,7 @@ func (v *memVerifier) tensors() {
 			if vt.size > 0 {
 				if a.Chunk < 0 || a.Chunk >= len(b.Chunks) {
 					v.bad("%s in chunk %d of %s's %d", t.Name, a.Chunk, b.BufferType, len(b.Chunks))
+					vt.misplaced = true
 				} else if a.Offset < 0 || a.Offset+vt.size > b.Chunks[a.Chunk] {
 					v.bad("%s at [%d, %d) outside %s chunk %d of %d bytes", t.Name, a.Offset, a.Offset+vt.size, b.BufferType, a.Chunk, b.Chunks[a.Chunk])
 				}
@@ -287,7 +311,7 @@ func (v *memVerifier) lifetimes() {
 	}
 	for s, st := range v.steps {
 		for _, x := range st.reads {
-			r := v.info[x.Root()]
+			r := v.info(x.Root())
 			if r == nil {
 				if needsCompute(x.Root()) {
 					v.bad("step %d reads %s, which has no compute memory", s, x.Root().Name)
@@ -300,7 +324,7 @@ func (v *memVerifier) lifetimes() {
 			r.end = max(r.end, int32(s))
 		}
 		if st.node != nil && st.node.ViewSrc != nil && st.node.Output {
-			if r := v.info[st.node.ViewSrc]; r != nil {
+			if r := v.info(st.node.ViewSrc); r != nil {
 				r.pinned, r.end = true, last
 			}
 		}
@@ -322,7 +346,7 @@ func (v *memVerifier) overlaps() {
 	starts := make([][]*vTensor, n)
 	ends := make([][]*vTensor, n)
 	for _, vt := range v.order {
-		if vt.size == 0 {
+		if vt.size == 0 || vt.misplaced || !vt.written {
 			continue
 		}
 		starts[vt.start] = append(starts[vt.start], vt)
@@ -370,7 +394,7 @@ func (v *memVerifier) overlaps() {
 	}
 	for _, vt := range v.order {
 		own, ok := v.bufOfType[g.Backends[vt.backend].BufferType]
-		if ok && own != vt.buf && !vt.inPlace {
+		if ok && !vt.misplaced && own != vt.buf && !vt.inPlace {
 			v.bad("%s is in buffer %s, but its backend %s uses %s and it reuses no source in place", vt.t.Name,
 				g.Buffers[vt.buf].BufferType, g.Backends[vt.backend].Name, g.Backends[vt.backend].BufferType)
 		}
