@@ -1,0 +1,420 @@
+package dsl
+
+import (
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// This file holds the AST. Statement nodes double as the participle grammar
+// (the parser tags are the grammar; testdata/grammar.ebnf shows it as EBNF).
+// Expression nodes carry no tags: the expression grammar lives in
+// grammar.go as one struct per precedence level, and Parse folds it into
+// the Binary/Unary/... tree below, so later stages never see the levels.
+//
+// Every statement and expression node records Pos, the position of its first
+// token, and EndPos, the position just past its last token (the two are on
+// the same line unless the node spans several lines). Parenthesised
+// expressions keep the span of their content; the printer re-creates the
+// parentheses that precedence needs.
+
+// A Node is any AST node that has a source span and a canonical DSL form.
+type Node interface {
+	// Position returns the position of the node's first token.
+	Position() lexer.Position
+	// End returns the position just past the node's last token.
+	End() lexer.Position
+	// String returns the node in canonical DSL syntax, without comments.
+	String() string
+}
+
+// A Stmt is one statement: *Backends, *Dim, *Decl, *Output, *For, *Assign
+// or *CallStmt.
+type Stmt interface {
+	Node
+	trivia() *Trivia
+	stmtNode()
+}
+
+// An Expr is an expression: *Binary, *Unary, *Call, *Name, *Number or
+// *String.
+type Expr interface {
+	Node
+	exprNode()
+}
+
+// File is a parsed DSL source file.
+type File struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	// Stmts are the top-level statements in source order.
+	Stmts []Stmt `parser:"( @@ | ';' )*"`
+
+	// Comments are the comments after the last top-level statement.
+	Comments []*Comment
+}
+
+// Comment is one source comment: a "#" or "//" comment running to the end
+// of its line.
+type Comment struct {
+	Pos lexer.Position
+	// Text is the comment including its "#" or "//" marker, with trailing
+	// whitespace removed.
+	Text string
+	// Blank reports whether a blank line precedes the comment.
+	Blank bool
+}
+
+// Trivia holds the comments and blank lines around a statement. Parse fills
+// it in after parsing; the printer reproduces it. What is kept:
+//
+//   - full-line comments before a statement (its Doc), including a file's
+//     header comment, which is the Doc of the first statement;
+//   - the comment at the end of a statement's last line (Comment);
+//   - for loops, the comment after "{" (For.OpenComment) and the full-line
+//     comments before "}" (For.EndComments);
+//   - comments after the last statement of a file (File.Comments);
+//   - whether blank lines separate statements and comments (several blank
+//     lines print as one; blank lines at the start or end of a block are
+//     dropped).
+//
+// A comment inside a statement that spans several lines is moved to the
+// end of that statement's Doc, since statements print on one line.
+type Trivia struct {
+	// Doc are the full-line comments directly before the statement.
+	Doc []*Comment
+	// Comment is the comment at the end of the statement's last line.
+	Comment *Comment
+	// Blank reports whether a blank line precedes the statement (after its
+	// Doc comments, if any).
+	Blank bool
+}
+
+func (t *Trivia) trivia() *Trivia { return t }
+
+// Backends lists the target backends in priority order:
+//
+//	backends cuda0, cpu
+type Backends struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Trivia
+
+	Names []*Ident `parser:"'backends' @@ ( ',' @@ )*"`
+}
+
+// Dim declares a named dimension. A constant dim has a fixed value; a
+// bounded dim (Bounded, written with "<=") gets its value at run time, and
+// Value is its upper bound:
+//
+//	dim n_embd = 64
+//	dim n_tokens <= 512
+type Dim struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Trivia
+
+	Name    *Name `parser:"'dim' @@"`
+	Bounded bool  `parser:"( '=' | @'<=' )"`
+	Value   Expr  `parser:"@@"`
+}
+
+// DeclKind says what a Decl declares.
+type DeclKind string
+
+// The kinds of tensor declaration.
+const (
+	DeclInput  DeclKind = "input"  // a graph input, set by the caller on every run
+	DeclWeight DeclKind = "weight" // a model weight, loaded once
+	DeclState  DeclKind = "state"  // a persistent tensor such as a KV cache
+)
+
+// Decl declares a tensor: an input, a weight or a state.
+//
+//	input KQ_mask: f32[n_kv, n_tokens] fill where(i0 <= kv_head + i1, 0, -inf)
+//	weight blk.{l}.ffn_up.weight: f16[n_embd, n_ff] on cpu
+//	state cache_k.{l}: f16[n_embd, n_kv]
+//
+// The grammar accepts Fill and On on every kind; Check allows Fill only on
+// inputs and On only on weights and states.
+type Decl struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Trivia
+
+	Kind DeclKind    `parser:"@( 'input' | 'weight' | 'state' )"`
+	Name *Name       `parser:"@@ ':'"`
+	Type *TensorType `parser:"@@"`
+	// Fill computes an input's value from its coordinates: an expression
+	// over i (the flat index), i0..i3 (the coordinates), dims, loop
+	// variables and function calls. Nil if absent.
+	Fill Expr `parser:"( 'fill' @@ )?"`
+	// On places the tensor on a backend. Nil if absent.
+	On *Ident `parser:"( 'on' @@ )?"`
+}
+
+// TensorType is an element type and a shape, ne0 first (ggml order):
+//
+//	f32[n_embd, n_vocab]
+type TensorType struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	DType *Ident `parser:"@@"`
+	Shape []Expr `parser:"'[' @@ ( ',' @@ )* ']'"`
+}
+
+// Output marks a tensor as a graph output, either an existing name or a new
+// definition:
+//
+//	output x
+//	output result_output = mul_mat(output.weight, x) on cuda0
+type Output struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Trivia
+
+	Name *Name `parser:"'output' @@"`
+	// Value is the definition, or nil when an existing name is marked.
+	Value Expr `parser:"( '=' @@ )?"`
+	// On overrides the backend of the definition. Nil if absent. The
+	// grammar accepts it without a definition; Check rejects that.
+	On *Ident `parser:"( 'on' @@ )?"`
+}
+
+// For repeats its body for each integer in [From, To):
+//
+//	for l in 0..n_layer {
+//	  ...
+//	}
+//
+// The bounds are expressions in the AST; Check requires integer literals or
+// constant dims.
+type For struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Trivia
+
+	Var  *Ident `parser:"'for' @@ 'in'"`
+	From Expr   `parser:"@@ '..'"`
+	To   Expr   `parser:"@@"`
+	Body []Stmt `parser:"'{' ( @@ | ';' )* '}'"`
+
+	// OpenComment is the comment after "{", if any.
+	OpenComment *Comment
+	// EndComments are the full-line comments before "}".
+	EndComments []*Comment
+}
+
+// Assign binds a name to the value of an expression. Rebinding a name is
+// allowed; On overrides the backend for the computation.
+//
+//	x = mul(rms_norm(x, eps=1e-5), blk.{l}.attn_norm.weight) on cuda0
+type Assign struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Trivia
+
+	Name  *Name  `parser:"@@ '='"`
+	Value Expr   `parser:"@@"`
+	On    *Ident `parser:"( 'on' @@ )?"`
+}
+
+// CallStmt is a call evaluated for its side effect:
+//
+//	cpy(k, view_1d(cache_k.{l}, n_tokens * n_embd, kv_head * n_embd * 2))
+type CallStmt struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Trivia
+
+	Call *Call  `parser:"@@"`
+	On   *Ident `parser:"( 'on' @@ )?"`
+}
+
+// Ident is a plain identifier [A-Za-z_][A-Za-z0-9_]*: a loop variable, a
+// dtype, a backend, a function or a keyword argument name.
+type Ident struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	Name string `parser:"@Ident"`
+}
+
+// Name names a tensor or dim. Its source form is identifier characters,
+// "." and "{var}" interpolations of loop variables (see NamePart).
+//
+//	x   token_embd.weight   blk.{l}.attn_q.weight   h{l}   blk.0.ffn_up.weight
+type Name struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	// Text is the source form of the name.
+	Text string `parser:"@( Ident | Compound )"`
+	// Parts is Text split into literal text and interpolations, in source
+	// order; two literal parts are never adjacent. Parse fills it in.
+	Parts []NamePart
+}
+
+// NamePart is literal text (Var == "") or an interpolation "{Var}".
+type NamePart struct {
+	// Lit is the literal text, dots included ("blk.", ".attn_q.weight").
+	Lit string
+	// Var is the loop variable of an interpolation.
+	Var string
+	// Offset is the byte offset of the part in the name's source text.
+	Offset int
+}
+
+// Call calls a function (an op, or in fill expressions a math function).
+// Positional arguments come before keyword arguments.
+//
+//	rms_norm(x, eps=1e-5)
+type Call struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	Func *Ident `parser:"@@ '('"`
+	Args []*Arg `parser:"( @@ ( ',' @@ )* )? ')'"`
+}
+
+// Arg is one argument of a call: positional (Key == nil) or key=value.
+type Arg struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	Key   *Ident `parser:"( @@ '=' )?"`
+	Value Expr   `parser:"@@"`
+}
+
+// BinaryOp is a binary operator.
+type BinaryOp string
+
+// The binary operators, lowest precedence first.
+const (
+	OpLt  BinaryOp = "<"
+	OpLe  BinaryOp = "<="
+	OpGt  BinaryOp = ">"
+	OpGe  BinaryOp = ">="
+	OpEq  BinaryOp = "=="
+	OpNe  BinaryOp = "!="
+	OpAdd BinaryOp = "+"
+	OpSub BinaryOp = "-"
+	OpMul BinaryOp = "*"
+	OpDiv BinaryOp = "/"
+	OpRem BinaryOp = "%"
+)
+
+// Binary is X Op Y. "+ - * / %" associate to the left; a comparison takes
+// at most one operator on each side, so "a < b < c" is a syntax error.
+type Binary struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	Op    BinaryOp
+	OpPos lexer.Position
+	X, Y  Expr
+}
+
+// Unary is Op X. The only unary operator is "-".
+type Unary struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	Op string
+	X  Expr
+}
+
+// Number is an integer literal ("64"), a float literal ("1e-5",
+// "10000.0") or "inf". Text is the source text, printed unchanged. A
+// negative number is a Unary "-" applied to a Number.
+type Number struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	Text string
+}
+
+// String is a string literal.
+type String struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+
+	// Text is the quoted source text.
+	Text string
+	// Value is the unquoted value. Escapes are \\ \" \n \r \t.
+	Value string
+}
+
+// Compile-time checks that every node implements its interfaces.
+var (
+	_ Stmt = (*Backends)(nil)
+	_ Stmt = (*Dim)(nil)
+	_ Stmt = (*Decl)(nil)
+	_ Stmt = (*Output)(nil)
+	_ Stmt = (*For)(nil)
+	_ Stmt = (*Assign)(nil)
+	_ Stmt = (*CallStmt)(nil)
+
+	_ Expr = (*Binary)(nil)
+	_ Expr = (*Unary)(nil)
+	_ Expr = (*Call)(nil)
+	_ Expr = (*Name)(nil)
+	_ Expr = (*Number)(nil)
+	_ Expr = (*String)(nil)
+
+	_ Node = (*File)(nil)
+	_ Node = (*TensorType)(nil)
+	_ Node = (*Ident)(nil)
+	_ Node = (*Arg)(nil)
+)
+
+func (*Backends) stmtNode() {}
+func (*Dim) stmtNode()      {}
+func (*Decl) stmtNode()     {}
+func (*Output) stmtNode()   {}
+func (*For) stmtNode()      {}
+func (*Assign) stmtNode()   {}
+func (*CallStmt) stmtNode() {}
+
+func (*Binary) exprNode() {}
+func (*Unary) exprNode()  {}
+func (*Call) exprNode()   {}
+func (*Name) exprNode()   {}
+func (*Number) exprNode() {}
+func (*String) exprNode() {}
+
+func (n *File) Position() lexer.Position       { return n.Pos }
+func (n *Backends) Position() lexer.Position   { return n.Pos }
+func (n *Dim) Position() lexer.Position        { return n.Pos }
+func (n *Decl) Position() lexer.Position       { return n.Pos }
+func (n *TensorType) Position() lexer.Position { return n.Pos }
+func (n *Output) Position() lexer.Position     { return n.Pos }
+func (n *For) Position() lexer.Position        { return n.Pos }
+func (n *Assign) Position() lexer.Position     { return n.Pos }
+func (n *CallStmt) Position() lexer.Position   { return n.Pos }
+func (n *Ident) Position() lexer.Position      { return n.Pos }
+func (n *Name) Position() lexer.Position       { return n.Pos }
+func (n *Call) Position() lexer.Position       { return n.Pos }
+func (n *Arg) Position() lexer.Position        { return n.Pos }
+func (n *Binary) Position() lexer.Position     { return n.Pos }
+func (n *Unary) Position() lexer.Position      { return n.Pos }
+func (n *Number) Position() lexer.Position     { return n.Pos }
+func (n *String) Position() lexer.Position     { return n.Pos }
+
+func (n *File) End() lexer.Position       { return n.EndPos }
+func (n *Backends) End() lexer.Position   { return n.EndPos }
+func (n *Dim) End() lexer.Position        { return n.EndPos }
+func (n *Decl) End() lexer.Position       { return n.EndPos }
+func (n *TensorType) End() lexer.Position { return n.EndPos }
+func (n *Output) End() lexer.Position     { return n.EndPos }
+func (n *For) End() lexer.Position        { return n.EndPos }
+func (n *Assign) End() lexer.Position     { return n.EndPos }
+func (n *CallStmt) End() lexer.Position   { return n.EndPos }
+func (n *Ident) End() lexer.Position      { return n.EndPos }
+func (n *Name) End() lexer.Position       { return n.EndPos }
+func (n *Call) End() lexer.Position       { return n.EndPos }
+func (n *Arg) End() lexer.Position        { return n.EndPos }
+func (n *Binary) End() lexer.Position     { return n.EndPos }
+func (n *Unary) End() lexer.Position      { return n.EndPos }
+func (n *Number) End() lexer.Position     { return n.EndPos }
+func (n *String) End() lexer.Position     { return n.EndPos }

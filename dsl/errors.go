@@ -1,0 +1,154 @@
+package dsl
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// Error is a problem in a DSL source file, positioned at the offending
+// text. It renders as "file:line:col: message", the format of participle's
+// own errors, and implements participle.Error.
+type Error struct {
+	Pos lexer.Position
+	// EndPos is the position just past the offending text, or the zero
+	// Position if unknown.
+	EndPos lexer.Position
+	Msg    string
+}
+
+var _ participle.Error = (*Error)(nil)
+
+// errorf returns an *Error spanning node n.
+func errorf(n Node, format string, args ...any) *Error {
+	return &Error{Pos: n.Position(), EndPos: n.End(), Msg: fmt.Sprintf(format, args...)}
+}
+
+func (e *Error) Error() string {
+	return participle.FormatError(e)
+}
+
+// Message returns the message without the position.
+func (e *Error) Message() string { return e.Msg }
+
+// Position returns the position of the offending text.
+func (e *Error) Position() lexer.Position { return e.Pos }
+
+// ErrorList is a list of errors, each on its own line when printed. Parse
+// and Check return one, sorted by position.
+type ErrorList []*Error
+
+func (l ErrorList) Error() string {
+	lines := make([]string, len(l))
+	for i, e := range l {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the errors, so that errors.As finds an *Error.
+func (l ErrorList) Unwrap() []error {
+	errs := make([]error, len(l))
+	for i, e := range l {
+		errs[i] = e
+	}
+	return errs
+}
+
+// Sort sorts the list by file, then position, then message.
+func (l ErrorList) Sort() {
+	sort.SliceStable(l, func(i, j int) bool {
+		a, b := l[i], l[j]
+		if a.Pos.Filename != b.Pos.Filename {
+			return a.Pos.Filename < b.Pos.Filename
+		}
+		if a.Pos.Offset != b.Pos.Offset {
+			return a.Pos.Offset < b.Pos.Offset
+		}
+		return a.Msg < b.Msg
+	})
+}
+
+// Err returns l as an error, or nil if l is empty.
+func (l ErrorList) Err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+// Render formats err for a terminal. Each positioned error in err (an
+// *Error, an ErrorList, a participle.Error or errors joined with
+// errors.Join) prints as its "file:line:col: message" line followed by the
+// source line and a caret line: "^" under the first column, and "~" under
+// the rest of the offending text when it ends on the same line. src is the
+// source that the positions refer to. Other errors print as err.Error().
+func Render(err error, src []byte) string {
+	var b strings.Builder
+	for _, e := range flatten(err) {
+		var perr participle.Error
+		if !errors.As(e, &perr) {
+			b.WriteString(e.Error() + "\n")
+			continue
+		}
+		b.WriteString(participle.FormatError(perr) + "\n")
+		var end lexer.Position
+		if de, ok := perr.(*Error); ok {
+			end = de.EndPos
+		}
+		b.WriteString(snippet(src, perr.Position(), end))
+	}
+	return b.String()
+}
+
+// flatten returns the errors that err is made of.
+func flatten(err error) []error {
+	switch e := err.(type) {
+	case nil:
+		return nil
+	case ErrorList:
+		return e.Unwrap()
+	case participle.Error:
+		return []error{e}
+	case interface{ Unwrap() []error }:
+		var out []error
+		for _, e := range e.Unwrap() {
+			out = append(out, flatten(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// snippet returns the source line holding pos and a caret line under it,
+// or "" if pos does not fit src.
+func snippet(src []byte, pos, end lexer.Position) string {
+	if pos.Line == 0 || pos.Offset < 0 || pos.Offset > len(src) {
+		return ""
+	}
+	start := strings.LastIndexByte(string(src[:pos.Offset]), '\n') + 1
+	stop := len(src)
+	if i := strings.IndexByte(string(src[pos.Offset:]), '\n'); i >= 0 {
+		stop = pos.Offset + i
+	}
+	line := strings.TrimRight(string(src[start:stop]), "\r")
+	var caret strings.Builder
+	for _, r := range string(src[start:pos.Offset]) {
+		if r == '\t' {
+			caret.WriteByte('\t')
+		} else {
+			caret.WriteByte(' ')
+		}
+	}
+	caret.WriteByte('^')
+	if end.Offset > pos.Offset && end.Offset <= stop {
+		n := utf8.RuneCount(src[pos.Offset:end.Offset])
+		caret.WriteString(strings.Repeat("~", n-1))
+	}
+	return line + "\n" + caret.String() + "\n"
+}

@@ -1,0 +1,35 @@
+// A tour of the syntax; see ../README.md. Not a meaningful model.
+
+backends cuda0, cpu
+
+dim n = 8
+dim m = 2 * n + 1  # dims can be constant expressions of other dims
+dim n_steps = 3
+dim batch <= 4
+
+# Fill expressions see i (flat index), i0..i3 (coordinates), dims and loop
+# variables.
+input tokens: i32[batch] fill i % n
+input angles: f32[n, batch] fill sin(i0 * 0.5) + cos(-(i1 - 1.5e-3))
+input mask: f32[n, n] fill where(i0 > i1, 0, -inf)
+
+weight emb: f32[n, m] on cpu
+weight blk.0.w: f32[n, n]  // a digit segment after a dot
+for s in 0..n_steps {
+  weight h{s}.w: f16[n, n]
+  state cache.{s}: f32[n * 2, batch]
+  for j in 1..3 {
+    weight blk.{s}.part{j}.b: f32[n]
+  }
+}
+
+x = get_rows(emb, tokens)
+x = mul_mat(blk.0.w, x) on cuda0
+for s in 0..n_steps {
+  y = add(mul_mat(h{s}.w, x), x)
+  cpy(y, view_2d(cache.{s}, n, batch, n * 4, 0)) on cuda0
+  x = scale(y, 1 / (s + 1), name="step")
+  output step{s} = y on cpu
+}
+
+output x
