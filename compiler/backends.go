@@ -30,9 +30,10 @@ func describe(name string) (*runtime.Description, error) {
 	return nil, fmt.Errorf("unknown backend %q (known: %s)", name, KnownBackends)
 }
 
-// Target resolves an ordered list of backend names into planning backends.
+// Target resolves an ordered list of backend names into planning backends;
+// offloadMinBatch > 0 overrides the backends' op offload threshold.
 // The CPU must come last: it is the fallback that supports every op.
-func Target(names []string) ([]*passes.Backend, error) {
+func Target(names []string, offloadMinBatch int) ([]*passes.Backend, error) {
 	if len(names) == 0 {
 		names = []string{"cpu"}
 	}
@@ -58,7 +59,7 @@ func Target(names []string) ([]*passes.Backend, error) {
 	}
 	out := make([]*passes.Backend, len(descs))
 	for i, d := range descs {
-		out[i] = passes.FromDescription(d, bufts)
+		out[i] = passes.FromDescription(d, bufts, offloadMinBatch)
 	}
 	return out, nil
 }

@@ -46,7 +46,7 @@ var commands []*command
 func init() {
 	commands = []*command{
 		{"compile", "[-o DIR] [-pkg NAME] [-main] [-backends LIST] model.g", "generate the model's Go package", cmdCompile},
-		{"plan", "[-backends LIST] [-json] [-debug] model.g", "print the plan: nodes with backends, splits, buffer offsets", cmdPlan},
+		{"plan", "[-backends LIST] [-json | -debug | -dot | -svg] model.g", "print the plan: nodes with backends, splits, buffer offsets", cmdPlan},
 		{"run", "[-json] [-fill ggml] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
 		{"fmt", "[-w] model.g", "print the model in canonical form (-w: rewrite the file)", cmdFmt},
 		{"help", "[command]", "show help", nil},
@@ -140,19 +140,51 @@ func parseFlags(fs *flag.FlagSet, args []string, nargs int) ([]string, error) {
 
 // targetFlags are the planning flags several commands share.
 type targetFlags struct {
-	backends string
-	ncopies  int
-	offload  bool
+	backends     string
+	ncopies      int
+	offload      bool
+	offloadBatch int
+	overrides    overrideFlags
+	ngl          int
 }
 
 func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.backends, "backends", "", "comma-separated backends in priority order, the cpu last (default: the model's `backends` line, or cpu)")
-	fs.IntVar(&t.ncopies, "n-copies", 1, "pipeline copies of split inputs (ggml's n_copies)")
-	fs.BoolVar(&t.offload, "op-offload", false, "let GPU backends take big-batch ops whose weights are in host memory")
+	fs.IntVar(&t.ncopies, "n-copies", 1, "pipeline copies of split inputs (ggml's n_copies), at most 4")
+	fs.BoolVar(&t.offload, "op-offload", false, "let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)")
+	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
+	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
+	fs.IntVar(&t.ngl, "ngl", -1, "put the last N layers' weights and state on the first backend (like llama.cpp's -ngl)")
+}
+
+// overrideFlags collects repeated -ot flags.
+type overrideFlags []Override
+
+func (o *overrideFlags) String() string {
+	var s []string
+	for _, x := range *o {
+		s = append(s, x.Pattern.String()+"="+x.Backend)
+	}
+	return strings.Join(s, " ")
+}
+
+func (o *overrideFlags) Set(v string) error {
+	x, err := ParseOverride(v)
+	if err != nil {
+		return err
+	}
+	*o = append(*o, x)
+	return nil
 }
 
 func (t *targetFlags) config() Config {
 	var cfg Config
+	cfg.OffloadMinBatch = t.offloadBatch
+	cfg.Placement.Overrides = t.overrides
+	if t.ngl >= 0 {
+		ngl := t.ngl
+		cfg.Placement.GPULayers = &ngl
+	}
 	if t.backends != "" {
 		for _, b := range strings.Split(t.backends, ",") {
 			cfg.Backends = append(cfg.Backends, strings.TrimSpace(b))
@@ -202,8 +234,10 @@ func cmdPlan(e *env, args []string) error {
 	fs := newFlags(e, "plan")
 	var tf targetFlags
 	tf.register(fs)
-	asJSON := fs.Bool("json", false, "print the plan as JSON (schema in docs/plan-json.md)")
+	asJSON := fs.Bool("json", false, "print the plan as JSON (schema: docs/plan-json.md)")
 	debug := fs.Bool("debug", false, "explain every split and node, like GGML_SCHED_DEBUG=2")
+	dot := fs.Bool("dot", false, "print the plan as a Graphviz graph: splits as clusters per backend, copies as labelled edges")
+	svg := fs.Bool("svg", false, "render the -dot graph as SVG (needs Graphviz's dot)")
 	files, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -223,6 +257,16 @@ func cmdPlan(e *env, args []string) error {
 	switch {
 	case *asJSON:
 		return writeJSON(e.stdout, PlanJSON(res.Graph))
+	case *dot:
+		_, err = io.WriteString(e.stdout, Dot(res.Graph))
+		return err
+	case *svg:
+		b, err := SVG(res.Graph)
+		if err != nil {
+			return err
+		}
+		_, err = e.stdout.Write(b)
+		return err
 	case *debug:
 		_, err = io.WriteString(e.stdout, DebugReport(res.Graph))
 		return err

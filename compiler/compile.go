@@ -18,7 +18,11 @@ type Config struct {
 	// `backends` statement, or just the cpu.
 	Backends []string
 	Options  passes.Options
-	Debug    int  // pass explanations (passes.Context.Debug)
+	// OffloadMinBatch overrides the backends' op offload threshold (> 0).
+	OffloadMinBatch int
+	// Placement: tensor overrides and layers on the first backend.
+	Placement Placement
+	Debug     int  // pass explanations (passes.Context.Debug)
 	Verify   bool // ir.Verify after every pass
 }
 
@@ -114,10 +118,15 @@ func mergeErrors(errs ...error) error {
 }
 
 func plan(g *ir.Graph, names []string, cfg Config) (*Result, error) {
-	backends, err := Target(names)
+	backends, err := Target(names, cfg.OffloadMinBatch)
 	if err != nil {
 		return nil, &UserError{err.Error()}
 	}
+	var order []string
+	for _, b := range backends {
+		order = append(order, b.Name)
+	}
+	cfg.Placement.apply(g, order)
 	if err := checkPlacements(g, backends); err != nil {
 		return nil, err
 	}

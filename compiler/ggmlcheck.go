@@ -129,7 +129,7 @@ func runTrace(tr *ggmltrace.Trace) (float64, error) {
 		}
 		t.Fill = f
 	}
-	target, err := Target([]string{"cpu"})
+	target, err := Target([]string{"cpu"}, 0)
 	if err != nil {
 		return 0, err
 	}

@@ -15,6 +15,8 @@ import (
 type goldenOptions struct {
 	Backends []string `json:"backends"`
 	NCopies  int      `json:"n_copies"`
+	NGL      *int     `json:"ngl"` // -ngl
+	OT       []string `json:"ot"`  // -ot rules
 }
 
 func goldenConfig(t *testing.T, comment string) Config {
@@ -24,7 +26,16 @@ func goldenConfig(t *testing.T, comment string) Config {
 			t.Fatalf("options: %v", err)
 		}
 	}
-	return Config{Backends: opts.Backends, Options: passes.Options{NCopies: opts.NCopies}, Verify: true}
+	cfg := Config{Backends: opts.Backends, Options: passes.Options{NCopies: opts.NCopies}, Verify: true}
+	cfg.Placement.GPULayers = opts.NGL
+	for _, o := range opts.OT {
+		r, err := ParseOverride(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Placement.Overrides = append(cfg.Placement.Overrides, r)
+	}
+	return cfg
 }
 
 // TestGolden compiles every ../golden/*.txtar model and compares its plan

@@ -25,8 +25,9 @@ type Backend struct {
 
 // FromDescription adapts a runtime backend description for planning.
 // others lists every buffer type of the target, so that name lookups in
-// SupportsBufferType can be answered.
-func FromDescription(d *runtime.Description, others []runtime.BufferType) *Backend {
+// SupportsBufferType can be answered; minBatch overrides the backend's
+// offload threshold when positive.
+func FromDescription(d *runtime.Description, others []runtime.BufferType, minBatch int) *Backend {
 	bufts := map[string]runtime.BufferType{}
 	for _, b := range others {
 		bufts[b.Name] = b
@@ -44,7 +45,10 @@ func FromDescription(d *runtime.Description, others []runtime.BufferType) *Backe
 		},
 	}
 	if d.OffloadOp != nil {
-		b.OffloadOp = func(t *ir.Tensor) bool { return d.OffloadOp(Query(t)) }
+		if minBatch <= 0 {
+			minBatch = d.OffloadMinBatch
+		}
+		b.OffloadOp = func(t *ir.Tensor) bool { return d.OffloadOp(Query(t), minBatch) }
 	}
 	return b
 }

@@ -42,9 +42,11 @@ type Description struct {
 	// tensor that lives in a buffer of type b without a copy.
 	SupportsBufferType func(b BufferType) bool
 	// OffloadOp reports whether the backend wants to run an op whose
-	// weight lives in host memory (ggml's offload_op: big batches are
-	// worth the weight upload). Nil means never.
-	OffloadOp func(q *OpQuery) bool
+	// weight lives in host memory (ggml's offload_op: batches of at least
+	// minBatch rows are worth the weight upload). Nil means never.
+	OffloadOp func(q *OpQuery, minBatch int) bool
+	// OffloadMinBatch is the default minBatch (ggml: 32).
+	OffloadMinBatch int
 
 	// Async: kernels are queued and complete later; the runtime must
 	// synchronize with events.

@@ -1,3 +1,4 @@
+backends cuda0, cpu
 dim n_batch <= 4
 input mlp_in: f32[32, n_batch] fill cos(i * 0.013)
 weight fc0.weight: f32[32, 64] on cuda0

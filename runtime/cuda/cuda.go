@@ -27,9 +27,10 @@ func Description(n int) *runtime.Description {
 		SupportsBufferType: func(b runtime.BufferType) bool {
 			return b.Name == bt.Name
 		},
-		OffloadOp: func(q *runtime.OpQuery) bool {
-			return batchSize(q) >= OffloadBatch
+		OffloadOp: func(q *runtime.OpQuery, minBatch int) bool {
+			return batchSize(q) >= int64(minBatch)
 		},
+		OffloadMinBatch: OffloadBatch,
 		Async: true,
 	}
 }

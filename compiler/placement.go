@@ -1,0 +1,95 @@
+package compiler
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/graphc/graphc/ir"
+)
+
+// Placement holds the weight-placement controls llama.cpp users know:
+// tensor overrides by name pattern (llama.cpp's -ot) and a number of layers
+// on the first backend (-ngl).
+type Placement struct {
+	// Overrides place every weight and state whose name matches Pattern on
+	// Backend; the first matching rule wins, and rules beat a declaration's
+	// own `on`.
+	Overrides []Override
+	// GPULayers, when set, puts the weights and state of the last
+	// GPULayers layers on the target's first backend, and the output layer
+	// too when it exceeds the number of layers (llama.cpp's -ngl). A
+	// tensor's layer is the N of a "blk.N." in its name, or of a "_lN"
+	// suffix (cache_k_l3).
+	GPULayers *int
+}
+
+// Override is one pattern rule.
+type Override struct {
+	Pattern *regexp.Regexp
+	Backend string
+}
+
+// ParseOverride parses "REGEX=BACKEND".
+func ParseOverride(s string) (Override, error) {
+	i := strings.LastIndex(s, "=")
+	if i <= 0 || i == len(s)-1 {
+		return Override{}, fmt.Errorf("want REGEX=BACKEND, got %q", s)
+	}
+	re, err := regexp.Compile(s[:i])
+	if err != nil {
+		return Override{}, fmt.Errorf("%q: %v", s[:i], err)
+	}
+	return Override{re, s[i+1:]}, nil
+}
+
+var layerPatterns = []*regexp.Regexp{regexp.MustCompile(`(?:^|\.)blk\.(\d+)\.`), regexp.MustCompile(`_l(\d+)$`)}
+
+// layerOf returns the layer a tensor name belongs to, or -1.
+func layerOf(name string) int {
+	for _, re := range layerPatterns {
+		if m := re.FindStringSubmatch(name); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			return n
+		}
+	}
+	return -1
+}
+
+// apply sets the Placement of g's weights and state; target is the backend
+// list in priority order.
+func (p *Placement) apply(g *ir.Graph, target []string) {
+	nLayer := 0
+	for _, t := range g.Params {
+		nLayer = max(nLayer, layerOf(t.Name)+1)
+	}
+	for _, t := range g.Params {
+		if o, ok := p.match(t.Name); ok {
+			t.Placement = o.Backend
+			continue
+		}
+		if t.Placement != "" || p.GPULayers == nil || len(target) < 2 {
+			continue
+		}
+		ngl := *p.GPULayers
+		l := layerOf(t.Name)
+		switch {
+		case l >= 0 && l >= nLayer-ngl:
+			t.Placement = target[0]
+		case l < 0 && strings.HasPrefix(t.Name, "output") && ngl > nLayer:
+			t.Placement = target[0]
+		default:
+			t.Placement = target[len(target)-1]
+		}
+	}
+}
+
+func (p *Placement) match(name string) (Override, bool) {
+	for _, o := range p.Overrides {
+		if o.Pattern.MatchString(name) {
+			return o, true
+		}
+	}
+	return Override{}, false
+}
