@@ -23,7 +23,7 @@ type Config struct {
 	// Placement: tensor overrides and layers on the first backend.
 	Placement Placement
 	Debug     int  // pass explanations (passes.Context.Debug)
-	Verify   bool // ir.Verify after every pass
+	Verify    bool // ir.Verify after every pass
 }
 
 // Result is a compiled model: the plan and the passes' explanations.

@@ -31,7 +31,7 @@ func Description(n int) *runtime.Description {
 			return batchSize(q) >= int64(minBatch)
 		},
 		OffloadMinBatch: OffloadBatch,
-		Async: true,
+		Async:           true,
 	}
 }
 
