@@ -32,25 +32,25 @@ func mustOp(g *ir.Graph, op ir.Op, name string, srcs ...*ir.Tensor) *ir.Tensor {
 	return t
 }
 
-// chainGraph is n nodes in a line, a transformer-ish cycle of mul_mat,
-// add, relu and scale of varying widths: each tensor dies at the next.
+// chainGraph is n nodes in a line: matmuls widening 64 → 128 → 256 → 512
+// and back, each followed by an in-place activation; every tensor dies at
+// the next, but the widening steps fragment in-order allocation.
 func chainGraph(n int) *ir.Graph {
 	g := ir.NewGraph("chain.g")
 	benchTarget(g)
+	widths := []int64{128, 256, 512, 256, 128, 64}
 	x := g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(64), ir.Const(8)}, ir.Pos{})
-	w1 := g.NewLeaf(ir.KindWeight, "w1", runtime.F32, []*ir.Expr{ir.Const(64), ir.Const(256)}, ir.Pos{})
-	w2 := g.NewLeaf(ir.KindWeight, "w2", runtime.F32, []*ir.Expr{ir.Const(256), ir.Const(64)}, ir.Pos{})
-	b2 := g.NewLeaf(ir.KindWeight, "b2", runtime.F32, []*ir.Expr{ir.Const(64)}, ir.Pos{})
+	var ws []*ir.Tensor
+	prev := int64(64)
+	for i, w := range widths {
+		ws = append(ws, g.NewLeaf(ir.KindWeight, fmt.Sprint("w", i), runtime.F32, []*ir.Expr{ir.Const(prev), ir.Const(w)}, ir.Pos{}))
+		prev = w
+	}
 	for i := 0; i < n; i++ {
-		switch i % 4 {
-		case 0:
-			x = mustOp(g, ir.OpMulMat, fmt.Sprint("up", i), w1, x)
-		case 1:
+		if i%2 == 0 {
+			x = mustOp(g, ir.OpMulMat, fmt.Sprint("mm", i), ws[i/2%len(ws)], x)
+		} else {
 			x = mustOp(g, ir.OpRelu, fmt.Sprint("act", i), x)
-		case 2:
-			x = mustOp(g, ir.OpMulMat, fmt.Sprint("down", i), w2, x)
-		case 3:
-			x = mustOp(g, ir.OpAdd, fmt.Sprint("bias", i), x, b2)
 		}
 	}
 	x.Output = true
@@ -140,5 +140,48 @@ func TestMemoryPlannedVsLowerBound(t *testing.T) {
 		if g.Buffers[0].Size != best || best > ggml.size(0) || best < lower {
 			t.Errorf("%s: best plan %d, want min of the strategies %d, within [%d, %d]", gb.name, g.Buffers[0].Size, best, lower, ggml.size(0))
 		}
+	}
+}
+
+// TestMemoryRandomSummary reports, over random scheduled graphs, how far
+// each strategy's buffers are from the lower bound in total, and how often
+// each one is the smallest.
+func TestMemoryRandomSummary(t *testing.T) {
+	const n = 500
+	var lower, naive, best int64
+	total := map[string]int64{}
+	wins := map[string]int{}
+	buffers := 0
+	for seed := int64(0); seed < n; seed++ {
+		g := newRandGraph(seed)
+		p := newMemProblem(g, &Context{})
+		as := []*memAssign{p.planGGML(), p.planGreedy(StrategyGreedySize, false, 0), p.planGreedy(StrategyGreedyBreadth, true, 0)}
+		if !as[0].ownBuffers(p) {
+			continue // ggml reused memory across buffers: compared whole in planMemory
+		}
+		for b := range p.bufs {
+			lo, na := p.bounds(as[0], b)
+			lower, naive = lower+lo, naive+na
+			smallest := as[0].size(b)
+			for _, a := range as {
+				total[a.name] += a.size(b)
+				smallest = min(smallest, a.size(b))
+			}
+			for _, a := range as {
+				if a.size(b) == smallest {
+					wins[a.name]++
+				}
+			}
+			best += smallest
+			buffers++
+		}
+	}
+	line := fmt.Sprintf("%d buffers of %d random graphs: lower bound %d, naive %d (%.2f×)", buffers, n, lower, naive, float64(naive)/float64(lower))
+	for _, name := range []string{StrategyGGML, StrategyGreedySize, StrategyGreedyBreadth} {
+		line += fmt.Sprintf("; %s %.4f× (smallest on %d)", name, float64(total[name])/float64(lower), wins[name])
+	}
+	t.Logf("%s; best %.4f×", line, float64(best)/float64(lower))
+	if best > total[StrategyGGML] {
+		t.Errorf("best %d larger than ggml %d", best, total[StrategyGGML])
 	}
 }

@@ -128,6 +128,7 @@ type placer struct {
 	chunkSize []int64
 
 	scratch []int32
+	top     []int64 // per chunk: the end of the overlapping items
 }
 
 func newPlacer(gs []memGroup, items []int32, maxChunk int64) *placer {
@@ -175,7 +176,11 @@ func (pl *placer) place(k int32) {
 		return cmp.Compare(pl.off[x], pl.off[y])
 	})
 	bestChunk, bestOff, bestGap := int32(-1), int64(0), int64(math.MaxInt64)
-	top := make([]int64, len(pl.chunkSize))
+	top := pl.top[:0]
+	for range pl.chunkSize {
+		top = append(top, 0)
+	}
+	pl.top = top
 	for i := 0; i < len(ov); {
 		c := pl.chunk[ov[i]]
 		var prev int64
