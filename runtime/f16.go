@@ -47,13 +47,17 @@ func F32ToF16(f float32) uint16 {
 }
 
 // F16ToF32 converts an IEEE 754 binary16 value to float32. The conversion is
-// exact; NaN payloads are kept.
+// exact; a NaN keeps its sign and payload and gets the quiet bit, as x86 F16C
+// (VCVTPH2PS) does.
 func F16ToF32(h uint16) float32 {
 	sign := uint32(h&0x8000) << 16
 	exp := uint32(h>>10) & 0x1f
 	man := uint32(h & 0x3ff)
 	switch exp {
 	case 0x1f:
+		if man != 0 {
+			man |= 0x200
+		}
 		return math.Float32frombits(sign | 0x7f800000 | man<<13)
 	case 0:
 		if man == 0 {

@@ -1,0 +1,98 @@
+package cpu
+
+import (
+	goruntime "runtime"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+var _ runtime.Kernels = (*Backend)(nil)
+
+// Backend is the CPU backend: the kernels of runtime.Kernels and the worker
+// goroutines that run them. Its methods must not be called concurrently.
+type Backend struct {
+	pool    *pool
+	closed  bool
+	cleanup goruntime.Cleanup // stops the workers of a Backend dropped without Close
+	scratch [][]float32       // per thread, grown by the caller before a dispatch
+	xpack   []float32         // MulMat's x converted to dense float32 columns
+
+	// One task value per kernel family, reused by every call so that a
+	// dispatch does not allocate.
+	mm   mulMatTask
+	pack packTask
+	bin  binaryTask
+	un   unaryTask
+	norm normTask
+	sm   softMaxTask
+	rope ropeTask
+	rows getRowsTask
+	cpy  cpyTask
+}
+
+// New starts a backend with the given number of threads, the caller
+// included; threads <= 0 means runtime.GOMAXPROCS(0).
+func New(threads int) *Backend {
+	if threads <= 0 {
+		threads = goruntime.GOMAXPROCS(0)
+	}
+	initTables()
+	b := &Backend{pool: newPool(threads), scratch: make([][]float32, threads)}
+	// The workers reference only the pool (its task is cleared after every
+	// op), so an unreachable Backend can still be collected and stop them.
+	b.cleanup = goruntime.AddCleanup(b, (*pool).close, b.pool)
+	return b
+}
+
+// Close stops the worker goroutines. The backend must not be used afterwards.
+func (b *Backend) Close() {
+	if b.closed {
+		return
+	}
+	b.closed = true
+	b.cleanup.Stop()
+	b.pool.close()
+}
+
+// Threads is the number of threads kernels are split over.
+func (b *Backend) Threads() int { return b.pool.n }
+
+// minWork is the least work worth a chunk of its own (see chunksFor); tests
+// lower it to split even tiny ops.
+var minWork = 4000
+
+// chunksPerThread is how many chunks per thread a big op is cut into, so
+// that threads that start late or run slow (a shared machine) even out.
+const chunksPerThread = 4
+
+// chunksFor cuts an op with the given work (in units of roughly a
+// nanosecond of single-thread time) over at most units independent pieces:
+// one chunk per minWork, so that each covers the dispatch cost (~0.4 µs)
+// several times, up to chunksPerThread per thread; nth is the number of
+// threads worth waking.
+func (b *Backend) chunksFor(work, units int) (nchunks, nth int) {
+	if b.closed {
+		bug("use of a closed Backend")
+	}
+	nchunks = min(work/minWork, units, chunksPerThread*b.pool.n, maxChunks)
+	if nchunks < 1 {
+		nchunks = 1
+	}
+	return nchunks, min(nchunks, b.pool.n)
+}
+
+// parallel runs t over units (rows) with the given total work.
+func (b *Backend) parallel(t task, work, units int) {
+	nchunks, nth := b.chunksFor(work, units)
+	b.pool.run(t, nchunks, nth)
+}
+
+// growScratch makes the first nth threads' scratch at least n floats.
+func (b *Backend) growScratch(nth, n int) {
+	for i := 0; i < nth; i++ {
+		if cap(b.scratch[i]) < n {
+			b.scratch[i] = make([]float32, n)
+		}
+		b.scratch[i] = b.scratch[i][:cap(b.scratch[i])]
+	}
+}

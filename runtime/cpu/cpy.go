@@ -1,0 +1,134 @@
+package cpu
+
+import "github.com/graphc/graphc/runtime"
+
+// Cpy is ggml_cpy (and, into a contiguous dst, ggml_cont): element k of src
+// in logical order (Ne[0] fastest) goes to element k of dst in logical order,
+// whatever either shape and strides; only the element counts must agree.
+// f32↔f16 convert (f32→f16 rounds to nearest even); f32, f16 and i32 copy as
+// they are.
+func (b *Backend) Cpy(dst, src *runtime.Tensor) {
+	t := &b.cpy
+	*t = cpyTask{b: b, d: view("Cpy", "dst", dst), s: view("Cpy", "src", src)}
+	d, s := &t.d, &t.s
+	if d.nelem() != s.nelem() {
+		bug("Cpy: dst %v has %d elements, src %v has %d", d.ne, d.nelem(), s.ne, s.nelem())
+	}
+	if (d.typ == runtime.I32) != (s.typ == runtime.I32) {
+		bug("Cpy: %v to %v", s.typ, d.typ)
+	}
+	if d.nelem() == 0 {
+		*t = cpyTask{}
+		return
+	}
+	b.growScratch(b.pool.n, min(s.ne[0], d.ne[0]))
+	units := d.nelem()
+	if d.ne[0] == s.ne[0] {
+		units = s.nrows()
+	}
+	b.parallel(t, d.nelem()/2, units)
+	*t = cpyTask{}
+}
+
+type cpyTask struct {
+	b    *Backend
+	d, s tview
+}
+
+// coords returns the 4-D index of flat element k of shape ne.
+func coords(k int, ne *[4]int) [4]int {
+	var c [4]int
+	for i := 0; i < 3; i++ {
+		c[i] = k % ne[i]
+		k /= ne[i]
+	}
+	c[3] = k
+	return c
+}
+
+func (t *cpyTask) run(chunk, nchunks, tid int) {
+	d, s := &t.d, &t.s
+	buf := t.b.scratch[tid]
+	if d.ne[0] == s.ne[0] {
+		// rows line up: row r of src is row r of dst
+		lo, hi := split(s.nrows(), chunk, nchunks)
+		for r := lo; r < hi; r++ {
+			convertRow(d, d.rowOff(r), d.st[0], s, s.rowOff(r), s.st[0], s.ne[0], buf)
+		}
+		return
+	}
+	// Rows differ: walk both shapes from flat element lo, one run (the rest
+	// of the shorter current row) at a time.
+	lo, hi := split(s.nelem(), chunk, nchunks)
+	sc, dc := coords(lo, &s.ne), coords(lo, &d.ne)
+	for k := lo; k < hi; {
+		n := min(s.ne[0]-sc[0], d.ne[0]-dc[0], hi-k)
+		so := sc[0]*s.st[0] + s.off(sc[1], sc[2], sc[3])
+		do := dc[0]*d.st[0] + d.off(dc[1], dc[2], dc[3])
+		convertRow(d, do, d.st[0], s, so, s.st[0], n, buf)
+		k += n
+		advance(&sc, &s.ne, n)
+		advance(&dc, &d.ne, n)
+	}
+}
+
+// advance moves c forward by n ≤ the rest of its row.
+func advance(c, ne *[4]int, n int) {
+	c[0] += n
+	for i := 0; i < 3 && c[i] == ne[i]; i++ {
+		c[i] = 0
+		c[i+1]++
+	}
+}
+
+// convertRow copies n elements from src (offset so, stride ss) to dst
+// (offset do, stride ds), converting between f32 and f16. buf holds at least
+// n floats.
+func convertRow(dst *tview, do, ds int, src *tview, so, ss, n int, buf []float32) {
+	if n <= 0 {
+		return
+	}
+	switch {
+	case dst.typ == src.typ && (ds == 1 || n == 1) && (ss == 1 || n == 1):
+		switch dst.typ {
+		case runtime.F32:
+			copy(dst.f32[do:do+n], src.f32[so:so+n])
+		case runtime.F16:
+			copy(dst.f16[do:do+n], src.f16[so:so+n])
+		case runtime.I32:
+			copy(dst.i32[do:do+n], src.i32[so:so+n])
+		}
+	case dst.typ == src.typ:
+		switch dst.typ {
+		case runtime.F32:
+			for i := 0; i < n; i++ {
+				dst.f32[do+i*ds] = src.f32[so+i*ss]
+			}
+		case runtime.F16:
+			for i := 0; i < n; i++ {
+				dst.f16[do+i*ds] = src.f16[so+i*ss]
+			}
+		case runtime.I32:
+			for i := 0; i < n; i++ {
+				dst.i32[do+i*ds] = src.i32[so+i*ss]
+			}
+		}
+	case dst.typ == runtime.F16 && src.typ == runtime.F32:
+		if ds == 1 && ss == 1 {
+			f32ToF16Row(dst.f16[do:do+n], src.f32[so:so+n])
+			return
+		}
+		for i := 0; i < n; i++ {
+			dst.f16[do+i*ds] = runtime.F32ToF16(src.f32[so+i*ss])
+		}
+	default: // f16 → f32
+		dst.store(do, ds, src.load(so, n, ss, buf[:n]))
+	}
+}
+
+func f32ToF16Row(d []uint16, s []float32) {
+	s = s[:len(d)]
+	for i := range d {
+		d[i] = runtime.F32ToF16(s[i])
+	}
+}

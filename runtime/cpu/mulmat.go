@@ -1,0 +1,217 @@
+package cpu
+
+import "github.com/graphc/graphc/runtime"
+
+// MulMat is ggml_mul_mat: dst[i0,i1,i2,i3] = Σk a[k,i0,j2,j3]·x[k,i1,i2,i3]
+// with j2 = i2/(x.Ne[2]/a.Ne[2]), j3 = i3/(x.Ne[3]/a.Ne[3]) (a broadcast over
+// dims 2 and 3), so dst.Ne = [a.Ne[1], x.Ne[1], x.Ne[2], x.Ne[3]].
+//
+// a is f32 or f16, x f32 or f16, dst f32; any strides; dst must not overlap
+// a or x. With an f16 a, x is rounded to f16 first (ggml converts src1 to
+// vec_dot_type) and the f16 products accumulate in float32.
+func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
+	t := &b.mm
+	t.b = b
+	t.d, t.a, t.x = view("MulMat", "dst", dst), view("MulMat", "a", a), view("MulMat", "x", x)
+	d, av, xv := &t.d, &t.a, &t.x
+	if !isFloat(av.typ) || !isFloat(xv.typ) || !d.isF32() {
+		bug("MulMat: types dst %v, a %v, x %v", d.typ, av.typ, xv.typ)
+	}
+	if av.ne[0] != xv.ne[0] || av.ne[2] == 0 || av.ne[3] == 0 || xv.ne[2]%av.ne[2] != 0 || xv.ne[3]%av.ne[3] != 0 ||
+		d.ne != [4]int{av.ne[1], xv.ne[1], xv.ne[2], xv.ne[3]} {
+		bug("MulMat: shapes dst %v, a %v, x %v", d.ne, av.ne, xv.ne)
+	}
+	t.K, t.M, t.N = av.ne[0], av.ne[1], xv.ne[1]
+	t.ne2, t.r2, t.r3 = xv.ne[2], xv.ne[2]/av.ne[2], xv.ne[3]/av.ne[3]
+	nbatch := xv.ne[2] * xv.ne[3]
+	if d.nelem() == 0 || t.K == 0 {
+		if t.K == 0 { // empty sums
+			for r := 0; r < d.nrows(); r++ {
+				d.store(d.rowOff(r), d.st[0], zeros(d.ne[0]))
+			}
+		}
+		b.mmClear()
+		return
+	}
+
+	// x as the vec_dot_type: float32 columns of K, rounded to f16 for an f16 a.
+	t.xp = nil
+	if av.typ == runtime.F16 || !xv.isF32() || !xv.dense() {
+		n := t.K * t.N * nbatch
+		if cap(b.xpack) < n {
+			b.xpack = make([]float32, n)
+		}
+		t.xp = b.xpack[:n]
+		p := &b.pack
+		*p = packTask{x: *xv, dst: t.xp, K: t.K, round: av.typ == runtime.F16 && xv.typ == runtime.F32}
+		b.parallel(p, 3*n, t.N*nbatch)
+		*p = packTask{}
+	}
+
+	// Chunks: up to mmRows rows of a × mmCols columns of x within one batch,
+	// claimed dynamically; rows shrink until every thread gets several.
+	_, nth := b.chunksFor(t.M*t.N*t.K*nbatch/3, 1<<30)
+	t.cc = min(t.N, mmCols)
+	t.rc = mmRows
+	for t.rc > 4 && nbatch*ceilDiv(t.M, t.rc)*ceilDiv(t.N, t.cc) < chunksPerThread*nth {
+		t.rc /= 2
+	}
+	for nbatch*ceilDiv(t.M, t.rc)*ceilDiv(t.N, t.cc) > maxChunks {
+		t.rc *= 2
+	}
+	t.nrc, t.ncc = ceilDiv(t.M, t.rc), ceilDiv(t.N, t.cc)
+	t.nchunks = nbatch * t.nrc * t.ncc
+	t.aDirect = av.isF32() && av.dense()
+	t.aF16Direct = av.typ == runtime.F16 && av.dense() && t.cc < mmConvertCols
+	if !t.aDirect && !t.aF16Direct {
+		b.growScratch(b.pool.n, 4*t.K)
+	}
+	b.pool.run(t, t.nchunks, nth)
+	b.mmClear()
+}
+
+const (
+	mmRows = 64 // rows of a per chunk (a multiple of 4)
+	mmCols = 64 // columns of x per chunk
+	// An f16 a is converted to float32 four rows at a time when a chunk has
+	// at least this many columns to reuse them for; below, the f16 kernels
+	// convert while they multiply.
+	mmConvertCols = 3
+)
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func zeros(n int) []float32 { return make([]float32, n) }
+
+// mmClear drops the task's references to the caller's memory.
+func (b *Backend) mmClear() { b.mm = mulMatTask{} }
+
+type mulMatTask struct {
+	b           *Backend
+	d, a, x     tview
+	xp          []float32 // packed x columns (K each, batch-major), or nil to read x
+	K, M, N     int
+	ne2, r2, r3 int
+	rc, cc      int // rows and columns per chunk
+	nrc, ncc    int // chunks along rows and columns
+	nchunks     int
+	aDirect     bool // a is dense f32: use its rows in place
+	aF16Direct  bool // a is dense f16 and chunks are narrow: f16 kernels
+}
+
+func (t *mulMatTask) run(ch, _, tid int) {
+	d, a, x := &t.d, &t.a, &t.x
+	K := t.K
+	cci := ch % t.ncc
+	ch /= t.ncc
+	rci := ch % t.nrc
+	batch := ch / t.nrc
+	i12, i13 := batch%t.ne2, batch/t.ne2
+	abase := (i12/t.r2)*a.st[2] + (i13/t.r3)*a.st[3]
+	r0, r1 := rci*t.rc, min(rci*t.rc+t.rc, t.M)
+	c0, c1 := cci*t.cc, min(cci*t.cc+t.cc, t.N)
+	nc := c1 - c0
+
+	var xcols [mmCols][]float32
+	var dcol [mmCols]int // dst offset of row 0 of each column
+	for j := 0; j < nc; j++ {
+		c := c0 + j
+		if t.xp != nil {
+			o := (batch*t.N + c) * K
+			xcols[j] = t.xp[o : o+K]
+		} else {
+			o := x.off(c, i12, i13)
+			xcols[j] = x.f32[o : o+K]
+		}
+		dcol[j] = d.off(c, i12, i13)
+	}
+	out := d.f32
+	ds := d.st[0]
+
+	var scratch []float32
+	if !t.aDirect && !t.aF16Direct {
+		scratch = t.b.scratch[tid][:4*K]
+	}
+	// rowF32 returns row r of a as float32 in slot i of the scratch.
+	rowF32 := func(r, i int) []float32 {
+		o := abase + r*a.st[1]
+		if t.aDirect {
+			return a.f32[o : o+K]
+		}
+		return a.load(o, K, a.st[0], scratch[i*K:(i+1)*K])
+	}
+
+	r := r0
+	for ; r+4 <= r1; r += 4 {
+		if t.aF16Direct {
+			o := abase + r*a.st[1]
+			s := a.st[1]
+			a0, a1, a2, a3 := a.f16[o:o+K], a.f16[o+s:o+s+K], a.f16[o+2*s:o+2*s+K], a.f16[o+3*s:o+3*s+K]
+			for j := 0; j < nc; j++ {
+				s0, s1, s2, s3 := dot4F16(a0, a1, a2, a3, xcols[j])
+				p := dcol[j] + r*ds
+				out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = s0, s1, s2, s3
+			}
+			continue
+		}
+		a0, a1, a2, a3 := rowF32(r, 0), rowF32(r+1, 1), rowF32(r+2, 2), rowF32(r+3, 3)
+		j := 0
+		for ; j+2 <= nc; j += 2 {
+			c := gemm4x2F32(a0, a1, a2, a3, xcols[j], xcols[j+1])
+			p, q := dcol[j]+r*ds, dcol[j+1]+r*ds
+			out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = c[0], c[2], c[4], c[6]
+			out[q], out[q+ds], out[q+2*ds], out[q+3*ds] = c[1], c[3], c[5], c[7]
+		}
+		if j < nc {
+			s0, s1, s2, s3 := dot4F32(a0, a1, a2, a3, xcols[j])
+			p := dcol[j] + r*ds
+			out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = s0, s1, s2, s3
+		}
+	}
+	for ; r < r1; r++ {
+		if t.aF16Direct {
+			o := abase + r*a.st[1]
+			ar := a.f16[o : o+K]
+			for j := 0; j < nc; j++ {
+				out[dcol[j]+r*ds] = dotF16(ar, xcols[j])
+			}
+			continue
+		}
+		ar := rowF32(r, 0)
+		for j := 0; j < nc; j++ {
+			out[dcol[j]+r*ds] = dotF32(ar, xcols[j])
+		}
+	}
+}
+
+// packTask converts x's columns into dense float32 columns, rounding them to
+// f16 when a is f16 (ggml's from_float to vec_dot_type).
+type packTask struct {
+	x     tview
+	dst   []float32
+	K     int
+	round bool
+}
+
+func (t *packTask) run(chunk, nchunks, _ int) {
+	x, K := &t.x, t.K
+	lo, hi := split(x.nrows(), chunk, nchunks)
+	for c := lo; c < hi; c++ {
+		out := t.dst[c*K : (c+1)*K]
+		src := x.load(x.rowOff(c), K, x.st[0], out)
+		if t.round {
+			roundF16Row(out, src)
+		} else if len(src) > 0 && &src[0] != &out[0] {
+			copy(out, src)
+		}
+	}
+}
+
+// roundF16Row sets d[i] to s[i] rounded to the nearest f16 value.
+func roundF16Row(d, s []float32) {
+	s = s[:len(d)]
+	tab := &f16Table
+	for i := range d {
+		d[i] = tab[runtime.F32ToF16(s[i])]
+	}
+}

@@ -1,0 +1,206 @@
+package cpu
+
+import (
+	goruntime "runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// A task is one kernel invocation cut into chunks; run(chunk, nchunks, tid)
+// computes one chunk on thread tid (0 is the caller), which selects the
+// per-thread scratch. Tasks are fields of Backend, so handing one to the
+// pool does not allocate.
+type task interface {
+	run(chunk, nchunks, tid int)
+}
+
+// Spinning: a waiter polls its condition spinIters times before it parks on a
+// channel. Every yieldEvery polls it yields the processor so that more
+// spinning goroutines than Ps (threads > GOMAXPROCS) still make progress.
+// spinIters ≈ 100–200 µs of polling: long enough to cover the gaps between
+// the kernels of one evaluation, short enough not to burn a core when the
+// program is idle.
+const (
+	spinIters  = 1 << 16
+	yieldEvery = 1 << 10
+)
+
+// parker lets one goroutine wait for a condition another makes true: spin,
+// then park. The notifier must make the condition true before notify.
+type parker struct {
+	parked atomic.Int32 // 1 while the waiter is (about to be) blocked on ch
+	ch     chan struct{}
+}
+
+func (p *parker) wait(ready func() bool) {
+	for i := 1; i <= spinIters; i++ {
+		if ready() {
+			return
+		}
+		if i%yieldEvery == 0 {
+			goruntime.Gosched()
+		}
+	}
+	for {
+		p.parked.Store(1)
+		if ready() {
+			if !p.parked.CompareAndSwap(1, 0) {
+				<-p.ch // a notifier claimed the wake-up: take its token
+			}
+			return
+		}
+		<-p.ch
+		if ready() {
+			return
+		}
+	}
+}
+
+func (p *parker) notify() {
+	if p.parked.Load() == 1 && p.parked.CompareAndSwap(1, 0) {
+		p.ch <- struct{}{}
+	}
+}
+
+// worker is one persistent goroutine's parker, padded to its own cache lines.
+type worker struct {
+	wake parker
+	_    [128 - 16]byte
+}
+
+// The job word: generation, next unclaimed chunk and chunk count in one
+// atomic, so that a claim (a CAS that bumps next) can only succeed on the job
+// it was read from, however late a worker gets to it.
+const (
+	chunkBits = 20
+	chunkMask = 1<<chunkBits - 1
+	maxChunks = chunkMask
+)
+
+func jobWord(gen uint64, next, total int) uint64 {
+	return gen<<(2*chunkBits) | uint64(next)<<chunkBits | uint64(total)
+}
+
+func jobGen(s uint64) uint64 { return s >> (2 * chunkBits) }
+
+// pool runs tasks on the calling goroutine plus n-1 persistent workers.
+// Chunks are claimed dynamically by whoever is running, the caller
+// included, so a worker that is slow to wake (parked, or its OS thread
+// descheduled) costs nothing: the others take its chunks, and the caller
+// waits only for chunks already started. Only one task runs at a time.
+type pool struct {
+	n       int
+	workers []worker // workers[0] is unused: thread 0 is the caller
+	job     atomic.Uint64
+	done    atomic.Int64 // chunks of the current job finished
+	task    task         // read only after a successful claim
+	quit    atomic.Bool
+	waiting parker // the caller waits here for done == total
+	panicMu sync.Mutex
+	panicV  any
+	exited  sync.WaitGroup
+}
+
+func newPool(n int) *pool {
+	p := &pool{n: n, workers: make([]worker, n)}
+	p.waiting.ch = make(chan struct{}, 1)
+	for i := 1; i < n; i++ {
+		p.workers[i].wake.ch = make(chan struct{}, 1)
+	}
+	p.exited.Add(n - 1)
+	for i := 1; i < n; i++ {
+		go p.loop(i)
+	}
+	return p
+}
+
+func (p *pool) loop(tid int) {
+	defer p.exited.Done()
+	w := &p.workers[tid]
+	var seen uint64 // the last job generation this worker found exhausted
+	for {
+		w.wake.wait(func() bool { return jobGen(p.job.Load()) != seen || p.quit.Load() })
+		if p.quit.Load() {
+			return
+		}
+		seen = p.work(tid)
+	}
+}
+
+// work claims and runs chunks until the current job has none left, and
+// returns that job's generation.
+func (p *pool) work(tid int) uint64 {
+	for {
+		s := p.job.Load()
+		next, total := int(s>>chunkBits&chunkMask), int(s&chunkMask)
+		if next >= total {
+			return jobGen(s)
+		}
+		if !p.job.CompareAndSwap(s, s+1<<chunkBits) {
+			continue
+		}
+		p.runChunk(next, total, tid)
+		if p.done.Add(1) == int64(total) {
+			p.waiting.notify()
+		}
+	}
+}
+
+// runChunk runs one chunk, recording a panic instead of crashing the
+// program; the caller re-raises it once the job is over.
+func (p *pool) runChunk(chunk, total, tid int) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.panicMu.Lock()
+			if p.panicV == nil {
+				p.panicV = v
+			}
+			p.panicMu.Unlock()
+		}
+	}()
+	p.task.run(chunk, total, tid)
+}
+
+// run executes the nchunks chunks of t on up to nth threads and returns when
+// all are done. nth <= 1 runs them inline without touching the workers.
+func (p *pool) run(t task, nchunks, nth int) {
+	if nchunks > maxChunks {
+		bug("%d chunks, at most %d", nchunks, maxChunks)
+	}
+	if nth <= 1 || p.n == 1 || nchunks <= 1 {
+		for c := 0; c < nchunks; c++ {
+			t.run(c, nchunks, 0)
+		}
+		return
+	}
+	p.task = t
+	p.done.Store(0)
+	p.job.Store(jobWord(jobGen(p.job.Load())+1, 0, nchunks))
+	for i := 1; i < min(nth, p.n); i++ {
+		p.workers[i].wake.notify()
+	}
+	p.work(0)
+	total := int64(nchunks)
+	p.waiting.wait(func() bool { return p.done.Load() == total })
+	p.task = nil
+	if p.panicV != nil {
+		v := p.panicV
+		p.panicV = nil
+		panic(v)
+	}
+}
+
+// close stops the workers and waits until they have exited.
+func (p *pool) close() {
+	p.quit.Store(true)
+	p.job.Store(jobWord(jobGen(p.job.Load())+1, 0, 0))
+	for i := 1; i < p.n; i++ {
+		p.workers[i].wake.notify()
+	}
+	p.exited.Wait()
+}
+
+// split returns share i of [0, n) cut into k as evenly as possible.
+func split(n, i, k int) (lo, hi int) {
+	return n * i / k, n * (i + 1) / k
+}

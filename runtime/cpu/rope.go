@@ -1,0 +1,152 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+// Rope is ggml_rope_ext for mode 0 (rotate adjacent pairs) and
+// runtime.RopeNeox (rotate x[i], x[i+NDims/2]). Row (i1, i2, i3) of a (f32 or
+// f16; dst the same type and shape) rotates by the angles of position
+// pos[i2]; dimensions from NDims on are copied. θ follows ggml exactly in
+// float32: θ₀ = pos, θ *= powf(FreqBase, -2/NDims) per pair, YaRN mixing per
+// rope_yarn, cos and sin of the float32 angle scaled by AttnFactor (and the
+// YaRN magnitude correction). dst may be a.
+func (b *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
+	t := &b.rope
+	*t = ropeTask{b: b, p: p, d: view("Rope", "dst", dst), a: view("Rope", "a", a), pos: view("Rope", "pos", pos)}
+	if !sameShape(&t.d, &t.a) || t.d.typ != t.a.typ || !isFloat(t.a.typ) {
+		bug("Rope: dst %v%v, a %v%v", t.d.typ, t.d.ne, t.a.typ, t.a.ne)
+	}
+	if t.pos.typ != runtime.I32 || t.pos.nelem() < t.a.ne[2] || !t.pos.dense() {
+		bug("Rope: pos %v%v for a %v", t.pos.typ, t.pos.ne, t.a.ne)
+	}
+	if p.Mode != 0 && p.Mode != runtime.RopeNeox {
+		bug("Rope: mode %d not supported", p.Mode)
+	}
+	if p.NDims <= 0 || p.NDims%2 != 0 || p.NDims > t.a.ne[0] {
+		bug("Rope: n_dims %d for a row of %d", p.NDims, t.a.ne[0])
+	}
+	t.thetaScale = powf(p.FreqBase, -2.0/float32(p.NDims))
+	t.corr = ropeYarnCorrDims(p.NDims, p.NCtxOrig, p.FreqBase, p.BetaFast, p.BetaSlow)
+	// per thread: the cos/sin cache (NDims), a row of a, and the rotated row
+	b.growScratch(b.pool.n, p.NDims+2*t.a.ne[0])
+	b.parallel(t, 4*t.a.nelem(), t.a.nrows())
+	*t = ropeTask{}
+}
+
+type ropeTask struct {
+	b          *Backend
+	p          runtime.RopeParams
+	thetaScale float32
+	corr       [2]float32
+	d, a, pos  tview
+}
+
+// ropeYarnCorrDims is ggml_rope_yarn_corr_dims.
+func ropeYarnCorrDims(nDims, nCtxOrig int, freqBase, betaFast, betaSlow float32) [2]float32 {
+	corrDim := func(nRot float32) float32 {
+		l := float32(math.Log(float64(float32(nCtxOrig) / (nRot * 2 * float32(math.Pi)))))
+		return float32(nDims) * l / (2 * float32(math.Log(float64(freqBase))))
+	}
+	start := float32(math.Floor(float64(corrDim(betaFast))))
+	end := float32(math.Ceil(float64(corrDim(betaSlow))))
+	return [2]float32{max(0, start), min(float32(nDims-1), end)}
+}
+
+// ropeYarnRamp is rope_yarn_ramp.
+func ropeYarnRamp(low, high float32, i0 int) float32 {
+	y := (float32(i0/2) - low) / max(0.001, high-low)
+	return 1 - min(1, max(0, y))
+}
+
+// ropeCache fills cache[i0], cache[i0+1] with cos and sin of pair i0/2 for
+// position p (ggml_rope_cache_init + rope_yarn, no frequency factors).
+func (t *ropeTask) ropeCache(cache []float32, p float32) {
+	pr := &t.p
+	theta := p
+	for i0 := 0; i0+1 < len(cache); i0 += 2 {
+		thetaExtrap := theta
+		thetaInterp := pr.FreqScale * thetaExtrap
+		th := thetaInterp
+		mscale := pr.AttnFactor
+		if pr.ExtFactor != 0 {
+			// gcc contracts both expressions of rope_yarn into FMAs:
+			// fma(interp, 1-mix, extrap·mix) and fma(log(1/scale), 0.1, 1).
+			rampMix := ropeYarnRamp(t.corr[0], t.corr[1], i0) * pr.ExtFactor
+			th = fmaf(thetaInterp, 1-rampMix, thetaExtrap*rampMix)
+			mscale *= fmaf(float32(math.Log(float64(1/pr.FreqScale))), 0.1, 1)
+		}
+		s, c := math.Sincos(float64(th))
+		cache[i0] = float32(c) * mscale
+		cache[i0+1] = float32(s) * mscale
+		theta *= t.thetaScale
+	}
+}
+
+func (t *ropeTask) run(chunk, nchunks, tid int) {
+	d, a := &t.d, &t.a
+	n, nd := a.ne[0], t.p.NDims
+	scratch := t.b.scratch[tid]
+	cache := scratch[:nd]
+	xbuf := scratch[nd : nd+n]
+	ybuf := scratch[nd+n : nd+2*n]
+	lastI2, lastI3 := -1, -1
+	lo, hi := split(a.nrows(), chunk, nchunks)
+	for r := lo; r < hi; r++ {
+		i1 := r % a.ne[1]
+		i2 := r / a.ne[1] % a.ne[2]
+		i3 := r / a.ne[1] / a.ne[2]
+		if i2 != lastI2 || i3 != lastI3 {
+			t.ropeCache(cache, float32(t.pos.i32[i2*t.pos.st[0]]))
+			lastI2, lastI3 = i2, i3
+		}
+		ao, do := a.off(i1, i2, i3), d.off(i1, i2, i3)
+		if a.isF32() && a.dense() && d.dense() {
+			x, y := a.f32[ao:ao+n], d.f32[do:do+n]
+			ropeRow(y, x, cache, t.p.Mode)
+			if &x[0] != &y[0] {
+				copy(y[nd:], x[nd:])
+			}
+			continue
+		}
+		x := a.loadRow(ao, xbuf)
+		copy(ybuf[nd:], x[nd:])
+		ropeRow(ybuf, x, cache, t.p.Mode)
+		d.storeRow(do, ybuf)
+	}
+}
+
+// fmaf is C's fmaf for float32 operands: the float64 product of two float32
+// values is exact, so one float64 add and the final rounding give the fused
+// result (barring a double rounding at an exact float32 midpoint).
+func fmaf(a, b, c float32) float32 { return float32(float64(a)*float64(b) + float64(c)) }
+
+// ropeRow rotates the first len(cache) elements of x into y (y may be x):
+// pairs (2i, 2i+1) for mode 0, (i, i+n/2) for NEOX, by cache[2i], cache[2i+1].
+// As gcc compiles ggml's rotate_pairs, x0's products are fused:
+// y0 = fma(x0, cos, -(x1·sin)), y1 = fma(x0, sin, x1·cos).
+func ropeRow(y, x, cache []float32, mode int) {
+	nd := len(cache)
+	if mode == runtime.RopeNeox {
+		h := nd / 2
+		x0, x1 := x[:h], x[h:nd]
+		y0, y1 := y[:h], y[h:nd]
+		cache = cache[:2*len(x0)]
+		for i := range x0 {
+			c, s := cache[2*i], cache[2*i+1]
+			u, v := x0[i], x1[i]
+			y0[i] = fmaf(u, c, -(v * s))
+			y1[i] = fmaf(u, s, v*c)
+		}
+		return
+	}
+	x, y = x[:nd], y[:nd]
+	for i := 0; i+1 < nd; i += 2 {
+		c, s := cache[i], cache[i+1]
+		u, v := x[i], x[i+1]
+		y[i] = fmaf(u, c, -(v * s))
+		y[i+1] = fmaf(u, s, v*c)
+	}
+}

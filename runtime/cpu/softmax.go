@@ -1,0 +1,113 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+// SoftMax is ggml_soft_max_ext: per row, softmax(a·scale + slope·mask) with
+// the float32 row, float32 exponentials and their sum in float64. mask may be
+// nil; otherwise it is f32 or f16 with mask.Ne[0] == a.Ne[0], its row i1 %
+// mask.Ne[1] and its planes i2 % mask.Ne[2], i3 % mask.Ne[3] apply (ggml
+// requires mask.Ne[1] ≥ a.Ne[1], where that is just row i1). -Inf mask
+// entries give 0. maxBias > 0 turns on ALiBi: the slope of head i2 (a.Ne[2]
+// heads) follows ggml's m0/m1 schedule; with maxBias == 0 the slope is 1.
+// dst may be a.
+func (b *Backend) SoftMax(dst, a, mask *runtime.Tensor, scale, maxBias float32) {
+	t := &b.sm
+	*t = softMaxTask{b: b, scale: scale, maxBias: maxBias, d: view("SoftMax", "dst", dst), a: view("SoftMax", "a", a)}
+	if !sameShape(&t.d, &t.a) || !t.d.isF32() || !t.a.isF32() {
+		bug("SoftMax: dst %v%v, a %v%v", t.d.typ, t.d.ne, t.a.typ, t.a.ne)
+	}
+	if mask != nil {
+		t.hasMask = true
+		t.m = view("SoftMax", "mask", mask)
+		if !isFloat(t.m.typ) || t.m.ne[0] != t.a.ne[0] || t.m.ne[1] == 0 || t.m.ne[2] == 0 || t.m.ne[3] == 0 ||
+			t.a.ne[2]%t.m.ne[2] != 0 || t.a.ne[3]%t.m.ne[3] != 0 {
+			bug("SoftMax: mask %v%v for a %v", t.m.typ, t.m.ne, t.a.ne)
+		}
+	}
+	if maxBias > 0 {
+		nHead := t.a.ne[2]
+		t.nHeadLog2 = 1 << uint(math.Floor(math.Log2(float64(nHead))))
+		t.m0 = powf(2, -maxBias/float32(t.nHeadLog2))
+		t.m1 = powf(2, -(maxBias/2)/float32(t.nHeadLog2))
+	}
+	b.growScratch(b.pool.n, 2*t.a.ne[0])
+	b.parallel(t, 6*t.a.nelem(), t.a.nrows())
+	*t = softMaxTask{}
+}
+
+func powf(x, y float32) float32 { return float32(math.Pow(float64(x), float64(y))) }
+
+type softMaxTask struct {
+	b              *Backend
+	scale, maxBias float32
+	nHeadLog2      int
+	m0, m1         float32
+	hasMask        bool
+	d, a, m        tview
+}
+
+func (t *softMaxTask) run(chunk, nchunks, tid int) {
+	d, a, m := &t.d, &t.a, &t.m
+	n := a.ne[0]
+	w := t.b.scratch[tid][:n]
+	mbuf := t.b.scratch[tid][n : 2*n]
+	lo, hi := split(a.nrows(), chunk, nchunks)
+	for r := lo; r < hi; r++ {
+		i1 := r % a.ne[1]
+		i2 := r / a.ne[1] % a.ne[2]
+		i3 := r / a.ne[1] / a.ne[2]
+		slope := float32(1)
+		if t.maxBias > 0 {
+			if h := i2; h < t.nHeadLog2 {
+				slope = powf(t.m0, float32(h+1))
+			} else {
+				slope = powf(t.m1, float32(2*(h-t.nHeadLog2)+1))
+			}
+		}
+		x := a.loadRow(a.off(i1, i2, i3), w)
+		scaleF32(w, x, t.scale)
+		if t.hasMask {
+			mr := m.loadRow(m.off(i1%m.ne[1], i2%m.ne[2], i3%m.ne[3]), mbuf)
+			addScaledF32(w, mr, slope)
+		}
+		do := d.off(i1, i2, i3)
+		if d.dense() {
+			softMaxRow(d.f32[do:do+n], w)
+		} else {
+			softMaxRow(w, w)
+			d.storeRow(do, w)
+		}
+	}
+}
+
+// addScaledF32 is w[i] += s·m[i], fused as gcc compiles ggml's loop.
+func addScaledF32(w, m []float32, s float32) {
+	m = m[:len(w)]
+	if s == 1 {
+		for i := range w {
+			w[i] += m[i]
+		}
+		return
+	}
+	for i := range w {
+		w[i] = fmaf(s, m[i], w[i])
+	}
+}
+
+// softMaxRow writes softmax(w) to y (y may be w): max, float32 exp(w-max),
+// float64 sum, scaled by the float32 of 1/sum.
+func softMaxRow(y, w []float32) {
+	w = w[:len(y)]
+	mx := float32(math.Inf(-1))
+	for _, v := range w {
+		if v > mx {
+			mx = v
+		}
+	}
+	sum := expRow(y, w, 1, mx)
+	scaleF32(y, y, float32(1/sum))
+}

@@ -1,0 +1,169 @@
+package cpu
+
+import (
+	"math"
+	"sync"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+type unOp uint8
+
+const (
+	opScale unOp = iota
+	opRelu
+	opGelu
+	opSilu
+)
+
+var unOpNames = [...]string{opScale: "Scale", opRelu: "Relu", opGelu: "Gelu", opSilu: "Silu"}
+
+// per-element cost of each op in the units of Backend.chunksFor
+var unOpCost = [...]int{opScale: 1, opRelu: 1, opGelu: 3, opSilu: 8}
+
+// Scale is ggml_scale: dst = a·s. dst may be a.
+func (b *Backend) Scale(dst, a *runtime.Tensor, s float32) { b.unary(opScale, dst, a, s) }
+
+// Relu is ggml_relu: dst = x > 0 ? x : 0.
+func (b *Backend) Relu(dst, a *runtime.Tensor) { b.unary(opRelu, dst, a, 0) }
+
+// Gelu is ggml_gelu as ggml's CPU backend computes it for f32 (GGML_GELU_FP16):
+// 0 for x ≤ -10, x for x ≥ 10, and otherwise the f16 table value
+// f16(gelu(f16(x))), gelu being the tanh approximation evaluated in float32.
+func (b *Backend) Gelu(dst, a *runtime.Tensor) {
+	geluOnce.Do(initGelu)
+	b.unary(opGelu, dst, a, 0)
+}
+
+// Silu is ggml_silu: dst = x/(1+e^-x).
+func (b *Backend) Silu(dst, a *runtime.Tensor) { b.unary(opSilu, dst, a, 0) }
+
+type unaryTask struct {
+	b    *Backend
+	op   unOp
+	s    float32
+	d, a tview
+}
+
+func (b *Backend) unary(op unOp, dst, a *runtime.Tensor, s float32) {
+	name := unOpNames[op]
+	t := &b.un
+	*t = unaryTask{b: b, op: op, s: s, d: view(name, "dst", dst), a: view(name, "a", a)}
+	if !sameShape(&t.d, &t.a) {
+		bug("%s: shapes dst %v, a %v", name, t.d.ne, t.a.ne)
+	}
+	if !isFloat(t.d.typ) || !isFloat(t.a.typ) {
+		bug("%s: types dst %v, a %v", name, t.d.typ, t.a.typ)
+	}
+	if !t.d.isF32() || !t.a.isF32() || !t.d.dense() || !t.a.dense() {
+		b.growScratch(b.pool.n, t.a.ne[0])
+	}
+	b.parallel(t, t.a.nelem()*unOpCost[op], t.a.nrows())
+	*t = unaryTask{}
+}
+
+func (t *unaryTask) run(chunk, nchunks, tid int) {
+	d, a := &t.d, &t.a
+	n := a.ne[0]
+	fast := d.isF32() && a.isF32() && d.dense() && a.dense()
+	lo, hi := split(a.nrows(), chunk, nchunks)
+	for r := lo; r < hi; r++ {
+		ao, do := a.rowOff(r), d.rowOff(r)
+		if fast {
+			t.apply(d.f32[do:do+n], a.f32[ao:ao+n])
+			continue
+		}
+		buf := t.b.scratch[tid][:n]
+		t.apply(buf, a.loadRow(ao, buf))
+		d.storeRow(do, buf)
+	}
+}
+
+func (t *unaryTask) apply(d, a []float32) {
+	switch t.op {
+	case opScale:
+		scaleF32(d, a, t.s)
+	case opRelu:
+		reluF32(d, a)
+	case opGelu:
+		geluF32(d, a)
+	case opSilu:
+		siluF32(d, a)
+	}
+}
+
+func scaleF32(d, a []float32, s float32) {
+	a = a[:len(d)]
+	for i := range d {
+		d[i] = a[i] * s
+	}
+}
+
+func reluF32(d, a []float32) {
+	a = a[:len(d)]
+	for i := range d {
+		if x := a[i]; x > 0 {
+			d[i] = x
+		} else {
+			d[i] = 0
+		}
+	}
+}
+
+// ggml's gelu constants (vec.h)
+const (
+	geluCoefA   = float32(0.044715)
+	sqrt2OverPi = float32(0.79788456080286535587989211986876)
+)
+
+// geluTable is ggml_table_gelu_f16: for every f16 bit pattern h, the f16 bits
+// of gelu(h).
+var (
+	geluTable [1 << 16]uint16
+	geluOnce  sync.Once
+)
+
+func initGelu() {
+	for i := range geluTable {
+		geluTable[i] = runtime.F32ToF16(geluScalar(runtime.F16ToF32(uint16(i))))
+	}
+}
+
+// geluScalar is ggml_gelu_f32 in float32:
+// 0.5·x·(1 + tanh(√(2/π)·x·(1 + 0.044715·x²))). gcc (-ffp-contract=fast, the
+// default for ggml's -march=native builds) fuses 1 + (0.044715·x)·x into one
+// FMA; so does this, through a float64 FMA of the float32 operands.
+func geluScalar(x float32) float32 {
+	inner := float32(math.FMA(float64(geluCoefA*x), float64(x), 1))
+	th := float32(math.Tanh(float64(sqrt2OverPi * x * inner)))
+	return 0.5 * x * (1 + th)
+}
+
+func geluF32(d, a []float32) {
+	a = a[:len(d)]
+	tab := &geluTable
+	for i := range d {
+		x := a[i]
+		switch {
+		case x <= -10:
+			d[i] = 0
+		case x >= 10:
+			d[i] = x
+		default:
+			d[i] = f16Table[tab[runtime.F32ToF16(x)]]
+		}
+	}
+}
+
+// siluF32 is d = a/(1+e^-a), ggml_silu_f32; d may be a.
+func siluF32(d, a []float32) {
+	var e [256]float32
+	for len(d) > 0 {
+		n := min(len(d), len(e))
+		expRow(e[:n], a[:n], -1, 0)
+		for i, x := range a[:n] {
+			d[i] = x / (1 + e[i])
+		}
+		d, a = d[n:], a[n:]
+	}
+}
