@@ -150,7 +150,7 @@ type targetFlags struct {
 
 func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.backends, "backends", "", "comma-separated backends in priority order, the cpu last (default: the model's `backends` line, or cpu)")
-	fs.IntVar(&t.ncopies, "n-copies", 1, "pipeline copies of split inputs (ggml's n_copies), at most 4")
+	fs.IntVar(&t.ncopies, "n-copies", 0, "pipeline copies of split inputs (ggml's n_copies), at most 4 (default: the model's `set n_copies`, or 1)")
 	fs.BoolVar(&t.offload, "op-offload", false, "let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)")
 	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")

@@ -12,6 +12,9 @@ import (
 	"github.com/graphc/graphc/passes"
 )
 
+// maxCopies is ggml's GGML_SCHED_MAX_COPIES.
+const maxCopies = 4
+
 // Config are the options of one compilation.
 type Config struct {
 	// Backends is the target in priority order; empty means the DSL's
@@ -77,15 +80,34 @@ func Compile(filename string, src []byte, cfg Config) (res *Result, err error) {
 	// Lower even when the checks fail: shape and op errors come from
 	// lowering, and users want every problem in one go.
 	checkErr := dsl.Check(f)
-	g, declared, lowerErr := Lower(f)
+	g, settings, lowerErr := Lower(f)
 	if errs := mergeErrors(checkErr, lowerErr); errs != nil {
 		return nil, &UserError{dsl.Render(errs, src)}
 	}
-	names := cfg.Backends
-	if len(names) == 0 {
-		names = declared
+	return plan(g, settings.merge(cfg))
+}
+
+// merge completes the command line's configuration with the model's
+// settings; the command line wins where both say something.
+func (s *Settings) merge(cfg Config) Config {
+	if len(cfg.Backends) == 0 {
+		cfg.Backends = s.Backends
 	}
-	return plan(g, names, cfg)
+	cfg.Placement.Overrides = append(cfg.Placement.Overrides[:len(cfg.Placement.Overrides):len(cfg.Placement.Overrides)], s.Places...)
+	if v, ok := s.Options["n_copies"]; ok && cfg.Options.NCopies == 0 {
+		cfg.Options.NCopies = int(v)
+	}
+	if s.Options["op_offload"] != 0 {
+		cfg.Options.OpOffload = true
+	}
+	if v, ok := s.Options["offload_batch"]; ok && cfg.OffloadMinBatch == 0 {
+		cfg.OffloadMinBatch = int(v)
+	}
+	if v, ok := s.Options["gpu_layers"]; ok && cfg.Placement.GPULayers == nil {
+		n := int(v)
+		cfg.Placement.GPULayers = &n
+	}
+	return cfg
 }
 
 // mergeErrors combines the checker's and the lowering's errors, sorted by
@@ -117,8 +139,11 @@ func mergeErrors(errs ...error) error {
 	return all.Err()
 }
 
-func plan(g *ir.Graph, names []string, cfg Config) (*Result, error) {
-	backends, err := Target(names, cfg.OffloadMinBatch)
+func plan(g *ir.Graph, cfg Config) (*Result, error) {
+	if cfg.Options.NCopies > maxCopies {
+		return nil, &UserError{fmt.Sprintf("n_copies = %d: at most %d pipeline copies (GGML_SCHED_MAX_COPIES)", cfg.Options.NCopies, maxCopies)}
+	}
+	backends, err := Target(cfg.Backends, cfg.OffloadMinBatch)
 	if err != nil {
 		return nil, &UserError{err.Error()}
 	}

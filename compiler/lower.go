@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,19 +15,28 @@ import (
 	"github.com/graphc/graphc/runtime"
 )
 
+// Settings are what a model file says about its target: the `backends`
+// list, `place` rules and `set` options.
+type Settings struct {
+	Backends []string
+	Places   []Override
+	Options  map[string]int64
+}
+
 // Lower turns a checked DSL file into an ir.Graph in ggml's node order, and
-// returns the file's `backends` list. Loops are unrolled, names
-// interpolated, calls turned into ops with inferred shapes. Every problem
-// is reported, positioned, in one dsl.ErrorList.
-func Lower(f *dsl.File) (*ir.Graph, []string, error) {
+// returns the file's settings. Loops are unrolled, names interpolated,
+// calls turned into ops with inferred shapes. Every problem is reported,
+// positioned, in one dsl.ErrorList.
+func Lower(f *dsl.File) (*ir.Graph, *Settings, error) {
 	l := &lowerer{
 		g:       ir.NewGraph(f.Pos.Filename),
 		dims:    map[string]*ir.Dim{},
 		scope:   map[string]*ir.Tensor{},
 		loops:   map[string]int64{},
-		used:    map[string]int{},
-		outputs: map[*ir.Tensor]bool{},
-		budget:  maxUnrolled,
+		used:     map[string]int{},
+		outputs:  map[*ir.Tensor]bool{},
+		budget:   maxUnrolled,
+		settings: &Settings{Options: map[string]int64{}},
 	}
 	l.stmts(f.Stmts)
 	if len(l.errs) > 0 {
@@ -36,7 +46,7 @@ func Lower(f *dsl.File) (*ir.Graph, []string, error) {
 	if len(l.g.Outputs) == 0 && len(l.errs) == 0 {
 		return nil, nil, dsl.ErrorList{{Pos: f.Pos, EndPos: f.Pos, Msg: "the model has no output: mark one with `output NAME` or `output NAME = …`"}}
 	}
-	return l.g, l.backends, nil
+	return l.g, l.settings, nil
 }
 
 type lowerer struct {
@@ -48,7 +58,7 @@ type lowerer struct {
 	loopVals []int64               // enclosing loops' values, outermost first
 	used     map[string]int        // ir tensor names handed out
 	outputs  map[*ir.Tensor]bool
-	backends []string
+	settings *Settings
 	budget   int // statements left to unroll
 }
 
@@ -116,7 +126,17 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 	switch s := s.(type) {
 	case *dsl.Backends:
 		for _, n := range s.Names {
-			l.backends = append(l.backends, n.Name)
+			l.settings.Backends = append(l.settings.Backends, n.Name)
+		}
+	case *dsl.Place:
+		if str, ok := s.Pattern.(*dsl.String); ok {
+			if re, err := regexp.Compile(str.Value); err == nil {
+				l.settings.Places = append(l.settings.Places, Override{re, s.On.Name})
+			}
+		}
+	case *dsl.Set:
+		if v, ok := l.constInt(s.Value); ok {
+			l.settings.Options[s.Name.Name] = v
 		}
 	case *dsl.Dim:
 		name := l.resolve(s.Name)

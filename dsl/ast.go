@@ -26,8 +26,8 @@ type Node interface {
 	String() string
 }
 
-// A Stmt is one statement: *Backends, *Dim, *Decl, *Output, *For, *Assign
-// or *CallStmt.
+// A Stmt is one statement: *Backends, *Place, *Set, *Dim, *Decl, *Output,
+// *For, *Assign or *CallStmt.
 type Stmt interface {
 	Node
 	trivia() *Trivia
@@ -100,6 +100,42 @@ type Backends struct {
 	Trivia
 
 	Names []*Ident `parser:"'backends' @@ ( ',' @@ )*"`
+}
+
+// Place puts every weight and state whose name matches a regular
+// expression on a backend, like llama.cpp's -ot; the first matching place
+// statement wins over a declaration's own "on":
+//
+//	place "blk\.[0-9]+\.ffn_.*" on cpu
+type Place struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Trivia
+
+	// Pattern is a string literal (Check rejects anything else).
+	Pattern Expr   `parser:"'place' @@"`
+	On      *Ident `parser:"'on' @@"`
+}
+
+// Set sets a planning option for the model (see Options):
+//
+//	set n_copies = 2
+//	set gpu_layers = 2
+type Set struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Trivia
+
+	Name  *Ident `parser:"'set' @@ '='"`
+	Value Expr   `parser:"@@"`
+}
+
+// Options are the names a set statement accepts, with what they mean.
+var Options = map[string]string{
+	"n_copies":      "pipeline copies of split inputs (ggml's n_copies), 1 to 4",
+	"op_offload":    "1: let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)",
+	"offload_batch": "minimum batch for op_offload (default: the backend's, 32 for cuda)",
+	"gpu_layers":    "put the last N layers' weights and state on the first backend (llama.cpp's -ngl)",
 }
 
 // Dim declares a named dimension. A constant dim has a fixed value; a
@@ -348,6 +384,8 @@ type String struct {
 // Compile-time checks that every node implements its interfaces.
 var (
 	_ Stmt = (*Backends)(nil)
+	_ Stmt = (*Place)(nil)
+	_ Stmt = (*Set)(nil)
 	_ Stmt = (*Dim)(nil)
 	_ Stmt = (*Decl)(nil)
 	_ Stmt = (*Output)(nil)
@@ -369,6 +407,8 @@ var (
 )
 
 func (*Backends) stmtNode() {}
+func (*Place) stmtNode()    {}
+func (*Set) stmtNode()      {}
 func (*Dim) stmtNode()      {}
 func (*Decl) stmtNode()     {}
 func (*Output) stmtNode()   {}
@@ -385,6 +425,8 @@ func (*String) exprNode() {}
 
 func (n *File) Position() lexer.Position       { return n.Pos }
 func (n *Backends) Position() lexer.Position   { return n.Pos }
+func (n *Place) Position() lexer.Position      { return n.Pos }
+func (n *Set) Position() lexer.Position        { return n.Pos }
 func (n *Dim) Position() lexer.Position        { return n.Pos }
 func (n *Decl) Position() lexer.Position       { return n.Pos }
 func (n *TensorType) Position() lexer.Position { return n.Pos }
@@ -403,6 +445,8 @@ func (n *String) Position() lexer.Position     { return n.Pos }
 
 func (n *File) End() lexer.Position       { return n.EndPos }
 func (n *Backends) End() lexer.Position   { return n.EndPos }
+func (n *Place) End() lexer.Position      { return n.EndPos }
+func (n *Set) End() lexer.Position        { return n.EndPos }
 func (n *Dim) End() lexer.Position        { return n.EndPos }
 func (n *Decl) End() lexer.Position       { return n.EndPos }
 func (n *TensorType) End() lexer.Position { return n.EndPos }

@@ -3,6 +3,7 @@ package dsl
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -142,6 +143,32 @@ func (c *checker) stmt(s Stmt) {
 	case *Backends:
 		if len(c.loops) > 0 {
 			c.nodeErrorf(s, "backends must be declared at top level")
+		}
+	case *Place:
+		if len(c.loops) > 0 {
+			c.nodeErrorf(s, "place must be at top level")
+		}
+		str, ok := s.Pattern.(*String)
+		if !ok {
+			c.nodeErrorf(s.Pattern, "place wants a regular expression in a string literal")
+		} else if _, err := regexp.Compile(str.Value); err != nil {
+			c.nodeErrorf(s.Pattern, "bad regular expression: %v", err)
+		}
+		c.on(s.On)
+	case *Set:
+		if len(c.loops) > 0 {
+			c.nodeErrorf(s, "set must be at top level")
+		}
+		if _, ok := Options[s.Name.Name]; !ok {
+			var names []string
+			for n := range Options {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			c.nodeErrorf(s.Name, "unknown option %s (options: %s)", s.Name.Name, strings.Join(names, ", "))
+		}
+		if v, known := c.intExpr(s.Value, modeConst); known && v < 0 {
+			c.nodeErrorf(s.Value, "%s must not be negative", s.Name.Name)
 		}
 	case *Dim:
 		c.dim(s)

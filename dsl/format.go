@@ -108,6 +108,11 @@ func stmtString(s Stmt) string {
 			}
 			b.WriteString(n.Name)
 		}
+	case *Place:
+		b.WriteString("place " + exprString(s.Pattern))
+		on(s.On)
+	case *Set:
+		b.WriteString("set " + s.Name.Name + " = " + exprString(s.Value))
 	case *Dim:
 		op := " = "
 		if s.Bounded {
@@ -138,6 +143,8 @@ func stmtString(s Stmt) string {
 
 func (s *Backends) String() string { return stmtString(s) }
 func (s *Dim) String() string      { return stmtString(s) }
+func (s *Place) String() string    { return stmtString(s) }
+func (s *Set) String() string      { return stmtString(s) }
 func (s *Decl) String() string     { return stmtString(s) }
 func (s *Output) String() string   { return stmtString(s) }
 func (s *Assign) String() string   { return stmtString(s) }

@@ -23,6 +23,10 @@ func Inspect(n Node, f func(Node) bool) {
 		for _, id := range n.Names {
 			visit(id)
 		}
+	case *Place:
+		visit(n.Pattern, n.On)
+	case *Set:
+		visit(n.Name, n.Value)
 	case *Dim:
 		visit(n.Name, n.Value)
 	case *Decl:
