@@ -233,6 +233,9 @@ func newRandGraph(seed int64) *ir.Graph {
 	if r.Intn(2) == 0 {
 		rg.leaf(ir.KindWeight, runtime.F32, rg.size(), rg.size())
 	}
+	if r.Intn(3) == 0 {
+		rg.leaf(ir.KindNode, runtime.F32, rg.size(), rg.size()) // a leaf in compute memory
+	}
 	var roots []*ir.Tensor
 	ops := ir.Ops()
 	var nodes []*ir.Tensor
@@ -347,7 +350,7 @@ func planWith(t *testing.T, g *ir.Graph, strategy string) string {
 }
 
 func TestMemoryRandomGraphs(t *testing.T) {
-	n, first := 2000, int64(0)
+	n, first := 4000, int64(0)
 	if testing.Short() {
 		n = 200
 	}

@@ -39,6 +39,9 @@ func VerifyMemory(g *ir.Graph) error {
 	return errors.Join(v.errs...)
 }
 
+var allocKindNames = map[ir.AllocKind]string{ir.AllocNone: "none", ir.AllocView: "view", ir.AllocCompute: "compute",
+	ir.AllocWeight: "weight", ir.AllocState: "state"}
+
 type memVerifier struct {
 	g       *ir.Graph
 	errs    []error
@@ -195,7 +198,7 @@ func (v *memVerifier) tensors() {
 			want = ir.AllocState
 		}
 		if t.Alloc.Kind != want {
-			v.bad("%s: alloc kind %d, want %d", t.Name, t.Alloc.Kind, want)
+			v.bad("%s: alloc %s, want %s", t.Name, allocKindNames[t.Alloc.Kind], allocKindNames[want])
 			return
 		}
 		if want != ir.AllocCompute {
@@ -253,11 +256,7 @@ func (v *memVerifier) tensors() {
 		}
 	}
 	for _, t := range g.Leafs {
-		w := int32(-1)
-		if t.Kind == ir.KindInput {
-			w = 0 // written by the caller before the evaluation
-		}
-		check(t, w, false)
+		check(t, 0, false) // written by the caller before the evaluation
 	}
 	for _, in := range g.InputCopies {
 		for _, c := range in.Copies {
