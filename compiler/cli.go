@@ -13,6 +13,7 @@ import (
 
 	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/dsl"
+	"github.com/graphc/graphc/passes"
 )
 
 // Exit codes.
@@ -146,6 +147,7 @@ type targetFlags struct {
 	offloadBatch int
 	overrides    overrideFlags
 	ngl          int
+	memory       string
 }
 
 func (t *targetFlags) register(fs *flag.FlagSet) {
@@ -155,6 +157,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
 	fs.IntVar(&t.ngl, "ngl", -1, "put the last N layers' weights and state on the first backend (like llama.cpp's -ngl)")
+	fs.StringVar(&t.memory, "memory", "best", "compute buffer planner: "+strings.Join(passes.MemoryStrategies(), ", ")+" (best keeps the smallest per buffer; ggml reproduces ggml-alloc)")
 }
 
 // overrideFlags collects repeated -ot flags.
@@ -192,6 +195,7 @@ func (t *targetFlags) config() Config {
 	}
 	cfg.Options.NCopies = t.ncopies
 	cfg.Options.OpOffload = t.offload
+	cfg.Options.MemoryStrategy = t.memory
 	cfg.Verify = true
 	return cfg
 }

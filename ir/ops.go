@@ -74,7 +74,7 @@ var opTable = [numOps]OpInfo{
 	OpGelu:      {"gelu", "UNARY", 8, 1, 1, FlagInPlace | FlagElementwise, "dst = gelu(a), tanh approximation"},
 	OpSilu:      {"silu", "UNARY", 10, 1, 1, FlagInPlace | FlagElementwise, "dst = a / (1 + e^-a)"},
 	OpRMSNorm:   {"rms_norm", "RMS_NORM", -1, 1, 1, FlagInPlace, "each row divided by sqrt(mean(row²) + eps)"},
-	OpNorm:      {"norm", "NORM", -1, 1, 1, FlagInPlace, "each row: (x - mean) / sqrt(var + eps)"},
+	OpNorm:      {"norm", "NORM", -1, 1, 1, 0, "each row: (x - mean) / sqrt(var + eps)"}, // not in ggml_op_can_inplace
 	OpSoftMax:   {"soft_max", "SOFT_MAX", -1, 1, 2, FlagInPlace, "row softmax of a·scale + mask (ggml_soft_max_ext)"},
 	OpRope:      {"rope", "ROPE", -1, 2, 2, FlagInPlace, "rotary position embedding by positions b (ggml_rope_ext)"},
 	OpCpy:       {"cpy", "CPY", -1, 2, 2, FlagWritesSrc, "b = a converted to b's type; result is a view of b"},

@@ -34,7 +34,7 @@ func FromDescription(d *runtime.Description, others []runtime.BufferType, minBat
 	}
 	bufts[d.BufferType.Name] = d.BufferType
 	b := &Backend{
-		Backend: ir.Backend{Name: d.Name, BufferType: d.BufferType.Name, Host: d.BufferType.Host, Alignment: d.BufferType.Alignment},
+		Backend: ir.Backend{Name: d.Name, BufferType: d.BufferType.Name, Host: d.BufferType.Host, Alignment: d.BufferType.Alignment, MaxSize: d.BufferType.MaxSize},
 		Device:  d.Device,
 		SupportsOp: func(t *ir.Tensor) bool {
 			return d.SupportsOp(Query(t))
@@ -75,6 +75,9 @@ type Options struct {
 	NCopies int // pipeline copies of split inputs (ggml's n_copies); 1 = none
 	// OpOffload enables backends' OffloadOp (ggml_backend_sched op_offload).
 	OpOffload bool
+	// MemoryStrategy picks plan_memory's strategy (MemoryStrategies); ""
+	// means StrategyBest.
+	MemoryStrategy string
 }
 
 // Context carries the target and options through the pipeline, and

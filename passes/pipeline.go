@@ -51,6 +51,9 @@ func Run(g *ir.Graph, pc *Context, verify bool, through string) error {
 		pc.Options.NCopies = 1
 	}
 	g.NCopies = pc.Options.NCopies
+	if pc.Options.MemoryStrategy != "" {
+		g.MemoryStrategy = pc.Options.MemoryStrategy
+	}
 	for _, p := range pipeline {
 		pc.pass = p.Name
 		if err := p.Fn(g, pc); err != nil {

@@ -1,0 +1,161 @@
+package ir_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+)
+
+func TestExprFolding(t *testing.T) {
+	n := &ir.Dim{Name: "n", Bound: 8, Bounded: true}
+	c := &ir.Dim{Name: "c", Bound: 64}
+	e := ir.Mul(ir.Add(ir.DimRef(c), ir.Const(0)), ir.DimRef(n))
+	if got := e.String(); got != "64 * n" {
+		t.Errorf("got %s", got)
+	}
+	if v, ok := ir.Mul(ir.DimRef(c), ir.Const(2)).Constant(); !ok || v != 128 {
+		t.Errorf("constant dims fold: %d %v", v, ok)
+	}
+	if got := ir.Mul(ir.Add(ir.DimRef(n), ir.Const(1)), ir.Const(4)).String(); got != "(n + 1) * 4" {
+		t.Errorf("precedence: %s", got)
+	}
+	if got := ir.Sub(ir.Const(10), ir.Sub(ir.DimRef(n), ir.Const(1))).String(); got != "10 - (n - 1)" {
+		t.Errorf("right operand of -: %s", got)
+	}
+	lo, hi := ir.Sub(ir.Const(16), ir.DimRef(n)).Range()
+	if lo != 8 || hi != 16 {
+		t.Errorf("range of 16 - n: [%d, %d]", lo, hi)
+	}
+	if e.AtBounds() != 512 || e.Max() != 512 {
+		t.Errorf("at bounds %d, max %d", e.AtBounds(), e.Max())
+	}
+	if !ir.Equal(ir.Mul(ir.DimRef(n), ir.Const(64)), e) || ir.Equal(ir.DimRef(n), ir.Const(8)) {
+		t.Error("Equal")
+	}
+}
+
+// buildChain makes x -> mul_mat(w, x) -> add(., b) -> relu, with a view.
+func buildChain(t *testing.T) (*ir.Graph, *ir.Tensor) {
+	g := ir.NewGraph("t.g")
+	n := &ir.Dim{Name: "n", Bound: 4, Bounded: true}
+	g.Dims = append(g.Dims, n)
+	x := g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(8), ir.DimRef(n)}, ir.Pos{})
+	w := g.NewLeaf(ir.KindWeight, "w", runtime.F32, []*ir.Expr{ir.Const(8), ir.Const(16)}, ir.Pos{})
+	b := g.NewLeaf(ir.KindWeight, "b", runtime.F32, []*ir.Expr{ir.Const(16)}, ir.Pos{})
+	mm := must(g.NewOp(ir.OpMulMat, "mm", []*ir.Tensor{w, x}, ir.Args{}, ir.Pos{}))(t)
+	add := must(g.NewOp(ir.OpAdd, "add", []*ir.Tensor{mm, b}, ir.Args{}, ir.Pos{}))(t)
+	tr := must(g.NewOp(ir.OpTranspose, "tr", []*ir.Tensor{add}, ir.Args{}, ir.Pos{}))(t)
+	out := must(g.NewOp(ir.OpCont, "out", []*ir.Tensor{tr}, ir.Args{}, ir.Pos{}))(t)
+	return g, out
+}
+
+func must(t *ir.Tensor, err error) func(*testing.T) *ir.Tensor {
+	return func(tb *testing.T) *ir.Tensor {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return t
+	}
+}
+
+func TestShapesAndOrder(t *testing.T) {
+	g, out := buildChain(t)
+	g.Expand(out)
+	var nodes, leafs []string
+	for _, n := range g.Nodes {
+		nodes = append(nodes, n.Name)
+	}
+	for _, l := range g.Leafs {
+		leafs = append(leafs, l.Name)
+	}
+	// ggml_build_forward_expand: depth first, sources in operand order.
+	if got := strings.Join(leafs, " "); got != "w x b" {
+		t.Errorf("leafs %s", got)
+	}
+	if got := strings.Join(nodes, " "); got != "mm add tr out" {
+		t.Errorf("nodes %s", got)
+	}
+	mm, tr := g.Nodes[0], g.Nodes[2]
+	if mm.ShapeString() != "[16, n]" || tr.ShapeString() != "[n, 16]" {
+		t.Errorf("shapes %s %s", mm.ShapeString(), tr.ShapeString())
+	}
+	if tr.ViewSrc != g.Nodes[1] || tr.Nb[0].String() != "64" || tr.Nb[1].String() != "4" {
+		t.Errorf("transpose view: src %v nb %s", tr.ViewSrc, tr.Nb)
+	}
+	if tr.Contiguous() || !mm.Contiguous() {
+		t.Error("contiguity")
+	}
+	if err := g.Verify(); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestShapeErrors(t *testing.T) {
+	g := ir.NewGraph("t.g")
+	a := g.NewLeaf(ir.KindInput, "a", runtime.F32, []*ir.Expr{ir.Const(4), ir.Const(3)}, ir.Pos{})
+	b := g.NewLeaf(ir.KindInput, "b", runtime.F32, []*ir.Expr{ir.Const(5), ir.Const(3)}, ir.Pos{})
+	i := g.NewLeaf(ir.KindInput, "i", runtime.F32, []*ir.Expr{ir.Const(3)}, ir.Pos{})
+	for _, tc := range []struct {
+		op   ir.Op
+		srcs []*ir.Tensor
+		args ir.Args
+		want string
+	}{
+		{ir.OpMulMat, []*ir.Tensor{a, b}, ir.Args{}, "mul_mat: inner dims differ: [4, 3] has ne0 = 4, [5, 3] has ne0 = 5"},
+		{ir.OpAdd, []*ir.Tensor{a, b}, ir.Args{}, "add: [5, 3] cannot be repeated to [4, 3]"},
+		{ir.OpGetRows, []*ir.Tensor{a, i}, ir.Args{}, "get_rows: indices must be i32, got f32"},
+		{ir.OpReshape, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{ir.Const(5)}}, "reshape: [4, 3] has 12 elements, [5] has 5"},
+		{ir.OpView, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{ir.Const(8)}, Offset: ir.Const(24)}, "view: bytes [24, 56) exceed a's 48 bytes"},
+		{ir.OpPermute, []*ir.Tensor{a}, ir.Args{Params: ir.Params{Axes: [4]int{0, 0, 1, 2}}}, "permute: axes [0 0 1 2] are not a permutation of 0..3"},
+		{ir.OpRelu, nil, ir.Args{}, "relu takes 1..1 tensor operands, got 0"},
+	} {
+		_, err := g.NewOp(tc.op, "x", tc.srcs, tc.args, ir.Pos{})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("%s: got %v, want %s", tc.op, err, tc.want)
+		}
+	}
+}
+
+func TestViewStridesFollowGGML(t *testing.T) {
+	g := ir.NewGraph("t.g")
+	c := g.NewLeaf(ir.KindState, "cache", runtime.F16, []*ir.Expr{ir.Const(1024)}, ir.Pos{})
+	// ggml_view_2d: nb[2] = nb[1]*ne1, nb[3] = nb[2].
+	v := must(g.NewOp(ir.OpView, "v", []*ir.Tensor{c}, ir.Args{Ne: []*ir.Expr{ir.Const(8), ir.Const(64)}, Nb: []*ir.Expr{ir.Const(32)}, Offset: ir.Const(16)}, ir.Pos{}))(t)
+	if got := [4]string{v.Nb[0].String(), v.Nb[1].String(), v.Nb[2].String(), v.Nb[3].String()}; got != [4]string{"2", "32", "2048", "2048"} {
+		t.Errorf("nb %v", got)
+	}
+	src := g.NewLeaf(ir.KindInput, "k", runtime.F32, []*ir.Expr{ir.Const(8), ir.Const(64)}, ir.Pos{})
+	tr := must(g.NewOp(ir.OpTranspose, "kT", []*ir.Tensor{src}, ir.Args{}, ir.Pos{}))(t)
+	cp := must(g.NewOp(ir.OpCpy, "cp", []*ir.Tensor{tr, v}, ir.Args{}, ir.Pos{}))(t)
+	if cp.ViewSrc != c || cp.ViewOffs.String() != "16" || cp.Type != runtime.F16 {
+		t.Errorf("cpy result is a view of its destination: %v %s %s", cp.ViewSrc, cp.ViewOffs, cp.Type)
+	}
+}
+
+func TestVerifyCatchesOrder(t *testing.T) {
+	g, out := buildChain(t)
+	g.Expand(out)
+	g.Nodes[0], g.Nodes[1] = g.Nodes[1], g.Nodes[0]
+	err := g.Verify()
+	if err == nil || !strings.Contains(err.Error(), "add (node 0) reads mm (node 1) before it is computed") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestOpTable(t *testing.T) {
+	for _, op := range ir.Ops() {
+		info := op.Info()
+		if info.Name == "" || info.GGML == "" || info.Doc == "" || info.MinSrcs > info.MaxSrcs {
+			t.Errorf("op %d: incomplete row %+v", op, info)
+		}
+		if got, ok := ir.LookupOp(info.Name); !ok || got != op {
+			t.Errorf("LookupOp(%s)", info.Name)
+		}
+		if got, ok := ir.LookupGGMLOp(info.GGML, info.Unary); !ok || got != op {
+			t.Errorf("LookupGGMLOp(%s, %d) = %v", info.GGML, info.Unary, got)
+		}
+	}
+}
