@@ -29,10 +29,10 @@ type Settings struct {
 // positioned, in one dsl.ErrorList.
 func Lower(f *dsl.File) (*ir.Graph, *Settings, error) {
 	l := &lowerer{
-		g:       ir.NewGraph(f.Pos.Filename),
-		dims:    map[string]*ir.Dim{},
-		scope:   map[string]*ir.Tensor{},
-		loops:   map[string]int64{},
+		g:        ir.NewGraph(f.Pos.Filename),
+		dims:     map[string]*ir.Dim{},
+		scope:    map[string]*ir.Tensor{},
+		loops:    map[string]int64{},
 		used:     map[string]int{},
 		outputs:  map[*ir.Tensor]bool{},
 		budget:   maxUnrolled,
