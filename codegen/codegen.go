@@ -419,11 +419,23 @@ func (gen *generator) eval(f *jen.File) {
 			continue
 		}
 		end := ir.Add(t.ViewOffs, t.Bytes())
-		if end.Max() <= t.ViewSrc.MaxBytes() {
+		if lo, _ := t.ViewOffs.Range(); lo >= 0 && end.Max() <= t.ViewSrc.MaxBytes() {
 			continue
 		}
-		body = append(body, jen.If(jen.Add(gen.expr(end)).Op(">").Lit(int(t.ViewSrc.MaxBytes()))).Block(
-			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(fmt.Sprintf("%s: view of %s ends at byte %%d, past its %d bytes (%s)", t.Pos, t.ViewSrc.Name, t.ViewSrc.MaxBytes(), dimList(end))), gen.expr(end)}, dimArgs(gen, end)...)...)),
+		size := int(t.ViewSrc.MaxBytes())
+		dims := t.ViewOffs.Dims(end.Dims(nil))
+		var dimArgs []jen.Code
+		var dimText []string
+		for _, d := range dims {
+			dimArgs = append(dimArgs, jen.Id("d").Dot(gen.dimField[d]))
+			dimText = append(dimText, d.Name+" = %d")
+		}
+		msg := fmt.Sprintf("%s: view %s of %s covers bytes [%%d, %%d), outside its %d bytes (%s)", t.Pos, t.Name, t.ViewSrc.Name, size, strings.Join(dimText, ", "))
+		body = append(body, jen.If(
+			jen.List(jen.Id("lo"), jen.Id("hi")).Op(":=").List(gen.expr(t.ViewOffs), gen.expr(end)),
+			jen.Id("lo").Op("<").Lit(0).Op("||").Id("hi").Op(">").Lit(size),
+		).Block(
+			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(msg), jen.Id("lo"), jen.Id("hi")}, dimArgs...)...)),
 		))
 	}
 	body = append(body, jen.Id("m").Dot("mu").Dot("Lock").Call(), jen.Defer().Id("m").Dot("mu").Dot("Unlock").Call())
@@ -455,22 +467,6 @@ func (gen *generator) eval(f *jen.File) {
 	f.Comment("lengths, copies the inputs in, runs the splits in planned order and returns copies")
 	f.Comment("of the outputs. State persists to the next call. Calls are serialized.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Eval").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Op("*").Id("Outputs"), jen.Error()).Block(body...)
-}
-
-func dimList(e *ir.Expr) string {
-	var parts []string
-	for _, d := range e.Dims(nil) {
-		parts = append(parts, d.Name+" = %d")
-	}
-	return strings.Join(parts, ", ")
-}
-
-func dimArgs(gen *generator, e *ir.Expr) []jen.Code {
-	var args []jen.Code
-	for _, d := range e.Dims(nil) {
-		args = append(args, jen.Id("d").Dot(gen.dimField[d]))
-	}
-	return args
 }
 
 func splitName(k int) string { return fmt.Sprintf("split%d", k) }

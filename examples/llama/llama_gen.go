@@ -13,8 +13,8 @@ import (
 
 // Bounds of the bounded dims: the plan holds for every value up to them.
 const (
-	MaxNTokens = 8 // bound of dim n_tokens
-	MaxKvHead  = 8 // bound of dim kv_head
+	MaxNKv     = 16 // bound of dim n_kv
+	MaxNTokens = 8  // bound of dim n_tokens
 )
 
 // Compute buffer layout: byte offsets planned at the dims' bounds.
@@ -22,7 +22,7 @@ const (
 	cpuBufferSize     = 12832 // buffer CPU: lower bound 12832, naive 215616
 	offInpTokens      = 2048  // inp_tokens i32[n_tokens], 32 bytes in CPU
 	offInpPos         = 12800 // inp_pos i32[n_tokens], 32 bytes in CPU
-	offKQMask         = 12288 // KQ_mask f32[16, n_tokens], 512 bytes in CPU
+	offKQMask         = 12288 // KQ_mask f32[n_kv, n_tokens], 512 bytes in CPU
 	offInpEmbd        = 0     // inp_embd f32[64, n_tokens], 2048 bytes in CPU
 	offNorm0          = 2048  // norm-0 f32[64, n_tokens], 2048 bytes in CPU
 	offAttnNorm0      = 2048  // attn_norm-0 f32[64, n_tokens], 2048 bytes in CPU
@@ -31,8 +31,8 @@ const (
 	offVcur0          = 4096  // Vcur-0 f32[64, n_tokens], 2048 bytes in CPU
 	offQcur0          = 4096  // Qcur-0 f32[64, n_tokens], 2048 bytes in CPU
 	offQcurRope0      = 4096  // Qcur_rope-0 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq0            = 2048  // kq-0 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax0     = 2048  // kq_soft_max-0 f32[16, n_tokens, 4], 2048 bytes in CPU
+	offKq0            = 2048  // kq-0 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
+	offKqSoftMax0     = 2048  // kq_soft_max-0 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
 	offKqv0           = 4096  // kqv-0 f32[16, n_tokens, 4], 2048 bytes in CPU
 	offKqvMergedCont0 = 2048  // kqv_merged_cont-0 f32[64, n_tokens], 2048 bytes in CPU
 	offAttnOut0       = 8192  // attn_out-0 f32[64, n_tokens], 2048 bytes in CPU
@@ -52,8 +52,8 @@ const (
 	offVcur1          = 2048  // Vcur-1 f32[64, n_tokens], 2048 bytes in CPU
 	offQcur1          = 2048  // Qcur-1 f32[64, n_tokens], 2048 bytes in CPU
 	offQcurRope1      = 2048  // Qcur_rope-1 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq1            = 0     // kq-1 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax1     = 0     // kq_soft_max-1 f32[16, n_tokens, 4], 2048 bytes in CPU
+	offKq1            = 0     // kq-1 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
+	offKqSoftMax1     = 0     // kq_soft_max-1 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
 	offKqv1           = 2048  // kqv-1 f32[16, n_tokens, 4], 2048 bytes in CPU
 	offKqvMergedCont1 = 0     // kqv_merged_cont-1 f32[64, n_tokens], 2048 bytes in CPU
 	offAttnOut1       = 8192  // attn_out-1 f32[64, n_tokens], 2048 bytes in CPU
@@ -73,8 +73,8 @@ const (
 	offVcur2          = 2048  // Vcur-2 f32[64, n_tokens], 2048 bytes in CPU
 	offQcur2          = 2048  // Qcur-2 f32[64, n_tokens], 2048 bytes in CPU
 	offQcurRope2      = 2048  // Qcur_rope-2 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq2            = 0     // kq-2 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax2     = 0     // kq_soft_max-2 f32[16, n_tokens, 4], 2048 bytes in CPU
+	offKq2            = 0     // kq-2 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
+	offKqSoftMax2     = 0     // kq_soft_max-2 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
 	offKqv2           = 2048  // kqv-2 f32[16, n_tokens, 4], 2048 bytes in CPU
 	offKqvMergedCont2 = 0     // kqv_merged_cont-2 f32[64, n_tokens], 2048 bytes in CPU
 	offAttnOut2       = 8192  // attn_out-2 f32[64, n_tokens], 2048 bytes in CPU
@@ -94,8 +94,8 @@ const (
 	offVcur3          = 2048  // Vcur-3 f32[64, n_tokens], 2048 bytes in CPU
 	offQcur3          = 2048  // Qcur-3 f32[64, n_tokens], 2048 bytes in CPU
 	offQcurRope3      = 2048  // Qcur_rope-3 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq3            = 0     // kq-3 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax3     = 0     // kq_soft_max-3 f32[16, n_tokens, 4], 2048 bytes in CPU
+	offKq3            = 0     // kq-3 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
+	offKqSoftMax3     = 0     // kq_soft_max-3 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
 	offKqv3           = 2048  // kqv-3 f32[16, n_tokens, 4], 2048 bytes in CPU
 	offKqvMergedCont3 = 0     // kqv_merged_cont-3 f32[64, n_tokens], 2048 bytes in CPU
 	offAttnOut3       = 8192  // attn_out-3 f32[64, n_tokens], 2048 bytes in CPU
@@ -115,8 +115,8 @@ const (
 
 // Dims are the bounded dims' values for one evaluation.
 type Dims struct {
+	NKv     int // n_kv, at most 16
 	NTokens int // n_tokens, at most 8
-	KvHead  int // kv_head, at most 8
 }
 
 // Inputs are one evaluation's inputs, flat in ggml order (ne[0] fastest).
@@ -124,7 +124,7 @@ type Inputs struct {
 	Dims
 	InpTokens []int32   // inp_tokens: i32[n_tokens]
 	InpPos    []int32   // inp_pos: i32[n_tokens]
-	KQMask    []float32 // KQ_mask: f32[16, n_tokens]
+	KQMask    []float32 // KQ_mask: f32[n_kv, n_tokens]
 }
 
 // Outputs are one evaluation's results; they own their memory.
@@ -479,11 +479,11 @@ func (m *Model) Close() {
 // of the outputs. State persists to the next call. Calls are serialized.
 func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 	d := &in.Dims
+	if d.NKv < 0 || d.NKv > MaxNKv {
+		return nil, fmt.Errorf("dim n_kv = %d is outside [0, %d]", d.NKv, MaxNKv)
+	}
 	if d.NTokens < 0 || d.NTokens > MaxNTokens {
 		return nil, fmt.Errorf("dim n_tokens = %d is outside [0, %d]", d.NTokens, MaxNTokens)
-	}
-	if d.KvHead < 0 || d.KvHead > MaxKvHead {
-		return nil, fmt.Errorf("dim kv_head = %d is outside [0, %d]", d.KvHead, MaxKvHead)
 	}
 	if len(in.InpTokens) != d.NTokens {
 		return nil, fmt.Errorf("input inp_tokens: got %d elements, want %d (i32[n_tokens])", len(in.InpTokens), d.NTokens)
@@ -491,8 +491,56 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 	if len(in.InpPos) != d.NTokens {
 		return nil, fmt.Errorf("input inp_pos: got %d elements, want %d (i32[n_tokens])", len(in.InpPos), d.NTokens)
 	}
-	if len(in.KQMask) != 16*d.NTokens {
-		return nil, fmt.Errorf("input KQ_mask: got %d elements, want %d (f32[16, n_tokens])", len(in.KQMask), 16*d.NTokens)
+	if len(in.KQMask) != d.NKv*d.NTokens {
+		return nil, fmt.Errorf("input KQ_mask: got %d elements, want %d (f32[n_kv, n_tokens])", len(in.KQMask), d.NKv*d.NTokens)
+	}
+	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:50:18: view k_cache_view-0 of cache_k_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:51:17: view k_cache_cpy-0 of cache_k_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:55:18: view v_cache_view-0 of cache_v_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:56:17: view v_cache_cpy-0 of cache_v_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:50:18: view k_cache_view-1 of cache_k_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:51:17: view k_cache_cpy-1 of cache_k_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:55:18: view v_cache_view-1 of cache_v_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:56:17: view v_cache_cpy-1 of cache_v_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:50:18: view k_cache_view-2 of cache_k_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:51:17: view k_cache_cpy-2 of cache_k_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:55:18: view v_cache_view-2 of cache_v_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:56:17: view v_cache_cpy-2 of cache_v_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:50:18: view k_cache_view-3 of cache_k_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:51:17: view k_cache_cpy-3 of cache_k_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:55:18: view v_cache_view-3 of cache_v_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	}
+	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
+		return nil, fmt.Errorf("llama.g:56:17: view v_cache_cpy-3 of cache_v_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -500,7 +548,7 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 	copy(inpTokens.I32s(), in.InpTokens)
 	inpPos := runtime.At(m.bufCPU, offInpPos, runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	copy(inpPos.I32s(), in.InpPos)
-	kqMask := runtime.At(m.bufCPU, offKQMask, runtime.F32, [4]int{16, d.NTokens, 1, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens})
+	kqMask := runtime.At(m.bufCPU, offKQMask, runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	copy(kqMask.F32s(), in.KQMask)
 	m.split0(d)
 	out := &Outputs{}
@@ -534,11 +582,11 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-0 rope
-	kCacheCpy0 := runtime.At(m.state[stateCacheKL0].Data, 128*d.KvHead, runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy0 := runtime.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 cpy
 	vcur0 := runtime.At(m.bufCPU, offVcur0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&vcur0, &m.weights[weightBlk0AttnVWeight], &attnNorm0) // Vcur-0 mul_mat
-	vCacheCpy0 := runtime.At(m.state[stateCacheVL0].Data, 2*d.KvHead, runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vCacheCpy0 := runtime.At(m.state[stateCacheVL0].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 	vcurT0 := runtime.At(m.bufCPU, offVcur0, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&vCacheCpy0, &vcurT0) // v_cache_cpy-0 cpy
 	qcur0 := runtime.At(m.bufCPU, offQcur0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -556,14 +604,14 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Qcur_rope-0 rope
-	k0 := runtime.At(m.state[stateCacheKL0].Data, 0, runtime.F16, [4]int{16, 16, 4, 1}, [4]int{2, 128, 32, 128})
+	k0 := runtime.At(m.state[stateCacheKL0].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q0 := runtime.At(m.bufCPU, offQcurRope0, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq0 := runtime.At(m.bufCPU, offKq0, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	kq0 := runtime.At(m.bufCPU, offKq0, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kq0, &k0, &q0) // kq-0 mul_mat
-	kqMask := runtime.At(m.bufCPU, offKQMask, runtime.F32, [4]int{16, d.NTokens, 1, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens})
-	kqSoftMax0 := runtime.At(m.bufCPU, offKqSoftMax0, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	kqMask := runtime.At(m.bufCPU, offKQMask, runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax0 := runtime.At(m.bufCPU, offKqSoftMax0, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.SoftMax(&kqSoftMax0, &kq0, &kqMask, float32(0.25), float32(0)) // kq_soft_max-0 soft_max
-	v0 := runtime.At(m.state[stateCacheVL0].Data, 0, runtime.F16, [4]int{16, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	v0 := runtime.At(m.state[stateCacheVL0].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv0 := runtime.At(m.bufCPU, offKqv0, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kqv0, &v0, &kqSoftMax0) // kqv-0 mul_mat
 	kqvMerged0 := runtime.At(m.bufCPU, offKqv0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
@@ -608,11 +656,11 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-1 rope
-	kCacheCpy1 := runtime.At(m.state[stateCacheKL1].Data, 128*d.KvHead, runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy1 := runtime.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 cpy
 	vcur1 := runtime.At(m.bufCPU, offVcur1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&vcur1, &m.weights[weightBlk1AttnVWeight], &attnNorm1) // Vcur-1 mul_mat
-	vCacheCpy1 := runtime.At(m.state[stateCacheVL1].Data, 2*d.KvHead, runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vCacheCpy1 := runtime.At(m.state[stateCacheVL1].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 	vcurT1 := runtime.At(m.bufCPU, offVcur1, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&vCacheCpy1, &vcurT1) // v_cache_cpy-1 cpy
 	qcur1 := runtime.At(m.bufCPU, offQcur1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -630,13 +678,13 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Qcur_rope-1 rope
-	k1 := runtime.At(m.state[stateCacheKL1].Data, 0, runtime.F16, [4]int{16, 16, 4, 1}, [4]int{2, 128, 32, 128})
+	k1 := runtime.At(m.state[stateCacheKL1].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q1 := runtime.At(m.bufCPU, offQcurRope1, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq1 := runtime.At(m.bufCPU, offKq1, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	kq1 := runtime.At(m.bufCPU, offKq1, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kq1, &k1, &q1) // kq-1 mul_mat
-	kqSoftMax1 := runtime.At(m.bufCPU, offKqSoftMax1, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	kqSoftMax1 := runtime.At(m.bufCPU, offKqSoftMax1, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.SoftMax(&kqSoftMax1, &kq1, &kqMask, float32(0.25), float32(0)) // kq_soft_max-1 soft_max
-	v1 := runtime.At(m.state[stateCacheVL1].Data, 0, runtime.F16, [4]int{16, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	v1 := runtime.At(m.state[stateCacheVL1].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv1 := runtime.At(m.bufCPU, offKqv1, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kqv1, &v1, &kqSoftMax1) // kqv-1 mul_mat
 	kqvMerged1 := runtime.At(m.bufCPU, offKqv1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
@@ -681,11 +729,11 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-2 rope
-	kCacheCpy2 := runtime.At(m.state[stateCacheKL2].Data, 128*d.KvHead, runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy2 := runtime.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 cpy
 	vcur2 := runtime.At(m.bufCPU, offVcur2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&vcur2, &m.weights[weightBlk2AttnVWeight], &attnNorm2) // Vcur-2 mul_mat
-	vCacheCpy2 := runtime.At(m.state[stateCacheVL2].Data, 2*d.KvHead, runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vCacheCpy2 := runtime.At(m.state[stateCacheVL2].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 	vcurT2 := runtime.At(m.bufCPU, offVcur2, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&vCacheCpy2, &vcurT2) // v_cache_cpy-2 cpy
 	qcur2 := runtime.At(m.bufCPU, offQcur2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -703,13 +751,13 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Qcur_rope-2 rope
-	k2 := runtime.At(m.state[stateCacheKL2].Data, 0, runtime.F16, [4]int{16, 16, 4, 1}, [4]int{2, 128, 32, 128})
+	k2 := runtime.At(m.state[stateCacheKL2].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q2 := runtime.At(m.bufCPU, offQcurRope2, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq2 := runtime.At(m.bufCPU, offKq2, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	kq2 := runtime.At(m.bufCPU, offKq2, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kq2, &k2, &q2) // kq-2 mul_mat
-	kqSoftMax2 := runtime.At(m.bufCPU, offKqSoftMax2, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	kqSoftMax2 := runtime.At(m.bufCPU, offKqSoftMax2, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.SoftMax(&kqSoftMax2, &kq2, &kqMask, float32(0.25), float32(0)) // kq_soft_max-2 soft_max
-	v2 := runtime.At(m.state[stateCacheVL2].Data, 0, runtime.F16, [4]int{16, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	v2 := runtime.At(m.state[stateCacheVL2].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv2 := runtime.At(m.bufCPU, offKqv2, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kqv2, &v2, &kqSoftMax2) // kqv-2 mul_mat
 	kqvMerged2 := runtime.At(m.bufCPU, offKqv2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
@@ -754,11 +802,11 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-3 rope
-	kCacheCpy3 := runtime.At(m.state[stateCacheKL3].Data, 128*d.KvHead, runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy3 := runtime.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 cpy
 	vcur3 := runtime.At(m.bufCPU, offVcur3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&vcur3, &m.weights[weightBlk3AttnVWeight], &attnNorm3) // Vcur-3 mul_mat
-	vCacheCpy3 := runtime.At(m.state[stateCacheVL3].Data, 2*d.KvHead, runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vCacheCpy3 := runtime.At(m.state[stateCacheVL3].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 	vcurT3 := runtime.At(m.bufCPU, offVcur3, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&vCacheCpy3, &vcurT3) // v_cache_cpy-3 cpy
 	qcur3 := runtime.At(m.bufCPU, offQcur3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -776,13 +824,13 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Qcur_rope-3 rope
-	k3 := runtime.At(m.state[stateCacheKL3].Data, 0, runtime.F16, [4]int{16, 16, 4, 1}, [4]int{2, 128, 32, 128})
+	k3 := runtime.At(m.state[stateCacheKL3].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q3 := runtime.At(m.bufCPU, offQcurRope3, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq3 := runtime.At(m.bufCPU, offKq3, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	kq3 := runtime.At(m.bufCPU, offKq3, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kq3, &k3, &q3) // kq-3 mul_mat
-	kqSoftMax3 := runtime.At(m.bufCPU, offKqSoftMax3, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	kqSoftMax3 := runtime.At(m.bufCPU, offKqSoftMax3, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.SoftMax(&kqSoftMax3, &kq3, &kqMask, float32(0.25), float32(0)) // kq_soft_max-3 soft_max
-	v3 := runtime.At(m.state[stateCacheVL3].Data, 0, runtime.F16, [4]int{16, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	v3 := runtime.At(m.state[stateCacheVL3].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv3 := runtime.At(m.bufCPU, offKqv3, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kqv3, &v3, &kqSoftMax3) // kqv-3 mul_mat
 	kqvMerged3 := runtime.At(m.bufCPU, offKqv3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})

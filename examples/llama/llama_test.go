@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/graphc/graphc/compiler"
@@ -38,10 +39,12 @@ func newGGMLModel(t testing.TB) *Model {
 }
 
 // traceInputs are the trace's inputs: inp_tokens[t] = (t*7+3) % n_vocab,
-// inp_pos[t] = kv_head+t, KQ_mask[t*n_kv+j] = 0 if j <= kv_head+t else -inf.
+// inp_pos[t] = kv_head+t, KQ_mask[t*n_kv+j] = 0 if j <= kv_head+t else -inf,
+// for a batch of nTokens whose first token goes to cache slot kvHead.
 func traceInputs(nTokens, kvHead int) *Inputs {
-	const nKV, nVocab = 16, 128
-	in := &Inputs{Dims: Dims{NTokens: nTokens, KvHead: kvHead}}
+	const nVocab = 128
+	nKV := kvHead + nTokens
+	in := &Inputs{Dims: Dims{NTokens: nTokens, NKv: nKV}}
 	for t := 0; t < nTokens; t++ {
 		in.InpTokens = append(in.InpTokens, int32((t*7+3)%nVocab))
 		in.InpPos = append(in.InpPos, int32(kvHead+t))
@@ -92,6 +95,10 @@ func TestEvalErrors(t *testing.T) {
 	in.NTokens = 9
 	if _, err := m.Eval(in); err == nil || err.Error() != "dim n_tokens = 9 is outside [0, 8]" {
 		t.Errorf("n_tokens above its bound: got %v", err)
+	}
+	in = traceInputs(4, -1) // n_kv = 3 < n_tokens: the batch would start at cache slot -1
+	if _, err := m.Eval(in); err == nil || !strings.Contains(err.Error(), "view k_cache_view-0 of cache_k_l0 covers bytes [-128, 384), outside its 2048 bytes (n_kv = 3, n_tokens = 4)") {
+		t.Errorf("batch before the cache: got %v", err)
 	}
 	in = traceInputs(8, 8)
 	in.InpPos = in.InpPos[:7]
