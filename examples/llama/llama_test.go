@@ -21,17 +21,8 @@ type ggmlOutput struct {
 
 // newGGMLModel builds the model with the trace's weights and KV cache: the
 // k-th declared weight or state tensor holds (float)(sin(i*0.01 + k)*0.1).
-func newGGMLModel(t testing.TB) *Model {
-	weights := map[string]runtime.Tensor{}
-	for k, w := range Weights {
-		x := runtime.NewTensor(w.Type, w.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
-		weights[w.Name] = x
-	}
-	m, err := New(weights, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+func newGGMLModel(t *testing.T) *Model {
+	m := newFilledWeights(t)
 	for k := range States {
 		runtime.Fill(&m.state[k], runtime.GGMLFill(len(Weights)+k))
 	}
