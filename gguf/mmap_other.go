@@ -1,0 +1,21 @@
+//go:build !linux && !darwin
+
+package gguf
+
+import (
+	"io"
+	"os"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+// mapFile reads the file into an aligned buffer where this package does
+// not use mmap. The data is the same; only the loading is slower and the
+// memory is not shared with the page cache.
+func mapFile(f *os.File, size int) ([]byte, func([]byte) error, error) {
+	b := runtime.NewBuffer(size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, nil, &os.PathError{Op: "read", Path: f.Name(), Err: err}
+	}
+	return b, func([]byte) error { return nil }, nil
+}

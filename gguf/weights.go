@@ -1,0 +1,113 @@
+package gguf
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unsafe"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+// runtimeTypes maps the ggml types graphc's runtime computes with to its
+// DTypes, which are named and laid out as ggml's.
+var runtimeTypes = []struct {
+	ggml GGMLType
+	rt   runtime.DType
+}{
+	{F32, runtime.F32},
+	{F16, runtime.F16},
+	{I32, runtime.I32},
+}
+
+// DType returns the runtime type of t, if graphc's runtime supports it.
+func (t GGMLType) DType() (runtime.DType, bool) {
+	for _, r := range runtimeTypes {
+		if r.ggml == t {
+			return r.rt, true
+		}
+	}
+	return 0, false
+}
+
+func supportedTypes() string {
+	s := make([]string, len(runtimeTypes))
+	for i, r := range runtimeTypes {
+		s[i] = r.ggml.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// Weights returns the file's tensors for a generated model's weight
+// declarations (its package's Weights), ready for its New: each a
+// contiguous runtime.Tensor whose Data is the tensor's bytes in the
+// mapping, not a copy. Declarations match tensors by name, so llama.cpp
+// names such as blk.0.attn_q.weight work as they are.
+//
+// Every missing tensor, unsupported or different type and different shape
+// is reported at once. Tensors that no declaration names are not an error
+// (GGUF files often carry more, such as a vocabulary's embeddings for
+// another head); Unused lists them, and an error mentions them as a hint.
+func (m *Mapped) Weights(decls []runtime.Decl) (map[string]runtime.Tensor, error) {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("gguf: %s: "+format, append([]any{m.path}, args...)...))
+	}
+	out := make(map[string]runtime.Tensor, len(decls))
+	for i := range decls {
+		d := &decls[i]
+		t, ok := m.Lookup(d.Name)
+		if !ok {
+			bad("weight %q is missing (the model wants %s)", d.Name, d)
+			continue
+		}
+		dt, ok := t.Type.DType()
+		if !ok {
+			bad("tensor %q is %s; this build supports %s", d.Name, t.Type, supportedTypes())
+			continue
+		}
+		var ne [4]int
+		for j, n := range t.Ne {
+			ne[j] = int(n)
+		}
+		if dt != d.Type || ne != d.Ne {
+			got := runtime.Decl{Type: dt, Ne: ne}
+			bad("weight %q is %s in the file, the model wants %s", d.Name, &got, d)
+			continue
+		}
+		data := m.Data(t)
+		if p := uintptr(unsafe.Pointer(unsafe.SliceData(data))); p%uintptr(dt.Size()) != 0 {
+			bad("weight %q: data at file byte %d is not aligned to its %d-byte elements (%s = %d)",
+				d.Name, m.DataOffset+t.Offset, dt.Size(), AlignmentKey, m.Alignment)
+			continue
+		}
+		out[d.Name] = runtime.Tensor{Type: dt, Ne: ne, Nb: runtime.ContiguousStrides(dt, ne), Data: data}
+	}
+	if len(errs) == 0 {
+		return out, nil
+	}
+	if unused := m.Unused(decls); len(unused) > 0 {
+		const show = 8
+		list := strings.Join(unused[:min(len(unused), show)], ", ")
+		if len(unused) > show {
+			list += ", …"
+		}
+		errs = append(errs, fmt.Errorf("gguf: %s: note: tensors in the file the model does not declare (%d): %s", m.path, len(unused), list))
+	}
+	return nil, errors.Join(errs...)
+}
+
+// Unused lists, in file order, the tensors that no declaration names.
+func (f *File) Unused(decls []runtime.Decl) []string {
+	declared := make(map[string]bool, len(decls))
+	for _, d := range decls {
+		declared[d.Name] = true
+	}
+	var out []string
+	for _, t := range f.Tensors {
+		if !declared[t.Name] {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
