@@ -32,6 +32,7 @@ func Lower(f *dsl.File) (*ir.Graph, *Settings, error) {
 		g:        ir.NewGraph(f.Pos.Filename),
 		dims:     map[string]*ir.Dim{},
 		scope:    map[string]*ir.Tensor{},
+		failed:   map[string]bool{},
 		loops:    map[string]int64{},
 		used:     map[string]int{},
 		outputs:  map[*ir.Tensor]bool{},
@@ -54,6 +55,7 @@ type lowerer struct {
 	errs     dsl.ErrorList
 	dims     map[string]*ir.Dim
 	scope    map[string]*ir.Tensor // current binding of each tensor name
+	failed   map[string]bool       // names whose definition had errors: uses stay quiet
 	loops    map[string]int64      // loop variables' current values
 	loopVals []int64               // enclosing loops' values, outermost first
 	used     map[string]int        // ir tensor names handed out
@@ -180,8 +182,10 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 		}
 		t := l.tensorExpr(s.Value, l.tensorName(name, !interpolated(s.Name)))
 		if t == nil {
+			l.failed[name] = true
 			return
 		}
+		delete(l.failed, name)
 		l.place(t, s.On)
 		l.scope[name] = t
 		if t.Op.Info().Flags&ir.FlagWritesSrc != 0 && t.Root().Kind == ir.KindState {
@@ -235,7 +239,7 @@ func (l *lowerer) decl(s *dsl.Decl) {
 	name := l.resolve(s.Name)
 	dt, ok := runtime.ParseDType(s.Type.DType.Name)
 	if !ok {
-		l.errorf(s.Type.DType, "unknown dtype %s (known: f32, f16, i32)", s.Type.DType.Name)
+		l.errorf(s.Type.DType, "unknown dtype %s (known: %s)", s.Type.DType.Name, strings.Join(dsl.DTypes(), ", "))
 		return
 	}
 	if len(s.Type.Shape) > 4 {
@@ -252,6 +256,16 @@ func (l *lowerer) decl(s *dsl.Decl) {
 			return
 		}
 		ne = append(ne, v)
+	}
+	if bs := int64(dt.BlockSize()); bs > 1 {
+		if n, ok := ne[0].Constant(); !ok || n%bs != 0 {
+			l.errorf(s.Type.Shape[0], "%s %s: ne0 = %s is not a multiple of %s's block size %d", s.Kind, name, ne[0], dt, bs)
+			return
+		}
+		if s.Kind != dsl.DeclWeight {
+			l.errorf(s.Type.DType, "%s %s: %s tensors can only be weights", s.Kind, name, dt)
+			return
+		}
 	}
 	if _, dup := l.scope[name]; dup || l.used[name] > 0 {
 		l.errorf(s.Name, "%s is declared twice", name)
@@ -359,6 +373,10 @@ func (l *lowerer) intCall(c *dsl.Call) *ir.Expr {
 	}
 	es := ir.Const(int64(t.Type.Size()))
 	if fn == "esize" {
+		if t.Type.Quantized() {
+			l.errorf(c, "esize(%s): %s is block-quantized; use row_size", t.Name, t.Type)
+			return nil
+		}
 		return es
 	}
 	if c.Args[1].Key != nil {
@@ -367,6 +385,9 @@ func (l *lowerer) intCall(c *dsl.Call) *ir.Expr {
 	}
 	if fn == "row_size" {
 		if x := l.intExpr(c.Args[1].Value); x != nil {
+			if bs := int64(t.Type.BlockSize()); bs > 1 {
+				return ir.Mul(ir.Binary(ir.ExprDiv, x, ir.Const(bs)), es)
+			}
 			return ir.Mul(es, x)
 		}
 		return nil

@@ -69,8 +69,11 @@ func (l *lowerer) tensorExpr(e dsl.Expr, name string) *ir.Tensor {
 	switch e := e.(type) {
 	case *dsl.Name:
 		n := l.resolve(e)
-		if t := l.scope[n]; t != nil {
+		if t := l.scope[n]; t != nil && !l.failed[n] {
 			return t
+		}
+		if l.failed[n] {
+			return nil // its definition's error was reported
 		}
 		if _, ok := l.dims[n]; ok {
 			l.errorf(e, "%s is a dim; a tensor is needed here", n)

@@ -14,6 +14,9 @@ var dtypes = []struct {
 	{"f32", "32-bit IEEE 754 float"},
 	{"f16", "16-bit IEEE 754 half float"},
 	{"i32", "32-bit signed integer"},
+	{"bf16", "16-bit brain float (weights: mul_mat, get_rows)"},
+	{"q8_0", "ggml's 8-bit blocks of 32 with an f16 scale (weights: mul_mat, get_rows)"},
+	{"q4_0", "ggml's 4-bit blocks of 32 with an f16 scale (weights: mul_mat, get_rows)"},
 }
 
 // DTypes returns the names of the valid element types.

@@ -41,10 +41,19 @@ func pad4(ne []*Expr) [4]*Expr {
 func contiguousStrides(dt DType, ne [4]*Expr) [4]*Expr {
 	var nb [4]*Expr
 	nb[0] = Const(int64(dt.Size()))
-	for i := 1; i < 4; i++ {
+	nb[1] = rowSize(dt, ne[0])
+	for i := 2; i < 4; i++ {
 		nb[i] = Mul(nb[i-1], ne[i-1])
 	}
 	return nb
+}
+
+// rowSize is the bytes of n elements of dt (ggml_row_size).
+func rowSize(dt DType, n *Expr) *Expr {
+	if bs := dt.BlockSize(); bs > 1 {
+		return Mul(Binary(ExprDiv, n, Const(int64(bs))), Const(int64(dt.Size())))
+	}
+	return Mul(Const(int64(dt.Size())), n)
 }
 
 // Args are an op's non-tensor operands.
@@ -73,6 +82,9 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 	var b *Tensor
 	if len(srcs) > 1 {
 		b = srcs[1]
+	}
+	if err := checkTypes(op, srcs); err != nil {
+		return nil, err
 	}
 	dt := a.Type
 	ne := a.Ne
@@ -219,6 +231,27 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 		t.ViewSrc, t.ViewOffs = view, offs
 	}
 	return t, nil
+}
+
+// checkTypes rejects quantized and bf16 operands where graphc's kernels
+// (like most of ggml's) do not take them: they may be matrix weights,
+// embedding tables, and viewed.
+func checkTypes(op Op, srcs []*Tensor) error {
+	for i, s := range srcs {
+		if !s.Type.Quantized() && s.Type != runtime.BF16 {
+			continue
+		}
+		switch {
+		case (op == OpMulMat || op == OpGetRows) && i == 0:
+		case op.IsView():
+			if bs := int64(s.Type.BlockSize()); bs > 1 && s.Ne[0].Max()%bs != 0 {
+				return shapeErrorf("%s: %s rows of %s are not whole %s blocks of %d", op, s.Type, s.Ne[0], s.Type, bs)
+			}
+		default:
+			return shapeErrorf("%s: operand %s is %s; only mul_mat (first operand), get_rows (table) and views take %s tensors", op, s.Name, s.Type, s.Type)
+		}
+	}
+	return nil
 }
 
 func viewOffs(t *Tensor) *Expr {

@@ -108,8 +108,13 @@ func (t *Tensor) NElem() *Expr {
 // Bytes is the tensor's memory extent, ggml_nbytes: from the first to one
 // past the last addressed byte.
 func (t *Tensor) Bytes() *Expr {
-	n := Const(int64(t.Type.Size()))
-	for i := 0; i < 4; i++ {
+	var n *Expr
+	if bs := int64(t.Type.BlockSize()); bs > 1 {
+		n = Binary(ExprDiv, Mul(t.Ne[0], t.Nb[0]), Const(bs))
+	} else {
+		n = Add(Const(int64(t.Type.Size())), Mul(Sub(t.Ne[0], Const(1)), t.Nb[0]))
+	}
+	for i := 1; i < 4; i++ {
 		n = Add(n, Mul(Sub(t.Ne[i], Const(1)), t.Nb[i]))
 	}
 	return n
@@ -132,7 +137,11 @@ func (t *Tensor) Contiguous() bool {
 		if !Equal(t.Ne[i], Const(1)) && !Equal(t.Nb[i], want) {
 			return false
 		}
-		want = Mul(want, t.Ne[i])
+		if i == 0 {
+			want = rowSize(t.Type, t.Ne[0])
+		} else {
+			want = Mul(want, t.Ne[i])
+		}
 	}
 	return true
 }

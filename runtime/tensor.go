@@ -5,32 +5,84 @@ import (
 	"unsafe"
 )
 
-// DType is an element type, named and laid out as in ggml.
+// DType is an element type, named and laid out as in ggml. Block-quantized
+// types (q8_0, q4_0) store BlockSize elements per block of Size bytes, as
+// ggml's type traits do.
 type DType uint8
 
 const (
 	F32 DType = iota
 	F16
 	I32
+	BF16
+	Q8_0
+	Q4_0
+	numDTypes
 )
 
-var dtypeNames = [...]string{F32: "f32", F16: "f16", I32: "i32"}
-var dtypeSizes = [...]int{F32: 4, F16: 2, I32: 4}
+type dtypeTraits struct {
+	name      string
+	blockSize int    // elements per block
+	size      int    // bytes per block
+	ggml      uint32 // ggml_type id, as stored in GGUF files
+}
+
+var traits = [numDTypes]dtypeTraits{
+	F32:  {"f32", 1, 4, 0},
+	F16:  {"f16", 1, 2, 1},
+	I32:  {"i32", 1, 4, 26},
+	BF16: {"bf16", 1, 2, 30},
+	Q8_0: {"q8_0", 32, 34, 8}, // f16 scale + 32 int8
+	Q4_0: {"q4_0", 32, 18, 2}, // f16 scale + 32 4-bit values
+}
 
 func (t DType) String() string {
-	if int(t) < len(dtypeNames) {
-		return dtypeNames[t]
+	if t < numDTypes {
+		return traits[t].name
 	}
 	return fmt.Sprintf("dtype(%d)", uint8(t))
 }
 
-// Size is the size of one element in bytes.
-func (t DType) Size() int { return dtypeSizes[t] }
+// Size is the size of one element in bytes or, for a block-quantized type,
+// of one block of BlockSize elements (ggml_type_size).
+func (t DType) Size() int { return traits[t].size }
 
-// ParseDType maps a DSL/ggml type name ("f32", "f16", "i32") to its DType.
+// BlockSize is the number of elements per block: 1 unless quantized.
+func (t DType) BlockSize() int { return traits[t].blockSize }
+
+// Quantized reports whether t is block-quantized.
+func (t DType) Quantized() bool { return traits[t].blockSize > 1 }
+
+// RowSize is the bytes of n consecutive elements (ggml_row_size); n must be
+// a multiple of BlockSize.
+func (t DType) RowSize(n int) int { return n / traits[t].blockSize * traits[t].size }
+
+// GGMLType is ggml's id of the type (enum ggml_type), as GGUF stores it.
+func (t DType) GGMLType() uint32 { return traits[t].ggml }
+
+// DTypes lists every element type.
+func DTypes() []DType {
+	out := make([]DType, numDTypes)
+	for i := range out {
+		out[i] = DType(i)
+	}
+	return out
+}
+
+// DTypeFromGGML maps a ggml type id to its DType.
+func DTypeFromGGML(id uint32) (DType, bool) {
+	for i, tr := range traits {
+		if tr.ggml == id {
+			return DType(i), true
+		}
+	}
+	return 0, false
+}
+
+// ParseDType maps a DSL/ggml type name ("f32", "q8_0", …) to its DType.
 func ParseDType(s string) (DType, bool) {
-	for i, n := range dtypeNames {
-		if n == s {
+	for i, tr := range traits {
+		if tr.name == s {
 			return DType(i), true
 		}
 	}
@@ -55,7 +107,11 @@ func (t *Tensor) Contiguous() bool {
 		if t.Ne[i] != 1 && t.Nb[i] != want {
 			return false
 		}
-		want *= t.Ne[i]
+		if i == 0 {
+			want = t.Type.RowSize(t.Ne[0])
+		} else {
+			want *= t.Ne[i]
+		}
 	}
 	return true
 }
@@ -66,13 +122,19 @@ func (t *Tensor) NElem() int { return t.Ne[0] * t.Ne[1] * t.Ne[2] * t.Ne[3] }
 // NRows is the number of rows (all dimensions but the first).
 func (t *Tensor) NRows() int { return t.Ne[1] * t.Ne[2] * t.Ne[3] }
 
-// Span is the number of bytes from the first to one past the last element.
+// Span is the number of bytes from the first to one past the last element
+// (ggml_nbytes).
 func (t *Tensor) Span() int {
 	if t.NElem() == 0 {
 		return 0
 	}
-	n := t.Type.Size()
-	for i := 0; i < 4; i++ {
+	var n int
+	if bs := t.Type.BlockSize(); bs > 1 {
+		n = t.Ne[0] * t.Nb[0] / bs
+	} else {
+		n = t.Type.Size() + (t.Ne[0]-1)*t.Nb[0]
+	}
+	for i := 1; i < 4; i++ {
 		n += (t.Ne[i] - 1) * t.Nb[i]
 	}
 	return n
@@ -82,7 +144,8 @@ func (t *Tensor) Span() int {
 func ContiguousStrides(t DType, ne [4]int) [4]int {
 	var nb [4]int
 	nb[0] = t.Size()
-	for i := 1; i < 4; i++ {
+	nb[1] = t.RowSize(ne[0])
+	for i := 2; i < 4; i++ {
 		nb[i] = nb[i-1] * ne[i-1]
 	}
 	return nb
