@@ -16,18 +16,20 @@ type Backend struct {
 	cleanup goruntime.Cleanup // stops the workers of a Backend dropped without Close
 	scratch [][]float32       // per thread, grown by the caller before a dispatch
 	xpack   []float32         // MulMat's x converted to dense float32 columns
+	gemmB   []float32         // the packed GEMM's packed x
 
 	// One task value per kernel family, reused by every call so that a
 	// dispatch does not allocate.
-	mm   mulMatTask
-	pack packTask
-	bin  binaryTask
-	un   unaryTask
-	norm normTask
-	sm   softMaxTask
-	rope ropeTask
-	rows getRowsTask
-	cpy  cpyTask
+	mm    mulMatTask
+	gemmT gemmTask
+	pack  packTask
+	bin   binaryTask
+	un    unaryTask
+	norm  normTask
+	sm    softMaxTask
+	rope  ropeTask
+	rows  getRowsTask
+	cpy   cpyTask
 }
 
 // New starts a backend with the given number of threads, the caller

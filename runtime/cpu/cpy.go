@@ -125,10 +125,3 @@ func convertRow(dst *tview, do, ds int, src *tview, so, ss, n int, buf []float32
 		dst.store(do, ds, src.load(so, n, ss, buf[:n]))
 	}
 }
-
-func f32ToF16Row(d []uint16, s []float32) {
-	s = s[:len(d)]
-	for i := range d {
-		d[i] = runtime.F32ToF16(s[i])
-	}
-}

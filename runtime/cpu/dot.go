@@ -1,13 +1,28 @@
 package cpu
 
-// The matrix-multiplication microkernels. Each is a small leaf function so
-// that an assembly version can take its place behind build tags (see the
-// package documentation); these Go loops are the reference and the noasm
-// fallback. All accumulate in float32, one accumulator per output, like
-// ggml's vec_dot_f32 / vec_dot_f16 up to the summation order.
+// The dot kernels behind MulMat's small products and matrix-vector
+// products: rows of a and columns of x are both contiguous along K, so each
+// kernel multiplies whole vectors of K and sums the lanes at the end. They
+// accumulate in float32, like ggml's vec_dot_f32 / vec_dot_f16 up to the
+// summation order. Each dispatches on level to the AVX-512 or AVX2 assembly
+// (dot_amd64.s) or to the Go loop, which is the reference; the AVX2 kernels
+// take K in multiples of 8 and the wrappers finish the tail here.
 
 // dotF32 returns Σ a[k]·x[k] over k < len(x).
 func dotF32(a, x []float32) float32 {
+	a = a[:len(x)]
+	switch level {
+	case isaAVX512:
+		return dotF32AVX512(a, x)
+	case isaAVX2:
+		n := len(x) &^ 7
+		return dotF32AVX2(a[:n], x[:n]) + dotF32Go(a[n:], x[n:])
+	}
+	return dotF32Go(a, x)
+}
+
+// dotF32Go is dotF32's loop.
+func dotF32Go(a, x []float32) float32 {
 	a = a[:len(x)]
 	var s0, s1, s2, s3 float32
 	for len(x) >= 4 && len(a) >= 4 {
@@ -23,46 +38,123 @@ func dotF32(a, x []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dot4F32 returns the dots of four rows with one column x.
-func dot4F32(a0, a1, a2, a3, x []float32) (s0, s1, s2, s3 float32) {
+// dot4x1F32 returns the dots of rows a[i·lda:][:len(x)], i < 4, with x.
+func dot4x1F32(a []float32, lda int, x []float32) (c [4]float32) {
+	k := len(x)
+	if k == 0 {
+		return
+	}
+	_ = a[3*lda+k-1]
+	switch level {
+	case isaAVX512:
+		dot4x1F32AVX512(a, lda, x, &c)
+		return
+	case isaAVX2:
+		n := k &^ 7
+		if n > 0 {
+			dot4x1F32AVX2(a, lda, x[:n], &c)
+		}
+		if n < k {
+			t := dot4x1F32Go(a[n:], lda, x[n:])
+			for i := range c {
+				c[i] += t[i]
+			}
+		}
+		return
+	}
+	return dot4x1F32Go(a, lda, x)
+}
+
+// dot4x1F32Go is dot4x1F32's loop.
+func dot4x1F32Go(a []float32, lda int, x []float32) (c [4]float32) {
 	n := len(x)
-	a0, a1, a2, a3 = a0[:n], a1[:n], a2[:n], a3[:n]
+	a0, a1, a2, a3 := a[:n], a[lda:lda+n], a[2*lda:2*lda+n], a[3*lda:3*lda+n]
+	var s0, s1, s2, s3 float32
 	for k, u := range x {
 		s0 += a0[k] * u
 		s1 += a1[k] * u
 		s2 += a2[k] * u
 		s3 += a3[k] * u
 	}
-	return
+	return [4]float32{s0, s1, s2, s3}
 }
 
-// gemm4x2F32 returns the 4×2 block of dots of rows a0..a3 with columns x0,
-// x1: c[2i+j] = a_i · x_j.
-func gemm4x2F32(a0, a1, a2, a3, x0, x1 []float32) (c [8]float32) {
-	n := len(x0)
-	a0, a1, a2, a3, x1 = a0[:n], a1[:n], a2[:n], a3[:n], x1[:n]
-	var c00, c01, c10, c11, c20, c21, c30, c31 float32
-	for k, u := range x0 {
-		v := x1[k]
-		w := a0[k]
-		c00 += w * u
-		c01 += w * v
-		w = a1[k]
-		c10 += w * u
-		c11 += w * v
-		w = a2[k]
-		c20 += w * u
-		c21 += w * v
-		w = a3[k]
-		c30 += w * u
-		c31 += w * v
+// dot4x4F32 sets c[4j+i] to the dot of row a[i·lda:][:k] with column
+// x[j·ldx:][:k], i, j < 4: a 4×4 block of C stored column by column.
+func dot4x4F32(a []float32, lda int, x []float32, ldx, k int, c *[16]float32) {
+	if k == 0 {
+		*c = [16]float32{}
+		return
 	}
-	return [8]float32{c00, c01, c10, c11, c20, c21, c30, c31}
+	_, _ = a[3*lda+k-1], x[3*ldx+k-1]
+	switch level {
+	case isaAVX512:
+		dot4x4F32AVX512(a, lda, x, ldx, k, c)
+		return
+	case isaAVX2:
+		n := k &^ 7
+		if n == k {
+			dot4x4F32AVX2(a, lda, x, ldx, k, c)
+			return
+		}
+		var t [16]float32
+		dot4x4F32Go(a[n:], lda, x[n:], ldx, k-n, &t)
+		if n > 0 {
+			dot4x4F32AVX2(a, lda, x, ldx, n, c)
+			for i := range c {
+				c[i] += t[i]
+			}
+		} else {
+			*c = t
+		}
+		return
+	}
+	dot4x4F32Go(a, lda, x, ldx, k, c)
+}
+
+// dot4x4F32Go is dot4x4F32's loop: two columns at a time, eight
+// accumulators.
+func dot4x4F32Go(a []float32, lda int, x []float32, ldx, k int, c *[16]float32) {
+	a0, a1, a2, a3 := a[:k], a[lda:lda+k], a[2*lda:2*lda+k], a[3*lda:3*lda+k]
+	for j := 0; j < 4; j += 2 {
+		x0, x1 := x[j*ldx:j*ldx+k], x[(j+1)*ldx:(j+1)*ldx+k]
+		var c00, c01, c10, c11, c20, c21, c30, c31 float32
+		for p, u := range x0 {
+			v := x1[p]
+			w := a0[p]
+			c00 += w * u
+			c01 += w * v
+			w = a1[p]
+			c10 += w * u
+			c11 += w * v
+			w = a2[p]
+			c20 += w * u
+			c21 += w * v
+			w = a3[p]
+			c30 += w * u
+			c31 += w * v
+		}
+		c[4*j], c[4*j+1], c[4*j+2], c[4*j+3] = c00, c10, c20, c30
+		c[4*j+4], c[4*j+5], c[4*j+6], c[4*j+7] = c01, c11, c21, c31
+	}
 }
 
 // dotF16 returns Σ f32(a[k])·x[k]: an f16 row with a column of f16 values
 // held as float32, so every product is exact, as in ggml_vec_dot_f16.
 func dotF16(a []uint16, x []float32) float32 {
+	a = a[:len(x)]
+	switch level {
+	case isaAVX512:
+		return dotF16AVX512(a, x)
+	case isaAVX2:
+		n := len(x) &^ 7
+		return dotF16AVX2(a[:n], x[:n]) + dotF16Go(a[n:], x[n:])
+	}
+	return dotF16Go(a, x)
+}
+
+// dotF16Go is dotF16's loop.
+func dotF16Go(a []uint16, x []float32) float32 {
 	a = a[:len(x)]
 	tab := &f16Table
 	var s0, s1 float32
@@ -77,16 +169,44 @@ func dotF16(a []uint16, x []float32) float32 {
 	return s0 + s1
 }
 
-// dot4F16 is dot4F32 for four f16 rows.
-func dot4F16(a0, a1, a2, a3 []uint16, x []float32) (s0, s1, s2, s3 float32) {
+// dot4x1F16 is dot4x1F32 for four f16 rows.
+func dot4x1F16(a []uint16, lda int, x []float32) (c [4]float32) {
+	k := len(x)
+	if k == 0 {
+		return
+	}
+	_ = a[3*lda+k-1]
+	switch level {
+	case isaAVX512:
+		dot4x1F16AVX512(a, lda, x, &c)
+		return
+	case isaAVX2:
+		n := k &^ 7
+		if n > 0 {
+			dot4x1F16AVX2(a, lda, x[:n], &c)
+		}
+		if n < k {
+			t := dot4x1F16Go(a[n:], lda, x[n:])
+			for i := range c {
+				c[i] += t[i]
+			}
+		}
+		return
+	}
+	return dot4x1F16Go(a, lda, x)
+}
+
+// dot4x1F16Go is dot4x1F16's loop.
+func dot4x1F16Go(a []uint16, lda int, x []float32) (c [4]float32) {
 	n := len(x)
-	a0, a1, a2, a3 = a0[:n], a1[:n], a2[:n], a3[:n]
+	a0, a1, a2, a3 := a[:n], a[lda:lda+n], a[2*lda:2*lda+n], a[3*lda:3*lda+n]
 	tab := &f16Table
+	var s0, s1, s2, s3 float32
 	for k, u := range x {
 		s0 += tab[a0[k]] * u
 		s1 += tab[a1[k]] * u
 		s2 += tab[a2[k]] * u
 		s3 += tab[a3[k]] * u
 	}
-	return
+	return [4]float32{s0, s1, s2, s3}
 }

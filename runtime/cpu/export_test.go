@@ -14,3 +14,60 @@ func SetMinWork(n int) (restore func()) {
 	minWork = n
 	return func() { minWork = old }
 }
+
+// ISAs lists the instruction-set levels this machine and build can run,
+// best last.
+func ISAs() []string {
+	var l []string
+	for i := isaGo; i <= bestISA(); i++ {
+		l = append(l, i.String())
+	}
+	return l
+}
+
+// SetISA makes the kernels run at the named level and returns a function
+// restoring the old one; it also fills the f16 table the Go kernels use.
+// Not concurrency-safe.
+func SetISA(name string) (restore func()) {
+	initTables() // the Go kernels' f16 table
+	old := level
+	for i := isaGo; i <= bestISA(); i++ {
+		if i.String() == name {
+			level = i
+			return func() { level = old }
+		}
+	}
+	panic("SetISA: level " + name + " not available")
+}
+
+// GemmKernel is a packed-GEMM microkernel of the current level.
+type GemmKernel struct {
+	MR, NR int
+	Fn     func(k int, a, b, c []float32, ldc int, acc bool)
+}
+
+func CurrentGemmKernel() GemmKernel {
+	k := kernelFor(level)
+	return GemmKernel{k.mr, k.nr, k.fn}
+}
+
+// The dispatching kernels, at the current level.
+var (
+	DotF32      = dotF32
+	Dot4x1F32   = dot4x1F32
+	Dot4x4F32   = dot4x4F32
+	DotF16      = dotF16
+	Dot4x1F16   = dot4x1F16
+	F16ToF32Row = f16ToF32Row
+	F32ToF16Row = f32ToF16Row
+	RoundF16Row = roundF16Row
+	GemmKC      = gemmKC
+)
+
+// ForcePacked sends every product with N >= 24, M >= 32, K >= 32 through the
+// packed GEMM and returns a function restoring the threshold.
+func ForcePacked() (restore func()) {
+	old := gemmMinWork
+	gemmMinWork = 0
+	return func() { gemmMinWork = old }
+}

@@ -34,6 +34,15 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 		return
 	}
 
+	// Large products: the packed GEMM, batch by batch.
+	if usePacked(t.M, t.N, t.K) {
+		for batch := 0; batch < nbatch; batch++ {
+			b.gemm(t, batch%t.ne2, batch/t.ne2)
+		}
+		b.mmClear()
+		return
+	}
+
 	// x as the vec_dot_type: float32 columns of K, rounded to f16 for an f16 a.
 	t.xp = nil
 	if av.typ == runtime.F16 || !xv.isF32() || !xv.dense() {
@@ -141,31 +150,53 @@ func (t *mulMatTask) run(ch, _, tid int) {
 		return a.load(o, K, a.st[0], scratch[i*K:(i+1)*K])
 	}
 
+	// the chunk's columns of x: column j at xsrc[xo0+j·xst:][:K]
+	var xsrc []float32
+	var xo0, xst int
+	if t.xp != nil {
+		xsrc, xo0, xst = t.xp, (batch*t.N+c0)*K, K
+	} else {
+		xsrc, xo0, xst = x.f32, x.off(c0, i12, i13), x.st[1]
+	}
+
 	r := r0
 	for ; r+4 <= r1; r += 4 {
 		if t.aF16Direct {
-			o := abase + r*a.st[1]
-			s := a.st[1]
-			a0, a1, a2, a3 := a.f16[o:o+K], a.f16[o+s:o+s+K], a.f16[o+2*s:o+2*s+K], a.f16[o+3*s:o+3*s+K]
+			o, s := abase+r*a.st[1], a.st[1]
+			rows := a.f16[o : o+3*s+K]
 			for j := 0; j < nc; j++ {
-				s0, s1, s2, s3 := dot4F16(a0, a1, a2, a3, xcols[j])
+				c := dot4x1F16(rows, s, xcols[j])
 				p := dcol[j] + r*ds
-				out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = s0, s1, s2, s3
+				out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = c[0], c[1], c[2], c[3]
 			}
 			continue
 		}
-		a0, a1, a2, a3 := rowF32(r, 0), rowF32(r+1, 1), rowF32(r+2, 2), rowF32(r+3, 3)
-		j := 0
-		for ; j+2 <= nc; j += 2 {
-			c := gemm4x2F32(a0, a1, a2, a3, xcols[j], xcols[j+1])
-			p, q := dcol[j]+r*ds, dcol[j+1]+r*ds
-			out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = c[0], c[2], c[4], c[6]
-			out[q], out[q+ds], out[q+2*ds], out[q+3*ds] = c[1], c[3], c[5], c[7]
+		var rows []float32
+		lda := K
+		if t.aDirect {
+			o := abase + r*a.st[1]
+			lda = a.st[1]
+			rows = a.f32[o : o+3*lda+K]
+		} else {
+			for i := 0; i < 4; i++ {
+				rowF32(r+i, i)
+			}
+			rows = scratch[:4*K]
 		}
-		if j < nc {
-			s0, s1, s2, s3 := dot4F32(a0, a1, a2, a3, xcols[j])
+		j := 0
+		for ; j+4 <= nc; j += 4 {
+			var blk [16]float32
+			xo := xo0 + j*xst
+			dot4x4F32(rows, lda, xsrc[xo:xo+3*xst+K], xst, K, &blk)
+			for jj := 0; jj < 4; jj++ {
+				p := dcol[j+jj] + r*ds
+				out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = blk[4*jj], blk[4*jj+1], blk[4*jj+2], blk[4*jj+3]
+			}
+		}
+		for ; j < nc; j++ {
+			c := dot4x1F32(rows, lda, xcols[j])
 			p := dcol[j] + r*ds
-			out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = s0, s1, s2, s3
+			out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = c[0], c[1], c[2], c[3]
 		}
 	}
 	for ; r < r1; r++ {
@@ -204,14 +235,5 @@ func (t *packTask) run(chunk, nchunks, _ int) {
 		} else if len(src) > 0 && &src[0] != &out[0] {
 			copy(out, src)
 		}
-	}
-}
-
-// roundF16Row sets d[i] to s[i] rounded to the nearest f16 value.
-func roundF16Row(d, s []float32) {
-	s = s[:len(d)]
-	tab := &f16Table
-	for i := range d {
-		d[i] = tab[runtime.F32ToF16(s[i])]
 	}
 }

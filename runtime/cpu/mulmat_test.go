@@ -49,35 +49,37 @@ func mulMatTol(K int, mag []float64) func(int) float64 {
 
 // Tolerance: mulMatTol.
 func TestMulMat(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
-		for i := 0; i < 24; i++ {
-			K := 1 + r.IntN(70)
-			M := 1 + r.IntN(20)
-			N := 1 + r.IntN(12)
-			if i%6 == 5 {
-				M, N = 70+r.IntN(70), 1+r.IntN(3) // matvec-like, f16 direct kernels
+	forISAs(t, func(t *testing.T) {
+		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
+			for i := 0; i < 24; i++ {
+				K := 1 + r.IntN(70)
+				M := 1 + r.IntN(20)
+				N := 1 + r.IntN(12)
+				if i%6 == 5 {
+					M, N = 70+r.IntN(70), 1+r.IntN(3) // matvec-like, f16 direct kernels
+				}
+				ane := [4]int{K, M, 1 + r.IntN(2), 1 + r.IntN(2)}
+				xne := [4]int{K, N, ane[2] * (1 + r.IntN(3)), ane[3] * (1 + r.IntN(2))}
+				at, xt := runtime.F32, runtime.F32
+				switch i % 4 {
+				case 1:
+					at = runtime.F16
+				case 2:
+					at, xt = runtime.F16, runtime.F16
+				case 3:
+					xt = runtime.F16
+				}
+				a := mk(r, at, ane, layout(r.IntN(int(nLayouts))))
+				x := mk(r, xt, xne, layout(r.IntN(int(nLayouts))))
+				d := mkOut(r, runtime.F32, [4]int{M, N, xne[2], xne[3]}, layout(r.IntN(int(nLayouts))))
+				want, mag := refMulMat(a, x, at == runtime.F16)
+				before, inputs := d.snapshot(), readOnly(t, a, x)
+				b.MulMat(d.Tensor, a.Tensor, x.Tensor)
+				checkUntouched(t, d, before)
+				inputs()
+				expectClose(t, d, want, mulMatTol(K, mag))
 			}
-			ane := [4]int{K, M, 1 + r.IntN(2), 1 + r.IntN(2)}
-			xne := [4]int{K, N, ane[2] * (1 + r.IntN(3)), ane[3] * (1 + r.IntN(2))}
-			at, xt := runtime.F32, runtime.F32
-			switch i % 4 {
-			case 1:
-				at = runtime.F16
-			case 2:
-				at, xt = runtime.F16, runtime.F16
-			case 3:
-				xt = runtime.F16
-			}
-			a := mk(r, at, ane, layout(r.IntN(int(nLayouts))))
-			x := mk(r, xt, xne, layout(r.IntN(int(nLayouts))))
-			d := mkOut(r, runtime.F32, [4]int{M, N, xne[2], xne[3]}, layout(r.IntN(int(nLayouts))))
-			want, mag := refMulMat(a, x, at == runtime.F16)
-			before, inputs := d.snapshot(), readOnly(t, a, x)
-			b.MulMat(d.Tensor, a.Tensor, x.Tensor)
-			checkUntouched(t, d, before)
-			inputs()
-			expectClose(t, d, want, mulMatTol(K, mag))
-		}
+		})
 	})
 }
 
@@ -85,83 +87,89 @@ func TestMulMat(t *testing.T) {
 // ggml converts src1 to vec_dot_type. The result matches the rounding
 // reference within float32 summation error and misses the unrounded one.
 func TestMulMatF16RoundsX(t *testing.T) {
-	b := cpu.New(2)
-	defer b.Close()
-	r := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{1, 7} { // the f16 direct kernels and the converting path
-		const K, M = 256, 16
-		a := mk(r, runtime.F16, [4]int{K, M, 1, 1}, dense)
-		x := mk(r, runtime.F32, [4]int{K, n, 1, 1}, dense)
-		for k := 0; k < x.NElem(); k++ { // x in [1, 2) just below an f16 midpoint: rounding to f16 always goes down
-			x.set(k, 1+float64(r.IntN(1024))/1024+0.45/1024)
-		}
-		for k := 0; k < a.NElem(); k++ {
-			a.set(k, math.Abs(a.at(k)))
-		}
-		d := mkOut(r, runtime.F32, [4]int{M, n, 1, 1}, dense)
-		b.MulMat(d.Tensor, a.Tensor, x.Tensor)
-		want, mag := refMulMat(a, x, true)
-		expectClose(t, d, want, mulMatTol(K, mag))
-		unrounded, _ := refMulMat(a, x, false)
-		far := 0
-		for k := range want {
-			if math.Abs(d.at(k)-unrounded[k]) > 10*mulMatTol(K, mag)(k) {
-				far++
+	forISAs(t, func(t *testing.T) {
+		b := cpu.New(2)
+		defer b.Close()
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, n := range []int{1, 7} { // the f16 direct kernels and the converting path
+			const K, M = 256, 16
+			a := mk(r, runtime.F16, [4]int{K, M, 1, 1}, dense)
+			x := mk(r, runtime.F32, [4]int{K, n, 1, 1}, dense)
+			for k := 0; k < x.NElem(); k++ { // x in [1, 2) just below an f16 midpoint: rounding to f16 always goes down
+				x.set(k, 1+float64(r.IntN(1024))/1024+0.45/1024)
+			}
+			for k := 0; k < a.NElem(); k++ {
+				a.set(k, math.Abs(a.at(k)))
+			}
+			d := mkOut(r, runtime.F32, [4]int{M, n, 1, 1}, dense)
+			b.MulMat(d.Tensor, a.Tensor, x.Tensor)
+			want, mag := refMulMat(a, x, true)
+			expectClose(t, d, want, mulMatTol(K, mag))
+			unrounded, _ := refMulMat(a, x, false)
+			far := 0
+			for k := range want {
+				if math.Abs(d.at(k)-unrounded[k]) > 10*mulMatTol(K, mag)(k) {
+					far++
+				}
+			}
+			if far < len(want)/2 {
+				t.Errorf("n=%d: only %d of %d results tell rounded x from unrounded", n, far, len(want))
 			}
 		}
-		if far < len(want)/2 {
-			t.Errorf("n=%d: only %d of %d results tell rounded x from unrounded", n, far, len(want))
-		}
-	}
+	})
 }
 
 // TestMulMatAttention uses the layouts of a llama attention step: k a view
 // of an f16 cache (rows of the cache, heads by a stride), q a permute of a
 // rope output, kq·v with v transposed.
 func TestMulMatAttention(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
-		const hd, nHead, nHeadKV, nCtx, nKV, nTok = 16, 4, 2, 32, 11, 3
-		// cache [hd·nHeadKV, nCtx] f16; k = view_3d(cache, hd, nKV, nHeadKV, nb1 = row, nb2 = hd·2)
-		cache := mk(r, runtime.F16, [4]int{hd * nHeadKV, nCtx, 1, 1}, dense)
-		k := &tt{Tensor: &runtime.Tensor{Type: runtime.F16, Ne: [4]int{hd, nKV, nHeadKV, 1},
-			Nb: [4]int{2, hd * nHeadKV * 2, hd * 2, hd * nHeadKV * 2 * nKV}}, buf: cache.buf, off: cache.off}
-		k.Data = cache.Data[:k.Span()]
-		// qcur [hd, nHead, nTok] f32, q = permute(0, 2, 1, 3) -> [hd, nTok, nHead]
-		qcur := mk(r, runtime.F32, [4]int{hd, nHead, nTok, 1}, dense)
-		q := &tt{Tensor: &runtime.Tensor{Type: runtime.F32, Ne: [4]int{hd, nTok, nHead, 1},
-			Nb: [4]int{4, qcur.Nb[2], qcur.Nb[1], qcur.Nb[3]}, Data: qcur.Data}, buf: qcur.buf, off: qcur.off}
-		kq := mkOut(r, runtime.F32, [4]int{nKV, nTok, nHead, 1}, dense)
-		want, mag := refMulMat(k, q, true)
-		b.MulMat(kq.Tensor, k.Tensor, q.Tensor)
-		expectClose(t, kq, want, mulMatTol(hd, mag))
+	forISAs(t, func(t *testing.T) {
+		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
+			const hd, nHead, nHeadKV, nCtx, nKV, nTok = 16, 4, 2, 32, 11, 3
+			// cache [hd·nHeadKV, nCtx] f16; k = view_3d(cache, hd, nKV, nHeadKV, nb1 = row, nb2 = hd·2)
+			cache := mk(r, runtime.F16, [4]int{hd * nHeadKV, nCtx, 1, 1}, dense)
+			k := &tt{Tensor: &runtime.Tensor{Type: runtime.F16, Ne: [4]int{hd, nKV, nHeadKV, 1},
+				Nb: [4]int{2, hd * nHeadKV * 2, hd * 2, hd * nHeadKV * 2 * nKV}}, buf: cache.buf, off: cache.off}
+			k.Data = cache.Data[:k.Span()]
+			// qcur [hd, nHead, nTok] f32, q = permute(0, 2, 1, 3) -> [hd, nTok, nHead]
+			qcur := mk(r, runtime.F32, [4]int{hd, nHead, nTok, 1}, dense)
+			q := &tt{Tensor: &runtime.Tensor{Type: runtime.F32, Ne: [4]int{hd, nTok, nHead, 1},
+				Nb: [4]int{4, qcur.Nb[2], qcur.Nb[1], qcur.Nb[3]}, Data: qcur.Data}, buf: qcur.buf, off: qcur.off}
+			kq := mkOut(r, runtime.F32, [4]int{nKV, nTok, nHead, 1}, dense)
+			want, mag := refMulMat(k, q, true)
+			b.MulMat(kq.Tensor, k.Tensor, q.Tensor)
+			expectClose(t, kq, want, mulMatTol(hd, mag))
 
-		// v^T: a view of the f16 cache as [nKV, hd, nHeadKV] (transposed rows)
-		v := &tt{Tensor: &runtime.Tensor{Type: runtime.F16, Ne: [4]int{nKV, hd, nHeadKV, 1},
-			Nb: [4]int{hd * nHeadKV * 2, 2, hd * 2, hd * nHeadKV * 2 * nKV}}, buf: cache.buf, off: cache.off}
-		v.Data = cache.Data[:v.Span()]
-		kqv := mkOut(r, runtime.F32, [4]int{hd, nTok, nHead, 1}, permuted)
-		want, mag = refMulMat(v, kq, true)
-		b.MulMat(kqv.Tensor, v.Tensor, kq.Tensor)
-		expectClose(t, kqv, want, mulMatTol(nKV, mag))
+			// v^T: a view of the f16 cache as [nKV, hd, nHeadKV] (transposed rows)
+			v := &tt{Tensor: &runtime.Tensor{Type: runtime.F16, Ne: [4]int{nKV, hd, nHeadKV, 1},
+				Nb: [4]int{hd * nHeadKV * 2, 2, hd * 2, hd * nHeadKV * 2 * nKV}}, buf: cache.buf, off: cache.off}
+			v.Data = cache.Data[:v.Span()]
+			kqv := mkOut(r, runtime.F32, [4]int{hd, nTok, nHead, 1}, permuted)
+			want, mag = refMulMat(v, kq, true)
+			b.MulMat(kqv.Tensor, v.Tensor, kq.Tensor)
+			expectClose(t, kqv, want, mulMatTol(nKV, mag))
+		})
 	})
 }
 
 // TestMulMatLarge runs shapes big enough to split over threads by default.
 func TestMulMatLarge(t *testing.T) {
-	b := cpu.New(2)
-	defer b.Close()
-	r := rand.New(rand.NewPCG(8, 9))
-	for _, c := range []struct {
-		at      runtime.DType
-		K, M, N int
-	}{{runtime.F32, 300, 130, 37}, {runtime.F16, 300, 130, 37}, {runtime.F16, 1024, 257, 1}, {runtime.F32, 1024, 257, 1}} {
-		a := mk(r, c.at, [4]int{c.K, c.M, 1, 1}, dense)
-		x := mk(r, runtime.F32, [4]int{c.K, c.N, 1, 1}, dense)
-		d := mkOut(r, runtime.F32, [4]int{c.M, c.N, 1, 1}, dense)
-		b.MulMat(d.Tensor, a.Tensor, x.Tensor)
-		want, mag := refMulMat(a, x, c.at == runtime.F16)
-		expectClose(t, d, want, mulMatTol(c.K, mag))
-	}
+	forISAs(t, func(t *testing.T) {
+		b := cpu.New(2)
+		defer b.Close()
+		r := rand.New(rand.NewPCG(8, 9))
+		for _, c := range []struct {
+			at      runtime.DType
+			K, M, N int
+		}{{runtime.F32, 300, 130, 37}, {runtime.F16, 300, 130, 37}, {runtime.F16, 1024, 257, 1}, {runtime.F32, 1024, 257, 1}} {
+			a := mk(r, c.at, [4]int{c.K, c.M, 1, 1}, dense)
+			x := mk(r, runtime.F32, [4]int{c.K, c.N, 1, 1}, dense)
+			d := mkOut(r, runtime.F32, [4]int{c.M, c.N, 1, 1}, dense)
+			b.MulMat(d.Tensor, a.Tensor, x.Tensor)
+			want, mag := refMulMat(a, x, c.at == runtime.F16)
+			expectClose(t, d, want, mulMatTol(c.K, mag))
+		}
+	})
 }
 
 func TestMulMatEmptySum(t *testing.T) {
@@ -173,4 +181,39 @@ func TestMulMatEmptySum(t *testing.T) {
 	d := mkOut(r, runtime.F32, [4]int{3, 2, 1, 1}, padded)
 	b.MulMat(d.Tensor, a.Tensor, x.Tensor)
 	expectClose(t, d, make([]float64, 6), exact)
+}
+
+// TestMulMatPacked covers the packed GEMM: edges in M and N, several K
+// blocks, f16 operands (x rounded for an f16 a), strided and permuted
+// operands and dst, and batches with a broadcast a.
+func TestMulMatPacked(t *testing.T) {
+	defer cpu.ForcePacked()()
+	forISAs(t, func(t *testing.T) {
+		b := cpu.New(2)
+		defer b.Close()
+		r := rand.New(rand.NewPCG(10, 11))
+		for i, c := range []struct {
+			at, xt      runtime.DType
+			K, M, N, b2 int
+		}{
+			{runtime.F32, runtime.F32, 64, 64, 64, 1},
+			{runtime.F32, runtime.F32, 70, 97, 41, 1},
+			{runtime.F32, runtime.F32, 2*cpu.GemmKC + 3, 33, 25, 1},
+			{runtime.F16, runtime.F32, cpu.GemmKC + 17, 45, 30, 1},
+			{runtime.F16, runtime.F16, 100, 40, 26, 1},
+			{runtime.F32, runtime.F16, 90, 35, 29, 1},
+			{runtime.F32, runtime.F32, 64, 36, 30, 2},
+		} {
+			la, lx, ld := layout(i%2), layout(i%3), layout((i+1)%3)
+			a := mk(r, c.at, [4]int{c.K, c.M, 1, 1}, la)
+			x := mk(r, c.xt, [4]int{c.K, c.N, c.b2, 1}, lx)
+			d := mkOut(r, runtime.F32, [4]int{c.M, c.N, c.b2, 1}, ld)
+			want, mag := refMulMat(a, x, c.at == runtime.F16)
+			before, inputs := d.snapshot(), readOnly(t, a, x)
+			b.MulMat(d.Tensor, a.Tensor, x.Tensor)
+			checkUntouched(t, d, before)
+			inputs()
+			expectClose(t, d, want, mulMatTol(c.K, mag))
+		}
+	})
 }

@@ -101,9 +101,7 @@ func (v *tview) load(off, n, st int, buf []float32) []float32 {
 	case runtime.F16:
 		tab := &f16Table
 		if st == 1 {
-			for i, h := range v.f16[off : off+n] {
-				buf[i] = tab[h]
-			}
+			f16ToF32Row(buf, v.f16[off:off+n])
 		} else {
 			for i := range buf {
 				buf[i] = tab[v.f16[off+i*st]]
@@ -139,6 +137,10 @@ func (v *tview) store(off, st int, src []float32) {
 			v.f32[off+i*st] = x
 		}
 	case runtime.F16:
+		if st == 1 {
+			f32ToF16Row(v.f16[off:off+n], src)
+			return
+		}
 		for i, x := range src {
 			v.f16[off+i*st] = runtime.F32ToF16(x)
 		}

@@ -1,0 +1,46 @@
+//go:build !amd64 || noasm
+
+package cpu
+
+// The Go bodies of dot_amd64.go's kernels: this build has no assembly, so
+// they are the reference loops and only tests reach them (level is isaGo).
+
+func dotF32AVX512(a, x []float32) float32 {
+	return dotF32Go(a, x)
+}
+
+func dotF32AVX2(a, x []float32) float32 {
+	return dotF32Go(a, x)
+}
+
+func dot4x1F32AVX512(a []float32, lda int, x []float32, c *[4]float32) {
+	*c = dot4x1F32Go(a, lda, x)
+}
+
+func dot4x1F32AVX2(a []float32, lda int, x []float32, c *[4]float32) {
+	*c = dot4x1F32Go(a, lda, x)
+}
+
+func dot4x4F32AVX512(a []float32, lda int, x []float32, ldx, k int, c *[16]float32) {
+	dot4x4F32Go(a, lda, x, ldx, k, c)
+}
+
+func dot4x4F32AVX2(a []float32, lda int, x []float32, ldx, k int, c *[16]float32) {
+	dot4x4F32Go(a, lda, x, ldx, k, c)
+}
+
+func dotF16AVX512(a []uint16, x []float32) float32 {
+	return dotF16Go(a, x)
+}
+
+func dotF16AVX2(a []uint16, x []float32) float32 {
+	return dotF16Go(a, x)
+}
+
+func dot4x1F16AVX512(a []uint16, lda int, x []float32, c *[4]float32) {
+	*c = dot4x1F16Go(a, lda, x)
+}
+
+func dot4x1F16AVX2(a []uint16, lda int, x []float32, c *[4]float32) {
+	*c = dot4x1F16Go(a, lda, x)
+}

@@ -1,0 +1,229 @@
+package cpu_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/cpu"
+)
+
+// forISAs runs f at every instruction-set level this machine and build
+// have (go, and avx2/avx512 where the processor has them), so that one
+// machine checks every kernel against the same references.
+func forISAs(t *testing.T, f func(t *testing.T)) {
+	for _, l := range cpu.ISAs() {
+		t.Run("isa="+l, func(t *testing.T) {
+			defer cpu.SetISA(l)()
+			f(t)
+		})
+	}
+}
+
+const gd = 37 // guard elements on each side of a kernel's operands
+
+// guardedF32 returns n random floats in [-1, 1) at element offset off of a
+// buffer whose other elements are NaN (an out-of-range read poisons the
+// result), and the whole buffer.
+func guardedF32(r *rand.Rand, n, off int) (s, buf []float32) {
+	buf = make([]float32, n+off+2*gd)
+	for i := range buf {
+		buf[i] = float32(math.NaN())
+	}
+	s = buf[gd+off : gd+off+n]
+	for i := range s {
+		s[i] = float32(2*r.Float64() - 1)
+	}
+	return s, buf
+}
+
+// guardedF16 is guardedF32 for f16 values (NaN guards are 0x7e00).
+func guardedF16(r *rand.Rand, n, off int) (s, buf []uint16) {
+	buf = make([]uint16, n+off+2*gd)
+	for i := range buf {
+		buf[i] = 0x7e00
+	}
+	s = buf[gd+off : gd+off+n]
+	for i := range s {
+		s[i] = runtime.F32ToF16(float32(2*r.Float64() - 1))
+	}
+	return s, buf
+}
+
+// checkGuardsF32 fails if an element of buf outside [lo, hi) is not NaN.
+func checkGuardsF32(t *testing.T, buf []float32, lo, hi int) {
+	t.Helper()
+	for i, v := range buf {
+		if (i < lo || i >= hi) && v == v {
+			t.Fatalf("element %d outside [%d, %d) written: %v", i, lo, hi, v)
+		}
+	}
+}
+
+// dotTol is the float32 summation bound for a dot of k products of
+// magnitude sum mag.
+func dotTol(k int, mag float64) float64 { return float64(k+2)*0x1p-24*mag + 1e-30 }
+
+func checkDot(t *testing.T, what string, got float32, want, mag float64, k int) {
+	t.Helper()
+	if d := math.Abs(float64(got) - want); !(d <= dotTol(k, mag)) {
+		t.Fatalf("%s k=%d: got %.9g, want %.9g (|diff| %.3g > %.3g)", what, k, got, want, d, dotTol(k, mag))
+	}
+}
+
+var dotLens = []int{0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 48, 63, 64, 65, 100, 127, 128, 129, 256, 1000}
+
+func TestDotKernels(t *testing.T) {
+	forISAs(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		for _, k := range dotLens {
+			off := r.IntN(4)
+			lda := k + r.IntN(5)
+			ldx := k + r.IntN(5)
+			a, abuf := guardedF32(r, 3*lda+k, off)
+			a16, a16buf := guardedF16(r, 3*lda+k, off)
+			x, xbuf := guardedF32(r, 3*ldx+k, r.IntN(4))
+			acopy, a16copy, xcopy := append([]float32(nil), abuf...), append([]uint16(nil), a16buf...), append([]float32(nil), xbuf...)
+			ref := func(i, j int, f16 bool) (s, m float64) {
+				for p := 0; p < k; p++ {
+					av := float64(a[i*lda+p])
+					if f16 {
+						av = float64(runtime.F16ToF32(a16[i*lda+p]))
+					}
+					v := av * float64(x[j*ldx+p])
+					s += v
+					m += math.Abs(v)
+				}
+				return
+			}
+			s, m := ref(0, 0, false)
+			checkDot(t, "dotF32", cpu.DotF32(a[:k], x[:k]), s, m, k)
+			s, m = ref(0, 0, true)
+			checkDot(t, "dotF16", cpu.DotF16(a16[:k], x[:k]), s, m, k)
+			c4 := cpu.Dot4x1F32(a, lda, x[:k])
+			c4h := cpu.Dot4x1F16(a16, lda, x[:k])
+			var c16 [16]float32
+			cpu.Dot4x4F32(a, lda, x, ldx, k, &c16)
+			for i := 0; i < 4; i++ {
+				s, m := ref(i, 0, false)
+				checkDot(t, "dot4x1F32", c4[i], s, m, k)
+				s, m = ref(i, 0, true)
+				checkDot(t, "dot4x1F16", c4h[i], s, m, k)
+				for j := 0; j < 4; j++ {
+					s, m := ref(i, j, false)
+					checkDot(t, "dot4x4F32", c16[4*j+i], s, m, k)
+				}
+			}
+			for i := range abuf {
+				if math.Float32bits(abuf[i]) != math.Float32bits(acopy[i]) || a16buf[i] != a16copy[i] {
+					t.Fatalf("k=%d: a modified", k)
+				}
+			}
+			for i := range xbuf {
+				if math.Float32bits(xbuf[i]) != math.Float32bits(xcopy[i]) {
+					t.Fatalf("k=%d: x modified", k)
+				}
+			}
+		}
+	})
+}
+
+func TestGemmKernel(t *testing.T) {
+	forISAs(t, func(t *testing.T) {
+		kern := cpu.CurrentGemmKernel()
+		mr, nr := kern.MR, kern.NR
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, k := range []int{0, 1, 2, 3, 7, 16, 33, 100, cpu.GemmKC} {
+			for _, acc := range []bool{false, true} {
+				a, _ := guardedF32(r, mr*k, r.IntN(4))
+				b, _ := guardedF32(r, nr*k, r.IntN(4))
+				ldc := mr + r.IntN(9)
+				off := r.IntN(4)
+				c, cbuf := guardedF32(r, (nr-1)*ldc+mr, off)
+				// the gaps between the block's columns must stay as they are
+				for j := 0; j < nr-1; j++ {
+					for i := mr; i < ldc; i++ {
+						c[j*ldc+i] = float32(math.NaN())
+					}
+				}
+				c0 := append([]float32(nil), c...)
+				kern.Fn(k, a, b, c, ldc, acc)
+				checkGuardsF32(t, cbuf, gd+off, gd+off+len(c))
+				for j := 0; j < nr; j++ {
+					for i := 0; i < ldc && j*ldc+i < len(c); i++ {
+						got := c[j*ldc+i]
+						if i >= mr {
+							if got == got {
+								t.Fatalf("k=%d: gap element (%d, %d) written", k, i, j)
+							}
+							continue
+						}
+						var s, m float64
+						for p := 0; p < k; p++ {
+							v := float64(a[mr*p+i]) * float64(b[nr*p+j])
+							s += v
+							m += math.Abs(v)
+						}
+						if acc {
+							s += float64(c0[j*ldc+i])
+							m += math.Abs(float64(c0[j*ldc+i]))
+						}
+						checkDot(t, "gemm kernel", got, s, m, k)
+					}
+				}
+			}
+		}
+	})
+}
+
+func TestF16Rows(t *testing.T) {
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		math.Float32frombits(0x7fc12345), math.Float32frombits(0xff812345), 65504, 65519.99, 65520, 1e-8, 5.96e-8, 2.98e-8, 2.99e-8,
+		6.1e-5, 1 + 1.0/2048, 1 + 3.0/2048, -(1 + 1.0/2048), 1e30, -1e-30}
+	forISAs(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, n := range dotLens {
+			off := r.IntN(4)
+			s, _ := guardedF32(r, n, off)
+			for i := range s {
+				switch r.IntN(4) {
+				case 0:
+					s[i] = specials[r.IntN(len(specials))]
+				case 1:
+					s[i] = math.Float32frombits(r.Uint32())
+				}
+			}
+			h := make([]uint16, n+2*gd)
+			for i := range h {
+				h[i] = 0xabcd
+			}
+			cpu.F32ToF16Row(h[gd:gd+n], s)
+			for i, v := range s {
+				if got, want := h[gd+i], runtime.F32ToF16(v); got != want {
+					t.Fatalf("f32→f16 of %g (%#x): %#x, want %#x", v, math.Float32bits(v), got, want)
+				}
+			}
+			for i := range h {
+				if (i < gd || i >= gd+n) && h[i] != 0xabcd {
+					t.Fatalf("f32→f16 wrote element %d outside the row", i)
+				}
+			}
+			d, dbuf := guardedF32(r, n, off)
+			cpu.F16ToF32Row(d, h[gd:gd+n])
+			for i := range d {
+				if got, want := math.Float32bits(d[i]), math.Float32bits(runtime.F16ToF32(h[gd+i])); got != want {
+					t.Fatalf("f16→f32 of %#x: %#x, want %#x", h[gd+i], got, want)
+				}
+			}
+			checkGuardsF32(t, dbuf, gd+off, gd+off+n)
+			cpu.RoundF16Row(d, s)
+			for i := range d {
+				if got, want := math.Float32bits(d[i]), math.Float32bits(runtime.F16ToF32(runtime.F32ToF16(s[i]))); got != want {
+					t.Fatalf("round of %g: %#x, want %#x", s[i], got, want)
+				}
+			}
+			checkGuardsF32(t, dbuf, gd+off, gd+off+n)
+		}
+	})
+}
