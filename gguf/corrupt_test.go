@@ -183,7 +183,15 @@ var corrupt = []struct {
 	}, "gguf: tensor \"blk.0.attn_q.weight\": ne0 = 48 is not a multiple of q8_0's block size 32 (at byte 57)\ngguf: tensor \"blk.0.attn_k.weight\": data offset 32 is not a multiple of the alignment 64 (at byte 116)\ngguf: tensor \"blk.0.ffn_up.weight\": 8192 bytes of data at offset 128 (file bytes 512 to 8704) end past the end of the file (640 bytes)\ngguf: tensor \"blk.0.attn_output.weight\": data [0, 64) overlaps the data of tensor \"blk.0.attn_v.weight\" [0, 64) (offsets from the data section)"},
 }
 
-// fuzzSeeds are the corrupt files also written, with two valid ones, to
+// hugeAlignment is a valid file without tensors whose alignment is 2^31:
+// the first input FuzzParse found, which stalled it as rewriting the file
+// padded it to 2 GiB.
+func hugeAlignment() []byte {
+	var b raw
+	return b.header(3, 0, 1).kvU32("general.alignment", 1<<31).Bytes()
+}
+
+// fuzzSeeds are the corrupt files also written, with three valid ones, to
 // testdata/fuzz/FuzzParse in the go test fuzz v1 format.
 var fuzzSeeds = []string{"bad_magic", "arrays_too_deep", "array_strings_past_eof", "overlap", "many_problems"}
 
@@ -238,7 +246,7 @@ func writeFuzzSeeds(t *testing.T) {
 	dir := filepath.Join("testdata", "fuzz", "FuzzParse")
 	must(t, os.RemoveAll(dir))
 	must(t, os.MkdirAll(dir, 0o755))
-	seeds := map[string][]byte{"valid": valid().Bytes(), "valid_all_types": writeTest(t, 64)}
+	seeds := map[string][]byte{"valid": valid().Bytes(), "valid_all_types": writeTest(t, 64), "huge_alignment": hugeAlignment()}
 	for _, tc := range corrupt {
 		for _, s := range fuzzSeeds {
 			if tc.name == s {

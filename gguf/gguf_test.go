@@ -3,6 +3,7 @@ package gguf_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -277,6 +278,9 @@ func TestParseLayouts(t *testing.T) {
 	if _, err := parseBytes(empty.Bytes()); err != nil {
 		t.Errorf("no tensors, no padding: %v", err)
 	}
+	if f, err := parseBytes(hugeAlignment()); err != nil || f.Alignment != 1<<31 {
+		t.Errorf("alignment 2^31: %v", err)
+	}
 }
 
 func TestWriterErrors(t *testing.T) {
@@ -409,5 +413,27 @@ func TestTypes(t *testing.T) {
 	}
 	if gguf.TypeFloat64.String() != "f64" || gguf.ValueType(13).String() != "value_type(13)" {
 		t.Errorf("ValueType names: %s, %s", gguf.TypeFloat64, gguf.ValueType(13))
+	}
+}
+
+type errReaderAt struct{}
+
+func (errReaderAt) ReadAt([]byte, int64) (int, error) { return 0, errors.New("device gone") }
+
+// TestParseReaderErrors: a reader that fails is an I/O error, one that
+// holds less than the stated size a FormatError.
+func TestParseReaderErrors(t *testing.T) {
+	b := writeTest(t, 0)
+	_, err := gguf.Parse(errReaderAt{}, int64(len(b)))
+	if err == nil || err.Error() != "gguf: reading at byte 0: device gone" {
+		t.Errorf("failing reader: %v", err)
+	}
+	_, err = gguf.Parse(bytes.NewReader(b[:100]), int64(len(b)))
+	if want := fmt.Sprintf("gguf: file is shorter than its stated size %d (at byte 98)", len(b)); err == nil || err.Error() != want {
+		t.Errorf("short reader: %v\nwant %s", err, want)
+	}
+	_, err = gguf.Parse(bytes.NewReader(b), -1)
+	if err == nil || err.Error() != "gguf: negative file size -1" {
+		t.Errorf("negative size: %v", err)
 	}
 }

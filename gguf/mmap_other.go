@@ -1,4 +1,4 @@
-//go:build !linux && !darwin
+//go:build (!linux && !darwin) || nommap
 
 package gguf
 
@@ -10,7 +10,8 @@ import (
 )
 
 // mapFile reads the file into an aligned buffer where this package does
-// not use mmap. The data is the same; only the loading is slower and the
+// not use mmap (other systems, or the nommap build tag, which tests this
+// path on Linux). The data is the same; only the loading is slower and the
 // memory is not shared with the page cache.
 func mapFile(f *os.File, size int) ([]byte, func([]byte) error, error) {
 	b := runtime.NewBuffer(size)

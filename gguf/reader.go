@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"sort"
 	"strings"
+	"unsafe"
 )
 
 const (
@@ -120,7 +121,8 @@ func (f *File) Lookup(name string) (*TensorInfo, bool) {
 	return &f.Tensors[i], true
 }
 
-// MetaValue returns the value of the metadata key (see KV for its Go type).
+// MetaValue returns the value of the metadata key (see KV for its Go
+// type). Arrays are shared with f, not copied.
 func (f *File) MetaValue(key string) (any, bool) {
 	i, ok := f.metaIndex[key]
 	if !ok {
@@ -217,7 +219,10 @@ func (d *decoder) read(p []byte) error {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			return d.stop("", d.off, "file is shorter than its stated size %d", d.size)
 		}
-		return fmt.Errorf("gguf: %s: reading at byte %d: %w", d.errs.file, d.off, err)
+		if d.errs.file != "" {
+			return fmt.Errorf("gguf: %s: reading at byte %d: %w", d.errs.file, d.off, err)
+		}
+		return fmt.Errorf("gguf: reading at byte %d: %w", d.off, err)
 	}
 	d.off += int64(len(p))
 	return nil
@@ -251,10 +256,25 @@ func (d *decoder) u64(what string) (uint64, error) {
 
 // str reads a length-prefixed string of at most maxLen bytes.
 func (d *decoder) str(what string, maxLen uint64) (string, error) {
+	return d.strElem(what, -1, maxLen)
+}
+
+// strElem reads a string; elem ≥ 0 is its index in an array, which joins
+// what in messages (formatted only then: vocabularies have 10⁵ strings).
+func (d *decoder) strElem(what string, elem int64, maxLen uint64) (string, error) {
 	at := d.off
-	n, err := d.u64(what + " length")
+	if d.left() < 8 {
+		if elem >= 0 {
+			what = fmt.Sprintf("%s[%d]", what, elem)
+		}
+		return "", d.stop("", at, "truncated %s length: need 8 bytes, the file has %d left", what, d.left())
+	}
+	n, err := d.u64("") // cannot be truncated
 	if err != nil {
 		return "", err
+	}
+	if elem >= 0 && (n > uint64(d.left()) || n > maxLen) {
+		what = fmt.Sprintf("%s[%d]", what, elem)
 	}
 	if n > uint64(d.left()) {
 		return "", d.stop("", at, "%s: string length %d is past the end of the file (%d bytes left)", what, n, d.left())
@@ -262,11 +282,14 @@ func (d *decoder) str(what string, maxLen uint64) (string, error) {
 	if n > maxLen {
 		return "", d.stop("", at, "%s: string length %d exceeds the limit of %d bytes", what, n, maxLen)
 	}
+	if n == 0 {
+		return "", nil
+	}
 	b := make([]byte, n)
 	if err := d.read(b); err != nil {
 		return "", err
 	}
-	return string(b), nil
+	return unsafe.String(&b[0], len(b)), nil // b is not used again
 }
 
 func (d *decoder) file() (*File, error) {
@@ -504,7 +527,7 @@ func (d *decoder) array(what string, depth int) (any, error) {
 	case TypeString:
 		out := make([]string, 0, min(n, 1<<16))
 		for i := uint64(0); i < n; i++ {
-			s, err := d.str(fmt.Sprintf("%s[%d]", what, i), math.MaxUint64)
+			s, err := d.strElem(what, int64(i), math.MaxUint64)
 			if err != nil {
 				return nil, err
 			}
