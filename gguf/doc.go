@@ -42,12 +42,13 @@
 // problems are reported at once, each a *FormatError naming the file, the
 // tensor, and what was expected and found.
 //
-// Parse is stricter than ggml's gguf_init_from_file in three ways, all
-// about files no ggml writer produces: it refuses n_dims = 0 and
-// dimensions of 0 (ggml accepts empty tensors), and bools other than 0 and
-// 1 (which the spec calls invalid). It is more lenient in one: tensor
-// offsets may be in any order, with gaps, as the spec allows, where ggml
-// insists on its own writer's layout.
+// Parse is stricter than ggml's gguf_init_from_file where the spec calls
+// a file invalid or no ggml writer produces it: it refuses n_dims = 0 and
+// dimensions of 0 (ggml accepts empty tensors), bools other than 0 and 1,
+// and keys over 65535 bytes. It is more lenient where the spec allows
+// more than ggml reads: tensor offsets may come in any order, with gaps
+// (ggml insists on its own writer's layout), and arrays may nest (ggml
+// refuses arrays of arrays).
 //
 // # Why our own reader
 //
@@ -58,8 +59,9 @@
 // code; validation strict enough that a corrupt or hostile file is an
 // error naming the tensor, never a panic or an out-of-range slice, proven
 // by a fuzzer we run against our own code; ggml's type traits as the one
-// source of tensor sizes; and no new module dependency (gguf-parser-go
-// brings several) for about a thousand lines of format code that the spec
-// describes completely. mmap is the standard library's syscall.Mmap on
+// source of tensor sizes; and no new module dependency for some 1,500
+// lines of format code that the spec describes completely (gguf-parser-go
+// requires eleven modules, among them HTTP and JSON libraries for its
+// remote-file and estimation features, which graphc does not need). mmap is the standard library's syscall.Mmap on
 // Linux and macOS, with a portable fallback that reads the file.
 package gguf
