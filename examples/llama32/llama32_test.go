@@ -1,0 +1,108 @@
+package llama32
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/runtime"
+)
+
+// newModel builds the model with the traces' fill rule: the k-th declared
+// weight or state tensor holds (float)(sin(i*0.01 + k)*0.1).
+func newModel(tb testing.TB, threads int) *Model {
+	weights := map[string]runtime.Tensor{}
+	for k, w := range Weights {
+		x := runtime.NewTensor(w.Type, w.Ne)
+		runtime.Fill(&x, runtime.GGMLFill(k))
+		weights[w.Name] = x
+	}
+	m, err := New(weights, threads)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for k := range States {
+		runtime.Fill(&m.state[k], runtime.GGMLFill(len(Weights)+k))
+	}
+	return m
+}
+
+// batch is a batch of nTokens tokens ending at cache slot nKV, as in the
+// llama example's trace: token ids (t·7+3) mod 128, positions from
+// nKV-nTokens, a causal mask.
+func batch(nTokens, nKV int) *Inputs {
+	in := &Inputs{Dims: Dims{NTokens: nTokens, NKv: nKV}}
+	for t := 0; t < nTokens; t++ {
+		in.InpTokens = append(in.InpTokens, int32((t*7+3)%128))
+		in.InpPos = append(in.InpPos, int32(nKV-nTokens+t))
+		for j := 0; j < nKV; j++ {
+			v := float32(0)
+			if j > nKV-nTokens+t {
+				v = float32(math.Inf(-1))
+			}
+			in.KQMask = append(in.KQMask, v)
+		}
+	}
+	return in
+}
+
+// TestThreadsAgree: the logits are finite and the same on 1 and 2 threads
+// (every kernel's chunks are independent of the thread count).
+func TestThreadsAgree(t *testing.T) {
+	var logits [][]float32
+	for _, th := range []int{1, 2} {
+		m := newModel(t, th)
+		out, err := m.Eval(batch(8, 16))
+		m.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		logits = append(logits, out.ResultOutput.F32s())
+	}
+	for i, v := range logits[0] {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			t.Fatalf("logit %d = %v", i, v)
+		}
+		if d := math.Abs(float64(v - logits[1][i])); d > 1e-5 {
+			t.Fatalf("logit %d: %v on 1 thread, %v on 2", i, v, logits[1][i])
+		}
+	}
+}
+
+func TestGeneratedUpToDate(t *testing.T) {
+	src, err := os.ReadFile("llama32.g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := compiler.GenerateFile("llama32.g", src, ".", "", false, compiler.Config{Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("llama32_gen.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Fatal("stale generated files; run go generate ./examples/...")
+	}
+}
+
+// BenchmarkEval is one evaluation of a batch of 8 tokens over a 16-slot
+// cache on 1 and 2 threads. Target: at most 0.8 ms on 2 threads (ggml: 1.6 ms).
+func BenchmarkEval(b *testing.B) {
+	for _, th := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", th), func(b *testing.B) {
+			m := newModel(b, th)
+			defer m.Close()
+			in := batch(8, 16)
+			for b.Loop() {
+				if _, err := m.Eval(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/eval")
+		})
+	}
+}

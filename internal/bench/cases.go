@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"math"
+
+	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/cpu"
+)
+
+// fill gives every element of t a value in [-1, 1].
+func fill(t *runtime.Tensor, k int) {
+	runtime.Fill(t, func(i int, _ [4]int) float64 { return math.Sin(float64(i)*0.37 + float64(k)) })
+}
+
+func tensor(dt runtime.DType, k int, ne ...int) *runtime.Tensor {
+	s := [4]int{1, 1, 1, 1}
+	copy(s[:], ne)
+	t := runtime.NewTensor(dt, s)
+	fill(&t, k)
+	return &t
+}
+
+// withBackend builds a Setup from a function that returns the op on a backend.
+func withBackend(f func(be *cpu.Backend) func()) func(int) (func(), func()) {
+	return func(threads int) (func(), func()) {
+		be := cpu.New(threads)
+		return f(be), be.Close
+	}
+}
+
+// mulMatCase is dst[M, N] = a[K, M] (type at) · x[K, N] (f32), ggml_mul_mat.
+func mulMatCase(kernel string, at runtime.DType, M, N, K, threads int) Case {
+	return Case{
+		Kernel: kernel, DType: at.String(), M: M, N: N, K: K, Threads: threads,
+		Flops: 2 * float64(M) * float64(N) * float64(K),
+		Bytes: float64(at.Size()*M*K + 4*N*K + 4*M*N),
+		Setup: withBackend(func(be *cpu.Backend) func() {
+			a, x, d := tensor(at, 1, K, M), tensor(runtime.F32, 2, K, N), tensor(runtime.F32, 3, M, N)
+			return func() { be.MulMat(d, a, x) }
+		}),
+	}
+}
+
+// The bandwidth-bound ops run on 2^20 elements per tensor (4 MiB of f32):
+// rows of 4096, the size of a large model's hidden state for 256 tokens.
+const (
+	bwRow  = 4096
+	bwRows = 256
+	bwN    = bwRow * bwRows
+)
+
+func bwCase(kernel, dtype string, bytes float64, threads int, f func(be *cpu.Backend) func()) Case {
+	return Case{Kernel: kernel, DType: dtype, M: bwRow, N: bwRows, Threads: threads, Bytes: bytes, Setup: withBackend(f)}
+}
+
+func bandwidthCases(th int) []Case {
+	const f32, f16 = 4 * bwN, 2 * bwN // bytes of one tensor
+	return []Case{
+		bwCase("cpy", "f32", 2*f32, th, func(be *cpu.Backend) func() { // memmove: the machine's reference
+			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			return func() { be.Cpy(d, a) }
+		}),
+		bwCase("cpy", "f32->f16", f32+f16, th, func(be *cpu.Backend) func() {
+			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F16, 2, bwRow, bwRows)
+			return func() { be.Cpy(d, a) }
+		}),
+		bwCase("cpy", "f16->f32", f16+f32, th, func(be *cpu.Backend) func() {
+			a, d := tensor(runtime.F16, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			return func() { be.Cpy(d, a) }
+		}),
+		bwCase("add", "f32", 3*f32, th, func(be *cpu.Backend) func() {
+			a, x, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows), tensor(runtime.F32, 3, bwRow, bwRows)
+			return func() { be.Add(d, a, x) }
+		}),
+		bwCase("mul", "f32", 3*f32, th, func(be *cpu.Backend) func() {
+			a, x, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows), tensor(runtime.F32, 3, bwRow, bwRows)
+			return func() { be.Mul(d, a, x) }
+		}),
+		bwCase("mul_row", "f32", 2*f32, th, func(be *cpu.Backend) func() { // x one row, broadcast: rms_norm's weight
+			a, x, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow), tensor(runtime.F32, 3, bwRow, bwRows)
+			return func() { be.Mul(d, a, x) }
+		}),
+		bwCase("scale", "f32", 2*f32, th, func(be *cpu.Backend) func() {
+			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			return func() { be.Scale(d, a, 0.125) }
+		}),
+		bwCase("silu", "f32", 2*f32, th, func(be *cpu.Backend) func() {
+			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			return func() { be.Silu(d, a) }
+		}),
+		bwCase("rms_norm", "f32", 2*f32, th, func(be *cpu.Backend) func() {
+			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			return func() { be.RMSNorm(d, a, 1e-5) }
+		}),
+		bwCase("soft_max", "f32", 2*f32, th, func(be *cpu.Backend) func() {
+			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			return func() { be.SoftMax(d, a, nil, 0.125, 0) }
+		}),
+		bwCase("rope", "f32", 2*f32, th, func(be *cpu.Backend) func() {
+			// 256 tokens of 32 heads of 128: a, pos, rotated by NEOX pairs
+			a, d := tensor(runtime.F32, 1, 128, 32, bwRows), tensor(runtime.F32, 2, 128, 32, bwRows)
+			pos := runtime.NewTensor(runtime.I32, [4]int{bwRows, 1, 1, 1})
+			for i := range pos.I32s() {
+				pos.I32s()[i] = int32(i)
+			}
+			p := runtime.RopeParams{NDims: 128, Mode: runtime.RopeNeox, FreqBase: 10000, FreqScale: 1, AttnFactor: 1}
+			return func() { be.Rope(d, a, &pos, p) }
+		}),
+		bwCase("get_rows", "f32", 2*f32, th, func(be *cpu.Backend) func() {
+			tab, d := tensor(runtime.F32, 1, bwRow, 4*bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			idx := runtime.NewTensor(runtime.I32, [4]int{bwRows, 1, 1, 1})
+			for i := range idx.I32s() {
+				idx.I32s()[i] = int32(i * 37 % (4 * bwRows))
+			}
+			return func() { be.GetRows(d, tab, &idx) }
+		}),
+		bwCase("get_rows", "f16->f32", f16+f32, th, func(be *cpu.Backend) func() {
+			tab, d := tensor(runtime.F16, 1, bwRow, 4*bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			idx := runtime.NewTensor(runtime.I32, [4]int{bwRows, 1, 1, 1})
+			for i := range idx.I32s() {
+				idx.I32s()[i] = int32(i * 37 % (4 * bwRows))
+			}
+			return func() { be.GetRows(d, tab, &idx) }
+		}),
+	}
+}

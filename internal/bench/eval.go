@@ -1,0 +1,51 @@
+package bench
+
+import (
+	"math"
+
+	"github.com/graphc/graphc/examples/llama"
+	"github.com/graphc/graphc/runtime"
+)
+
+// evalCases time one evaluation of the llama example (4 layers) with a
+// batch of 8 tokens over a 16-slot cache, filled as in ggml's trace.
+func evalCases(th int) []Case {
+	return []Case{
+		{Kernel: "llama_eval", DType: "f32", M: 4, N: 8, K: 16, Threads: th, Eval: true, Setup: func(threads int) (func(), func()) {
+			weights := map[string]runtime.Tensor{}
+			for k, w := range llama.Weights {
+				x := runtime.NewTensor(w.Type, w.Ne)
+				runtime.Fill(&x, runtime.GGMLFill(k))
+				weights[w.Name] = x
+			}
+			m, err := llama.New(weights, threads)
+			if err != nil {
+				panic(err)
+			}
+			in := &llama.Inputs{Dims: llama.Dims{NTokens: 8, NKv: 16}}
+			in.InpTokens, in.InpPos, in.KQMask = batch(8, 16)
+			return func() {
+				if _, err := m.Eval(in); err != nil {
+					panic(err)
+				}
+			}, m.Close
+		}},
+	}
+}
+
+// batch returns the inputs of nTokens tokens ending at cache slot nKV:
+// token ids (t·7+3) mod 128, positions nKV-nTokens+t, and the causal mask.
+func batch(nTokens, nKV int) (tokens, pos []int32, mask []float32) {
+	for t := 0; t < nTokens; t++ {
+		tokens = append(tokens, int32((t*7+3)%128))
+		pos = append(pos, int32(nKV-nTokens+t))
+		for j := 0; j < nKV; j++ {
+			v := float32(0)
+			if j > nKV-nTokens+t {
+				v = float32(math.Inf(-1))
+			}
+			mask = append(mask, v)
+		}
+	}
+	return
+}
