@@ -18,6 +18,9 @@ var runtimeTypes = []struct {
 	{F32, runtime.F32},
 	{F16, runtime.F16},
 	{I32, runtime.I32},
+	{BF16, runtime.BF16},
+	{Q8_0, runtime.Q8_0},
+	{Q4_0, runtime.Q4_0},
 }
 
 // DType returns the runtime type of t, if graphc's runtime supports it.

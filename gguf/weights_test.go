@@ -100,7 +100,7 @@ func TestWeightsErrors(t *testing.T) {
 		`gguf: ` + p + `: weight "missing" is missing (the model wants f32[3])`,
 		`gguf: ` + p + `: weight "half" is f16[4] in the file, the model wants f32[4]`,
 		`gguf: ` + p + `: weight "shape" is f32[2, 4] in the file, the model wants f32[4, 2]`,
-		`gguf: ` + p + `: tensor "blk.0.attn_q.weight" is q8_0; this build supports f32, f16, i32`,
+		`gguf: ` + p + `: weight "blk.0.attn_q.weight" is q8_0[32, 2] in the file, the model wants f32[32, 2]`,
 		`gguf: ` + p + `: note: tensors in the file the model does not declare (10): extra.a, extra.b, extra.c, extra.d, extra.e, extra.f, extra.g, extra.h, …`,
 	}, "\n")
 	if err == nil || err.Error() != want {
@@ -136,13 +136,13 @@ func TestWeightsMisaligned(t *testing.T) {
 // TestDTypes checks the runtime mapping against the runtime's own names
 // and sizes.
 func TestDTypes(t *testing.T) {
-	for _, g := range []gguf.GGMLType{gguf.F32, gguf.F16, gguf.I32} {
+	for _, g := range []gguf.GGMLType{gguf.F32, gguf.F16, gguf.I32, gguf.BF16, gguf.Q8_0, gguf.Q4_0} {
 		dt, ok := g.DType()
-		if !ok || dt.String() != g.String() || int64(dt.Size()) != g.TypeSize() || g.BlockSize() != 1 {
+		if !ok || dt.String() != g.String() || int64(dt.Size()) != g.TypeSize() || int64(dt.BlockSize()) != g.BlockSize() || dt.GGMLType() != uint32(g) {
 			t.Errorf("%s maps to %v (%v), size %d", g, dt, ok, dt.Size())
 		}
 	}
-	if _, ok := gguf.Q8_0.DType(); ok {
-		t.Errorf("q8_0 maps to a runtime type")
+	if _, ok := gguf.Q4_K.DType(); ok {
+		t.Errorf("q4_K maps to a runtime type")
 	}
 }
