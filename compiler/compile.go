@@ -10,6 +10,7 @@ import (
 	"github.com/graphc/graphc/dsl"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/passes"
+	"github.com/graphc/graphc/runtime"
 )
 
 // maxCopies is ggml's GGML_SCHED_MAX_COPIES.
@@ -25,6 +26,9 @@ type Config struct {
 	OffloadMinBatch int
 	// Placement: tensor overrides and layers on the first backend.
 	Placement Placement
+	// WeightTypes retypes declared weights to the types of the weights
+	// file the model is compiled for (see WeightTypesOf).
+	WeightTypes map[string]runtime.DType
 	Debug     int  // pass explanations (passes.Context.Debug)
 	Verify    bool // ir.Verify after every pass
 }
@@ -80,7 +84,7 @@ func Compile(filename string, src []byte, cfg Config) (res *Result, err error) {
 	// Lower even when the checks fail: shape and op errors come from
 	// lowering, and users want every problem in one go.
 	checkErr := dsl.Check(f)
-	g, settings, lowerErr := Lower(f)
+	g, settings, lowerErr := Lower(f, cfg.WeightTypes)
 	if errs := mergeErrors(checkErr, lowerErr); errs != nil {
 		return nil, &UserError{dsl.Render(errs, src)}
 	}

@@ -25,10 +25,13 @@ type Settings struct {
 
 // Lower turns a checked DSL file into an ir.Graph in ggml's node order, and
 // returns the file's settings. Loops are unrolled, names interpolated,
-// calls turned into ops with inferred shapes. Every problem is reported,
-// positioned, in one dsl.ErrorList.
-func Lower(f *dsl.File) (*ir.Graph, *Settings, error) {
+// calls turned into ops with inferred shapes. weightTypes, when not nil,
+// overrides the element type of the weights it names: the types of the
+// weights file the model is compiled for (f32 declared, q8_0 in the file).
+// Every problem is reported, positioned, in one dsl.ErrorList.
+func Lower(f *dsl.File, weightTypes map[string]runtime.DType) (*ir.Graph, *Settings, error) {
 	l := &lowerer{
+		weightTypes: weightTypes,
 		g:        ir.NewGraph(f.Pos.Filename),
 		dims:     map[string]*ir.Dim{},
 		scope:    map[string]*ir.Tensor{},
@@ -62,6 +65,8 @@ type lowerer struct {
 	outputs  map[*ir.Tensor]bool
 	settings *Settings
 	budget   int // statements left to unroll
+
+	weightTypes map[string]runtime.DType
 }
 
 // maxUnrolled bounds the statements loops may unroll to, so a typo like
@@ -244,6 +249,9 @@ func (l *lowerer) decl(s *dsl.Decl) {
 	}
 	if len(s.Type.Shape) > 4 {
 		return // dsl.Check reports it
+	}
+	if wt, ok := l.weightTypes[name]; ok && s.Kind == dsl.DeclWeight {
+		dt = wt
 	}
 	var ne []*ir.Expr
 	for _, e := range s.Type.Shape {

@@ -1,0 +1,217 @@
+package compiler
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/graphc/graphc/gguf"
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+)
+
+func init() {
+	commands = append(commands[:len(commands)-1], &command{
+		"gguf", "new [-fill ggml|random] [-seed N] [-type TYPE] model.g out.gguf | info file.gguf",
+		"write a GGUF file with a model's weights, or list a GGUF file's metadata and tensors",
+		cmdGGUF,
+	}, commands[len(commands)-1])
+}
+
+func cmdGGUF(e *env, args []string) error {
+	if len(args) == 0 {
+		return &usageError{"want a subcommand: new or info"}
+	}
+	switch args[0] {
+	case "new":
+		return cmdGGUFNew(e, args[1:])
+	case "info":
+		return cmdGGUFInfo(e, args[1:])
+	}
+	return &usageError{fmt.Sprintf("unknown subcommand %q: want new or info", args[0])}
+}
+
+func cmdGGUFNew(e *env, args []string) error {
+	fs := newFlags(e, "gguf new")
+	fill := fs.String("fill", "ggml", "weight values: ggml (the conformance traces' rule) or random (normal, scaled like the ggml rule's 0.1)")
+	seed := fs.Uint64("seed", 1, "seed of -fill random")
+	typ := fs.String("type", "f32", "type of the weights that only mul_mat and get_rows read: f32, f16, bf16, q8_0 or q4_0 (other weights stay as declared)")
+	files, err := parseFlags(fs, args, 2)
+	if err != nil {
+		return err
+	}
+	dt, ok := runtime.ParseDType(*typ)
+	if !ok || dt == runtime.I32 {
+		return &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0 or q4_0", *typ)}
+	}
+	if *fill != "ggml" && *fill != "random" {
+		return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
+	}
+	src, err := readModel(files[0])
+	if err != nil {
+		return err
+	}
+	res, err := Compile(files[0], src, Config{})
+	if err != nil {
+		return err
+	}
+	w, err := weightsFile(res.Graph, dt, *fill, *seed)
+	if err != nil {
+		return err
+	}
+	out, err := os.Create(files[1])
+	if err != nil {
+		return &UserError{err.Error()}
+	}
+	if _, err := w.WriteTo(out); err != nil {
+		out.Close()
+		return &UserError{err.Error()}
+	}
+	if err := out.Close(); err != nil {
+		return &UserError{err.Error()}
+	}
+	fmt.Fprintf(e.stderr, "graphc: wrote %s\n", files[1])
+	return nil
+}
+
+// weightsFile builds a GGUF file of g's weights. Weights read only by
+// mul_mat (as the matrix) and get_rows (as the table) are stored as dt,
+// quantized with ggml's reference rounding; the others keep their type.
+func weightsFile(g *ir.Graph, dt runtime.DType, fill string, seed uint64) (*gguf.Writer, error) {
+	w := gguf.NewWriter()
+	if err := w.AddMeta("general.architecture", "graphc"); err != nil {
+		return nil, err
+	}
+	if err := w.AddMeta("general.name", strings.TrimSuffix(g.Source, ".g")); err != nil {
+		return nil, err
+	}
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	for k, t := range g.Params {
+		if t.Kind != ir.KindWeight {
+			continue
+		}
+		var ne [4]int
+		for i, e := range t.Ne {
+			n, _ := e.Constant()
+			ne[i] = int(n)
+		}
+		vals := make([]float32, ne[0]*ne[1]*ne[2]*ne[3])
+		for i := range vals {
+			if fill == "ggml" {
+				vals[i] = float32(runtime.GGMLFill(k)(i, [4]int{}))
+			} else {
+				vals[i] = float32(r.NormFloat64() * 0.1)
+			}
+		}
+		typ := t.Type
+		if quantizable(g, t, dt) {
+			typ = dt
+		}
+		data := runtime.Quantize(nil, typ, vals)
+		ggmlType := gguf.GGMLType(typ.GGMLType())
+		if err := w.AddTensor(t.Name, ggmlType, []int64{int64(ne[0]), int64(ne[1]), int64(ne[2]), int64(ne[3])}[:dims(ne)], data); err != nil {
+			return nil, &UserError{fmt.Sprintf("weight %s: %v", t.Name, err)}
+		}
+	}
+	return w, nil
+}
+
+func dims(ne [4]int) int {
+	n := 4
+	for n > 1 && ne[n-1] == 1 {
+		n--
+	}
+	return n
+}
+
+// quantizable reports whether weight t can be stored as dt: an f32 weight
+// whose every reader takes dt (mul_mat as its matrix, get_rows as its
+// table), with whole blocks.
+func quantizable(g *ir.Graph, t *ir.Tensor, dt runtime.DType) bool {
+	if t.Type != runtime.F32 || dt == runtime.F32 {
+		return false
+	}
+	if n, _ := t.Ne[0].Constant(); n%int64(dt.BlockSize()) != 0 {
+		return false
+	}
+	read := false
+	for _, n := range g.Nodes {
+		for i, s := range n.Src {
+			if s != t {
+				continue
+			}
+			read = true
+			if i != 0 || (n.Op != ir.OpMulMat && n.Op != ir.OpGetRows) {
+				return false
+			}
+		}
+	}
+	return read
+}
+
+func cmdGGUFInfo(e *env, args []string) error {
+	fs := newFlags(e, "gguf info")
+	files, err := parseFlags(fs, args, 1)
+	if err != nil {
+		return err
+	}
+	m, err := gguf.Open(files[0])
+	if err != nil {
+		return &UserError{err.Error()}
+	}
+	defer m.Close()
+	printGGUF(e.stdout, m.File, files[0])
+	return nil
+}
+
+func printGGUF(w io.Writer, f *gguf.File, name string) {
+	fmt.Fprintf(w, "%s: GGUF v%d, %d metadata keys, %d tensors, alignment %d, data at %d\n", name, f.Version, len(f.Meta), len(f.Tensors), f.Alignment, f.DataOffset)
+	for _, kv := range f.Meta {
+		v := fmt.Sprint(kv.Value)
+		if len(v) > 80 {
+			v = v[:77] + "..."
+		}
+		fmt.Fprintf(w, "  %-40s %-8s %s\n", kv.Key, kv.Type(), v)
+	}
+	var total int64
+	counts := map[string]int{}
+	for _, t := range f.Tensors {
+		fmt.Fprintf(w, "  %-40s %-6s %-20s %10d bytes at %d\n", t.Name, t.Type, shape(t.Ne[:t.NDims]), t.Size, t.Offset)
+		total += t.Size
+		counts[t.Type.String()]++
+	}
+	var types []string
+	for ty, n := range counts {
+		types = append(types, fmt.Sprintf("%d %s", n, ty))
+	}
+	sort.Strings(types)
+	fmt.Fprintf(w, "%d bytes of tensor data (%s)\n", total, strings.Join(types, ", "))
+}
+
+func shape(ne []int64) string {
+	s := make([]string, len(ne))
+	for i, n := range ne {
+		s[i] = fmt.Sprint(n)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// WeightTypesOf reads the tensor types of a GGUF file, to compile a model
+// for them.
+func WeightTypesOf(path string) (map[string]runtime.DType, error) {
+	m, err := gguf.Open(path)
+	if err != nil {
+		return nil, &UserError{err.Error()}
+	}
+	defer m.Close()
+	types := map[string]runtime.DType{}
+	for _, t := range m.Tensors {
+		if dt, ok := t.Type.DType(); ok {
+			types[t.Name] = dt
+		}
+	}
+	return types, nil
+}
