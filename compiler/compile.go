@@ -29,8 +29,8 @@ type Config struct {
 	// WeightTypes retypes declared weights to the types of the weights
 	// file the model is compiled for (see WeightTypesOf).
 	WeightTypes map[string]runtime.DType
-	Debug     int  // pass explanations (passes.Context.Debug)
-	Verify    bool // ir.Verify after every pass
+	Debug       int  // pass explanations (passes.Context.Debug)
+	Verify      bool // ir.Verify after every pass
 }
 
 // Result is a compiled model: the plan and the passes' explanations.

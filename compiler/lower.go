@@ -32,15 +32,15 @@ type Settings struct {
 func Lower(f *dsl.File, weightTypes map[string]runtime.DType) (*ir.Graph, *Settings, error) {
 	l := &lowerer{
 		weightTypes: weightTypes,
-		g:        ir.NewGraph(f.Pos.Filename),
-		dims:     map[string]*ir.Dim{},
-		scope:    map[string]*ir.Tensor{},
-		failed:   map[string]bool{},
-		loops:    map[string]int64{},
-		used:     map[string]int{},
-		outputs:  map[*ir.Tensor]bool{},
-		budget:   maxUnrolled,
-		settings: &Settings{Options: map[string]int64{}},
+		g:           ir.NewGraph(f.Pos.Filename),
+		dims:        map[string]*ir.Dim{},
+		scope:       map[string]*ir.Tensor{},
+		failed:      map[string]bool{},
+		loops:       map[string]int64{},
+		used:        map[string]int{},
+		outputs:     map[*ir.Tensor]bool{},
+		budget:      maxUnrolled,
+		settings:    &Settings{Options: map[string]int64{}},
 	}
 	l.stmts(f.Stmts)
 	if len(l.errs) > 0 {
