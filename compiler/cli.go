@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -242,6 +243,7 @@ func cmdPlan(e *env, args []string) error {
 	debug := fs.Bool("debug", false, "explain every split and node, like GGML_SCHED_DEBUG=2")
 	dot := fs.Bool("dot", false, "print the plan as a Graphviz graph: splits as clusters per backend, copies as labelled edges")
 	svg := fs.Bool("svg", false, "render the -dot graph as SVG (needs Graphviz's dot)")
+	through := fs.String("through", "", "stop after this pass and print the graph as it is then ("+strings.Join(passes.Passes(), ", ")+")")
 	files, err := parseFlags(fs, args, 1)
 	if err != nil {
 		return err
@@ -254,6 +256,10 @@ func cmdPlan(e *env, args []string) error {
 	if *debug {
 		cfg.Debug = 1
 	}
+	if *through != "" && !slices.Contains(passes.Passes(), *through) {
+		return &usageError{fmt.Sprintf("-through %s: no such pass (passes: %s)", *through, strings.Join(passes.Passes(), ", "))}
+	}
+	cfg.Through = *through
 	res, err := Compile(files[0], src, cfg)
 	if err != nil {
 		return err

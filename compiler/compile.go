@@ -160,7 +160,7 @@ func plan(g *ir.Graph, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	pc := &passes.Context{Backends: backends, Options: cfg.Options, Debug: cfg.Debug}
-	if err := passes.Run(g, pc, cfg.Verify, ""); err != nil {
+	if err := passes.Run(g, pc, cfg.Verify, cfg.Through); err != nil {
 		return nil, &UserError{err.Error()}
 	}
 	return &Result{Graph: g, Diags: pc.Diags}, nil
