@@ -31,6 +31,8 @@ type Config struct {
 	WeightTypes map[string]runtime.DType
 	Debug       int  // pass explanations (passes.Context.Debug)
 	Verify      bool // ir.Verify after every pass
+	// Through stops the pipeline after the named pass ("" runs it all).
+	Through string
 }
 
 // Result is a compiled model: the plan and the passes' explanations.
