@@ -79,42 +79,49 @@ func dot4x1F32Go(a []float32, lda int, x []float32) (c [4]float32) {
 	return [4]float32{s0, s1, s2, s3}
 }
 
-// dot4x4F32 sets c[4j+i] to the dot of row a[i·lda:][:k] with column
-// x[j·ldx:][:k], i, j < 4: a 4×4 block of C stored column by column.
-func dot4x4F32(a []float32, lda int, x []float32, ldx, k int, c *[16]float32) {
+// dot4x4F32 sets c[j·ldc+i] to the dot of row a[i·lda:][:k] with column
+// x[j·ldx:][:k], i, j < 4: a 4×4 block of C, columns ldc apart.
+func dot4x4F32(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int) {
+	_ = c[3*ldc+3]
 	if k == 0 {
-		*c = [16]float32{}
+		for j := 0; j < 4; j++ {
+			clear(c[j*ldc : j*ldc+4])
+		}
 		return
 	}
 	_, _ = a[3*lda+k-1], x[3*ldx+k-1]
 	switch level {
 	case isaAVX512:
-		dot4x4F32AVX512(a, lda, x, ldx, k, c)
+		dot4x4F32AVX512(a, lda, x, ldx, k, c, ldc)
 		return
 	case isaAVX2:
 		n := k &^ 7
 		if n == k {
-			dot4x4F32AVX2(a, lda, x, ldx, k, c)
+			dot4x4F32AVX2(a, lda, x, ldx, k, c, ldc)
 			return
 		}
 		var t [16]float32
-		dot4x4F32Go(a[n:], lda, x[n:], ldx, k-n, &t)
+		dot4x4F32Go(a[n:], lda, x[n:], ldx, k-n, t[:], 4)
 		if n > 0 {
-			dot4x4F32AVX2(a, lda, x, ldx, n, c)
-			for i := range c {
-				c[i] += t[i]
+			dot4x4F32AVX2(a, lda, x, ldx, n, c, ldc)
+			for j := 0; j < 4; j++ {
+				for i := 0; i < 4; i++ {
+					c[j*ldc+i] += t[4*j+i]
+				}
 			}
 		} else {
-			*c = t
+			for j := 0; j < 4; j++ {
+				copy(c[j*ldc:j*ldc+4], t[4*j:4*j+4])
+			}
 		}
 		return
 	}
-	dot4x4F32Go(a, lda, x, ldx, k, c)
+	dot4x4F32Go(a, lda, x, ldx, k, c, ldc)
 }
 
 // dot4x4F32Go is dot4x4F32's loop: two columns at a time, eight
 // accumulators.
-func dot4x4F32Go(a []float32, lda int, x []float32, ldx, k int, c *[16]float32) {
+func dot4x4F32Go(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int) {
 	a0, a1, a2, a3 := a[:k], a[lda:lda+k], a[2*lda:2*lda+k], a[3*lda:3*lda+k]
 	for j := 0; j < 4; j += 2 {
 		x0, x1 := x[j*ldx:j*ldx+k], x[(j+1)*ldx:(j+1)*ldx+k]
@@ -134,8 +141,9 @@ func dot4x4F32Go(a []float32, lda int, x []float32, ldx, k int, c *[16]float32) 
 			c30 += w * u
 			c31 += w * v
 		}
-		c[4*j], c[4*j+1], c[4*j+2], c[4*j+3] = c00, c10, c20, c30
-		c[4*j+4], c[4*j+5], c[4*j+6], c[4*j+7] = c01, c11, c21, c31
+		c0, c1 := c[j*ldc:j*ldc+4], c[(j+1)*ldc:(j+1)*ldc+4]
+		c0[0], c0[1], c0[2], c0[3] = c00, c10, c20, c30
+		c1[0], c1[1], c1[2], c1[3] = c01, c11, c21, c31
 	}
 }
 

@@ -48,19 +48,19 @@ func dot4x1F32AVX2(a []float32, lda int, x []float32, c *[4]float32)
 //			for p := 0; p < k; p++ {
 //				s += a[i*lda+p] * x[j*ldx+p]
 //			}
-//			c[4*j+i] = s
+//			c[j*ldc+i] = s
 //		}
 //	}
 //
 // The products are fused, the sum order differs; the caller checks the bounds.
 //
 //go:noescape
-func dot4x4F32AVX512(a []float32, lda int, x []float32, ldx, k int, c *[16]float32)
+func dot4x4F32AVX512(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int)
 
 // dot4x4F32AVX2 is dot4x4F32AVX512 with AVX2; k is a multiple of 8.
 //
 //go:noescape
-func dot4x4F32AVX2(a []float32, lda int, x []float32, ldx, k int, c *[16]float32)
+func dot4x4F32AVX2(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int)
 
 // dotF16AVX512 is Σ f32(a[k])·x[k], k < len(x):
 //

@@ -318,10 +318,10 @@ dot4x1F16AVX512_tail:
 	VZEROUPPER
 	RET
 
-// func dot4x4F32AVX512(a []float32, lda int, x []float32, ldx, k int, c *[16]float32)
+// func dot4x4F32AVX512(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int)
 //
 // Z0–Z3: rows of a; Z4–Z7: columns of x; Z(16+4i+j): row i · column j.
-TEXT ·dot4x4F32AVX512(SB), NOSPLIT, $0-80
+TEXT ·dot4x4F32AVX512(SB), NOSPLIT, $0-104
 	MOVQ a_base+0(FP), SI
 	MOVQ lda+24(FP), R8
 	SHLQ $2, R8
@@ -460,8 +460,17 @@ dot4x4F32AVX512_reduce:
 	VSHUFPS $0x88, Z17, Z16, Z8
 	VSHUFPS $0xDD, Z17, Z16, Z9
 	VADDPS Z9, Z8, Z16
-	MOVQ c+72(FP), DX
-	VMOVUPS Z16, (DX)
+	MOVQ c_base+72(FP), DX
+	MOVQ ldc+96(FP), R8
+	SHLQ $2, R8
+	LEAQ (R8)(R8*2), R9
+	VMOVUPS X16, (DX)            // column 0
+	VEXTRACTF32X4 $1, Z16, X8
+	VMOVUPS X8, (DX)(R8*1)       // column 1
+	VEXTRACTF32X4 $2, Z16, X8
+	VMOVUPS X8, (DX)(R8*2)
+	VEXTRACTF32X4 $3, Z16, X8
+	VMOVUPS X8, (DX)(R9*1)
 	VZEROUPPER
 	RET
 
@@ -649,17 +658,19 @@ dot4x1F16AVX2_done:
 	VZEROUPPER
 	RET
 
-// func dot4x4F32AVX2(a []float32, lda int, x []float32, ldx, k int, c *[16]float32)
+// func dot4x4F32AVX2(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int)
 //
 // k is a multiple of 8. Two passes of two columns: Y0–Y3 rows of a, Y4–Y5
 // columns of x, Y(6+4j+i) row i · column j of the pass.
-TEXT ·dot4x4F32AVX2(SB), NOSPLIT, $0-80
+TEXT ·dot4x4F32AVX2(SB), NOSPLIT, $0-104
 	MOVQ lda+24(FP), R8
 	SHLQ $2, R8
 	LEAQ (R8)(R8*2), R9
 	MOVQ ldx+56(FP), R10
 	SHLQ $2, R10
-	MOVQ c+72(FP), DX
+	MOVQ c_base+72(FP), DX
+	MOVQ ldc+96(FP), R13
+	SHLQ $2, R13             // R13 = ldc in bytes
 	MOVQ x_base+32(FP), DI
 	MOVQ $2, BX              // BX = passes left
 dot4x4F32AVX2_pass:
@@ -706,8 +717,10 @@ dot4x4F32AVX2_reduce:
 	VPERM2F128 $0x20, Y2, Y0, Y1
 	VPERM2F128 $0x31, Y2, Y0, Y3
 	VADDPS Y3, Y1, Y1
-	VMOVUPS Y1, (DX)
-	ADDQ $32, DX
+	VMOVUPS X1, (DX)
+	VEXTRACTF128 $1, Y1, X3
+	VMOVUPS X3, (DX)(R13*1)
+	LEAQ (DX)(R13*2), DX
 	LEAQ (DI)(R10*2), DI
 	DECQ BX
 	JNZ dot4x4F32AVX2_pass

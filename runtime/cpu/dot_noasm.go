@@ -21,12 +21,12 @@ func dot4x1F32AVX2(a []float32, lda int, x []float32, c *[4]float32) {
 	*c = dot4x1F32Go(a, lda, x)
 }
 
-func dot4x4F32AVX512(a []float32, lda int, x []float32, ldx, k int, c *[16]float32) {
-	dot4x4F32Go(a, lda, x, ldx, k, c)
+func dot4x4F32AVX512(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int) {
+	dot4x4F32Go(a, lda, x, ldx, k, c, ldc)
 }
 
-func dot4x4F32AVX2(a []float32, lda int, x []float32, ldx, k int, c *[16]float32) {
-	dot4x4F32Go(a, lda, x, ldx, k, c)
+func dot4x4F32AVX2(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int) {
+	dot4x4F32Go(a, lda, x, ldx, k, c, ldc)
 }
 
 func dotF16AVX512(a []uint16, x []float32) float32 {

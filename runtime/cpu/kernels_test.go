@@ -103,8 +103,13 @@ func TestDotKernels(t *testing.T) {
 			checkDot(t, "dotF16", cpu.DotF16(a16[:k], x[:k]), s, m, k)
 			c4 := cpu.Dot4x1F32(a, lda, x[:k])
 			c4h := cpu.Dot4x1F16(a16, lda, x[:k])
-			var c16 [16]float32
-			cpu.Dot4x4F32(a, lda, x, ldx, k, &c16)
+			ldc := 4 + r.IntN(3)
+			coff := r.IntN(4)
+			c16, cbuf := guardedF32(r, 3*ldc+4, coff)
+			for i := range c16 {
+				c16[i] = float32(math.NaN())
+			}
+			cpu.Dot4x4F32(a, lda, x, ldx, k, c16, ldc)
 			for i := 0; i < 4; i++ {
 				s, m := ref(i, 0, false)
 				checkDot(t, "dot4x1F32", c4[i], s, m, k)
@@ -112,9 +117,15 @@ func TestDotKernels(t *testing.T) {
 				checkDot(t, "dot4x1F16", c4h[i], s, m, k)
 				for j := 0; j < 4; j++ {
 					s, m := ref(i, j, false)
-					checkDot(t, "dot4x4F32", c16[4*j+i], s, m, k)
+					checkDot(t, "dot4x4F32", c16[j*ldc+i], s, m, k)
 				}
 			}
+			for e, v := range c16 {
+				if e%ldc >= 4 && v == v {
+					t.Fatalf("dot4x4F32 k=%d wrote element %d between columns %d apart", k, e, ldc)
+				}
+			}
+			checkGuardsF32(t, cbuf, gd+coff, gd+coff+len(c16))
 			for i := range abuf {
 				if math.Float32bits(abuf[i]) != math.Float32bits(acopy[i]) || a16buf[i] != a16copy[i] {
 					t.Fatalf("k=%d: a modified", k)

@@ -121,19 +121,16 @@ func (t *mulMatTask) run(ch, _, tid int) {
 	c0, c1 := cci*t.cc, min(cci*t.cc+t.cc, t.N)
 	nc := c1 - c0
 
-	var xcols [mmCols][]float32
-	var dcol [mmCols]int // dst offset of row 0 of each column
-	for j := 0; j < nc; j++ {
-		c := c0 + j
-		if t.xp != nil {
-			o := (batch*t.N + c) * K
-			xcols[j] = t.xp[o : o+K]
-		} else {
-			o := x.off(c, i12, i13)
-			xcols[j] = x.f32[o : o+K]
-		}
-		dcol[j] = d.off(c, i12, i13)
+	// column j of the chunk: x at xsrc[xo0+j·xst:][:K], dst row 0 at dc0+j·dst1
+	var xsrc []float32
+	var xo0, xst int
+	if t.xp != nil {
+		xsrc, xo0, xst = t.xp, (batch*t.N+c0)*K, K
+	} else {
+		xsrc, xo0, xst = x.f32, x.off(c0, i12, i13), x.st[1]
 	}
+	dc0, dst1 := d.off(c0, i12, i13), d.st[1]
+	xcol := func(j int) []float32 { o := xo0 + j*xst; return xsrc[o : o+K] }
 	out := d.f32
 	ds := d.st[0]
 
@@ -150,23 +147,14 @@ func (t *mulMatTask) run(ch, _, tid int) {
 		return a.load(o, K, a.st[0], scratch[i*K:(i+1)*K])
 	}
 
-	// the chunk's columns of x: column j at xsrc[xo0+j·xst:][:K]
-	var xsrc []float32
-	var xo0, xst int
-	if t.xp != nil {
-		xsrc, xo0, xst = t.xp, (batch*t.N+c0)*K, K
-	} else {
-		xsrc, xo0, xst = x.f32, x.off(c0, i12, i13), x.st[1]
-	}
-
 	r := r0
 	for ; r+4 <= r1; r += 4 {
 		if t.aF16Direct {
 			o, s := abase+r*a.st[1], a.st[1]
 			rows := a.f16[o : o+3*s+K]
 			for j := 0; j < nc; j++ {
-				c := dot4x1F16(rows, s, xcols[j])
-				p := dcol[j] + r*ds
+				c := dot4x1F16(rows, s, xcol(j))
+				p := dc0 + j*dst1 + r*ds
 				out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = c[0], c[1], c[2], c[3]
 			}
 			continue
@@ -185,17 +173,22 @@ func (t *mulMatTask) run(ch, _, tid int) {
 		}
 		j := 0
 		for ; j+4 <= nc; j += 4 {
-			var blk [16]float32
 			xo := xo0 + j*xst
-			dot4x4F32(rows, lda, xsrc[xo:xo+3*xst+K], xst, K, &blk)
+			if ds == 1 {
+				p := dc0 + j*dst1 + r
+				dot4x4F32(rows, lda, xsrc[xo:xo+3*xst+K], xst, K, out[p:p+3*dst1+4], dst1)
+				continue
+			}
+			var blk [16]float32
+			dot4x4F32(rows, lda, xsrc[xo:xo+3*xst+K], xst, K, blk[:], 4)
 			for jj := 0; jj < 4; jj++ {
-				p := dcol[j+jj] + r*ds
+				p := dc0 + (j+jj)*dst1 + r*ds
 				out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = blk[4*jj], blk[4*jj+1], blk[4*jj+2], blk[4*jj+3]
 			}
 		}
 		for ; j < nc; j++ {
-			c := dot4x1F32(rows, lda, xcols[j])
-			p := dcol[j] + r*ds
+			c := dot4x1F32(rows, lda, xcol(j))
+			p := dc0 + j*dst1 + r*ds
 			out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = c[0], c[1], c[2], c[3]
 		}
 	}
@@ -204,13 +197,13 @@ func (t *mulMatTask) run(ch, _, tid int) {
 			o := abase + r*a.st[1]
 			ar := a.f16[o : o+K]
 			for j := 0; j < nc; j++ {
-				out[dcol[j]+r*ds] = dotF16(ar, xcols[j])
+				out[dc0+j*dst1+r*ds] = dotF16(ar, xcol(j))
 			}
 			continue
 		}
 		ar := rowF32(r, 0)
 		for j := 0; j < nc; j++ {
-			out[dcol[j]+r*ds] = dotF32(ar, xcols[j])
+			out[dc0+j*dst1+r*ds] = dotF32(ar, xcol(j))
 		}
 	}
 }
