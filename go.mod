@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/alecthomas/participle/v2 v2.1.4
 	github.com/dave/jennifer v1.7.1
+	github.com/ebitengine/purego v0.11.3
 	github.com/google/go-cmp v0.7.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/tools v0.52.0

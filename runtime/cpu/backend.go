@@ -28,8 +28,11 @@ type Backend struct {
 	norm  normTask
 	sm    softMaxTask
 	rope  ropeTask
-	rows  getRowsTask
-	cpy   cpyTask
+	ropeT ropeTableTask
+
+	ropeMemo ropeMemo // the last rope table (see ropeTable)
+	rows     getRowsTask
+	cpy      cpyTask
 }
 
 // New starts a backend with the given number of threads, the caller

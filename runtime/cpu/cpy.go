@@ -118,8 +118,27 @@ func convertRow(dst *tview, do, ds int, src *tview, so, ss, n int, buf []float32
 			f32ToF16Row(dst.f16[do:do+n], src.f32[so:so+n])
 			return
 		}
-		for i := 0; i < n; i++ {
-			dst.f16[do+i*ds] = runtime.F32ToF16(src.f32[so+i*ss])
+		// strided: gather, convert with the vector kernel, scatter
+		var t32 [64]float32
+		var t16 [64]uint16
+		for k := 0; k < n; k += len(t32) {
+			m := min(n-k, len(t32))
+			s32 := t32[:m]
+			if ss == 1 {
+				s32 = src.f32[so+k : so+k+m]
+			} else {
+				for i := range s32 {
+					s32[i] = src.f32[so+(k+i)*ss]
+				}
+			}
+			if ds == 1 {
+				f32ToF16Row(dst.f16[do+k:do+k+m], s32)
+				continue
+			}
+			f32ToF16Row(t16[:m], s32)
+			for i, h := range t16[:m] {
+				dst.f16[do+(k+i)*ds] = h
+			}
 		}
 	default: // f16 → f32
 		dst.store(do, ds, src.load(so, n, ss, buf[:n]))

@@ -147,6 +147,30 @@ func dot4x4F32Go(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc
 	}
 }
 
+// dotPanelF32 is dot4x4F32 for m rows (a multiple of 4): c[j·ldc+i] =
+// row i of a · column j of x, i < m, j < 4.
+func dotPanelF32(m int, a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int) {
+	if m == 0 {
+		return
+	}
+	_ = c[3*ldc+m-1]
+	if k > 0 {
+		_, _ = a[(m-1)*lda+k-1], x[3*ldx+k-1]
+	}
+	if level == isaAVX512 && k > 0 {
+		dotPanelF32AVX512(m, a, lda, x, ldx, k, c, ldc)
+		return
+	}
+	dotPanelF32Go(m, a, lda, x, ldx, k, c, ldc)
+}
+
+// dotPanelF32Go is dotPanelF32 through dot4x4F32 (at the current level).
+func dotPanelF32Go(m int, a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int) {
+	for i0 := 0; i0+4 <= m; i0 += 4 {
+		dot4x4F32(a[i0*lda:], lda, x, ldx, k, c[i0:], ldc)
+	}
+}
+
 // dotF16 returns Σ f32(a[k])·x[k]: an f16 row with a column of f16 values
 // held as float32, so every product is exact, as in ggml_vec_dot_f16.
 func dotF16(a []uint16, x []float32) float32 {

@@ -99,3 +99,12 @@ func dot4x1F16AVX512(a []uint16, lda int, x []float32, c *[4]float32)
 //
 //go:noescape
 func dot4x1F16AVX2(a []uint16, lda int, x []float32, c *[4]float32)
+
+// dotPanelF32AVX512 is dot4x4F32AVX512 for m rows (m a multiple of 4):
+//
+//	for i0 := 0; i0 < m; i0 += 4 {
+//		dot4x4F32AVX512(a[i0*lda:], lda, x, ldx, k, c[i0:], ldc)
+//	}
+//
+//go:noescape
+func dotPanelF32AVX512(m int, a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int)

@@ -44,3 +44,6 @@ func dot4x1F16AVX512(a []uint16, lda int, x []float32, c *[4]float32) {
 func dot4x1F16AVX2(a []uint16, lda int, x []float32, c *[4]float32) {
 	*c = dot4x1F16Go(a, lda, x)
 }
+func dotPanelF32AVX512(m int, a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int) {
+	dotPanelF32Go(m, a, lda, x, ldx, k, c, ldc)
+}

@@ -39,40 +39,42 @@ func refBinary(a, x *tt, dt runtime.DType, op func(a, x float64) float64) []floa
 // Tolerance: exact. Each element is one float32 operation on the (f16 or
 // f32) inputs, rounded once more for an f16 dst.
 func TestBinary(t *testing.T) {
-	types := []runtime.DType{runtime.F32, runtime.F16}
-	forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
-		for _, op := range binOps {
-			for i := 0; i < 12; i++ {
-				ne := randShape(r, [4]int{40, 6, 4, 3})
-				if i%3 == 0 {
-					ne = randShape(r, [4]int{3000, 3, 2, 1}) // big rows
-				}
-				at, xt, dt := runtime.F32, runtime.F32, runtime.F32
-				if i%4 == 3 {
-					at, xt, dt = types[r.IntN(2)], types[r.IntN(2)], types[r.IntN(2)]
-				}
-				a := mk(r, at, ne, layout(r.IntN(int(nLayouts))))
-				x := mk(r, xt, repeatShape(r, ne), layout(r.IntN(int(nLayouts))))
-				if op.name == "Div" {
-					for k := 0; k < x.NElem(); k++ {
-						x.set(k, 0.5+x.at(k)) // keep away from 0 … mostly
+	forISAs(t, func(t *testing.T) {
+		types := []runtime.DType{runtime.F32, runtime.F16}
+		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
+			for _, op := range binOps {
+				for i := 0; i < 12; i++ {
+					ne := randShape(r, [4]int{40, 6, 4, 3})
+					if i%3 == 0 {
+						ne = randShape(r, [4]int{3000, 3, 2, 1}) // big rows
 					}
+					at, xt, dt := runtime.F32, runtime.F32, runtime.F32
+					if i%4 == 3 {
+						at, xt, dt = types[r.IntN(2)], types[r.IntN(2)], types[r.IntN(2)]
+					}
+					a := mk(r, at, ne, layout(r.IntN(int(nLayouts))))
+					x := mk(r, xt, repeatShape(r, ne), layout(r.IntN(int(nLayouts))))
+					if op.name == "Div" {
+						for k := 0; k < x.NElem(); k++ {
+							x.set(k, 0.5+x.at(k)) // keep away from 0 … mostly
+						}
+					}
+					inPlace := i%5 == 1 && at == dt
+					var d *tt
+					if inPlace {
+						d = a
+					} else {
+						d = mkOut(r, dt, ne, layout(r.IntN(int(nLayouts))))
+					}
+					want := refBinary(a, x, dt, op.ref)
+					before, inputs := d.snapshot(), readOnly(t, x)
+					op.f(b, d.Tensor, a.Tensor, x.Tensor)
+					checkUntouched(t, d, before)
+					inputs()
+					expectClose(t, d, want, exact)
 				}
-				inPlace := i%5 == 1 && at == dt
-				var d *tt
-				if inPlace {
-					d = a
-				} else {
-					d = mkOut(r, dt, ne, layout(r.IntN(int(nLayouts))))
-				}
-				want := refBinary(a, x, dt, op.ref)
-				before, inputs := d.snapshot(), readOnly(t, x)
-				op.f(b, d.Tensor, a.Tensor, x.Tensor)
-				checkUntouched(t, d, before)
-				inputs()
-				expectClose(t, d, want, exact)
 			}
-		}
+		})
 	})
 }
 
@@ -102,42 +104,44 @@ func geluRef(x float64) float64 {
 // Tolerances: Scale and Relu exact; Gelu within its f16 rounding of input and
 // output; Silu 3e-7 relative (float32 exp and division).
 func TestUnary(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
-		for _, op := range unOps {
-			for i := 0; i < 10; i++ {
-				ne := randShape(r, [4]int{50, 5, 4, 3})
-				if i%3 == 0 {
-					ne = randShape(r, [4]int{3000, 4, 1, 1})
-				}
-				typ := runtime.F32
-				if i%4 == 3 {
-					typ = runtime.F16
-				}
-				a := mk(r, typ, ne, layout(r.IntN(int(nLayouts))))
-				for k := 0; k < a.NElem(); k++ {
-					a.set(k, 12*a.at(k)) // reach gelu's ±10 cut-offs
-				}
-				d := a
-				if i%3 != 1 {
-					d = mkOut(r, typ, ne, layout(r.IntN(int(nLayouts))))
-				}
-				in := a.values()
-				want := make([]float64, len(in))
-				for k, x := range in {
-					want[k] = roundTo(typ, op.ref(x))
-				}
-				before := d.snapshot()
-				op.f(b, d.Tensor, a.Tensor)
-				checkUntouched(t, d, before)
-				expectClose(t, d, want, func(k int) float64 {
-					tol := op.tol(in[k], want[k])
-					if typ == runtime.F16 {
-						tol += math.Abs(want[k]) / 1024
+	forISAs(t, func(t *testing.T) {
+		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
+			for _, op := range unOps {
+				for i := 0; i < 10; i++ {
+					ne := randShape(r, [4]int{50, 5, 4, 3})
+					if i%3 == 0 {
+						ne = randShape(r, [4]int{3000, 4, 1, 1})
 					}
-					return tol
-				})
+					typ := runtime.F32
+					if i%4 == 3 {
+						typ = runtime.F16
+					}
+					a := mk(r, typ, ne, layout(r.IntN(int(nLayouts))))
+					for k := 0; k < a.NElem(); k++ {
+						a.set(k, 12*a.at(k)) // reach gelu's ±10 cut-offs
+					}
+					d := a
+					if i%3 != 1 {
+						d = mkOut(r, typ, ne, layout(r.IntN(int(nLayouts))))
+					}
+					in := a.values()
+					want := make([]float64, len(in))
+					for k, x := range in {
+						want[k] = roundTo(typ, op.ref(x))
+					}
+					before := d.snapshot()
+					op.f(b, d.Tensor, a.Tensor)
+					checkUntouched(t, d, before)
+					expectClose(t, d, want, func(k int) float64 {
+						tol := op.tol(in[k], want[k])
+						if typ == runtime.F16 {
+							tol += math.Abs(want[k]) / 1024
+						}
+						return tol
+					})
+				}
 			}
-		}
+		})
 	})
 }
 
@@ -193,32 +197,34 @@ func TestGeluMatchesGGML(t *testing.T) {
 // Tolerance: 3e-7 relative (one ulp of e^x plus the division), and the
 // smallest subnormal.
 func TestExp(t *testing.T) {
-	b := cpu.New(1)
-	defer b.Close()
-	r := rand.New(rand.NewPCG(9, 9))
-	for _, x := range []float64{math.Inf(-1), -120, -103.9, -87.5, -50, -1e-3, 0} {
-		p := mk(r, runtime.F32, [4]int{2, 1, 1, 1}, dense)
-		p.set(0, 0)
-		p.set(1, x)
-		d := mkOut(r, runtime.F32, p.Ne, dense)
-		b.SoftMax(d.Tensor, p.Tensor, nil, 1, 0)
-		e := math.Exp(x)
-		want := []float64{roundTo(runtime.F32, 1/(1+e)), roundTo(runtime.F32, e/(1+e))}
-		expectClose(t, d, want, func(k int) float64 { return 3e-7*want[k] + 0x1p-149 })
-	}
-	a := mk(r, runtime.F32, [4]int{20000, 1, 1, 1}, dense)
-	for k := 0; k < a.NElem(); k++ {
-		a.set(k, 100*(r.Float64()-0.8)) // e^-x up to e^80, and Inf past 89
-	}
-	a.set(0, -95)
-	a.set(1, math.NaN())
-	d := mkOut(r, runtime.F32, a.Ne, dense)
-	b.Silu(d.Tensor, a.Tensor)
-	want := make([]float64, a.NElem())
-	for k := range want {
-		x := a.at(k)
-		// e^-x overflows float32 past 88.7, as in ggml: silu(-95) = -0
-		want[k] = roundTo(runtime.F32, x/(1+float64(float32(math.Exp(-x)))))
-	}
-	expectClose(t, d, want, func(k int) float64 { return 3e-7*math.Abs(want[k]) + 0x1p-149 })
+	forISAs(t, func(t *testing.T) {
+		b := cpu.New(1)
+		defer b.Close()
+		r := rand.New(rand.NewPCG(9, 9))
+		for _, x := range []float64{math.Inf(-1), -120, -103.9, -87.5, -50, -1e-3, 0} {
+			p := mk(r, runtime.F32, [4]int{2, 1, 1, 1}, dense)
+			p.set(0, 0)
+			p.set(1, x)
+			d := mkOut(r, runtime.F32, p.Ne, dense)
+			b.SoftMax(d.Tensor, p.Tensor, nil, 1, 0)
+			e := math.Exp(x)
+			want := []float64{roundTo(runtime.F32, 1/(1+e)), roundTo(runtime.F32, e/(1+e))}
+			expectClose(t, d, want, func(k int) float64 { return 3e-7*want[k] + 0x1p-149 })
+		}
+		a := mk(r, runtime.F32, [4]int{20000, 1, 1, 1}, dense)
+		for k := 0; k < a.NElem(); k++ {
+			a.set(k, 100*(r.Float64()-0.8)) // e^-x up to e^80, and Inf past 89
+		}
+		a.set(0, -95)
+		a.set(1, math.NaN())
+		d := mkOut(r, runtime.F32, a.Ne, dense)
+		b.Silu(d.Tensor, a.Tensor)
+		want := make([]float64, a.NElem())
+		for k := range want {
+			x := a.at(k)
+			// e^-x overflows float32 past 88.7, as in ggml: silu(-95) = -0
+			want[k] = roundTo(runtime.F32, x/(1+float64(float32(math.Exp(-x)))))
+		}
+		expectClose(t, d, want, func(k int) float64 { return 3e-7*math.Abs(want[k]) + 0x1p-149 })
+	})
 }

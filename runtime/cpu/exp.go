@@ -1,44 +1,67 @@
 package cpu
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
-// exp2Table[i] is the float64 bits of 2^(i/64).
-var exp2Table = func() (t [64]uint64) {
-	for i := range t {
-		t[i] = math.Float64bits(math.Exp2(float64(i) / 64))
+// expConsts are the exponential's table and constants, shared by the Go
+// loop and the assembly (which reads them at the offsets checked below).
+type expConsts struct {
+	tab                                  [16]uint64 // float64 bits of 2^(i/16)
+	k16, ln2, shift, one, half, six, tw4 float64
+	lo, hi, inf, one32                   float32
+}
+
+var expC = expConsts{
+	k16: 16 / math.Ln2, ln2: math.Ln2 / 16, shift: 0x1.8p52, // adding shift rounds to an integer held in the low mantissa bits
+	one: 1, half: 0.5, six: 1.0 / 6, tw4: 1.0 / 24,
+	lo: -104, hi: 89, inf: float32(math.Inf(1)), one32: 1,
+}
+
+func init() {
+	for i := range expC.tab {
+		expC.tab[i] = math.Float64bits(math.Exp2(float64(i) / 16))
 	}
-	return
-}()
+	if unsafe.Offsetof(expC.k16) != 128 || unsafe.Offsetof(expC.lo) != 184 || unsafe.Offsetof(expC.one32) != 196 {
+		bug("expConsts layout does not match exp_amd64.s")
+	}
+}
 
 // expRow sets y[i] = e^(s·x[i] - m) (s·x[i] - m evaluated in float32) and
 // returns Σ y[i] in float64. y may be x.
 //
 // Each exponential is within one ulp of the correctly rounded float32 value
 // (ggml's vectorized ggml_v_expf is an approximation of the same order), at
-// about twice the speed of math.Exp. It works in float64: v = k·ln2/64 + r
-// with |r| ≤ ln2/128, e^v = 2^(k/64)·e^r, 2^(k/64) from a table with k/64's
-// integer part added to its exponent and e^r a cubic (error < 4e-11).
+// a fraction of math.Exp's cost. It works in float64: v = k·ln2/16 + r with
+// |r| ≤ ln2/32, e^v = 2^(k/16)·e^r, 2^(k/16) from a table with k/16's
+// integer part added to its exponent and e^r a quartic (error < 5e-11).
 // v ≤ -104 gives 0 (below the smallest subnormal), v ≥ 89 +Inf, NaN NaN.
 func expRow(y, x []float32, s, m float32) float64 {
-	const (
-		k64   = 64 / math.Ln2
-		ln2   = math.Ln2 / 64
-		shift = 0x1.8p52 // adding it rounds to an integer held in the low mantissa bits
-	)
 	x = x[:len(y)]
-	tab := &exp2Table
+	if level == isaAVX512 {
+		return expRowAVX512(y, x, s, m, &expC)
+	}
+	return expRowGo(y, x, s, m)
+}
+
+// expRowGo is expRow's loop; exp_amd64.s computes the same, sixteen at a
+// time (the sum in another order).
+func expRowGo(y, x []float32, s, m float32) float64 {
+	x = x[:len(y)]
+	c := &expC
 	var sum float64
 	for i, xi := range x {
 		v := s*xi - m
 		var e float32
-		if v > -104 && v < 89 {
+		if v > c.lo && v < c.hi {
 			xd := float64(v)
-			kf := xd*k64 + shift
+			kf := xd*c.k16 + c.shift
 			ki := math.Float64bits(kf)
-			kf -= shift
-			r := xd - kf*ln2
-			p := 1 + r + r*r*(0.5+r*(1.0/6))
-			e = float32(p * math.Float64frombits(tab[ki&63]+(ki>>6)<<52))
+			kf -= c.shift
+			r := xd - kf*c.ln2
+			p := c.one + r + r*r*(c.half+r*(c.six+r*c.tw4))
+			e = float32(p * math.Float64frombits(c.tab[ki&15]+(ki>>4)<<52))
 		} else {
 			e = expSpecial(v)
 		}
@@ -56,4 +79,26 @@ func expSpecial(v float32) float32 {
 		return float32(math.Inf(1))
 	}
 	return 0
+}
+
+// siluF32 is d = a/(1+e^-a), ggml_silu_f32; d may be a.
+func siluF32(d, a []float32) {
+	a = a[:len(d)]
+	if level == isaAVX512 {
+		siluAVX512(d, a, &expC)
+		return
+	}
+	siluGo(d, a)
+}
+
+func siluGo(d, a []float32) {
+	var e [256]float32
+	for len(d) > 0 {
+		n := min(len(d), len(e))
+		expRowGo(e[:n], a[:n], -1, 0)
+		for i, x := range a[:n] {
+			d[i] = x / (1 + e[i])
+		}
+		d, a = d[n:], a[n:]
+	}
 }

@@ -56,6 +56,7 @@ var (
 	DotF32      = dotF32
 	Dot4x1F32   = dot4x1F32
 	Dot4x4F32   = dot4x4F32
+	DotPanelF32 = dotPanelF32
 	DotF16      = dotF16
 	Dot4x1F16   = dot4x1F16
 	F16ToF32Row = f16ToF32Row
@@ -71,3 +72,11 @@ func ForcePacked() (restore func()) {
 	gemmMinWork = 0
 	return func() { gemmMinWork = old }
 }
+
+// ExpRow is expRow at the current level; ExpRowGo its Go loop.
+var (
+	ExpRow   = expRow
+	ExpRowGo = expRowGo
+	Silu     = siluF32
+	SiluGo   = siluGo
+)

@@ -120,6 +120,33 @@ func TestDotKernels(t *testing.T) {
 					checkDot(t, "dot4x4F32", c16[j*ldc+i], s, m, k)
 				}
 			}
+			// the panel: rows 0..3 as above, the c block now m rows tall
+			pm := 4 * (1 + r.IntN(3))
+			pa, _ := guardedF32(r, (pm-1)*lda+k, off)
+			pc, pbuf := guardedF32(r, 3*(pm+2)+pm, 3)
+			for i := range pc {
+				pc[i] = float32(math.NaN())
+			}
+			cpu.DotPanelF32(pm, pa, lda, x, ldx, k, pc, pm+2)
+			for j := 0; j < 4; j++ {
+				for i := 0; i < pm+2 && j*(pm+2)+i < len(pc); i++ {
+					got := pc[j*(pm+2)+i]
+					if i >= pm {
+						if got == got {
+							t.Fatalf("dotPanelF32 k=%d wrote element %d of the gap after column %d", k, i, j)
+						}
+						continue
+					}
+					var s, mag float64
+					for p := 0; p < k; p++ {
+						v := float64(pa[i*lda+p]) * float64(x[j*ldx+p])
+						s += v
+						mag += math.Abs(v)
+					}
+					checkDot(t, "dotPanelF32", got, s, mag, k)
+				}
+			}
+			checkGuardsF32(t, pbuf, gd+3, gd+3+len(pc))
 			for e, v := range c16 {
 				if e%ldc >= 4 && v == v {
 					t.Fatalf("dot4x4F32 k=%d wrote element %d between columns %d apart", k, e, ldc)
@@ -235,6 +262,53 @@ func TestF16Rows(t *testing.T) {
 				}
 			}
 			checkGuardsF32(t, dbuf, gd+off, gd+off+n)
+		}
+	})
+}
+
+// TestExpKernels: the vector exponential and silu give the Go loop's bits
+// (the same float64 operations in the same order, only the sum of the
+// exponentials is added in another order).
+func TestExpKernels(t *testing.T) {
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		-104, -103.99, 88.99, 89, -87.3, 88.72, 1e-30, -1e-30, 1e30, -1e30}
+	forISAs(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(11, 12))
+		for _, n := range dotLens {
+			x, _ := guardedF32(r, n, r.IntN(4))
+			for i := range x {
+				switch r.IntN(3) {
+				case 0:
+					x[i] = specials[r.IntN(len(specials))]
+				case 1:
+					x[i] = float32(200 * (r.Float64() - 0.5))
+				}
+			}
+			for _, sm := range [][2]float32{{1, 0}, {-1, 0}, {0.125, 3.5}} {
+				want := make([]float32, n)
+				wsum := cpu.ExpRowGo(want, x, sm[0], sm[1])
+				got, gbuf := guardedF32(r, n, 1)
+				gsum := cpu.ExpRow(got, x, sm[0], sm[1])
+				checkGuardsF32(t, gbuf, gd+1, gd+1+n)
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+						t.Fatalf("exp(%g·%g - %g) = %g, Go loop %g", sm[0], x[i], sm[1], got[i], want[i])
+					}
+				}
+				if d := math.Abs(gsum - wsum); !(d <= 1e-12*math.Abs(wsum)) && !(math.IsNaN(gsum) && math.IsNaN(wsum)) && gsum != wsum {
+					t.Fatalf("n=%d: sum %g, Go loop %g", n, gsum, wsum)
+				}
+			}
+			want := make([]float32, n)
+			cpu.SiluGo(want, x)
+			got, gbuf := guardedF32(r, n, 2)
+			cpu.Silu(got, x)
+			checkGuardsF32(t, gbuf, gd+2, gd+2+n)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("silu(%g) = %g, Go loop %g", x[i], got[i], want[i])
+				}
+			}
 		}
 	})
 }

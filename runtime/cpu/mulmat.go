@@ -59,10 +59,10 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 
 	// Chunks: up to mmRows rows of a × mmCols columns of x within one batch,
 	// claimed dynamically; rows shrink until every thread gets several.
-	_, nth := b.chunksFor(t.M*t.N*t.K*nbatch/3, 1<<30)
+	_, nth := b.chunksFor(2*t.M*t.N*t.K*nbatch/mmFlopsPerNs[level], 1<<30)
 	t.cc = min(t.N, mmCols)
 	t.rc = mmRows
-	for t.rc > 4 && nbatch*ceilDiv(t.M, t.rc)*ceilDiv(t.N, t.cc) < chunksPerThread*nth {
+	for t.rc > mmMinRows && nbatch*ceilDiv(t.M, t.rc)*ceilDiv(t.N, t.cc) < chunksPerThread*nth {
 		t.rc /= 2
 	}
 	for nbatch*ceilDiv(t.M, t.rc)*ceilDiv(t.N, t.cc) > maxChunks {
@@ -79,9 +79,14 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 	b.mmClear()
 }
 
+// mmFlopsPerNs is roughly what the dot kernels of each level reach on small
+// products, to size MulMat's work in the units of chunksFor.
+var mmFlopsPerNs = [...]int{isaGo: 3, isaAVX2: 40, isaAVX512: 60}
+
 const (
-	mmRows = 64 // rows of a per chunk (a multiple of 4)
-	mmCols = 64 // columns of x per chunk
+	mmMinRows = 16 // least rows per chunk: a cache line of f32 dst, so threads do not share lines
+	mmRows    = 64 // rows of a per chunk (a multiple of 4)
+	mmCols    = 64 // columns of x per chunk
 	// An f16 a is converted to float32 four rows at a time when a chunk has
 	// at least this many columns to reuse them for; below, the f16 kernels
 	// convert while they multiply.
@@ -148,6 +153,26 @@ func (t *mulMatTask) run(ch, _, tid int) {
 	}
 
 	r := r0
+	if t.aDirect && ds == 1 {
+		// dense rows and dst columns: whole panels of rows per call
+		if m4 := (r1 - r0) &^ 3; m4 > 0 {
+			o, lda := abase+r0*a.st[1], a.st[1]
+			rows := a.f32[o : o+(m4-1)*lda+K]
+			j := 0
+			for ; j+4 <= nc; j += 4 {
+				xo, p := xo0+j*xst, dc0+j*dst1+r0
+				dotPanelF32(m4, rows, lda, xsrc[xo:xo+3*xst+K], xst, K, out[p:p+3*dst1+m4], dst1)
+			}
+			for ; j < nc; j++ {
+				for i := 0; i < m4; i += 4 {
+					c := dot4x1F32(rows[i*lda:], lda, xcol(j))
+					p := dc0 + j*dst1 + r0 + i
+					out[p], out[p+1], out[p+2], out[p+3] = c[0], c[1], c[2], c[3]
+				}
+			}
+			r = r0 + m4
+		}
+	}
 	for ; r+4 <= r1; r += 4 {
 		if t.aF16Direct {
 			o, s := abase+r*a.st[1], a.st[1]

@@ -30,14 +30,71 @@ func (b *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
 	}
 	t.thetaScale = powf(p.FreqBase, -2.0/float32(p.NDims))
 	t.corr = ropeYarnCorrDims(p.NDims, p.NCtxOrig, p.FreqBase, p.BetaFast, p.BetaSlow)
-	// per thread: the cos/sin cache (NDims), a row of a, and the rotated row
-	b.growScratch(b.pool.n, p.NDims+2*t.a.ne[0])
-	b.parallel(t, 4*t.a.nelem(), t.a.nrows())
+	t.tab = b.ropeTable(t)
+	// per thread: a row of a and the rotated row
+	b.growScratch(b.pool.n, 2*t.a.ne[0])
+	b.parallel(t, 2*t.a.nelem(), t.a.nrows())
 	*t = ropeTask{}
+}
+
+// ropeTable returns the cos/sin table of every position of t (NDims values
+// per position, see ropeCache). Every rope of a model's evaluation rotates
+// by the same positions with the same parameters (the queries and keys of
+// each layer), so the table of the last call is kept and reused while its
+// parameters and positions stay the same.
+func (b *Backend) ropeTable(t *ropeTask) []float32 {
+	m := &b.ropeMemo
+	key := t.p
+	key.Mode = 0 // the table does not depend on the mode
+	npos := t.a.ne[2]
+	same := m.valid && m.key == key && len(m.pos) == npos
+	for i := 0; same && i < npos; i++ {
+		same = m.pos[i] == t.pos.i32[i*t.pos.st[0]]
+	}
+	if same {
+		return m.tab
+	}
+	m.valid, m.key = true, key
+	m.pos = m.pos[:0]
+	for i := 0; i < npos; i++ {
+		m.pos = append(m.pos, t.pos.i32[i*t.pos.st[0]])
+	}
+	if n := npos * key.NDims; cap(m.tab) < n {
+		m.tab = make([]float32, n)
+	}
+	m.tab = m.tab[:npos*key.NDims]
+	rt := &b.ropeT
+	*rt = ropeTableTask{t: t, tab: m.tab, pos: m.pos}
+	b.parallel(rt, 20*len(m.tab), npos)
+	*rt = ropeTableTask{}
+	return m.tab
+}
+
+// ropeMemo is the last rope table: its parameters (Mode cleared) and positions.
+type ropeMemo struct {
+	valid bool
+	key   runtime.RopeParams
+	pos   []int32
+	tab   []float32
+}
+
+type ropeTableTask struct {
+	t   *ropeTask
+	tab []float32
+	pos []int32
+}
+
+func (rt *ropeTableTask) run(chunk, nchunks, _ int) {
+	nd := rt.t.p.NDims
+	lo, hi := split(len(rt.pos), chunk, nchunks)
+	for i := lo; i < hi; i++ {
+		rt.t.ropeCache(rt.tab[i*nd:(i+1)*nd], float32(rt.pos[i]))
+	}
 }
 
 type ropeTask struct {
 	b          *Backend
+	tab        []float32 // cos/sin per position (ropeTable)
 	p          runtime.RopeParams
 	thetaScale float32
 	corr       [2]float32
@@ -89,19 +146,14 @@ func (t *ropeTask) run(chunk, nchunks, tid int) {
 	d, a := &t.d, &t.a
 	n, nd := a.ne[0], t.p.NDims
 	scratch := t.b.scratch[tid]
-	cache := scratch[:nd]
-	xbuf := scratch[nd : nd+n]
-	ybuf := scratch[nd+n : nd+2*n]
-	lastI2, lastI3 := -1, -1
+	xbuf := scratch[:n]
+	ybuf := scratch[n : 2*n]
 	lo, hi := split(a.nrows(), chunk, nchunks)
 	for r := lo; r < hi; r++ {
 		i1 := r % a.ne[1]
 		i2 := r / a.ne[1] % a.ne[2]
 		i3 := r / a.ne[1] / a.ne[2]
-		if i2 != lastI2 || i3 != lastI3 {
-			t.ropeCache(cache, float32(t.pos.i32[i2*t.pos.st[0]]))
-			lastI2, lastI3 = i2, i3
-		}
+		cache := t.tab[i2*nd : (i2+1)*nd]
 		ao, do := a.off(i1, i2, i3), d.off(i1, i2, i3)
 		if a.isF32() && a.dense() && d.dense() {
 			x, y := a.f32[ao:ao+n], d.f32[do:do+n]

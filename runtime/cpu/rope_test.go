@@ -53,53 +53,83 @@ func refRope(a, pos *tt, p runtime.RopeParams) []float64 {
 // rotation) without YaRN, 2e-5 with it (positions < 64: the float32 mix of θ
 // differs from float64 by an ulp of θ); f16 adds its rounding.
 func TestRope(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
-		for i := 0; i < 16; i++ {
-			ne := randShape(r, [4]int{5, 5, 7, 2})
-			ne[0] = 2 * (2 + r.IntN(40))
-			p := runtime.RopeParams{
-				NDims: ne[0], Mode: 0, NCtxOrig: 4096,
-				FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1,
-			}
-			if i%2 == 1 {
-				p.Mode = runtime.RopeNeox
-			}
-			if i%3 == 1 {
-				p.NDims = 2 * (1 + r.IntN(ne[0]/2))
-			}
-			maxPos := 60000
-			tol := 2e-6
-			if i%4 == 2 {
-				p.FreqScale, p.ExtFactor, p.AttnFactor, p.FreqBase = 0.25, 1, 0.9, 500000
-				maxPos, tol = 64, 2e-5
-			}
-			typ := runtime.F32
-			if i%5 == 4 {
-				typ = runtime.F16
-			}
-			a := mk(r, typ, ne, layout(r.IntN(int(nLayouts))))
-			pos := mk(r, runtime.I32, [4]int{ne[2], 1, 1, 1}, dense)
-			for k := 0; k < ne[2]; k++ {
-				pos.set(k, float64(r.IntN(maxPos)))
-			}
-			want := refRope(a, pos, p)
-			d := a
-			if i%3 != 0 {
-				d = mkOut(r, typ, ne, layout(r.IntN(int(nLayouts))))
-			}
-			for k := range want {
-				want[k] = roundTo(typ, want[k])
-			}
-			before, inputs := d.snapshot(), readOnly(t, pos)
-			b.Rope(d.Tensor, a.Tensor, pos.Tensor, p)
-			checkUntouched(t, d, before)
-			inputs()
-			expectClose(t, d, want, func(k int) float64 {
-				if typ == runtime.F16 {
-					return tol + math.Abs(want[k])/1024
+	forISAs(t, func(t *testing.T) {
+		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
+			for i := 0; i < 16; i++ {
+				ne := randShape(r, [4]int{5, 5, 7, 2})
+				ne[0] = 2 * (2 + r.IntN(40))
+				p := runtime.RopeParams{
+					NDims: ne[0], Mode: 0, NCtxOrig: 4096,
+					FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1,
 				}
-				return tol
-			})
-		}
+				if i%2 == 1 {
+					p.Mode = runtime.RopeNeox
+				}
+				if i%3 == 1 {
+					p.NDims = 2 * (1 + r.IntN(ne[0]/2))
+				}
+				maxPos := 60000
+				tol := 2e-6
+				if i%4 == 2 {
+					p.FreqScale, p.ExtFactor, p.AttnFactor, p.FreqBase = 0.25, 1, 0.9, 500000
+					maxPos, tol = 64, 2e-5
+				}
+				typ := runtime.F32
+				if i%5 == 4 {
+					typ = runtime.F16
+				}
+				a := mk(r, typ, ne, layout(r.IntN(int(nLayouts))))
+				pos := mk(r, runtime.I32, [4]int{ne[2], 1, 1, 1}, dense)
+				for k := 0; k < ne[2]; k++ {
+					pos.set(k, float64(r.IntN(maxPos)))
+				}
+				want := refRope(a, pos, p)
+				d := a
+				if i%3 != 0 {
+					d = mkOut(r, typ, ne, layout(r.IntN(int(nLayouts))))
+				}
+				for k := range want {
+					want[k] = roundTo(typ, want[k])
+				}
+				before, inputs := d.snapshot(), readOnly(t, pos)
+				b.Rope(d.Tensor, a.Tensor, pos.Tensor, p)
+				checkUntouched(t, d, before)
+				inputs()
+				expectClose(t, d, want, func(k int) float64 {
+					if typ == runtime.F16 {
+						return tol + math.Abs(want[k])/1024
+					}
+					return tol
+				})
+			}
+		})
 	})
+}
+
+// TestRopeTableReuse: the backend keeps the last cos/sin table, and a call
+// with the same parameters but other positions (in the same tensor, changed
+// in place), more positions or other parameters must not reuse it.
+func TestRopeTableReuse(t *testing.T) {
+	b := cpu.New(2)
+	defer b.Close()
+	r := rand.New(rand.NewPCG(4, 4))
+	p := runtime.RopeParams{NDims: 8, NCtxOrig: 4096, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	pos := mk(r, runtime.I32, [4]int{3, 1, 1, 1}, dense)
+	for step := 0; step < 6; step++ {
+		switch step {
+		case 2:
+			pos.set(1, 77) // same tensor, new position
+		case 3:
+			p.FreqBase = 500000
+		case 4:
+			p.Mode = runtime.RopeNeox // same table
+		case 5:
+			pos = mk(r, runtime.I32, [4]int{4, 1, 1, 1}, dense)
+			pos.set(3, 5)
+		}
+		a := mk(r, runtime.F32, [4]int{8, 2, pos.Ne[0], 1}, dense)
+		d := mkOut(r, runtime.F32, a.Ne, dense)
+		b.Rope(d.Tensor, a.Tensor, pos.Tensor, p)
+		expectClose(t, d, refRope(a, pos, p), func(int) float64 { return 2e-6 })
+	}
 }

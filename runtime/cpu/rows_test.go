@@ -26,141 +26,145 @@ func rowsOf(ne [4]int, f func(i1, i2, i3, k0 int)) {
 // Tolerance: 1e-6 relative to the row's scale (float32 rounding of the
 // scale and the products; the sums run in float64 on both sides).
 func TestNorms(t *testing.T) {
-	const eps = 1e-5
-	forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
-		for i := 0; i < 16; i++ {
-			rms := i%2 == 0
-			ne := randShape(r, [4]int{300, 5, 3, 2})
-			a := mk(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
-			for k := 0; k < a.NElem(); k++ {
-				a.set(k, 3*a.at(k)+0.7) // an offset for Norm to remove
-			}
-			want := make([]float64, a.NElem())
-			rowsOf(ne, func(_, _, _, k0 int) {
-				n := ne[0]
-				var mean, ss float64
-				for j := 0; j < n; j++ {
-					mean += a.at(k0 + j)
+	forISAs(t, func(t *testing.T) {
+		const eps = 1e-5
+		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
+			for i := 0; i < 16; i++ {
+				rms := i%2 == 0
+				ne := randShape(r, [4]int{300, 5, 3, 2})
+				a := mk(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
+				for k := 0; k < a.NElem(); k++ {
+					a.set(k, 3*a.at(k)+0.7) // an offset for Norm to remove
 				}
-				mean /= float64(n)
-				for j := 0; j < n; j++ {
-					v := a.at(k0 + j)
-					if !rms {
-						v -= mean
+				want := make([]float64, a.NElem())
+				rowsOf(ne, func(_, _, _, k0 int) {
+					n := ne[0]
+					var mean, ss float64
+					for j := 0; j < n; j++ {
+						mean += a.at(k0 + j)
 					}
-					ss += v * v
-				}
-				scale := 1 / math.Sqrt(ss/float64(n)+eps)
-				for j := 0; j < n; j++ {
-					v := a.at(k0 + j)
-					if !rms {
-						v -= mean
+					mean /= float64(n)
+					for j := 0; j < n; j++ {
+						v := a.at(k0 + j)
+						if !rms {
+							v -= mean
+						}
+						ss += v * v
 					}
-					want[k0+j] = v * scale
+					scale := 1 / math.Sqrt(ss/float64(n)+eps)
+					for j := 0; j < n; j++ {
+						v := a.at(k0 + j)
+						if !rms {
+							v -= mean
+						}
+						want[k0+j] = v * scale
+					}
+				})
+				d := a
+				if i%3 != 0 {
+					d = mkOut(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
 				}
-			})
-			d := a
-			if i%3 != 0 {
-				d = mkOut(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
+				before := d.snapshot()
+				if rms {
+					b.RMSNorm(d.Tensor, a.Tensor, eps)
+				} else {
+					b.Norm(d.Tensor, a.Tensor, eps)
+				}
+				checkUntouched(t, d, before)
+				expectClose(t, d, want, func(k int) float64 { return 1e-6 * (1 + math.Abs(want[k])) })
 			}
-			before := d.snapshot()
-			if rms {
-				b.RMSNorm(d.Tensor, a.Tensor, eps)
-			} else {
-				b.Norm(d.Tensor, a.Tensor, eps)
-			}
-			checkUntouched(t, d, before)
-			expectClose(t, d, want, func(k int) float64 { return 1e-6 * (1 + math.Abs(want[k])) })
-		}
+		})
 	})
 }
 
 // Tolerance: 1e-6 absolute on probabilities (float32 rounding of x·scale +
 // mask, of exp and of 1/sum; the sum is float64 on both sides).
 func TestSoftMax(t *testing.T) {
-	forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
-		for i := 0; i < 16; i++ {
-			ne := randShape(r, [4]int{200, 6, 4, 2})
-			a := mk(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
-			for k := 0; k < a.NElem(); k++ {
-				a.set(k, 8*a.at(k))
-			}
-			scale := float32(0.125 + r.Float64())
-			maxBias := float32(0)
-			if i%4 == 2 {
-				maxBias = 8
-			}
-			var mask *tt
-			if i%4 != 0 {
-				mne := [4]int{ne[0], ne[1] + r.IntN(3), 1, 1}
-				if i%2 == 1 {
-					mne[2], mne[3] = ne[2], ne[3]
+	forISAs(t, func(t *testing.T) {
+		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
+			for i := 0; i < 16; i++ {
+				ne := randShape(r, [4]int{200, 6, 4, 2})
+				a := mk(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
+				for k := 0; k < a.NElem(); k++ {
+					a.set(k, 8*a.at(k))
 				}
-				mt := runtime.F32
-				if i%3 == 0 {
-					mt = runtime.F16
+				scale := float32(0.125 + r.Float64())
+				maxBias := float32(0)
+				if i%4 == 2 {
+					maxBias = 8
 				}
-				mask = mk(r, mt, mne, layout(r.IntN(int(nLayouts))))
-				rowsOf(mne, func(i1, _, _, k0 int) { // causal: -inf above the diagonal
-					for j := 0; j < mne[0]; j++ {
-						if j > i1+mne[0]/2 {
-							mask.set(k0+j, math.Inf(-1))
+				var mask *tt
+				if i%4 != 0 {
+					mne := [4]int{ne[0], ne[1] + r.IntN(3), 1, 1}
+					if i%2 == 1 {
+						mne[2], mne[3] = ne[2], ne[3]
+					}
+					mt := runtime.F32
+					if i%3 == 0 {
+						mt = runtime.F16
+					}
+					mask = mk(r, mt, mne, layout(r.IntN(int(nLayouts))))
+					rowsOf(mne, func(i1, _, _, k0 int) { // causal: -inf above the diagonal
+						for j := 0; j < mne[0]; j++ {
+							if j > i1+mne[0]/2 {
+								mask.set(k0+j, math.Inf(-1))
+							}
+						}
+					})
+				}
+				want := make([]float64, a.NElem())
+				nHead := ne[2]
+				nHeadLog2 := 1 << int(math.Floor(math.Log2(float64(nHead))))
+				m0 := math.Pow(2, -float64(maxBias)/float64(nHeadLog2))
+				m1 := math.Pow(2, -float64(maxBias)/2/float64(nHeadLog2))
+				rowsOf(ne, func(i1, i2, i3, k0 int) {
+					slope := 1.0
+					if maxBias > 0 {
+						if i2 < nHeadLog2 {
+							slope = math.Pow(m0, float64(i2+1))
+						} else {
+							slope = math.Pow(m1, float64(2*(i2-nHeadLog2)+1))
 						}
 					}
+					w := make([]float64, ne[0])
+					mx := math.Inf(-1)
+					for j := range w {
+						w[j] = a.at(k0+j) * float64(scale)
+						if mask != nil {
+							w[j] += slope * mask.at4(j, i1%mask.Ne[1], i2%mask.Ne[2], i3%mask.Ne[3])
+						}
+						mx = math.Max(mx, w[j])
+					}
+					var sum float64
+					for j := range w {
+						w[j] = math.Exp(w[j] - mx)
+						sum += w[j]
+					}
+					for j := range w {
+						want[k0+j] = w[j] / sum
+					}
 				})
-			}
-			want := make([]float64, a.NElem())
-			nHead := ne[2]
-			nHeadLog2 := 1 << int(math.Floor(math.Log2(float64(nHead))))
-			m0 := math.Pow(2, -float64(maxBias)/float64(nHeadLog2))
-			m1 := math.Pow(2, -float64(maxBias)/2/float64(nHeadLog2))
-			rowsOf(ne, func(i1, i2, i3, k0 int) {
-				slope := 1.0
-				if maxBias > 0 {
-					if i2 < nHeadLog2 {
-						slope = math.Pow(m0, float64(i2+1))
-					} else {
-						slope = math.Pow(m1, float64(2*(i2-nHeadLog2)+1))
-					}
+				d := a
+				if i%3 != 2 {
+					d = mkOut(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
 				}
-				w := make([]float64, ne[0])
-				mx := math.Inf(-1)
-				for j := range w {
-					w[j] = a.at(k0+j) * float64(scale)
-					if mask != nil {
-						w[j] += slope * mask.at4(j, i1%mask.Ne[1], i2%mask.Ne[2], i3%mask.Ne[3])
-					}
-					mx = math.Max(mx, w[j])
+				var mt *runtime.Tensor
+				if mask != nil {
+					mt = mask.Tensor
 				}
-				var sum float64
-				for j := range w {
-					w[j] = math.Exp(w[j] - mx)
-					sum += w[j]
+				ro := []*tt{}
+				if mask != nil {
+					ro = append(ro, mask)
 				}
-				for j := range w {
-					want[k0+j] = w[j] / sum
+				if d != a {
+					ro = append(ro, a)
 				}
-			})
-			d := a
-			if i%3 != 2 {
-				d = mkOut(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
+				before, inputs := d.snapshot(), readOnly(t, ro...)
+				b.SoftMax(d.Tensor, a.Tensor, mt, scale, maxBias)
+				checkUntouched(t, d, before)
+				inputs()
+				expectClose(t, d, want, func(int) float64 { return 1e-6 })
 			}
-			var mt *runtime.Tensor
-			if mask != nil {
-				mt = mask.Tensor
-			}
-			ro := []*tt{}
-			if mask != nil {
-				ro = append(ro, mask)
-			}
-			if d != a {
-				ro = append(ro, a)
-			}
-			before, inputs := d.snapshot(), readOnly(t, ro...)
-			b.SoftMax(d.Tensor, a.Tensor, mt, scale, maxBias)
-			checkUntouched(t, d, before)
-			inputs()
-			expectClose(t, d, want, func(int) float64 { return 1e-6 })
-		}
+		})
 	})
 }

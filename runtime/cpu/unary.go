@@ -58,7 +58,11 @@ func (b *Backend) unary(op unOp, dst, a *runtime.Tensor, s float32) {
 	if !t.d.isF32() || !t.a.isF32() || !t.d.dense() || !t.a.dense() {
 		b.growScratch(b.pool.n, t.a.ne[0])
 	}
-	b.parallel(t, t.a.nelem()*unOpCost[op], t.a.nrows())
+	cost := unOpCost[op]
+	if op == opSilu && level == isaAVX512 {
+		cost = 2 // the vector exponential
+	}
+	b.parallel(t, t.a.nelem()*cost, t.a.nrows())
 	*t = unaryTask{}
 }
 
@@ -152,18 +156,5 @@ func geluF32(d, a []float32) {
 		default:
 			d[i] = f16Table[tab[runtime.F32ToF16(x)]]
 		}
-	}
-}
-
-// siluF32 is d = a/(1+e^-a), ggml_silu_f32; d may be a.
-func siluF32(d, a []float32) {
-	var e [256]float32
-	for len(d) > 0 {
-		n := min(len(d), len(e))
-		expRow(e[:n], a[:n], -1, 0)
-		for i, x := range a[:n] {
-			d[i] = x / (1 + e[i])
-		}
-		d, a = d[n:], a[n:]
 	}
 }

@@ -1,0 +1,26 @@
+//go:build !noasm
+
+package cpu
+
+// expRowAVX512 is expRowGo with AVX-512, sixteen values per step:
+//
+//	var sum float64
+//	for i := range y {
+//		y[i] = exp(s*x[i] - m) // as expRowGo computes it
+//		sum += float64(y[i])
+//	}
+//	return sum
+//
+// len(x) >= len(y) is checked by the caller.
+//
+//go:noescape
+func expRowAVX512(y, x []float32, s, m float32, c *expConsts) float64
+
+// siluAVX512 is siluGo with AVX-512:
+//
+//	for i := range d {
+//		d[i] = x[i] / (1 + exp(-x[i]))
+//	}
+//
+//go:noescape
+func siluAVX512(d, x []float32, c *expConsts)
