@@ -1,0 +1,183 @@
+package cpu_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/cpu"
+)
+
+// simHost is a host tensor with random contents.
+func simHost(r *rand.Rand, typ runtime.DType, ne [4]int) runtime.Tensor {
+	t := runtime.NewTensor(typ, ne)
+	runtime.Fill(&t, func(i int, _ [4]int) float64 {
+		if typ == runtime.I32 {
+			return float64(r.IntN(ne[0]))
+		}
+		return r.Float64()*2 - 1
+	})
+	return t
+}
+
+// simPair is one tensor on the CPU and its copy on a simulated device.
+type simPair struct {
+	host runtime.Tensor // in host memory: the CPU backend computes here
+	dev  runtime.Tensor // a handle into the device's memory
+}
+
+func simUpload(t *testing.T, s *cpu.Sim, h runtime.Tensor) *simPair {
+	t.Helper()
+	mem, err := s.Alloc(h.Span())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := runtime.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
+	s.SetTensor(&d, &h)
+	return &simPair{host: h, dev: d}
+}
+
+func (p *simPair) get(s *cpu.Sim) runtime.Tensor {
+	out := runtime.Tensor{Type: p.host.Type, Ne: p.host.Ne, Nb: p.host.Nb, Data: runtime.NewBuffer(p.host.Span())}
+	s.GetTensor(&out, &p.dev)
+	return out
+}
+
+// TestSimMatchesCPU runs every kernel on the CPU and on a simulated device
+// and wants the same bits.
+func TestSimMatchesCPU(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	c := cpu.New(2)
+	defer c.Close()
+	s := cpu.NewSim(0, 2)
+	defer s.Close()
+	in := func(typ runtime.DType, ne ...int) *simPair {
+		var n [4]int
+		for i := range n {
+			n[i] = 1
+		}
+		copy(n[:], ne)
+		return simUpload(t, s, simHost(r, typ, n))
+	}
+	a, b := in(runtime.F32, 64, 48, 2), in(runtime.F32, 64, 48, 2)
+	w16 := in(runtime.F16, 64, 40)
+	x := in(runtime.F32, 64, 9)
+	rows := in(runtime.F32, 16, 48, 2)
+	mask := in(runtime.F32, 16, 48)
+	pos := in(runtime.I32, 2)
+	idx := in(runtime.I32, 5)
+	out := func(typ runtime.DType, ne ...int) *simPair { return in(typ, ne...) }
+
+	type step struct {
+		name string
+		dst  *simPair
+		run  func(k runtime.Kernels, dst *runtime.Tensor, pick func(*simPair) *runtime.Tensor)
+	}
+	steps := []step{
+		{"mul_mat f32", out(runtime.F32, 48, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
+			k.MulMat(d, p(a), p(b))
+		}},
+		{"mul_mat f16", out(runtime.F32, 40, 9), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
+			k.MulMat(d, p(w16), p(x))
+		}},
+		{"add", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Add(d, p(a), p(b)) }},
+		{"sub", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Sub(d, p(a), p(b)) }},
+		{"mul", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Mul(d, p(a), p(b)) }},
+		{"div", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Div(d, p(a), p(b)) }},
+		{"scale", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Scale(d, p(a), 0.3) }},
+		{"relu", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Relu(d, p(a)) }},
+		{"gelu", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Gelu(d, p(a)) }},
+		{"silu", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Silu(d, p(a)) }},
+		{"rms_norm", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.RMSNorm(d, p(a), 1e-5) }},
+		{"norm", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Norm(d, p(a), 1e-5) }},
+		{"soft_max", out(runtime.F32, 16, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
+			k.SoftMax(d, p(rows), p(mask), 0.25, 0)
+		}},
+		{"soft_max no mask", out(runtime.F32, 16, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
+			k.SoftMax(d, p(rows), nil, 0.25, 0)
+		}},
+		{"rope", out(runtime.F32, 16, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
+			k.Rope(d, p(rows), p(pos), runtime.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1})
+		}},
+		{"get_rows", out(runtime.F32, 64, 5), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
+			k.GetRows(d, p(x), p(idx))
+		}},
+		{"cpy f16", out(runtime.F16, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Cpy(d, p(a)) }},
+	}
+	for _, st := range steps {
+		st.run(c, &st.dst.host, func(p *simPair) *runtime.Tensor { return &p.host })
+		st.run(s, &st.dst.dev, func(p *simPair) *runtime.Tensor { return &p.dev })
+	}
+	s.Synchronize()
+	for _, st := range steps {
+		if got := st.dst.get(s); !bytes.Equal(got.Data, st.dst.host.Data) {
+			t.Errorf("%s: the simulated device's result differs from the CPU's", st.name)
+		}
+	}
+}
+
+// TestSimRejectsHostMemory: a kernel given a host tensor (a missing copy)
+// panics where it is launched.
+func TestSimRejectsHostMemory(t *testing.T) {
+	s := cpu.NewSim(3, 1)
+	defer s.Close()
+	h := runtime.NewTensor(runtime.F32, [4]int{4, 1, 1, 1})
+	mem, _ := s.Alloc(h.Span())
+	d := runtime.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
+	defer func() {
+		r := recover()
+		if msg, _ := r.(string); !strings.Contains(msg, "outside sim3's memory") {
+			t.Fatalf("got %v, want a panic about host memory", r)
+		}
+	}()
+	s.Relu(&d, &h)
+}
+
+// TestSimStreams chains two devices and the host with events and async
+// copies many times; run it under -race.
+func TestSimStreams(t *testing.T) {
+	s0, s1 := cpu.NewSim(0, 1), cpu.NewSim(1, 1)
+	defer s0.Close()
+	defer s1.Close()
+	ne := [4]int{256, 4, 1, 1}
+	alloc := func(s *cpu.Sim) runtime.Tensor {
+		h := runtime.NewTensor(runtime.F32, ne)
+		mem, err := s.Alloc(h.Span())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runtime.Tensor{Type: runtime.F32, Ne: ne, Nb: runtime.ContiguousStrides(runtime.F32, ne), Data: mem}
+	}
+	a0, b0, a1, b1 := alloc(s0), alloc(s0), alloc(s1), alloc(s1)
+	host := runtime.NewTensor(runtime.F32, ne)
+	ev0, ev1 := s0.NewEvent(), s1.NewEvent()
+	for it := 0; it < 200; it++ {
+		in := runtime.NewTensor(runtime.F32, ne)
+		for i := range in.F32s() {
+			in.F32s()[i] = float32(it + i)
+		}
+		s0.Synchronize()
+		s0.SetTensor(&a0, &in)
+		s0.Scale(&b0, &a0, 2) // b0 = 2·in
+		s1.WaitEvent(ev1)     // s1 done with a1 (no-op on its own queue)
+		if !s0.CopyTensorAsync(s1, &a1, &b0) {
+			t.Fatal("sim to sim copy refused")
+		}
+		ev0.Record()
+		s1.WaitEvent(ev0)
+		s1.Add(&b1, &a1, &a1) // b1 = 4·in
+		s1.GetTensorAsync(&host, &b1)
+		ev1.Record()
+		ev1.Synchronize()
+		for i, v := range host.F32s() {
+			if want := 4 * float32(it+i); v != want {
+				t.Fatalf("iteration %d: element %d = %g, want %g", it, i, v, want)
+			}
+		}
+	}
+	if when := ev1.When(); when.IsZero() {
+		t.Error("event has no completion time")
+	}
+}
