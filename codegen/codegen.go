@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -13,8 +14,11 @@ import (
 )
 
 const (
-	pkgRuntime = "github.com/graphc/graphc/runtime"
-	pkgCPU     = "github.com/graphc/graphc/runtime/cpu"
+	pkgRuntime  = "github.com/graphc/graphc/runtime"
+	pkgCPU      = "github.com/graphc/graphc/runtime/cpu"
+	pkgOpenBLAS = "github.com/graphc/graphc/runtime/blas/openblas"
+	pkgCUDA     = "github.com/graphc/graphc/runtime/cuda"
+	pkgMetal    = "github.com/graphc/graphc/runtime/metal"
 )
 
 // Options control the generated package.
@@ -25,10 +29,48 @@ type Options struct {
 	Source  string // source file name as shown in the header, relative
 }
 
-// backendPkg is the runtime package and constructor of each backend kind
-// the generated code can drive.
-var backendPkg = map[string]struct{ path, ctor string }{
-	"cpu": {pkgCPU, "New"},
+// backendKind is how generated code creates and drives one kind of
+// backend: its runtime package, the type whose kernel methods it calls and
+// its constructor.
+type backendKind struct {
+	path     string
+	typ      string // the backend type, e.g. Sim in package cpu
+	ctor     string // its constructor
+	indexed  bool   // named <kind><N>: the constructor takes N before threads
+	fallible bool   // the constructor returns an error too (the device may be missing)
+	// host: synchronous and computing in host memory; the scheduler drives
+	// it through runtime.NewHostBackend. Otherwise the type itself is a
+	// runtime.Backend (asynchronous, with memory of its own).
+	host bool
+}
+
+// backendKinds are the backends generated code can drive, by name without
+// the device number.
+var backendKinds = map[string]backendKind{
+	"cpu":   {path: pkgCPU, typ: "Backend", ctor: "New", host: true},
+	"blas":  {path: pkgOpenBLAS, typ: "Backend", ctor: "New", fallible: true, host: true},
+	"sim":   {path: pkgCPU, typ: "Sim", ctor: "NewSim", indexed: true},
+	"cuda":  {path: pkgCUDA, typ: "Backend", ctor: "New", indexed: true, fallible: true},
+	"metal": {path: pkgMetal, typ: "Backend", ctor: "New", fallible: true},
+}
+
+// kindOf splits a backend name into its kind and device number.
+func kindOf(name string) (backendKind, int, error) {
+	base := strings.TrimRight(name, "0123456789")
+	k, ok := backendKinds[base]
+	if !ok {
+		return k, 0, fmt.Errorf("backend %s: generated code cannot drive it (known: blas, cpu, cuda<N>, metal, sim<N>)", name)
+	}
+	n := 0
+	if k.indexed {
+		var err error
+		if n, err = strconv.Atoi(name[len(base):]); err != nil {
+			return k, 0, fmt.Errorf("backend %s: want a device number after %s", name, base)
+		}
+	} else if base != name {
+		return k, 0, fmt.Errorf("backend %s: %s takes no device number", name, base)
+	}
+	return k, n, nil
 }
 
 // Generate renders the planned graph g as Go source.
@@ -42,6 +84,9 @@ func Generate(g *ir.Graph, opts Options) ([]byte, error) {
 	f.HeaderComment("source: " + opts.Source)
 	f.ImportName(pkgRuntime, "runtime")
 	f.ImportName(pkgCPU, "cpu")
+	f.ImportName(pkgOpenBLAS, "openblas")
+	f.ImportName(pkgCUDA, "cuda")
+	f.ImportName(pkgMetal, "metal")
 	if opts.PkgName != "main" {
 		f.PackageComment(fmt.Sprintf("Package %s is the model compiled by graphc from %s.", opts.PkgName, opts.Source))
 	}
@@ -75,15 +120,24 @@ type generator struct {
 	bufField   []string              // Model field per compute buffer
 	bufConst   []string              // size constant per compute buffer
 	beField    []string              // Model field per backend
+	beConst    []string              // index constant per backend
+	kinds      []backendKind         // per backend
+	devNum     []int                 // per backend: its device number
 	inField    map[*ir.Tensor]string // Inputs field per input
 	outField   map[*ir.Tensor]string // Outputs field per output
 	paramIndex map[*ir.Tensor]int    // index in m.weights or m.state
 	paramConst map[*ir.Tensor]string // named constant for that index
-	bounded    []*ir.Dim             //
-	dimsUsed   bool                  // the split being emitted reads d
-	fillUses   map[string]bool       // index variables the fill being emitted reads
-	weights    []*ir.Tensor          // declaration order
-	states     []*ir.Tensor          //
+	// versions are, with pipeline copies, the NCopies versions of a graph
+	// input (keyed by the input) and of a split input's copy (keyed by
+	// copy 0, which the nodes read); versionVar names the array of their
+	// offsets.
+	versions   map[*ir.Tensor][]*ir.Tensor
+	versionVar map[*ir.Tensor]string
+	bounded    []*ir.Dim       //
+	dimsUsed   bool            // the code being emitted reads d
+	fillUses   map[string]bool // index variables the fill being emitted reads
+	weights    []*ir.Tensor    // declaration order
+	states     []*ir.Tensor    //
 }
 
 func (gen *generator) prepare() error {
@@ -95,8 +149,14 @@ func (gen *generator) prepare() error {
 	gen.outField = map[*ir.Tensor]string{}
 	gen.paramIndex = map[*ir.Tensor]int{}
 	gen.paramConst = map[*ir.Tensor]string{}
-	for _, n := range []string{"Model", "New", "Inputs", "Outputs", "Dims", "Weights", "States", "Bounds"} {
+	gen.versions = map[*ir.Tensor][]*ir.Tensor{}
+	gen.versionVar = map[*ir.Tensor]string{}
+	for _, n := range []string{"Model", "New", "Inputs", "Outputs", "Dims", "Weights", "States", "Bounds",
+		"Pending", "NCopies", "splits", "bufferTypes", "weightBackend", "stateBackend", "errClosed", "stateIndex"} {
 		gen.names.used[n] = true
+	}
+	if len(g.Splits) == 0 && len(g.Nodes) > 0 {
+		return fmt.Errorf("BUG: the plan has nodes but no splits")
 	}
 	dimNames := newNamer()
 	for _, d := range g.Dims {
@@ -129,22 +189,75 @@ func (gen *generator) prepare() error {
 				return fmt.Errorf("%s: %s %s: shape %s depends on a bounded dim; weights and state need fixed shapes", t.Pos, t.Kind, t.Name, t.ShapeString())
 			}
 		}
+		if b := gen.g.PlacedBackend(t); b < 0 {
+			return fmt.Errorf("%s: %s %s is placed on %s, which is not in the target", t.Pos, t.Kind, t.Name, t.Placement)
+		}
 	}
 	for _, be := range g.Backends {
-		kind := strings.TrimRight(be.Name, "0123456789")
-		if _, ok := backendPkg[kind]; !ok {
-			return fmt.Errorf("backend %s: generated code cannot drive it yet (supported: cpu)", be.Name)
+		k, n, err := kindOf(be.Name)
+		if err != nil {
+			return err
 		}
+		gen.kinds = append(gen.kinds, k)
+		gen.devNum = append(gen.devNum, n)
 		gen.beField = append(gen.beField, gen.names.local("", be.Name+"_backend"))
+		gen.beConst = append(gen.beConst, gen.names.local("backend", be.Name))
 	}
 	for _, b := range g.Buffers {
+		if len(b.Chunks) > 1 {
+			return fmt.Errorf("buffer %s: %d bytes in %d chunks; generated code allocates one piece per buffer type", b.BufferType, b.Size, len(b.Chunks))
+		}
 		gen.bufField = append(gen.bufField, gen.names.local("buf", b.BufferType))
-		gen.bufConst = append(gen.bufConst, gen.names.local("", b.BufferType+"BufferSize"))
+		gen.bufConst = append(gen.bufConst, gen.names.local("", strings.ToLower(b.BufferType)+"_buffer_size"))
 	}
 	for _, t := range gen.allocated() {
 		gen.offConst[t] = gen.names.local("off", t.Name)
 	}
+	if g.NCopies > 1 {
+		for _, in := range g.InputCopies {
+			gen.versions[in.Tensor] = in.Copies
+			gen.versionVar[in.Tensor] = gen.names.local("offs", in.Tensor.Name)
+		}
+		for _, s := range g.Splits {
+			for _, in := range s.Inputs {
+				c := in.Copies[0]
+				if _, ok := gen.versions[c]; !ok {
+					gen.versions[c] = in.Copies
+					gen.versionVar[c] = gen.names.local("offs", c.Name)
+				}
+			}
+		}
+		for t, vs := range gen.versions {
+			if len(vs) != g.NCopies {
+				return fmt.Errorf("BUG: %s has %d pipeline versions, want %d", t.Name, len(vs), g.NCopies)
+			}
+			for _, v := range vs {
+				if v.Alloc.Kind != ir.AllocCompute {
+					return fmt.Errorf("BUG: pipeline version %s of %s is not in a compute buffer", v.Name, t.Name)
+				}
+			}
+		}
+	}
+	for _, t := range g.Inputs {
+		if g.InGraph(t) && !gen.kinds[gen.memBackend(t)].host {
+			return fmt.Errorf("%s: input %s lives on %s; generated code writes inputs in host memory only", t.Pos, t.Name, g.Backends[gen.memBackend(t)].Name)
+		}
+	}
 	return nil
+}
+
+// memBackend is the backend whose memory holds t's bytes: the backend
+// owning its weight or state placement, or the first backend of its
+// compute buffer's type.
+func (gen *generator) memBackend(t *ir.Tensor) int {
+	r := t.Root()
+	switch r.Alloc.Kind {
+	case ir.AllocWeight, ir.AllocState:
+		return gen.g.PlacedBackend(r)
+	case ir.AllocCompute:
+		return gen.g.Buffers[r.Alloc.Buffer].Backend
+	}
+	panic(fmt.Sprintf("BUG: tensor %s (root %s) has no allocation", t.Name, r.Name))
 }
 
 // allocated lists the tensors with their own place in a compute buffer, in
@@ -160,6 +273,11 @@ func (gen *generator) allocated() []*ir.Tensor {
 	}
 	for _, t := range gen.g.Leafs {
 		add(t)
+	}
+	for _, in := range gen.g.InputCopies {
+		for _, c := range in.Copies {
+			add(c)
+		}
 	}
 	for _, s := range gen.g.Splits {
 		for _, in := range s.Inputs {
@@ -185,6 +303,16 @@ func (gen *generator) file(f *jen.File) {
 		f.Comment("Bounds of the bounded dims: the plan holds for every value up to them.")
 		f.Const().Defs(defs...)
 	}
+	f.Comment("NCopies is the plan's pipeline copies (ggml's n_copies): up to NCopies evaluations")
+	f.Comment("are in flight at once, each with its own versions of the inputs and their copies.")
+	f.Const().Id("NCopies").Op("=").Lit(max(g.NCopies, 1))
+	// Backends.
+	var bdefs []jen.Code
+	for k, be := range g.Backends {
+		bdefs = append(bdefs, jen.Id(gen.beConst[k]).Op("=").Lit(k).Comment(fmt.Sprintf("%s, buffer type %s", be.Name, be.BufferType)))
+	}
+	f.Comment("The target's backends in priority order: indexes into the scheduler's backends.")
+	f.Const().Defs(bdefs...)
 	// Buffer layout.
 	if len(gen.bufConst) > 0 {
 		var defs []jen.Code
@@ -197,16 +325,41 @@ func (gen *generator) file(f *jen.File) {
 		f.Comment("Compute buffer layout: byte offsets planned at the dims' bounds.")
 		f.Const().Defs(defs...)
 	}
+	if len(gen.versions) > 0 {
+		var defs []jen.Code
+		for _, t := range gen.versionKeys() {
+			var offs []jen.Code
+			for _, v := range gen.versions[t] {
+				offs = append(offs, jen.Id(gen.offConst[v]))
+			}
+			defs = append(defs, jen.Id(gen.versionVar[t]).Op("=").Index(jen.Id("NCopies")).Int().Values(offs...))
+		}
+		f.Comment("Pipeline versions of the graph inputs and of the split inputs' copies: an")
+		f.Comment("evaluation on pipeline slot c uses version c.")
+		f.Var().Defs(defs...)
+	}
 	gen.types(f)
 	gen.decls(f)
+	gen.plan(f)
 	gen.model(f)
-	gen.eval(f)
+	gen.submit(f)
 	for k := range g.Splits {
 		gen.split(f, k)
 	}
 	if gen.opts.Main {
 		gen.main(f)
 	}
+}
+
+// versionKeys lists the tensors with pipeline versions in allocation order.
+func (gen *generator) versionKeys() []*ir.Tensor {
+	var keys []*ir.Tensor
+	for _, t := range gen.allocated() {
+		if _, ok := gen.versions[t]; ok {
+			keys = append(keys, t)
+		}
+	}
+	return keys
 }
 
 func (gen *generator) types(f *jen.File) {
@@ -256,6 +409,8 @@ func elemType(t runtime.DType) jen.Code {
 
 func dtypeCode(t runtime.DType) jen.Code { return jen.Qual(pkgRuntime, strings.ToUpper(t.String())) }
 
+var multi = jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
+
 func (gen *generator) decls(f *jen.File) {
 	declList := func(ts []*ir.Tensor) []jen.Code {
 		var vals []jen.Code
@@ -264,7 +419,6 @@ func (gen *generator) decls(f *jen.File) {
 		}
 		return vals
 	}
-	multi := jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
 	f.Comment("Weights are the weights New expects, in declaration order.")
 	f.Var().Id("Weights").Op("=").Index().Qual(pkgRuntime, "Decl").Custom(multi, declList(gen.weights)...)
 	f.Comment("States are the persistent tensors the model keeps across evaluations, in declaration order.")
@@ -277,6 +431,54 @@ func (gen *generator) decls(f *jen.File) {
 		f.Comment("Indexes of the weights in Weights and of the state in States.")
 		f.Const().Defs(idx...)
 	}
+	placed := func(ts []*ir.Tensor) []jen.Code {
+		var vals []jen.Code
+		for _, t := range ts {
+			vals = append(vals, jen.Id(gen.beConst[gen.g.PlacedBackend(t)]))
+		}
+		return vals
+	}
+	f.Comment("weightBackend and stateBackend are the backends whose memory holds each weight and")
+	f.Comment("state tensor, in declaration order.")
+	f.Var().Defs(
+		jen.Id("weightBackend").Op("=").Index().Int().Values(placed(gen.weights)...),
+		jen.Id("stateBackend").Op("=").Index().Int().Values(placed(gen.states)...),
+	)
+}
+
+// plan emits the plan's description for the scheduler: the buffer types
+// the plan was made for and the splits.
+func (gen *generator) plan(f *jen.File) {
+	g := gen.g
+	var bts []jen.Code
+	for _, be := range g.Backends {
+		bts = append(bts, jen.Values(jen.Dict{
+			jen.Id("Name"):      jen.Lit(be.BufferType),
+			jen.Id("Host"):      jen.Lit(be.Host),
+			jen.Id("Alignment"): jen.Lit(int(max(be.Alignment, 1))),
+		}))
+	}
+	f.Comment("bufferTypes are the memory the plan was made for on each backend, in target order;")
+	f.Comment("New checks the backends it gets against them.")
+	f.Var().Id("bufferTypes").Op("=").Index().Qual(pkgRuntime, "BufferType").Custom(multi, bts...)
+	var sps []jen.Code
+	for _, s := range g.Splits {
+		nodes := 0
+		for _, t := range g.Nodes[s.First:s.End] {
+			if !t.Op.IsView() {
+				nodes++
+			}
+		}
+		sps = append(sps, jen.Values(jen.Dict{
+			jen.Id("Backend"): jen.Id(gen.beConst[s.Backend]),
+			jen.Id("Inputs"):  jen.Lit(len(s.Inputs)),
+			jen.Id("Nodes"):   jen.Lit(nodes),
+			jen.Id("First"):   jen.Lit(g.Nodes[s.First].Name),
+			jen.Id("Last"):    jen.Lit(g.Nodes[s.End-1].Name),
+		}))
+	}
+	f.Comment("splits are the plan's splits in order, for the scheduler.")
+	f.Var().Id("splits").Op("=").Index().Qual(pkgRuntime, "SplitInfo").Custom(multi, sps...)
 }
 
 // shape renders ne (or nb) as a [4]int literal over the dims in d.
@@ -299,57 +501,165 @@ func (gen *generator) expr(e *ir.Expr) jen.Code {
 func (gen *generator) model(f *jen.File) {
 	g := gen.g
 	fields := []jen.Code{
-		jen.Id("mu").Qual("sync", "Mutex").Comment("one evaluation at a time: evaluations share the compute buffers"),
+		jen.Id("mu").Qual("sync", "Mutex").Comment("evaluations are issued one at a time, in order"),
+		jen.Id("next").Int().Comment("pipeline slot of the next evaluation"),
+		jen.Id("closed").Bool(),
+		jen.Id("sched").Op("*").Qual(pkgRuntime, "Sched").Comment("copies, events, statistics, eval callback"),
 	}
-	for k, be := range g.Backends {
-		fields = append(fields, jen.Id(gen.beField[k]).Op("*").Qual(backendPkg[strings.TrimRight(be.Name, "0123456789")].path, "Backend"))
+	for k := range g.Backends {
+		kind := gen.kinds[k]
+		fields = append(fields, jen.Id(gen.beField[k]).Op("*").Qual(kind.path, kind.typ))
 	}
 	for k, b := range g.Buffers {
-		fields = append(fields, jen.Id(gen.bufField[k]).Index().Byte().Comment("compute buffer "+b.BufferType))
+		where := ""
+		if be := g.Backends[b.Backend]; !gen.kinds[b.Backend].host {
+			where = ", in " + be.Name + "'s memory"
+		}
+		fields = append(fields, jen.Id(gen.bufField[k]).Index().Byte().Comment("compute buffer "+b.BufferType+where))
 	}
 	fields = append(fields,
-		jen.Id("weights").Index().Qual(pkgRuntime, "Tensor").Comment("in the order of Weights"),
-		jen.Id("state").Index().Qual(pkgRuntime, "Tensor").Comment("in the order of States"),
+		jen.Id("weights").Index().Qual(pkgRuntime, "Tensor").Comment("in the order of Weights, each in its backend's memory"),
+		jen.Id("state").Index().Qual(pkgRuntime, "Tensor").Comment("in the order of States, each in its backend's memory"),
 	)
 	f.Comment("Model is the compiled model, ready to evaluate.")
 	f.Type().Id("Model").Struct(fields...)
 
+	f.Var().Id("errClosed").Op("=").Qual("errors", "New").Call(jen.Lit("model closed"))
+
+	ret := jen.Return(jen.Nil(), jen.Err())
 	body := []jen.Code{
 		jen.List(jen.Id("w"), jen.Err()).Op(":=").Qual(pkgRuntime, "BindWeights").Call(jen.Id("Weights"), jen.Id("weights")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Id("m").Op(":=").Op("&").Id("Model").Values(jen.Dict{jen.Id("weights"): jen.Id("w")}),
+		jen.If(jen.Err().Op("!=").Nil()).Block(ret),
+		jen.Id("m").Op("=").Op("&").Id("Model").Values(),
+		jen.Defer().Func().Params().Block(
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Id("m").Dot("Close").Call()),
+		).Call(),
 	}
+	var execs []jen.Code
 	for k, be := range g.Backends {
-		p := backendPkg[strings.TrimRight(be.Name, "0123456789")]
-		body = append(body, jen.Id("m").Dot(gen.beField[k]).Op("=").Qual(p.path, p.ctor).Call(jen.Id("threads")))
-	}
-	for k := range g.Buffers {
-		body = append(body, jen.Id("m").Dot(gen.bufField[k]).Op("=").Qual(pkgRuntime, "NewBuffer").Call(jen.Id(gen.bufConst[k])))
+		kind := gen.kinds[k]
+		var args []jen.Code
+		if kind.indexed {
+			args = append(args, jen.Lit(gen.devNum[k]))
+		}
+		args = append(args, jen.Id("threads"))
+		field := jen.Id("m").Dot(gen.beField[k])
+		if kind.fallible {
+			body = append(body, jen.If(
+				jen.List(field.Clone(), jen.Err()).Op("=").Qual(kind.path, kind.ctor).Call(args...),
+				jen.Err().Op("!=").Nil(),
+			).Block(ret.Clone()))
+		} else {
+			body = append(body, field.Clone().Op("=").Qual(kind.path, kind.ctor).Call(args...))
+		}
+		if kind.host {
+			execs = append(execs, jen.Qual(pkgRuntime, "NewHostBackend").Call(jen.Lit(be.Name), jen.Id("bufferTypes").Index(jen.Id(gen.beConst[k]))))
+		} else {
+			execs = append(execs, field.Clone())
+		}
 	}
 	body = append(body,
-		jen.For(jen.List(jen.Id("_"), jen.Id("s")).Op(":=").Range().Id("States")).Block(
-			jen.Id("m").Dot("state").Op("=").Append(jen.Id("m").Dot("state"), jen.Qual(pkgRuntime, "NewTensor").Call(jen.Id("s").Dot("Type"), jen.Id("s").Dot("Ne"))),
+		jen.If(
+			jen.List(jen.Id("m").Dot("sched"), jen.Err()).Op("=").Qual(pkgRuntime, "NewSched").Call(
+				jen.Index().Qual(pkgRuntime, "Backend").Custom(multi, execs...),
+				jen.Id("bufferTypes"), jen.Id("splits"), jen.Id("NCopies")),
+			jen.Err().Op("!=").Nil(),
+		).Block(ret.Clone()),
+	)
+	for k, b := range g.Buffers {
+		body = append(body, jen.If(
+			jen.List(jen.Id("m").Dot(gen.bufField[k]), jen.Err()).Op("=").Id("m").Dot("sched").Dot("Backend").Call(jen.Id(gen.beConst[b.Backend])).Dot("Alloc").Call(jen.Id(gen.bufConst[k])),
+			jen.Err().Op("!=").Nil(),
+		).Block(ret.Clone()))
+	}
+	body = append(body,
+		jen.Id("m").Dot("weights").Op("=").Make(jen.Index().Qual(pkgRuntime, "Tensor"), jen.Len(jen.Id("w"))),
+		jen.For(jen.Id("i").Op(":=").Range().Id("w")).Block(
+			jen.If(
+				jen.List(jen.Id("m").Dot("weights").Index(jen.Id("i")), jen.Err()).Op("=").Id("m").Dot("sched").Dot("Upload").Call(jen.Id("weightBackend").Index(jen.Id("i")), jen.Op("&").Id("w").Index(jen.Id("i"))),
+				jen.Err().Op("!=").Nil(),
+			).Block(ret.Clone()),
+		),
+		jen.Id("m").Dot("state").Op("=").Make(jen.Index().Qual(pkgRuntime, "Tensor"), jen.Len(jen.Id("States"))),
+		jen.For(jen.List(jen.Id("i"), jen.Id("s")).Op(":=").Range().Id("States")).Block(
+			jen.If(
+				jen.List(jen.Id("m").Dot("state").Index(jen.Id("i")), jen.Err()).Op("=").Id("m").Dot("sched").Dot("Zeros").Call(jen.Id("stateBackend").Index(jen.Id("i")), jen.Id("s").Dot("Type"), jen.Id("s").Dot("Ne")),
+				jen.Err().Op("!=").Nil(),
+			).Block(ret.Clone()),
 		),
 		jen.Return(jen.Id("m"), jen.Nil()),
 	)
-	f.Comment("New binds the weights (used in place, not copied) and allocates the compute buffers")
-	f.Comment("and zeroed state. threads <= 0 uses every core.")
-	f.Func().Id("New").Params(jen.Id("weights").Map(jen.String()).Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Op("*").Id("Model"), jen.Error()).Block(body...)
+	f.Comment("New starts the backends, binds the weights (used in place in host memory, copied to")
+	f.Comment("the others) and allocates the compute buffers and zeroed state. threads <= 0 uses")
+	f.Comment("every core. A backend this machine cannot run is an error.")
+	f.Func().Id("New").Params(jen.Id("weights").Map(jen.String()).Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Id("m").Op("*").Id("Model"), jen.Id("err").Error()).Block(body...)
 
-	f.Comment("State returns the persistent tensor declared as name, or nil.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("State").Params(jen.Id("name").String()).Op("*").Qual(pkgRuntime, "Tensor").Block(
+	m := func() *jen.Statement { return jen.Func().Params(jen.Id("m").Op("*").Id("Model")) }
+	lock := []jen.Code{jen.Id("m").Dot("mu").Dot("Lock").Call(), jen.Defer().Id("m").Dot("mu").Dot("Unlock").Call()}
+
+	f.Comment("stateIndex is the index in States of the state declared as name, or -1.")
+	f.Func().Id("stateIndex").Params(jen.Id("name").String()).Int().Block(
 		jen.For(jen.List(jen.Id("i"), jen.Id("s")).Op(":=").Range().Id("States")).Block(
-			jen.If(jen.Id("s").Dot("Name").Op("==").Id("name")).Block(jen.Return(jen.Op("&").Id("m").Dot("state").Index(jen.Id("i")))),
+			jen.If(jen.Id("s").Dot("Name").Op("==").Id("name")).Block(jen.Return(jen.Id("i"))),
 		),
-		jen.Return(jen.Nil()),
+		jen.Return(jen.Lit(-1)),
 	)
 
-	var closes []jen.Code
+	f.Comment("State returns the persistent tensor declared as name, in place, or nil when there is")
+	f.Comment("none or it is not in host memory (see ReadState and WriteState). It must not be used")
+	f.Comment("while an evaluation is in flight.")
+	f.Add(m()).Id("State").Params(jen.Id("name").String()).Op("*").Qual(pkgRuntime, "Tensor").Block(
+		jen.Id("i").Op(":=").Id("stateIndex").Call(jen.Id("name")),
+		jen.If(jen.Id("i").Op("<").Lit(0).Op("||").Op("!").Id("m").Dot("sched").Dot("HostMemory").Call(jen.Id("stateBackend").Index(jen.Id("i")))).Block(jen.Return(jen.Nil())),
+		jen.Return(jen.Op("&").Id("m").Dot("state").Index(jen.Id("i"))),
+	)
+
+	noState := jen.Qual("fmt", "Errorf").Call(jen.Lit("no state %q"), jen.Id("name"))
+	f.Comment("ReadState returns a copy of the state tensor declared as name, wherever it lives,")
+	f.Comment("after the evaluations in flight.")
+	f.Add(m()).Id("ReadState").Params(jen.Id("name").String()).Params(jen.Qual(pkgRuntime, "Tensor"), jen.Error()).Block(append(lock,
+		jen.Id("i").Op(":=").Id("stateIndex").Call(jen.Id("name")),
+		jen.If(jen.Id("i").Op("<").Lit(0)).Block(jen.Return(jen.Qual(pkgRuntime, "Tensor").Values(), noState)),
+		jen.If(jen.Id("m").Dot("closed")).Block(jen.Return(jen.Qual(pkgRuntime, "Tensor").Values(), jen.Id("errClosed"))),
+		jen.Id("m").Dot("sched").Dot("Synchronize").Call(),
+		jen.Return(jen.Id("m").Dot("sched").Dot("Get").Call(jen.Id("stateBackend").Index(jen.Id("i")), jen.Op("&").Id("m").Dot("state").Index(jen.Id("i"))), jen.Nil()),
+	)...)
+
+	f.Comment("WriteState sets the state tensor declared as name, wherever it lives, after the")
+	f.Comment("evaluations in flight.")
+	f.Add(m()).Id("WriteState").Params(jen.Id("name").String(), jen.Id("t").Qual(pkgRuntime, "Tensor")).Error().Block(append(lock,
+		jen.Id("i").Op(":=").Id("stateIndex").Call(jen.Id("name")),
+		jen.If(jen.Id("i").Op("<").Lit(0)).Block(jen.Return(noState.Clone())),
+		jen.If(jen.Id("m").Dot("closed")).Block(jen.Return(jen.Id("errClosed"))),
+		jen.If(jen.Id("t").Dot("Type").Op("!=").Id("States").Index(jen.Id("i")).Dot("Type").Op("||").Id("t").Dot("Ne").Op("!=").Id("States").Index(jen.Id("i")).Dot("Ne").Op("||").Len(jen.Id("t").Dot("Data")).Op("<").Id("t").Dot("Span").Call()).Block(
+			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("state %s: want %s, got %s%v"), jen.Id("name"), jen.Op("&").Id("States").Index(jen.Id("i")), jen.Id("t").Dot("Type"), jen.Id("t").Dot("Ne"))),
+		),
+		jen.Id("m").Dot("sched").Dot("Synchronize").Call(),
+		jen.Id("m").Dot("sched").Dot("Set").Call(jen.Id("stateBackend").Index(jen.Id("i")), jen.Op("&").Id("m").Dot("state").Index(jen.Id("i")), jen.Op("&").Id("t")),
+		jen.Return(jen.Nil()),
+	)...)
+
+	f.Comment("Stats returns the statistics of the last finished evaluation: per split its backend,")
+	f.Comment("nodes, bytes copied in and where the time went.")
+	f.Add(m()).Id("Stats").Params().Qual(pkgRuntime, "Stats").Block(jen.Return(jen.Id("m").Dot("sched").Dot("Stats").Call()))
+
+	f.Comment("SetEvalCallback installs cb, called as every node is computed (see")
+	f.Comment("runtime.EvalCallback; nil removes it). Evaluations that report a node wait for it.")
+	f.Add(m()).Id("SetEvalCallback").Params(jen.Id("cb").Qual(pkgRuntime, "EvalCallback")).Block(append(lock,
+		jen.Id("m").Dot("sched").Dot("SetEvalCallback").Call(jen.Id("cb")),
+	)...)
+
+	closes := append(lock,
+		jen.If(jen.Id("m").Dot("closed")).Block(jen.Return()),
+		jen.Id("m").Dot("closed").Op("=").True(),
+		jen.If(jen.Id("m").Dot("sched").Op("!=").Nil()).Block(jen.Id("m").Dot("sched").Dot("Synchronize").Call()),
+	)
 	for k := range g.Backends {
-		closes = append(closes, jen.Id("m").Dot(gen.beField[k]).Dot("Close").Call())
+		field := jen.Id("m").Dot(gen.beField[k])
+		closes = append(closes, jen.If(field.Clone().Op("!=").Nil()).Block(field.Clone().Dot("Close").Call()))
 	}
-	f.Comment("Close releases the backends' workers.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Close").Params().Block(closes...)
+	f.Comment("Close waits for the evaluations in flight and stops the backends.")
+	f.Add(m()).Id("Close").Params().Block(closes...)
 }
 
 // loc renders the buffer and byte offset where t's first element lives.
@@ -359,7 +669,11 @@ func (gen *generator) loc(t *ir.Tensor) (buf, off jen.Code) {
 	switch root.Alloc.Kind {
 	case ir.AllocCompute:
 		buf = jen.Id("m").Dot(gen.bufField[root.Alloc.Buffer])
-		base = jen.Id(gen.offConst[root])
+		if _, ok := gen.versions[root]; ok {
+			base = jen.Id(gen.versionVar[root]).Index(jen.Id("c"))
+		} else {
+			base = jen.Id(gen.offConst[root])
+		}
 	case ir.AllocWeight:
 		buf = jen.Id("m").Dot("weights").Index(jen.Id(gen.paramConst[root])).Dot("Data")
 	case ir.AllocState:
@@ -396,21 +710,23 @@ func (gen *generator) tensor(t *ir.Tensor) jen.Code {
 	return jen.Qual(pkgRuntime, "At").Call(buf, off, dtypeCode(t.Type), gen.shape(t.Ne, nil), gen.shape(t.Nb, nil))
 }
 
-func (gen *generator) eval(f *jen.File) {
+// submit emits Submit, Pending and Eval.
+func (gen *generator) submit(f *jen.File) {
 	g := gen.g
+	fail := func(err jen.Code) jen.Code { return jen.Return(jen.Nil(), err) }
 	var body []jen.Code
 	body = append(body, jen.Id("d").Op(":=").Op("&").Id("in").Dot("Dims"))
 	for _, d := range gen.bounded {
 		fd := jen.Id("d").Dot(gen.dimField[d])
 		body = append(body, jen.If(fd.Clone().Op("<").Lit(0).Op("||").Add(fd.Clone()).Op(">").Id(gen.boundConst[d])).Block(
-			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("dim %s = %%d is outside [0, %%d]", d.Name)), fd.Clone(), jen.Id(gen.boundConst[d]))),
+			fail(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("dim %s = %%d is outside [0, %%d]", d.Name)), fd.Clone(), jen.Id(gen.boundConst[d]))),
 		))
 	}
 	for _, t := range g.Inputs {
 		want := gen.expr(t.NElem())
 		field := jen.Id("in").Dot(gen.inField[t])
 		body = append(body, jen.If(jen.Len(field.Clone()).Op("!=").Add(want)).Block(
-			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("input %s: got %%d elements, want %%d (%s%s)", t.Name, t.Type, t.ShapeString())), jen.Len(field.Clone()), gen.expr(t.NElem()))),
+			fail(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("input %s: got %%d elements, want %%d (%s%s)", t.Name, t.Type, t.ShapeString())), jen.Len(field.Clone()), gen.expr(t.NElem()))),
 		))
 	}
 	// Views whose extent depends on the dims must stay inside their source.
@@ -435,10 +751,18 @@ func (gen *generator) eval(f *jen.File) {
 			jen.List(jen.Id("lo"), jen.Id("hi")).Op(":=").List(gen.expr(t.ViewOffs), gen.expr(end)),
 			jen.Id("lo").Op("<").Lit(0).Op("||").Id("hi").Op(">").Lit(size),
 		).Block(
-			jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(msg), jen.Id("lo"), jen.Id("hi")}, dimArgs...)...)),
+			fail(jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(msg), jen.Id("lo"), jen.Id("hi")}, dimArgs...)...)),
 		))
 	}
-	body = append(body, jen.Id("m").Dot("mu").Dot("Lock").Call(), jen.Defer().Id("m").Dot("mu").Dot("Unlock").Call())
+	body = append(body,
+		jen.Id("m").Dot("mu").Dot("Lock").Call(),
+		jen.Defer().Id("m").Dot("mu").Dot("Unlock").Call(),
+		jen.If(jen.Id("m").Dot("closed")).Block(fail(jen.Id("errClosed"))),
+		jen.Id("c").Op(":=").Id("m").Dot("next"),
+		jen.Id("m").Dot("next").Op("=").Parens(jen.Id("c").Op("+").Lit(1)).Op("%").Id("NCopies"),
+		jen.Defer().Id("m").Dot("sched").Dot("Recover").Call(jen.Op("&").Err()),
+		jen.Id("m").Dot("sched").Dot("Begin").Call(jen.Id("c")),
+	)
 	// User inputs are copied in right away: the caller may reuse its slices.
 	for _, t := range g.Inputs {
 		if !g.InGraph(t) {
@@ -452,33 +776,59 @@ func (gen *generator) eval(f *jen.File) {
 		)
 	}
 	for k := range g.Splits {
-		body = append(body, jen.Id("m").Dot(splitName(k)).Call(jen.Id("d")))
+		body = append(body, jen.Id("m").Dot(splitName(k)).Call(jen.Id("d"), jen.Id("c")))
+	}
+	if len(g.Splits) == 0 {
+		body = append(body, jen.List(jen.Id("_"), jen.Id("_")).Op("=").List(jen.Id("d"), jen.Id("c")))
 	}
 	body = append(body, jen.Id("out").Op(":=").Op("&").Id("Outputs").Values())
 	for _, t := range g.Outputs {
 		v := gen.names.local("", t.Name)
 		body = append(body,
 			jen.Id(v).Op(":=").Add(gen.tensor(t)),
-			jen.Id("out").Dot(gen.outField[t]).Op("=").Qual(pkgRuntime, "Clone").Call(jen.Op("&").Id(v)),
+			jen.Id("out").Dot(gen.outField[t]).Op("=").Id("m").Dot("sched").Dot("Output").Call(jen.Id(gen.beConst[gen.memBackend(t)]), jen.Op("&").Id(v)),
 		)
 	}
-	body = append(body, jen.Return(jen.Id("out"), jen.Nil()))
-	f.Comment("Eval runs one evaluation. It checks the dims against their bounds and the inputs'")
-	f.Comment("lengths, copies the inputs in, runs the splits in planned order and returns copies")
-	f.Comment("of the outputs. State persists to the next call. Calls are serialized.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Eval").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Op("*").Id("Outputs"), jen.Error()).Block(body...)
+	body = append(body, jen.Return(jen.Op("&").Id("Pending").Values(jen.Dict{
+		jen.Id("out"):    jen.Id("out"),
+		jen.Id("flight"): jen.Id("m").Dot("sched").Dot("End").Call(),
+	}), jen.Nil()))
+	f.Comment("Submit starts an evaluation: it checks the dims against their bounds and the")
+	f.Comment("inputs' lengths, copies the inputs in (the caller may reuse them once Submit")
+	f.Comment("returns) and runs the splits in planned order, queuing the work of asynchronous")
+	f.Comment("backends. Wait on the result for the outputs. Evaluations run in the order they are")
+	f.Comment("submitted and concurrent calls are safe; up to NCopies evaluations are in flight at")
+	f.Comment("once (pipeline parallelism). State persists from one evaluation to the next.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Submit").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Id("p").Op("*").Id("Pending"), jen.Err().Error()).Block(body...)
+
+	f.Comment("Pending is a submitted evaluation.")
+	f.Type().Id("Pending").Struct(
+		jen.Id("out").Op("*").Id("Outputs"),
+		jen.Id("flight").Op("*").Qual(pkgRuntime, "Flight"),
+	)
+	f.Comment("Wait blocks until the evaluation is done and returns its outputs.")
+	f.Func().Params(jen.Id("p").Op("*").Id("Pending")).Id("Wait").Params().Op("*").Id("Outputs").Block(
+		jen.Id("p").Dot("flight").Dot("Wait").Call(),
+		jen.Return(jen.Id("p").Dot("out")),
+	)
+	f.Comment("Eval runs one evaluation and returns its outputs: Submit, then Wait.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Eval").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Op("*").Id("Outputs"), jen.Error()).Block(
+		jen.List(jen.Id("p"), jen.Err()).Op(":=").Id("m").Dot("Submit").Call(jen.Id("in")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Return(jen.Id("p").Dot("Wait").Call(), jen.Nil()),
+	)
 }
 
 func splitName(k int) string { return fmt.Sprintf("split%d", k) }
 
-// split emits one method running split k: its input copies, then its ops.
+// split emits one method running split k: its input copies, then its ops,
+// each computed node reported to the eval callback.
 func (gen *generator) split(f *jen.File, k int) {
 	g := gen.g
 	s := g.Splits[k]
 	be := jen.Id("m").Dot(gen.beField[s.Backend])
 	vars := map[*ir.Tensor]string{}
-	local := newNamer("d", "m", "be")
-	gen.dimsUsed = false
+	local := newNamer("d", "m", "c", "be")
 	var body []jen.Code
 	ref := func(t *ir.Tensor) jen.Code {
 		if t.ViewSrc == nil && (t.Alloc.Kind == ir.AllocWeight || t.Alloc.Kind == ir.AllocState) {
@@ -492,23 +842,43 @@ func (gen *generator) split(f *jen.File, k int) {
 		body = append(body, jen.Id(v).Op(":=").Add(gen.tensor(t)))
 		return jen.Op("&").Id(v)
 	}
+	sched := jen.Id("m").Dot("sched")
+	body = append(body, sched.Clone().Dot("BeginSplit").Call(jen.Lit(k)))
+	var names []string
 	for _, in := range s.Inputs {
+		from := gen.memBackend(in.Tensor)
 		dst := ref(in.Copies[0])
 		src := ref(in.Tensor)
-		body = append(body, jen.Qual(pkgRuntime, "Copy").Call(dst, src))
+		user := in.Tensor.Kind == ir.KindInput
+		body = append(body, sched.Clone().Dot("CopyInput").Call(jen.Lit(k), jen.Id(gen.beConst[from]), dst, src, jen.Lit(user)).
+			Comment(fmt.Sprintf("%s: %d bytes from %s", in.Tensor.Name, in.Tensor.MaxBytes(), g.Backends[from].Name)))
+		names = append(names, in.Tensor.Name)
 	}
+	body = append(body, sched.Clone().Dot("Compute").Call(jen.Lit(k)))
 	for _, t := range g.Nodes[s.First:s.End] {
 		if t.Op.IsView() {
 			continue
 		}
 		call := gen.kernel(t, ref)
-		body = append(body, jen.Add(be.Clone()).Dot(call.method).Call(call.args...).Comment(fmt.Sprintf("%s %s", t.Name, t.Op)))
+		body = append(body,
+			jen.Add(be.Clone()).Dot(call.method).Call(call.args...).Comment(fmt.Sprintf("%s %s", t.Name, t.Op)),
+			sched.Clone().Dot("Inspect").Call(jen.Id(gen.beConst[s.Backend]), jen.Lit(t.Name), ref(t)),
+		)
 	}
-	if !gen.dimsUsed {
-		body = append([]jen.Code{jen.Id("_").Op("=").Id("d")}, body...)
+	body = append(body, sched.Clone().Dot("EndSplit").Call(jen.Lit(k)))
+	f.Commentf("%s runs nodes %d..%d (%s … %s) on %s%s.", splitName(k), s.First, s.End-1, g.Nodes[s.First].Name, g.Nodes[s.End-1].Name, g.Backends[s.Backend].Name, copiesIn(names))
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id(splitName(k)).Params(jen.Id("d").Op("*").Id("Dims"), jen.Id("c").Int()).Block(body...)
+}
+
+// copiesIn describes a split's inputs for its doc comment.
+func copiesIn(names []string) string {
+	switch len(names) {
+	case 0:
+		return ""
+	case 1:
+		return ", after copying in " + names[0]
 	}
-	f.Commentf("%s runs nodes %d..%d on %s.", splitName(k), s.First, s.End-1, g.Backends[s.Backend].Name)
-	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id(splitName(k)).Params(jen.Id("d").Op("*").Id("Dims")).Block(body...)
+	return ", after copying in " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 type kernelCall struct {

@@ -29,6 +29,7 @@ func (gen *generator) main(f *jen.File) {
 	flags := []jen.Code{
 		jen.Id("asJSON").Op(":=").Qual("flag", "Bool").Call(jen.Lit("json"), jen.False(), jen.Lit(`print the outputs as JSON: {"outputs":[{"name", "shape", "values"}]}`)),
 		jen.Id("threads").Op(":=").Qual("flag", "Int").Call(jen.Lit("threads"), jen.Lit(0), jen.Lit("worker threads (0: every core)")),
+		jen.Id("stats").Op(":=").Qual("flag", "Bool").Call(jen.Lit("stats"), jen.False(), jen.Lit("print the evaluation's statistics (per split time, bytes copied) to stderr")),
 	}
 	dims := jen.Dict{}
 	for _, d := range gen.bounded {
@@ -38,7 +39,7 @@ func (gen *generator) main(f *jen.File) {
 	}
 	f.Func().Id("main").Params().Block(append(flags,
 		jen.Qual("flag", "Parse").Call(),
-		jen.If(jen.Err().Op(":=").Id("run").Call(jen.Op("*").Id("asJSON"), jen.Op("*").Id("threads"), jen.Id("Dims").Values(dims)), jen.Err().Op("!=").Nil()).Block(
+		jen.If(jen.Err().Op(":=").Id("run").Call(jen.Op("*").Id("asJSON"), jen.Op("*").Id("threads"), jen.Op("*").Id("stats"), jen.Id("Dims").Values(dims)), jen.Err().Op("!=").Nil()).Block(
 			jen.Qual("fmt", "Fprintln").Call(jen.Qual("os", "Stderr"), jen.Err()),
 			jen.Qual("os", "Exit").Call(jen.Lit(1)),
 		),
@@ -68,8 +69,10 @@ func (gen *generator) main(f *jen.File) {
 		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("New").Call(jen.Id("weights"), jen.Id("threads")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Defer().Id("m").Dot("Close").Call(),
-		jen.For(jen.Id("k").Op(":=").Range().Id("States")).Block(
-			jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("m").Dot("state").Index(jen.Id("k")), jen.Qual(pkgRuntime, "GGMLFill").Call(jen.Id("stateFillIndex").Index(jen.Id("k")))),
+		jen.For(jen.List(jen.Id("k"), jen.Id("s")).Op(":=").Range().Id("States")).Block(
+			jen.Id("t").Op(":=").Qual(pkgRuntime, "NewTensor").Call(jen.Id("s").Dot("Type"), jen.Id("s").Dot("Ne")),
+			jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("t"), jen.Qual(pkgRuntime, "GGMLFill").Call(jen.Id("stateFillIndex").Index(jen.Id("k")))),
+			jen.If(jen.Err().Op(":=").Id("m").Dot("WriteState").Call(jen.Id("s").Dot("Name"), jen.Id("t")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		),
 		jen.Id("in").Op(":=").Op("&").Id("Inputs").Values(jen.Dict{jen.Id("Dims"): jen.Id("d")}),
 	}
@@ -99,11 +102,12 @@ func (gen *generator) main(f *jen.File) {
 	body = append(body,
 		jen.List(jen.Id("out"), jen.Err()).Op(":=").Id("m").Dot("Eval").Call(jen.Id("in")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.If(jen.Id("stats")).Block(jen.Qual("fmt", "Fprint").Call(jen.Qual("os", "Stderr"), jen.Id("m").Dot("Stats").Call())),
 		jen.Return(jen.Qual(pkgRuntime, "PrintOutputs").Call(jen.Qual("os", "Stdout"), jen.Id("asJSON"), jen.Id("out").Dot("Named").Call())),
 	)
 	f.Comment("run fills weights and state with the ggml traces' rule and inputs with their fill")
-	f.Comment("expressions, evaluates once and prints the outputs.")
-	f.Func().Id("run").Params(jen.Id("asJSON").Bool(), jen.Id("threads").Int(), jen.Id("d").Id("Dims")).Error().Block(body...)
+	f.Comment("expressions, evaluates once and prints the outputs (and with stats the statistics).")
+	f.Func().Id("run").Params(jen.Id("asJSON").Bool(), jen.Id("threads").Int(), jen.Id("stats").Bool(), jen.Id("d").Id("Dims")).Error().Block(body...)
 }
 
 // shapeIn renders ne as a [4]int over a Dims value named d (not a pointer).

@@ -88,5 +88,6 @@ var goKeywords = map[string]bool{
 	"if": true, "import": true, "interface": true, "map": true, "package": true, "range": true,
 	"return": true, "select": true, "struct": true, "switch": true, "type": true, "var": true,
 	"d": true, "m": true, "in": true, "out": true, "err": true, "runtime": true, "cpu": true, "fmt": true,
-	"math": true, "sync": true, "os": true, "flag": true,
+	"math": true, "sync": true, "os": true, "flag": true, "errors": true, "openblas": true, "cuda": true, "metal": true,
+	"c": true, "p": true, "i": true, "s": true, "w": true, "t": true, "k": true, "lo": true, "hi": true, "be": true,
 }

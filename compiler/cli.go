@@ -49,7 +49,7 @@ func init() {
 	commands = []*command{
 		{"compile", "[-o DIR] [-pkg NAME] [-main] [-backends LIST] model.g", "generate the model's Go package", cmdCompile},
 		{"plan", "[-backends LIST] [-json | -debug | -dot | -svg] model.g", "print the plan: nodes with backends, splits, buffer offsets", cmdPlan},
-		{"run", "[-json] [-fill ggml] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
+		{"run", "[-json] [-stats] [-fill ggml] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
 		{"fmt", "[-w] model.g", "print the model in canonical form (-w: rewrite the file)", cmdFmt},
 		{"help", "[command]", "show help", nil},
 	}

@@ -33,12 +33,17 @@ type Config struct {
 	Verify      bool // ir.Verify after every pass
 	// Through stops the pipeline after the named pass ("" runs it all).
 	Through string
+	// ThisMachine plans for the machine graphc runs on: backends it cannot
+	// run and the plan can do without (blas) are dropped from the target,
+	// with a warning in Result.Warnings (see DropUnavailable).
+	ThisMachine bool
 }
 
 // Result is a compiled model: the plan and the passes' explanations.
 type Result struct {
-	Graph *ir.Graph
-	Diags []passes.Diag
+	Graph    *ir.Graph
+	Diags    []passes.Diag
+	Warnings []string // for the user, e.g. a backend dropped from the target
 }
 
 // UserError is a problem in the user's model or options, already rendered
@@ -149,6 +154,10 @@ func plan(g *ir.Graph, cfg Config) (*Result, error) {
 	if cfg.Options.NCopies > maxCopies {
 		return nil, &UserError{fmt.Sprintf("n_copies = %d: at most %d pipeline copies (GGML_SCHED_MAX_COPIES)", cfg.Options.NCopies, maxCopies)}
 	}
+	var warnings []string
+	if cfg.ThisMachine {
+		cfg.Backends, warnings = DropUnavailable(cfg.Backends)
+	}
 	backends, err := Target(cfg.Backends, cfg.OffloadMinBatch)
 	if err != nil {
 		return nil, &UserError{err.Error()}
@@ -165,7 +174,7 @@ func plan(g *ir.Graph, cfg Config) (*Result, error) {
 	if err := passes.Run(g, pc, cfg.Verify, cfg.Through); err != nil {
 		return nil, &UserError{err.Error()}
 	}
-	return &Result{Graph: g, Diags: pc.Diags}, nil
+	return &Result{Graph: g, Diags: pc.Diags, Warnings: warnings}, nil
 }
 
 // checkPlacements reports every `on <backend>` that names a backend outside

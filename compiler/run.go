@@ -19,6 +19,7 @@ func cmdRun(e *env, args []string) error {
 	asJSON := fs.Bool("json", false, `print {"outputs":[{"name", "shape", "values"}]}`)
 	fill := fs.String("fill", "ggml", "how weights, state and inputs are filled: ggml (the conformance traces' rule; inputs by their fill expressions)")
 	threads := fs.Int("threads", 0, "worker threads (0: every core)")
+	stats := fs.Bool("stats", false, "print the evaluation's statistics to stderr: per split its backend, nodes, bytes copied in, copy and compute time")
 	dims := dimFlags{}
 	fs.Var(dims, "dim", "value of a bounded dim, NAME=VALUE (repeatable; default: its bound)")
 	files, err := parseFlags(fs, args, 1)
@@ -32,13 +33,21 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := Compile(files[0], src, tf.config())
+	cfg := tf.config()
+	cfg.ThisMachine = true
+	res, err := Compile(files[0], src, cfg)
 	if err != nil {
 		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(e.stderr, "graphc: warning:", w)
 	}
 	var runArgs []string
 	if *asJSON {
 		runArgs = append(runArgs, "-json")
+	}
+	if *stats {
+		runArgs = append(runArgs, "-stats")
 	}
 	runArgs = append(runArgs, fmt.Sprintf("-threads=%d", *threads))
 	known := map[string]bool{}

@@ -5,6 +5,7 @@
 package llama
 
 import (
+	"errors"
 	"fmt"
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
@@ -15,6 +16,15 @@ import (
 const (
 	MaxNKv     = 16 // bound of dim n_kv
 	MaxNTokens = 8  // bound of dim n_tokens
+)
+
+// NCopies is the plan's pipeline copies (ggml's n_copies): up to NCopies evaluations
+// are in flight at once, each with its own versions of the inputs and their copies.
+const NCopies = 1
+
+// The target's backends in priority order: indexes into the scheduler's backends.
+const (
+	backendCpu = 0 // cpu, buffer type CPU
 )
 
 // Compute buffer layout: byte offsets planned at the dims' bounds.
@@ -434,50 +444,180 @@ const (
 	stateCacheVL3              = 7  // cache_v_l3
 )
 
-// Model is the compiled model, ready to evaluate.
-type Model struct {
-	mu         sync.Mutex // one evaluation at a time: evaluations share the compute buffers
-	cpuBackend *cpu.Backend
-	bufCPU     []byte           // compute buffer CPU
-	weights    []runtime.Tensor // in the order of Weights
-	state      []runtime.Tensor // in the order of States
+// weightBackend and stateBackend are the backends whose memory holds each weight and
+// state tensor, in declaration order.
+var (
+	weightBackend = []int{backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu}
+	stateBackend  = []int{backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu}
+)
+
+// bufferTypes are the memory the plan was made for on each backend, in target order;
+// New checks the backends it gets against them.
+var bufferTypes = []runtime.BufferType{
+	{
+		Alignment: 32,
+		Host:      true,
+		Name:      "CPU",
+	},
 }
 
-// New binds the weights (used in place, not copied) and allocates the compute buffers
-// and zeroed state. threads <= 0 uses every core.
-func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
+// splits are the plan's splits in order, for the scheduler.
+var splits = []runtime.SplitInfo{
+	{
+		Backend: backendCpu,
+		First:   "inp_embd",
+		Inputs:  0,
+		Last:    "result_output",
+		Nodes:   96,
+	},
+}
+
+// Model is the compiled model, ready to evaluate.
+type Model struct {
+	mu         sync.Mutex // evaluations are issued one at a time, in order
+	next       int        // pipeline slot of the next evaluation
+	closed     bool
+	sched      *runtime.Sched // copies, events, statistics, eval callback
+	cpuBackend *cpu.Backend
+	bufCPU     []byte           // compute buffer CPU
+	weights    []runtime.Tensor // in the order of Weights, each in its backend's memory
+	state      []runtime.Tensor // in the order of States, each in its backend's memory
+}
+
+var errClosed = errors.New("model closed")
+
+// New starts the backends, binds the weights (used in place in host memory, copied to
+// the others) and allocates the compute buffers and zeroed state. threads <= 0 uses
+// every core. A backend this machine cannot run is an error.
+func New(weights map[string]runtime.Tensor, threads int) (m *Model, err error) {
 	w, err := runtime.BindWeights(Weights, weights)
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{weights: w}
+	m = &Model{}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
 	m.cpuBackend = cpu.New(threads)
-	m.bufCPU = runtime.NewBuffer(cpuBufferSize)
-	for _, s := range States {
-		m.state = append(m.state, runtime.NewTensor(s.Type, s.Ne))
+	if m.sched, err = runtime.NewSched([]runtime.Backend{
+		runtime.NewHostBackend("cpu", bufferTypes[backendCpu]),
+	}, bufferTypes, splits, NCopies); err != nil {
+		return nil, err
+	}
+	if m.bufCPU, err = m.sched.Backend(backendCpu).Alloc(cpuBufferSize); err != nil {
+		return nil, err
+	}
+	m.weights = make([]runtime.Tensor, len(w))
+	for i := range w {
+		if m.weights[i], err = m.sched.Upload(weightBackend[i], &w[i]); err != nil {
+			return nil, err
+		}
+	}
+	m.state = make([]runtime.Tensor, len(States))
+	for i, s := range States {
+		if m.state[i], err = m.sched.Zeros(stateBackend[i], s.Type, s.Ne); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
 
-// State returns the persistent tensor declared as name, or nil.
-func (m *Model) State(name string) *runtime.Tensor {
+// stateIndex is the index in States of the state declared as name, or -1.
+func stateIndex(name string) int {
 	for i, s := range States {
 		if s.Name == name {
-			return &m.state[i]
+			return i
 		}
 	}
+	return -1
+}
+
+// State returns the persistent tensor declared as name, in place, or nil when there is
+// none or it is not in host memory (see ReadState and WriteState). It must not be used
+// while an evaluation is in flight.
+func (m *Model) State(name string) *runtime.Tensor {
+	i := stateIndex(name)
+	if i < 0 || !m.sched.HostMemory(stateBackend[i]) {
+		return nil
+	}
+	return &m.state[i]
+}
+
+// ReadState returns a copy of the state tensor declared as name, wherever it lives,
+// after the evaluations in flight.
+func (m *Model) ReadState(name string) (runtime.Tensor, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := stateIndex(name)
+	if i < 0 {
+		return runtime.Tensor{}, fmt.Errorf("no state %q", name)
+	}
+	if m.closed {
+		return runtime.Tensor{}, errClosed
+	}
+	m.sched.Synchronize()
+	return m.sched.Get(stateBackend[i], &m.state[i]), nil
+}
+
+// WriteState sets the state tensor declared as name, wherever it lives, after the
+// evaluations in flight.
+func (m *Model) WriteState(name string, t runtime.Tensor) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := stateIndex(name)
+	if i < 0 {
+		return fmt.Errorf("no state %q", name)
+	}
+	if m.closed {
+		return errClosed
+	}
+	if t.Type != States[i].Type || t.Ne != States[i].Ne || len(t.Data) < t.Span() {
+		return fmt.Errorf("state %s: want %s, got %s%v", name, &States[i], t.Type, t.Ne)
+	}
+	m.sched.Synchronize()
+	m.sched.Set(stateBackend[i], &m.state[i], &t)
 	return nil
 }
 
-// Close releases the backends' workers.
-func (m *Model) Close() {
-	m.cpuBackend.Close()
+// Stats returns the statistics of the last finished evaluation: per split its backend,
+// nodes, bytes copied in and where the time went.
+func (m *Model) Stats() runtime.Stats {
+	return m.sched.Stats()
 }
 
-// Eval runs one evaluation. It checks the dims against their bounds and the inputs'
-// lengths, copies the inputs in, runs the splits in planned order and returns copies
-// of the outputs. State persists to the next call. Calls are serialized.
-func (m *Model) Eval(in *Inputs) (*Outputs, error) {
+// SetEvalCallback installs cb, called as every node is computed (see
+// runtime.EvalCallback; nil removes it). Evaluations that report a node wait for it.
+func (m *Model) SetEvalCallback(cb runtime.EvalCallback) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sched.SetEvalCallback(cb)
+}
+
+// Close waits for the evaluations in flight and stops the backends.
+func (m *Model) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.closed = true
+	if m.sched != nil {
+		m.sched.Synchronize()
+	}
+	if m.cpuBackend != nil {
+		m.cpuBackend.Close()
+	}
+}
+
+// Submit starts an evaluation: it checks the dims against their bounds and the
+// inputs' lengths, copies the inputs in (the caller may reuse them once Submit
+// returns) and runs the splits in planned order, queuing the work of asynchronous
+// backends. Wait on the result for the outputs. Evaluations run in the order they are
+// submitted and concurrent calls are safe; up to NCopies evaluations are in flight at
+// once (pipeline parallelism). State persists from one evaluation to the next.
+func (m *Model) Submit(in *Inputs) (p *Pending, err error) {
 	d := &in.Dims
 	if d.NKv < 0 || d.NKv > MaxNKv {
 		return nil, fmt.Errorf("dim n_kv = %d is outside [0, %d]", d.NKv, MaxNKv)
@@ -544,30 +684,67 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	c := m.next
+	m.next = (c + 1) % NCopies
+	defer m.sched.Recover(&err)
+	m.sched.Begin(c)
 	inpTokens := runtime.At(m.bufCPU, offInpTokens, runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	copy(inpTokens.I32s(), in.InpTokens)
 	inpPos := runtime.At(m.bufCPU, offInpPos, runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	copy(inpPos.I32s(), in.InpPos)
 	kqMask := runtime.At(m.bufCPU, offKQMask, runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	copy(kqMask.F32s(), in.KQMask)
-	m.split0(d)
+	m.split0(d, c)
 	out := &Outputs{}
 	resultOutput := runtime.At(m.bufCPU, offResultOutput, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	out.ResultOutput = runtime.Clone(&resultOutput)
-	return out, nil
+	out.ResultOutput = m.sched.Output(backendCpu, &resultOutput)
+	return &Pending{
+		flight: m.sched.End(),
+		out:    out,
+	}, nil
 }
 
-// split0 runs nodes 0..135 on cpu.
-func (m *Model) split0(d *Dims) {
+// Pending is a submitted evaluation.
+type Pending struct {
+	out    *Outputs
+	flight *runtime.Flight
+}
+
+// Wait blocks until the evaluation is done and returns its outputs.
+func (p *Pending) Wait() *Outputs {
+	p.flight.Wait()
+	return p.out
+}
+
+// Eval runs one evaluation and returns its outputs: Submit, then Wait.
+func (m *Model) Eval(in *Inputs) (*Outputs, error) {
+	p, err := m.Submit(in)
+	if err != nil {
+		return nil, err
+	}
+	return p.Wait(), nil
+}
+
+// split0 runs nodes 0..135 (inp_embd … result_output) on cpu.
+func (m *Model) split0(d *Dims, c int) {
+	m.sched.BeginSplit(0)
+	m.sched.Compute(0)
 	inpTokens := runtime.At(m.bufCPU, offInpTokens, runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	inpEmbd := runtime.At(m.bufCPU, offInpEmbd, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.GetRows(&inpEmbd, &m.weights[weightTokenEmbdWeight], &inpTokens) // inp_embd get_rows
+	m.sched.Inspect(backendCpu, "inp_embd", &inpEmbd)
 	norm0 := runtime.At(m.bufCPU, offNorm0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.RMSNorm(&norm0, &inpEmbd, float32(1e-05)) // norm-0 rms_norm
+	m.sched.Inspect(backendCpu, "norm-0", &norm0)
 	attnNorm0 := runtime.At(m.bufCPU, offAttnNorm0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&attnNorm0, &norm0, &m.weights[weightBlk0AttnNormWeight]) // attn_norm-0 mul
+	m.sched.Inspect(backendCpu, "attn_norm-0", &attnNorm0)
 	kcur0 := runtime.At(m.bufCPU, offKcur0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&kcur0, &m.weights[weightBlk0AttnKWeight], &attnNorm0) // Kcur-0 mul_mat
+	m.sched.Inspect(backendCpu, "Kcur-0", &kcur0)
 	kcur3d0 := runtime.At(m.bufCPU, offKcur0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := runtime.At(m.bufCPU, offInpPos, runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope0 := runtime.At(m.bufCPU, offKcurRope0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
@@ -582,15 +759,20 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-0 rope
+	m.sched.Inspect(backendCpu, "Kcur_rope-0", &kcurRope0)
 	kCacheCpy0 := runtime.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 cpy
+	m.sched.Inspect(backendCpu, "k_cache_cpy-0", &kCacheCpy0)
 	vcur0 := runtime.At(m.bufCPU, offVcur0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&vcur0, &m.weights[weightBlk0AttnVWeight], &attnNorm0) // Vcur-0 mul_mat
+	m.sched.Inspect(backendCpu, "Vcur-0", &vcur0)
 	vCacheCpy0 := runtime.At(m.state[stateCacheVL0].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 	vcurT0 := runtime.At(m.bufCPU, offVcur0, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&vCacheCpy0, &vcurT0) // v_cache_cpy-0 cpy
+	m.sched.Inspect(backendCpu, "v_cache_cpy-0", &vCacheCpy0)
 	qcur0 := runtime.At(m.bufCPU, offQcur0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&qcur0, &m.weights[weightBlk0AttnQWeight], &attnNorm0) // Qcur-0 mul_mat
+	m.sched.Inspect(backendCpu, "Qcur-0", &qcur0)
 	qcur3d0 := runtime.At(m.bufCPU, offQcur0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope0 := runtime.At(m.bufCPU, offQcurRope0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	m.cpuBackend.Rope(&qcurRope0, &qcur3d0, &inpPos, runtime.RopeParams{
@@ -604,45 +786,63 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Qcur_rope-0 rope
+	m.sched.Inspect(backendCpu, "Qcur_rope-0", &qcurRope0)
 	k0 := runtime.At(m.state[stateCacheKL0].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q0 := runtime.At(m.bufCPU, offQcurRope0, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
 	kq0 := runtime.At(m.bufCPU, offKq0, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kq0, &k0, &q0) // kq-0 mul_mat
+	m.sched.Inspect(backendCpu, "kq-0", &kq0)
 	kqMask := runtime.At(m.bufCPU, offKQMask, runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax0 := runtime.At(m.bufCPU, offKqSoftMax0, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.SoftMax(&kqSoftMax0, &kq0, &kqMask, float32(0.25), float32(0)) // kq_soft_max-0 soft_max
+	m.sched.Inspect(backendCpu, "kq_soft_max-0", &kqSoftMax0)
 	v0 := runtime.At(m.state[stateCacheVL0].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv0 := runtime.At(m.bufCPU, offKqv0, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kqv0, &v0, &kqSoftMax0) // kqv-0 mul_mat
+	m.sched.Inspect(backendCpu, "kqv-0", &kqv0)
 	kqvMerged0 := runtime.At(m.bufCPU, offKqv0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
 	kqvMergedCont0 := runtime.At(m.bufCPU, offKqvMergedCont0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&kqvMergedCont0, &kqvMerged0) // kqv_merged_cont-0 cont
+	m.sched.Inspect(backendCpu, "kqv_merged_cont-0", &kqvMergedCont0)
 	attnOut0 := runtime.At(m.bufCPU, offAttnOut0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&attnOut0, &m.weights[weightBlk0AttnOutputWeight], &kqvMergedCont0) // attn_out-0 mul_mat
+	m.sched.Inspect(backendCpu, "attn_out-0", &attnOut0)
 	ffnInp0 := runtime.At(m.bufCPU, offFfnInp0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Add(&ffnInp0, &attnOut0, &inpEmbd) // ffn_inp-0 add
+	m.sched.Inspect(backendCpu, "ffn_inp-0", &ffnInp0)
 	normFfn0 := runtime.At(m.bufCPU, offNormFfn0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.RMSNorm(&normFfn0, &ffnInp0, float32(1e-05)) // norm_ffn-0 rms_norm
+	m.sched.Inspect(backendCpu, "norm_ffn-0", &normFfn0)
 	ffnNorm0 := runtime.At(m.bufCPU, offFfnNorm0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&ffnNorm0, &normFfn0, &m.weights[weightBlk0FfnNormWeight]) // ffn_norm-0 mul
+	m.sched.Inspect(backendCpu, "ffn_norm-0", &ffnNorm0)
 	ffnGate0 := runtime.At(m.bufCPU, offFfnGate0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnGate0, &m.weights[weightBlk0FfnGateWeight], &ffnNorm0) // ffn_gate-0 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_gate-0", &ffnGate0)
 	ffnSilu0 := runtime.At(m.bufCPU, offFfnSilu0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.Silu(&ffnSilu0, &ffnGate0) // ffn_silu-0 silu
+	m.sched.Inspect(backendCpu, "ffn_silu-0", &ffnSilu0)
 	ffnUp0 := runtime.At(m.bufCPU, offFfnUp0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnUp0, &m.weights[weightBlk0FfnUpWeight], &ffnNorm0) // ffn_up-0 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_up-0", &ffnUp0)
 	ffnGatePar0 := runtime.At(m.bufCPU, offFfnGatePar0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.Mul(&ffnGatePar0, &ffnSilu0, &ffnUp0) // ffn_gate_par-0 mul
+	m.sched.Inspect(backendCpu, "ffn_gate_par-0", &ffnGatePar0)
 	ffnOut0 := runtime.At(m.bufCPU, offFfnOut0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnOut0, &m.weights[weightBlk0FfnDownWeight], &ffnGatePar0) // ffn_out-0 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_out-0", &ffnOut0)
 	lOut0 := runtime.At(m.bufCPU, offLOut0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 add
+	m.sched.Inspect(backendCpu, "l_out-0", &lOut0)
 	norm1 := runtime.At(m.bufCPU, offNorm1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.RMSNorm(&norm1, &lOut0, float32(1e-05)) // norm-1 rms_norm
+	m.sched.Inspect(backendCpu, "norm-1", &norm1)
 	attnNorm1 := runtime.At(m.bufCPU, offAttnNorm1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&attnNorm1, &norm1, &m.weights[weightBlk1AttnNormWeight]) // attn_norm-1 mul
+	m.sched.Inspect(backendCpu, "attn_norm-1", &attnNorm1)
 	kcur1 := runtime.At(m.bufCPU, offKcur1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&kcur1, &m.weights[weightBlk1AttnKWeight], &attnNorm1) // Kcur-1 mul_mat
+	m.sched.Inspect(backendCpu, "Kcur-1", &kcur1)
 	kcur3d1 := runtime.At(m.bufCPU, offKcur1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	kcurRope1 := runtime.At(m.bufCPU, offKcurRope1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	m.cpuBackend.Rope(&kcurRope1, &kcur3d1, &inpPos, runtime.RopeParams{
@@ -656,15 +856,20 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-1 rope
+	m.sched.Inspect(backendCpu, "Kcur_rope-1", &kcurRope1)
 	kCacheCpy1 := runtime.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 cpy
+	m.sched.Inspect(backendCpu, "k_cache_cpy-1", &kCacheCpy1)
 	vcur1 := runtime.At(m.bufCPU, offVcur1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&vcur1, &m.weights[weightBlk1AttnVWeight], &attnNorm1) // Vcur-1 mul_mat
+	m.sched.Inspect(backendCpu, "Vcur-1", &vcur1)
 	vCacheCpy1 := runtime.At(m.state[stateCacheVL1].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 	vcurT1 := runtime.At(m.bufCPU, offVcur1, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&vCacheCpy1, &vcurT1) // v_cache_cpy-1 cpy
+	m.sched.Inspect(backendCpu, "v_cache_cpy-1", &vCacheCpy1)
 	qcur1 := runtime.At(m.bufCPU, offQcur1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&qcur1, &m.weights[weightBlk1AttnQWeight], &attnNorm1) // Qcur-1 mul_mat
+	m.sched.Inspect(backendCpu, "Qcur-1", &qcur1)
 	qcur3d1 := runtime.At(m.bufCPU, offQcur1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope1 := runtime.At(m.bufCPU, offQcurRope1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	m.cpuBackend.Rope(&qcurRope1, &qcur3d1, &inpPos, runtime.RopeParams{
@@ -678,44 +883,62 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Qcur_rope-1 rope
+	m.sched.Inspect(backendCpu, "Qcur_rope-1", &qcurRope1)
 	k1 := runtime.At(m.state[stateCacheKL1].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q1 := runtime.At(m.bufCPU, offQcurRope1, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
 	kq1 := runtime.At(m.bufCPU, offKq1, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kq1, &k1, &q1) // kq-1 mul_mat
+	m.sched.Inspect(backendCpu, "kq-1", &kq1)
 	kqSoftMax1 := runtime.At(m.bufCPU, offKqSoftMax1, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.SoftMax(&kqSoftMax1, &kq1, &kqMask, float32(0.25), float32(0)) // kq_soft_max-1 soft_max
+	m.sched.Inspect(backendCpu, "kq_soft_max-1", &kqSoftMax1)
 	v1 := runtime.At(m.state[stateCacheVL1].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv1 := runtime.At(m.bufCPU, offKqv1, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kqv1, &v1, &kqSoftMax1) // kqv-1 mul_mat
+	m.sched.Inspect(backendCpu, "kqv-1", &kqv1)
 	kqvMerged1 := runtime.At(m.bufCPU, offKqv1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
 	kqvMergedCont1 := runtime.At(m.bufCPU, offKqvMergedCont1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&kqvMergedCont1, &kqvMerged1) // kqv_merged_cont-1 cont
+	m.sched.Inspect(backendCpu, "kqv_merged_cont-1", &kqvMergedCont1)
 	attnOut1 := runtime.At(m.bufCPU, offAttnOut1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&attnOut1, &m.weights[weightBlk1AttnOutputWeight], &kqvMergedCont1) // attn_out-1 mul_mat
+	m.sched.Inspect(backendCpu, "attn_out-1", &attnOut1)
 	ffnInp1 := runtime.At(m.bufCPU, offFfnInp1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 add
+	m.sched.Inspect(backendCpu, "ffn_inp-1", &ffnInp1)
 	normFfn1 := runtime.At(m.bufCPU, offNormFfn1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.RMSNorm(&normFfn1, &ffnInp1, float32(1e-05)) // norm_ffn-1 rms_norm
+	m.sched.Inspect(backendCpu, "norm_ffn-1", &normFfn1)
 	ffnNorm1 := runtime.At(m.bufCPU, offFfnNorm1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&ffnNorm1, &normFfn1, &m.weights[weightBlk1FfnNormWeight]) // ffn_norm-1 mul
+	m.sched.Inspect(backendCpu, "ffn_norm-1", &ffnNorm1)
 	ffnGate1 := runtime.At(m.bufCPU, offFfnGate1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnGate1, &m.weights[weightBlk1FfnGateWeight], &ffnNorm1) // ffn_gate-1 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_gate-1", &ffnGate1)
 	ffnSilu1 := runtime.At(m.bufCPU, offFfnSilu1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.Silu(&ffnSilu1, &ffnGate1) // ffn_silu-1 silu
+	m.sched.Inspect(backendCpu, "ffn_silu-1", &ffnSilu1)
 	ffnUp1 := runtime.At(m.bufCPU, offFfnUp1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnUp1, &m.weights[weightBlk1FfnUpWeight], &ffnNorm1) // ffn_up-1 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_up-1", &ffnUp1)
 	ffnGatePar1 := runtime.At(m.bufCPU, offFfnGatePar1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.Mul(&ffnGatePar1, &ffnSilu1, &ffnUp1) // ffn_gate_par-1 mul
+	m.sched.Inspect(backendCpu, "ffn_gate_par-1", &ffnGatePar1)
 	ffnOut1 := runtime.At(m.bufCPU, offFfnOut1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnOut1, &m.weights[weightBlk1FfnDownWeight], &ffnGatePar1) // ffn_out-1 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_out-1", &ffnOut1)
 	lOut1 := runtime.At(m.bufCPU, offLOut1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 add
+	m.sched.Inspect(backendCpu, "l_out-1", &lOut1)
 	norm2 := runtime.At(m.bufCPU, offNorm2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.RMSNorm(&norm2, &lOut1, float32(1e-05)) // norm-2 rms_norm
+	m.sched.Inspect(backendCpu, "norm-2", &norm2)
 	attnNorm2 := runtime.At(m.bufCPU, offAttnNorm2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&attnNorm2, &norm2, &m.weights[weightBlk2AttnNormWeight]) // attn_norm-2 mul
+	m.sched.Inspect(backendCpu, "attn_norm-2", &attnNorm2)
 	kcur2 := runtime.At(m.bufCPU, offKcur2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&kcur2, &m.weights[weightBlk2AttnKWeight], &attnNorm2) // Kcur-2 mul_mat
+	m.sched.Inspect(backendCpu, "Kcur-2", &kcur2)
 	kcur3d2 := runtime.At(m.bufCPU, offKcur2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	kcurRope2 := runtime.At(m.bufCPU, offKcurRope2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	m.cpuBackend.Rope(&kcurRope2, &kcur3d2, &inpPos, runtime.RopeParams{
@@ -729,15 +952,20 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-2 rope
+	m.sched.Inspect(backendCpu, "Kcur_rope-2", &kcurRope2)
 	kCacheCpy2 := runtime.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 cpy
+	m.sched.Inspect(backendCpu, "k_cache_cpy-2", &kCacheCpy2)
 	vcur2 := runtime.At(m.bufCPU, offVcur2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&vcur2, &m.weights[weightBlk2AttnVWeight], &attnNorm2) // Vcur-2 mul_mat
+	m.sched.Inspect(backendCpu, "Vcur-2", &vcur2)
 	vCacheCpy2 := runtime.At(m.state[stateCacheVL2].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 	vcurT2 := runtime.At(m.bufCPU, offVcur2, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&vCacheCpy2, &vcurT2) // v_cache_cpy-2 cpy
+	m.sched.Inspect(backendCpu, "v_cache_cpy-2", &vCacheCpy2)
 	qcur2 := runtime.At(m.bufCPU, offQcur2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&qcur2, &m.weights[weightBlk2AttnQWeight], &attnNorm2) // Qcur-2 mul_mat
+	m.sched.Inspect(backendCpu, "Qcur-2", &qcur2)
 	qcur3d2 := runtime.At(m.bufCPU, offQcur2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope2 := runtime.At(m.bufCPU, offQcurRope2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	m.cpuBackend.Rope(&qcurRope2, &qcur3d2, &inpPos, runtime.RopeParams{
@@ -751,44 +979,62 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Qcur_rope-2 rope
+	m.sched.Inspect(backendCpu, "Qcur_rope-2", &qcurRope2)
 	k2 := runtime.At(m.state[stateCacheKL2].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q2 := runtime.At(m.bufCPU, offQcurRope2, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
 	kq2 := runtime.At(m.bufCPU, offKq2, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kq2, &k2, &q2) // kq-2 mul_mat
+	m.sched.Inspect(backendCpu, "kq-2", &kq2)
 	kqSoftMax2 := runtime.At(m.bufCPU, offKqSoftMax2, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.SoftMax(&kqSoftMax2, &kq2, &kqMask, float32(0.25), float32(0)) // kq_soft_max-2 soft_max
+	m.sched.Inspect(backendCpu, "kq_soft_max-2", &kqSoftMax2)
 	v2 := runtime.At(m.state[stateCacheVL2].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv2 := runtime.At(m.bufCPU, offKqv2, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kqv2, &v2, &kqSoftMax2) // kqv-2 mul_mat
+	m.sched.Inspect(backendCpu, "kqv-2", &kqv2)
 	kqvMerged2 := runtime.At(m.bufCPU, offKqv2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
 	kqvMergedCont2 := runtime.At(m.bufCPU, offKqvMergedCont2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&kqvMergedCont2, &kqvMerged2) // kqv_merged_cont-2 cont
+	m.sched.Inspect(backendCpu, "kqv_merged_cont-2", &kqvMergedCont2)
 	attnOut2 := runtime.At(m.bufCPU, offAttnOut2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&attnOut2, &m.weights[weightBlk2AttnOutputWeight], &kqvMergedCont2) // attn_out-2 mul_mat
+	m.sched.Inspect(backendCpu, "attn_out-2", &attnOut2)
 	ffnInp2 := runtime.At(m.bufCPU, offFfnInp2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Add(&ffnInp2, &attnOut2, &lOut1) // ffn_inp-2 add
+	m.sched.Inspect(backendCpu, "ffn_inp-2", &ffnInp2)
 	normFfn2 := runtime.At(m.bufCPU, offNormFfn2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.RMSNorm(&normFfn2, &ffnInp2, float32(1e-05)) // norm_ffn-2 rms_norm
+	m.sched.Inspect(backendCpu, "norm_ffn-2", &normFfn2)
 	ffnNorm2 := runtime.At(m.bufCPU, offFfnNorm2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&ffnNorm2, &normFfn2, &m.weights[weightBlk2FfnNormWeight]) // ffn_norm-2 mul
+	m.sched.Inspect(backendCpu, "ffn_norm-2", &ffnNorm2)
 	ffnGate2 := runtime.At(m.bufCPU, offFfnGate2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnGate2, &m.weights[weightBlk2FfnGateWeight], &ffnNorm2) // ffn_gate-2 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_gate-2", &ffnGate2)
 	ffnSilu2 := runtime.At(m.bufCPU, offFfnSilu2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.Silu(&ffnSilu2, &ffnGate2) // ffn_silu-2 silu
+	m.sched.Inspect(backendCpu, "ffn_silu-2", &ffnSilu2)
 	ffnUp2 := runtime.At(m.bufCPU, offFfnUp2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnUp2, &m.weights[weightBlk2FfnUpWeight], &ffnNorm2) // ffn_up-2 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_up-2", &ffnUp2)
 	ffnGatePar2 := runtime.At(m.bufCPU, offFfnGatePar2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.Mul(&ffnGatePar2, &ffnSilu2, &ffnUp2) // ffn_gate_par-2 mul
+	m.sched.Inspect(backendCpu, "ffn_gate_par-2", &ffnGatePar2)
 	ffnOut2 := runtime.At(m.bufCPU, offFfnOut2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnOut2, &m.weights[weightBlk2FfnDownWeight], &ffnGatePar2) // ffn_out-2 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_out-2", &ffnOut2)
 	lOut2 := runtime.At(m.bufCPU, offLOut2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Add(&lOut2, &ffnOut2, &ffnInp2) // l_out-2 add
+	m.sched.Inspect(backendCpu, "l_out-2", &lOut2)
 	norm3 := runtime.At(m.bufCPU, offNorm3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.RMSNorm(&norm3, &lOut2, float32(1e-05)) // norm-3 rms_norm
+	m.sched.Inspect(backendCpu, "norm-3", &norm3)
 	attnNorm3 := runtime.At(m.bufCPU, offAttnNorm3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&attnNorm3, &norm3, &m.weights[weightBlk3AttnNormWeight]) // attn_norm-3 mul
+	m.sched.Inspect(backendCpu, "attn_norm-3", &attnNorm3)
 	kcur3 := runtime.At(m.bufCPU, offKcur3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&kcur3, &m.weights[weightBlk3AttnKWeight], &attnNorm3) // Kcur-3 mul_mat
+	m.sched.Inspect(backendCpu, "Kcur-3", &kcur3)
 	kcur3d3 := runtime.At(m.bufCPU, offKcur3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	kcurRope3 := runtime.At(m.bufCPU, offKcurRope3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	m.cpuBackend.Rope(&kcurRope3, &kcur3d3, &inpPos, runtime.RopeParams{
@@ -802,15 +1048,20 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-3 rope
+	m.sched.Inspect(backendCpu, "Kcur_rope-3", &kcurRope3)
 	kCacheCpy3 := runtime.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 cpy
+	m.sched.Inspect(backendCpu, "k_cache_cpy-3", &kCacheCpy3)
 	vcur3 := runtime.At(m.bufCPU, offVcur3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&vcur3, &m.weights[weightBlk3AttnVWeight], &attnNorm3) // Vcur-3 mul_mat
+	m.sched.Inspect(backendCpu, "Vcur-3", &vcur3)
 	vCacheCpy3 := runtime.At(m.state[stateCacheVL3].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 	vcurT3 := runtime.At(m.bufCPU, offVcur3, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&vCacheCpy3, &vcurT3) // v_cache_cpy-3 cpy
+	m.sched.Inspect(backendCpu, "v_cache_cpy-3", &vCacheCpy3)
 	qcur3 := runtime.At(m.bufCPU, offQcur3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&qcur3, &m.weights[weightBlk3AttnQWeight], &attnNorm3) // Qcur-3 mul_mat
+	m.sched.Inspect(backendCpu, "Qcur-3", &qcur3)
 	qcur3d3 := runtime.At(m.bufCPU, offQcur3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope3 := runtime.At(m.bufCPU, offQcurRope3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	m.cpuBackend.Rope(&qcurRope3, &qcur3d3, &inpPos, runtime.RopeParams{
@@ -824,42 +1075,61 @@ func (m *Model) split0(d *Dims) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Qcur_rope-3 rope
+	m.sched.Inspect(backendCpu, "Qcur_rope-3", &qcurRope3)
 	k3 := runtime.At(m.state[stateCacheKL3].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q3 := runtime.At(m.bufCPU, offQcurRope3, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
 	kq3 := runtime.At(m.bufCPU, offKq3, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kq3, &k3, &q3) // kq-3 mul_mat
+	m.sched.Inspect(backendCpu, "kq-3", &kq3)
 	kqSoftMax3 := runtime.At(m.bufCPU, offKqSoftMax3, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.cpuBackend.SoftMax(&kqSoftMax3, &kq3, &kqMask, float32(0.25), float32(0)) // kq_soft_max-3 soft_max
+	m.sched.Inspect(backendCpu, "kq_soft_max-3", &kqSoftMax3)
 	v3 := runtime.At(m.state[stateCacheVL3].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv3 := runtime.At(m.bufCPU, offKqv3, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.cpuBackend.MulMat(&kqv3, &v3, &kqSoftMax3) // kqv-3 mul_mat
+	m.sched.Inspect(backendCpu, "kqv-3", &kqv3)
 	kqvMerged3 := runtime.At(m.bufCPU, offKqv3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
 	kqvMergedCont3 := runtime.At(m.bufCPU, offKqvMergedCont3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Cpy(&kqvMergedCont3, &kqvMerged3) // kqv_merged_cont-3 cont
+	m.sched.Inspect(backendCpu, "kqv_merged_cont-3", &kqvMergedCont3)
 	attnOut3 := runtime.At(m.bufCPU, offAttnOut3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&attnOut3, &m.weights[weightBlk3AttnOutputWeight], &kqvMergedCont3) // attn_out-3 mul_mat
+	m.sched.Inspect(backendCpu, "attn_out-3", &attnOut3)
 	ffnInp3 := runtime.At(m.bufCPU, offFfnInp3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Add(&ffnInp3, &attnOut3, &lOut2) // ffn_inp-3 add
+	m.sched.Inspect(backendCpu, "ffn_inp-3", &ffnInp3)
 	normFfn3 := runtime.At(m.bufCPU, offNormFfn3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.RMSNorm(&normFfn3, &ffnInp3, float32(1e-05)) // norm_ffn-3 rms_norm
+	m.sched.Inspect(backendCpu, "norm_ffn-3", &normFfn3)
 	ffnNorm3 := runtime.At(m.bufCPU, offFfnNorm3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&ffnNorm3, &normFfn3, &m.weights[weightBlk3FfnNormWeight]) // ffn_norm-3 mul
+	m.sched.Inspect(backendCpu, "ffn_norm-3", &ffnNorm3)
 	ffnGate3 := runtime.At(m.bufCPU, offFfnGate3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnGate3, &m.weights[weightBlk3FfnGateWeight], &ffnNorm3) // ffn_gate-3 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_gate-3", &ffnGate3)
 	ffnSilu3 := runtime.At(m.bufCPU, offFfnSilu3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.Silu(&ffnSilu3, &ffnGate3) // ffn_silu-3 silu
+	m.sched.Inspect(backendCpu, "ffn_silu-3", &ffnSilu3)
 	ffnUp3 := runtime.At(m.bufCPU, offFfnUp3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnUp3, &m.weights[weightBlk3FfnUpWeight], &ffnNorm3) // ffn_up-3 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_up-3", &ffnUp3)
 	ffnGatePar3 := runtime.At(m.bufCPU, offFfnGatePar3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.Mul(&ffnGatePar3, &ffnSilu3, &ffnUp3) // ffn_gate_par-3 mul
+	m.sched.Inspect(backendCpu, "ffn_gate_par-3", &ffnGatePar3)
 	ffnOut3 := runtime.At(m.bufCPU, offFfnOut3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.MulMat(&ffnOut3, &m.weights[weightBlk3FfnDownWeight], &ffnGatePar3) // ffn_out-3 mul_mat
+	m.sched.Inspect(backendCpu, "ffn_out-3", &ffnOut3)
 	lOut3 := runtime.At(m.bufCPU, offLOut3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Add(&lOut3, &ffnOut3, &ffnInp3) // l_out-3 add
+	m.sched.Inspect(backendCpu, "l_out-3", &lOut3)
 	normOut := runtime.At(m.bufCPU, offNormOut, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.RMSNorm(&normOut, &lOut3, float32(1e-05)) // norm_out rms_norm
+	m.sched.Inspect(backendCpu, "norm_out", &normOut)
 	resultNorm := runtime.At(m.bufCPU, offResultNorm, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&resultNorm, &normOut, &m.weights[weightOutputNormWeight]) // result_norm mul
+	m.sched.Inspect(backendCpu, "result_norm", &resultNorm)
 	resultOutput := runtime.At(m.bufCPU, offResultOutput, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.cpuBackend.MulMat(&resultOutput, &m.weights[weightOutputWeight], &resultNorm) // result_output mul_mat
+	m.sched.Inspect(backendCpu, "result_output", &resultOutput)
+	m.sched.EndSplit(0)
 }

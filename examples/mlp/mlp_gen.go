@@ -5,6 +5,7 @@
 package mlp
 
 import (
+	"errors"
 	"fmt"
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
@@ -14,6 +15,15 @@ import (
 // Bounds of the bounded dims: the plan holds for every value up to them.
 const (
 	MaxNBatch = 4 // bound of dim n_batch
+)
+
+// NCopies is the plan's pipeline copies (ggml's n_copies): up to NCopies evaluations
+// are in flight at once, each with its own versions of the inputs and their copies.
+const NCopies = 1
+
+// The target's backends in priority order: indexes into the scheduler's backends.
+const (
+	backendCpu = 0 // cpu, buffer type CPU
 )
 
 // Compute buffer layout: byte offsets planned at the dims' bounds.
@@ -101,50 +111,180 @@ const (
 	weightFc2Bias   = 5 // fc2.bias
 )
 
-// Model is the compiled model, ready to evaluate.
-type Model struct {
-	mu         sync.Mutex // one evaluation at a time: evaluations share the compute buffers
-	cpuBackend *cpu.Backend
-	bufCPU     []byte           // compute buffer CPU
-	weights    []runtime.Tensor // in the order of Weights
-	state      []runtime.Tensor // in the order of States
+// weightBackend and stateBackend are the backends whose memory holds each weight and
+// state tensor, in declaration order.
+var (
+	weightBackend = []int{backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu}
+	stateBackend  = []int{}
+)
+
+// bufferTypes are the memory the plan was made for on each backend, in target order;
+// New checks the backends it gets against them.
+var bufferTypes = []runtime.BufferType{
+	{
+		Alignment: 32,
+		Host:      true,
+		Name:      "CPU",
+	},
 }
 
-// New binds the weights (used in place, not copied) and allocates the compute buffers
-// and zeroed state. threads <= 0 uses every core.
-func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
+// splits are the plan's splits in order, for the scheduler.
+var splits = []runtime.SplitInfo{
+	{
+		Backend: backendCpu,
+		First:   "fc0_mm",
+		Inputs:  0,
+		Last:    "mlp_out",
+		Nodes:   8,
+	},
+}
+
+// Model is the compiled model, ready to evaluate.
+type Model struct {
+	mu         sync.Mutex // evaluations are issued one at a time, in order
+	next       int        // pipeline slot of the next evaluation
+	closed     bool
+	sched      *runtime.Sched // copies, events, statistics, eval callback
+	cpuBackend *cpu.Backend
+	bufCPU     []byte           // compute buffer CPU
+	weights    []runtime.Tensor // in the order of Weights, each in its backend's memory
+	state      []runtime.Tensor // in the order of States, each in its backend's memory
+}
+
+var errClosed = errors.New("model closed")
+
+// New starts the backends, binds the weights (used in place in host memory, copied to
+// the others) and allocates the compute buffers and zeroed state. threads <= 0 uses
+// every core. A backend this machine cannot run is an error.
+func New(weights map[string]runtime.Tensor, threads int) (m *Model, err error) {
 	w, err := runtime.BindWeights(Weights, weights)
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{weights: w}
+	m = &Model{}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
 	m.cpuBackend = cpu.New(threads)
-	m.bufCPU = runtime.NewBuffer(cpuBufferSize)
-	for _, s := range States {
-		m.state = append(m.state, runtime.NewTensor(s.Type, s.Ne))
+	if m.sched, err = runtime.NewSched([]runtime.Backend{
+		runtime.NewHostBackend("cpu", bufferTypes[backendCpu]),
+	}, bufferTypes, splits, NCopies); err != nil {
+		return nil, err
+	}
+	if m.bufCPU, err = m.sched.Backend(backendCpu).Alloc(cpuBufferSize); err != nil {
+		return nil, err
+	}
+	m.weights = make([]runtime.Tensor, len(w))
+	for i := range w {
+		if m.weights[i], err = m.sched.Upload(weightBackend[i], &w[i]); err != nil {
+			return nil, err
+		}
+	}
+	m.state = make([]runtime.Tensor, len(States))
+	for i, s := range States {
+		if m.state[i], err = m.sched.Zeros(stateBackend[i], s.Type, s.Ne); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }
 
-// State returns the persistent tensor declared as name, or nil.
-func (m *Model) State(name string) *runtime.Tensor {
+// stateIndex is the index in States of the state declared as name, or -1.
+func stateIndex(name string) int {
 	for i, s := range States {
 		if s.Name == name {
-			return &m.state[i]
+			return i
 		}
 	}
+	return -1
+}
+
+// State returns the persistent tensor declared as name, in place, or nil when there is
+// none or it is not in host memory (see ReadState and WriteState). It must not be used
+// while an evaluation is in flight.
+func (m *Model) State(name string) *runtime.Tensor {
+	i := stateIndex(name)
+	if i < 0 || !m.sched.HostMemory(stateBackend[i]) {
+		return nil
+	}
+	return &m.state[i]
+}
+
+// ReadState returns a copy of the state tensor declared as name, wherever it lives,
+// after the evaluations in flight.
+func (m *Model) ReadState(name string) (runtime.Tensor, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := stateIndex(name)
+	if i < 0 {
+		return runtime.Tensor{}, fmt.Errorf("no state %q", name)
+	}
+	if m.closed {
+		return runtime.Tensor{}, errClosed
+	}
+	m.sched.Synchronize()
+	return m.sched.Get(stateBackend[i], &m.state[i]), nil
+}
+
+// WriteState sets the state tensor declared as name, wherever it lives, after the
+// evaluations in flight.
+func (m *Model) WriteState(name string, t runtime.Tensor) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	i := stateIndex(name)
+	if i < 0 {
+		return fmt.Errorf("no state %q", name)
+	}
+	if m.closed {
+		return errClosed
+	}
+	if t.Type != States[i].Type || t.Ne != States[i].Ne || len(t.Data) < t.Span() {
+		return fmt.Errorf("state %s: want %s, got %s%v", name, &States[i], t.Type, t.Ne)
+	}
+	m.sched.Synchronize()
+	m.sched.Set(stateBackend[i], &m.state[i], &t)
 	return nil
 }
 
-// Close releases the backends' workers.
-func (m *Model) Close() {
-	m.cpuBackend.Close()
+// Stats returns the statistics of the last finished evaluation: per split its backend,
+// nodes, bytes copied in and where the time went.
+func (m *Model) Stats() runtime.Stats {
+	return m.sched.Stats()
 }
 
-// Eval runs one evaluation. It checks the dims against their bounds and the inputs'
-// lengths, copies the inputs in, runs the splits in planned order and returns copies
-// of the outputs. State persists to the next call. Calls are serialized.
-func (m *Model) Eval(in *Inputs) (*Outputs, error) {
+// SetEvalCallback installs cb, called as every node is computed (see
+// runtime.EvalCallback; nil removes it). Evaluations that report a node wait for it.
+func (m *Model) SetEvalCallback(cb runtime.EvalCallback) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sched.SetEvalCallback(cb)
+}
+
+// Close waits for the evaluations in flight and stops the backends.
+func (m *Model) Close() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return
+	}
+	m.closed = true
+	if m.sched != nil {
+		m.sched.Synchronize()
+	}
+	if m.cpuBackend != nil {
+		m.cpuBackend.Close()
+	}
+}
+
+// Submit starts an evaluation: it checks the dims against their bounds and the
+// inputs' lengths, copies the inputs in (the caller may reuse them once Submit
+// returns) and runs the splits in planned order, queuing the work of asynchronous
+// backends. Wait on the result for the outputs. Evaluations run in the order they are
+// submitted and concurrent calls are safe; up to NCopies evaluations are in flight at
+// once (pipeline parallelism). State persists from one evaluation to the next.
+func (m *Model) Submit(in *Inputs) (p *Pending, err error) {
 	d := &in.Dims
 	if d.NBatch < 0 || d.NBatch > MaxNBatch {
 		return nil, fmt.Errorf("dim n_batch = %d is outside [0, %d]", d.NBatch, MaxNBatch)
@@ -154,32 +294,74 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return nil, errClosed
+	}
+	c := m.next
+	m.next = (c + 1) % NCopies
+	defer m.sched.Recover(&err)
+	m.sched.Begin(c)
 	mlpIn := runtime.At(m.bufCPU, offMlpIn, runtime.F32, [4]int{32, d.NBatch, 1, 1}, [4]int{4, 128, 128 * d.NBatch, 128 * d.NBatch})
 	copy(mlpIn.F32s(), in.MlpIn)
-	m.split0(d)
+	m.split0(d, c)
 	out := &Outputs{}
 	mlpOut := runtime.At(m.bufCPU, offMlpOut, runtime.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
-	out.MlpOut = runtime.Clone(&mlpOut)
-	return out, nil
+	out.MlpOut = m.sched.Output(backendCpu, &mlpOut)
+	return &Pending{
+		flight: m.sched.End(),
+		out:    out,
+	}, nil
 }
 
-// split0 runs nodes 0..7 on cpu.
-func (m *Model) split0(d *Dims) {
+// Pending is a submitted evaluation.
+type Pending struct {
+	out    *Outputs
+	flight *runtime.Flight
+}
+
+// Wait blocks until the evaluation is done and returns its outputs.
+func (p *Pending) Wait() *Outputs {
+	p.flight.Wait()
+	return p.out
+}
+
+// Eval runs one evaluation and returns its outputs: Submit, then Wait.
+func (m *Model) Eval(in *Inputs) (*Outputs, error) {
+	p, err := m.Submit(in)
+	if err != nil {
+		return nil, err
+	}
+	return p.Wait(), nil
+}
+
+// split0 runs nodes 0..7 (fc0_mm … mlp_out) on cpu.
+func (m *Model) split0(d *Dims, c int) {
+	m.sched.BeginSplit(0)
+	m.sched.Compute(0)
 	mlpIn := runtime.At(m.bufCPU, offMlpIn, runtime.F32, [4]int{32, d.NBatch, 1, 1}, [4]int{4, 128, 128 * d.NBatch, 128 * d.NBatch})
 	fc0Mm := runtime.At(m.bufCPU, offFc0Mm, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.MulMat(&fc0Mm, &m.weights[weightFc0Weight], &mlpIn) // fc0_mm mul_mat
+	m.sched.Inspect(backendCpu, "fc0_mm", &fc0Mm)
 	fc0Add := runtime.At(m.bufCPU, offFc0Add, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.Add(&fc0Add, &fc0Mm, &m.weights[weightFc0Bias]) // fc0_add add
+	m.sched.Inspect(backendCpu, "fc0_add", &fc0Add)
 	fc0Relu := runtime.At(m.bufCPU, offFc0Relu, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.Relu(&fc0Relu, &fc0Add) // fc0_relu relu
+	m.sched.Inspect(backendCpu, "fc0_relu", &fc0Relu)
 	fc1Mm := runtime.At(m.bufCPU, offFc1Mm, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.MulMat(&fc1Mm, &m.weights[weightFc1Weight], &fc0Relu) // fc1_mm mul_mat
+	m.sched.Inspect(backendCpu, "fc1_mm", &fc1Mm)
 	fc1Add := runtime.At(m.bufCPU, offFc1Add, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.Add(&fc1Add, &fc1Mm, &m.weights[weightFc1Bias]) // fc1_add add
+	m.sched.Inspect(backendCpu, "fc1_add", &fc1Add)
 	fc1Gelu := runtime.At(m.bufCPU, offFc1Gelu, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.Gelu(&fc1Gelu, &fc1Add) // fc1_gelu gelu
+	m.sched.Inspect(backendCpu, "fc1_gelu", &fc1Gelu)
 	fc2Mm := runtime.At(m.bufCPU, offFc2Mm, runtime.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
 	m.cpuBackend.MulMat(&fc2Mm, &m.weights[weightFc2Weight], &fc1Gelu) // fc2_mm mul_mat
+	m.sched.Inspect(backendCpu, "fc2_mm", &fc2Mm)
 	mlpOut := runtime.At(m.bufCPU, offMlpOut, runtime.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
 	m.cpuBackend.Add(&mlpOut, &fc2Mm, &m.weights[weightFc2Bias]) // mlp_out add
+	m.sched.Inspect(backendCpu, "mlp_out", &mlpOut)
+	m.sched.EndSplit(0)
 }
