@@ -33,12 +33,21 @@ func mulMatCase(kernel string, at runtime.DType, M, N, K, threads int) Case {
 	return Case{
 		Kernel: kernel, DType: at.String(), M: M, N: N, K: K, Threads: threads,
 		Flops: 2 * float64(M) * float64(N) * float64(K),
-		Bytes: float64(at.Size()*M*K + 4*N*K + 4*M*N),
+		Bytes: matvecBytes(at, M, N, K),
 		Setup: withBackend(func(be *cpu.Backend) func() {
 			a, x, d := tensor(at, 1, K, M), tensor(runtime.F32, 2, K, N), tensor(runtime.F32, 3, M, N)
 			return func() { be.MulMat(d, a, x) }
 		}),
 	}
+}
+
+// matvecBytes is what a matrix-vector product moves (its GB/s says how
+// close it is to the memory's bandwidth); 0 for matrix products.
+func matvecBytes(at runtime.DType, M, N, K int) float64 {
+	if N > 1 {
+		return 0
+	}
+	return float64(at.Size()*M*K + 4*N*K + 4*M*N)
 }
 
 // The bandwidth-bound ops run on 2^20 elements per tensor (4 MiB of f32):

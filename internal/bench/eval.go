@@ -4,25 +4,47 @@ import (
 	"math"
 
 	"github.com/graphc/graphc/examples/llama"
+	"github.com/graphc/graphc/examples/llama32"
 	"github.com/graphc/graphc/runtime"
 )
 
-// evalCases time one evaluation of the llama example (4 layers) with a
-// batch of 8 tokens over a 16-slot cache, filled as in ggml's trace.
+// evalCases time one evaluation of the llama example (4 layers) and of its
+// 32-layer version with a batch of 8 tokens over a 16-slot cache, filled as
+// in ggml's trace.
 func evalCases(th int) []Case {
 	return []Case{
-		{Kernel: "llama_eval", DType: "f32", M: 4, N: 8, K: 16, Threads: th, Eval: true, Setup: func(threads int) (func(), func()) {
+		{Kernel: "llama_eval", DType: "f32", M: 4, N: 8, K: 16, // M: layers, N: tokens, K: cache slots
+			Threads: th, Eval: true, Setup: func(threads int) (func(), func()) {
+				weights := map[string]runtime.Tensor{}
+				for k, w := range llama.Weights {
+					x := runtime.NewTensor(w.Type, w.Ne)
+					runtime.Fill(&x, runtime.GGMLFill(k))
+					weights[w.Name] = x
+				}
+				m, err := llama.New(weights, threads)
+				if err != nil {
+					panic(err)
+				}
+				in := &llama.Inputs{Dims: llama.Dims{NTokens: 8, NKv: 16}}
+				in.InpTokens, in.InpPos, in.KQMask = batch(8, 16)
+				return func() {
+					if _, err := m.Eval(in); err != nil {
+						panic(err)
+					}
+				}, m.Close
+			}},
+		{Kernel: "llama32_eval", DType: "f32", M: 32, N: 8, K: 16, Threads: th, Eval: true, Setup: func(threads int) (func(), func()) {
 			weights := map[string]runtime.Tensor{}
-			for k, w := range llama.Weights {
+			for k, w := range llama32.Weights {
 				x := runtime.NewTensor(w.Type, w.Ne)
 				runtime.Fill(&x, runtime.GGMLFill(k))
 				weights[w.Name] = x
 			}
-			m, err := llama.New(weights, threads)
+			m, err := llama32.New(weights, threads)
 			if err != nil {
 				panic(err)
 			}
-			in := &llama.Inputs{Dims: llama.Dims{NTokens: 8, NKv: 16}}
+			in := &llama32.Inputs{Dims: llama32.Dims{NTokens: 8, NKv: 16}}
 			in.InpTokens, in.InpPos, in.KQMask = batch(8, 16)
 			return func() {
 				if _, err := m.Eval(in); err != nil {

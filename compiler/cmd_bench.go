@@ -1,0 +1,53 @@
+package compiler
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/graphc/graphc/internal/bench"
+)
+
+// The bench command lives in this file, whose name sorts after cli.go: Go
+// runs a package's init functions in file-name order, and cli.go's init
+// sets the command table that this one appends to.
+func init() {
+	commands = append(commands[:len(commands)-1], &command{
+		"bench", "[-json] [-run REGEX] [-threads LIST] [-time DUR]",
+		"measure the CPU backend: GEMM and matvec GFLOP/s, bandwidth-bound ops GB/s, llama eval time",
+		cmdBench,
+	}, commands[len(commands)-1])
+}
+
+func cmdBench(e *env, args []string) error {
+	fs := newFlags(e, "bench")
+	asJSON := fs.Bool("json", false, `print {"isa":…,"results":[{"kernel":…,"dtype":…,"m":…,"n":…,"k":…,"threads":…,"gflops"|"gbps"|"ms_per_eval":…,"ns_per_op":…}]}`)
+	run := fs.String("run", "", "only the cases whose name (kernel/dtype/m=,n=,k=/threads=) matches this regular expression")
+	threads := fs.String("threads", "1,2", "comma-separated thread counts")
+	minTime := fs.Duration("time", 300*time.Millisecond, "time spent on each case")
+	if _, err := parseFlags(fs, args, 0); err != nil {
+		return err
+	}
+	opts := bench.Options{MinTime: *minTime}
+	if *run != "" {
+		re, err := regexp.Compile(*run)
+		if err != nil {
+			return &usageError{fmt.Sprintf("-run: %v", err)}
+		}
+		opts.Run = re
+	}
+	for _, f := range strings.Split(*threads, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return &usageError{fmt.Sprintf("-threads: %q is not a positive number", f)}
+		}
+		opts.Threads = append(opts.Threads, n)
+	}
+	rs := bench.Run(opts)
+	if *asJSON {
+		return bench.WriteJSON(e.stdout, rs)
+	}
+	return bench.WriteTable(e.stdout, rs)
+}

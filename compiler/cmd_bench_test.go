@@ -1,0 +1,48 @@
+package compiler
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestBenchJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Main([]string{"bench", "-json", "-run", "^(llama_eval/|gemm/f32/m=256,|add/)", "-threads", "1", "-time", "5ms"}, nil, &out, &errb)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var r struct {
+		ISA     string
+		Results []struct {
+			Kernel, DType           string
+			M, N, K, Threads        int
+			GFLOPS, GBps, MsPerEval float64
+		}
+	}
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Results) != 3 {
+		t.Fatalf("%d results, want gemm, add and llama_eval: %s", len(r.Results), out.String())
+	}
+	for _, x := range r.Results {
+		if x.Threads != 1 || x.GFLOPS+x.GBps+x.MsPerEval <= 0 {
+			t.Errorf("result %+v", x)
+		}
+	}
+	if !strings.Contains(out.String(), `"gflops"`) || !strings.Contains(out.String(), `"ms_per_eval"`) {
+		t.Errorf("missing fields: %s", out.String())
+	}
+}
+
+func TestBenchUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Main([]string{"bench", "-threads", "0"}, nil, &out, &errb); code != ExitUsage {
+		t.Errorf("-threads 0: exit %d, want %d", code, ExitUsage)
+	}
+	if code := Main([]string{"bench", "-run", "("}, nil, &out, &errb); code != ExitUsage {
+		t.Errorf("-run (: exit %d, want %d", code, ExitUsage)
+	}
+}
