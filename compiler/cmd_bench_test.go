@@ -16,9 +16,11 @@ func TestBenchJSON(t *testing.T) {
 	var r struct {
 		ISA     string
 		Results []struct {
-			Kernel, DType           string
-			M, N, K, Threads        int
-			GFLOPS, GBps, MsPerEval float64
+			Kernel, DType    string
+			M, N, K, Threads int
+			GFLOPS           float64 `json:"gflops"`
+			GBps             float64 `json:"gbps"`
+			MsPerEval        float64 `json:"ms_per_eval"`
 		}
 	}
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
