@@ -9,4 +9,5 @@ require (
 	github.com/google/go-cmp v0.7.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/tools v0.52.0
+	gonum.org/v1/gonum v0.17.0
 )
