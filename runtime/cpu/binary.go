@@ -98,31 +98,3 @@ func binF32(op binOp, d, a, x []float32) {
 		divF32(d, a, x)
 	}
 }
-
-func addF32(d, a, x []float32) {
-	a, x = a[:len(d)], x[:len(d)]
-	for i := range d {
-		d[i] = a[i] + x[i]
-	}
-}
-
-func subF32(d, a, x []float32) {
-	a, x = a[:len(d)], x[:len(d)]
-	for i := range d {
-		d[i] = a[i] - x[i]
-	}
-}
-
-func mulF32(d, a, x []float32) {
-	a, x = a[:len(d)], x[:len(d)]
-	for i := range d {
-		d[i] = a[i] * x[i]
-	}
-}
-
-func divF32(d, a, x []float32) {
-	a, x = a[:len(d)], x[:len(d)]
-	for i := range d {
-		d[i] = a[i] / x[i]
-	}
-}

@@ -80,3 +80,16 @@ var (
 	Silu     = siluF32
 	SiluGo   = siluGo
 )
+
+// The elementwise loops at the current level, and their Go references.
+var (
+	VecBinary   = map[string][2]func(d, a, x []float32){"add": {addF32, addF32Go}, "sub": {subF32, subF32Go}, "mul": {mulF32, mulF32Go}, "div": {divF32, divF32Go}}
+	ScaleF32    = scaleF32
+	ScaleF32Go  = scaleF32Go
+	AddScaled   = addScaledF32
+	AddScaledGo = addScaledF32Go
+	MaxF32      = maxF32
+	MaxF32Go    = maxF32Go
+	SumSqF64    = sumSqF64
+	SumSqF64Go  = sumSqF64Go
+)

@@ -312,3 +312,65 @@ func TestExpKernels(t *testing.T) {
 		}
 	})
 }
+
+// sameF32 reports whether got and want hold the same values (NaNs alike).
+func sameF32(got, want []float32) int {
+	for i := range want {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestVecKernels: the elementwise loops give the Go loops' values, write
+// only their destination and handle every length and alignment.
+func TestVecKernels(t *testing.T) {
+	forISAs(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(13, 14))
+		for _, n := range dotLens {
+			a, _ := guardedF32(r, n, r.IntN(4))
+			x, _ := guardedF32(r, n, r.IntN(4))
+			if n > 3 {
+				a[1], a[2], x[3] = float32(math.NaN()), float32(math.Inf(-1)), 0
+			}
+			for name, f := range cpu.VecBinary {
+				want := make([]float32, n)
+				f[1](want, a, x)
+				off := r.IntN(4)
+				got, gbuf := guardedF32(r, n, off)
+				f[0](got, a, x)
+				checkGuardsF32(t, gbuf, gd+off, gd+off+n)
+				if i := sameF32(got, want); i >= 0 {
+					t.Fatalf("%s n=%d: element %d = %g, Go loop %g", name, n, i, got[i], want[i])
+				}
+			}
+			want := make([]float32, n)
+			cpu.ScaleF32Go(want, a, 0.3)
+			got, gbuf := guardedF32(r, n, 1)
+			cpu.ScaleF32(got, a, 0.3)
+			checkGuardsF32(t, gbuf, gd+1, gd+1+n)
+			if i := sameF32(got, want); i >= 0 {
+				t.Fatalf("scale n=%d: element %d = %g, Go loop %g", n, i, got[i], want[i])
+			}
+			for _, s := range []float32{1, -0.7} {
+				copy(want, x)
+				cpu.AddScaledGo(want, a, s)
+				copy(got, x)
+				cpu.AddScaled(got, a, s)
+				checkGuardsF32(t, gbuf, gd+1, gd+1+n)
+				for i := range want {
+					if d := math.Abs(float64(got[i] - want[i])); d > 1e-7*math.Abs(float64(want[i])) {
+						t.Fatalf("addScaled n=%d s=%g: element %d = %g, Go loop %g", n, s, i, got[i], want[i])
+					}
+				}
+			}
+			if g, w := cpu.MaxF32(a), cpu.MaxF32Go(a); g != w {
+				t.Fatalf("max n=%d: %g, Go loop %g", n, g, w)
+			}
+			if g, w := cpu.SumSqF64(x), cpu.SumSqF64Go(x); math.Abs(g-w) > 1e-12*w {
+				t.Fatalf("sum of squares n=%d: %g, Go loop %g", n, g, w)
+			}
+		}
+	})
+}

@@ -68,23 +68,7 @@ func (t *normTask) run(chunk, nchunks, tid int) {
 // rmsNormRow is ggml_compute_forward_rms_norm_f32 for one row; y may be x.
 func rmsNormRow(y, x []float32, eps float32) {
 	x = x[:len(y)]
-	// ggml adds the squares in order; four float64 partial sums are faster
-	// and differ from that by float64 rounding only.
-	var s0, s1, s2, s3 float64
-	for v := x; len(v) > 0; {
-		if len(v) < 4 {
-			for _, e := range v {
-				s0 += float64(e * e)
-			}
-			break
-		}
-		s0 += float64(v[0] * v[0])
-		s1 += float64(v[1] * v[1])
-		s2 += float64(v[2] * v[2])
-		s3 += float64(v[3] * v[3])
-		v = v[4:]
-	}
-	sum := (s0 + s1) + (s2 + s3)
+	sum := sumSqF64(x)
 	mean := float32(sum / float64(len(x)))
 	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
 	scaleF32(y, x, scale)

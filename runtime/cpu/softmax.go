@@ -84,30 +84,11 @@ func (t *softMaxTask) run(chunk, nchunks, tid int) {
 	}
 }
 
-// addScaledF32 is w[i] += s·m[i], fused as gcc compiles ggml's loop.
-func addScaledF32(w, m []float32, s float32) {
-	m = m[:len(w)]
-	if s == 1 {
-		for i := range w {
-			w[i] += m[i]
-		}
-		return
-	}
-	for i := range w {
-		w[i] = fmaf(s, m[i], w[i])
-	}
-}
-
 // softMaxRow writes softmax(w) to y (y may be w): max, float32 exp(w-max),
 // float64 sum, scaled by the float32 of 1/sum.
 func softMaxRow(y, w []float32) {
 	w = w[:len(y)]
-	mx := float32(math.Inf(-1))
-	for _, v := range w {
-		if v > mx {
-			mx = v
-		}
-	}
+	mx := maxF32(w)
 	sum := expRow(y, w, 1, mx)
 	scaleF32(y, y, float32(1/sum))
 }

@@ -96,13 +96,6 @@ func (t *unaryTask) apply(d, a []float32) {
 	}
 }
 
-func scaleF32(d, a []float32, s float32) {
-	a = a[:len(d)]
-	for i := range d {
-		d[i] = a[i] * s
-	}
-}
-
 func reluF32(d, a []float32) {
 	a = a[:len(d)]
 	for i := range d {
