@@ -70,6 +70,22 @@ func round3(v float64) float64 {
 	return math.Round(v*p) / p
 }
 
+type model struct {
+	name   string
+	layers int
+	setup  func(threads int) (op func(), cleanup func())
+}
+
+var models []model
+
+// RegisterModel adds a model-evaluation case (kernel name, reported with
+// M = layers, N = 8 tokens, K = 16 cache slots): setup builds the model on
+// the given number of threads and returns one evaluation. Generated model
+// packages cannot be imported here (see package models); it registers them.
+func RegisterModel(name string, layers int, setup func(threads int) (op func(), cleanup func())) {
+	models = append(models, model{name, layers, setup})
+}
+
 // Options select and time the cases.
 type Options struct {
 	Run     *regexp.Regexp // only cases whose Name matches; nil: all
@@ -91,7 +107,9 @@ func Cases(threads []int) []Case {
 		cs = append(cs, mulMatCase("matvec", runtime.F32, 4096, 1, 4096, th))
 		cs = append(cs, mulMatCase("matvec", runtime.F16, 4096, 1, 4096, th))
 		cs = append(cs, bandwidthCases(th)...)
-		cs = append(cs, evalCases(th)...)
+		for _, m := range models {
+			cs = append(cs, Case{Kernel: m.name, DType: "f32", M: m.layers, N: 8, K: 16, Threads: th, Eval: true, Setup: m.setup})
+		}
 	}
 	return cs
 }

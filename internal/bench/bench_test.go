@@ -1,7 +1,10 @@
-package bench
+package bench_test
 
 import (
 	"testing"
+
+	. "github.com/graphc/graphc/internal/bench"
+	_ "github.com/graphc/graphc/internal/bench/models" // the llama eval cases
 )
 
 // TestCasesRun runs every case once on a short clock: the setups are

@@ -1,10 +1,11 @@
-package bench
+package bench_test
 
 import (
 	"fmt"
 	goruntime "runtime"
 	"testing"
 
+	. "github.com/graphc/graphc/internal/bench"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
