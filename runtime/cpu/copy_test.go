@@ -103,3 +103,31 @@ func TestGetRows(t *testing.T) {
 		})
 	})
 }
+
+// TestCpyTransposed is the llama V-cache copy: the transpose of a [64, 8]
+// f32 matrix (contiguous along dim 1) into f16 rows of a cache with a row
+// stride, and the f32, f16 and same-type variants.
+func TestCpyTransposed(t *testing.T) {
+	forISAs(t, func(t *testing.T) {
+		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
+			for _, pr := range [][2]runtime.DType{{runtime.F32, runtime.F16}, {runtime.F32, runtime.F32}, {runtime.F16, runtime.F32}} {
+				const nEmbd, nTok, nCtx = 64, 8, 19
+				v := mk(r, pr[0], [4]int{nEmbd, nTok, 1, 1}, dense)
+				vt := &tt{Tensor: &runtime.Tensor{Type: pr[0], Ne: [4]int{nTok, nEmbd, 1, 1},
+					Nb: [4]int{v.Nb[1], v.Nb[0], v.Nb[2], v.Nb[3]}, Data: v.Data}, buf: v.buf, off: v.off}
+				cache := mkOut(r, pr[1], [4]int{nCtx, nEmbd, 1, 1}, dense)
+				dst := &tt{Tensor: &runtime.Tensor{Type: pr[1], Ne: [4]int{nTok, nEmbd, 1, 1},
+					Nb: [4]int{cache.Nb[0], cache.Nb[1], cache.Nb[2], cache.Nb[3]}}, buf: cache.buf, off: cache.off + 3*pr[1].Size()}
+				dst.Data = cache.buf[dst.off : dst.off+dst.Span()]
+				want := vt.values()
+				for k := range want {
+					want[k] = roundTo(pr[1], want[k])
+				}
+				before := dst.snapshot()
+				b.Cpy(dst.Tensor, vt.Tensor)
+				checkUntouched(t, dst, before)
+				expectClose(t, dst, want, exact)
+			}
+		})
+	})
+}

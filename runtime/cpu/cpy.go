@@ -21,18 +21,48 @@ func (b *Backend) Cpy(dst, src *runtime.Tensor) {
 		*t = cpyTask{}
 		return
 	}
-	b.growScratch(b.pool.n, min(s.ne[0], d.ne[0]))
+	scratch := min(s.ne[0], d.ne[0]) // convertRow's f16→f32 buffer
 	units := d.nelem()
-	if d.ne[0] == s.ne[0] {
+	switch {
+	case d.contiguous() && s.contiguous():
+		t.mode = cpyFlat
+	case d.ne[0] == s.ne[0] && s.st[0] != 1 && d.st[0] == 1 && s.ne[1] > 1 && s.st[1] == 1 &&
+		d.ne[2] == 1 && d.ne[3] == 1 && s.ne[2] == 1 && s.ne[3] == 1:
+		// a transposed matrix (V into the KV cache): copy the source's
+		// contiguous columns into strided rows of dst
+		t.mode = cpyTransposed
+		units = s.ne[0]
+		scratch = s.ne[1]
+	case d.ne[0] == s.ne[0]:
 		units = s.nrows()
 	}
+	b.growScratch(b.pool.n, scratch)
 	b.parallel(t, d.nelem()/2, units)
 	*t = cpyTask{}
 }
 
+const (
+	cpyRows       = iota // row by row, or run by run when rows differ
+	cpyFlat              // both contiguous: one run
+	cpyTransposed        // 2-D, src contiguous along dim 1, dst along dim 0
+)
+
 type cpyTask struct {
 	b    *Backend
 	d, s tview
+	mode int
+}
+
+// contiguous reports whether v's elements are adjacent in logical order.
+func (v *tview) contiguous() bool {
+	want := 1
+	for i := 0; i < 4; i++ {
+		if v.ne[i] != 1 && v.st[i] != want {
+			return false
+		}
+		want *= v.ne[i]
+	}
+	return true
 }
 
 // coords returns the 4-D index of flat element k of shape ne.
@@ -49,6 +79,23 @@ func coords(k int, ne *[4]int) [4]int {
 func (t *cpyTask) run(chunk, nchunks, tid int) {
 	d, s := &t.d, &t.s
 	buf := t.b.scratch[tid]
+	switch t.mode {
+	case cpyFlat:
+		// in pieces: Go's memmove streams past the cache (non-temporal
+		// stores) above a size, which is slower for data that stays in L2/L3
+		const piece = 1 << 14
+		lo, hi := split(s.nelem(), chunk, nchunks)
+		for k := lo; k < hi; k += piece {
+			convertRow(d, k, 1, s, k, 1, min(piece, hi-k), buf)
+		}
+		return
+	case cpyTransposed:
+		lo, hi := split(s.ne[0], chunk, nchunks)
+		for i0 := lo; i0 < hi; i0++ {
+			convertRow(d, i0, d.st[1], s, i0*s.st[0], 1, s.ne[1], buf)
+		}
+		return
+	}
 	if d.ne[0] == s.ne[0] {
 		// rows line up: row r of src is row r of dst
 		lo, hi := split(s.nrows(), chunk, nchunks)
@@ -141,6 +188,10 @@ func convertRow(dst *tview, do, ds int, src *tview, so, ss, n int, buf []float32
 			}
 		}
 	default: // f16 → f32
+		if ds == 1 && ss == 1 {
+			f16ToF32Row(dst.f32[do:do+n], src.f16[so:so+n])
+			return
+		}
 		dst.store(do, ds, src.load(so, n, ss, buf[:n]))
 	}
 }

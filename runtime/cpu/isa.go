@@ -11,7 +11,7 @@ type isa int
 const (
 	isaGo     isa = iota // portable Go loops: the reference and the noasm build
 	isaAVX2              // AVX2 + FMA + F16C, 256-bit vectors
-	isaAVX512            // AVX-512F and VL (+ AVX2, FMA, F16C), 512-bit vectors
+	isaAVX512            // AVX-512F, VL and BW (+ AVX2, FMA, F16C), 512-bit vectors
 )
 
 func (l isa) String() string { return [...]string{"go", "avx2", "avx512"}[l] }
@@ -22,7 +22,7 @@ func bestISA() isa {
 	switch {
 	case !haveAsm:
 		return isaGo
-	case x.HasAVX512F && x.HasAVX512VL && x.HasAVX2 && x.HasFMA && x.HasF16C && x.HasOSXSAVE:
+	case x.HasAVX512F && x.HasAVX512VL && x.HasAVX512BW && x.HasAVX2 && x.HasFMA && x.HasF16C && x.HasOSXSAVE:
 		return isaAVX512
 	case x.HasAVX2 && x.HasFMA && x.HasF16C && x.HasOSXSAVE:
 		return isaAVX2
