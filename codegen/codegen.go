@@ -811,6 +811,10 @@ func (gen *generator) submit(f *jen.File) {
 		jen.Id("p").Dot("flight").Dot("Wait").Call(),
 		jen.Return(jen.Id("p").Dot("out")),
 	)
+	f.Comment("Done reports, without blocking, whether the evaluation is done.")
+	f.Func().Params(jen.Id("p").Op("*").Id("Pending")).Id("Done").Params().Bool().Block(
+		jen.Return(jen.Id("p").Dot("flight").Dot("Done").Call()),
+	)
 	f.Comment("Eval runs one evaluation and returns its outputs: Submit, then Wait.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Eval").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Op("*").Id("Outputs"), jen.Error()).Block(
 		jen.List(jen.Id("p"), jen.Err()).Op(":=").Id("m").Dot("Submit").Call(jen.Id("in")),

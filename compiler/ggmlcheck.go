@@ -1,23 +1,18 @@
 package compiler
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os/exec"
 	"strings"
 
-	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/ggmltrace"
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/passes"
 )
 
 func init() {
 	commands = append(commands[:len(commands)-1], &command{
-		"ggml-check", "[-run] [-json] TRACE.json",
+		"ggml-check", "[-run [-sim]] [-json] TRACE.json",
 		"compare graphc's plan for a graph recorded from ggml with ggml's decisions",
 		cmdGGMLCheck,
 	}, commands[len(commands)-1])
@@ -32,11 +27,13 @@ type ggmlCheckReport struct {
 	Plan              *Plan            `json:"plan"`
 	GGMLComputeBuffer map[string]int64 `json:"ggml_compute_buffer_size"`
 	MaxAbsDiff        *float64         `json:"run_max_abs_diff,omitempty"`
+	Mapped            *mappedRun       `json:"mapped_run,omitempty"`
 }
 
 func cmdGGMLCheck(e *env, args []string) error {
 	fs := newFlags(e, "ggml-check")
 	run := fs.Bool("run", false, "also run the graph on the cpu with the trace's fill and input rules and compare its output (1e-4, relative above 1)")
+	sim := fs.Bool("sim", false, "with -run, also run ggml's own plan with its backends mapped onto ones any machine runs (GPU/RPC: sim0, sim1, …; BLAS: blas; CPU: cpu) and compare it with the cpu-only run (bit for bit; 1e-5 with BLAS)")
 	asJSON := fs.Bool("json", false, "print the differences and graphc's plan as JSON")
 	files, err := parseFlags(fs, args, 1)
 	if err != nil {
@@ -63,6 +60,12 @@ func cmdGGMLCheck(e *env, args []string) error {
 		report.MaxAbsDiff = &worst
 		if worst > 1e-4 {
 			runErr = &UserError{fmt.Sprintf("%s: output %s differs from ggml's by up to %g (tolerance 1e-4, relative above 1)", files[0], tr.Output.Tensor, worst)}
+		}
+		if *sim && runErr == nil {
+			if report.Mapped, err = runTraceMapped(tr); err != nil {
+				return err
+			}
+			runErr = report.Mapped.check(files[0], tr)
 		}
 	}
 	if *asJSON {
@@ -97,6 +100,9 @@ func printCheck(w io.Writer, tr *ggmltrace.Trace, r *ggmlCheckReport) {
 	if r.MaxAbsDiff != nil {
 		fmt.Fprintf(w, "output %s: max |graphc - ggml| / max(1, |ggml|) = %.3g\n", tr.Output.Tensor, *r.MaxAbsDiff)
 	}
+	if r.Mapped != nil {
+		r.Mapped.print(w, tr)
+	}
 	if r.Identical {
 		fmt.Fprintln(w, "identical")
 	}
@@ -113,71 +119,25 @@ func backendOfBuffer(tr *ggmltrace.Trace, backend string) string {
 }
 
 // runTrace computes the traced graph on the cpu alone, with the trace's
-// weights and inputs, and returns the largest difference from ggml's
-// output, relative to the value where it exceeds 1.
+// weights and inputs, and returns the largest difference from ggml's output.
 func runTrace(tr *ggmltrace.Trace) (float64, error) {
-	g, _, _, err := tr.Graph()
+	values, _, err := runTraceOn(tr, false)
 	if err != nil {
 		return 0, err
 	}
-	for _, t := range g.Tensors {
-		t.Placement = ""
+	return diffFromGGML(tr, values), nil
+}
+
+// diffFromGGML is the largest difference of values from ggml's output:
+// 1e-4 absolute, relative for values above 1: float32's own rounding of a
+// value of 700 is 6e-5, and ggml's summation order (OpenBLAS's for upgraded
+// matmuls) is not ours.
+func diffFromGGML(tr *ggmltrace.Trace, values []float64) float64 {
+	worst := 0.0
+	for i, v := range tr.Output.Values {
+		worst = max(worst, math.Abs(values[i]-v)/max(1, math.Abs(v)))
 	}
-	for _, t := range g.Inputs {
-		f, err := traceInputFill(tr, t.Name)
-		if err != nil {
-			return 0, &UserError{err.Error()}
-		}
-		t.Fill = f
-	}
-	target, err := Target([]string{"cpu"}, 0)
-	if err != nil {
-		return 0, err
-	}
-	if err := passes.Run(g, &passes.Context{Backends: target}, true, ""); err != nil {
-		return 0, err
-	}
-	code, err := Generate(&Result{Graph: g}, codegen.Options{PkgName: "main", Main: true, Source: tr.Case + ".json"})
-	if err != nil {
-		return 0, err
-	}
-	bin, cleanup, err := BuildMain(code)
-	if err != nil {
-		return 0, err
-	}
-	defer cleanup()
-	var out, errb bytes.Buffer
-	cmd := exec.Command(bin, "-json")
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return 0, &InternalError{Msg: fmt.Sprintf("running the traced graph: %v\n%s", err, errb.String())}
-	}
-	var got struct {
-		Outputs []struct {
-			Name   string    `json:"name"`
-			Values []float64 `json:"values"`
-		} `json:"outputs"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		return 0, err
-	}
-	for _, o := range got.Outputs {
-		if o.Name != tr.Output.Tensor {
-			continue
-		}
-		if len(o.Values) != len(tr.Output.Values) {
-			return 0, &UserError{fmt.Sprintf("output %s: %d values, ggml has %d", o.Name, len(o.Values), len(tr.Output.Values))}
-		}
-		// 1e-4 absolute, relative for values above 1: float32's own
-		// rounding of a value of 700 is 6e-5, and ggml's summation order
-		// (OpenBLAS's for upgraded matmuls) is not ours.
-		worst := 0.0
-		for i, v := range tr.Output.Values {
-			worst = max(worst, math.Abs(o.Values[i]-v)/max(1, math.Abs(v)))
-		}
-		return worst, nil
-	}
-	return 0, &UserError{fmt.Sprintf("the traced graph has no output %s", tr.Output.Tensor)}
+	return worst
 }
 
 // traceInputFill is the traces' input rule (their input_rule field) as fill

@@ -87,22 +87,9 @@ func cmdRun(e *env, args []string) error {
 // temporary module whose graphc dependency is replaced by this repository.
 // cleanup removes the temporary files.
 func BuildMain(code []byte) (bin string, cleanup func(), err error) {
-	root, err := RepoRoot()
+	dir, cleanup, err := TempModule(map[string][]byte{"model_gen.go": code})
 	if err != nil {
 		return "", nil, err
-	}
-	dir, err := os.MkdirTemp("", "graphc-run-")
-	if err != nil {
-		return "", nil, err
-	}
-	cleanup = func() { os.RemoveAll(dir) }
-	gomod := fmt.Sprintf("module graphcrun\n\ngo 1.26\n\nrequire github.com/graphc/graphc v0.0.0\n\nreplace github.com/graphc/graphc => %s\n", root)
-	sum, _ := os.ReadFile(filepath.Join(root, "go.sum"))
-	for name, data := range map[string][]byte{"go.mod": []byte(gomod), "go.sum": sum, "model_gen.go": code} {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			cleanup()
-			return "", nil, err
-		}
 	}
 	bin = filepath.Join(dir, "model")
 	cmd := exec.Command("go", "build", "-mod=mod", "-o", bin, ".")
@@ -114,6 +101,39 @@ func BuildMain(code []byte) (bin string, cleanup func(), err error) {
 		return "", nil, &InternalError{Msg: fmt.Sprintf("generated code does not build: %v\n%s", err, out.String())}
 	}
 	return bin, cleanup, nil
+}
+
+// TempModule writes files (paths relative to the module root) into a new
+// temporary module, graphcrun, whose graphc dependency is replaced by this
+// repository. cleanup removes it.
+func TempModule(files map[string][]byte) (dir string, cleanup func(), err error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", nil, err
+	}
+	dir, err = os.MkdirTemp("", "graphc-run-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	gomod := fmt.Sprintf("module graphcrun\n\ngo 1.26\n\nrequire github.com/graphc/graphc v0.0.0\n\nreplace github.com/graphc/graphc => %s\n", root)
+	sum, _ := os.ReadFile(filepath.Join(root, "go.sum"))
+	all := map[string][]byte{"go.mod": []byte(gomod), "go.sum": sum}
+	for name, data := range files {
+		all[name] = data
+	}
+	for name, data := range all {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			cleanup()
+			return "", nil, err
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			cleanup()
+			return "", nil, err
+		}
+	}
+	return dir, cleanup, nil
 }
 
 // RepoRoot finds the graphc module's source: $GRAPHC_ROOT, the module this

@@ -77,6 +77,9 @@ type Event interface {
 	// Synchronize blocks until the recorded work is done
 	// (ggml_backend_event_synchronize).
 	Synchronize()
+	// Done reports, without blocking, whether the recorded work is done
+	// (cudaEventQuery).
+	Done() bool
 	// When is the time the recorded work completed; valid after
 	// Synchronize.
 	When() time.Time
@@ -133,6 +136,7 @@ func (e *hostEvent) Record() {
 }
 
 func (e *hostEvent) Synchronize() {}
+func (e *hostEvent) Done() bool   { return true }
 
 func (e *hostEvent) When() time.Time {
 	e.mu.Lock()

@@ -333,11 +333,15 @@ func (s *Sched) EndSplit(k int) {
 
 // Inspect reports node name, just computed by backend b into t, to the eval
 // callback. It panics with a stop the generated code recovers (Recover)
-// when the callback stops the evaluation.
+// when the callback stops the evaluation. Without a callback it costs a
+// test (it inlines).
 func (s *Sched) Inspect(b int, name string, t *Tensor) {
-	if s.cb == nil {
-		return
+	if s.cb != nil {
+		s.inspect(b, name, t)
 	}
+}
+
+func (s *Sched) inspect(b int, name string, t *Tensor) {
 	desc := Tensor{Type: t.Type, Ne: t.Ne, Nb: t.Nb}
 	if !s.cb(name, &desc, true) {
 		return
@@ -414,6 +418,16 @@ func (f *Flight) Wait() {
 		e.Synchronize()
 	}
 	f.once.Do(f.finish)
+}
+
+// Done reports, without blocking, whether the evaluation's work is done.
+func (f *Flight) Done() bool {
+	for _, e := range f.done {
+		if !e.Done() {
+			return false
+		}
+	}
+	return true
 }
 
 func (f *Flight) finish() {

@@ -719,6 +719,11 @@ func (p *Pending) Wait() *Outputs {
 	return p.out
 }
 
+// Done reports, without blocking, whether the evaluation is done.
+func (p *Pending) Done() bool {
+	return p.flight.Done()
+}
+
 // Eval runs one evaluation and returns its outputs: Submit, then Wait.
 func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 	p, err := m.Submit(in)

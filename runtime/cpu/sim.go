@@ -405,6 +405,12 @@ func (e *simEvent) Synchronize() {
 	s.mu.Unlock()
 }
 
+func (e *simEvent) Done() bool {
+	e.s.mu.Lock()
+	defer e.s.mu.Unlock()
+	return e.s.completed >= e.seq
+}
+
 func (e *simEvent) When() time.Time {
 	e.s.mu.Lock()
 	defer e.s.mu.Unlock()

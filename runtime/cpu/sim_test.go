@@ -181,3 +181,27 @@ func TestSimStreams(t *testing.T) {
 		t.Error("event has no completion time")
 	}
 }
+
+// TestSimOffload: like ggml-cuda's offload_op, by get_op_batch_size.
+func TestSimOffload(t *testing.T) {
+	d := cpu.SimDescription(0)
+	for _, tc := range []struct {
+		op   string
+		ne   [4]int64
+		want bool
+	}{
+		{"mul_mat", [4]int64{4096, 32, 1, 1}, true},
+		{"mul_mat", [4]int64{4096, 31, 1, 1}, false},
+		{"get_rows", [4]int64{4096, 512, 1, 1}, false},
+		{"rope", [4]int64{128, 32, 8, 1}, false}, // batch is ne[2]
+		{"rope", [4]int64{128, 4, 32, 1}, true},
+		{"add", [4]int64{4096, 8, 4, 1}, true}, // rows
+	} {
+		if got := d.OffloadOp(&runtime.OpQuery{Op: tc.op, Ne: tc.ne}, d.OffloadMinBatch); got != tc.want {
+			t.Errorf("offload %s %v = %v, want %v", tc.op, tc.ne, got, tc.want)
+		}
+	}
+	if d.BufferType.Host || !d.Async || d.Device != "GPU" || d.SupportsBufferType(cpu.BufferType) || !d.SupportsBufferType(d.BufferType) {
+		t.Errorf("sim0 is not a discrete GPU: %+v", d)
+	}
+}

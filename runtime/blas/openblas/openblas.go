@@ -62,16 +62,9 @@ func open() (*lib, error) {
 			l.coreType = ct
 		}
 	}
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	sym, err := openLibrary(path)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %v", path, err)
-	}
-	sym := func(name string) uintptr {
-		p, err := purego.Dlsym(h, name)
-		if err != nil {
-			return 0
-		}
-		return p
 	}
 	p := sym("cblas_sgemm")
 	if p == 0 {

@@ -1,0 +1,328 @@
+package compiler
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/tools/txtar"
+
+	"github.com/graphc/graphc/ggmltrace"
+	"github.com/graphc/graphc/passes"
+	"github.com/graphc/graphc/runtime/blas"
+)
+
+// needGo skips tests that build generated programs when they cannot.
+func needGo(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds generated programs")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go tool")
+	}
+}
+
+// blasOrSkip skips a test that needs OpenBLAS on a machine without it.
+func blasOrSkip(t *testing.T) {
+	t.Helper()
+	if why := Unavailable([]string{"blas"}); why["blas"] != "" {
+		if os.Getenv("GRAPHC_REQUIRE_BLAS") == "1" {
+			t.Fatal(why["blas"])
+		}
+		t.Skipf("skipping: %s", why["blas"])
+	}
+}
+
+// TestGGMLCheckSim runs ggml's own plan of every trace with its backends
+// mapped onto simulated devices, BLAS and the CPU: the output must be the
+// cpu-only run's bit for bit (to 1e-5 with BLAS) and the bytes copied per
+// evaluation the plan's.
+func TestGGMLCheckSim(t *testing.T) {
+	needGo(t)
+	traces, _ := filepath.Glob("../ggmltrace/testdata/*.json")
+	for _, path := range traces {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
+			tr, err := ggmltrace.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range tr.Backends {
+				if b.Kind == "BLAS" {
+					blasOrSkip(t)
+				}
+			}
+			code, out, stderr := runCLI("ggml-check", "-run", "-sim", "-json", path)
+			if code != 0 {
+				t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+			}
+			var r ggmlCheckReport
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatal(err)
+			}
+			m := r.Mapped
+			if m == nil {
+				t.Fatal("no mapped run in the report")
+			}
+			t.Logf("on %v: max diff %g, bit identical %v, %d bytes copied", m.Backends, m.MaxDiffCPU, m.BitIdentical, m.BytesCopied)
+			if m.Tolerance == 0 && !m.BitIdentical {
+				t.Errorf("on %v: not bit for bit the cpu-only run's (max diff %g)", m.Backends, m.MaxDiffCPU)
+			}
+			if m.BytesCopied != tr.Result.BytesCopiedPerEval {
+				t.Errorf("copied %d bytes per evaluation, ggml %d", m.BytesCopied, tr.Result.BytesCopiedPerEval)
+			}
+		})
+	}
+}
+
+// runOutputs runs `graphc run -json -stats` with args and returns the
+// outputs' values by name and the bytes copied that -stats reported.
+func runOutputs(t *testing.T, args ...string) (map[string][]float64, int64) {
+	t.Helper()
+	code, out, stderr := runCLI(append([]string{"run", "-json", "-stats"}, args...)...)
+	if code != 0 {
+		t.Fatalf("graphc run %s: exit %d\n%s", strings.Join(args, " "), code, stderr)
+	}
+	var got struct {
+		Outputs []struct {
+			Name   string    `json:"name"`
+			Values []float64 `json:"values"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	vals := map[string][]float64{}
+	for _, o := range got.Outputs {
+		vals[o.Name] = o.Values
+	}
+	n, err := statsBytesCopied(stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vals, n
+}
+
+// TestRunExamplesMapped runs every example on simulated devices, BLAS and
+// the CPU in several placements, with and without pipeline copies, and
+// wants the CPU-only run's outputs bit for bit (within 1e-5, relative above
+// 1, with BLAS) and the plan's bytes copied.
+func TestRunExamplesMapped(t *testing.T) {
+	needGo(t)
+	layers := []string{"-ot", `blk\.[01]\.=sim0`, "-ot", `cache_._l[01]=sim0`, "-ot", `blk\.[23]\.=sim1`, "-ot", `cache_._l[23]=sim1`}
+	cases := map[string][][]string{
+		"../examples/llama/llama.g": {
+			{"-backends", "sim0,cpu", "-ngl", "2"},
+			{"-backends", "sim0,cpu", "-ngl", "4", "-n-copies", "2"},
+			append([]string{"-backends", "sim0,sim1,cpu", "-n-copies", "4"}, layers...),
+			{"-backends", "sim0,blas,cpu", "-ngl", "2"},
+		},
+		"../examples/mlp/mlp.g": {
+			{"-backends", "sim0,cpu", "-ot", `fc0\.=sim0`},
+			{"-backends", "sim0,sim1,cpu", "-ot", `fc0\.=sim0`, "-ot", `fc1\.=sim1`, "-n-copies", "3"},
+		},
+		"../examples/llama32/llama32.g": {
+			{"-backends", "sim0,cpu", "-ngl", "16", "-n-copies", "2"},
+		},
+		"testdata/blas_mlp.g": {
+			{"-backends", "blas,cpu"},
+			{"-backends", "sim0,blas,cpu", "-ot", `w0=sim0`},
+		},
+	}
+	for model, targets := range cases {
+		t.Run(filepath.Base(model), func(t *testing.T) {
+			want, _ := runOutputs(t, model)
+			for _, args := range targets {
+				name := strings.Join(args, " ")
+				t.Run(name, func(t *testing.T) {
+					withBLAS := strings.Contains(name, "blas")
+					if withBLAS {
+						blasOrSkip(t)
+					}
+					got, copied := runOutputs(t, append(args, model)...)
+					tf := targetFlagsFor(t, args)
+					src, _ := os.ReadFile(model)
+					res, err := Compile(model, src, tf)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if plan := PlanJSON(res.Graph).BytesCopiedPerEval; copied != plan {
+						t.Errorf("copied %d bytes per evaluation, the plan %d", copied, plan)
+					}
+					if len(res.Graph.Splits) < 2 {
+						t.Errorf("the plan has %d split(s): nothing runs on another backend", len(res.Graph.Splits))
+					}
+					for out, w := range want {
+						g := got[out]
+						if len(g) != len(w) {
+							t.Fatalf("output %s: %d values, cpu-only %d", out, len(g), len(w))
+						}
+						worst := 0.0
+						for i := range w {
+							d := math.Abs(g[i]-w[i]) / max(1, math.Abs(w[i]))
+							if withBLAS {
+								worst = max(worst, d)
+							} else if math.Float32bits(float32(g[i])) != math.Float32bits(float32(w[i])) {
+								t.Fatalf("output %s[%d] = %g, cpu-only %g: not bit for bit", out, i, g[i], w[i])
+							}
+						}
+						if worst > 1e-5 {
+							t.Errorf("output %s differs from the cpu-only run by up to %g (tolerance 1e-5)", out, worst)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// targetFlagsFor parses planning flags the way graphc run does.
+func targetFlagsFor(t *testing.T, args []string) Config {
+	t.Helper()
+	fs := newFlags(&env{stdout: os.Stdout, stderr: os.Stderr}, "test")
+	var tf targetFlags
+	tf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return tf.config()
+}
+
+// TestBLASUpgrades checks that BLAS takes the big matrix products of a
+// model (ggml's 3.upg) and nothing else.
+func TestBLASUpgrades(t *testing.T) {
+	src, err := os.ReadFile("testdata/blas_mlp.g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compile("blas_mlp.g", src, Config{Backends: []string{"blas", "cpu"}, Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blasOps := 0
+	for _, n := range res.Graph.Nodes {
+		if res.Graph.Backends[n.Backend].Name == "blas" {
+			if n.Op.String() != "mul_mat" {
+				t.Errorf("%s %s on blas", n.Name, n.Op)
+			}
+			blasOps++
+		}
+	}
+	if blasOps < 2 {
+		t.Errorf("%d matrix products on blas, want the big ones", blasOps)
+	}
+}
+
+// TestDropUnavailableBLAS: without OpenBLAS, graphc run plans without blas
+// and says so; compile keeps it.
+func TestDropUnavailableBLAS(t *testing.T) {
+	t.Setenv(blas.LibraryEnv, filepath.Join(t.TempDir(), "libopenblas.so.0"))
+	src, err := os.ReadFile("testdata/blas_mlp.g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Compile("blas_mlp.g", src, Config{Backends: []string{"blas", "cpu"}, Verify: true, ThisMachine: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Graph.Backends) != 1 || res.Graph.Backends[0].Name != "cpu" {
+		t.Errorf("target %v, want cpu alone", res.Graph.Backends)
+	}
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "backend blas dropped") || !strings.Contains(res.Warnings[0], blas.LibraryEnv) {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+	res, err = Compile("blas_mlp.g", src, Config{Backends: []string{"blas", "cpu"}, Verify: true})
+	if err != nil || len(res.Graph.Backends) != 2 || len(res.Warnings) != 0 {
+		t.Errorf("compile for another machine: %v, %d backends, warnings %q", err, len(res.Graph.Backends), res.Warnings)
+	}
+}
+
+// TestDescriptionsMatchTraces asks graphc's descriptions of the backends
+// that stand in for the traces' (sim<N> for ggml's RPC GPU, blas for BLAS,
+// cpu) about every traced node: they must answer supports_op as ggml did.
+// (offload_op differs on purpose: ggml's RPC backend never offloads, the
+// simulated devices do as CUDA.)
+func TestDescriptionsMatchTraces(t *testing.T) {
+	traces, _ := filepath.Glob("../ggmltrace/testdata/*.json")
+	for _, path := range traces {
+		tr, err := ggmltrace.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, _, _, err := tr.Graph()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mine []*passes.Backend
+		sims := 0
+		for _, b := range tr.Backends {
+			name := "cpu"
+			switch {
+			case b.Kind == "BLAS":
+				name = "blas"
+			case b.DeviceType == "GPU":
+				name = fmt.Sprintf("sim%d", sims)
+				sims++
+			}
+			target, err := Target([]string{name, "cpu"}, 0)
+			if name == "cpu" {
+				target, err = Target([]string{"cpu"}, 0)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			mine = append(mine, target[0])
+		}
+		for i, n := range tr.Nodes {
+			node := g.Nodes[i]
+			for k, b := range tr.Backends {
+				want, ok := n.SupportsOp[b.Name]
+				if !ok {
+					continue
+				}
+				if got := mine[k].SupportsOp(node); got != want {
+					t.Errorf("%s: %s %s: %s says supports_op %v, ggml's %s %v", tr.Case, n.Name, n.Op, mine[k].Name, got, b.Name, want)
+				}
+			}
+		}
+	}
+}
+
+// TestGoldenCodeBuilds type-checks and vets every golden's generated code,
+// for every target (cuda and metal included): one package each in one
+// temporary module.
+func TestGoldenCodeBuilds(t *testing.T) {
+	needGo(t)
+	goldens, _ := filepath.Glob("../golden/*.txtar")
+	files := map[string][]byte{}
+	for _, p := range goldens {
+		ar, err := txtar.ParseFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range ar.Files {
+			if f.Name == "gen.go" {
+				name := strings.TrimSuffix(filepath.Base(p), ".txtar")
+				files[name+"/model_gen.go"] = f.Data
+			}
+		}
+	}
+	if len(files) == 0 {
+		t.Fatal("no generated code in the goldens")
+	}
+	dir, cleanup, err := TempModule(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	cmd := exec.Command("go", "vet", "-mod=mod", "./...")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go vet of the goldens' generated code: %v\n%s", err, out)
+	}
+}

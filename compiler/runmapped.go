@@ -1,0 +1,253 @@
+package compiler
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os/exec"
+	"strings"
+
+	"github.com/graphc/graphc/codegen"
+	"github.com/graphc/graphc/ggmltrace"
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/passes"
+)
+
+// mappedRun is ggml-check -run -sim's report: ggml's own plan of a trace,
+// run on backends any machine has, compared with the cpu-only run.
+type mappedRun struct {
+	// Backends maps the trace's backends, in order, to the ones run.
+	Backends []string `json:"backends"`
+	// MaxDiffCPU is the largest difference from the cpu-only run,
+	// absolute, relative for values above 1; BitIdentical says every
+	// value is the same to the bit.
+	MaxDiffCPU   float64 `json:"max_diff_cpu"`
+	BitIdentical bool    `json:"bit_identical"`
+	// Tolerance is what the comparison allows: 0 without BLAS, 1e-5 with.
+	Tolerance float64 `json:"tolerance"`
+	// BytesCopied is what the run reported copying between backends;
+	// PlanBytesCopied the plan's bytes_copied_per_eval.
+	BytesCopied     int64 `json:"bytes_copied"`
+	PlanBytesCopied int64 `json:"plan_bytes_copied"`
+}
+
+func (r *mappedRun) print(w io.Writer, tr *ggmltrace.Trace) {
+	how := fmt.Sprintf("max |mapped - cpu| / max(1, |cpu|) = %.3g", r.MaxDiffCPU)
+	if r.BitIdentical {
+		how = "bit for bit the cpu-only run's"
+	}
+	fmt.Fprintf(w, "ggml's plan on %s: output %s %s; %d bytes copied per evaluation, the plan's %d\n",
+		strings.Join(r.Backends, ", "), tr.Output.Tensor, how, r.BytesCopied, r.PlanBytesCopied)
+}
+
+// check reports a mapped run outside its tolerance or copying other than
+// the plan's bytes.
+func (r *mappedRun) check(file string, tr *ggmltrace.Trace) error {
+	if r.MaxDiffCPU > r.Tolerance || math.IsNaN(r.MaxDiffCPU) {
+		return &UserError{fmt.Sprintf("%s: ggml's plan on %s: output %s differs from the cpu-only run by up to %g (tolerance %g)",
+			file, strings.Join(r.Backends, ", "), tr.Output.Tensor, r.MaxDiffCPU, r.Tolerance)}
+	}
+	if r.BytesCopied != r.PlanBytesCopied {
+		return &UserError{fmt.Sprintf("%s: ggml's plan on %s copied %d bytes per evaluation, the plan says %d",
+			file, strings.Join(r.Backends, ", "), r.BytesCopied, r.PlanBytesCopied)}
+	}
+	return nil
+}
+
+// runTraceMapped runs ggml's own plan of the trace on backends any machine
+// has (see mapTraceBackends) and compares it with the cpu-only run.
+func runTraceMapped(tr *ggmltrace.Trace) (*mappedRun, error) {
+	cpu, _, err := runTraceOn(tr, false)
+	if err != nil {
+		return nil, err
+	}
+	mapped, r, err := runTraceOn(tr, true)
+	if err != nil {
+		return nil, err
+	}
+	r.BitIdentical = len(cpu) == len(mapped)
+	for i := range cpu {
+		if i >= len(mapped) {
+			break
+		}
+		d := math.Abs(mapped[i]-cpu[i]) / max(1, math.Abs(cpu[i]))
+		if math.IsNaN(d) {
+			r.MaxDiffCPU = math.NaN()
+			r.BitIdentical = false
+			break
+		}
+		r.MaxDiffCPU = max(r.MaxDiffCPU, d)
+		r.BitIdentical = r.BitIdentical && math.Float32bits(float32(mapped[i])) == math.Float32bits(float32(cpu[i]))
+	}
+	return r, nil
+}
+
+// runTraceOn computes the traced graph with the trace's weights and inputs
+// and returns its output's values. Without mapped it plans for the cpu
+// alone; with it, it plans as ggml did (the trace's own capability tables,
+// so ggml's splits and copies) and runs that plan on backends any machine
+// has, reporting which and what was copied.
+func runTraceOn(tr *ggmltrace.Trace, mapped bool) ([]float64, *mappedRun, error) {
+	g, backends, opts, err := tr.Graph()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range g.Inputs {
+		f, err := traceInputFill(tr, t.Name)
+		if err != nil {
+			return nil, nil, &UserError{err.Error()}
+		}
+		t.Fill = f
+	}
+	var r *mappedRun
+	if mapped {
+		if err := passes.Run(g, &passes.Context{Backends: backends, Options: opts}, true, ""); err != nil {
+			return nil, nil, err
+		}
+		names, err := mapTraceBackends(tr, g)
+		if err != nil {
+			return nil, nil, err
+		}
+		r = &mappedRun{Backends: names, PlanBytesCopied: ggmltrace.BytesCopiedPerEval(g)}
+		for _, n := range names {
+			if n == "blas" {
+				r.Tolerance = 1e-5
+			}
+		}
+		if why := Unavailable(names); len(why) > 0 {
+			return nil, nil, &UserError{fmt.Sprintf("trace %s: running ggml's plan needs %s: %s", tr.Case, strings.Join(names, ", "), why["blas"])}
+		}
+	} else {
+		for _, t := range g.Tensors {
+			t.Placement = ""
+		}
+		target, err := Target([]string{"cpu"}, 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := passes.Run(g, &passes.Context{Backends: target}, true, ""); err != nil {
+			return nil, nil, err
+		}
+	}
+	code, err := Generate(&Result{Graph: g}, codegen.Options{PkgName: "main", Main: true, Source: tr.Case + ".json"})
+	if err != nil {
+		return nil, nil, err
+	}
+	bin, cleanup, err := BuildMain(code)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer cleanup()
+	var out, errb bytes.Buffer
+	cmd := exec.Command(bin, "-json", "-stats")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return nil, nil, &InternalError{Msg: fmt.Sprintf("running the traced graph: %v\n%s", err, errb.String())}
+	}
+	if r != nil {
+		if r.BytesCopied, err = statsBytesCopied(errb.String()); err != nil {
+			return nil, nil, &InternalError{Msg: err.Error()}
+		}
+	}
+	var got struct {
+		Outputs []struct {
+			Name   string    `json:"name"`
+			Values []float64 `json:"values"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		return nil, nil, err
+	}
+	for _, o := range got.Outputs {
+		if o.Name != tr.Output.Tensor {
+			continue
+		}
+		if len(o.Values) != len(tr.Output.Values) {
+			return nil, nil, &UserError{fmt.Sprintf("output %s: %d values, ggml has %d", o.Name, len(o.Values), len(tr.Output.Values))}
+		}
+		return o.Values, r, nil
+	}
+	return nil, nil, &UserError{fmt.Sprintf("the traced graph has no output %s", tr.Output.Tensor)}
+}
+
+// statsBytesCopied reads the bytes copied from a generated program's
+// -stats report (runtime.Stats.String).
+func statsBytesCopied(report string) (int64, error) {
+	for _, line := range strings.Split(report, "\n") {
+		var n int64
+		var copies int
+		if _, err := fmt.Sscanf(line, "%d bytes copied in %d copies", &n, &copies); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("no bytes copied in the statistics:\n%s", report)
+}
+
+// mapTraceBackends renames the backends of g, planned with the trace's
+// target, to backends any machine can run, in place: every GPU-like one
+// (ggml's RPC in the traces) to sim0, sim1, …, BLAS to blas and the CPU to
+// cpu, with their buffer types. The plan stays ggml's, offsets included
+// (the simulated devices' alignment is the traces' RPC alignment). It
+// returns the new names in order.
+func mapTraceBackends(tr *ggmltrace.Trace, g *ir.Graph) ([]string, error) {
+	if len(tr.Backends) != len(g.Backends) {
+		return nil, fmt.Errorf("BUG: trace %s: %d backends, plan %d", tr.Case, len(tr.Backends), len(g.Backends))
+	}
+	rename := map[string]string{} // backend names
+	bufts := map[string]string{}  // buffer type names
+	var names []string
+	sims := 0
+	for i, b := range g.Backends {
+		tb := tr.Backends[i]
+		var name string
+		switch {
+		case tb.DeviceType == "CPU":
+			name = "cpu"
+		case tb.Kind == "BLAS":
+			name = "blas"
+		case tb.DeviceType == "GPU" || tb.DeviceType == "ACCEL":
+			name = fmt.Sprintf("sim%d", sims)
+			sims++
+		default:
+			return nil, &UserError{fmt.Sprintf("trace %s: backend %s (%s, %s) has no runnable counterpart", tr.Case, tb.Name, tb.Kind, tb.DeviceType)}
+		}
+		d, err := describe(name)
+		if err != nil {
+			return nil, err
+		}
+		if d.BufferType.Host != b.Host {
+			return nil, &UserError{fmt.Sprintf("trace %s: backend %s's memory is host memory: %v, %s's: %v", tr.Case, tb.Name, b.Host, name, d.BufferType.Host)}
+		}
+		if prev, ok := bufts[b.BufferType]; ok && prev != d.BufferType.Name {
+			return nil, &UserError{fmt.Sprintf("trace %s: buffer type %s maps to both %s and %s", tr.Case, b.BufferType, prev, d.BufferType.Name)}
+		}
+		rename[b.Name] = name
+		bufts[b.BufferType] = d.BufferType.Name
+		names = append(names, name)
+	}
+	for _, b := range g.Backends {
+		b.Name, b.BufferType = rename[b.Name], bufts[b.BufferType]
+		for k, r := range b.Reads {
+			b.Reads[k] = bufts[r]
+		}
+	}
+	for _, buf := range g.Buffers {
+		buf.BufferType = bufts[buf.BufferType]
+	}
+	for _, t := range g.Tensors {
+		if n, ok := rename[t.Placement]; ok {
+			t.Placement = n
+		}
+		if t.Kind == ir.KindCopy {
+			for old, n := range rename {
+				if rest, ok := strings.CutPrefix(t.Name, old+"#"); ok {
+					t.Name = n + "#" + rest
+					break
+				}
+			}
+		}
+	}
+	return names, nil
+}
