@@ -1,7 +1,21 @@
 // Package codegen turns a plan (a fully scheduled and allocated ir.Graph)
 // into an ordinary Go package with jennifer: named constants for every
-// buffer offset, one method per split, a Model with New/Eval/Close, and
-// optionally a main that fills weights deterministically and prints the
-// outputs. It decides nothing: every backend, offset and order it emits is
-// already in the plan. Output is deterministic byte for byte and gofmt'd.
+// buffer offset, one method per split, a Model with New, Submit/Eval,
+// Stats, the eval callback and Close, and optionally a main that fills
+// weights deterministically and prints the outputs. It decides nothing:
+// every backend, offset and order it emits is already in the plan. Output
+// is deterministic byte for byte and gofmt'd.
+//
+// The generated code holds each backend of the target by its own type
+// (cpu.Backend, cpu.Sim, openblas.Backend, cuda.Backend, …) to launch
+// kernels, and drives them all through a runtime.Sched: New allocates each
+// compute buffer on the first backend of its buffer type and puts weights
+// and state in their backend's memory; each split method calls
+// BeginSplit, copies the split's inputs in with CopyInput (the scheduler
+// orders the backends' streams with events, as ggml's
+// ggml_backend_sched_compute_splits does), launches its nodes' kernels,
+// reports each to the eval callback and calls EndSplit. With n_copies > 1
+// the graph inputs and the split inputs' copies have one version per
+// pipeline slot (offs…[c]), and Submit returns while asynchronous backends
+// still compute.
 package codegen
