@@ -93,3 +93,9 @@ var (
 	SumSqF64    = sumSqF64
 	SumSqF64Go  = sumSqF64Go
 )
+
+// RopeRow is ropeRow at the current level, RopeRowGo its loop.
+var (
+	RopeRow   = ropeRow
+	RopeRowGo = ropeRowGo
+)

@@ -374,3 +374,31 @@ func TestVecKernels(t *testing.T) {
 		}
 	})
 }
+
+// TestRopeKernels: the vector rotations give the Go loop's values (up to
+// the Go loop's rare double rounding of its emulated fmaf) for both modes,
+// every even length, in place or not.
+func TestRopeKernels(t *testing.T) {
+	forISAs(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(15, 16))
+		for nd := 2; nd <= 100; nd += 2 {
+			for _, mode := range []int{0, runtime.RopeNeox} {
+				cs, _ := guardedF32(r, nd, r.IntN(4))
+				x, _ := guardedF32(r, nd+r.IntN(3), r.IntN(4))
+				want := make([]float32, nd)
+				cpu.RopeRowGo(want, x, cs, mode)
+				off := r.IntN(4)
+				got, gbuf := guardedF32(r, nd, off)
+				cpu.RopeRow(got, x, cs, mode)
+				checkGuardsF32(t, gbuf, gd+off, gd+off+nd)
+				in := append([]float32(nil), x[:nd]...)
+				cpu.RopeRow(in, in, cs, mode) // in place
+				for i := range want {
+					if d := math.Abs(float64(got[i] - want[i])); d > 1.2e-7*math.Abs(float64(want[i])) || got[i] != in[i] {
+						t.Fatalf("nd=%d mode=%d: element %d = %g (in place %g), Go loop %g", nd, mode, i, got[i], in[i], want[i])
+					}
+				}
+			}
+		}
+	})
+}

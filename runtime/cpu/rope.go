@@ -118,8 +118,9 @@ func ropeYarnRamp(low, high float32, i0 int) float32 {
 	return 1 - min(1, max(0, y))
 }
 
-// ropeCache fills cache[i0], cache[i0+1] with cos and sin of pair i0/2 for
-// position p (ggml_rope_cache_init + rope_yarn, no frequency factors).
+// ropeCache fills cache[i0/2] and cache[len/2 + i0/2] with cos and sin of
+// pair i0/2 for position p (cosines, then sines: the vector kernels load
+// them as they are) (ggml_rope_cache_init + rope_yarn, no frequency factors).
 func (t *ropeTask) ropeCache(cache []float32, p float32) {
 	pr := &t.p
 	theta := p
@@ -136,8 +137,8 @@ func (t *ropeTask) ropeCache(cache []float32, p float32) {
 			mscale *= fmaf(float32(math.Log(float64(1/pr.FreqScale))), 0.1, 1)
 		}
 		s, c := math.Sincos(float64(th))
-		cache[i0] = float32(c) * mscale
-		cache[i0+1] = float32(s) * mscale
+		cache[i0/2] = float32(c) * mscale
+		cache[len(cache)/2+i0/2] = float32(s) * mscale
 		theta *= t.thetaScale
 	}
 }
@@ -176,18 +177,36 @@ func (t *ropeTask) run(chunk, nchunks, tid int) {
 func fmaf(a, b, c float32) float32 { return float32(float64(a)*float64(b) + float64(c)) }
 
 // ropeRow rotates the first len(cache) elements of x into y (y may be x):
-// pairs (2i, 2i+1) for mode 0, (i, i+n/2) for NEOX, by cache[2i], cache[2i+1].
-// As gcc compiles ggml's rotate_pairs, x0's products are fused:
-// y0 = fma(x0, cos, -(x1·sin)), y1 = fma(x0, sin, x1·cos).
+// pairs (2i, 2i+1) for mode 0, (i, i+n/2) for NEOX, by the cosine cache[i]
+// and the sine cache[n/2+i]. As gcc compiles ggml's rotate_pairs, x0's
+// products are fused: y0 = fma(x0, cos, -(x1·sin)), y1 = fma(x0, sin, x1·cos).
 func ropeRow(y, x, cache []float32, mode int) {
 	nd := len(cache)
+	x, y = x[:nd], y[:nd]
+	if level == isaAVX512 {
+		if mode == runtime.RopeNeox {
+			ropeNeoxAVX512(y, x, cache)
+		} else {
+			ropePairsAVX512(y, x, cache, &ropePairIdx)
+		}
+		return
+	}
+	ropeRowGo(y, x, cache, mode)
+}
+
+// ropePairIdx spreads eight cosines (or sines) over sixteen lanes: c0 c0 c1 c1 …
+var ropePairIdx = [16]uint32{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7}
+
+// ropeRowGo is ropeRow's loop.
+func ropeRowGo(y, x, cache []float32, mode int) {
+	nd := len(cache)
+	h := nd / 2
+	cs, sn := cache[:h], cache[h:nd]
 	if mode == runtime.RopeNeox {
-		h := nd / 2
 		x0, x1 := x[:h], x[h:nd]
 		y0, y1 := y[:h], y[h:nd]
-		cache = cache[:2*len(x0)]
 		for i := range x0 {
-			c, s := cache[2*i], cache[2*i+1]
+			c, s := cs[i], sn[i]
 			u, v := x0[i], x1[i]
 			y0[i] = fmaf(u, c, -(v * s))
 			y1[i] = fmaf(u, s, v*c)
@@ -195,10 +214,10 @@ func ropeRow(y, x, cache []float32, mode int) {
 		return
 	}
 	x, y = x[:nd], y[:nd]
-	for i := 0; i+1 < nd; i += 2 {
-		c, s := cache[i], cache[i+1]
-		u, v := x[i], x[i+1]
-		y[i] = fmaf(u, c, -(v * s))
-		y[i+1] = fmaf(u, s, v*c)
+	for i := 0; i < h; i++ {
+		c, s := cs[i], sn[i]
+		u, v := x[2*i], x[2*i+1]
+		y[2*i] = fmaf(u, c, -(v * s))
+		y[2*i+1] = fmaf(u, s, v*c)
 	}
 }

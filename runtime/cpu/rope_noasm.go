@@ -1,0 +1,11 @@
+//go:build !amd64 || noasm
+
+package cpu
+
+import "github.com/graphc/graphc/runtime"
+
+// The Go bodies of rope_amd64.go's kernels, reached only from tests here.
+
+func ropeNeoxAVX512(y, x, cs []float32) { ropeRowGo(y, x, cs, runtime.RopeNeox) }
+
+func ropePairsAVX512(y, x, cs []float32, _ *[16]uint32) { ropeRowGo(y, x, cs, 0) }
