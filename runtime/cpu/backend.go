@@ -16,6 +16,7 @@ type Backend struct {
 	cleanup goruntime.Cleanup // stops the workers of a Backend dropped without Close
 	scratch [][]float32       // per thread, grown by the caller before a dispatch
 	xpack   []float32         // MulMat's x converted to dense float32 columns
+	gemmA   []float32         // the packed GEMM's packed a
 	gemmB   []float32         // the packed GEMM's packed x
 
 	// One task value per kernel family, reused by every call so that a

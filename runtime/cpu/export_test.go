@@ -99,3 +99,6 @@ var (
 	RopeRow   = ropeRow
 	RopeRowGo = ropeRowGo
 )
+
+// Transpose8 is the packing transpose at the current level.
+var Transpose8 = transpose8

@@ -6,15 +6,14 @@ import "github.com/graphc/graphc/runtime"
 // scheme): C[i + j·ldc] = Σ_p A[i][p]·B[j][p], A the rows of a and B the
 // columns of x, both contiguous along K as ggml stores them.
 //
-//   - B (all of K, all N columns) is packed once per matrix, in parallel:
-//     panels of nr columns, transposed so that step p of a panel is nr
-//     adjacent values, cut into K blocks of gemmKC steps.
+//   - A and B are packed once per matrix, in parallel, before the
+//     products: panels of mr rows of A and of nr columns of B, transposed so
+//     that step p of a panel is mr (nr) adjacent values, cut into K blocks
+//     of gemmKC steps (transpose8 moves eight rows at a time).
 //   - The rows are cut into blocks of gemmMC; a thread claims a row block
-//     (and, when there are few, a range of column panels), packs its rows of A
-//     for one K block into panels of mr rows (step p = mr adjacent values),
-//     and runs the microkernel over every (A panel, B panel) pair: an mr×nr
-//     block of C held in registers for kc steps, added to C after the first
-//     K block.
+//     (and, when there are few, a range of column panels) and runs the
+//     microkernel over every (A panel, B panel) pair: an mr×nr block of C
+//     held in registers for kc steps, added to C after the first K block.
 //
 // The A block (gemmMC×gemmKC) stays in L2, a B panel (gemmKC×nr) in L1.
 
@@ -112,8 +111,8 @@ func usePacked(M, N, K int) bool {
 // gemmMinWork is the least M·N·K the packed GEMM takes; tests lower it.
 var gemmMinWork = 1 << 18
 
-// gemmTask is one batch of a packed GEMM, run in two phases: packB, then
-// compute.
+// gemmTask is one batch of a packed GEMM, run in two phases: pack (A and B,
+// each panel once, in parallel), then compute.
 type gemmTask struct {
 	b        *Backend
 	kern     gemmKernel
@@ -121,10 +120,12 @@ type gemmTask struct {
 	round    bool // round x to f16 (an f16 a: ggml's vec_dot_type)
 	K, M, N  int
 	abase    int // offset of this batch's matrix in a
+	xbase    int // offset of this batch's columns in x
 	i12, i13 int // this batch's x and dst planes
 	nkb      int // K blocks
+	npa      int // A panels of mr rows
 	npan     int // B panels of nr columns
-	bp       []float32
+	ap, bp   []float32
 	packing  bool
 	nmc, nnc int // chunks along rows (blocks of gemmMC) and column panels
 }
@@ -136,18 +137,23 @@ func (b *Backend) gemm(t *mulMatTask, i12, i13 int) {
 	k := kernelFor(level)
 	*g = gemmTask{b: b, kern: k, d: &t.d, a: &t.a, x: &t.x, K: t.K, M: t.M, N: t.N,
 		round: t.a.typ == runtime.F16 && t.x.typ == runtime.F32,
-		abase: (i12/t.r2)*t.a.st[2] + (i13/t.r3)*t.a.st[3], i12: i12, i13: i13}
+		abase: (i12/t.r2)*t.a.st[2] + (i13/t.r3)*t.a.st[3], xbase: t.x.off(0, i12, i13), i12: i12, i13: i13}
 	g.nkb = ceilDiv(g.K, gemmKC)
+	g.npa = ceilDiv(g.M, k.mr)
 	g.npan = ceilDiv(g.N, k.nr)
-	if n := g.nkb * g.npan * gemmKC * k.nr; cap(b.gemmB) < n {
-		b.gemmB = make([]float32, n)
+	na, nb := g.nkb*g.npa*gemmKC*k.mr, g.nkb*g.npan*gemmKC*k.nr
+	if cap(b.gemmA) < na {
+		b.gemmA = make([]float32, na)
 	}
-	g.bp = b.gemmB[:g.nkb*g.npan*gemmKC*k.nr]
+	if cap(b.gemmB) < nb {
+		b.gemmB = make([]float32, nb)
+	}
+	g.ap, g.bp = b.gemmA[:na], b.gemmB[:nb]
 	nth := b.pool.n
-	b.growScratch(nth, max(g.K, gemmMC*gemmKC+gemmKC+k.mr*k.nr))
+	b.growScratch(nth, max(g.K, k.mr*k.nr))
 
 	g.packing = true
-	b.pool.run(g, min(g.npan, chunksPerThread*nth), nth)
+	b.pool.run(g, min(g.npa+g.npan, chunksPerThread*nth), nth)
 
 	g.packing = false
 	g.nmc = ceilDiv(g.M, gemmMC)
@@ -160,95 +166,118 @@ func (b *Backend) gemm(t *mulMatTask, i12, i13 int) {
 }
 
 func (g *gemmTask) run(chunk, nchunks, tid int) {
-	if g.packing {
-		g.packB(chunk, nchunks, tid)
+	if !g.packing {
+		g.compute(chunk, tid)
 		return
 	}
-	g.compute(chunk, tid)
+	buf := g.b.scratch[tid][:g.K]
+	lo, hi := split(g.npa+g.npan, chunk, nchunks)
+	for u := lo; u < hi; u++ {
+		if u < g.npa {
+			g.packPanel(g.ap, g.a, g.abase, g.M, g.npa, g.kern.mr, false, u, buf)
+		} else {
+			g.packPanel(g.bp, g.x, g.xbase, g.N, g.npan, g.kern.nr, g.round, u-g.npa, buf)
+		}
+	}
 }
 
-// packB packs the B panels of this chunk: panel q, K block kb, step p,
-// column j is bp[(kb·npan+q)·gemmKC·nr + p·nr + j]; columns past N are 0.
-func (g *gemmTask) packB(chunk, nchunks, tid int) {
-	x, nr, K := g.x, g.kern.nr, g.K
-	buf := g.b.scratch[tid][:K]
-	lo, hi := split(g.npan, chunk, nchunks)
-	for q := lo; q < hi; q++ {
-		for j := 0; j < nr; j++ {
-			c := q*nr + j
-			var col []float32
-			if c < g.N {
-				col = x.load(x.off(c, g.i12, g.i13), K, x.st[0], buf)
-				if g.round {
-					roundF16Row(buf, col)
-					col = buf
+// packPanel packs panel q of w rows of v (row r at base + r·v.st[1], K
+// elements v.st[0] apart; f16 converted, rounded to f16 with round): K
+// block kb, step p, row j of the panel goes to
+// dst[(kb·npanels+q)·gemmKC·w + p·w + j]; rows past nrows are 0. Eight rows
+// of dense f32 at a time go through the transposing kernel.
+func (g *gemmTask) packPanel(dst []float32, v *tview, base, nrows, npanels, w int, round bool, q int, buf []float32) {
+	K := g.K
+	fast := v.typ == runtime.F32 && v.st[0] == 1 && !round && level != isaGo
+	for j0 := 0; j0 < w; j0 += 8 {
+		if fast && j0+8 <= w && q*w+j0+8 <= nrows {
+			for kb := 0; kb < g.nkb; kb++ {
+				k0 := kb * gemmKC
+				kcb := min(gemmKC, K-k0)
+				out := dst[(kb*npanels+q)*gemmKC*w:][:kcb*w]
+				o := base + (q*w+j0)*v.st[1] + k0
+				k8 := kcb &^ 7
+				if k8 > 0 {
+					transpose8(out[j0:], w, v.f32[o:o+7*v.st[1]+k8], v.st[1], k8)
+				}
+				for j := 0; j < 8; j++ {
+					row := v.f32[o+j*v.st[1]:]
+					for p := k8; p < kcb; p++ {
+						out[p*w+j0+j] = row[p]
+					}
+				}
+			}
+			continue
+		}
+		for j := j0; j < min(j0+8, w); j++ {
+			r := q*w + j
+			var row []float32
+			if r < nrows {
+				row = v.load(base+r*v.st[1], K, v.st[0], buf)
+				if round {
+					roundF16Row(buf, row)
+					row = buf
 				}
 			}
 			for kb := 0; kb < g.nkb; kb++ {
 				k0 := kb * gemmKC
 				kcb := min(gemmKC, K-k0)
-				dst := g.bp[(kb*g.npan+q)*gemmKC*nr:][:kcb*nr]
-				if col == nil {
+				out := dst[(kb*npanels+q)*gemmKC*w:][:kcb*w]
+				if row == nil {
 					for p := 0; p < kcb; p++ {
-						dst[p*nr+j] = 0
+						out[p*w+j] = 0
 					}
 					continue
 				}
-				src := col[k0 : k0+kcb]
-				for p, v := range src {
-					dst[p*nr+j] = v
+				for p, x := range row[k0 : k0+kcb] {
+					out[p*w+j] = x
 				}
 			}
+		}
+	}
+}
+
+// transpose8 sets dst[p·ldd + i] = src[i·lds + p] for i < 8, p < k: eight
+// rows into k steps of eight. k is a multiple of 8.
+func transpose8(dst []float32, ldd int, src []float32, lds, k int) {
+	_, _ = dst[(k-1)*ldd+7], src[7*lds+k-1]
+	if level == isaGo {
+		transpose8Go(dst, ldd, src, lds, k)
+		return
+	}
+	transpose8AVX(dst, ldd, src, lds, k)
+}
+
+func transpose8Go(dst []float32, ldd int, src []float32, lds, k int) {
+	for i := 0; i < 8; i++ {
+		for p, v := range src[i*lds : i*lds+k] {
+			dst[p*ldd+i] = v
 		}
 	}
 }
 
 // compute runs one chunk: a block of gemmMC rows times a range of B panels.
 func (g *gemmTask) compute(chunk, tid int) {
-	a, d := g.a, g.d
+	d := g.d
 	mr, nr := g.kern.mr, g.kern.nr
 	mi, ni := chunk%g.nmc, chunk/g.nmc
 	r0, r1 := mi*gemmMC, min(mi*gemmMC+gemmMC, g.M)
 	q0, q1 := split(g.npan, ni, g.nnc)
-	npa := ceilDiv(r1-r0, mr)
-	scratch := g.b.scratch[tid]
-	ap := scratch[:gemmMC*gemmKC]
-	rowbuf := scratch[gemmMC*gemmKC : gemmMC*gemmKC+gemmKC]
-	tile := scratch[gemmMC*gemmKC+gemmKC:][:mr*nr]
+	tile := g.b.scratch[tid][:mr*nr]
 
 	ds, ldc := d.st[0], d.st[1]
 	dbase := d.off(0, g.i12, g.i13)
 	direct := ds == 1 && ldc >= g.M
 	out := d.f32
 	for kb := 0; kb < g.nkb; kb++ {
-		k0 := kb * gemmKC
-		kcb := min(gemmKC, g.K-k0)
-		// Pack rows r0..r1 of A, steps k0..k0+kcb: panel i, step p, row ii at
-		// ap[i·mr·kcb + p·mr + ii]; rows past r1 are 0.
-		for i := 0; i < npa; i++ {
-			pan := ap[i*mr*kcb : (i+1)*mr*kcb]
-			for ii := 0; ii < mr; ii++ {
-				r := r0 + i*mr + ii
-				if r >= r1 {
-					for p := 0; p < kcb; p++ {
-						pan[p*mr+ii] = 0
-					}
-					continue
-				}
-				row := a.load(g.abase+r*a.st[1]+k0*a.st[0], kcb, a.st[0], rowbuf)
-				for p, v := range row {
-					pan[p*mr+ii] = v
-				}
-			}
-		}
+		kcb := min(gemmKC, g.K-kb*gemmKC)
 		acc := kb > 0
 		for q := q0; q < q1; q++ {
 			bpan := g.bp[(kb*g.npan+q)*gemmKC*nr:][:kcb*nr]
 			c0 := q * nr
 			ncols := min(nr, g.N-c0)
-			for i := 0; i < npa; i++ {
-				apan := ap[i*mr*kcb : (i+1)*mr*kcb]
-				rr := r0 + i*mr
+			for rr := r0; rr < r1; rr += mr {
+				apan := g.ap[(kb*g.npa+rr/mr)*gemmKC*mr:][:kcb*mr]
 				nrows := min(mr, r1-rr)
 				if direct && nrows == mr && ncols == nr {
 					o := dbase + c0*ldc + rr

@@ -44,3 +44,16 @@ func gemmKernel32x12(k int, a, b, c []float32, ldc int, acc bool)
 //
 //go:noescape
 func gemmKernel16x6(k int, a, b, c []float32, ldc int, acc bool)
+
+// transpose8AVX is transpose8Go with AVX (both levels):
+//
+//	for i := 0; i < 8; i++ {
+//		for p := 0; p < k; p++ {
+//			dst[p*ldd+i] = src[i*lds+p]
+//		}
+//	}
+//
+// k is a multiple of 8; the caller checks the bounds.
+//
+//go:noescape
+func transpose8AVX(dst []float32, ldd int, src []float32, lds, k int)

@@ -297,3 +297,74 @@ set16x6:
 	VMOVUPS Y14, 32(DX)
 	VZEROUPPER
 	RET
+
+// func transpose8AVX(dst []float32, ldd int, src []float32, lds, k int)
+//
+// Eight rows of eight floats per step (Y0–Y7), transposed with unpack,
+// shuffle and 128-bit permutes into eight columns stored ldd apart.
+TEXT ·transpose8AVX(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), DI
+	MOVQ ldd+24(FP), R8
+	SHLQ $2, R8              // R8 = ldd in bytes
+	MOVQ src_base+32(FP), SI
+	MOVQ lds+56(FP), R9
+	SHLQ $2, R9              // R9 = lds in bytes
+	LEAQ (R9)(R9*2), R10     // 3 rows
+	LEAQ (R9)(R9*4), R11     // 5 rows
+	LEAQ (R10)(R10*1), R12   // 6 rows
+	LEAQ (R8)(R8*2), R13     // 3 steps of dst
+	MOVQ k+64(FP), CX
+	SHRQ $3, CX
+	TESTQ CX, CX
+	JZ t8_done
+t8_loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS (SI)(R9*1), Y1
+	VMOVUPS (SI)(R9*2), Y2
+	VMOVUPS (SI)(R10*1), Y3
+	VMOVUPS (SI)(R9*4), Y4
+	VMOVUPS (SI)(R11*1), Y5
+	VMOVUPS (SI)(R12*1), Y6
+	LEAQ (SI)(R12*1), AX
+	VMOVUPS (AX)(R9*1), Y7
+	VUNPCKLPS Y1, Y0, Y8     // a0 b0 a1 b1 | a4 b4 a5 b5
+	VUNPCKHPS Y1, Y0, Y9     // a2 b2 a3 b3 | a6 b6 a7 b7
+	VUNPCKLPS Y3, Y2, Y10
+	VUNPCKHPS Y3, Y2, Y11
+	VUNPCKLPS Y5, Y4, Y12
+	VUNPCKHPS Y5, Y4, Y13
+	VUNPCKLPS Y7, Y6, Y14
+	VUNPCKHPS Y7, Y6, Y15
+	VSHUFPS $0x44, Y10, Y8, Y0   // a0 b0 c0 d0 | a4 b4 c4 d4
+	VSHUFPS $0xEE, Y10, Y8, Y1   // a1 b1 c1 d1 | a5 …
+	VSHUFPS $0x44, Y11, Y9, Y2   // a2 … | a6 …
+	VSHUFPS $0xEE, Y11, Y9, Y3   // a3 … | a7 …
+	VSHUFPS $0x44, Y14, Y12, Y4  // e0 f0 g0 h0 | e4 …
+	VSHUFPS $0xEE, Y14, Y12, Y5
+	VSHUFPS $0x44, Y15, Y13, Y6
+	VSHUFPS $0xEE, Y15, Y13, Y7
+	VPERM2F128 $0x20, Y4, Y0, Y8  // column 0
+	VPERM2F128 $0x20, Y5, Y1, Y9  // column 1
+	VPERM2F128 $0x20, Y6, Y2, Y10 // column 2
+	VPERM2F128 $0x20, Y7, Y3, Y11 // column 3
+	VPERM2F128 $0x31, Y4, Y0, Y12 // column 4
+	VPERM2F128 $0x31, Y5, Y1, Y13 // column 5
+	VPERM2F128 $0x31, Y6, Y2, Y14 // column 6
+	VPERM2F128 $0x31, Y7, Y3, Y15 // column 7
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, (DI)(R8*1)
+	VMOVUPS Y10, (DI)(R8*2)
+	VMOVUPS Y11, (DI)(R13*1)
+	LEAQ (DI)(R8*4), DI
+	VMOVUPS Y12, (DI)
+	VMOVUPS Y13, (DI)(R8*1)
+	VMOVUPS Y14, (DI)(R8*2)
+	VMOVUPS Y15, (DI)(R13*1)
+	LEAQ (DI)(R8*4), DI
+	ADDQ $32, SI
+	DECQ CX
+	JNZ t8_loop
+t8_done:
+	VXORPS X15, X15, X15     // ABIInternal's zero register
+	VZEROUPPER
+	RET

@@ -12,3 +12,8 @@ func gemmKernel32x12(k int, a, b, c []float32, ldc int, acc bool) {
 func gemmKernel16x6(k int, a, b, c []float32, ldc int, acc bool) {
 	gemmKernelRef(16, 6, k, a, b, c, ldc, acc)
 }
+
+// transpose8AVX: see gemm_amd64.go.
+func transpose8AVX(dst []float32, ldd int, src []float32, lds, k int) {
+	transpose8Go(dst, ldd, src, lds, k)
+}

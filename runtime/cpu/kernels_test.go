@@ -402,3 +402,33 @@ func TestRopeKernels(t *testing.T) {
 		}
 	})
 }
+
+func TestTranspose8(t *testing.T) {
+	forISAs(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(17, 18))
+		for _, k := range []int{8, 16, 64, 256} {
+			lds := k + r.IntN(5)
+			ldd := 8 + r.IntN(30)
+			src, _ := guardedF32(r, 7*lds+k, r.IntN(4))
+			off := r.IntN(4)
+			dst, dbuf := guardedF32(r, (k-1)*ldd+8, off)
+			for i := range dst {
+				dst[i] = float32(math.NaN())
+			}
+			cpu.Transpose8(dst, ldd, src, lds, k)
+			checkGuardsF32(t, dbuf, gd+off, gd+off+len(dst))
+			for e, v := range dst {
+				p, i := e/ldd, e%ldd
+				if i >= 8 {
+					if v == v {
+						t.Fatalf("k=%d: element %d between steps written", k, e)
+					}
+					continue
+				}
+				if v != src[i*lds+p] {
+					t.Fatalf("k=%d: dst[%d·%d+%d] = %g, want %g", k, p, ldd, i, v, src[i*lds+p])
+				}
+			}
+		}
+	})
+}
