@@ -526,15 +526,8 @@ func (gen *generator) model(f *jen.File) {
 
 	f.Var().Id("errClosed").Op("=").Qual("errors", "New").Call(jen.Lit("model closed"))
 
-	ret := jen.Return(jen.Nil(), jen.Err())
-	body := []jen.Code{
-		jen.List(jen.Id("w"), jen.Err()).Op(":=").Qual(pkgRuntime, "BindWeights").Call(jen.Id("Weights"), jen.Id("weights")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(ret),
-		jen.Id("m").Op("=").Op("&").Id("Model").Values(),
-		jen.Defer().Func().Params().Block(
-			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Id("m").Dot("Close").Call()),
-		).Call(),
-	}
+	ret := jen.Return(jen.Err())
+	var body []jen.Code
 	var execs []jen.Code
 	for k, be := range g.Backends {
 		kind := gen.kinds[k]
@@ -587,12 +580,23 @@ func (gen *generator) model(f *jen.File) {
 				jen.Err().Op("!=").Nil(),
 			).Block(ret.Clone()),
 		),
-		jen.Return(jen.Id("m"), jen.Nil()),
+		jen.Return(jen.Nil()),
 	)
 	f.Comment("New starts the backends, binds the weights (used in place in host memory, copied to")
 	f.Comment("the others) and allocates the compute buffers and zeroed state. threads <= 0 uses")
 	f.Comment("every core. A backend this machine cannot run is an error.")
-	f.Func().Id("New").Params(jen.Id("weights").Map(jen.String()).Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Id("m").Op("*").Id("Model"), jen.Id("err").Error()).Block(body...)
+	f.Func().Id("New").Params(jen.Id("weights").Map(jen.String()).Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Op("*").Id("Model"), jen.Error()).Block(
+		jen.List(jen.Id("w"), jen.Err()).Op(":=").Qual(pkgRuntime, "BindWeights").Call(jen.Id("Weights"), jen.Id("weights")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Id("m").Op(":=").Op("&").Id("Model").Values(),
+		jen.If(jen.Err().Op(":=").Id("m").Dot("start").Call(jen.Id("w"), jen.Id("threads")), jen.Err().Op("!=").Nil()).Block(
+			jen.Id("m").Dot("Close").Call(),
+			jen.Return(jen.Nil(), jen.Err()),
+		),
+		jen.Return(jen.Id("m"), jen.Nil()),
+	)
+	f.Comment("start is New's work on the bound weights w; on an error New closes what it started.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("start").Params(jen.Id("w").Index().Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Err().Error()).Block(body...)
 
 	m := func() *jen.Statement { return jen.Func().Params(jen.Id("m").Op("*").Id("Model")) }
 	lock := []jen.Code{jen.Id("m").Dot("mu").Dot("Lock").Call(), jen.Defer().Id("m").Dot("mu").Dot("Unlock").Call()}

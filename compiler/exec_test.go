@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -130,6 +131,10 @@ func TestRunExamplesMapped(t *testing.T) {
 			{"-backends", "sim0,cpu", "-ngl", "16", "-n-copies", "2"},
 		},
 		"testdata/blas_mlp.g": {
+			// Big batches: sim0 takes every op and copies the weights in
+			// (1.off), one split per weight, reusing the copies' memory.
+			{"-backends", "sim0,cpu", "-op-offload"},
+			{"-backends", "sim0,cpu", "-op-offload", "-n-copies", "2"},
 			{"-backends", "blas,cpu"},
 			{"-backends", "sim0,blas,cpu", "-ot", `w0=sim0`},
 		},
@@ -324,5 +329,37 @@ func TestGoldenCodeBuilds(t *testing.T) {
 	cmd.Dir = dir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go vet of the goldens' generated code: %v\n%s", err, out)
+	}
+}
+
+// TestUnavailableBackendsFailAtNew: a generated program for a backend this
+// machine cannot run starts, reports which and why, and exits 1.
+func TestUnavailableBackendsFailAtNew(t *testing.T) {
+	needGo(t)
+	t.Setenv(blas.LibraryEnv, filepath.Join(t.TempDir(), "libopenblas.so.0"))
+	for _, tc := range []struct {
+		model, backends, want string
+	}{
+		{"testdata/mlp_cuda.g", "cuda0,cpu", "cuda0: the CUDA execution backend is not built"},
+		{"testdata/blas_mlp.g", "blas,cpu", "blas: $" + blas.LibraryEnv},
+	} {
+		src, err := os.ReadFile(tc.model)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, err := GenerateFile(tc.model, src, ".", "main", true, Config{Backends: strings.Split(tc.backends, ","), Verify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin, cleanup, err := BuildMain(code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cleanup()
+		out, err := exec.Command(bin).CombinedOutput()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s on %s: %v\n%s\nwant exit 1 and %q", tc.model, tc.backends, err, out, tc.want)
+		}
 	}
 }

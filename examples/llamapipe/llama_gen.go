@@ -573,17 +573,21 @@ var errClosed = errors.New("model closed")
 // New starts the backends, binds the weights (used in place in host memory, copied to
 // the others) and allocates the compute buffers and zeroed state. threads <= 0 uses
 // every core. A backend this machine cannot run is an error.
-func New(weights map[string]runtime.Tensor, threads int) (m *Model, err error) {
+func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
 	w, err := runtime.BindWeights(Weights, weights)
 	if err != nil {
 		return nil, err
 	}
-	m = &Model{}
-	defer func() {
-		if err != nil {
-			m.Close()
-		}
-	}()
+	m := &Model{}
+	if err := m.start(w, threads); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// start is New's work on the bound weights w; on an error New closes what it started.
+func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 	m.sim0Backend = cpu.NewSim(0, threads)
 	m.sim1Backend = cpu.NewSim(1, threads)
 	m.cpuBackend = cpu.New(threads)
@@ -592,30 +596,30 @@ func New(weights map[string]runtime.Tensor, threads int) (m *Model, err error) {
 		m.sim1Backend,
 		runtime.NewHostBackend("cpu", bufferTypes[backendCpu]),
 	}, bufferTypes, splits, NCopies); err != nil {
-		return nil, err
+		return err
 	}
 	if m.bufSIM0, err = m.sched.Backend(backendSim0).Alloc(sim0BufferSize); err != nil {
-		return nil, err
+		return err
 	}
 	if m.bufSIM1, err = m.sched.Backend(backendSim1).Alloc(sim1BufferSize); err != nil {
-		return nil, err
+		return err
 	}
 	if m.bufCPU, err = m.sched.Backend(backendCpu).Alloc(cpuBufferSize); err != nil {
-		return nil, err
+		return err
 	}
 	m.weights = make([]runtime.Tensor, len(w))
 	for i := range w {
 		if m.weights[i], err = m.sched.Upload(weightBackend[i], &w[i]); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	m.state = make([]runtime.Tensor, len(States))
 	for i, s := range States {
 		if m.state[i], err = m.sched.Zeros(stateBackend[i], s.Type, s.Ne); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // stateIndex is the index in States of the state declared as name, or -1.
