@@ -146,12 +146,16 @@ func TestMatchesCPU(t *testing.T) {
 	}
 }
 
-// TestPipelined submits the whole generation before waiting for any of it:
-// up to NCopies evaluations are in flight, each on its own pipeline slot,
-// and the results are the serial ones.
+// TestPipelined submits four generations in a row before waiting for any
+// of them: up to NCopies evaluations are in flight, each on its own
+// pipeline slot, and the results are the serial ones. (Each generation
+// starts at cache slot 0 and reads only what it wrote.)
 func TestPipelined(t *testing.T) {
 	m, cpu := models(t)
-	ins := steps()
+	var ins []*Inputs
+	for g := 0; g < 4; g++ {
+		ins = append(ins, steps()...)
+	}
 	var pending []*Pending
 	inFlight := 0
 	for _, in := range ins {
