@@ -52,3 +52,18 @@ type Description struct {
 	// synchronize with events.
 	Async bool
 }
+
+// OpBatchSize is ggml-cuda's get_op_batch_size: the rows an op processes
+// per weight row, which decides whether uploading the weight pays
+// (OffloadOp).
+func OpBatchSize(q *OpQuery) int64 {
+	switch q.Op {
+	case "get_rows":
+		return 0
+	case "mul_mat":
+		return q.Ne[1]
+	case "rope":
+		return q.Ne[2]
+	}
+	return q.Ne[1] * q.Ne[2] * q.Ne[3]
+}

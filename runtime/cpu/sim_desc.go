@@ -30,23 +30,9 @@ func SimDescription(n int) *runtime.Description {
 			return b.Name == bt.Name
 		},
 		OffloadOp: func(q *runtime.OpQuery, minBatch int) bool {
-			return simBatchSize(q) >= int64(minBatch)
+			return runtime.OpBatchSize(q) >= int64(minBatch)
 		},
 		OffloadMinBatch: SimOffloadBatch,
 		Async:           true,
 	}
-}
-
-// simBatchSize is ggml-cuda's get_op_batch_size: the rows an op processes
-// per weight row, which decides whether uploading the weight pays.
-func simBatchSize(q *runtime.OpQuery) int64 {
-	switch q.Op {
-	case "get_rows":
-		return 0
-	case "mul_mat":
-		return q.Ne[1]
-	case "rope":
-		return q.Ne[2]
-	}
-	return q.Ne[1] * q.Ne[2] * q.Ne[3]
 }

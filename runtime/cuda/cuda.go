@@ -28,20 +28,11 @@ func Description(n int) *runtime.Description {
 			return b.Name == bt.Name
 		},
 		OffloadOp: func(q *runtime.OpQuery, minBatch int) bool {
-			return batchSize(q) >= int64(minBatch)
+			return runtime.OpBatchSize(q) >= int64(minBatch)
 		},
 		OffloadMinBatch: OffloadBatch,
 		Async:           true,
 	}
-}
-
-// batchSize mirrors ggml's get_op_batch_size: the number of rows the op
-// processes per weight row.
-func batchSize(q *runtime.OpQuery) int64 {
-	if q.Op == "get_rows" {
-		return 0 // ggml never offloads GET_ROWS by batch
-	}
-	return q.Ne[1]
 }
 
 // Available reports whether CUDA devices can be used in this process, and
