@@ -15,6 +15,7 @@ import (
 
 const (
 	pkgRuntime  = "github.com/graphc/graphc/runtime"
+	pkgGGUF     = "github.com/graphc/graphc/gguf"
 	pkgCPU      = "github.com/graphc/graphc/runtime/cpu"
 	pkgOpenBLAS = "github.com/graphc/graphc/runtime/blas/openblas"
 	pkgCUDA     = "github.com/graphc/graphc/runtime/cuda"
@@ -84,6 +85,7 @@ func Generate(g *ir.Graph, opts Options) ([]byte, error) {
 	f.HeaderComment("source: " + opts.Source)
 	f.ImportName(pkgRuntime, "runtime")
 	f.ImportName(pkgCPU, "cpu")
+	f.ImportName(pkgGGUF, "gguf")
 	f.ImportName(pkgOpenBLAS, "openblas")
 	f.ImportName(pkgCUDA, "cuda")
 	f.ImportName(pkgMetal, "metal")

@@ -30,6 +30,7 @@ func (gen *generator) main(f *jen.File) {
 		jen.Id("asJSON").Op(":=").Qual("flag", "Bool").Call(jen.Lit("json"), jen.False(), jen.Lit(`print the outputs as JSON: {"outputs":[{"name", "shape", "values"}]}`)),
 		jen.Id("threads").Op(":=").Qual("flag", "Int").Call(jen.Lit("threads"), jen.Lit(0), jen.Lit("worker threads (0: every core)")),
 		jen.Id("stats").Op(":=").Qual("flag", "Bool").Call(jen.Lit("stats"), jen.False(), jen.Lit("print the evaluation's statistics (per split time, bytes copied) to stderr")),
+		jen.Id("weightsFile").Op(":=").Qual("flag", "String").Call(jen.Lit("weights"), jen.Lit(""), jen.Lit("load the weights from this GGUF file, by mmap, instead of filling them (state then starts at zero)")),
 	}
 	dims := jen.Dict{}
 	for _, d := range gen.bounded {
@@ -39,7 +40,7 @@ func (gen *generator) main(f *jen.File) {
 	}
 	f.Func().Id("main").Params().Block(append(flags,
 		jen.Qual("flag", "Parse").Call(),
-		jen.If(jen.Err().Op(":=").Id("run").Call(jen.Op("*").Id("asJSON"), jen.Op("*").Id("threads"), jen.Op("*").Id("stats"), jen.Id("Dims").Values(dims)), jen.Err().Op("!=").Nil()).Block(
+		jen.If(jen.Err().Op(":=").Id("run").Call(jen.Op("*").Id("weightsFile"), jen.Op("*").Id("asJSON"), jen.Op("*").Id("threads"), jen.Op("*").Id("stats"), jen.Id("Dims").Values(dims)), jen.Err().Op("!=").Nil()).Block(
 			jen.Qual("fmt", "Fprintln").Call(jen.Qual("os", "Stderr"), jen.Err()),
 			jen.Qual("os", "Exit").Call(jen.Lit(1)),
 		),
@@ -60,16 +61,25 @@ func (gen *generator) main(f *jen.File) {
 	)
 
 	body := []jen.Code{
-		jen.Id("weights").Op(":=").Map(jen.String()).Qual(pkgRuntime, "Tensor").Values(),
-		jen.For(jen.List(jen.Id("k"), jen.Id("w")).Op(":=").Range().Id("Weights")).Block(
-			jen.Id("t").Op(":=").Qual(pkgRuntime, "NewTensor").Call(jen.Id("w").Dot("Type"), jen.Id("w").Dot("Ne")),
-			jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("t"), jen.Qual(pkgRuntime, "GGMLFill").Call(jen.Id("weightFillIndex").Index(jen.Id("k")))),
-			jen.Id("weights").Index(jen.Id("w").Dot("Name")).Op("=").Id("t"),
+		jen.Var().Id("weights").Map(jen.String()).Qual(pkgRuntime, "Tensor"),
+		jen.If(jen.Id("weightsFile").Op("!=").Lit("")).Block(
+			jen.List(jen.Id("f"), jen.Err()).Op(":=").Qual(pkgGGUF, "Open").Call(jen.Id("weightsFile")),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+			jen.Defer().Id("f").Dot("Close").Call(),
+			jen.If(jen.List(jen.Id("weights"), jen.Err()).Op("=").Id("f").Dot("Weights").Call(jen.Id("Weights")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		).Else().Block(
+			jen.Id("weights").Op("=").Map(jen.String()).Qual(pkgRuntime, "Tensor").Values(),
+			jen.For(jen.List(jen.Id("k"), jen.Id("w")).Op(":=").Range().Id("Weights")).Block(
+				jen.Id("t").Op(":=").Qual(pkgRuntime, "NewTensor").Call(jen.Id("w").Dot("Type"), jen.Id("w").Dot("Ne")),
+				jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("t"), jen.Qual(pkgRuntime, "GGMLFill").Call(jen.Id("weightFillIndex").Index(jen.Id("k")))),
+				jen.Id("weights").Index(jen.Id("w").Dot("Name")).Op("=").Id("t"),
+			),
 		),
 		jen.List(jen.Id("m"), jen.Err()).Op(":=").Id("New").Call(jen.Id("weights"), jen.Id("threads")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Defer().Id("m").Dot("Close").Call(),
 		jen.For(jen.List(jen.Id("k"), jen.Id("s")).Op(":=").Range().Id("States")).Block(
+			jen.If(jen.Id("weightsFile").Op("!=").Lit("")).Block(jen.Break()),
 			jen.Id("t").Op(":=").Qual(pkgRuntime, "NewTensor").Call(jen.Id("s").Dot("Type"), jen.Id("s").Dot("Ne")),
 			jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("t"), jen.Qual(pkgRuntime, "GGMLFill").Call(jen.Id("stateFillIndex").Index(jen.Id("k")))),
 			jen.If(jen.Err().Op(":=").Id("m").Dot("WriteState").Call(jen.Id("s").Dot("Name"), jen.Id("t")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
@@ -105,9 +115,10 @@ func (gen *generator) main(f *jen.File) {
 		jen.If(jen.Id("stats")).Block(jen.Qual("fmt", "Fprint").Call(jen.Qual("os", "Stderr"), jen.Id("m").Dot("Stats").Call())),
 		jen.Return(jen.Qual(pkgRuntime, "PrintOutputs").Call(jen.Qual("os", "Stdout"), jen.Id("asJSON"), jen.Id("out").Dot("Named").Call())),
 	)
-	f.Comment("run fills weights and state with the ggml traces' rule and inputs with their fill")
-	f.Comment("expressions, evaluates once and prints the outputs (and with stats the statistics).")
-	f.Func().Id("run").Params(jen.Id("asJSON").Bool(), jen.Id("threads").Int(), jen.Id("stats").Bool(), jen.Id("d").Id("Dims")).Error().Block(body...)
+	f.Comment("run loads the weights from weightsFile, or fills weights and state with the ggml")
+	f.Comment("traces' rule, fills the inputs with their fill expressions, evaluates once and")
+	f.Comment("prints the outputs (and with stats the statistics).")
+	f.Func().Id("run").Params(jen.Id("weightsFile").String(), jen.Id("asJSON").Bool(), jen.Id("threads").Int(), jen.Id("stats").Bool(), jen.Id("d").Id("Dims")).Error().Block(body...)
 }
 
 // shapeIn renders ne as a [4]int over a Dims value named d (not a pointer).

@@ -149,6 +149,7 @@ type targetFlags struct {
 	overrides    overrideFlags
 	ngl          int
 	memory       string
+	weights      string
 }
 
 func (t *targetFlags) register(fs *flag.FlagSet) {
@@ -158,6 +159,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
 	fs.IntVar(&t.ngl, "ngl", -1, "put the last N layers' weights and state on the first backend (like llama.cpp's -ngl)")
+	fs.StringVar(&t.weights, "weights", "", "a GGUF file the model is compiled for: its weights' types (q8_0, f16, …) replace the declared ones; run loads it by mmap")
 	fs.StringVar(&t.memory, "memory", "best", "compute buffer planner: "+strings.Join(passes.MemoryStrategies(), ", ")+" (best keeps the smallest per buffer; ggml reproduces ggml-alloc)")
 }
 
@@ -179,6 +181,19 @@ func (o *overrideFlags) Set(v string) error {
 	}
 	*o = append(*o, x)
 	return nil
+}
+
+// configWithWeights is config plus the weight types of the -weights file.
+func (t *targetFlags) configWithWeights() (Config, error) {
+	cfg := t.config()
+	if t.weights != "" {
+		types, err := WeightTypesOf(t.weights)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.WeightTypes = types
+	}
+	return cfg, nil
 }
 
 func (t *targetFlags) config() Config {
@@ -252,7 +267,10 @@ func cmdPlan(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := tf.config()
+	cfg, err := tf.configWithWeights()
+	if err != nil {
+		return err
+	}
 	if *debug {
 		cfg.Debug = 1
 	}
@@ -296,7 +314,11 @@ func cmdCompile(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	path, err := CompileFile(files[0], *out, *pkg, *withMain, tf.config())
+	cfg, err := tf.configWithWeights()
+	if err != nil {
+		return err
+	}
+	path, err := CompileFile(files[0], *out, *pkg, *withMain, cfg)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,10 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg := tf.config()
+	cfg, err := tf.configWithWeights()
+	if err != nil {
+		return err
+	}
 	cfg.ThisMachine = true
 	res, err := Compile(files[0], src, cfg)
 	if err != nil {
@@ -50,6 +53,13 @@ func cmdRun(e *env, args []string) error {
 		runArgs = append(runArgs, "-stats")
 	}
 	runArgs = append(runArgs, fmt.Sprintf("-threads=%d", *threads))
+	if tf.weights != "" {
+		abs, err := filepath.Abs(tf.weights)
+		if err != nil {
+			return &UserError{err.Error()}
+		}
+		runArgs = append(runArgs, "-weights="+abs)
+	}
 	known := map[string]bool{}
 	for _, d := range res.Graph.Dims {
 		if d.Bounded {
