@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"encoding/json"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,6 +72,48 @@ func TestCompileForQuantizedWeights(t *testing.T) {
 		want := map[string]string{"blk.0.attn_q.weight": "q4_0", "blk.0.attn_norm.weight": "f32"}[w.Name]
 		if w.Type.String() != want {
 			t.Errorf("%s compiled as %s, want %s", w.Name, w.Type, want)
+		}
+	}
+}
+
+// TestRunQuantizedLlama writes the llama example's weights as f32, q8_0 and
+// q4_0 GGUF files, runs the model from each (compiled for its types, loaded
+// by mmap) and checks the logits against the f32 run. Stated tolerances,
+// absolute on logits of magnitude up to 0.2: q8_0 2e-3, q4_0 2e-2 (4-bit
+// weights keep about 1/16 of a block's range).
+func TestRunQuantizedLlama(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds three binaries")
+	}
+	dir := t.TempDir()
+	logits := map[string][]float64{}
+	for _, typ := range []string{"f32", "q8_0", "q4_0"} {
+		path := filepath.Join(dir, typ+".gguf")
+		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../examples/llama/llama.g", path); code != 0 {
+			t.Fatal(stderr)
+		}
+		code, out, stderr := runCLI("run", "-json", "-weights", path, "../examples/llama/llama.g")
+		if code != 0 {
+			t.Fatalf("run -weights %s: exit %d: %s", typ, code, stderr)
+		}
+		var got struct {
+			Outputs []struct {
+				Values []float64 `json:"values"`
+			} `json:"outputs"`
+		}
+		if err := json.Unmarshal([]byte(out), &got); err != nil {
+			t.Fatal(err)
+		}
+		logits[typ] = got.Outputs[0].Values
+	}
+	for typ, tol := range map[string]float64{"q8_0": 2e-3, "q4_0": 2e-2} {
+		worst := 0.0
+		for i, v := range logits["f32"] {
+			worst = max(worst, math.Abs(logits[typ][i]-v))
+		}
+		t.Logf("%s: max |logit - f32 logit| = %.3g (tolerance %g)", typ, worst, tol)
+		if worst > tol || worst == 0 {
+			t.Errorf("%s logits differ from f32 by %g", typ, worst)
 		}
 	}
 }

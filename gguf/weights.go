@@ -79,7 +79,13 @@ func (m *Mapped) Weights(decls []runtime.Decl) (map[string]runtime.Tensor, error
 			continue
 		}
 		data := m.Data(t)
-		if p := uintptr(unsafe.Pointer(unsafe.SliceData(data))); p%uintptr(dt.Size()) != 0 {
+		// Kernels read whole elements of unquantized types; quantized
+		// blocks are read byte-wise.
+		align := uintptr(dt.Size())
+		if dt.Quantized() {
+			align = 1
+		}
+		if p := uintptr(unsafe.Pointer(unsafe.SliceData(data))); p%align != 0 {
 			bad("weight %q: data at file byte %d is not aligned to its %d-byte elements (%s = %d)",
 				d.Name, m.DataOffset+t.Offset, dt.Size(), AlignmentKey, m.Alignment)
 			continue

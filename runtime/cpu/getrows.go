@@ -7,6 +7,10 @@ import "github.com/graphc/graphc/runtime"
 // table.Ne[3] == idx.Ne[2]. table is f32, f16 or i32; dst is f32 (f16 also
 // allowed) for a float table and i32 for an i32 one.
 func (b *Backend) GetRows(dst, table, idx *runtime.Tensor) {
+	if isBlockType(table.Type) {
+		b.getRowsBlocks(dst, table, idx)
+		return
+	}
 	t := &b.rows
 	*t = getRowsTask{b: b, d: view("GetRows", "dst", dst), tab: view("GetRows", "table", table), idx: view("GetRows", "idx", idx)}
 	d, tb, ix := &t.d, &t.tab, &t.idx

@@ -10,6 +10,10 @@ import "github.com/graphc/graphc/runtime"
 // a or x. With an f16 a, x is rounded to f16 first (ggml converts src1 to
 // vec_dot_type) and the f16 products accumulate in float32.
 func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
+	if isBlockType(a.Type) {
+		b.mulMatBlocks(dst, a, x)
+		return
+	}
 	t := &b.mm
 	t.b = b
 	t.d, t.a, t.x = view("MulMat", "dst", dst), view("MulMat", "a", a), view("MulMat", "x", x)

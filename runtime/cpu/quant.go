@@ -1,0 +1,189 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+// Block-quantized and bf16 weights, computed as ggml's CPU backend does:
+// MulMat converts each row of x to the weight type's vec_dot_type first —
+// q8_0 for q8_0 and q4_0 weights, bf16 for bf16 — and then takes per-block
+// integer dot products scaled by both blocks' f16 scales (bf16: float
+// products of the rounded values). GetRows dequantizes the rows it picks.
+
+// isBlockType reports whether MulMat and GetRows take t through this file.
+func isBlockType(t runtime.DType) bool { return t.Quantized() || t == runtime.BF16 }
+
+// vecDotType is ggml's type_traits_cpu[t].vec_dot_type.
+func vecDotType(t runtime.DType) runtime.DType {
+	if t == runtime.BF16 {
+		return runtime.BF16
+	}
+	return runtime.Q8_0
+}
+
+type blockMulMat struct {
+	dst, a      *runtime.Tensor
+	xq          []byte // x's rows in the vec_dot_type, row after row
+	xRow        int    // bytes per row of xq
+	aRow        int    // bytes per row of a
+	dot         func(a, x []byte, k int) float32
+	k, m, n     int
+	ne2, r2, r3 int
+}
+
+// mulMatBlocks is MulMat with a block-quantized or bf16 a. a's rows must be
+// dense (weights are); x and dst may be strided.
+func (b *Backend) mulMatBlocks(dst, a, x *runtime.Tensor) {
+	k, m, n := a.Ne[0], a.Ne[1], x.Ne[1]
+	if x.Type != runtime.F32 || dst.Type != runtime.F32 || x.Ne[0] != k || dst.Ne != [4]int{m, n, x.Ne[2], x.Ne[3]} ||
+		a.Ne[2] == 0 || a.Ne[3] == 0 || x.Ne[2]%a.Ne[2] != 0 || x.Ne[3]%a.Ne[3] != 0 ||
+		k%a.Type.BlockSize() != 0 || a.Nb[0] != a.Type.Size() || a.Nb[1] < a.Type.RowSize(k) {
+		bug("MulMat: dst %v%v, a %v%v nb %v, x %v%v", dst.Type, dst.Ne, a.Type, a.Ne, a.Nb, x.Type, x.Ne)
+	}
+	vt := vecDotType(a.Type)
+	t := &blockMulMat{dst: dst, a: a, xRow: vt.RowSize(k), aRow: a.Type.RowSize(k), k: k, m: m, n: n, ne2: x.Ne[2], r2: x.Ne[2] / a.Ne[2], r3: x.Ne[3] / a.Ne[3]}
+	switch a.Type {
+	case runtime.Q8_0:
+		t.dot = dotQ8_0
+	case runtime.Q4_0:
+		t.dot = dotQ4_0
+	case runtime.BF16:
+		t.dot = dotBF16
+	default:
+		bug("MulMat: no dot product for %v", a.Type)
+	}
+	rows := x.Ne[1] * x.Ne[2] * x.Ne[3]
+	t.xq = make([]byte, 0, rows*t.xRow)
+	xs := x.F32s()
+	row := make([]float32, k)
+	for i3 := 0; i3 < x.Ne[3]; i3++ {
+		for i2 := 0; i2 < x.Ne[2]; i2++ {
+			for i1 := 0; i1 < x.Ne[1]; i1++ {
+				base := i1*x.Nb[1] + i2*x.Nb[2] + i3*x.Nb[3]
+				for i0 := range row {
+					row[i0] = xs[(base+i0*x.Nb[0])/4]
+				}
+				t.xq = quantizeActivations(t.xq, vt, row)
+			}
+		}
+	}
+	b.parallel(t, m*rows*k, m)
+}
+
+// run computes rows [lo, hi) of a against every row of x.
+func (t *blockMulMat) run(chunk, nchunks, _ int) {
+	lo, hi := split(t.m, chunk, nchunks)
+	d := t.dst.F32s()
+	for i3 := 0; i3 < t.dst.Ne[3]; i3++ {
+		for i2 := 0; i2 < t.dst.Ne[2]; i2++ {
+			abase := (i2/t.r2)*t.a.Nb[2] + (i3/t.r3)*t.a.Nb[3]
+			for j := 0; j < t.n; j++ {
+				xr := ((i3*t.ne2+i2)*t.n + j) * t.xRow
+				x := t.xq[xr : xr+t.xRow]
+				dbase := j*t.dst.Nb[1] + i2*t.dst.Nb[2] + i3*t.dst.Nb[3]
+				for i := lo; i < hi; i++ {
+					ar := abase + i*t.a.Nb[1]
+					d[(dbase+i*t.dst.Nb[0])/4] = t.dot(t.a.Data[ar:ar+t.aRow], x, t.k)
+				}
+			}
+		}
+	}
+}
+
+// quantizeActivations appends row in type vt as ggml's from_float does for
+// activations: like the reference quantizer, but rounding q8_0 values half
+// to even (the AVX path's _mm256_round_ps with _MM_ROUND_NEAREST).
+func quantizeActivations(dst []byte, vt runtime.DType, row []float32) []byte {
+	if vt != runtime.Q8_0 {
+		return runtime.Quantize(dst, vt, row)
+	}
+	for b := 0; b < len(row); b += 32 {
+		x := row[b : b+32]
+		amax := float32(0)
+		for _, v := range x {
+			amax = max(amax, float32(math.Abs(float64(v))))
+		}
+		d := amax / 127
+		id := float32(0)
+		if d != 0 {
+			id = 127 / amax
+		}
+		dst = binary.LittleEndian.AppendUint16(dst, runtime.F32ToF16(d))
+		for _, v := range x {
+			dst = append(dst, byte(int8(math.RoundToEven(float64(v*id)))))
+		}
+	}
+	return dst
+}
+
+// dotQ8_0 is ggml_vec_dot_q8_0_q8_0: per block, the integer dot product
+// times both scales.
+func dotQ8_0(a, x []byte, k int) float32 {
+	var sum float32
+	for o := 0; o < k/32*34; o += 34 {
+		d := runtime.F16ToF32(binary.LittleEndian.Uint16(a[o:])) * runtime.F16ToF32(binary.LittleEndian.Uint16(x[o:]))
+		qa, qx := a[o+2:o+34], x[o+2:o+34]
+		var s int32
+		for j := range qa {
+			s += int32(int8(qa[j])) * int32(int8(qx[j]))
+		}
+		sum += float32(s) * d
+	}
+	return sum
+}
+
+// dotQ4_0 is ggml_vec_dot_q4_0_q8_0: a's nibbles, less 8, against x's
+// bytes, low nibbles with the block's first half.
+func dotQ4_0(a, x []byte, k int) float32 {
+	var sum float32
+	for b := 0; b < k/32; b++ {
+		ab, xb := a[b*18:b*18+18], x[b*34:b*34+34]
+		d := runtime.F16ToF32(binary.LittleEndian.Uint16(ab)) * runtime.F16ToF32(binary.LittleEndian.Uint16(xb))
+		var s int32
+		for j := 0; j < 16; j++ {
+			s += (int32(ab[2+j]&15) - 8) * int32(int8(xb[2+j]))
+			s += (int32(ab[2+j]>>4) - 8) * int32(int8(xb[2+16+j]))
+		}
+		sum += float32(s) * d
+	}
+	return sum
+}
+
+// dotBF16 is ggml_vec_dot_bf16: float products of the bf16 values.
+func dotBF16(a, x []byte, k int) float32 {
+	var sum float32
+	for i := 0; i < k; i++ {
+		sum += runtime.BF16ToF32(binary.LittleEndian.Uint16(a[2*i:])) * runtime.BF16ToF32(binary.LittleEndian.Uint16(x[2*i:]))
+	}
+	return sum
+}
+
+// getRowsBlocks is GetRows from a block-quantized or bf16 table into f32.
+func (b *Backend) getRowsBlocks(dst, table, idx *runtime.Tensor) {
+	if dst.Type != runtime.F32 || idx.Type != runtime.I32 || table.Nb[0] != table.Type.Size() ||
+		dst.Ne != [4]int{table.Ne[0], idx.Ne[0], idx.Ne[1], idx.Ne[2]} || table.Ne[2] != idx.Ne[1] || table.Ne[3] != idx.Ne[2] {
+		bug("GetRows: dst %v%v, table %v%v, idx %v%v", dst.Type, dst.Ne, table.Type, table.Ne, idx.Type, idx.Ne)
+	}
+	n, rowBytes := table.Ne[0], table.Type.RowSize(table.Ne[0])
+	ids, d := idx.I32s(), dst.F32s()
+	row := make([]float32, 0, n)
+	for i2 := 0; i2 < idx.Ne[2]; i2++ {
+		for i1 := 0; i1 < idx.Ne[1]; i1++ {
+			for i0 := 0; i0 < idx.Ne[0]; i0++ {
+				r := int(ids[(i0*idx.Nb[0]+i1*idx.Nb[1]+i2*idx.Nb[2])/4])
+				if r < 0 || r >= table.Ne[1] {
+					bug("GetRows: index %d out of range [0, %d)", r, table.Ne[1])
+				}
+				off := r*table.Nb[1] + i1*table.Nb[2] + i2*table.Nb[3]
+				row = runtime.Dequantize(row[:0], table.Type, table.Data[off:off+rowBytes], n)
+				base := i0*dst.Nb[1] + i1*dst.Nb[2] + i2*dst.Nb[3]
+				for j, v := range row {
+					d[(base+j*dst.Nb[0])/4] = v
+				}
+			}
+		}
+	}
+}

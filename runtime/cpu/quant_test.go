@@ -1,0 +1,84 @@
+package cpu_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/cpu"
+)
+
+// TestMulMatBlocks checks quantized and bf16 weights against a float64
+// reference that follows ggml's recipe: x rounded to the weight type's
+// vec_dot_type, exact products of the stored values. The only difference
+// left is float32 accumulation: 1e-5 relative to the row's magnitude.
+func TestMulMatBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, dt := range []runtime.DType{runtime.Q8_0, runtime.Q4_0, runtime.BF16} {
+		for _, threads := range []int{1, 2} {
+			k, m, n, ne2 := 64, 37, 5, 2
+			vals := make([]float32, k*m)
+			for i := range vals {
+				vals[i] = float32(r.NormFloat64())
+			}
+			a := runtime.Tensor{Type: dt, Ne: [4]int{k, m, 1, 1}, Nb: runtime.ContiguousStrides(dt, [4]int{k, m, 1, 1}), Data: runtime.Quantize(nil, dt, vals)}
+			x := runtime.NewTensor(runtime.F32, [4]int{k, n, ne2, 1})
+			for i := range x.F32s() {
+				x.F32s()[i] = float32(r.NormFloat64())
+			}
+			dst := runtime.NewTensor(runtime.F32, [4]int{m, n, ne2, 1})
+			be := cpu.New(threads)
+			be.MulMat(&dst, &a, &x)
+			be.Close()
+
+			aw := runtime.Dequantize(nil, dt, a.Data, k*m)
+			dot := runtime.Q8_0
+			if dt == runtime.BF16 {
+				dot = runtime.BF16
+			}
+			for b := 0; b < n*ne2; b++ {
+				xr := x.F32s()[b*k : (b+1)*k]
+				// Rounded like ggml's activations (q8_0 rounds half to
+				// even there; ties are measure-zero for random data).
+				xq := runtime.Dequantize(nil, dot, runtime.Quantize(nil, dot, xr), k)
+				for i := 0; i < m; i++ {
+					var want, mag float64
+					for j := 0; j < k; j++ {
+						p := float64(aw[i*k+j]) * float64(xq[j])
+						want += p
+						mag += math.Abs(p)
+					}
+					got := float64(dst.F32s()[b*m+i])
+					if math.Abs(got-want) > 1e-5*mag {
+						t.Fatalf("%s, %d threads: dst[%d, %d] = %g, want %g", dt, threads, i, b, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGetRowsBlocks(t *testing.T) {
+	for _, dt := range []runtime.DType{runtime.Q8_0, runtime.Q4_0, runtime.BF16} {
+		vals := make([]float32, 64*10)
+		for i := range vals {
+			vals[i] = float32(math.Sin(float64(i)))
+		}
+		table := runtime.Tensor{Type: dt, Ne: [4]int{64, 10, 1, 1}, Nb: runtime.ContiguousStrides(dt, [4]int{64, 10, 1, 1}), Data: runtime.Quantize(nil, dt, vals)}
+		idx := runtime.NewTensor(runtime.I32, [4]int{3, 1, 1, 1})
+		copy(idx.I32s(), []int32{7, 0, 7})
+		dst := runtime.NewTensor(runtime.F32, [4]int{64, 3, 1, 1})
+		be := cpu.New(1)
+		be.GetRows(&dst, &table, &idx)
+		be.Close()
+		rows := runtime.Dequantize(nil, dt, table.Data, 64*10)
+		for r, want := range []int{7, 0, 7} {
+			for j := 0; j < 64; j++ {
+				if dst.F32s()[r*64+j] != rows[want*64+j] {
+					t.Fatalf("%s: row %d element %d = %g, want %g", dt, r, j, dst.F32s()[r*64+j], rows[want*64+j])
+				}
+			}
+		}
+	}
+}
