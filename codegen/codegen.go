@@ -568,13 +568,10 @@ func (gen *generator) model(f *jen.File) {
 		).Block(ret.Clone()))
 	}
 	body = append(body,
-		jen.Id("m").Dot("weights").Op("=").Make(jen.Index().Qual(pkgRuntime, "Tensor"), jen.Len(jen.Id("w"))),
-		jen.For(jen.Id("i").Op(":=").Range().Id("w")).Block(
-			jen.If(
-				jen.List(jen.Id("m").Dot("weights").Index(jen.Id("i")), jen.Err()).Op("=").Id("m").Dot("sched").Dot("Upload").Call(jen.Id("weightBackend").Index(jen.Id("i")), jen.Op("&").Id("w").Index(jen.Id("i"))),
-				jen.Err().Op("!=").Nil(),
-			).Block(ret.Clone()),
-		),
+		jen.If(
+			jen.List(jen.Id("m").Dot("weights"), jen.Err()).Op("=").Id("m").Dot("sched").Dot("UploadAll").Call(jen.Id("weightBackend"), jen.Id("w")),
+			jen.Err().Op("!=").Nil(),
+		).Block(ret.Clone()),
 		jen.Id("m").Dot("state").Op("=").Make(jen.Index().Qual(pkgRuntime, "Tensor"), jen.Len(jen.Id("States"))),
 		jen.For(jen.List(jen.Id("i"), jen.Id("s")).Op(":=").Range().Id("States")).Block(
 			jen.If(

@@ -180,11 +180,8 @@ func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 	if m.bufCPU, err = m.sched.Backend(backendCpu).Alloc(cpuBufferSize); err != nil {
 		return err
 	}
-	m.weights = make([]runtime.Tensor, len(w))
-	for i := range w {
-		if m.weights[i], err = m.sched.Upload(weightBackend[i], &w[i]); err != nil {
-			return err
-		}
+	if m.weights, err = m.sched.UploadAll(weightBackend, w); err != nil {
+		return err
 	}
 	m.state = make([]runtime.Tensor, len(States))
 	for i, s := range States {
