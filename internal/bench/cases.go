@@ -65,7 +65,13 @@ func bwCase(kernel, dtype string, bytes float64, threads int, f func(be *cpu.Bac
 func bandwidthCases(th int) []Case {
 	const f32, f16 = 4 * bwN, 2 * bwN // bytes of one tensor
 	return []Case{
-		bwCase("cpy", "f32", 2*f32, th, func(be *cpu.Backend) func() { // memmove: the machine's reference
+		// memmove of a 4096² f32 matrix, 64 MiB each way, past the caches:
+		// the memory's bandwidth, the ceiling of the matvec cases.
+		{Kernel: "cpy", DType: "f32", M: 4096, N: 4096, Threads: th, Bytes: 2 * 4 * 4096 * 4096, Setup: withBackend(func(be *cpu.Backend) func() {
+			a, d := tensor(runtime.F32, 1, 4096, 4096), tensor(runtime.F32, 2, 4096, 4096)
+			return func() { be.Cpy(d, a) }
+		})},
+		bwCase("cpy", "f32", 2*f32, th, func(be *cpu.Backend) func() { // memmove in cache: the machine's reference
 			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
 			return func() { be.Cpy(d, a) }
 		}),
