@@ -76,18 +76,18 @@ func TestCompileForQuantizedWeights(t *testing.T) {
 	}
 }
 
-// TestRunQuantizedLlama writes the llama example's weights as f32, q8_0 and
-// q4_0 GGUF files, runs the model from each (compiled for its types, loaded
-// by mmap) and checks the logits against the f32 run. Stated tolerances,
-// absolute on logits of magnitude up to 0.2: q8_0 2e-3, q4_0 2e-2 (4-bit
-// weights keep about 1/16 of a block's range).
+// TestRunQuantizedLlama writes the llama example's weights as f32, f16,
+// bf16, q8_0 and q4_0 GGUF files, runs the model from each (compiled for its
+// types, loaded by mmap) and checks the logits against the f32 run. Stated
+// tolerances, absolute on logits of magnitude up to 0.2: f16 2e-4, bf16 and
+// q8_0 2e-3, q4_0 2e-2 (4-bit weights keep about 1/16 of a block's range).
 func TestRunQuantizedLlama(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds three binaries")
+		t.Skip("builds five binaries")
 	}
 	dir := t.TempDir()
 	logits := map[string][]float64{}
-	for _, typ := range []string{"f32", "q8_0", "q4_0"} {
+	for _, typ := range []string{"f32", "f16", "bf16", "q8_0", "q4_0"} {
 		path := filepath.Join(dir, typ+".gguf")
 		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../examples/llama/llama.g", path); code != 0 {
 			t.Fatal(stderr)
@@ -106,7 +106,7 @@ func TestRunQuantizedLlama(t *testing.T) {
 		}
 		logits[typ] = got.Outputs[0].Values
 	}
-	for typ, tol := range map[string]float64{"q8_0": 2e-3, "q4_0": 2e-2} {
+	for typ, tol := range map[string]float64{"f16": 2e-4, "bf16": 2e-3, "q8_0": 2e-3, "q4_0": 2e-2} {
 		worst := 0.0
 		for i, v := range logits["f32"] {
 			worst = max(worst, math.Abs(logits[typ][i]-v))
