@@ -49,7 +49,7 @@ func init() {
 	commands = []*command{
 		{"compile", "[-o DIR] [-pkg NAME] [-main] [-backends LIST] model.g", "generate the model's Go package", cmdCompile},
 		{"plan", "[-backends LIST] [-json | -debug | -dot | -svg] model.g", "print the plan: nodes with backends, splits, buffer offsets", cmdPlan},
-		{"run", "[-json] [-stats] [-fill ggml] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
+		{"run", "[-json] [-stats] [-fill ggml] [-weights FILE.gguf] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
 		{"fmt", "[-w] model.g", "print the model in canonical form (-w: rewrite the file)", cmdFmt},
 		{"help", "[command]", "show help", nil},
 	}
@@ -127,9 +127,13 @@ func newFlags(e *env, c string) *flag.FlagSet {
 }
 
 func parseFlags(fs *flag.FlagSet, args []string, nargs int) ([]string, error) {
-	fs.SetOutput(io.Discard)
+	out := fs.Output()
+	fs.SetOutput(io.Discard) // parse errors are reported as usage errors
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(out, "usage: graphc %s\n\nflags:\n", usageLine(fs.Name()))
+			fs.SetOutput(out)
+			fs.PrintDefaults()
 			return nil, err
 		}
 		return nil, &usageError{err.Error()}
@@ -138,6 +142,15 @@ func parseFlags(fs *flag.FlagSet, args []string, nargs int) ([]string, error) {
 		return nil, &usageError{fmt.Sprintf("want %d file argument(s), got %d", nargs, fs.NArg())}
 	}
 	return fs.Args(), nil
+}
+
+// usageLine is a command's name and arguments, for help.
+func usageLine(name string) string {
+	first, _, _ := strings.Cut(name, " ")
+	if c := lookup(first); c != nil {
+		return c.name + " " + c.args
+	}
+	return name
 }
 
 // targetFlags are the planning flags several commands share.
@@ -153,8 +166,8 @@ type targetFlags struct {
 }
 
 func (t *targetFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&t.backends, "backends", "", "comma-separated backends in priority order, the cpu last (default: the model's `backends` line, or cpu)")
-	fs.IntVar(&t.ncopies, "n-copies", 0, "pipeline copies of split inputs (ggml's n_copies), at most 4 (default: the model's `set n_copies`, or 1)")
+	fs.StringVar(&t.backends, "backends", "", "comma-separated backends in priority order, the cpu last (default: the model's backends statement, or cpu)")
+	fs.IntVar(&t.ncopies, "n-copies", 0, "pipeline copies of split inputs (ggml's n_copies), at most 4 (default: the model's set n_copies, or 1)")
 	fs.BoolVar(&t.offload, "op-offload", false, "let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)")
 	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
