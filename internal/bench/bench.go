@@ -106,6 +106,7 @@ func Cases(threads []int) []Case {
 		cs = append(cs, mulMatCase("gemm", runtime.F16, 1024, 1024, 1024, th))
 		cs = append(cs, mulMatCase("matvec", runtime.F32, 4096, 1, 4096, th))
 		cs = append(cs, mulMatCase("matvec", runtime.F16, 4096, 1, 4096, th))
+		cs = append(cs, quantMulMatCases(th)...)
 		cs = append(cs, bandwidthCases(th)...)
 		for _, m := range models {
 			cs = append(cs, Case{Kernel: m.name, DType: "f32", M: m.layers, N: 8, K: 16, Threads: th, Eval: true, Setup: m.setup})

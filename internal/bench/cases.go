@@ -41,6 +41,41 @@ func mulMatCase(kernel string, at runtime.DType, M, N, K, threads int) Case {
 	}
 }
 
+// quantMulMatCases are MulMat with q8_0 and q4_0 weights (x is quantized
+// to q8_0 inside each call, as ggml does): 4096² matrix-vector products
+// and a 4096×8×4096 product, a batch of 8 tokens. Their GB/s counts the
+// weight bytes read only (34 bytes per 32 q8_0 weights, 18 per q4_0),
+// the traffic that bounds them.
+func quantMulMatCases(th int) []Case {
+	var cs []Case
+	for _, at := range []runtime.DType{runtime.Q8_0, runtime.Q4_0} {
+		for _, n := range []int{1, 8} {
+			kernel := "matvec"
+			if n > 1 {
+				kernel = "gemm"
+			}
+			const M, K = 4096, 4096
+			cs = append(cs, Case{
+				Kernel: kernel, DType: at.String(), M: M, N: n, K: K, Threads: th,
+				Flops: 2 * float64(M) * float64(n) * float64(K),
+				Bytes: float64(at.RowSize(K) * M),
+				Setup: withBackend(func(be *cpu.Backend) func() {
+					a, x, d := quantTensor(at, 1, K, M), tensor(runtime.F32, 2, K, n), tensor(runtime.F32, 3, M, n)
+					return func() { be.MulMat(d, a, x) }
+				}),
+			})
+		}
+	}
+	return cs
+}
+
+// quantTensor is tensor for a block-quantized type: fill's values, quantized.
+func quantTensor(dt runtime.DType, k, n0, n1 int) *runtime.Tensor {
+	f := tensor(runtime.F32, k, n0, n1)
+	ne := [4]int{n0, n1, 1, 1}
+	return &runtime.Tensor{Type: dt, Ne: ne, Nb: runtime.ContiguousStrides(dt, ne), Data: runtime.Quantize(nil, dt, f.F32s())}
+}
+
 // matvecBytes is what a matrix-vector product moves (its GB/s says how
 // close it is to the memory's bandwidth); 0 for matrix products.
 func matvecBytes(at runtime.DType, M, N, K int) float64 {
