@@ -18,6 +18,8 @@ type Backend struct {
 	xpack   []float32         // MulMat's x converted to dense float32 columns
 	gemmA   []float32         // the packed GEMM's packed a
 	gemmB   []float32         // the packed GEMM's packed x
+	qx      []byte            // MulMat's x in a block type's vec_dot_type (quant.go)
+	qrow    []float32         // one strided row of that x, gathered
 
 	// One task value per kernel family, reused by every call so that a
 	// dispatch does not allocate.
@@ -34,6 +36,7 @@ type Backend struct {
 	ropeMemo ropeMemo // the last rope table (see ropeTable)
 	rows     getRowsTask
 	cpy      cpyTask
+	qmm      blockMulMat
 }
 
 // New starts a backend with the given number of threads, the caller

@@ -30,6 +30,11 @@ func bestISA() isa {
 	return isaGo
 }
 
+// hasVNNI reports AVX-512 VNNI (with VL): at the avx512 level the quantized
+// dot products use its vpdpbusd, else (and at the avx2 level) the AVX2
+// vpmaddubsw/vpmaddwd kernels.
+var hasVNNI = cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
+
 // level is the instruction-set level the kernels run at; tests lower it to
 // check every level's kernels on one machine.
 var level = bestISA()

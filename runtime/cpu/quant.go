@@ -26,7 +26,7 @@ func vecDotType(t runtime.DType) runtime.DType {
 
 type blockMulMat struct {
 	dst, a      *runtime.Tensor
-	xq          []byte // x's rows in the vec_dot_type, row after row
+	xq          []byte // x's rows in the vec_dot_type, row after row (Backend.qx)
 	xRow        int    // bytes per row of xq
 	aRow        int    // bytes per row of a
 	dot         func(a, x []byte, k int) float32
@@ -44,7 +44,8 @@ func (b *Backend) mulMatBlocks(dst, a, x *runtime.Tensor) {
 		bug("MulMat: dst %v%v, a %v%v nb %v, x %v%v", dst.Type, dst.Ne, a.Type, a.Ne, a.Nb, x.Type, x.Ne)
 	}
 	vt := vecDotType(a.Type)
-	t := &blockMulMat{dst: dst, a: a, xRow: vt.RowSize(k), aRow: a.Type.RowSize(k), k: k, m: m, n: n, ne2: x.Ne[2], r2: x.Ne[2] / a.Ne[2], r3: x.Ne[3] / a.Ne[3]}
+	t := &b.qmm
+	*t = blockMulMat{dst: dst, a: a, xRow: vt.RowSize(k), aRow: a.Type.RowSize(k), k: k, m: m, n: n, ne2: x.Ne[2], r2: x.Ne[2] / a.Ne[2], r3: x.Ne[3] / a.Ne[3]}
 	switch a.Type {
 	case runtime.Q8_0:
 		t.dot = dotQ8_0
@@ -55,38 +56,56 @@ func (b *Backend) mulMatBlocks(dst, a, x *runtime.Tensor) {
 	default:
 		bug("MulMat: no dot product for %v", a.Type)
 	}
+	// x's rows in the vec_dot_type, into the backend's scratch: a MulMat
+	// allocates nothing once the scratch has grown to its largest x.
 	rows := x.Ne[1] * x.Ne[2] * x.Ne[3]
-	t.xq = make([]byte, 0, rows*t.xRow)
+	if cap(b.qx) < rows*t.xRow {
+		b.qx = make([]byte, 0, rows*t.xRow)
+	}
+	if x.Nb[0] != 4 && cap(b.qrow) < k {
+		b.qrow = make([]float32, k)
+	}
+	xq := b.qx[:0]
 	xs := x.F32s()
-	row := make([]float32, k)
 	for i3 := 0; i3 < x.Ne[3]; i3++ {
 		for i2 := 0; i2 < x.Ne[2]; i2++ {
 			for i1 := 0; i1 < x.Ne[1]; i1++ {
 				base := i1*x.Nb[1] + i2*x.Nb[2] + i3*x.Nb[3]
-				for i0 := range row {
-					row[i0] = xs[(base+i0*x.Nb[0])/4]
+				var row []float32
+				if x.Nb[0] == 4 {
+					row = xs[base/4 : base/4+k]
+				} else {
+					row = b.qrow[:k]
+					for i0 := range row {
+						row[i0] = xs[(base+i0*x.Nb[0])/4]
+					}
 				}
-				t.xq = quantizeActivations(t.xq, vt, row)
+				xq = quantizeActivations(xq, vt, row)
 			}
 		}
 	}
+	t.xq = xq
 	b.parallel(t, m*rows*k, m)
+	*t = blockMulMat{} // drop the references to the caller's tensors
 }
 
-// run computes rows [lo, hi) of a against every row of x.
+// run computes rows [lo, hi) of a against every row of x: each row of a
+// against all of x's rows in turn, so that it is read from memory once
+// and from the L1 cache for the other rows of x.
 func (t *blockMulMat) run(chunk, nchunks, _ int) {
 	lo, hi := split(t.m, chunk, nchunks)
 	d := t.dst.F32s()
 	for i3 := 0; i3 < t.dst.Ne[3]; i3++ {
 		for i2 := 0; i2 < t.dst.Ne[2]; i2++ {
 			abase := (i2/t.r2)*t.a.Nb[2] + (i3/t.r3)*t.a.Nb[3]
-			for j := 0; j < t.n; j++ {
-				xr := ((i3*t.ne2+i2)*t.n + j) * t.xRow
-				x := t.xq[xr : xr+t.xRow]
-				dbase := j*t.dst.Nb[1] + i2*t.dst.Nb[2] + i3*t.dst.Nb[3]
-				for i := lo; i < hi; i++ {
-					ar := abase + i*t.a.Nb[1]
-					d[(dbase+i*t.dst.Nb[0])/4] = t.dot(t.a.Data[ar:ar+t.aRow], x, t.k)
+			xbase := (i3*t.ne2 + i2) * t.n * t.xRow
+			dbase := i2*t.dst.Nb[2] + i3*t.dst.Nb[3]
+			for i := lo; i < hi; i++ {
+				ar := abase + i*t.a.Nb[1]
+				arow := t.a.Data[ar : ar+t.aRow]
+				for j := 0; j < t.n; j++ {
+					xr := xbase + j*t.xRow
+					d[(dbase+j*t.dst.Nb[1]+i*t.dst.Nb[0])/4] = t.dot(arow, t.xq[xr:xr+t.xRow], t.k)
 				}
 			}
 		}
@@ -100,6 +119,13 @@ func quantizeActivations(dst []byte, vt runtime.DType, row []float32) []byte {
 	if vt != runtime.Q8_0 {
 		return runtime.Quantize(dst, vt, row)
 	}
+	return quantizeQ8_0Go(dst, row)
+}
+
+// quantizeQ8_0Go is quantizeActivations' q8_0 loop: per block of 32, the
+// scale d = amax/127 and the values v·(127/amax) rounded half to even (so
+// never -128).
+func quantizeQ8_0Go(dst []byte, row []float32) []byte {
 	for b := 0; b < len(row); b += 32 {
 		x := row[b : b+32]
 		amax := float32(0)
@@ -117,39 +143,6 @@ func quantizeActivations(dst []byte, vt runtime.DType, row []float32) []byte {
 		}
 	}
 	return dst
-}
-
-// dotQ8_0 is ggml_vec_dot_q8_0_q8_0: per block, the integer dot product
-// times both scales.
-func dotQ8_0(a, x []byte, k int) float32 {
-	var sum float32
-	for o := 0; o < k/32*34; o += 34 {
-		d := runtime.F16ToF32(binary.LittleEndian.Uint16(a[o:])) * runtime.F16ToF32(binary.LittleEndian.Uint16(x[o:]))
-		qa, qx := a[o+2:o+34], x[o+2:o+34]
-		var s int32
-		for j := range qa {
-			s += int32(int8(qa[j])) * int32(int8(qx[j]))
-		}
-		sum += float32(s) * d
-	}
-	return sum
-}
-
-// dotQ4_0 is ggml_vec_dot_q4_0_q8_0: a's nibbles, less 8, against x's
-// bytes, low nibbles with the block's first half.
-func dotQ4_0(a, x []byte, k int) float32 {
-	var sum float32
-	for b := 0; b < k/32; b++ {
-		ab, xb := a[b*18:b*18+18], x[b*34:b*34+34]
-		d := runtime.F16ToF32(binary.LittleEndian.Uint16(ab)) * runtime.F16ToF32(binary.LittleEndian.Uint16(xb))
-		var s int32
-		for j := 0; j < 16; j++ {
-			s += (int32(ab[2+j]&15) - 8) * int32(int8(xb[2+j]))
-			s += (int32(ab[2+j]>>4) - 8) * int32(int8(xb[2+16+j]))
-		}
-		sum += float32(s) * d
-	}
-	return sum
 }
 
 // dotBF16 is ggml_vec_dot_bf16: float products of the bf16 values.

@@ -1,0 +1,36 @@
+//go:build !noasm
+
+package cpu
+
+// dotQ8_0AVX2 is dotQ8_0Go(a, x, nb) with AVX2 for nb a multiple of 8
+// (a and x hold at least nb blocks of 34 bytes; x has no -128):
+//
+//	var sum float32
+//	for o := 0; o < nb*34; o += 34 {
+//		sum += float32(blockSumQ8_0(a[o:], x[o:])) * blockScale(a[o:], x[o:])
+//	}
+//	return sum
+//
+// Each block's product is exact as in the loop; the blocks are summed in 8
+// lanes (block b in lane b%8), then across the lanes.
+//
+//go:noescape
+func dotQ8_0AVX2(a, x []byte, nb int) float32
+
+// dotQ8_0VNNI is dotQ8_0AVX2 with AVX-512 VNNI's vpdpbusd (on 256-bit
+// vectors, so it also needs AVX-512VL).
+//
+//go:noescape
+func dotQ8_0VNNI(a, x []byte, nb int) float32
+
+// dotQ4_0AVX2 is dotQ4_0Go(a, x, nb) with AVX2 for nb a multiple of 8 (a
+// holds nb blocks of 18 bytes, x nb blocks of 34; x has no -128), summed
+// as dotQ8_0AVX2 sums.
+//
+//go:noescape
+func dotQ4_0AVX2(a, x []byte, nb int) float32
+
+// dotQ4_0VNNI is dotQ4_0AVX2 with AVX-512 VNNI's vpdpbusd.
+//
+//go:noescape
+func dotQ4_0VNNI(a, x []byte, nb int) float32
