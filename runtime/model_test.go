@@ -1,0 +1,262 @@
+package runtime_test
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/cpu"
+)
+
+// accModel is a hand-written model the way generated code drives a
+// Driver: state acc (host memory, the cpu) accumulates the input x, state
+// dev lives in sim0's memory; one split on the cpu, two pipeline copies of
+// x. It embeds the Driver like a generated Model.
+type accModel struct {
+	runtime.Driver
+	sched *runtime.Sched
+	host  *cpu.Backend
+	sim0  *cpu.Sim
+	buf   []byte // per slot a version of x
+	state []runtime.Tensor
+}
+
+const (
+	accCPU   = 0
+	accSim0  = 1
+	accSlots = 2
+)
+
+var (
+	accStates       = []runtime.Decl{{Name: "acc", Type: runtime.F32, Ne: [4]int{4, 1, 1, 1}}, {Name: "dev", Type: runtime.F32, Ne: [4]int{4, 1, 1, 1}}}
+	accStateBackend = []int{accCPU, accSim0}
+	accNe           = [4]int{4, 1, 1, 1}
+)
+
+type accOutputs struct{ Acc runtime.Tensor }
+
+func newAccModel(t *testing.T, stopped *[]string) *accModel {
+	m := &accModel{}
+	m.host = cpu.New(1)
+	runtime.OnClose(&m.Driver, func() { m.host.Close(); *stopped = append(*stopped, "cpu") })
+	m.sim0 = cpu.NewSim(0, 1)
+	runtime.OnClose(&m.Driver, func() { m.sim0.Close(); *stopped = append(*stopped, "sim0") })
+	bts := []runtime.BufferType{cpu.BufferType, cpu.SimDescription(0).BufferType}
+	splits := []runtime.SplitInfo{{Backend: accCPU, Nodes: 1, First: "acc", Last: "acc"}}
+	var err error
+	if m.sched, err = runtime.NewSched([]runtime.Backend{runtime.NewHostBackend("cpu", cpu.BufferType), m.sim0}, bts, splits, accSlots); err != nil {
+		t.Fatal(err)
+	}
+	x := runtime.NewTensor(runtime.F32, accNe)
+	if m.buf, err = m.sched.Backend(accCPU).Alloc(accSlots * x.Span()); err != nil {
+		t.Fatal(err)
+	}
+	if m.state, err = runtime.StartDriver(&m.Driver, m.sched, accStates, accStateBackend); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
+// submit adds x to acc; slots records the pipeline slot it ran on.
+func (m *accModel) submit(x []float32, slots *[]int) (*runtime.Pending[accOutputs], error) {
+	return runtime.Issue(&m.Driver, func(c int) *accOutputs {
+		*slots = append(*slots, c)
+		in := runtime.View(m.buf, c*16, runtime.F32, accNe)
+		copy(in.F32s(), x)
+		m.sched.BeginSplit(0)
+		m.sched.Compute(0)
+		acc := &m.state[0]
+		m.host.Add(acc, acc, &in)
+		m.sched.Inspect(accCPU, "acc", acc)
+		m.sched.EndSplit(0)
+		return &accOutputs{Acc: m.sched.Output(accCPU, acc)}
+	})
+}
+
+func TestDriverEvaluates(t *testing.T) {
+	var stopped []string
+	m := newAccModel(t, &stopped)
+	var slots []int
+	for k := 1; k <= 5; k++ {
+		p, err := m.submit([]float32{1, 2, 3, float32(k)}, &slots)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := p.Wait()
+		if !p.Done() || p.Wait() != out {
+			t.Fatal("a waited evaluation is not done, or a second Wait differs")
+		}
+		if got, want := out.Acc.F32s(), []float32{float32(k), float32(2 * k), float32(3 * k), float32(k * (k + 1) / 2)}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("evaluation %d: acc %v, want %v", k, got, want)
+		}
+	}
+	if want := []int{0, 1, 0, 1, 0}; !reflect.DeepEqual(slots, want) {
+		t.Errorf("pipeline slots %v, want %v", slots, want)
+	}
+	if st := m.Stats(); len(st.Splits) != 1 || st.Splits[0].Backend != "cpu" || st.Splits[0].Nodes != 1 {
+		t.Errorf("stats %+v", st)
+	}
+
+	// acc is in host memory: in place, and ReadState agrees.
+	acc := m.State("acc")
+	if acc == nil || acc.F32s()[3] != 15 {
+		t.Fatalf("State(acc) = %v", acc)
+	}
+	if r, err := m.ReadState("acc"); err != nil || !reflect.DeepEqual(r.F32s(), acc.F32s()) {
+		t.Errorf("ReadState(acc) = %v, %v; in place %v", r.F32s(), err, acc.F32s())
+	}
+	w := runtime.NewTensor(runtime.F32, accNe)
+	copy(w.F32s(), []float32{10, 20, 30, 40})
+	if err := m.WriteState("acc", w); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := m.submit([]float32{1, 1, 1, 1}, &slots); err != nil || p.Wait().Acc.F32s()[3] != 41 {
+		t.Errorf("after WriteState(acc): %v", err)
+	}
+
+	// dev is in sim0's memory: not in place, but readable and writable.
+	if m.State("dev") != nil || m.State("nope") != nil {
+		t.Error("State returned a device tensor or an undeclared one")
+	}
+	copy(w.F32s(), []float32{-1, -2, -3, -4})
+	if err := m.WriteState("dev", w); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := m.ReadState("dev"); err != nil || !reflect.DeepEqual(r.F32s(), w.F32s()) {
+		t.Errorf("ReadState(dev) = %v, %v; wrote %v", r.F32s(), err, w.F32s())
+	}
+
+	if _, err := m.ReadState("nope"); err == nil || !strings.Contains(err.Error(), `no state "nope"`) {
+		t.Errorf("ReadState(nope): %v", err)
+	}
+	if err := m.WriteState("nope", w); err == nil {
+		t.Error("WriteState(nope) succeeded")
+	}
+	if err := m.WriteState("dev", runtime.NewTensor(runtime.F32, [4]int{2, 2, 1, 1})); err == nil || !strings.Contains(err.Error(), "state dev: want") {
+		t.Errorf("WriteState of the wrong shape: %v", err)
+	}
+	if err := m.WriteState("dev", runtime.Tensor{Type: runtime.F32, Ne: accNe}); err == nil {
+		t.Error("WriteState of a tensor without data succeeded")
+	}
+}
+
+func TestDriverCallbackStops(t *testing.T) {
+	var stopped []string
+	m := newAccModel(t, &stopped)
+	var slots []int
+	var seen []float32
+	m.SetEvalCallback(func(name string, x *runtime.Tensor, ask bool) bool {
+		if !ask {
+			seen = append(seen, x.F32s()[0])
+		}
+		return ask // want every node, stop at the first
+	})
+	if p, err := m.submit([]float32{7, 0, 0, 0}, &slots); !errors.Is(err, runtime.ErrStopped) || p != nil || !reflect.DeepEqual(seen, []float32{7}) {
+		t.Fatalf("stopped evaluation: %v, %v, inspected %v", p, err, seen)
+	}
+	m.SetEvalCallback(nil)
+	p, err := m.submit([]float32{1, 0, 0, 0}, &slots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Wait().Acc.F32s()[0]; got != 8 {
+		t.Errorf("after a stop: acc[0] = %g, want 8", got)
+	}
+}
+
+func TestDriverClose(t *testing.T) {
+	var stopped []string
+	m := newAccModel(t, &stopped)
+	var slots []int
+	p, err := m.submit([]float32{1, 1, 1, 1}, &slots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	if !p.Done() {
+		t.Error("Close returned with an evaluation in flight")
+	}
+	m.Close()
+	if want := []string{"cpu", "sim0"}; !reflect.DeepEqual(stopped, want) {
+		t.Errorf("backends stopped: %v, want %v once each, in order", stopped, want)
+	}
+	if _, err := m.submit(nil, &slots); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("Issue after Close: %v", err)
+	}
+	if _, err := m.ReadState("acc"); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("ReadState after Close: %v", err)
+	}
+	if err := m.WriteState("acc", runtime.NewTensor(runtime.F32, accNe)); !errors.Is(err, runtime.ErrClosed) {
+		t.Errorf("WriteState after Close: %v", err)
+	}
+	if len(slots) != 1 {
+		t.Errorf("a closed driver issued evaluations: slots %v", slots)
+	}
+}
+
+// TestDriverNotStarted: a model whose start failed before StartDriver is
+// closed with the backends it started; it issues nothing.
+func TestDriverNotStarted(t *testing.T) {
+	var d runtime.Driver
+	n := 0
+	runtime.OnClose(&d, func() { n++ })
+	if _, err := runtime.Issue(&d, func(int) *accOutputs { t.Fatal("issued"); return nil }); err == nil {
+		t.Error("Issue before StartDriver succeeded")
+	}
+	if st := d.Stats(); len(st.Splits) != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	d.SetEvalCallback(nil)
+	d.Close()
+	d.Close()
+	if n != 1 {
+		t.Errorf("stop called %d times, want 1", n)
+	}
+}
+
+// TestDriverConcurrent submits from several goroutines while others read
+// the state and the statistics: every evaluation counts once (run it with
+// -race).
+func TestDriverConcurrent(t *testing.T) {
+	var stopped []string
+	m := newAccModel(t, &stopped)
+	var slots []int // written under the driver's lock only
+	const workers, evals = 4, 25
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for range evals {
+				p, err := m.submit([]float32{1, 0, 0, 1}, &slots)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				p.Wait()
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			for range evals {
+				if _, err := m.ReadState("acc"); err != nil {
+					t.Error(err)
+					return
+				}
+				_ = m.Stats()
+			}
+		}()
+	}
+	wg.Wait()
+	r, err := m.ReadState("acc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.F32s(), []float32{workers * evals, 0, 0, workers * evals}; !reflect.DeepEqual(got, want) {
+		t.Errorf("acc %v, want %v", got, want)
+	}
+}
