@@ -154,7 +154,7 @@ func (gen *generator) prepare() error {
 	gen.versions = map[*ir.Tensor][]*ir.Tensor{}
 	gen.versionVar = map[*ir.Tensor]string{}
 	for _, n := range []string{"Model", "New", "Inputs", "Outputs", "Dims", "Weights", "States", "Bounds",
-		"Pending", "NCopies", "splits", "bufferTypes", "weightBackend", "stateBackend", "errClosed", "stateIndex"} {
+		"Pending", "NCopies", "splits", "bufferTypes", "weightBackend", "stateBackend", "driver"} {
 		gen.names.used[n] = true
 	}
 	if len(g.Splits) == 0 && len(g.Nodes) > 0 {
@@ -503,10 +503,8 @@ func (gen *generator) expr(e *ir.Expr) jen.Code {
 func (gen *generator) model(f *jen.File) {
 	g := gen.g
 	fields := []jen.Code{
-		jen.Id("mu").Qual("sync", "Mutex").Comment("evaluations are issued one at a time, in order"),
-		jen.Id("next").Int().Comment("pipeline slot of the next evaluation"),
-		jen.Id("closed").Bool(),
-		jen.Id("sched").Op("*").Qual(pkgRuntime, "Sched").Comment("copies, events, statistics, eval callback"),
+		jen.Id("driver").Comment("evaluations in order, state access, statistics, Close"),
+		jen.Id("sched").Op("*").Qual(pkgRuntime, "Sched").Comment("the driver's: copies, events, statistics, eval callback"),
 	}
 	for k := range g.Backends {
 		kind := gen.kinds[k]
@@ -521,12 +519,13 @@ func (gen *generator) model(f *jen.File) {
 	}
 	fields = append(fields,
 		jen.Id("weights").Index().Qual(pkgRuntime, "Tensor").Comment("in the order of Weights, each in its backend's memory"),
-		jen.Id("state").Index().Qual(pkgRuntime, "Tensor").Comment("in the order of States, each in its backend's memory"),
+		jen.Id("state").Index().Qual(pkgRuntime, "Tensor").Comment("the driver's: in the order of States, each in its backend's memory"),
 	)
-	f.Comment("Model is the compiled model, ready to evaluate.")
+	f.Comment("Model is the compiled model, ready to evaluate. The runtime.Driver it embeds")
+	f.Comment("provides State, ReadState, WriteState, Stats, SetEvalCallback and Close.")
 	f.Type().Id("Model").Struct(fields...)
-
-	f.Var().Id("errClosed").Op("=").Qual("errors", "New").Call(jen.Lit("model closed"))
+	f.Comment("driver is runtime.Driver, embedded in Model under an unexported name.")
+	f.Type().Id("driver").Op("=").Qual(pkgRuntime, "Driver")
 
 	ret := jen.Return(jen.Err())
 	var body []jen.Code
@@ -547,6 +546,7 @@ func (gen *generator) model(f *jen.File) {
 		} else {
 			body = append(body, field.Clone().Op("=").Qual(kind.path, kind.ctor).Call(args...))
 		}
+		body = append(body, jen.Qual(pkgRuntime, "OnClose").Call(jen.Op("&").Id("m").Dot("driver"), field.Clone().Dot("Close")))
 		if kind.host {
 			execs = append(execs, jen.Qual(pkgRuntime, "NewHostBackend").Call(jen.Lit(be.Name), jen.Id("bufferTypes").Index(jen.Id(gen.beConst[k]))))
 		} else {
@@ -572,14 +572,9 @@ func (gen *generator) model(f *jen.File) {
 			jen.List(jen.Id("m").Dot("weights"), jen.Err()).Op("=").Id("m").Dot("sched").Dot("UploadAll").Call(jen.Id("weightBackend"), jen.Id("w")),
 			jen.Err().Op("!=").Nil(),
 		).Block(ret.Clone()),
-		jen.Id("m").Dot("state").Op("=").Make(jen.Index().Qual(pkgRuntime, "Tensor"), jen.Len(jen.Id("States"))),
-		jen.For(jen.List(jen.Id("i"), jen.Id("s")).Op(":=").Range().Id("States")).Block(
-			jen.If(
-				jen.List(jen.Id("m").Dot("state").Index(jen.Id("i")), jen.Err()).Op("=").Id("m").Dot("sched").Dot("Zeros").Call(jen.Id("stateBackend").Index(jen.Id("i")), jen.Id("s").Dot("Type"), jen.Id("s").Dot("Ne")),
-				jen.Err().Op("!=").Nil(),
-			).Block(ret.Clone()),
-		),
-		jen.Return(jen.Nil()),
+		jen.List(jen.Id("m").Dot("state"), jen.Err()).Op("=").Qual(pkgRuntime, "StartDriver").Call(
+			jen.Op("&").Id("m").Dot("driver"), jen.Id("m").Dot("sched"), jen.Id("States"), jen.Id("stateBackend")),
+		jen.Return(jen.Err()),
 	)
 	f.Comment("New starts the backends, binds the weights (used in place in host memory, copied to")
 	f.Comment("the others) and allocates the compute buffers and zeroed state. threads <= 0 uses")
@@ -596,73 +591,6 @@ func (gen *generator) model(f *jen.File) {
 	)
 	f.Comment("start is New's work on the bound weights w; on an error New closes what it started.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("start").Params(jen.Id("w").Index().Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Err().Error()).Block(body...)
-
-	m := func() *jen.Statement { return jen.Func().Params(jen.Id("m").Op("*").Id("Model")) }
-	lock := []jen.Code{jen.Id("m").Dot("mu").Dot("Lock").Call(), jen.Defer().Id("m").Dot("mu").Dot("Unlock").Call()}
-
-	f.Comment("stateIndex is the index in States of the state declared as name, or -1.")
-	f.Func().Id("stateIndex").Params(jen.Id("name").String()).Int().Block(
-		jen.For(jen.List(jen.Id("i"), jen.Id("s")).Op(":=").Range().Id("States")).Block(
-			jen.If(jen.Id("s").Dot("Name").Op("==").Id("name")).Block(jen.Return(jen.Id("i"))),
-		),
-		jen.Return(jen.Lit(-1)),
-	)
-
-	f.Comment("State returns the persistent tensor declared as name, in place, or nil when there is")
-	f.Comment("none or it is not in host memory (see ReadState and WriteState). It must not be used")
-	f.Comment("while an evaluation is in flight.")
-	f.Add(m()).Id("State").Params(jen.Id("name").String()).Op("*").Qual(pkgRuntime, "Tensor").Block(
-		jen.Id("i").Op(":=").Id("stateIndex").Call(jen.Id("name")),
-		jen.If(jen.Id("i").Op("<").Lit(0).Op("||").Op("!").Id("m").Dot("sched").Dot("HostMemory").Call(jen.Id("stateBackend").Index(jen.Id("i")))).Block(jen.Return(jen.Nil())),
-		jen.Return(jen.Op("&").Id("m").Dot("state").Index(jen.Id("i"))),
-	)
-
-	noState := jen.Qual("fmt", "Errorf").Call(jen.Lit("no state %q"), jen.Id("name"))
-	f.Comment("ReadState returns a copy of the state tensor declared as name, wherever it lives,")
-	f.Comment("after the evaluations in flight.")
-	f.Add(m()).Id("ReadState").Params(jen.Id("name").String()).Params(jen.Qual(pkgRuntime, "Tensor"), jen.Error()).Block(append(lock,
-		jen.Id("i").Op(":=").Id("stateIndex").Call(jen.Id("name")),
-		jen.If(jen.Id("i").Op("<").Lit(0)).Block(jen.Return(jen.Qual(pkgRuntime, "Tensor").Values(), noState)),
-		jen.If(jen.Id("m").Dot("closed")).Block(jen.Return(jen.Qual(pkgRuntime, "Tensor").Values(), jen.Id("errClosed"))),
-		jen.Id("m").Dot("sched").Dot("Synchronize").Call(),
-		jen.Return(jen.Id("m").Dot("sched").Dot("Get").Call(jen.Id("stateBackend").Index(jen.Id("i")), jen.Op("&").Id("m").Dot("state").Index(jen.Id("i"))), jen.Nil()),
-	)...)
-
-	f.Comment("WriteState sets the state tensor declared as name, wherever it lives, after the")
-	f.Comment("evaluations in flight.")
-	f.Add(m()).Id("WriteState").Params(jen.Id("name").String(), jen.Id("t").Qual(pkgRuntime, "Tensor")).Error().Block(append(lock,
-		jen.Id("i").Op(":=").Id("stateIndex").Call(jen.Id("name")),
-		jen.If(jen.Id("i").Op("<").Lit(0)).Block(jen.Return(noState.Clone())),
-		jen.If(jen.Id("m").Dot("closed")).Block(jen.Return(jen.Id("errClosed"))),
-		jen.If(jen.Id("t").Dot("Type").Op("!=").Id("States").Index(jen.Id("i")).Dot("Type").Op("||").Id("t").Dot("Ne").Op("!=").Id("States").Index(jen.Id("i")).Dot("Ne").Op("||").Len(jen.Id("t").Dot("Data")).Op("<").Id("t").Dot("Span").Call()).Block(
-			jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("state %s: want %s, got %s%v"), jen.Id("name"), jen.Op("&").Id("States").Index(jen.Id("i")), jen.Id("t").Dot("Type"), jen.Id("t").Dot("Ne"))),
-		),
-		jen.Id("m").Dot("sched").Dot("Synchronize").Call(),
-		jen.Id("m").Dot("sched").Dot("Set").Call(jen.Id("stateBackend").Index(jen.Id("i")), jen.Op("&").Id("m").Dot("state").Index(jen.Id("i")), jen.Op("&").Id("t")),
-		jen.Return(jen.Nil()),
-	)...)
-
-	f.Comment("Stats returns the statistics of the last finished evaluation: per split its backend,")
-	f.Comment("nodes, bytes copied in and where the time went.")
-	f.Add(m()).Id("Stats").Params().Qual(pkgRuntime, "Stats").Block(jen.Return(jen.Id("m").Dot("sched").Dot("Stats").Call()))
-
-	f.Comment("SetEvalCallback installs cb, called as every node is computed (see")
-	f.Comment("runtime.EvalCallback; nil removes it). Evaluations that report a node wait for it.")
-	f.Add(m()).Id("SetEvalCallback").Params(jen.Id("cb").Qual(pkgRuntime, "EvalCallback")).Block(append(lock,
-		jen.Id("m").Dot("sched").Dot("SetEvalCallback").Call(jen.Id("cb")),
-	)...)
-
-	closes := append(lock,
-		jen.If(jen.Id("m").Dot("closed")).Block(jen.Return()),
-		jen.Id("m").Dot("closed").Op("=").True(),
-		jen.If(jen.Id("m").Dot("sched").Op("!=").Nil()).Block(jen.Id("m").Dot("sched").Dot("Synchronize").Call()),
-	)
-	for k := range g.Backends {
-		field := jen.Id("m").Dot(gen.beField[k])
-		closes = append(closes, jen.If(field.Clone().Op("!=").Nil()).Block(field.Clone().Dot("Close").Call()))
-	}
-	f.Comment("Close waits for the evaluations in flight and stops the backends.")
-	f.Add(m()).Id("Close").Params().Block(closes...)
 }
 
 // loc renders the buffer and byte offset where t's first element lives.
@@ -757,67 +685,50 @@ func (gen *generator) submit(f *jen.File) {
 			fail(jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(msg), jen.Id("lo"), jen.Id("hi")}, dimArgs...)...)),
 		))
 	}
-	body = append(body,
-		jen.Id("m").Dot("mu").Dot("Lock").Call(),
-		jen.Defer().Id("m").Dot("mu").Dot("Unlock").Call(),
-		jen.If(jen.Id("m").Dot("closed")).Block(fail(jen.Id("errClosed"))),
-		jen.Id("c").Op(":=").Id("m").Dot("next"),
-		jen.Id("m").Dot("next").Op("=").Parens(jen.Id("c").Op("+").Lit(1)).Op("%").Id("NCopies"),
-		jen.Defer().Id("m").Dot("sched").Dot("Recover").Call(jen.Op("&").Err()),
-		jen.Id("m").Dot("sched").Dot("Begin").Call(jen.Id("c")),
-	)
-	// User inputs are copied in right away: the caller may reuse its slices.
+	// The evaluation proper, on pipeline slot c. User inputs are copied in
+	// right away: the caller may reuse its slices.
+	var issue []jen.Code
 	for _, t := range g.Inputs {
 		if !g.InGraph(t) {
 			continue
 		}
 		acc := map[runtime.DType]string{runtime.F32: "F32s", runtime.F16: "F16s", runtime.I32: "I32s"}[t.Type]
 		v := gen.names.local("", t.Name)
-		body = append(body,
+		issue = append(issue,
 			jen.Id(v).Op(":=").Add(gen.tensor(t)),
 			jen.Copy(jen.Id(v).Dot(acc).Call(), jen.Id("in").Dot(gen.inField[t])),
 		)
 	}
 	for k := range g.Splits {
-		body = append(body, jen.Id("m").Dot(splitName(k)).Call(jen.Id("d"), jen.Id("c")))
+		issue = append(issue, jen.Id("m").Dot(splitName(k)).Call(jen.Id("d"), jen.Id("c")))
 	}
 	if len(g.Splits) == 0 {
-		body = append(body, jen.List(jen.Id("_"), jen.Id("_")).Op("=").List(jen.Id("d"), jen.Id("c")))
+		issue = append(issue, jen.List(jen.Id("_"), jen.Id("_")).Op("=").List(jen.Id("d"), jen.Id("c")))
 	}
-	body = append(body, jen.Id("out").Op(":=").Op("&").Id("Outputs").Values())
+	issue = append(issue, jen.Id("out").Op(":=").Op("&").Id("Outputs").Values())
 	for _, t := range g.Outputs {
 		v := gen.names.local("", t.Name)
-		body = append(body,
+		issue = append(issue,
 			jen.Id(v).Op(":=").Add(gen.tensor(t)),
 			jen.Id("out").Dot(gen.outField[t]).Op("=").Id("m").Dot("sched").Dot("Output").Call(jen.Id(gen.beConst[gen.memBackend(t)]), jen.Op("&").Id(v)),
 		)
 	}
-	body = append(body, jen.Return(jen.Op("&").Id("Pending").Values(jen.Dict{
-		jen.Id("out"):    jen.Id("out"),
-		jen.Id("flight"): jen.Id("m").Dot("sched").Dot("End").Call(),
-	}), jen.Nil()))
+	issue = append(issue, jen.Return(jen.Id("out")))
+	body = append(body, jen.Return(jen.Qual(pkgRuntime, "Issue").Call(
+		jen.Op("&").Id("m").Dot("driver"),
+		jen.Func().Params(jen.Id("c").Int()).Op("*").Id("Outputs").Block(issue...),
+	)))
 	f.Comment("Submit starts an evaluation: it checks the dims against their bounds and the")
 	f.Comment("inputs' lengths, copies the inputs in (the caller may reuse them once Submit")
 	f.Comment("returns) and runs the splits in planned order, queuing the work of asynchronous")
 	f.Comment("backends. Wait on the result for the outputs. Evaluations run in the order they are")
 	f.Comment("submitted and concurrent calls are safe; up to NCopies evaluations are in flight at")
 	f.Comment("once (pipeline parallelism). State persists from one evaluation to the next.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Submit").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Id("p").Op("*").Id("Pending"), jen.Err().Error()).Block(body...)
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Submit").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Op("*").Id("Pending"), jen.Error()).Block(body...)
 
-	f.Comment("Pending is a submitted evaluation.")
-	f.Type().Id("Pending").Struct(
-		jen.Id("out").Op("*").Id("Outputs"),
-		jen.Id("flight").Op("*").Qual(pkgRuntime, "Flight"),
-	)
-	f.Comment("Wait blocks until the evaluation is done and returns its outputs.")
-	f.Func().Params(jen.Id("p").Op("*").Id("Pending")).Id("Wait").Params().Op("*").Id("Outputs").Block(
-		jen.Id("p").Dot("flight").Dot("Wait").Call(),
-		jen.Return(jen.Id("p").Dot("out")),
-	)
-	f.Comment("Done reports, without blocking, whether the evaluation is done.")
-	f.Func().Params(jen.Id("p").Op("*").Id("Pending")).Id("Done").Params().Bool().Block(
-		jen.Return(jen.Id("p").Dot("flight").Dot("Done").Call()),
-	)
+	f.Comment("Pending is a submitted evaluation: Wait returns its outputs, Done reports without")
+	f.Comment("blocking whether it is done.")
+	f.Type().Id("Pending").Op("=").Qual(pkgRuntime, "Pending").Types(jen.Id("Outputs"))
 	f.Comment("Eval runs one evaluation and returns its outputs: Submit, then Wait.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Eval").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Op("*").Id("Outputs"), jen.Error()).Block(
 		jen.List(jen.Id("p"), jen.Err()).Op(":=").Id("m").Dot("Submit").Call(jen.Id("in")),

@@ -5,11 +5,9 @@
 package llamapipe
 
 import (
-	"errors"
 	"fmt"
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
-	"sync"
 )
 
 // Bounds of the bounded dims: the plan holds for every value up to them.
@@ -552,12 +550,11 @@ var splits = []runtime.SplitInfo{
 	},
 }
 
-// Model is the compiled model, ready to evaluate.
+// Model is the compiled model, ready to evaluate. The runtime.Driver it embeds
+// provides State, ReadState, WriteState, Stats, SetEvalCallback and Close.
 type Model struct {
-	mu          sync.Mutex // evaluations are issued one at a time, in order
-	next        int        // pipeline slot of the next evaluation
-	closed      bool
-	sched       *runtime.Sched // copies, events, statistics, eval callback
+	driver                     // evaluations in order, state access, statistics, Close
+	sched       *runtime.Sched // the driver's: copies, events, statistics, eval callback
 	sim0Backend *cpu.Sim
 	sim1Backend *cpu.Sim
 	cpuBackend  *cpu.Backend
@@ -565,10 +562,11 @@ type Model struct {
 	bufSIM1     []byte           // compute buffer SIM1, in sim1's memory
 	bufCPU      []byte           // compute buffer CPU
 	weights     []runtime.Tensor // in the order of Weights, each in its backend's memory
-	state       []runtime.Tensor // in the order of States, each in its backend's memory
+	state       []runtime.Tensor // the driver's: in the order of States, each in its backend's memory
 }
 
-var errClosed = errors.New("model closed")
+// driver is runtime.Driver, embedded in Model under an unexported name.
+type driver = runtime.Driver
 
 // New starts the backends, binds the weights (used in place in host memory, copied to
 // the others) and allocates the compute buffers and zeroed state. threads <= 0 uses
@@ -589,8 +587,11 @@ func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
 // start is New's work on the bound weights w; on an error New closes what it started.
 func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 	m.sim0Backend = cpu.NewSim(0, threads)
+	runtime.OnClose(&m.driver, m.sim0Backend.Close)
 	m.sim1Backend = cpu.NewSim(1, threads)
+	runtime.OnClose(&m.driver, m.sim1Backend.Close)
 	m.cpuBackend = cpu.New(threads)
+	runtime.OnClose(&m.driver, m.cpuBackend.Close)
 	if m.sched, err = runtime.NewSched([]runtime.Backend{
 		m.sim0Backend,
 		m.sim1Backend,
@@ -610,106 +611,8 @@ func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 	if m.weights, err = m.sched.UploadAll(weightBackend, w); err != nil {
 		return err
 	}
-	m.state = make([]runtime.Tensor, len(States))
-	for i, s := range States {
-		if m.state[i], err = m.sched.Zeros(stateBackend[i], s.Type, s.Ne); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// stateIndex is the index in States of the state declared as name, or -1.
-func stateIndex(name string) int {
-	for i, s := range States {
-		if s.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
-// State returns the persistent tensor declared as name, in place, or nil when there is
-// none or it is not in host memory (see ReadState and WriteState). It must not be used
-// while an evaluation is in flight.
-func (m *Model) State(name string) *runtime.Tensor {
-	i := stateIndex(name)
-	if i < 0 || !m.sched.HostMemory(stateBackend[i]) {
-		return nil
-	}
-	return &m.state[i]
-}
-
-// ReadState returns a copy of the state tensor declared as name, wherever it lives,
-// after the evaluations in flight.
-func (m *Model) ReadState(name string) (runtime.Tensor, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	i := stateIndex(name)
-	if i < 0 {
-		return runtime.Tensor{}, fmt.Errorf("no state %q", name)
-	}
-	if m.closed {
-		return runtime.Tensor{}, errClosed
-	}
-	m.sched.Synchronize()
-	return m.sched.Get(stateBackend[i], &m.state[i]), nil
-}
-
-// WriteState sets the state tensor declared as name, wherever it lives, after the
-// evaluations in flight.
-func (m *Model) WriteState(name string, t runtime.Tensor) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	i := stateIndex(name)
-	if i < 0 {
-		return fmt.Errorf("no state %q", name)
-	}
-	if m.closed {
-		return errClosed
-	}
-	if t.Type != States[i].Type || t.Ne != States[i].Ne || len(t.Data) < t.Span() {
-		return fmt.Errorf("state %s: want %s, got %s%v", name, &States[i], t.Type, t.Ne)
-	}
-	m.sched.Synchronize()
-	m.sched.Set(stateBackend[i], &m.state[i], &t)
-	return nil
-}
-
-// Stats returns the statistics of the last finished evaluation: per split its backend,
-// nodes, bytes copied in and where the time went.
-func (m *Model) Stats() runtime.Stats {
-	return m.sched.Stats()
-}
-
-// SetEvalCallback installs cb, called as every node is computed (see
-// runtime.EvalCallback; nil removes it). Evaluations that report a node wait for it.
-func (m *Model) SetEvalCallback(cb runtime.EvalCallback) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.sched.SetEvalCallback(cb)
-}
-
-// Close waits for the evaluations in flight and stops the backends.
-func (m *Model) Close() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return
-	}
-	m.closed = true
-	if m.sched != nil {
-		m.sched.Synchronize()
-	}
-	if m.sim0Backend != nil {
-		m.sim0Backend.Close()
-	}
-	if m.sim1Backend != nil {
-		m.sim1Backend.Close()
-	}
-	if m.cpuBackend != nil {
-		m.cpuBackend.Close()
-	}
+	m.state, err = runtime.StartDriver(&m.driver, m.sched, States, stateBackend)
+	return err
 }
 
 // Submit starts an evaluation: it checks the dims against their bounds and the
@@ -718,7 +621,7 @@ func (m *Model) Close() {
 // backends. Wait on the result for the outputs. Evaluations run in the order they are
 // submitted and concurrent calls are safe; up to NCopies evaluations are in flight at
 // once (pipeline parallelism). State persists from one evaluation to the next.
-func (m *Model) Submit(in *Inputs) (p *Pending, err error) {
+func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	d := &in.Dims
 	if d.NKv < 0 || d.NKv > MaxNKv {
 		return nil, fmt.Errorf("dim n_kv = %d is outside [0, %d]", d.NKv, MaxNKv)
@@ -783,49 +686,26 @@ func (m *Model) Submit(in *Inputs) (p *Pending, err error) {
 	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
 		return nil, fmt.Errorf("../llama/llama.g:56:17: view v_cache_cpy-3 of cache_v_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
-		return nil, errClosed
-	}
-	c := m.next
-	m.next = (c + 1) % NCopies
-	defer m.sched.Recover(&err)
-	m.sched.Begin(c)
-	inpTokens := runtime.At(m.bufCPU, offsInpTokens[c], runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	copy(inpTokens.I32s(), in.InpTokens)
-	inpPos := runtime.At(m.bufCPU, offsInpPos[c], runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	copy(inpPos.I32s(), in.InpPos)
-	kqMask := runtime.At(m.bufCPU, offsKQMask[c], runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	copy(kqMask.F32s(), in.KQMask)
-	m.split0(d, c)
-	m.split1(d, c)
-	m.split2(d, c)
-	out := &Outputs{}
-	resultOutput := runtime.At(m.bufSIM1, offResultOutput, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	out.ResultOutput = m.sched.Output(backendSim1, &resultOutput)
-	return &Pending{
-		flight: m.sched.End(),
-		out:    out,
-	}, nil
+	return runtime.Issue(&m.driver, func(c int) *Outputs {
+		inpTokens := runtime.At(m.bufCPU, offsInpTokens[c], runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+		copy(inpTokens.I32s(), in.InpTokens)
+		inpPos := runtime.At(m.bufCPU, offsInpPos[c], runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+		copy(inpPos.I32s(), in.InpPos)
+		kqMask := runtime.At(m.bufCPU, offsKQMask[c], runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+		copy(kqMask.F32s(), in.KQMask)
+		m.split0(d, c)
+		m.split1(d, c)
+		m.split2(d, c)
+		out := &Outputs{}
+		resultOutput := runtime.At(m.bufSIM1, offResultOutput, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		out.ResultOutput = m.sched.Output(backendSim1, &resultOutput)
+		return out
+	})
 }
 
-// Pending is a submitted evaluation.
-type Pending struct {
-	out    *Outputs
-	flight *runtime.Flight
-}
-
-// Wait blocks until the evaluation is done and returns its outputs.
-func (p *Pending) Wait() *Outputs {
-	p.flight.Wait()
-	return p.out
-}
-
-// Done reports, without blocking, whether the evaluation is done.
-func (p *Pending) Done() bool {
-	return p.flight.Done()
-}
+// Pending is a submitted evaluation: Wait returns its outputs, Done reports without
+// blocking whether it is done.
+type Pending = runtime.Pending[Outputs]
 
 // Eval runs one evaluation and returns its outputs: Submit, then Wait.
 func (m *Model) Eval(in *Inputs) (*Outputs, error) {
