@@ -20,6 +20,7 @@ type Backend struct {
 	gemmB   []float32         // the packed GEMM's packed x
 	qx      []byte            // MulMat's x in a block type's vec_dot_type (quant.go)
 	qrow    []float32         // one strided row of that x, gathered
+	qxd     []float32         // the q8_0 x's block scales as float32
 
 	// One task value per kernel family, reused by every call so that a
 	// dispatch does not allocate.

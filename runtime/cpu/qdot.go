@@ -12,6 +12,9 @@ import (
 // Per block, the integer dot product of the quants times both f16 scales,
 // d = da·dx in float32, then float32(s)·d, summed in float32.
 //
+// xd holds x's block scales as float32 (xScales), converted once per row
+// of x instead of once per row of a; the Go loops read them from x.
+//
 // The assembly (qdot_amd64.s) takes whole groups of 8 blocks; the wrappers
 // finish the rest with the Go loops. It computes every block's integer sum
 // exactly (int8 products paired with vpmaddubsw/vpmaddwd, or vpdpbusd with
@@ -27,7 +30,7 @@ import (
 // weights may hold any int8, -128 included.
 
 // dotQ8_0 is ggml_vec_dot_q8_0_q8_0 over k/32 blocks of a and x.
-func dotQ8_0(a, x []byte, k int) float32 {
+func dotQ8_0(a, x []byte, xd []float32, k int) float32 {
 	nb := k / 32
 	a, x = a[:nb*34], x[:nb*34]
 	var s float32
@@ -35,16 +38,16 @@ func dotQ8_0(a, x []byte, k int) float32 {
 	switch {
 	case level == isaAVX512 && hasVNNI:
 		n = nb &^ 7
-		s = dotQ8_0VNNI(a, x, n)
+		s = dotQ8_0VNNI(a, x, xd[:n], n)
 	case level >= isaAVX2:
 		n = nb &^ 7
-		s = dotQ8_0AVX2(a, x, n)
+		s = dotQ8_0AVX2(a, x, xd[:n], n)
 	}
 	return s + dotQ8_0Go(a[n*34:], x[n*34:], nb-n)
 }
 
 // dotQ4_0 is ggml_vec_dot_q4_0_q8_0 over k/32 blocks of a and x.
-func dotQ4_0(a, x []byte, k int) float32 {
+func dotQ4_0(a, x []byte, xd []float32, k int) float32 {
 	nb := k / 32
 	a, x = a[:nb*18], x[:nb*34]
 	var s float32
@@ -52,12 +55,20 @@ func dotQ4_0(a, x []byte, k int) float32 {
 	switch {
 	case level == isaAVX512 && hasVNNI:
 		n = nb &^ 7
-		s = dotQ4_0VNNI(a, x, n)
+		s = dotQ4_0VNNI(a, x, xd[:n], n)
 	case level >= isaAVX2:
 		n = nb &^ 7
-		s = dotQ4_0AVX2(a, x, n)
+		s = dotQ4_0AVX2(a, x, xd[:n], n)
 	}
 	return s + dotQ4_0Go(a[n*18:], x[n*34:], nb-n)
+}
+
+// xScales appends the scales of the q8_0 blocks of x as float32.
+func xScales(dst []float32, x []byte) []float32 {
+	for o := 0; o+34 <= len(x); o += 34 {
+		dst = append(dst, runtime.F16ToF32(binary.LittleEndian.Uint16(x[o:])))
+	}
+	return dst
 }
 
 // dotQ8_0Go is dotQ8_0's loop over nb blocks: per block, the integer dot

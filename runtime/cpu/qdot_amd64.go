@@ -3,11 +3,14 @@
 package cpu
 
 // dotQ8_0AVX2 is dotQ8_0Go(a, x, nb) with AVX2 for nb a multiple of 8
-// (a and x hold at least nb blocks of 34 bytes; x has no -128):
+// (a and x hold at least nb blocks of 34 bytes, x has no -128, and xd[b]
+// is x's block b's scale as float32):
 //
 //	var sum float32
-//	for o := 0; o < nb*34; o += 34 {
-//		sum += float32(blockSumQ8_0(a[o:], x[o:])) * blockScale(a[o:], x[o:])
+//	for b := 0; b < nb; b++ {
+//		o := b * 34
+//		d := runtime.F16ToF32(binary.LittleEndian.Uint16(a[o:])) * xd[b]
+//		sum += float32(blockSumQ8_0(a[o:], x[o:])) * d
 //	}
 //	return sum
 //
@@ -15,22 +18,23 @@ package cpu
 // lanes (block b in lane b%8), then across the lanes.
 //
 //go:noescape
-func dotQ8_0AVX2(a, x []byte, nb int) float32
+func dotQ8_0AVX2(a, x []byte, xd []float32, nb int) float32
 
 // dotQ8_0VNNI is dotQ8_0AVX2 with AVX-512 VNNI's vpdpbusd (on 256-bit
 // vectors, so it also needs AVX-512VL).
 //
 //go:noescape
-func dotQ8_0VNNI(a, x []byte, nb int) float32
+func dotQ8_0VNNI(a, x []byte, xd []float32, nb int) float32
 
 // dotQ4_0AVX2 is dotQ4_0Go(a, x, nb) with AVX2 for nb a multiple of 8 (a
-// holds nb blocks of 18 bytes, x nb blocks of 34; x has no -128), summed
+// holds nb blocks of 18 bytes, x nb blocks of 34 and xd their scales; x has
+// no -128), summed
 // as dotQ8_0AVX2 sums.
 //
 //go:noescape
-func dotQ4_0AVX2(a, x []byte, nb int) float32
+func dotQ4_0AVX2(a, x []byte, xd []float32, nb int) float32
 
 // dotQ4_0VNNI is dotQ4_0AVX2 with AVX-512 VNNI's vpdpbusd.
 //
 //go:noescape
-func dotQ4_0VNNI(a, x []byte, nb int) float32
+func dotQ4_0VNNI(a, x []byte, xd []float32, nb int) float32

@@ -12,6 +12,7 @@ var (
 	BlockSumQ8_0 = blockSumQ8_0
 	BlockSumQ4_0 = blockSumQ4_0
 	BlockScale   = blockScale
+	XScales      = xScales
 )
 
 // QuantizeActivationsQ8_0 appends row as MulMat's q8_0 activations.

@@ -26,10 +26,11 @@ func vecDotType(t runtime.DType) runtime.DType {
 
 type blockMulMat struct {
 	dst, a      *runtime.Tensor
-	xq          []byte // x's rows in the vec_dot_type, row after row (Backend.qx)
-	xRow        int    // bytes per row of xq
-	aRow        int    // bytes per row of a
-	dot         func(a, x []byte, k int) float32
+	xq          []byte    // x's rows in the vec_dot_type, row after row (Backend.qx)
+	xRow        int       // bytes per row of xq
+	aRow        int       // bytes per row of a
+	xd          []float32 // q8_0 xq's block scales as float32 (Backend.qxd), k/32 per row
+	dot         func(a, x []byte, xd []float32, k int) float32
 	k, m, n     int
 	ne2, r2, r3 int
 }
@@ -85,6 +86,10 @@ func (b *Backend) mulMatBlocks(dst, a, x *runtime.Tensor) {
 		}
 	}
 	t.xq = xq
+	if vt == runtime.Q8_0 {
+		t.xd = xScales(b.qxd[:0], xq)
+		b.qxd = t.xd
+	}
 	b.parallel(t, m*rows*k, m)
 	*t = blockMulMat{} // drop the references to the caller's tensors
 }
@@ -105,7 +110,12 @@ func (t *blockMulMat) run(chunk, nchunks, _ int) {
 				arow := t.a.Data[ar : ar+t.aRow]
 				for j := 0; j < t.n; j++ {
 					xr := xbase + j*t.xRow
-					d[(dbase+j*t.dst.Nb[1]+i*t.dst.Nb[0])/4] = t.dot(arow, t.xq[xr:xr+t.xRow], t.k)
+					var xd []float32
+					if t.xd != nil {
+						r := xr / t.xRow * (t.k / 32)
+						xd = t.xd[r : r+t.k/32]
+					}
+					d[(dbase+j*t.dst.Nb[1]+i*t.dst.Nb[0])/4] = t.dot(arow, t.xq[xr:xr+t.xRow], xd, t.k)
 				}
 			}
 		}
@@ -146,7 +156,7 @@ func quantizeQ8_0Go(dst []byte, row []float32) []byte {
 }
 
 // dotBF16 is ggml_vec_dot_bf16: float products of the bf16 values.
-func dotBF16(a, x []byte, k int) float32 {
+func dotBF16(a, x []byte, _ []float32, k int) float32 {
 	var sum float32
 	for i := 0; i < k; i++ {
 		sum += runtime.BF16ToF32(binary.LittleEndian.Uint16(a[2*i:])) * runtime.BF16ToF32(binary.LittleEndian.Uint16(x[2*i:]))

@@ -16,14 +16,22 @@ import (
 func TestMulMatBlocks(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, dt := range []runtime.DType{runtime.Q8_0, runtime.Q4_0, runtime.BF16} {
-		for _, threads := range []int{1, 2} {
-			k, m, n, ne2 := 64, 37, 5, 2
+		for _, c := range []struct {
+			threads, k int
+			strided    bool
+		}{{1, 64, false}, {2, 64, false}, {1, 32 * 37, true}, {2, 32 * 37, false}} {
+			// 37 blocks: the assembly's groups of 8 and a tail; strided:
+			// x's columns not contiguous (the transpose of a dense x).
+			threads, k, m, n, ne2 := c.threads, c.k, 37, 5, 2
 			vals := make([]float32, k*m)
 			for i := range vals {
 				vals[i] = float32(r.NormFloat64())
 			}
 			a := runtime.Tensor{Type: dt, Ne: [4]int{k, m, 1, 1}, Nb: runtime.ContiguousStrides(dt, [4]int{k, m, 1, 1}), Data: runtime.Quantize(nil, dt, vals)}
 			x := runtime.NewTensor(runtime.F32, [4]int{k, n, ne2, 1})
+			if c.strided {
+				x.Nb = [4]int{4 * n, 4, 4 * n * k, 4 * n * k * ne2}
+			}
 			for i := range x.F32s() {
 				x.F32s()[i] = float32(r.NormFloat64())
 			}
@@ -38,7 +46,10 @@ func TestMulMatBlocks(t *testing.T) {
 				dot = runtime.BF16
 			}
 			for b := 0; b < n*ne2; b++ {
-				xr := x.F32s()[b*k : (b+1)*k]
+				xr := make([]float32, k)
+				for j := range xr {
+					xr[j] = x.F32s()[(j*x.Nb[0]+(b%n)*x.Nb[1]+(b/n)*x.Nb[2])/4]
+				}
 				// Rounded like ggml's activations (q8_0 rounds half to
 				// even there; ties are measure-zero for random data).
 				xq := runtime.Dequantize(nil, dot, runtime.Quantize(nil, dot, xr), k)
