@@ -341,7 +341,11 @@ func (s *Sched) Inspect(b int, name string, t *Tensor) {
 	}
 }
 
-func (s *Sched) inspect(b int, name string, t *Tensor) {
+func (s *Sched) inspect(b int, name string, tp *Tensor) {
+	// A copy of *tp, so that tp does not escape (through the backend
+	// interface): the generated code's tensors stay on its stack.
+	t := new(Tensor)
+	*t = *tp
 	desc := Tensor{Type: t.Type, Ne: t.Ne, Nb: t.Nb}
 	if !s.cb(name, &desc, true) {
 		return
@@ -370,7 +374,9 @@ func (s *Sched) Output(b int, t *Tensor) Tensor {
 	if hostMemory(be) {
 		Copy(&out, t)
 	} else {
-		be.GetTensorAsync(&out, t)
+		src := new(Tensor) // a copy: t stays on the generated code's stack
+		*src = *t
+		be.GetTensorAsync(&out, src)
 	}
 	return out
 }

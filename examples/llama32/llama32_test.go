@@ -106,3 +106,22 @@ func BenchmarkEval(b *testing.B) {
 		})
 	}
 }
+
+// TestEvalAllocs: an evaluation allocates only its outputs and bookkeeping
+// (a few objects), not one per node: the generated code's tensors stay on
+// its stack.
+func TestEvalAllocs(t *testing.T) {
+	for _, th := range []int{1, 2} {
+		m := newModel(t, th)
+		in := batch(8, 16)
+		n := testing.AllocsPerRun(50, func() {
+			if _, err := m.Eval(in); err != nil {
+				t.Fatal(err)
+			}
+		})
+		m.Close()
+		if n > 20 {
+			t.Errorf("threads=%d: %v allocations per evaluation, want at most 20", th, n)
+		}
+	}
+}

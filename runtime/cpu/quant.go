@@ -25,11 +25,11 @@ func vecDotType(t runtime.DType) runtime.DType {
 }
 
 type blockMulMat struct {
-	dst, a      *runtime.Tensor
-	xq          []byte    // x's rows in the vec_dot_type, row after row (Backend.qx)
-	xRow        int       // bytes per row of xq
-	aRow        int       // bytes per row of a
-	xd          []float32 // q8_0 xq's block scales as float32 (Backend.qxd), k/32 per row
+	dst, a      runtime.Tensor // copies, so that the caller's tensors stay on its stack
+	xq          []byte         // x's rows in the vec_dot_type, row after row (Backend.qx)
+	xRow        int            // bytes per row of xq
+	aRow        int            // bytes per row of a
+	xd          []float32      // q8_0 xq's block scales as float32 (Backend.qxd), k/32 per row
 	dot         func(a, x []byte, xd []float32, k int) float32
 	k, m, n     int
 	ne2, r2, r3 int
@@ -46,7 +46,7 @@ func (b *Backend) mulMatBlocks(dst, a, x *runtime.Tensor) {
 	}
 	vt := vecDotType(a.Type)
 	t := &b.qmm
-	*t = blockMulMat{dst: dst, a: a, xRow: vt.RowSize(k), aRow: a.Type.RowSize(k), k: k, m: m, n: n, ne2: x.Ne[2], r2: x.Ne[2] / a.Ne[2], r3: x.Ne[3] / a.Ne[3]}
+	*t = blockMulMat{dst: *dst, a: *a, xRow: vt.RowSize(k), aRow: a.Type.RowSize(k), k: k, m: m, n: n, ne2: x.Ne[2], r2: x.Ne[2] / a.Ne[2], r3: x.Ne[3] / a.Ne[3]}
 	switch a.Type {
 	case runtime.Q8_0:
 		t.dot = dotQ8_0
