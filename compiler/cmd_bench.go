@@ -13,14 +13,6 @@ import (
 // The bench command lives in this file, whose name sorts after cli.go: Go
 // runs a package's init functions in file-name order, and cli.go's init
 // sets the command table that this one appends to.
-func init() {
-	commands = append(commands[:len(commands)-1], &command{
-		"bench", "[-json] [-run REGEX] [-threads LIST] [-time DUR]",
-		"measure the CPU backend: GEMM and matvec GFLOP/s, bandwidth-bound ops GB/s, llama eval time",
-		cmdBench,
-	}, commands[len(commands)-1])
-}
-
 func cmdBench(e *env, args []string) error {
 	fs := newFlags(e, "bench")
 	asJSON := fs.Bool("json", false, `print {"isa":…,"results":[{"kernel":…,"dtype":…,"m":…,"n":…,"k":…,"threads":…,"gflops"|"gbps"|"ms_per_eval":…,"ns_per_op":…}]}`)

@@ -10,14 +10,6 @@ import (
 	"github.com/graphc/graphc/ir"
 )
 
-func init() {
-	commands = append(commands[:len(commands)-1], &command{
-		"ggml-check", "[-run [-sim]] [-json] TRACE.json",
-		"compare graphc's plan for a graph recorded from ggml with ggml's decisions",
-		cmdGGMLCheck,
-	}, commands[len(commands)-1])
-}
-
 // ggmlCheckReport is ggml-check's JSON output: the differences, graphc's
 // own plan in the `graphc plan -json` schema, and ggml's buffer sizes.
 type ggmlCheckReport struct {

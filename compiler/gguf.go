@@ -13,14 +13,6 @@ import (
 	"github.com/graphc/graphc/runtime"
 )
 
-func init() {
-	commands = append(commands[:len(commands)-1], &command{
-		"gguf", "new [-fill ggml|random] [-seed N] [-type TYPE] model.g out.gguf | info file.gguf",
-		"write a GGUF file with a model's weights, or list a GGUF file's metadata and tensors",
-		cmdGGUF,
-	}, commands[len(commands)-1])
-}
-
 func cmdGGUF(e *env, args []string) error {
 	if len(args) == 0 {
 		return &usageError{"want a subcommand: new or info"}
