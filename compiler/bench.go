@@ -10,9 +10,7 @@ import (
 	"github.com/graphc/graphc/internal/bench"
 )
 
-// The bench command lives in this file, whose name sorts after cli.go: Go
-// runs a package's init functions in file-name order, and cli.go's init
-// sets the command table that this one appends to.
+// cmdBench is `graphc bench`: the internal/bench cases, as a table or JSON.
 func cmdBench(e *env, args []string) error {
 	fs := newFlags(e, "bench")
 	asJSON := fs.Bool("json", false, `print {"isa":…,"results":[{"kernel":…,"dtype":…,"m":…,"n":…,"k":…,"threads":…,"gflops"|"gbps"|"ms_per_eval":…,"ns_per_op":…}]}`)
