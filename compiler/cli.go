@@ -169,12 +169,14 @@ type targetFlags struct {
 	ngl          int
 	memory       string
 	weights      string
+	maxCopies    int
 }
 
 func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.backends, "backends", "", "comma-separated backends in priority order, the cpu last (default: the model's backends statement, or cpu)")
 	fs.IntVar(&t.ncopies, "n-copies", 0, "pipeline copies of split inputs (ggml's n_copies), at most 4 (default: the model's set n_copies, or 1)")
 	fs.BoolVar(&t.offload, "op-offload", false, "let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)")
+	fs.IntVar(&t.maxCopies, "max-copies", DefaultMaxCopies, "the most pipeline copies -n-copies may ask for (ggml's GGML_SCHED_MAX_COPIES)")
 	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
 	fs.IntVar(&t.ngl, "ngl", -1, "put the last N layers' weights and state on the first backend (like llama.cpp's -ngl)")
@@ -218,6 +220,7 @@ func (t *targetFlags) configWithWeights() (Config, error) {
 func (t *targetFlags) config() Config {
 	var cfg Config
 	cfg.OffloadMinBatch = t.offloadBatch
+	cfg.MaxCopies = t.maxCopies
 	cfg.Placement.Overrides = t.overrides
 	if t.ngl >= 0 {
 		ngl := t.ngl

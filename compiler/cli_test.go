@@ -35,6 +35,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"plan", "-backends", "tpu0,cpu", "../examples/mlp/mlp.g"}, ExitUser, `unknown backend "tpu0"`},
 		{[]string{"plan", "-backends", "cpu,cuda0", "../examples/mlp/mlp.g"}, ExitUser, "the last backend must be the cpu"},
 		{[]string{"help", "run"}, ExitOK, ""},
+		{[]string{"plan", "-n-copies", "5", "../examples/mlp/mlp.g"}, ExitUser, "n_copies = 5: at most 4 pipeline copies"},
+		{[]string{"plan", "-n-copies", "5", "-max-copies", "8", "../examples/mlp/mlp.g"}, ExitOK, ""},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {

@@ -13,8 +13,9 @@ import (
 	"github.com/graphc/graphc/runtime"
 )
 
-// maxCopies is ggml's GGML_SCHED_MAX_COPIES.
-const maxCopies = 4
+// DefaultMaxCopies is ggml's GGML_SCHED_MAX_COPIES: the most pipeline
+// copies a plan may have unless Config.MaxCopies raises it.
+const DefaultMaxCopies = 4
 
 // Config are the options of one compilation.
 type Config struct {
@@ -31,6 +32,9 @@ type Config struct {
 	WeightTypes map[string]runtime.DType
 	Debug       int  // pass explanations (passes.Context.Debug)
 	Verify      bool // ir.Verify after every pass
+	// MaxCopies bounds n_copies (0: DefaultMaxCopies, like ggml's
+	// compile-time GGML_SCHED_MAX_COPIES).
+	MaxCopies int
 	// Through stops the pipeline after the named pass ("" runs it all).
 	Through string
 	// ThisMachine plans for the machine graphc runs on: backends it cannot
@@ -151,8 +155,12 @@ func mergeErrors(errs ...error) error {
 }
 
 func plan(g *ir.Graph, cfg Config) (*Result, error) {
-	if cfg.Options.NCopies > maxCopies {
-		return nil, &UserError{fmt.Sprintf("n_copies = %d: at most %d pipeline copies (GGML_SCHED_MAX_COPIES)", cfg.Options.NCopies, maxCopies)}
+	limit := cfg.MaxCopies
+	if limit <= 0 {
+		limit = DefaultMaxCopies
+	}
+	if cfg.Options.NCopies > limit {
+		return nil, &UserError{fmt.Sprintf("n_copies = %d: at most %d pipeline copies (GGML_SCHED_MAX_COPIES; -max-copies raises it)", cfg.Options.NCopies, limit)}
 	}
 	var warnings []string
 	if cfg.ThisMachine {
