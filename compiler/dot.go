@@ -26,7 +26,7 @@ func Dot(g *ir.Graph) string {
 		return backendColors[be%len(backendColors)]
 	}
 	fmt.Fprintf(&b, "digraph plan {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fontname=\"Helvetica\", fontsize=10];\n  edge [fontname=\"Helvetica\", fontsize=9];\n")
-	fmt.Fprintf(&b, "  label=%q; labelloc=t;\n", fmt.Sprintf("%s — %d splits, %d bytes copied per evaluation", g.Source, len(g.Splits), bytesCopied(g)))
+	fmt.Fprintf(&b, "  label=%q; labelloc=t;\n", fmt.Sprintf("%s — %d splits, %d bytes copied per evaluation", g.Source, len(g.Splits), g.BytesCopiedPerEval()))
 	for _, t := range g.Leafs {
 		shape := "note"
 		if t.Kind == ir.KindInput {
@@ -76,16 +76,6 @@ func Dot(g *ir.Graph) string {
 }
 
 func esc(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) }
-
-func bytesCopied(g *ir.Graph) int64 {
-	var n int64
-	for _, s := range g.Splits {
-		for _, in := range s.Inputs {
-			n += in.Tensor.MaxBytes()
-		}
-	}
-	return n
-}
 
 // SVG renders the plan with Graphviz's dot.
 func SVG(g *ir.Graph) ([]byte, error) {

@@ -113,11 +113,11 @@ func PlanJSON(g *ir.Graph) *Plan {
 			for _, c := range in.Copies {
 				pi.Copies = append(pi.Copies, c.Name)
 			}
-			p.BytesCopiedPerEval += pi.Bytes
 			ps.Inputs = append(ps.Inputs, pi)
 		}
 		p.Splits = append(p.Splits, ps)
 	}
+	p.BytesCopiedPerEval = g.BytesCopiedPerEval()
 	for _, b := range g.Buffers {
 		p.Buffers = append(p.Buffers, PlanBuffer{b.BufferType, b.Size, b.LowerBound, b.NaiveSize})
 	}

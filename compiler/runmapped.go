@@ -110,7 +110,7 @@ func runTraceOn(tr *ggmltrace.Trace, mapped bool) ([]float64, *mappedRun, error)
 		if err != nil {
 			return nil, nil, err
 		}
-		r = &mappedRun{Backends: names, PlanBytesCopied: ggmltrace.BytesCopiedPerEval(g)}
+		r = &mappedRun{Backends: names, PlanBytesCopied: g.BytesCopiedPerEval()}
 		for _, n := range names {
 			if n == "blas" {
 				r.Tolerance = 1e-5

@@ -46,18 +46,6 @@ func Check(path string) (*Trace, *ir.Graph, []Diff, error) {
 	return tr, g, Compare(tr, g), nil
 }
 
-// BytesCopiedPerEval is what one evaluation of the plan copies between
-// backends: every split input once (pipeline copies rotate, they do not add).
-func BytesCopiedPerEval(g *ir.Graph) int64 {
-	var n int64
-	for _, s := range g.Splits {
-		for _, in := range s.Inputs {
-			n += in.Tensor.MaxBytes()
-		}
-	}
-	return n
-}
-
 // Compare lists every scheduling decision of g (planned through
 // split_graph) that differs from the trace's: backend and cause of every
 // leaf and node in order, the sources each node reads after copies were
@@ -146,7 +134,7 @@ func Compare(tr *Trace, g *ir.Graph) []Diff {
 		nInputs += len(s.Inputs)
 	}
 	diffInt("n_inputs_total", int64(r.NInputsTotal), int64(nInputs))
-	diffInt("bytes_copied_per_eval", r.BytesCopiedPerEval, BytesCopiedPerEval(g))
+	diffInt("bytes_copied_per_eval", r.BytesCopiedPerEval, g.BytesCopiedPerEval())
 
 	var gi []string
 	for _, in := range g.InputCopies {

@@ -169,8 +169,8 @@ func TestPerturbParallel(t *testing.T) {
 			}
 			// Every node still reads copy 0 across backends.
 			wantSrc(t, g, "l_out-1", "RPC0[127.0.0.1:50052]#ffn_out-1#0", "RPC0[127.0.0.1:50052]#ffn_inp-1#0")
-			if ggmltrace.BytesCopiedPerEval(g) != 6688 {
-				t.Errorf("bytes copied per eval %d, want 6688 as with one copy", ggmltrace.BytesCopiedPerEval(g))
+			if g.BytesCopiedPerEval() != 6688 {
+				t.Errorf("bytes copied per eval %d, want 6688 as with one copy", g.BytesCopiedPerEval())
 			}
 			wantDiffs(t, tr, g, fmt.Sprintf("n_copies: ggml 1, graphc %d", n), "n_inputs_total: ggml 5, graphc 8",
 				"graph_inputs_pp: ggml , graphc inp_tokens, inp_pos, KQ_mask")

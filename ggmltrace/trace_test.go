@@ -143,7 +143,7 @@ func TestCheck(t *testing.T) {
 	if err != nil || len(diffs) != 0 || tr.Case != "llama_partial" || len(g.Splits) != 3 {
 		t.Errorf("Check: %v, %d diffs, case %q, %d splits", err, len(diffs), tr.Case, len(g.Splits))
 	}
-	if got := ggmltrace.BytesCopiedPerEval(g); got != 6688 {
+	if got := g.BytesCopiedPerEval(); got != 6688 {
 		t.Errorf("bytes copied per eval %d, want 6688", got)
 	}
 	if _, _, _, err := ggmltrace.Check("testdata/missing.json"); err == nil {

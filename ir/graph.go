@@ -123,3 +123,16 @@ func (g *Graph) visit(t *Tensor) {
 
 // InGraph reports whether t was reached by Expand.
 func (g *Graph) InGraph(t *Tensor) bool { return g.inGraph[t] }
+
+// BytesCopiedPerEval is what one evaluation of the plan copies between
+// backends: every split input once (pipeline copies rotate, they do not
+// add), at the dims' bounds.
+func (g *Graph) BytesCopiedPerEval() int64 {
+	var n int64
+	for _, s := range g.Splits {
+		for _, in := range s.Inputs {
+			n += in.Tensor.MaxBytes()
+		}
+	}
+	return n
+}
