@@ -110,9 +110,9 @@ func (h *hostBackend) Alloc(size int) ([]byte, error) {
 	return NewBuffer(size), nil
 }
 
-func (h *hostBackend) SetTensor(dst, src *Tensor)      { CopyTensor(dst, src) }
-func (h *hostBackend) GetTensor(dst, src *Tensor)      { CopyTensor(dst, src) }
-func (h *hostBackend) GetTensorAsync(dst, src *Tensor) { CopyTensor(dst, src) }
+func (h *hostBackend) SetTensor(dst, src *Tensor)      { Copy(dst, src) }
+func (h *hostBackend) GetTensor(dst, src *Tensor)      { Copy(dst, src) }
+func (h *hostBackend) GetTensorAsync(dst, src *Tensor) { Copy(dst, src) }
 func (h *hostBackend) CopyTensorAsync(Backend, *Tensor, *Tensor) bool {
 	return false
 }
@@ -142,21 +142,4 @@ func (e *hostEvent) When() time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.when
-}
-
-// CopyTensor copies src into dst, both host memory: the raw bytes when the
-// two have the same type, shape and strides (the copies of split inputs do,
-// like ggml's tensor copies), else element by element (Copy).
-func CopyTensor(dst, src *Tensor) {
-	if SameLayout(dst, src) {
-		n := src.Span()
-		copy(dst.Data[:n], src.Data[:n])
-		return
-	}
-	Copy(dst, src)
-}
-
-// SameLayout reports whether a and b have the same type, shape and strides.
-func SameLayout(a, b *Tensor) bool {
-	return a.Type == b.Type && a.Ne == b.Ne && a.Nb == b.Nb
 }

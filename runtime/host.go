@@ -22,22 +22,8 @@ func At(buf []byte, off int, t DType, ne, nb [4]int) Tensor {
 // Clone returns a contiguous copy of t with its own memory, so callers may
 // keep results while the compute buffers are reused.
 func Clone(t *Tensor) Tensor {
-	c := Tensor{Type: t.Type, Ne: t.Ne, Nb: ContiguousStrides(t.Type, t.Ne)}
-	c.Data = NewBuffer(c.Span())
-	es := t.Type.Size()
-	o := 0
-	for i3 := 0; i3 < t.Ne[3]; i3++ {
-		for i2 := 0; i2 < t.Ne[2]; i2++ {
-			for i1 := 0; i1 < t.Ne[1]; i1++ {
-				row := i1*t.Nb[1] + i2*t.Nb[2] + i3*t.Nb[3]
-				for i0 := 0; i0 < t.Ne[0]; i0++ {
-					p := row + i0*t.Nb[0]
-					copy(c.Data[o:o+es], t.Data[p:p+es])
-					o += es
-				}
-			}
-		}
-	}
+	c := NewTensor(t.Type, t.Ne)
+	Copy(&c, t)
 	return c
 }
 
@@ -233,29 +219,52 @@ func BindWeights(decls []Decl, given map[string]Tensor) ([]Tensor, error) {
 	return out, nil
 }
 
-// Copy copies src's elements into dst, which has the same type and element
-// count; both may be strided. It is the synchronous copy between backends'
-// host-visible buffers.
+// Copy copies src's elements into dst in logical (row-major ggml) order:
+// same type and element count, any strides (block-quantized tensors must
+// be contiguous). It is the synchronous copy between host-visible buffers.
 func Copy(dst, src *Tensor) {
 	if dst.Type != src.Type || dst.NElem() != src.NElem() {
 		panic(fmt.Sprintf("BUG: Copy %s%v into %s%v", src.Type, src.Ne, dst.Type, dst.Ne))
 	}
-	if dst.Contiguous() && src.Contiguous() {
-		copy(dst.Data[:dst.Span()], src.Data[:src.Span()])
+	if SameLayout(dst, src) || dst.Contiguous() && src.Contiguous() {
+		n := src.Span()
+		copy(dst.Data[:n], src.Data[:n])
 		return
 	}
-	c := Clone(src)
-	es := dst.Type.Size()
-	o := 0
-	for i3 := 0; i3 < dst.Ne[3]; i3++ {
-		for i2 := 0; i2 < dst.Ne[2]; i2++ {
-			for i1 := 0; i1 < dst.Ne[1]; i1++ {
-				for i0 := 0; i0 < dst.Ne[0]; i0++ {
-					p := i0*dst.Nb[0] + i1*dst.Nb[1] + i2*dst.Nb[2] + i3*dst.Nb[3]
-					copy(dst.Data[p:p+es], c.Data[o:o+es])
-					o += es
-				}
-			}
-		}
+	if dst.Type.Quantized() {
+		panic(fmt.Sprintf("BUG: Copy of strided %s tensors", dst.Type))
 	}
+	es := dst.Type.Size()
+	d, s := cursor{t: dst}, cursor{t: src}
+	for n := src.NElem(); n > 0; n-- {
+		do, so := d.next(), s.next()
+		copy(dst.Data[do:do+es], src.Data[so:so+es])
+	}
+}
+
+// SameLayout reports whether a and b have the same type, shape and strides.
+func SameLayout(a, b *Tensor) bool {
+	return a.Type == b.Type && a.Ne == b.Ne && a.Nb == b.Nb
+}
+
+// cursor walks a tensor's element offsets in logical order.
+type cursor struct {
+	t   *Tensor
+	i   [4]int
+	off int
+}
+
+// next returns the current element's byte offset and advances.
+func (c *cursor) next() int {
+	off := c.off
+	for d := 0; d < 4; d++ {
+		c.i[d]++
+		c.off += c.t.Nb[d]
+		if c.i[d] < c.t.Ne[d] {
+			break
+		}
+		c.off -= c.i[d] * c.t.Nb[d]
+		c.i[d] = 0
+	}
+	return off
 }

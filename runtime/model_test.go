@@ -65,7 +65,7 @@ func newAccModel(t *testing.T, stopped *[]string) *accModel {
 func (m *accModel) submit(x []float32, slots *[]int) (*runtime.Pending[accOutputs], error) {
 	return runtime.Issue(&m.Driver, func(c int) *accOutputs {
 		*slots = append(*slots, c)
-		in := runtime.View(m.buf, c*16, runtime.F32, accNe)
+		in := runtime.At(m.buf, c*16, runtime.F32, accNe, runtime.ContiguousStrides(runtime.F32, accNe))
 		copy(in.F32s(), x)
 		m.sched.BeginSplit(0)
 		m.sched.Compute(0)

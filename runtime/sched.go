@@ -298,7 +298,7 @@ func hostMemory(b Backend) bool { return b.BufferType().Host && !b.Async() }
 func copySync(fb, tb Backend, dst, src *Tensor) {
 	switch {
 	case hostMemory(fb) && hostMemory(tb):
-		CopyTensor(dst, src)
+		Copy(dst, src)
 	case hostMemory(fb):
 		tb.SetTensor(dst, src)
 	case hostMemory(tb):

@@ -64,7 +64,7 @@ func newChain(t *testing.T, nCopies int) *chain {
 }
 
 func (c *chain) at(b, k int) *runtime.Tensor {
-	t := runtime.View(c.bufs[b], k*c.slotSize, runtime.F32, c.ne)
+	t := runtime.At(c.bufs[b], k*c.slotSize, runtime.F32, c.ne, runtime.ContiguousStrides(runtime.F32, c.ne))
 	return &t
 }
 

@@ -151,13 +151,6 @@ func ContiguousStrides(t DType, ne [4]int) [4]int {
 	return nb
 }
 
-// View returns a dense tensor of the given type and shape over buf at offset.
-func View(buf []byte, offset int, t DType, ne [4]int) Tensor {
-	v := Tensor{Type: t, Ne: ne, Nb: ContiguousStrides(t, ne)}
-	v.Data = buf[offset : offset+v.Span()]
-	return v
-}
-
 // F32s reinterprets the tensor's bytes as float32s (len(Data)/4 of them).
 func (t *Tensor) F32s() []float32 { return castSlice[float32](t.Data) }
 

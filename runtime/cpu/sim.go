@@ -217,7 +217,7 @@ func (s *Sim) exec(op *simOp) {
 		op.waitFor.waitFor(op.waitSeq)
 		return
 	case simGet, simCopyTo:
-		runtime.CopyTensor(&op.dst, &op.a)
+		runtime.Copy(&op.dst, &op.a)
 		return
 	}
 	dst, a, b := &op.dst, &op.a, &op.b
@@ -318,13 +318,13 @@ func (s *Sim) Cpy(dst, src *runtime.Tensor)            { s.launch(simOp{kind: si
 // SetTensor copies host tensor src into dst, in device memory, now.
 func (s *Sim) SetTensor(dst, src *runtime.Tensor) {
 	d := s.dev(dst)
-	runtime.CopyTensor(&d, src)
+	runtime.Copy(&d, src)
 }
 
 // GetTensor copies src, in device memory, into host tensor dst now.
 func (s *Sim) GetTensor(dst, src *runtime.Tensor) {
 	d := s.dev(src)
-	runtime.CopyTensor(dst, &d)
+	runtime.Copy(dst, &d)
 }
 
 // GetTensorAsync queues the copy of src into host tensor dst.
