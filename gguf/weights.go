@@ -9,34 +9,14 @@ import (
 	"github.com/graphc/graphc/runtime"
 )
 
-// runtimeTypes maps the ggml types graphc's runtime computes with to its
-// DTypes, which are named and laid out as ggml's.
-var runtimeTypes = []struct {
-	ggml GGMLType
-	rt   runtime.DType
-}{
-	{F32, runtime.F32},
-	{F16, runtime.F16},
-	{I32, runtime.I32},
-	{BF16, runtime.BF16},
-	{Q8_0, runtime.Q8_0},
-	{Q4_0, runtime.Q4_0},
-}
-
-// DType returns the runtime type of t, if graphc's runtime supports it.
-func (t GGMLType) DType() (runtime.DType, bool) {
-	for _, r := range runtimeTypes {
-		if r.ggml == t {
-			return r.rt, true
-		}
-	}
-	return 0, false
-}
+// DType returns the runtime type of t, if graphc's runtime supports it
+// (the runtime's types carry their ggml ids).
+func (t GGMLType) DType() (runtime.DType, bool) { return runtime.DTypeFromGGML(uint32(t)) }
 
 func supportedTypes() string {
-	s := make([]string, len(runtimeTypes))
-	for i, r := range runtimeTypes {
-		s[i] = r.ggml.String()
+	var s []string
+	for _, dt := range runtime.DTypes() {
+		s = append(s, dt.String())
 	}
 	return strings.Join(s, ", ")
 }
