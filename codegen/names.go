@@ -59,7 +59,7 @@ func (n *namer) local(prefix, name string) string {
 	} else {
 		c = prefix + c
 	}
-	if goKeywords[c] {
+	if reserved[c] {
 		c += "_"
 	}
 	return n.unique(c)
@@ -82,7 +82,8 @@ func itoa(k int) string {
 	return itoa(k/10) + string(rune('0'+k%10))
 }
 
-var goKeywords = map[string]bool{
+// reserved are Go keywords and the identifiers generated code uses itself.
+var reserved = map[string]bool{
 	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,
 	"defer": true, "else": true, "fallthrough": true, "for": true, "func": true, "go": true, "goto": true,
 	"if": true, "import": true, "interface": true, "map": true, "package": true, "range": true,
