@@ -8,9 +8,9 @@ import (
 // namer turns tensor and dim names into unique Go identifiers.
 type namer struct{ used map[string]bool }
 
-func newNamer(reserved ...string) *namer {
+func newNamer(taken ...string) *namer {
 	n := &namer{used: map[string]bool{}}
-	for _, r := range reserved {
+	for _, r := range taken {
 		n.used[r] = true
 	}
 	return n
