@@ -348,6 +348,7 @@ func (gen *generator) file(f *jen.File) {
 	for k := range g.Splits {
 		gen.split(f, k)
 	}
+	gen.regions(f)
 	if gen.opts.Main {
 		gen.main(f)
 	}
@@ -516,6 +517,9 @@ func (gen *generator) model(f *jen.File) {
 			where = ", in " + be.Name + "'s memory"
 		}
 		fields = append(fields, jen.Id(gen.bufField[k]).Index().Byte().Comment("compute buffer "+b.BufferType+where))
+	}
+	if len(g.Regions) > 0 {
+		fields = append(fields, jen.Id("regions").Id("regionParts").Comment("the parallel region being run"))
 	}
 	fields = append(fields,
 		jen.Id("weights").Index().Qual(pkgRuntime, "Tensor").Comment("in the order of Weights, each in its backend's memory"),
@@ -773,7 +777,17 @@ func (gen *generator) split(f *jen.File, k int) {
 		names = append(names, in.Tensor.Name)
 	}
 	body = append(body, sched.Clone().Dot("Compute").Call(jen.Lit(k)))
-	for _, t := range g.Nodes[s.First:s.End] {
+	regionAt := map[int]int{}
+	for i, r := range g.Regions {
+		regionAt[r.First] = i
+	}
+	for i := s.First; i < s.End; i++ {
+		t := g.Nodes[i]
+		if r, ok := regionAt[i]; ok {
+			body = append(body, gen.regionCall(r, be.Clone(), gen.beConst[s.Backend], ref)...)
+			i = g.Regions[r].End - 1
+			continue
+		}
 		if t.Op.IsView() {
 			continue
 		}

@@ -164,6 +164,7 @@ type targetFlags struct {
 	backends     string
 	ncopies      int
 	offload      bool
+	regions      bool
 	offloadBatch int
 	overrides    overrideFlags
 	ngl          int
@@ -176,6 +177,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.backends, "backends", "", "comma-separated backends in priority order, the cpu last (default: the model's backends statement, or cpu)")
 	fs.IntVar(&t.ncopies, "n-copies", 0, "pipeline copies of split inputs (ggml's n_copies), at most 4 (default: the model's set n_copies, or 1)")
 	fs.BoolVar(&t.offload, "op-offload", false, "let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)")
+	fs.BoolVar(&t.regions, "regions", false, "run runs of per-token CPU nodes as parallel regions, one part per thread, without a barrier between nodes (graphc's own; larger compute buffer)")
 	fs.IntVar(&t.maxCopies, "max-copies", DefaultMaxCopies, "the most pipeline copies -n-copies may ask for (ggml's GGML_SCHED_MAX_COPIES)")
 	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
@@ -233,6 +235,7 @@ func (t *targetFlags) config() Config {
 	}
 	cfg.Options.NCopies = t.ncopies
 	cfg.Options.OpOffload = t.offload
+	cfg.Options.Regions = t.regions
 	cfg.Options.MemoryStrategy = t.memory
 	cfg.Verify = true
 	return cfg

@@ -108,7 +108,8 @@ func TestCompileWritesPackage(t *testing.T) {
 }
 
 // TestRunLlamaMatchesGGML is the newcomer's main job end to end: graphc run
-// -json builds and runs the llama example and prints ggml's logits.
+// -json builds and runs the llama example and prints ggml's logits, also
+// with the parallel regions on two threads.
 func TestRunLlamaMatchesGGML(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a binary")
@@ -116,7 +117,18 @@ func TestRunLlamaMatchesGGML(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go tool")
 	}
-	code, out, stderr := runCLI("run", "-json", "../examples/llama/llama.g")
+	for _, flags := range [][]string{{}, {"-regions", "-threads", "2"}} {
+		t.Run(strings.Join(append([]string{"run"}, flags...), " "), func(t *testing.T) {
+			runLlamaMatchesGGML(t, flags)
+		})
+	}
+}
+
+// runLlamaMatchesGGML runs the llama example with the given extra flags and
+// compares its logits with ggml's.
+func runLlamaMatchesGGML(t *testing.T, flags []string) {
+	args := append(append([]string{"run", "-json"}, flags...), "../examples/llama/llama.g")
+	code, out, stderr := runCLI(args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

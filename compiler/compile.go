@@ -115,6 +115,9 @@ func (s *Settings) merge(cfg Config) Config {
 	if s.Options["op_offload"] != 0 {
 		cfg.Options.OpOffload = true
 	}
+	if s.Options["parallel_regions"] != 0 {
+		cfg.Options.Regions = true
+	}
 	if v, ok := s.Options["offload_batch"]; ok && cfg.OffloadMinBatch == 0 {
 		cfg.OffloadMinBatch = int(v)
 	}

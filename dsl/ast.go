@@ -132,10 +132,11 @@ type Set struct {
 
 // Options are the names a set statement accepts, with what they mean.
 var Options = map[string]string{
-	"n_copies":      "pipeline copies of split inputs (ggml's n_copies), 1 to 4",
-	"op_offload":    "1: let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)",
-	"offload_batch": "minimum batch for op_offload (default: the backend's, 32 for cuda)",
-	"gpu_layers":    "put the last N layers' weights and state on the first backend (llama.cpp's -ngl)",
+	"n_copies":         "pipeline copies of split inputs (ggml's n_copies), 1 to 4",
+	"op_offload":       "1: let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)",
+	"offload_batch":    "minimum batch for op_offload (default: the backend's, 32 for cuda)",
+	"gpu_layers":       "put the last N layers' weights and state on the first backend (llama.cpp's -ngl)",
+	"parallel_regions": "1: run runs of per-token CPU nodes as parallel regions, one part per thread, without a barrier between nodes (graphc's own)",
 }
 
 // Dim declares a named dimension. A constant dim has a fixed value; a

@@ -45,6 +45,10 @@ func (g *Graph) Format() string {
 				}
 			}
 		}
+		r := g.RegionOf(i)
+		if r != nil && r.First == i {
+			b.WriteString(g.regionHeader(r))
+		}
 		srcs := make([]string, len(t.Src))
 		for k, s := range t.Src {
 			srcs[k] = s.Name
@@ -58,6 +62,9 @@ func (g *Graph) Format() string {
 		}
 		if t.Output {
 			b.WriteString(" output")
+		}
+		if r != nil {
+			b.WriteString(regionSlices(r, t))
 		}
 		b.WriteString(g.annotations(t))
 		b.WriteString("\n")

@@ -24,6 +24,7 @@ type Graph struct {
 	// Target and plan.
 	Backends []*Backend
 	Splits   []*Split
+	Regions  []*Region // parallel regions of multi-threaded backends' splits, in node order
 	Buffers  []*Buffer
 	NCopies  int
 

@@ -61,6 +61,7 @@ func (g *Graph) Verify() error {
 	assigned := len(g.Backends) > 0 && len(g.Splits) > 0
 	if assigned {
 		g.verifySplits(bad)
+		g.verifyRegions(bad)
 	}
 	return errors.Join(errs...)
 }

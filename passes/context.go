@@ -21,6 +21,8 @@ type Backend struct {
 	// OffloadOp reports whether the backend wants node t although its
 	// weight is in host memory. Nil means never.
 	OffloadOp func(t *ir.Tensor) bool
+	// Parts: the backend runs parallel regions (runtime.Description.Parts).
+	Parts bool
 }
 
 // FromDescription adapts a runtime backend description for planning.
@@ -36,6 +38,7 @@ func FromDescription(d *runtime.Description, others []runtime.BufferType, minBat
 	b := &Backend{
 		Backend: ir.Backend{Name: d.Name, BufferType: d.BufferType.Name, Host: d.BufferType.Host, Alignment: d.BufferType.Alignment, MaxSize: d.BufferType.MaxSize},
 		Device:  d.Device,
+		Parts:   d.Parts,
 		SupportsOp: func(t *ir.Tensor) bool {
 			return d.SupportsOp(Query(t))
 		},
@@ -78,6 +81,9 @@ type Options struct {
 	// MemoryStrategy picks plan_memory's strategy (MemoryStrategies); ""
 	// means StrategyBest.
 	MemoryStrategy string
+	// Regions enables plan_regions: runs of per-token nodes on
+	// multi-threaded backends become barrier-free parallel regions.
+	Regions bool
 }
 
 // Context carries the target and options through the pipeline, and

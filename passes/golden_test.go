@@ -45,6 +45,7 @@ type caseOptions struct {
 	Reject    map[string][]string `json:"reject,omitempty"`
 	NCopies   int                 `json:"n_copies,omitempty"`
 	OpOffload bool                `json:"op_offload,omitempty"`
+	Regions   bool                `json:"regions,omitempty"`
 }
 
 // fakeBackend returns a preset backend:
@@ -80,7 +81,7 @@ func fakeBackend(name string, reject []string) *passes.Backend {
 			return t.Op == ir.OpMulMat && t.Ne[0].AtBounds() >= 32 && t.Ne[1].AtBounds() >= 32 && t.Src[1].Ne[0].AtBounds() >= 32
 		}
 	case "cpu":
-		b.Host, b.Device = true, "CPU"
+		b.Host, b.Device, b.Parts = true, "CPU", true
 	default:
 		panic("no fake backend " + name)
 	}
@@ -170,7 +171,7 @@ func (c *goldenCase) plan(t *testing.T, pass string) (g *ir.Graph, pc *passes.Co
 	b := &builder{t: t, g: ir.NewGraph("test.g")}
 	c.build(b)
 	input = b.g.Format()
-	pc = &passes.Context{Options: passes.Options{NCopies: c.opts.NCopies, OpOffload: c.opts.OpOffload}, Debug: 1}
+	pc = &passes.Context{Options: passes.Options{NCopies: c.opts.NCopies, OpOffload: c.opts.OpOffload, Regions: c.opts.Regions}, Debug: 1}
 	for _, name := range c.opts.Backends {
 		pc.Backends = append(pc.Backends, fakeBackend(name, c.opts.Reject[name]))
 	}

@@ -90,6 +90,40 @@ type memProblem struct {
 	leafOrder []*ir.Tensor
 
 	groupCache *memGroups // in-place chains, shared by the greedy strategies
+
+	stepOf map[*ir.Tensor]int32 // node → its step, for the regions
+}
+
+// regionSpans returns the steps of every parallel region, first and last.
+func regionSpans(g *ir.Graph, stepOf map[*ir.Tensor]int32) [][2]int32 {
+	spans := make([][2]int32, 0, len(g.Regions))
+	for _, r := range g.Regions {
+		spans = append(spans, [2]int32{stepOf[g.Nodes[r.First]], stepOf[g.Nodes[r.End-1]]})
+	}
+	return spans
+}
+
+// widenForRegions stretches a lifetime that begins or ends inside a
+// parallel region over the whole region: its parts run at their own pace,
+// so while one part writes a tensor another may still read one that died
+// earlier in node order. Memory freed in a region is reused only after it.
+func widenForRegions(start, end *int32, spans [][2]int32) {
+	for _, sp := range spans {
+		if (sp[0] <= *start && *start <= sp[1]) || (sp[0] <= *end && *end <= sp[1]) {
+			*start, *end = min(*start, sp[0]), max(*end, sp[1])
+		}
+	}
+}
+
+// inSpans reports whether step s lies in a region: no node there reuses a
+// source in place, as parts may cut the two differently.
+func inSpans(s int32, spans [][2]int32) bool {
+	for _, sp := range spans {
+		if sp[0] <= s && s <= sp[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // tensorIDs gives every tensor a dense number: its ID when it is the
@@ -233,6 +267,7 @@ func newMemProblem(g *ir.Graph, pc *Context) *memProblem {
 		nSteps += len(s.Inputs)
 	}
 	p.steps = make([]memStep, 1, nSteps)
+	p.stepOf = map[*ir.Tensor]int32{}
 	for _, s := range splits {
 		for _, in := range s.Inputs {
 			if len(in.Copies) == 0 {
@@ -261,6 +296,9 @@ func newMemProblem(g *ir.Graph, pc *Context) *memProblem {
 				}
 			}
 			p.steps = append(p.steps, memStep{kind: stepNode, t: n, reads: reads, buf: bufFor(n, n.Backend)})
+			if len(g.Regions) > 0 {
+				p.stepOf[n] = int32(len(p.steps) - 1)
+			}
 		}
 	}
 	for _, in := range g.InputCopies {
@@ -352,8 +390,12 @@ func newMemProblem(g *ir.Graph, pc *Context) *memProblem {
 			}
 		}
 	}
+	spans := regionSpans(g, p.stepOf)
+	for i := range p.tensors {
+		widenForRegions(&p.tensors[i].start, &p.tensors[i].end, spans)
+	}
 	for s, st := range p.steps {
-		if st.kind == stepNode && st.t.ViewSrc == nil && st.t.Op.CanInPlace() {
+		if st.kind == stepNode && st.t.ViewSrc == nil && st.t.Op.CanInPlace() && !inSpans(int32(s), spans) {
 			p.inPlaceCandidates(int32(s))
 		}
 	}

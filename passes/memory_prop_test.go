@@ -164,15 +164,6 @@ func (rg *randGraph) build(op ir.Op, roots *[]*ir.Tensor) *ir.Tensor {
 	panic("no generator for op " + op.String())
 }
 
-func sameShape(a, b *ir.Tensor) bool {
-	for i := range a.Ne {
-		if !ir.Equal(a.Ne[i], b.Ne[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // randTarget is a random target: the last backend is the CPU; others are
 // discrete GPUs (own buffer type), BLAS (the CPU's buffer type) or an
 // integrated GPU reading CPU memory directly.
@@ -464,4 +455,57 @@ func TestVerifyMemoryRejects(t *testing.T) {
 		}
 	}
 	t.Logf("mutations caught: %v", caught)
+}
+
+// TestMemoryRandomRegions: plan_regions on random graphs (every backend
+// running parts) keeps ir.Verify happy, and every plan made for its regions
+// passes VerifyMemory, which on some graphs rejects the plan made without
+// them: the regions' longer lifetimes are needed, and checked.
+func TestMemoryRandomRegions(t *testing.T) {
+	n := 1000
+	if testing.Short() {
+		n = 100
+	}
+	regions, rejected := 0, 0
+	for seed := int64(0); seed < int64(n); seed++ {
+		g := newRandGraph(seed)
+		pc := &Context{Options: Options{Regions: true}}
+		for _, b := range g.Backends {
+			pc.Backends = append(pc.Backends, &Backend{Backend: *b, Parts: true})
+		}
+		func() {
+			defer func() {
+				if e := recover(); e != nil {
+					t.Fatalf("seed %d: %v\n%s", seed, e, g.Format())
+				}
+			}()
+			planWith(t, g, StrategyBest)
+			if err := planRegions(g, pc); err != nil {
+				t.Fatal(err)
+			}
+			// The hand-made splits need not pass every check of ir.Verify;
+			// the regions must.
+			if err := g.Verify(); err != nil && strings.Contains(err.Error(), "region") {
+				t.Fatalf("seed %d: %v\n%s", seed, err, g.Format())
+			}
+			if len(g.Regions) == 0 {
+				return
+			}
+			regions += len(g.Regions)
+			if VerifyMemory(g) != nil {
+				rejected++
+			}
+			for _, s := range []string{StrategyGreedySize, StrategyGreedyBreadth, StrategyBest} {
+				planWith(t, g, s) // planMemory panics when VerifyMemory fails
+			}
+			g.MemoryStrategy = StrategyGGML
+			if err := planMemory(g, pc); err == nil {
+				t.Fatalf("seed %d: the ggml strategy planned a graph with regions", seed)
+			}
+		}()
+	}
+	if regions == 0 || rejected == 0 {
+		t.Errorf("%d regions; %d plans made without them rejected: want some of each", regions, rejected)
+	}
+	t.Logf("%d graphs: %d regions; %d plans made without them rejected", n, regions, rejected)
 }

@@ -32,6 +32,7 @@ func VerifyMemory(g *ir.Graph) error {
 	v.schedule()
 	v.tensors()
 	v.lifetimes()
+	v.regions()
 	v.overlaps()
 	if v.dropped > 0 {
 		v.errs = append(v.errs, fmt.Errorf("and %d more problems", v.dropped))
@@ -53,6 +54,7 @@ type memVerifier struct {
 	extra     map[*ir.Tensor]*vTensor
 	order     []*vTensor // compute tensors, in order of first sight
 	copyBE    map[*ir.Tensor]int
+	spans     [][2]int32 // steps of the parallel regions
 }
 
 type vStep struct {
@@ -330,6 +332,24 @@ func (v *memVerifier) lifetimes() {
 	}
 }
 
+// regions stretches lifetimes over the parallel regions they touch: a
+// region's parts run at their own pace, so nothing it frees is reusable
+// before it ends.
+func (v *memVerifier) regions() {
+	stepOf := map[*ir.Tensor]int32{}
+	for s, st := range v.steps {
+		if st.node != nil {
+			stepOf[st.node] = int32(s)
+		}
+	}
+	v.spans = regionSpans(v.g, stepOf)
+	for _, vt := range v.order {
+		if vt.written {
+			widenForRegions(&vt.start, &vt.end, v.spans)
+		}
+	}
+}
+
 type liveRange struct {
 	buf, chunk int
 	off        int64
@@ -406,7 +426,7 @@ func (v *memVerifier) overlaps() {
 // neither pinned nor read after s.
 func (v *memVerifier) inPlaceOK(vt, q *vTensor, s int32) bool {
 	st := &v.steps[s]
-	if q.end != s || q.pinned || st.node == nil || st.node != vt.t || !vt.t.Op.CanInPlace() {
+	if q.end != s || q.pinned || st.node == nil || st.node != vt.t || !vt.t.Op.CanInPlace() || inSpans(s, v.spans) {
 		return false
 	}
 	if vt.buf != q.buf || vt.chunk != q.chunk || vt.off != q.off || vt.size > q.size {

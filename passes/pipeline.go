@@ -23,6 +23,7 @@ var pipeline = [...]Pass{
 	{Name: "upgrade_backends", Fn: upgradeBackends, Required: true}, // ggml pass 3: same buffer type, higher priority
 	{Name: "assign_srcs", Fn: assignSrcs, Required: true},           // ggml pass 4: views, leaves, leftovers
 	{Name: "split_graph", Fn: splitGraph, Required: true},           // ggml pass 5: splits and input copies
+	{Name: "plan_regions", Fn: planRegions, Required: true},         // graphc: barrier-free parallel regions (Options.Regions)
 	{Name: "plan_memory", Fn: planMemory, Required: true},           // ggml-alloc: offsets in compute buffers
 }
 

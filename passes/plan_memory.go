@@ -52,6 +52,9 @@ func MemoryStrategies() []string {
 // and chunks of at most the backend's MaxSize. The greedy strategies use
 // the lifetimes graphc knows in advance (memory_greedy.go). Which one runs
 // is g.MemoryStrategy; by default all do and the smallest buffer wins.
+// With parallel regions (plan_regions), every lifetime that begins or ends
+// in a region spans all of it and no node there reuses a source in place;
+// ggml's strategy, which frees by reference counts, does not run.
 // For every buffer the pass records the planned Size, the LowerBound no
 // placement can beat and the NaiveSize without any reuse.
 //
@@ -68,6 +71,9 @@ func planMemory(g *ir.Graph, pc *Context) error {
 	if !valid {
 		return fmt.Errorf("unknown memory strategy %q: want one of %s", g.MemoryStrategy, strings.Join(MemoryStrategies(), ", "))
 	}
+	if strategy == StrategyGGML && len(g.Regions) > 0 {
+		return fmt.Errorf("memory strategy %q reproduces ggml-alloc, which knows no parallel regions: drop -regions (set parallel_regions) or pick another", strategy)
+	}
 	p := newMemProblem(g, pc)
 
 	var cands []*memAssign
@@ -75,7 +81,7 @@ func planMemory(g *ir.Graph, pc *Context) error {
 	if strategy == StrategyBest {
 		limit = greedyWorkLimit
 	}
-	if strategy == StrategyBest || strategy == StrategyGGML {
+	if (strategy == StrategyBest && len(g.Regions) == 0) || strategy == StrategyGGML {
 		cands = append(cands, p.planGGML())
 	}
 	if strategy == StrategyBest || strategy == StrategyGreedySize {

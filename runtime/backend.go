@@ -51,6 +51,9 @@ type Description struct {
 	// Async: kernels are queued and complete later; the runtime must
 	// synchronize with events.
 	Async bool
+	// Parts: the backend runs parallel regions, one part per thread, each
+	// on a single-threaded lane of its own (cpu.Backend.RunParts).
+	Parts bool
 }
 
 // OpBatchSize is ggml-cuda's get_op_batch_size: the rows an op processes

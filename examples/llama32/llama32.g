@@ -2,6 +2,11 @@
 # benchmark for per-op overhead. The evaluation time of one batch of 8
 # tokens is measured by BenchmarkEval (ggml: about 1.6 ms on 2 threads).
 
+# Each layer's per-token nodes, from one attention product to the next, run
+# as one parallel region: each thread takes half the tokens through all of
+# them with no barrier in between (ggml meets at a barrier after every node).
+set parallel_regions = 1
+
 dim n_layer = 32
 dim n_embd = 64
 dim n_head = 4

@@ -38,6 +38,11 @@ type Backend struct {
 	rows     getRowsTask
 	cpy      cpyTask
 	qmm      blockMulMat
+
+	// lanes are single-threaded backends, one per thread, that run the
+	// parts of a parallel region (RunParts).
+	lanes []*Backend
+	parts partsTask
 }
 
 // New starts a backend with the given number of threads, the caller
@@ -48,6 +53,11 @@ func New(threads int) *Backend {
 	}
 	initTables()
 	b := &Backend{pool: newPool(threads), scratch: make([][]float32, threads)}
+	if threads > 1 {
+		for range threads {
+			b.lanes = append(b.lanes, &Backend{pool: newPool(1), scratch: make([][]float32, 1)})
+		}
+	}
 	// The workers reference only the pool (its task is cleared after every
 	// op), so an unreachable Backend can still be collected and stop them.
 	b.cleanup = goruntime.AddCleanup(b, (*pool).close, b.pool)
@@ -60,6 +70,9 @@ func (b *Backend) Close() {
 		return
 	}
 	b.closed = true
+	for _, l := range b.lanes {
+		l.closed = true
+	}
 	b.cleanup.Stop()
 	b.pool.close()
 }
@@ -105,4 +118,43 @@ func (b *Backend) growScratch(nth, n int) {
 		}
 		b.scratch[i] = b.scratch[i][:cap(b.scratch[i])]
 	}
+}
+
+// A PartTask is a parallel region of a generated program: RunPart runs all
+// of the region's nodes on units [lo, hi) with lane, a backend the part has
+// to itself.
+type PartTask interface {
+	RunPart(lane *Backend, lo, hi int)
+}
+
+// RunParts runs a parallel region: units cut into one part per thread, the
+// parts at once, each on its own single-threaded lane, with no barrier
+// until all are done. With fewer units than threads it runs the region as
+// one part on b itself, whose kernels still split every node over the
+// threads (a decode step of one token keeps both cores busy).
+func (b *Backend) RunParts(t PartTask, units int) {
+	if b.closed {
+		bug("use of a closed Backend")
+	}
+	parts := min(len(b.lanes), units)
+	if parts <= 1 {
+		t.RunPart(b, 0, units)
+		return
+	}
+	b.parts = partsTask{t: t, units: units, lanes: b.lanes}
+	b.pool.run(&b.parts, parts, parts)
+	b.parts = partsTask{}
+}
+
+// partsTask adapts a PartTask to the pool: chunk i is part i, run on the
+// lane of the thread that claimed it.
+type partsTask struct {
+	t     PartTask
+	units int
+	lanes []*Backend
+}
+
+func (p *partsTask) run(chunk, nchunks, tid int) {
+	lo, hi := split(p.units, chunk, nchunks)
+	p.t.RunPart(p.lanes[tid], lo, hi)
 }

@@ -17,4 +17,5 @@ var Description = runtime.Description{
 	SupportsBufferType: func(b runtime.BufferType) bool {
 		return b.Host
 	},
+	Parts: true,
 }
