@@ -784,7 +784,7 @@ func (gen *generator) split(f *jen.File, k int) {
 	for i := s.First; i < s.End; i++ {
 		t := g.Nodes[i]
 		if r, ok := regionAt[i]; ok {
-			body = append(body, gen.regionCall(r, be.Clone(), gen.beConst[s.Backend], ref)...)
+			body = append(body, gen.regionCall(r, be.Clone(), gen.beConst[s.Backend])...)
 			i = g.Regions[r].End - 1
 			continue
 		}

@@ -16,9 +16,10 @@ import (
 func regionName(k int) string { return fmt.Sprintf("region%d", k) }
 
 // regionCall renders the statements of a split that run region k, then
-// report its nodes to the eval callback: only once every part is done are
-// the nodes whole (nothing a region touches is reused before it ends).
-func (gen *generator) regionCall(k int, be jen.Code, beConst string, ref func(*ir.Tensor) jen.Code) []jen.Code {
+// report its nodes to the eval callback, if any: only once every part is
+// done are the nodes whole (nothing a region touches is reused before it
+// ends).
+func (gen *generator) regionCall(k int, be jen.Code, beConst string) []jen.Code {
 	g := gen.g
 	r := g.Regions[k]
 	m := jen.Id("m").Dot("regions")
@@ -29,12 +30,17 @@ func (gen *generator) regionCall(k int, be jen.Code, beConst string, ref func(*i
 		jen.Add(be).Dot("RunParts").Call(jen.Op("&").Add(m.Clone()), gen.expr(r.Units)).
 			Comment(fmt.Sprintf("%s … %s", g.Nodes[r.First].Name, g.Nodes[r.End-1].Name)),
 	}
+	var show []jen.Code
+	names := newNamer("d", "m", "c", "be")
 	for _, t := range g.Nodes[r.First:r.End] {
 		if _, ok := r.Dst[t]; ok {
-			out = append(out, jen.Id("m").Dot("sched").Dot("Inspect").Call(jen.Id(beConst), jen.Lit(t.Name), ref(t)))
+			v := names.local("", t.Name)
+			show = append(show,
+				jen.Id(v).Op(":=").Add(gen.tensor(t)),
+				jen.Id("m").Dot("sched").Dot("Inspect").Call(jen.Id(beConst), jen.Lit(t.Name), jen.Op("&").Id(v)))
 		}
 	}
-	return out
+	return append(out, jen.If(jen.Id("m").Dot("sched").Dot("Inspecting").Call()).Block(show...))
 }
 
 // regions emits regionParts and the region methods.

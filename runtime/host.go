@@ -14,9 +14,7 @@ import (
 // element is at byte off of buf. Generated code uses it for every tensor
 // that lives in a planned buffer.
 func At(buf []byte, off int, t DType, ne, nb [4]int) Tensor {
-	v := Tensor{Type: t, Ne: ne, Nb: nb}
-	v.Data = buf[off : off+v.Span()]
-	return v
+	return Tensor{Type: t, Ne: ne, Nb: nb, Data: buf[off : off+span(t, &ne, &nb)]}
 }
 
 // Clone returns a contiguous copy of t with its own memory, so callers may

@@ -331,6 +331,10 @@ func (s *Sched) EndSplit(k int) {
 	s.prev = b
 }
 
+// Inspecting reports whether an eval callback is set: generated code skips
+// building the tensors it would show otherwise.
+func (s *Sched) Inspecting() bool { return s.cb != nil }
+
 // Inspect reports node name, just computed by backend b into t, to the eval
 // callback. It panics with a stop the generated code recovers (Recover)
 // when the callback stops the evaluation. Without a callback it costs a

@@ -124,20 +124,21 @@ func (t *Tensor) NRows() int { return t.Ne[1] * t.Ne[2] * t.Ne[3] }
 
 // Span is the number of bytes from the first to one past the last element
 // (ggml_nbytes).
-func (t *Tensor) Span() int {
-	if t.NElem() == 0 {
+func (t *Tensor) Span() int { return span(t.Type, &t.Ne, &t.Nb) }
+
+// span is Span of a tensor of type t, shape ne and strides nb. Generated
+// code computes it for every tensor of every node (At), so it avoids
+// multiplying out the element count and reads the type's traits once.
+func span(t DType, ne, nb *[4]int) int {
+	if ne[0] <= 0 || ne[1] <= 0 || ne[2] <= 0 || ne[3] <= 0 {
 		return 0
 	}
-	var n int
-	if bs := t.Type.BlockSize(); bs > 1 {
-		n = t.Ne[0] * t.Nb[0] / bs
-	} else {
-		n = t.Type.Size() + (t.Ne[0]-1)*t.Nb[0]
+	tr := &traits[t]
+	n := tr.size + (ne[0]-1)*nb[0]
+	if tr.blockSize > 1 {
+		n = ne[0] * nb[0] / tr.blockSize
 	}
-	for i := 1; i < 4; i++ {
-		n += (t.Ne[i] - 1) * t.Nb[i]
-	}
-	return n
+	return n + (ne[1]-1)*nb[1] + (ne[2]-1)*nb[2] + (ne[3]-1)*nb[3]
 }
 
 // ContiguousStrides returns the byte strides of a dense tensor of type t and shape ne.

@@ -33,13 +33,18 @@ func view(op, name string, t *runtime.Tensor) tview {
 	if int(t.Type) > int(runtime.I32) {
 		bug("%s: %s has unknown type %v", op, name, t.Type)
 	}
-	sz := t.Type.Size()
+	// Element sizes are 2 or 4 bytes: shifts, not divisions (views run
+	// once per tensor of every node).
+	shift := uint(2)
+	if t.Type == runtime.F16 {
+		shift = 1
+	}
 	v := tview{typ: t.Type, ne: t.Ne}
 	for i := 0; i < 4; i++ {
-		if t.Ne[i] < 0 || t.Nb[i] < 0 || t.Nb[i]%sz != 0 {
+		if t.Ne[i] < 0 || t.Nb[i] < 0 || t.Nb[i]&(1<<shift-1) != 0 {
 			bug("%s: %s has bad layout ne=%v nb=%v for %v", op, name, t.Ne, t.Nb, t.Type)
 		}
-		v.st[i] = t.Nb[i] / sz
+		v.st[i] = t.Nb[i] >> shift
 	}
 	if span := t.Span(); len(t.Data) < span {
 		bug("%s: %s ne=%v nb=%v spans %d bytes, data has %d", op, name, t.Ne, t.Nb, span, len(t.Data))
