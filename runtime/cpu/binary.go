@@ -35,7 +35,10 @@ type binaryTask struct {
 func (b *Backend) binary(op binOp, dst, a, x *runtime.Tensor) {
 	name := binOpNames[op]
 	t := &b.bin
-	*t = binaryTask{b: b, op: op, d: view(name, "dst", dst), a: view(name, "a", a), x: view(name, "x", x)}
+	*t = binaryTask{b: b, op: op}
+	t.d.set(name, "dst", dst)
+	t.a.set(name, "a", a)
+	t.x.set(name, "x", x)
 	if !sameShape(&t.d, &t.a) || !canRepeat(&t.x, &t.a) {
 		bug("%s: shapes dst %v, a %v, x %v", name, t.d.ne, t.a.ne, t.x.ne)
 	}

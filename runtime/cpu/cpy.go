@@ -9,7 +9,9 @@ import "github.com/graphc/graphc/runtime"
 // they are.
 func (b *Backend) Cpy(dst, src *runtime.Tensor) {
 	t := &b.cpy
-	*t = cpyTask{b: b, d: view("Cpy", "dst", dst), s: view("Cpy", "src", src)}
+	*t = cpyTask{b: b}
+	t.d.set("Cpy", "dst", dst)
+	t.s.set("Cpy", "src", src)
 	d, s := &t.d, &t.s
 	if d.nelem() != s.nelem() {
 		bug("Cpy: dst %v has %d elements, src %v has %d", d.ne, d.nelem(), s.ne, s.nelem())

@@ -12,7 +12,10 @@ func (b *Backend) GetRows(dst, table, idx *runtime.Tensor) {
 		return
 	}
 	t := &b.rows
-	*t = getRowsTask{b: b, d: view("GetRows", "dst", dst), tab: view("GetRows", "table", table), idx: view("GetRows", "idx", idx)}
+	*t = getRowsTask{b: b}
+	t.d.set("GetRows", "dst", dst)
+	t.tab.set("GetRows", "table", table)
+	t.idx.set("GetRows", "idx", idx)
 	d, tb, ix := &t.d, &t.tab, &t.idx
 	if ix.typ != runtime.I32 || ix.ne[3] != 1 ||
 		d.ne != [4]int{tb.ne[0], ix.ne[0], ix.ne[1], ix.ne[2]} || tb.ne[2] != ix.ne[1] || tb.ne[3] != ix.ne[2] {

@@ -16,7 +16,9 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 	}
 	t := &b.mm
 	t.b = b
-	t.d, t.a, t.x = view("MulMat", "dst", dst), view("MulMat", "a", a), view("MulMat", "x", x)
+	t.d.set("MulMat", "dst", dst)
+	t.a.set("MulMat", "a", a)
+	t.x.set("MulMat", "x", x)
 	d, av, xv := &t.d, &t.a, &t.x
 	if !isFloat(av.typ) || !isFloat(xv.typ) || !d.isF32() {
 		bug("MulMat: types dst %v, a %v, x %v", d.typ, av.typ, xv.typ)

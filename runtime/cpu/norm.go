@@ -29,7 +29,9 @@ func (b *Backend) normalize(rms bool, dst, a *runtime.Tensor, eps float32) {
 		name = "RMSNorm"
 	}
 	t := &b.norm
-	*t = normTask{b: b, rms: rms, eps: eps, d: view(name, "dst", dst), a: view(name, "a", a)}
+	*t = normTask{b: b, rms: rms, eps: eps}
+	t.d.set(name, "dst", dst)
+	t.a.set(name, "a", a)
 	if !sameShape(&t.d, &t.a) || !t.d.isF32() || !t.a.isF32() {
 		bug("%s: dst %v%v, a %v%v", name, t.d.typ, t.d.ne, t.a.typ, t.a.ne)
 	}

@@ -15,7 +15,10 @@ import (
 // YaRN magnitude correction). dst may be a.
 func (b *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
 	t := &b.rope
-	*t = ropeTask{b: b, p: p, d: view("Rope", "dst", dst), a: view("Rope", "a", a), pos: view("Rope", "pos", pos)}
+	*t = ropeTask{b: b, p: p}
+	t.d.set("Rope", "dst", dst)
+	t.a.set("Rope", "a", a)
+	t.pos.set("Rope", "pos", pos)
 	if !sameShape(&t.d, &t.a) || t.d.typ != t.a.typ || !isFloat(t.a.typ) {
 		bug("Rope: dst %v%v, a %v%v", t.d.typ, t.d.ne, t.a.typ, t.a.ne)
 	}

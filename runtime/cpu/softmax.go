@@ -16,13 +16,15 @@ import (
 // dst may be a.
 func (b *Backend) SoftMax(dst, a, mask *runtime.Tensor, scale, maxBias float32) {
 	t := &b.sm
-	*t = softMaxTask{b: b, scale: scale, maxBias: maxBias, d: view("SoftMax", "dst", dst), a: view("SoftMax", "a", a)}
+	*t = softMaxTask{b: b, scale: scale, maxBias: maxBias}
+	t.d.set("SoftMax", "dst", dst)
+	t.a.set("SoftMax", "a", a)
 	if !sameShape(&t.d, &t.a) || !t.d.isF32() || !t.a.isF32() {
 		bug("SoftMax: dst %v%v, a %v%v", t.d.typ, t.d.ne, t.a.typ, t.a.ne)
 	}
 	if mask != nil {
 		t.hasMask = true
-		t.m = view("SoftMax", "mask", mask)
+		t.m.set("SoftMax", "mask", mask)
 		if !isFloat(t.m.typ) || t.m.ne[0] != t.a.ne[0] || t.m.ne[1] == 0 || t.m.ne[2] == 0 || t.m.ne[3] == 0 ||
 			t.a.ne[2]%t.m.ne[2] != 0 || t.a.ne[3]%t.m.ne[3] != 0 {
 			bug("SoftMax: mask %v%v for a %v", t.m.typ, t.m.ne, t.a.ne)

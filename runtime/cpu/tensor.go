@@ -24,22 +24,23 @@ type tview struct {
 	st  [4]int
 }
 
-// view checks t's layout (strides are non-negative multiples of the element
-// size, the data reaches the last element) and returns it in elements.
-func view(op, name string, t *runtime.Tensor) tview {
+// set makes v the view of t in elements, checking t's layout (strides are
+// non-negative multiples of the element size, the data reaches the last
+// element). Kernels fill their task's views in place: it runs for every
+// tensor of every node.
+func (v *tview) set(op, name string, t *runtime.Tensor) {
 	if t == nil {
 		bug("%s: %s is nil", op, name)
 	}
 	if int(t.Type) > int(runtime.I32) {
 		bug("%s: %s has unknown type %v", op, name, t.Type)
 	}
-	// Element sizes are 2 or 4 bytes: shifts, not divisions (views run
-	// once per tensor of every node).
+	// Element sizes are 2 or 4 bytes: shifts, not divisions.
 	shift := uint(2)
 	if t.Type == runtime.F16 {
 		shift = 1
 	}
-	v := tview{typ: t.Type, ne: t.Ne}
+	v.typ, v.ne = t.Type, t.Ne
 	for i := 0; i < 4; i++ {
 		if t.Ne[i] < 0 || t.Nb[i] < 0 || t.Nb[i]&(1<<shift-1) != 0 {
 			bug("%s: %s has bad layout ne=%v nb=%v for %v", op, name, t.Ne, t.Nb, t.Type)
@@ -49,6 +50,7 @@ func view(op, name string, t *runtime.Tensor) tview {
 	if span := t.Span(); len(t.Data) < span {
 		bug("%s: %s ne=%v nb=%v spans %d bytes, data has %d", op, name, t.Ne, t.Nb, span, len(t.Data))
 	}
+	v.f32, v.f16, v.i32 = nil, nil, nil
 	switch t.Type {
 	case runtime.F32:
 		v.f32 = t.F32s()
@@ -57,7 +59,6 @@ func view(op, name string, t *runtime.Tensor) tview {
 	case runtime.I32:
 		v.i32 = t.I32s()
 	}
-	return v
 }
 
 func (v *tview) nrows() int { return v.ne[1] * v.ne[2] * v.ne[3] }

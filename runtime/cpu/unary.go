@@ -48,7 +48,9 @@ type unaryTask struct {
 func (b *Backend) unary(op unOp, dst, a *runtime.Tensor, s float32) {
 	name := unOpNames[op]
 	t := &b.un
-	*t = unaryTask{b: b, op: op, s: s, d: view(name, "dst", dst), a: view(name, "a", a)}
+	*t = unaryTask{b: b, op: op, s: s}
+	t.d.set(name, "dst", dst)
+	t.a.set(name, "a", a)
 	if !sameShape(&t.d, &t.a) {
 		bug("%s: shapes dst %v, a %v", name, t.d.ne, t.a.ne)
 	}
