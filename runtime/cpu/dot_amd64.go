@@ -57,6 +57,13 @@ func dot4x1F32AVX2(a []float32, lda int, x []float32, c *[4]float32)
 //go:noescape
 func dot4x4F32AVX512(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int)
 
+// dot4x4F16AVX512 is dot4x4F32AVX512 for four f16 rows of a, converted
+// to float32 as they are loaded (the same sums in the same order as
+// converting the rows first). The caller checks the bounds.
+//
+//go:noescape
+func dot4x4F16AVX512(a []uint16, lda int, x []float32, ldx, k int, c []float32, ldc int)
+
 // dot4x4F32AVX2 is dot4x4F32AVX512 with AVX2; k is a multiple of 8.
 //
 //go:noescape

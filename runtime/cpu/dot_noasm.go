@@ -25,6 +25,15 @@ func dot4x4F32AVX512(a []float32, lda int, x []float32, ldx, k int, c []float32,
 	dot4x4F32Go(a, lda, x, ldx, k, c, ldc)
 }
 
+func dot4x4F16AVX512(a []uint16, lda int, x []float32, ldx, k int, c []float32, ldc int) {
+	var rows [4][]float32
+	for i := range rows {
+		rows[i] = make([]float32, k)
+		f16ToF32Row(rows[i], a[i*lda:i*lda+k])
+	}
+	dot4x4F32Go(append(append(append(rows[0], rows[1]...), rows[2]...), rows[3]...), k, x, ldx, k, c, ldc)
+}
+
 func dot4x4F32AVX2(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int) {
 	dot4x4F32Go(a, lda, x, ldx, k, c, ldc)
 }

@@ -78,6 +78,7 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 	t.nchunks = nbatch * t.nrc * t.ncc
 	t.aDirect = av.isF32() && av.dense()
 	t.aF16Direct = av.typ == runtime.F16 && av.dense() && t.cc < mmConvertCols
+	t.aF16Rows = av.typ == runtime.F16 && av.st[0] == 1 && !t.aF16Direct && level == isaAVX512
 	if !t.aDirect && !t.aF16Direct {
 		b.growScratch(b.pool.n, 4*t.K)
 	}
@@ -117,6 +118,7 @@ type mulMatTask struct {
 	nchunks     int
 	aDirect     bool // a is dense f32: use its rows in place
 	aF16Direct  bool // a is dense f16 and chunks are narrow: f16 kernels
+	aF16Rows    bool // a's f16 rows are dense: blocks of four columns convert them as they load
 }
 
 func (t *mulMatTask) run(ch, _, tid int) {
@@ -180,6 +182,31 @@ func (t *mulMatTask) run(ch, _, tid int) {
 		}
 	}
 	for ; r+4 <= r1; r += 4 {
+		if t.aF16Rows {
+			o, s := abase+r*a.st[1], a.st[1]
+			rows := a.f16[o : o+3*s+K]
+			j := 0
+			for ; j+4 <= nc; j += 4 {
+				xo := xo0 + j*xst
+				if ds == 1 {
+					p := dc0 + j*dst1 + r
+					dot4x4F16AVX512(rows, s, xsrc[xo:xo+3*xst+K], xst, K, out[p:p+3*dst1+4], dst1)
+					continue
+				}
+				var blk [16]float32
+				dot4x4F16AVX512(rows, s, xsrc[xo:xo+3*xst+K], xst, K, blk[:], 4)
+				for jj := 0; jj < 4; jj++ {
+					p := dc0 + (j+jj)*dst1 + r*ds
+					out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = blk[4*jj], blk[4*jj+1], blk[4*jj+2], blk[4*jj+3]
+				}
+			}
+			for ; j < nc; j++ {
+				c := dot4x1F16(rows, s, xcol(j))
+				p := dc0 + j*dst1 + r*ds
+				out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = c[0], c[1], c[2], c[3]
+			}
+			continue
+		}
 		if t.aF16Direct {
 			o, s := abase+r*a.st[1], a.st[1]
 			rows := a.f16[o : o+3*s+K]
