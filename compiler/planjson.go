@@ -17,6 +17,7 @@ type Plan struct {
 	Leafs              []PlanTensor  `json:"leafs"`
 	Nodes              []PlanTensor  `json:"nodes"`
 	Splits             []PlanSplit   `json:"splits"`
+	Regions            []PlanRegion  `json:"regions"`
 	Buffers            []PlanBuffer  `json:"buffers"`
 	BytesCopiedPerEval int64         `json:"bytes_copied_per_eval"`
 	NCopies            int           `json:"n_copies"`
@@ -53,6 +54,24 @@ type PlanSplit struct {
 	Inputs  []PlanInput `json:"inputs"`
 }
 
+// PlanRegion is a parallel region (plan_regions): its nodes run as one part
+// per thread, each part on its own units, with no barrier between them.
+type PlanRegion struct {
+	First string `json:"first"`
+	Last  string `json:"last"`
+	Units string `json:"units"`
+	// Parts gives, per computed node, the slice of its result each part
+	// writes and of each source it reads: "ne1" (ne1 cut by units),
+	// "ne0*64" (64 elements of ne0 per unit) or "whole".
+	Parts []PlanPart `json:"parts"`
+}
+
+type PlanPart struct {
+	Node string   `json:"node"`
+	Dst  string   `json:"dst"`
+	Srcs []string `json:"srcs"`
+}
+
 type PlanInput struct {
 	Name   string   `json:"name"`
 	Bytes  int64    `json:"bytes"`
@@ -69,7 +88,7 @@ type PlanBuffer struct {
 
 // PlanJSON converts a plan into its JSON form.
 func PlanJSON(g *ir.Graph) *Plan {
-	p := &Plan{Source: g.Source, NCopies: g.NCopies, Leafs: []PlanTensor{}, Nodes: []PlanTensor{}, Splits: []PlanSplit{}, Buffers: []PlanBuffer{}}
+	p := &Plan{Source: g.Source, NCopies: g.NCopies, Leafs: []PlanTensor{}, Nodes: []PlanTensor{}, Splits: []PlanSplit{}, Regions: []PlanRegion{}, Buffers: []PlanBuffer{}}
 	backend := func(i int) string {
 		if i >= 0 && i < len(g.Backends) {
 			return g.Backends[i].Name
@@ -117,6 +136,21 @@ func PlanJSON(g *ir.Graph) *Plan {
 		}
 		p.Splits = append(p.Splits, ps)
 	}
+	for _, r := range g.Regions {
+		pr := PlanRegion{First: g.Nodes[r.First].Name, Last: g.Nodes[r.End-1].Name, Units: r.Units.String(), Parts: []PlanPart{}}
+		for _, t := range g.Nodes[r.First:r.End] {
+			d, ok := r.Dst[t]
+			if !ok {
+				continue
+			}
+			pp := PlanPart{Node: t.Name, Dst: d.String(), Srcs: []string{}}
+			for _, s := range r.Src[t] {
+				pp.Srcs = append(pp.Srcs, s.String())
+			}
+			pr.Parts = append(pr.Parts, pp)
+		}
+		p.Regions = append(p.Regions, pr)
+	}
 	p.BytesCopiedPerEval = g.BytesCopiedPerEval()
 	for _, b := range g.Buffers {
 		p.Buffers = append(p.Buffers, PlanBuffer{b.BufferType, b.Size, b.LowerBound, b.NaiveSize})
@@ -154,6 +188,9 @@ func DebugReport(g *ir.Graph) string {
 		b.WriteString("\n")
 		for i := s.First; i < s.End; i++ {
 			t := g.Nodes[i]
+			if r := g.RegionOf(i); r != nil && r.First == i {
+				fmt.Fprintf(&b, "## REGION over %s: nodes #%d..#%d, one part per thread, no barrier\n", r.Units, r.First, r.End-1)
+			}
 			fmt.Fprintf(&b, "node #%3d (%10s): %s:", i, t.Op.GGMLName(), where(t))
 			for _, src := range t.Src {
 				fmt.Fprintf(&b, " %s", where(src))
