@@ -24,7 +24,8 @@ type SplitInfo struct {
 // and t a host copy of the value (valid during the call). Returning false
 // from that second call stops the evaluation: it returns ErrStopped.
 // Views are not reported (they compute nothing); a cpy is, as the view of
-// its destination it returns.
+// its destination it returns. The nodes of a parallel region are reported
+// in order once the whole region is computed (its parts run at once).
 type EvalCallback func(name string, t *Tensor, ask bool) bool
 
 // ErrStopped is returned by an evaluation that its EvalCallback stopped.

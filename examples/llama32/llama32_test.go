@@ -1,9 +1,11 @@
 package llama32
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/graphc/graphc/compiler"
@@ -123,5 +125,54 @@ func TestEvalAllocs(t *testing.T) {
 		if n > 20 {
 			t.Errorf("threads=%d: %v allocations per evaluation, want at most 20", th, n)
 		}
+	}
+}
+
+// TestEvalCallbackRegions: with parallel regions the eval callback still
+// sees every computed node, in order, with the values a single thread
+// computes, and can stop the evaluation.
+func TestEvalCallbackRegions(t *testing.T) {
+	type seen struct {
+		names  []string
+		values map[string][]float32
+	}
+	record := func(threads int, stopAt string) (seen, error) {
+		s := seen{values: map[string][]float32{}}
+		m := newModel(t, threads)
+		defer m.Close()
+		m.SetEvalCallback(func(name string, x *runtime.Tensor, ask bool) bool {
+			if ask {
+				return true
+			}
+			s.names = append(s.names, name)
+			if x.Type == runtime.F32 {
+				s.values[name] = slices.Clone(x.F32s())
+			}
+			return name != stopAt
+		})
+		_, err := m.Eval(batch(8, 16))
+		return s, err
+	}
+	one, err := record(1, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := record(2, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(one.names, two.names) || len(one.names) < 32*20 {
+		t.Fatalf("%d nodes reported on 1 thread, %d on 2 (or out of order)", len(one.names), len(two.names))
+	}
+	for name, want := range one.values {
+		for i, v := range two.values[name] {
+			if d := math.Abs(float64(v - want[i])); d > 1e-5 {
+				t.Fatalf("%s[%d]: %v on 1 thread, %v on 2", name, i, want[i], v)
+			}
+		}
+	}
+	stopped, err := record(2, "kq-3")
+	if !errors.Is(err, runtime.ErrStopped) || stopped.names[len(stopped.names)-1] != "kq-3" {
+		t.Fatalf("stopping at kq-3: %v, last node %q", err, stopped.names[len(stopped.names)-1])
 	}
 }
