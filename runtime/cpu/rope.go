@@ -31,8 +31,6 @@ func (b *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
 	if p.NDims <= 0 || p.NDims%2 != 0 || p.NDims > t.a.ne[0] {
 		bug("Rope: n_dims %d for a row of %d", p.NDims, t.a.ne[0])
 	}
-	t.thetaScale = powf(p.FreqBase, -2.0/float32(p.NDims))
-	t.corr = ropeYarnCorrDims(p.NDims, p.NCtxOrig, p.FreqBase, p.BetaFast, p.BetaSlow)
 	t.tab = b.ropeTable(t)
 	// per thread: a row of a and the rotated row
 	b.growScratch(b.pool.n, 2*t.a.ne[0])
@@ -58,6 +56,9 @@ func (b *Backend) ropeTable(t *ropeTask) []float32 {
 		return m.tab
 	}
 	m.valid, m.key = true, key
+	p := &t.p
+	t.thetaScale = powf(p.FreqBase, -2.0/float32(p.NDims))
+	t.corr = ropeYarnCorrDims(p.NDims, p.NCtxOrig, p.FreqBase, p.BetaFast, p.BetaSlow)
 	m.pos = m.pos[:0]
 	for i := 0; i < npos; i++ {
 		m.pos = append(m.pos, t.pos.i32[i*t.pos.st[0]])
@@ -153,6 +154,10 @@ func (t *ropeTask) run(chunk, nchunks, tid int) {
 	xbuf := scratch[:n]
 	ybuf := scratch[n : 2*n]
 	lo, hi := split(a.nrows(), chunk, nchunks)
+	if t.p.Mode == 0 && n == nd && level == isaAVX512 && a.isF32() && a.st[0] == 1 && d.st[0] == 1 && a.st[1] == d.st[1] {
+		t.runHeads(lo, hi)
+		return
+	}
 	for r := lo; r < hi; r++ {
 		i1 := r % a.ne[1]
 		i2 := r / a.ne[1] % a.ne[2]
@@ -171,6 +176,24 @@ func (t *ropeTask) run(chunk, nchunks, tid int) {
 		copy(ybuf[nd:], x[nd:])
 		ropeRow(ybuf, x, cache, t.p.Mode)
 		d.storeRow(do, ybuf)
+	}
+}
+
+// runHeads rotates rows [lo, hi) whole, the rows of one position (the heads
+// of a token) in one call: rows of a and dst are dense, the same distance
+// apart, and rotated entirely.
+func (t *ropeTask) runHeads(lo, hi int) {
+	d, a := &t.d, &t.a
+	n, ld := a.ne[0], a.st[1]
+	for r := lo; r < hi; {
+		i1 := r % a.ne[1]
+		i2 := r / a.ne[1] % a.ne[2]
+		i3 := r / a.ne[1] / a.ne[2]
+		rows := min(a.ne[1]-i1, hi-r)
+		ao, do := a.off(i1, i2, i3), d.off(i1, i2, i3)
+		span := (rows-1)*ld + n
+		ropePairsRowsAVX512(d.f32[do:do+span], a.f32[ao:ao+span], t.tab[i2*n:(i2+1)*n], &ropePairIdx, rows, ld)
+		r += rows
 	}
 }
 

@@ -24,3 +24,15 @@ func ropeNeoxAVX512(y, x, cs []float32)
 //
 //go:noescape
 func ropePairsAVX512(y, x, cs []float32, idx *[16]uint32)
+
+// ropePairsRowsAVX512 is ropePairsAVX512 on rows rows of y and x, ld
+// elements apart, all rotated by cs (the heads of one token):
+//
+//	for r := 0; r < rows; r++ {
+//		ropePairsAVX512(y[r*ld:], x[r*ld:], cs, idx)
+//	}
+//
+// The caller checks the bounds.
+//
+//go:noescape
+func ropePairsRowsAVX512(y, x, cs []float32, idx *[16]uint32, rows, ld int)

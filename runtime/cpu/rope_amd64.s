@@ -125,3 +125,86 @@ pairs_tail:
 pairs_done:
 	VZEROUPPER
 	RET
+
+// func ropePairsRowsAVX512(y, x, cs []float32, idx *[16]uint32, rows, ld int)
+//
+// ropePairsAVX512 on rows rows of y and x, ld elements apart, all rotated
+// by the same cs: the heads of one token.
+TEXT ·ropePairsRowsAVX512(SB), NOSPLIT, $0-96
+	MOVQ y_base+0(FP), R12
+	MOVQ x_base+24(FP), BX
+	MOVQ cs_base+48(FP), R9
+	MOVQ cs_len+56(FP), CX   // CX = n
+	MOVQ idx+72(FP), AX
+	VMOVDQU32 (AX), Z31
+	MOVQ rows+80(FP), R10
+	MOVQ ld+88(FP), R11
+	SHLQ $2, R11             // R11 = row stride in bytes
+	MOVQ CX, R8
+	SHLQ $1, R8              // R8 = n/2 in bytes: the sines
+	MOVL $0x5555, AX
+	KMOVW AX, K2             // even lanes
+	MOVQ CX, R13
+	ANDQ $15, CX
+	MOVQ CX, DX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1             // the tail's elements
+	SHRQ $1, DX
+	MOVQ DX, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K3             // the tail's pairs
+	SHRQ $4, R13             // R13 = full blocks of 16
+	TESTQ R10, R10
+	JZ rows_done
+rows_loop:
+	MOVQ BX, SI
+	MOVQ R12, DI
+	MOVQ R9, DX
+	MOVQ R13, CX
+	TESTQ CX, CX
+	JZ rows_tail
+rows_pairs:
+	VMOVUPS (SI), Z0
+	VMOVUPS (DX), Y1
+	VMOVUPS (DX)(R8*1), Y2
+	VPERMPS Z1, Z31, Z1        // cc
+	VPERMPS Z2, Z31, Z2        // ss
+	VPERMILPS $0xB1, Z0, Z3    // xs
+	VMULPS Z2, Z3, Z4
+	VFMSUB231PS Z1, Z0, Z4     // even: u·c - v·s
+	VMULPS Z1, Z0, Z5
+	VFMADD231PS Z2, Z3, Z5     // odd: u·s + v·c
+	VMOVAPS Z4, K2, Z5
+	VMOVUPS Z5, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	ADDQ $32, DX
+	DECQ CX
+	JNZ rows_pairs
+rows_tail:
+	KORTESTW K1, K1
+	JZ rows_next
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K3, Y1
+	VMOVUPS.Z (DX)(R8*1), K3, Y2
+	VPERMPS Z1, Z31, Z1        // cc
+	VPERMPS Z2, Z31, Z2        // ss
+	VPERMILPS $0xB1, Z0, Z3    // xs
+	VMULPS Z2, Z3, Z4
+	VFMSUB231PS Z1, Z0, Z4     // even: u·c - v·s
+	VMULPS Z1, Z0, Z5
+	VFMADD231PS Z2, Z3, Z5     // odd: u·s + v·c
+	VMOVAPS Z4, K2, Z5
+	VMOVUPS Z5, K1, (DI)
+rows_next:
+	ADDQ R11, BX
+	ADDQ R11, R12
+	DECQ R10
+	JNZ rows_loop
+rows_done:
+	VZEROUPPER
+	RET
