@@ -24,3 +24,16 @@ func expRowAVX512(y, x []float32, s, m float32, c *expConsts) float64
 //
 //go:noescape
 func siluAVX512(d, x []float32, c *expConsts)
+
+// softMaxRowsAVX512 is softMaxTask's row with slope 1 for rows rows of
+// n ≤ 16 elements, ldd, lda and ldm apart (ldm 0: one mask row):
+//
+//	for r := 0; r < rows; r++ {
+//		w := a[r*lda:][:n] · scale + m[r*ldm:][:n]
+//		softMaxRow(d[r*ldd:][:n], w)
+//	}
+//
+// The same operations in the same order. The caller checks the bounds.
+//
+//go:noescape
+func softMaxRowsAVX512(d, a, m []float32, rows, ldd, lda, ldm, n int, scale float32, c *expConsts)

@@ -58,6 +58,10 @@ func (t *softMaxTask) run(chunk, nchunks, tid int) {
 	w := t.b.scratch[tid][:n]
 	mbuf := t.b.scratch[tid][n : 2*n]
 	lo, hi := split(a.nrows(), chunk, nchunks)
+	if t.shortRows() {
+		t.runShortRows(lo, hi)
+		return
+	}
 	for r := lo; r < hi; r++ {
 		i1 := r % a.ne[1]
 		i2 := r / a.ne[1] % a.ne[2]
@@ -83,6 +87,42 @@ func (t *softMaxTask) run(chunk, nchunks, tid int) {
 			softMaxRow(w, w)
 			d.storeRow(do, w)
 		}
+	}
+}
+
+// shortRows reports whether softMaxRowsAVX512 can take the rows: at most
+// 16 elements each, f32 and dense, a mask without ALiBi slopes whose rows
+// are the a rows' or one row for all.
+func (t *softMaxTask) shortRows() bool {
+	a, d, m := &t.a, &t.d, &t.m
+	return level == isaAVX512 && a.ne[0] <= 16 && t.hasMask && t.maxBias == 0 && m.isF32() &&
+		a.st[0] == 1 && d.st[0] == 1 && m.st[0] == 1 && (m.ne[1] == a.ne[1] || m.ne[1] == 1)
+}
+
+// runShortRows is run for short rows: one call per head (rows i1 of one
+// i2, i3).
+func (t *softMaxTask) runShortRows(lo, hi int) {
+	d, a, m := &t.d, &t.a, &t.m
+	n := a.ne[0]
+	ldm := m.st[1]
+	if m.ne[1] == 1 {
+		ldm = 0
+	}
+	for r := lo; r < hi; {
+		i1 := r % a.ne[1]
+		i2 := r / a.ne[1] % a.ne[2]
+		i3 := r / a.ne[1] / a.ne[2]
+		rows := min(a.ne[1]-i1, hi-r)
+		do, ao := d.off(i1, i2, i3), a.off(i1, i2, i3)
+		mi1 := i1
+		if ldm == 0 {
+			mi1 = 0
+		}
+		mo := m.off(mi1, i2%m.ne[2], i3%m.ne[3])
+		last := rows - 1
+		softMaxRowsAVX512(d.f32[do:do+last*d.st[1]+n], a.f32[ao:ao+last*a.st[1]+n], m.f32[mo:mo+last*ldm+n],
+			rows, d.st[1], a.st[1], ldm, n, t.scale, &expC)
+		r += rows
 	}
 }
 
