@@ -34,7 +34,8 @@ type Backend struct {
 	rope  ropeTask
 	ropeT ropeTableTask
 
-	ropeMemo ropeMemo // the last rope table (see ropeTable)
+	ropeMemo [4]ropeMemo // the last rope tables (see ropeTable)
+	ropeNext int         // the next one to replace
 	rows     getRowsTask
 	cpy      cpyTask
 	qmm      blockMulMat

@@ -41,20 +41,25 @@ func (b *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
 // ropeTable returns the cos/sin table of every position of t (NDims values
 // per position, see ropeCache). Every rope of a model's evaluation rotates
 // by the same positions with the same parameters (the queries and keys of
-// each layer), so the table of the last call is kept and reused while its
-// parameters and positions stay the same.
+// each layer), so the last tables are kept and reused while their
+// parameters and positions stay the same. There are a few: a lane of a
+// parallel region rotates whichever part's tokens it claims.
 func (b *Backend) ropeTable(t *ropeTask) []float32 {
-	m := &b.ropeMemo
 	key := t.p
 	key.Mode = 0 // the table does not depend on the mode
 	npos := t.a.ne[2]
-	same := m.valid && m.key == key && len(m.pos) == npos
-	for i := 0; same && i < npos; i++ {
-		same = m.pos[i] == t.pos.i32[i*t.pos.st[0]]
+	for i := range b.ropeMemo {
+		m := &b.ropeMemo[i]
+		same := m.valid && m.key == key && len(m.pos) == npos
+		for i := 0; same && i < npos; i++ {
+			same = m.pos[i] == t.pos.i32[i*t.pos.st[0]]
+		}
+		if same {
+			return m.tab
+		}
 	}
-	if same {
-		return m.tab
-	}
+	m := &b.ropeMemo[b.ropeNext]
+	b.ropeNext = (b.ropeNext + 1) % len(b.ropeMemo)
 	m.valid, m.key = true, key
 	p := &t.p
 	t.thetaScale = powf(p.FreqBase, -2.0/float32(p.NDims))
@@ -74,7 +79,7 @@ func (b *Backend) ropeTable(t *ropeTask) []float32 {
 	return m.tab
 }
 
-// ropeMemo is the last rope table: its parameters (Mode cleared) and positions.
+// ropeMemo is a rope table: its parameters (Mode cleared) and positions.
 type ropeMemo struct {
 	valid bool
 	key   runtime.RopeParams

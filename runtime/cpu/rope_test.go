@@ -115,7 +115,8 @@ func TestRopeTableReuse(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	p := runtime.RopeParams{NDims: 8, NCtxOrig: 4096, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
 	pos := mk(r, runtime.I32, [4]int{3, 1, 1, 1}, dense)
-	for step := 0; step < 6; step++ {
+	first := pos
+	for step := 0; step < 9; step++ {
 		switch step {
 		case 2:
 			pos.set(1, 77) // same tensor, new position
@@ -126,6 +127,10 @@ func TestRopeTableReuse(t *testing.T) {
 		case 5:
 			pos = mk(r, runtime.I32, [4]int{4, 1, 1, 1}, dense)
 			pos.set(3, 5)
+		case 6, 8: // back to earlier positions and parameters: kept tables
+			pos, p.FreqBase = first, 10000
+		case 7:
+			pos.set(0, 9) // a kept table's positions changed
 		}
 		a := mk(r, runtime.F32, [4]int{8, 2, pos.Ne[0], 1}, dense)
 		d := mkOut(r, runtime.F32, a.Ne, dense)
