@@ -2,6 +2,83 @@
 
 #include "textflag.h"
 
+// EXP_CONSTS loads the expConsts at R10: Z30, Z31 the 2^(i/16) table,
+// Z20 16/ln2, Z21 ln2/16, Z22 0x1.8p52, Z23 1, Z24 1/2, Z25 1/6, Z26 1/24
+// (float64), Z27 -104, Z28 89, Z18 +Inf (float32).
+#define EXP_CONSTS \
+	VMOVUPD 0(R10), Z30; \
+	VMOVUPD 64(R10), Z31; \
+	VBROADCASTSD 128(R10), Z20; \
+	VBROADCASTSD 136(R10), Z21; \
+	VBROADCASTSD 144(R10), Z22; \
+	VBROADCASTSD 152(R10), Z23; \
+	VBROADCASTSD 160(R10), Z24; \
+	VBROADCASTSD 168(R10), Z25; \
+	VBROADCASTSD 176(R10), Z26; \
+	VBROADCASTSS 184(R10), Z27; \
+	VBROADCASTSS 188(R10), Z28; \
+	VBROADCASTSS 192(R10), Z18
+
+// EXP16 sets Z10 to e^v for the 16 float32 values v in Z1, as exp.go's
+// expRowGo computes them: in float64, v = k·ln2/16 + r, 2^(k/16) from the
+// table with k/16's integer part added to its exponent, e^r ≈ (1 + r) +
+// r²·(1/2 + r·(1/6 + r/24)); v ≤ -104 gives 0, v ≥ 89 +Inf, NaN NaN. It
+// needs EXP_CONSTS and uses Z2–Z12 and K2–K5.
+#define EXP16 \
+	VCVTPS2PD Y1, Z2; \
+	VEXTRACTF64X4 $1, Z1, Y11; \
+	VCVTPS2PD Y11, Z12; \
+	VMULPD Z20, Z2, Z3; \
+	VADDPD Z22, Z3, Z3; \
+	VSUBPD Z22, Z3, Z4; \
+	VMULPD Z21, Z4, Z4; \
+	VSUBPD Z4, Z2, Z4; \
+	VMULPD Z26, Z4, Z5; \
+	VADDPD Z25, Z5, Z5; \
+	VMULPD Z4, Z5, Z5; \
+	VADDPD Z24, Z5, Z5; \
+	VMULPD Z4, Z4, Z6; \
+	VMULPD Z6, Z5, Z5; \
+	VADDPD Z23, Z4, Z6; \
+	VADDPD Z5, Z6, Z5; \
+	VMOVDQU64 Z3, Z6; \
+	VPERMI2PD Z31, Z30, Z6; \
+	VPSRLQ $4, Z3, Z7; \
+	VPSLLQ $52, Z7, Z7; \
+	VPADDQ Z7, Z6, Z6; \
+	VMULPD Z6, Z5, Z5; \
+	VCVTPD2PS Z5, Y8; \
+	VMULPD Z20, Z12, Z3; \
+	VADDPD Z22, Z3, Z3; \
+	VSUBPD Z22, Z3, Z4; \
+	VMULPD Z21, Z4, Z4; \
+	VSUBPD Z4, Z12, Z4; \
+	VMULPD Z26, Z4, Z5; \
+	VADDPD Z25, Z5, Z5; \
+	VMULPD Z4, Z5, Z5; \
+	VADDPD Z24, Z5, Z5; \
+	VMULPD Z4, Z4, Z6; \
+	VMULPD Z6, Z5, Z5; \
+	VADDPD Z23, Z4, Z6; \
+	VADDPD Z5, Z6, Z5; \
+	VMOVDQU64 Z3, Z6; \
+	VPERMI2PD Z31, Z30, Z6; \
+	VPSRLQ $4, Z3, Z7; \
+	VPSLLQ $52, Z7, Z7; \
+	VPADDQ Z7, Z6, Z6; \
+	VMULPD Z6, Z5, Z5; \
+	VCVTPD2PS Z5, Y9; \
+	VINSERTF64X4 $1, Y9, Z8, Z8; \
+	VCMPPS $0x1E, Z27, Z1, K2; \
+	VCMPPS $0x11, Z28, Z1, K3; \
+	KANDW K2, K3, K3; \
+	VPXORD Z10, Z10, Z10; \
+	VCMPPS $0x1E, Z10, Z1, K4; \
+	VMOVAPS Z18, K4, Z10; \
+	VCMPPS $3, Z1, Z1, K5; \
+	VMOVAPS Z1, K5, Z10; \
+	VMOVAPS Z8, K3, Z10
+
 // The exponential of exp.go, eight float64 lanes at a time, for 16 float32
 // values per step. c points at an expConsts; see expRowGo for the method.
 
@@ -13,18 +90,7 @@ TEXT ·expRowAVX512(SB), NOSPLIT, $0-72
 	VBROADCASTSS s+48(FP), Z29
 	VBROADCASTSS m+52(FP), Z19
 	MOVQ c+56(FP), R10
-	VMOVUPD 0(R10), Z30          // the 2^(i/16) table
-	VMOVUPD 64(R10), Z31
-	VBROADCASTSD 128(R10), Z20   // 16/ln2
-	VBROADCASTSD 136(R10), Z21   // ln2/16
-	VBROADCASTSD 144(R10), Z22   // 0x1.8p52
-	VBROADCASTSD 152(R10), Z23   // 1
-	VBROADCASTSD 160(R10), Z24   // 1/2
-	VBROADCASTSD 168(R10), Z25   // 1/6
-	VBROADCASTSD 176(R10), Z26   // 1/24
-	VBROADCASTSS 184(R10), Z27   // -104 (float32)
-	VBROADCASTSS 188(R10), Z28   // 89
-	VBROADCASTSS 192(R10), Z18   // +Inf
+	EXP_CONSTS
 	VPXORQ Z16, Z16, Z16         // float64 sums
 	VPXORQ Z17, Z17, Z17
 	MOVQ CX, R13
@@ -40,59 +106,7 @@ TEXT ·expRowAVX512(SB), NOSPLIT, $0-72
 expRowAVX512_loop:
 	VMULPS (SI), Z29, Z1
 	VSUBPS Z19, Z1, Z1          // v = s·x - m
-	VCVTPS2PD Y1, Z2             // low 8 of v, in float64
-	VEXTRACTF64X4 $1, Z1, Y11
-	VCVTPS2PD Y11, Z12           // high 8
-	VMULPD Z20, Z2, Z3
-	VADDPD Z22, Z3, Z3          // k + 0x1.8p52: k in the low bits
-	VSUBPD Z22, Z3, Z4          // k
-	VMULPD Z21, Z4, Z4
-	VSUBPD Z4, Z2, Z4          // r = v - k·ln2/16
-	VMULPD Z26, Z4, Z5
-	VADDPD Z25, Z5, Z5
-	VMULPD Z4, Z5, Z5
-	VADDPD Z24, Z5, Z5
-	VMULPD Z4, Z4, Z6
-	VMULPD Z6, Z5, Z5
-	VADDPD Z23, Z4, Z6
-	VADDPD Z5, Z6, Z5          // p = (1 + r) + r²·(1/2 + r·(1/6 + r/24))
-	VMOVDQU64 Z3, Z6
-	VPERMI2PD Z31, Z30, Z6      // 2^((k mod 16)/16)
-	VPSRLQ $4, Z3, Z7
-	VPSLLQ $52, Z7, Z7
-	VPADDQ Z7, Z6, Z6           // · 2^(k div 16)
-	VMULPD Z6, Z5, Z5
-	VCVTPD2PS Z5, Y8
-	VMULPD Z20, Z12, Z3
-	VADDPD Z22, Z3, Z3          // k + 0x1.8p52: k in the low bits
-	VSUBPD Z22, Z3, Z4          // k
-	VMULPD Z21, Z4, Z4
-	VSUBPD Z4, Z12, Z4          // r = v - k·ln2/16
-	VMULPD Z26, Z4, Z5
-	VADDPD Z25, Z5, Z5
-	VMULPD Z4, Z5, Z5
-	VADDPD Z24, Z5, Z5
-	VMULPD Z4, Z4, Z6
-	VMULPD Z6, Z5, Z5
-	VADDPD Z23, Z4, Z6
-	VADDPD Z5, Z6, Z5          // p = (1 + r) + r²·(1/2 + r·(1/6 + r/24))
-	VMOVDQU64 Z3, Z6
-	VPERMI2PD Z31, Z30, Z6      // 2^((k mod 16)/16)
-	VPSRLQ $4, Z3, Z7
-	VPSLLQ $52, Z7, Z7
-	VPADDQ Z7, Z6, Z6           // · 2^(k div 16)
-	VMULPD Z6, Z5, Z5
-	VCVTPD2PS Z5, Y9
-	VINSERTF64X4 $1, Y9, Z8, Z8  // e^v where -104 < v < 89
-	VCMPPS $0x1E, Z27, Z1, K2      // v > -104
-	VCMPPS $0x11, Z28, Z1, K3      // v < 89
-	KANDW K2, K3, K3
-	VPXORD Z10, Z10, Z10
-	VCMPPS $0x1E, Z10, Z1, K4      // v > 0
-	VMOVAPS Z18, K4, Z10          // +Inf above, 0 below
-	VCMPPS $3, Z1, Z1, K5          // NaN
-	VMOVAPS Z1, K5, Z10
-	VMOVAPS Z8, K3, Z10
+	EXP16
 	VMOVUPS Z10, (DI)
 	VCVTPS2PD Y10, Z11
 	VADDPD Z11, Z16, Z16
@@ -109,59 +123,7 @@ expRowAVX512_tail:
 	VMOVUPS.Z (SI), K1, Z1
 	VMULPS Z1, Z29, Z1
 	VSUBPS Z19, Z1, Z1
-	VCVTPS2PD Y1, Z2             // low 8 of v, in float64
-	VEXTRACTF64X4 $1, Z1, Y11
-	VCVTPS2PD Y11, Z12           // high 8
-	VMULPD Z20, Z2, Z3
-	VADDPD Z22, Z3, Z3          // k + 0x1.8p52: k in the low bits
-	VSUBPD Z22, Z3, Z4          // k
-	VMULPD Z21, Z4, Z4
-	VSUBPD Z4, Z2, Z4          // r = v - k·ln2/16
-	VMULPD Z26, Z4, Z5
-	VADDPD Z25, Z5, Z5
-	VMULPD Z4, Z5, Z5
-	VADDPD Z24, Z5, Z5
-	VMULPD Z4, Z4, Z6
-	VMULPD Z6, Z5, Z5
-	VADDPD Z23, Z4, Z6
-	VADDPD Z5, Z6, Z5          // p = (1 + r) + r²·(1/2 + r·(1/6 + r/24))
-	VMOVDQU64 Z3, Z6
-	VPERMI2PD Z31, Z30, Z6      // 2^((k mod 16)/16)
-	VPSRLQ $4, Z3, Z7
-	VPSLLQ $52, Z7, Z7
-	VPADDQ Z7, Z6, Z6           // · 2^(k div 16)
-	VMULPD Z6, Z5, Z5
-	VCVTPD2PS Z5, Y8
-	VMULPD Z20, Z12, Z3
-	VADDPD Z22, Z3, Z3          // k + 0x1.8p52: k in the low bits
-	VSUBPD Z22, Z3, Z4          // k
-	VMULPD Z21, Z4, Z4
-	VSUBPD Z4, Z12, Z4          // r = v - k·ln2/16
-	VMULPD Z26, Z4, Z5
-	VADDPD Z25, Z5, Z5
-	VMULPD Z4, Z5, Z5
-	VADDPD Z24, Z5, Z5
-	VMULPD Z4, Z4, Z6
-	VMULPD Z6, Z5, Z5
-	VADDPD Z23, Z4, Z6
-	VADDPD Z5, Z6, Z5          // p = (1 + r) + r²·(1/2 + r·(1/6 + r/24))
-	VMOVDQU64 Z3, Z6
-	VPERMI2PD Z31, Z30, Z6      // 2^((k mod 16)/16)
-	VPSRLQ $4, Z3, Z7
-	VPSLLQ $52, Z7, Z7
-	VPADDQ Z7, Z6, Z6           // · 2^(k div 16)
-	VMULPD Z6, Z5, Z5
-	VCVTPD2PS Z5, Y9
-	VINSERTF64X4 $1, Y9, Z8, Z8  // e^v where -104 < v < 89
-	VCMPPS $0x1E, Z27, Z1, K2      // v > -104
-	VCMPPS $0x11, Z28, Z1, K3      // v < 89
-	KANDW K2, K3, K3
-	VPXORD Z10, Z10, Z10
-	VCMPPS $0x1E, Z10, Z1, K4      // v > 0
-	VMOVAPS Z18, K4, Z10          // +Inf above, 0 below
-	VCMPPS $3, Z1, Z1, K5          // NaN
-	VMOVAPS Z1, K5, Z10
-	VMOVAPS Z8, K3, Z10
+	EXP16
 	VMOVUPS Z10, K1, (DI)
 	VMOVAPS.Z Z10, K1, Z10
 	VCVTPS2PD Y10, Z11
@@ -186,18 +148,7 @@ TEXT ·siluAVX512(SB), NOSPLIT, $0-56
 	MOVQ d_len+8(FP), CX
 	MOVQ x_base+24(FP), SI
 	MOVQ c+48(FP), R10
-	VMOVUPD 0(R10), Z30          // the 2^(i/16) table
-	VMOVUPD 64(R10), Z31
-	VBROADCASTSD 128(R10), Z20   // 16/ln2
-	VBROADCASTSD 136(R10), Z21   // ln2/16
-	VBROADCASTSD 144(R10), Z22   // 0x1.8p52
-	VBROADCASTSD 152(R10), Z23   // 1
-	VBROADCASTSD 160(R10), Z24   // 1/2
-	VBROADCASTSD 168(R10), Z25   // 1/6
-	VBROADCASTSD 176(R10), Z26   // 1/24
-	VBROADCASTSS 184(R10), Z27   // -104 (float32)
-	VBROADCASTSS 188(R10), Z28   // 89
-	VBROADCASTSS 192(R10), Z18   // +Inf
+	EXP_CONSTS
 	VBROADCASTSS 196(R10), Z29   // 1 (float32)
 	MOVQ CX, R13
 	ANDQ $15, CX
@@ -213,59 +164,7 @@ siluAVX512_loop:
 	VMOVUPS (SI), Z0
 	VPXORD Z1, Z1, Z1
 	VSUBPS Z0, Z1, Z1          // v = -x
-	VCVTPS2PD Y1, Z2             // low 8 of v, in float64
-	VEXTRACTF64X4 $1, Z1, Y11
-	VCVTPS2PD Y11, Z12           // high 8
-	VMULPD Z20, Z2, Z3
-	VADDPD Z22, Z3, Z3          // k + 0x1.8p52: k in the low bits
-	VSUBPD Z22, Z3, Z4          // k
-	VMULPD Z21, Z4, Z4
-	VSUBPD Z4, Z2, Z4          // r = v - k·ln2/16
-	VMULPD Z26, Z4, Z5
-	VADDPD Z25, Z5, Z5
-	VMULPD Z4, Z5, Z5
-	VADDPD Z24, Z5, Z5
-	VMULPD Z4, Z4, Z6
-	VMULPD Z6, Z5, Z5
-	VADDPD Z23, Z4, Z6
-	VADDPD Z5, Z6, Z5          // p = (1 + r) + r²·(1/2 + r·(1/6 + r/24))
-	VMOVDQU64 Z3, Z6
-	VPERMI2PD Z31, Z30, Z6      // 2^((k mod 16)/16)
-	VPSRLQ $4, Z3, Z7
-	VPSLLQ $52, Z7, Z7
-	VPADDQ Z7, Z6, Z6           // · 2^(k div 16)
-	VMULPD Z6, Z5, Z5
-	VCVTPD2PS Z5, Y8
-	VMULPD Z20, Z12, Z3
-	VADDPD Z22, Z3, Z3          // k + 0x1.8p52: k in the low bits
-	VSUBPD Z22, Z3, Z4          // k
-	VMULPD Z21, Z4, Z4
-	VSUBPD Z4, Z12, Z4          // r = v - k·ln2/16
-	VMULPD Z26, Z4, Z5
-	VADDPD Z25, Z5, Z5
-	VMULPD Z4, Z5, Z5
-	VADDPD Z24, Z5, Z5
-	VMULPD Z4, Z4, Z6
-	VMULPD Z6, Z5, Z5
-	VADDPD Z23, Z4, Z6
-	VADDPD Z5, Z6, Z5          // p = (1 + r) + r²·(1/2 + r·(1/6 + r/24))
-	VMOVDQU64 Z3, Z6
-	VPERMI2PD Z31, Z30, Z6      // 2^((k mod 16)/16)
-	VPSRLQ $4, Z3, Z7
-	VPSLLQ $52, Z7, Z7
-	VPADDQ Z7, Z6, Z6           // · 2^(k div 16)
-	VMULPD Z6, Z5, Z5
-	VCVTPD2PS Z5, Y9
-	VINSERTF64X4 $1, Y9, Z8, Z8  // e^v where -104 < v < 89
-	VCMPPS $0x1E, Z27, Z1, K2      // v > -104
-	VCMPPS $0x11, Z28, Z1, K3      // v < 89
-	KANDW K2, K3, K3
-	VPXORD Z10, Z10, Z10
-	VCMPPS $0x1E, Z10, Z1, K4      // v > 0
-	VMOVAPS Z18, K4, Z10          // +Inf above, 0 below
-	VCMPPS $3, Z1, Z1, K5          // NaN
-	VMOVAPS Z1, K5, Z10
-	VMOVAPS Z8, K3, Z10
+	EXP16
 	VADDPS Z29, Z10, Z10
 	VDIVPS Z10, Z0, Z0          // x / (1 + e^-x)
 	VMOVUPS Z0, (DI)
@@ -279,59 +178,7 @@ siluAVX512_tail:
 	VMOVUPS.Z (SI), K1, Z0
 	VPXORD Z1, Z1, Z1
 	VSUBPS Z0, Z1, Z1
-	VCVTPS2PD Y1, Z2             // low 8 of v, in float64
-	VEXTRACTF64X4 $1, Z1, Y11
-	VCVTPS2PD Y11, Z12           // high 8
-	VMULPD Z20, Z2, Z3
-	VADDPD Z22, Z3, Z3          // k + 0x1.8p52: k in the low bits
-	VSUBPD Z22, Z3, Z4          // k
-	VMULPD Z21, Z4, Z4
-	VSUBPD Z4, Z2, Z4          // r = v - k·ln2/16
-	VMULPD Z26, Z4, Z5
-	VADDPD Z25, Z5, Z5
-	VMULPD Z4, Z5, Z5
-	VADDPD Z24, Z5, Z5
-	VMULPD Z4, Z4, Z6
-	VMULPD Z6, Z5, Z5
-	VADDPD Z23, Z4, Z6
-	VADDPD Z5, Z6, Z5          // p = (1 + r) + r²·(1/2 + r·(1/6 + r/24))
-	VMOVDQU64 Z3, Z6
-	VPERMI2PD Z31, Z30, Z6      // 2^((k mod 16)/16)
-	VPSRLQ $4, Z3, Z7
-	VPSLLQ $52, Z7, Z7
-	VPADDQ Z7, Z6, Z6           // · 2^(k div 16)
-	VMULPD Z6, Z5, Z5
-	VCVTPD2PS Z5, Y8
-	VMULPD Z20, Z12, Z3
-	VADDPD Z22, Z3, Z3          // k + 0x1.8p52: k in the low bits
-	VSUBPD Z22, Z3, Z4          // k
-	VMULPD Z21, Z4, Z4
-	VSUBPD Z4, Z12, Z4          // r = v - k·ln2/16
-	VMULPD Z26, Z4, Z5
-	VADDPD Z25, Z5, Z5
-	VMULPD Z4, Z5, Z5
-	VADDPD Z24, Z5, Z5
-	VMULPD Z4, Z4, Z6
-	VMULPD Z6, Z5, Z5
-	VADDPD Z23, Z4, Z6
-	VADDPD Z5, Z6, Z5          // p = (1 + r) + r²·(1/2 + r·(1/6 + r/24))
-	VMOVDQU64 Z3, Z6
-	VPERMI2PD Z31, Z30, Z6      // 2^((k mod 16)/16)
-	VPSRLQ $4, Z3, Z7
-	VPSLLQ $52, Z7, Z7
-	VPADDQ Z7, Z6, Z6           // · 2^(k div 16)
-	VMULPD Z6, Z5, Z5
-	VCVTPD2PS Z5, Y9
-	VINSERTF64X4 $1, Y9, Z8, Z8  // e^v where -104 < v < 89
-	VCMPPS $0x1E, Z27, Z1, K2      // v > -104
-	VCMPPS $0x11, Z28, Z1, K3      // v < 89
-	KANDW K2, K3, K3
-	VPXORD Z10, Z10, Z10
-	VCMPPS $0x1E, Z10, Z1, K4      // v > 0
-	VMOVAPS Z18, K4, Z10          // +Inf above, 0 below
-	VCMPPS $3, Z1, Z1, K5          // NaN
-	VMOVAPS Z1, K5, Z10
-	VMOVAPS Z8, K3, Z10
+	EXP16
 	VADDPS Z29, Z10, Z10
 	VDIVPS Z10, Z0, Z0
 	VMOVUPS Z0, K1, (DI)
@@ -364,18 +211,7 @@ TEXT ·softMaxRowsAVX512(SB), NOSPLIT, $0-128
 	KMOVW AX, K1            // K1 = the row's lanes
 	VBROADCASTSS scale+112(FP), Z29
 	MOVQ c+120(FP), R10
-	VMOVUPD 0(R10), Z30          // the 2^(i/16) table
-	VMOVUPD 64(R10), Z31
-	VBROADCASTSD 128(R10), Z20   // 16/ln2
-	VBROADCASTSD 136(R10), Z21   // ln2/16
-	VBROADCASTSD 144(R10), Z22   // 0x1.8p52
-	VBROADCASTSD 152(R10), Z23   // 1
-	VBROADCASTSD 160(R10), Z24   // 1/2
-	VBROADCASTSD 168(R10), Z25   // 1/6
-	VBROADCASTSD 176(R10), Z26   // 1/24
-	VBROADCASTSS 184(R10), Z27   // -104 (float32)
-	VBROADCASTSS 188(R10), Z28   // 89
-	VBROADCASTSS 192(R10), Z18   // +Inf
+	EXP_CONSTS
 	MOVL $0xFF800000, AX
 	VPBROADCASTD AX, Z15         // -Inf
 	TESTQ R9, R9
@@ -396,59 +232,7 @@ smrows_loop:
 	VSHUFPS $0xB1, Z3, Z3, Z4
 	VMAXPS Z4, Z3, Z3            // every lane: max w
 	VSUBPS Z3, Z1, Z1            // v = w - max
-	VCVTPS2PD Y1, Z2             // low 8 of v, in float64
-	VEXTRACTF64X4 $1, Z1, Y11
-	VCVTPS2PD Y11, Z12           // high 8
-	VMULPD Z20, Z2, Z3
-	VADDPD Z22, Z3, Z3          // k + 0x1.8p52: k in the low bits
-	VSUBPD Z22, Z3, Z4          // k
-	VMULPD Z21, Z4, Z4
-	VSUBPD Z4, Z2, Z4          // r = v - k·ln2/16
-	VMULPD Z26, Z4, Z5
-	VADDPD Z25, Z5, Z5
-	VMULPD Z4, Z5, Z5
-	VADDPD Z24, Z5, Z5
-	VMULPD Z4, Z4, Z6
-	VMULPD Z6, Z5, Z5
-	VADDPD Z23, Z4, Z6
-	VADDPD Z5, Z6, Z5          // p = (1 + r) + r²·(1/2 + r·(1/6 + r/24))
-	VMOVDQU64 Z3, Z6
-	VPERMI2PD Z31, Z30, Z6      // 2^((k mod 16)/16)
-	VPSRLQ $4, Z3, Z7
-	VPSLLQ $52, Z7, Z7
-	VPADDQ Z7, Z6, Z6           // · 2^(k div 16)
-	VMULPD Z6, Z5, Z5
-	VCVTPD2PS Z5, Y8
-	VMULPD Z20, Z12, Z3
-	VADDPD Z22, Z3, Z3          // k + 0x1.8p52: k in the low bits
-	VSUBPD Z22, Z3, Z4          // k
-	VMULPD Z21, Z4, Z4
-	VSUBPD Z4, Z12, Z4          // r = v - k·ln2/16
-	VMULPD Z26, Z4, Z5
-	VADDPD Z25, Z5, Z5
-	VMULPD Z4, Z5, Z5
-	VADDPD Z24, Z5, Z5
-	VMULPD Z4, Z4, Z6
-	VMULPD Z6, Z5, Z5
-	VADDPD Z23, Z4, Z6
-	VADDPD Z5, Z6, Z5          // p = (1 + r) + r²·(1/2 + r·(1/6 + r/24))
-	VMOVDQU64 Z3, Z6
-	VPERMI2PD Z31, Z30, Z6      // 2^((k mod 16)/16)
-	VPSRLQ $4, Z3, Z7
-	VPSLLQ $52, Z7, Z7
-	VPADDQ Z7, Z6, Z6           // · 2^(k div 16)
-	VMULPD Z6, Z5, Z5
-	VCVTPD2PS Z5, Y9
-	VINSERTF64X4 $1, Y9, Z8, Z8  // e^v where -104 < v < 89
-	VCMPPS $0x1E, Z27, Z1, K2      // v > -104
-	VCMPPS $0x11, Z28, Z1, K3      // v < 89
-	KANDW K2, K3, K3
-	VPXORD Z10, Z10, Z10
-	VCMPPS $0x1E, Z10, Z1, K4      // v > 0
-	VMOVAPS Z18, K4, Z10          // +Inf above, 0 below
-	VCMPPS $3, Z1, Z1, K5          // NaN
-	VMOVAPS Z1, K5, Z10
-	VMOVAPS Z8, K3, Z10
+	EXP16
 	VMOVAPS.Z Z10, K1, Z10
 	VCVTPS2PD Y10, Z16
 	VEXTRACTF64X4 $1, Z10, Y12

@@ -182,70 +182,38 @@ func (t *mulMatTask) run(ch, _, tid int) {
 		}
 	}
 	for ; r+4 <= r1; r += 4 {
-		if t.aF16Rows {
+		var rw rows4
+		switch {
+		case t.aF16Rows || t.aF16Direct:
 			o, s := abase+r*a.st[1], a.st[1]
-			rows := a.f16[o : o+3*s+K]
-			j := 0
-			for ; j+4 <= nc; j += 4 {
-				xo := xo0 + j*xst
-				if ds == 1 {
-					p := dc0 + j*dst1 + r
-					dot4x4F16AVX512(rows, s, xsrc[xo:xo+3*xst+K], xst, K, out[p:p+3*dst1+4], dst1)
-					continue
-				}
-				var blk [16]float32
-				dot4x4F16AVX512(rows, s, xsrc[xo:xo+3*xst+K], xst, K, blk[:], 4)
-				for jj := 0; jj < 4; jj++ {
-					p := dc0 + (j+jj)*dst1 + r*ds
-					out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = blk[4*jj], blk[4*jj+1], blk[4*jj+2], blk[4*jj+3]
-				}
-			}
-			for ; j < nc; j++ {
-				c := dot4x1F16(rows, s, xcol(j))
-				p := dc0 + j*dst1 + r*ds
-				out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = c[0], c[1], c[2], c[3]
-			}
-			continue
-		}
-		if t.aF16Direct {
+			rw.f16, rw.ld = a.f16[o:o+3*s+K], s
+		case t.aDirect:
 			o, s := abase+r*a.st[1], a.st[1]
-			rows := a.f16[o : o+3*s+K]
-			for j := 0; j < nc; j++ {
-				c := dot4x1F16(rows, s, xcol(j))
-				p := dc0 + j*dst1 + r*ds
-				out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = c[0], c[1], c[2], c[3]
-			}
-			continue
-		}
-		var rows []float32
-		lda := K
-		if t.aDirect {
-			o := abase + r*a.st[1]
-			lda = a.st[1]
-			rows = a.f32[o : o+3*lda+K]
-		} else {
+			rw.f32, rw.ld = a.f32[o:o+3*s+K], s
+		default:
 			for i := 0; i < 4; i++ {
 				rowF32(r+i, i)
 			}
-			rows = scratch[:4*K]
+			rw.f32, rw.ld = scratch[:4*K], K
 		}
 		j := 0
-		for ; j+4 <= nc; j += 4 {
+		for ; j+4 <= nc && !t.aF16Direct; j += 4 {
 			xo := xo0 + j*xst
+			xs := xsrc[xo : xo+3*xst+K]
 			if ds == 1 {
 				p := dc0 + j*dst1 + r
-				dot4x4F32(rows, lda, xsrc[xo:xo+3*xst+K], xst, K, out[p:p+3*dst1+4], dst1)
+				rw.dot4x4(xs, xst, K, out[p:p+3*dst1+4], dst1)
 				continue
 			}
 			var blk [16]float32
-			dot4x4F32(rows, lda, xsrc[xo:xo+3*xst+K], xst, K, blk[:], 4)
+			rw.dot4x4(xs, xst, K, blk[:], 4)
 			for jj := 0; jj < 4; jj++ {
 				p := dc0 + (j+jj)*dst1 + r*ds
 				out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = blk[4*jj], blk[4*jj+1], blk[4*jj+2], blk[4*jj+3]
 			}
 		}
 		for ; j < nc; j++ {
-			c := dot4x1F32(rows, lda, xcol(j))
+			c := rw.dot4x1(xcol(j))
 			p := dc0 + j*dst1 + r*ds
 			out[p], out[p+ds], out[p+2*ds], out[p+3*ds] = c[0], c[1], c[2], c[3]
 		}
@@ -264,6 +232,31 @@ func (t *mulMatTask) run(ch, _, tid int) {
 			out[dc0+j*dst1+r*ds] = dotF32(ar, xcol(j))
 		}
 	}
+}
+
+// rows4 is four rows of a, ld elements apart: f16 (dense rows), or
+// float32 in place or converted.
+type rows4 struct {
+	f16 []uint16
+	f32 []float32
+	ld  int
+}
+
+// dot4x4 is dot4x4F32 of the four rows (f16 rows convert as they load).
+func (rw *rows4) dot4x4(x []float32, ldx, k int, c []float32, ldc int) {
+	if rw.f16 != nil {
+		dot4x4F16AVX512(rw.f16, rw.ld, x, ldx, k, c, ldc)
+		return
+	}
+	dot4x4F32(rw.f32, rw.ld, x, ldx, k, c, ldc)
+}
+
+// dot4x1 is the dots of the four rows with column x.
+func (rw *rows4) dot4x1(x []float32) [4]float32 {
+	if rw.f16 != nil {
+		return dot4x1F16(rw.f16, rw.ld, x)
+	}
+	return dot4x1F32(rw.f32, rw.ld, x)
 }
 
 // packTask converts x's columns into dense float32 columns, rounding them to

@@ -190,16 +190,11 @@ func (t *ropeTask) run(chunk, nchunks, tid int) {
 func (t *ropeTask) runHeads(lo, hi int) {
 	d, a := &t.d, &t.a
 	n, ld := a.ne[0], a.st[1]
-	for r := lo; r < hi; {
-		i1 := r % a.ne[1]
-		i2 := r / a.ne[1] % a.ne[2]
-		i3 := r / a.ne[1] / a.ne[2]
-		rows := min(a.ne[1]-i1, hi-r)
+	forRuns(&a.ne, lo, hi, func(i1, i2, i3, rows int) {
 		ao, do := a.off(i1, i2, i3), d.off(i1, i2, i3)
 		span := (rows-1)*ld + n
 		ropePairsRowsAVX512(d.f32[do:do+span], a.f32[ao:ao+span], t.tab[i2*n:(i2+1)*n], &ropePairIdx, rows, ld)
-		r += rows
-	}
+	})
 }
 
 // fmaf is C's fmaf for float32 operands: the float64 product of two float32
@@ -218,7 +213,7 @@ func ropeRow(y, x, cache []float32, mode int) {
 		if mode == runtime.RopeNeox {
 			ropeNeoxAVX512(y, x, cache)
 		} else {
-			ropePairsAVX512(y, x, cache, &ropePairIdx)
+			ropePairsRowsAVX512(y, x, cache, &ropePairIdx, 1, 0)
 		}
 		return
 	}

@@ -14,22 +14,16 @@ package cpu
 //go:noescape
 func ropeNeoxAVX512(y, x, cs []float32)
 
-// ropePairsAVX512 is ropeRowGo's mode-0 loop with AVX-512 (idx is
-// ropePairIdx):
-//
-//	for i := 0; i < h; i++ {
-//		c, s, u, v := cs[i], cs[h+i], x[2*i], x[2*i+1]
-//		y[2*i], y[2*i+1] = fma(u, c, -(v*s)), fma(u, s, v*c)
-//	}
-//
-//go:noescape
-func ropePairsAVX512(y, x, cs []float32, idx *[16]uint32)
-
-// ropePairsRowsAVX512 is ropePairsAVX512 on rows rows of y and x, ld
-// elements apart, all rotated by cs (the heads of one token):
+// ropePairsRowsAVX512 is ropeRowGo's mode-0 loop with AVX-512 on rows rows
+// of y and x, ld elements apart, all rotated by cs (the heads of one
+// token); idx is ropePairIdx:
 //
 //	for r := 0; r < rows; r++ {
-//		ropePairsAVX512(y[r*ld:], x[r*ld:], cs, idx)
+//		y, x := y[r*ld:], x[r*ld:]
+//		for i := 0; i < h; i++ {
+//			c, s, u, v := cs[i], cs[h+i], x[2*i], x[2*i+1]
+//			y[2*i], y[2*i+1] = fma(u, c, -(v*s)), fma(u, s, v*c)
+//		}
 //	}
 //
 // The caller checks the bounds.

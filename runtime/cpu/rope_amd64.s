@@ -2,6 +2,21 @@
 
 #include "textflag.h"
 
+// ROTATE_PAIRS rotates the eight pairs of x in Z0 by the cosines in Z1 and
+// the sines in Z2 (eight each, low halves) into Z5: cc = c0 c0 c1 c1 …
+// (Z31 holds ropePairIdx), ss alike, xs = x with each pair swapped; even
+// lanes x·cc - xs·ss, odd lanes xs·ss + x·cc, each with the first product
+// fused. K2 must hold the even lanes; it uses Z3 and Z4.
+#define ROTATE_PAIRS \
+	VPERMPS Z1, Z31, Z1; \
+	VPERMPS Z2, Z31, Z2; \
+	VPERMILPS $0xB1, Z0, Z3; \
+	VMULPS Z2, Z3, Z4; \
+	VFMSUB231PS Z1, Z0, Z4; \
+	VMULPS Z1, Z0, Z5; \
+	VFMADD231PS Z2, Z3, Z5; \
+	VMOVAPS Z4, K2, Z5
+
 // The rotations of rope.go: cs holds n/2 cosines then n/2 sines.
 
 // func ropeNeoxAVX512(y, x, cs []float32)
@@ -56,80 +71,11 @@ neox_done:
 	VZEROUPPER
 	RET
 
-// func ropePairsAVX512(y, x, cs []float32, idx *[16]uint32)
-//
-// Sixteen elements (eight pairs) per step: cc = c0 c0 c1 c1 …, ss alike,
-// xs = x with each pair swapped; even lanes x·cc - xs·ss, odd lanes
-// xs·ss + x·cc, each with the first product fused.
-TEXT ·ropePairsAVX512(SB), NOSPLIT, $0-80
-	MOVQ y_base+0(FP), DI
-	MOVQ x_base+24(FP), SI
-	MOVQ cs_base+48(FP), DX
-	MOVQ cs_len+56(FP), CX   // CX = n
-	MOVQ idx+72(FP), AX
-	VMOVDQU32 (AX), Z31
-	MOVQ CX, R8
-	SHLQ $1, R8              // R8 = n/2 in bytes: the sines
-	MOVL $0x5555, AX
-	KMOVW AX, K2             // even lanes
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVQ CX, R9
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1             // the tail's elements
-	SHRQ $1, R9
-	MOVQ R9, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K3             // the tail's pairs
-	MOVQ R13, CX
-	SHRQ $4, CX
-	TESTQ CX, CX
-	JZ pairs_tail
-pairs_loop:
-	VMOVUPS (SI), Z0
-	VMOVUPS (DX), Y1
-	VMOVUPS (DX)(R8*1), Y2
-	VPERMPS Z1, Z31, Z1        // cc
-	VPERMPS Z2, Z31, Z2        // ss
-	VPERMILPS $0xB1, Z0, Z3    // xs
-	VMULPS Z2, Z3, Z4
-	VFMSUB231PS Z1, Z0, Z4     // even: u·c - v·s
-	VMULPS Z1, Z0, Z5
-	VFMADD231PS Z2, Z3, Z5     // odd: u·s + v·c
-	VMOVAPS Z4, K2, Z5
-	VMOVUPS Z5, (DI)
-	ADDQ $64, SI
-	ADDQ $64, DI
-	ADDQ $32, DX
-	DECQ CX
-	JNZ pairs_loop
-pairs_tail:
-	KORTESTW K1, K1
-	JZ pairs_done
-	VMOVUPS.Z (SI), K1, Z0
-	VMOVUPS.Z (DX), K3, Y1
-	VMOVUPS.Z (DX)(R8*1), K3, Y2
-	VPERMPS Z1, Z31, Z1        // cc
-	VPERMPS Z2, Z31, Z2        // ss
-	VPERMILPS $0xB1, Z0, Z3    // xs
-	VMULPS Z2, Z3, Z4
-	VFMSUB231PS Z1, Z0, Z4     // even: u·c - v·s
-	VMULPS Z1, Z0, Z5
-	VFMADD231PS Z2, Z3, Z5     // odd: u·s + v·c
-	VMOVAPS Z4, K2, Z5
-	VMOVUPS Z5, K1, (DI)
-pairs_done:
-	VZEROUPPER
-	RET
-
 // func ropePairsRowsAVX512(y, x, cs []float32, idx *[16]uint32, rows, ld int)
 //
-// ropePairsAVX512 on rows rows of y and x, ld elements apart, all rotated
-// by the same cs: the heads of one token.
+// Mode-0 rope of rows rows of y and x, ld elements apart, all rotated by
+// the same cs (the heads of one token), sixteen elements (eight pairs) per
+// step (ROTATE_PAIRS).
 TEXT ·ropePairsRowsAVX512(SB), NOSPLIT, $0-96
 	MOVQ y_base+0(FP), R12
 	MOVQ x_base+24(FP), BX
@@ -171,14 +117,7 @@ rows_pairs:
 	VMOVUPS (SI), Z0
 	VMOVUPS (DX), Y1
 	VMOVUPS (DX)(R8*1), Y2
-	VPERMPS Z1, Z31, Z1        // cc
-	VPERMPS Z2, Z31, Z2        // ss
-	VPERMILPS $0xB1, Z0, Z3    // xs
-	VMULPS Z2, Z3, Z4
-	VFMSUB231PS Z1, Z0, Z4     // even: u·c - v·s
-	VMULPS Z1, Z0, Z5
-	VFMADD231PS Z2, Z3, Z5     // odd: u·s + v·c
-	VMOVAPS Z4, K2, Z5
+	ROTATE_PAIRS
 	VMOVUPS Z5, (DI)
 	ADDQ $64, SI
 	ADDQ $64, DI
@@ -191,14 +130,7 @@ rows_tail:
 	VMOVUPS.Z (SI), K1, Z0
 	VMOVUPS.Z (DX), K3, Y1
 	VMOVUPS.Z (DX)(R8*1), K3, Y2
-	VPERMPS Z1, Z31, Z1        // cc
-	VPERMPS Z2, Z31, Z2        // ss
-	VPERMILPS $0xB1, Z0, Z3    // xs
-	VMULPS Z2, Z3, Z4
-	VFMSUB231PS Z1, Z0, Z4     // even: u·c - v·s
-	VMULPS Z1, Z0, Z5
-	VFMADD231PS Z2, Z3, Z5     // odd: u·s + v·c
-	VMOVAPS Z4, K2, Z5
+	ROTATE_PAIRS
 	VMOVUPS Z5, K1, (DI)
 rows_next:
 	ADDQ R11, BX

@@ -108,11 +108,7 @@ func (t *softMaxTask) runShortRows(lo, hi int) {
 	if m.ne[1] == 1 {
 		ldm = 0
 	}
-	for r := lo; r < hi; {
-		i1 := r % a.ne[1]
-		i2 := r / a.ne[1] % a.ne[2]
-		i3 := r / a.ne[1] / a.ne[2]
-		rows := min(a.ne[1]-i1, hi-r)
+	forRuns(&a.ne, lo, hi, func(i1, i2, i3, rows int) {
 		do, ao := d.off(i1, i2, i3), a.off(i1, i2, i3)
 		mi1 := i1
 		if ldm == 0 {
@@ -122,8 +118,7 @@ func (t *softMaxTask) runShortRows(lo, hi int) {
 		last := rows - 1
 		softMaxRowsAVX512(d.f32[do:do+last*d.st[1]+n], a.f32[ao:ao+last*a.st[1]+n], m.f32[mo:mo+last*ldm+n],
 			rows, d.st[1], a.st[1], ldm, n, t.scale, &expC)
-		r += rows
-	}
+	})
 }
 
 // softMaxRow writes softmax(w) to y (y may be w): max, float32 exp(w-max),

@@ -68,6 +68,20 @@ func (v *tview) nelem() int { return v.ne[0] * v.ne[1] * v.ne[2] * v.ne[3] }
 // off is the element offset of row (i1, i2, i3).
 func (v *tview) off(i1, i2, i3 int) int { return i1*v.st[1] + i2*v.st[2] + i3*v.st[3] }
 
+// forRuns calls f for each run of the flat rows [lo, hi) of shape ne that
+// share i2 and i3 (the heads of one token, the rows of one head): the
+// run's first row (i1, i2, i3) and its length.
+func forRuns(ne *[4]int, lo, hi int, f func(i1, i2, i3, n int)) {
+	for r := lo; r < hi; {
+		i1 := r % ne[1]
+		i2 := r / ne[1] % ne[2]
+		i3 := r / ne[1] / ne[2]
+		n := min(ne[1]-i1, hi-r)
+		f(i1, i2, i3, n)
+		r += n
+	}
+}
+
 // rowOff is the element offset of flat row r (i1 fastest).
 func (v *tview) rowOff(r int) int {
 	i1 := r % v.ne[1]
