@@ -8,7 +8,6 @@ import "github.com/graphc/graphc/runtime"
 
 func ropeNeoxAVX512(y, x, cs []float32) { ropeRowGo(y, x, cs, runtime.RopeNeox) }
 
-
 func ropePairsRowsAVX512(y, x, cs []float32, _ *[16]uint32, rows, ld int) {
 	for r := 0; r < rows; r++ {
 		ropeRowGo(y[r*ld:], x[r*ld:], cs, 0)
