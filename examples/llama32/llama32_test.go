@@ -176,3 +176,19 @@ func TestEvalCallbackRegions(t *testing.T) {
 		t.Fatalf("stopping at kq-3: %v, last node %q", err, stopped.names[len(stopped.names)-1])
 	}
 }
+
+// TestEmptyBatch: a batch of no tokens evaluates to no logits, with and
+// without the parallel regions' parts.
+func TestEmptyBatch(t *testing.T) {
+	for _, th := range []int{1, 2} {
+		m := newModel(t, th)
+		out, err := m.Eval(batch(0, 8))
+		m.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := out.ResultOutput.Ne; got != [4]int{128, 0, 1, 1} {
+			t.Errorf("threads=%d: logits of shape %v", th, got)
+		}
+	}
+}

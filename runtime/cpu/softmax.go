@@ -22,6 +22,10 @@ func (b *Backend) SoftMax(dst, a, mask *runtime.Tensor, scale, maxBias float32) 
 	if !sameShape(&t.d, &t.a) || !t.d.isF32() || !t.a.isF32() {
 		bug("SoftMax: dst %v%v, a %v%v", t.d.typ, t.d.ne, t.a.typ, t.a.ne)
 	}
+	if t.a.nelem() == 0 {
+		*t = softMaxTask{} // no rows: nothing to mask (a batch of no tokens)
+		return
+	}
 	if mask != nil {
 		t.hasMask = true
 		t.m.set("SoftMax", "mask", mask)

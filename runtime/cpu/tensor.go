@@ -96,8 +96,12 @@ func (v *tview) isF32() bool { return v.typ == runtime.F32 }
 
 func sameShape(a, b *tview) bool { return a.ne == b.ne }
 
-// canRepeat is ggml_can_repeat(x, a): every dimension of x divides a's.
+// canRepeat is ggml_can_repeat(x, a): every dimension of x divides a's; an
+// empty x repeats only to an empty a.
 func canRepeat(x, a *tview) bool {
+	if x.nelem() == 0 {
+		return a.nelem() == 0
+	}
 	for i := 0; i < 4; i++ {
 		if x.ne[i] == 0 || a.ne[i]%x.ne[i] != 0 {
 			return false
