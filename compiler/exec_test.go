@@ -363,3 +363,63 @@ func TestUnavailableBackendsFailAtNew(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRegionsMatchPlain runs the golden models that touch most kernels
+// with parallel regions on two threads and without them on one: the
+// outputs must agree (the parts compute each token exactly as the whole
+// would, with the same kernels).
+func TestRunRegionsMatchPlain(t *testing.T) {
+	needGo(t)
+	for _, name := range []string{"ops", "mlp"} {
+		t.Run(name, func(t *testing.T) {
+			ar, err := txtar.ParseFile(filepath.Join("..", "golden", name+".txtar"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			model := filepath.Join(t.TempDir(), "model.g")
+			for _, f := range ar.Files {
+				if f.Name == "model.g" {
+					if err := os.WriteFile(model, f.Data, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			outputs := func(args ...string) map[string][]float64 {
+				code, out, stderr := runCLI(append(append([]string{"run", "-json"}, args...), model)...)
+				if code != 0 {
+					t.Fatalf("run %v: exit %d: %s", args, code, stderr)
+				}
+				var res struct {
+					Outputs []struct {
+						Name   string    `json:"name"`
+						Values []float64 `json:"values"`
+					} `json:"outputs"`
+				}
+				if err := json.Unmarshal([]byte(out), &res); err != nil {
+					t.Fatal(err)
+				}
+				m := map[string][]float64{}
+				for _, o := range res.Outputs {
+					m[o.Name] = o.Values
+				}
+				return m
+			}
+			plain := outputs("-threads", "1")
+			parts := outputs("-regions", "-threads", "2")
+			if len(plain) == 0 || len(plain) != len(parts) {
+				t.Fatalf("outputs: %d plain, %d with regions", len(plain), len(parts))
+			}
+			for name, want := range plain {
+				got := parts[name]
+				if len(got) != len(want) {
+					t.Fatalf("%s: %d values with regions, %d without", name, len(got), len(want))
+				}
+				for i := range want {
+					if d := math.Abs(got[i] - want[i]); d > 1e-6*max(1, math.Abs(want[i])) {
+						t.Errorf("%s[%d]: %g with regions, %g without", name, i, got[i], want[i])
+					}
+				}
+			}
+		})
+	}
+}
