@@ -21,6 +21,7 @@ type Backend struct {
 	qx      []byte            // MulMat's x in a block type's vec_dot_type (quant.go)
 	qrow    []float32         // one strided row of that x, gathered
 	qxd     []float32         // the q8_0 x's block scales as float32
+	qxs     []int32           // the q8_0 x's block quant sums (q4_0 products)
 
 	// One task value per kernel family, reused by every call so that a
 	// dispatch does not allocate.

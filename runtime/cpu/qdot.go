@@ -24,13 +24,16 @@ import (
 // (8 lanes, then the lanes), which stays well within 1e-6 of the row's
 // Σ|float32(s)·d| (the tests' bound).
 //
-// The assembly uses ggml's sign trick (|a| as unsigned bytes times x with
-// a's sign), exact as long as x holds no -128: true of every activation
-// quantizeActivations writes (|round(v·127/amax)| ≤ 127), as in ggml. The
-// weights may hold any int8, -128 included.
+// For q8_0 the assembly uses ggml's sign trick (|a| as unsigned bytes times
+// x with a's sign), exact as long as x holds no -128: true of every
+// activation quantizeActivations writes (|round(v·127/amax)| ≤ 127), as in
+// ggml. The weights may hold any int8, -128 included. For q4_0 it keeps the
+// nibbles unsigned and subtracts 8·Σx per block (xSums) instead of 8 from
+// every nibble: the same integer, fewer instructions.
 
-// dotQ8_0 is ggml_vec_dot_q8_0_q8_0 over k/32 blocks of a and x.
-func dotQ8_0(a, x []byte, xd []float32, k int) float32 {
+// dotQ8_0 is ggml_vec_dot_q8_0_q8_0 over k/32 blocks of a and x (xs is
+// for dotQ4_0's signature).
+func dotQ8_0(a, x []byte, xd []float32, _ []int32, k int) float32 {
 	nb := k / 32
 	a, x = a[:nb*34], x[:nb*34]
 	var s float32
@@ -46,8 +49,9 @@ func dotQ8_0(a, x []byte, xd []float32, k int) float32 {
 	return s + dotQ8_0Go(a[n*34:], x[n*34:], nb-n)
 }
 
-// dotQ4_0 is ggml_vec_dot_q4_0_q8_0 over k/32 blocks of a and x.
-func dotQ4_0(a, x []byte, xd []float32, k int) float32 {
+// dotQ4_0 is ggml_vec_dot_q4_0_q8_0 over k/32 blocks of a and x; xs holds
+// x's quant sums (xSums).
+func dotQ4_0(a, x []byte, xd []float32, xs []int32, k int) float32 {
 	nb := k / 32
 	a, x = a[:nb*18], x[:nb*34]
 	var s float32
@@ -55,10 +59,10 @@ func dotQ4_0(a, x []byte, xd []float32, k int) float32 {
 	switch {
 	case level == isaAVX512 && hasVNNI:
 		n = nb &^ 7
-		s = dotQ4_0VNNI(a, x, xd[:n], n)
+		s = dotQ4_0VNNI(a, x, xd[:n], xs[:n], n)
 	case level >= isaAVX2:
 		n = nb &^ 7
-		s = dotQ4_0AVX2(a, x, xd[:n], n)
+		s = dotQ4_0AVX2(a, x, xd[:n], xs[:n], n)
 	}
 	return s + dotQ4_0Go(a[n*18:], x[n*34:], nb-n)
 }
@@ -67,6 +71,19 @@ func dotQ4_0(a, x []byte, xd []float32, k int) float32 {
 func xScales(dst []float32, x []byte) []float32 {
 	for o := 0; o+34 <= len(x); o += 34 {
 		dst = append(dst, runtime.F16ToF32(binary.LittleEndian.Uint16(x[o:])))
+	}
+	return dst
+}
+
+// xSums appends the sums of the quants of the q8_0 blocks of x: the q4_0
+// products take Σ nibble·x − 8·Σx per block.
+func xSums(dst []int32, x []byte) []int32 {
+	for o := 0; o+34 <= len(x); o += 34 {
+		var s int32
+		for _, q := range x[o+2 : o+34] {
+			s += int32(int8(q))
+		}
+		dst = append(dst, s)
 	}
 	return dst
 }

@@ -27,14 +27,15 @@ func dotQ8_0AVX2(a, x []byte, xd []float32, nb int) float32
 func dotQ8_0VNNI(a, x []byte, xd []float32, nb int) float32
 
 // dotQ4_0AVX2 is dotQ4_0Go(a, x, nb) with AVX2 for nb a multiple of 8 (a
-// holds nb blocks of 18 bytes, x nb blocks of 34 and xd their scales; x has
-// no -128), summed
-// as dotQ8_0AVX2 sums.
+// holds nb blocks of 18 bytes, x nb blocks of 34, xd their scales and xs
+// the sums of their quants, xSums), summed as dotQ8_0AVX2 sums. Each
+// block's integer sum is Σ nibble·x − 8·Σx: the nibbles stay unsigned, so
+// x may hold -128.
 //
 //go:noescape
-func dotQ4_0AVX2(a, x []byte, xd []float32, nb int) float32
+func dotQ4_0AVX2(a, x []byte, xd []float32, xs []int32, nb int) float32
 
 // dotQ4_0VNNI is dotQ4_0AVX2 with AVX-512 VNNI's vpdpbusd.
 //
 //go:noescape
-func dotQ4_0VNNI(a, x []byte, xd []float32, nb int) float32
+func dotQ4_0VNNI(a, x []byte, xd []float32, xs []int32, nb int) float32

@@ -13,6 +13,7 @@ var (
 	BlockSumQ4_0 = blockSumQ4_0
 	BlockScale   = blockScale
 	XScales      = xScales
+	XSums        = xSums
 )
 
 // QuantizeActivationsQ8_0 appends row as MulMat's q8_0 activations.

@@ -9,6 +9,6 @@ func dotQ8_0AVX2(a, x []byte, _ []float32, nb int) float32 { return dotQ8_0Go(a,
 
 func dotQ8_0VNNI(a, x []byte, _ []float32, nb int) float32 { return dotQ8_0Go(a, x, nb) }
 
-func dotQ4_0AVX2(a, x []byte, _ []float32, nb int) float32 { return dotQ4_0Go(a, x, nb) }
+func dotQ4_0AVX2(a, x []byte, _ []float32, _ []int32, nb int) float32 { return dotQ4_0Go(a, x, nb) }
 
-func dotQ4_0VNNI(a, x []byte, _ []float32, nb int) float32 { return dotQ4_0Go(a, x, nb) }
+func dotQ4_0VNNI(a, x []byte, _ []float32, _ []int32, nb int) float32 { return dotQ4_0Go(a, x, nb) }

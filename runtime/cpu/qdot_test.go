@@ -73,7 +73,7 @@ func qBlocks(r *rand.Rand, size, nb, off, lo int, scale uint16) (s, buf []byte) 
 type qdotKind struct {
 	name   string
 	size   int // bytes per weight block
-	dot    func(a, x []byte, xd []float32, k int) float32
+	dot    func(a, x []byte, xd []float32, xs []int32, k int) float32
 	goLoop func(a, x []byte, nb int) float32
 	sum    func(a, x []byte) int32
 }
@@ -97,7 +97,7 @@ func TestQDot(t *testing.T) {
 						a, abuf := qBlocks(r, kd.size, nb, off, -128, 0)
 						x, xbuf := qBlocks(r, 34, nb, (off*7)%5, -127, 0)
 						a0, x0 := bytes.Clone(abuf), bytes.Clone(xbuf)
-						got := kd.dot(a, x, cpu.XScales(nil, x), 32*nb)
+						got := kd.dot(a, x, cpu.XScales(nil, x), cpu.XSums(nil, x), 32*nb)
 						want := kd.goLoop(a, x, nb)
 						var mag float64
 						for b := 0; b < nb; b++ {
@@ -147,7 +147,7 @@ func TestQDotBlockSums(t *testing.T) {
 					for b := 0; b < nb; b++ {
 						want += int64(kd.sum(a[b*kd.size:], x[b*34:]))
 					}
-					if got := kd.dot(a, x, cpu.XScales(nil, x), 32*nb); float64(got) != float64(want) {
+					if got := kd.dot(a, x, cpu.XScales(nil, x), cpu.XSums(nil, x), 32*nb); float64(got) != float64(want) {
 						t.Fatalf("%s, %d blocks: got %v, want %d", kd.name, nb, got, want)
 					}
 				}

@@ -30,7 +30,8 @@ type blockMulMat struct {
 	xRow        int            // bytes per row of xq
 	aRow        int            // bytes per row of a
 	xd          []float32      // q8_0 xq's block scales as float32 (Backend.qxd), k/32 per row
-	dot         func(a, x []byte, xd []float32, k int) float32
+	xs          []int32        // for q4_0 a, q8_0 xq's block quant sums (Backend.qxs), k/32 per row
+	dot         func(a, x []byte, xd []float32, xs []int32, k int) float32
 	k, m, n     int
 	ne2, r2, r3 int
 }
@@ -90,6 +91,10 @@ func (b *Backend) mulMatBlocks(dst, a, x *runtime.Tensor) {
 		t.xd = xScales(b.qxd[:0], xq)
 		b.qxd = t.xd
 	}
+	if a.Type == runtime.Q4_0 {
+		t.xs = xSums(b.qxs[:0], xq)
+		b.qxs = t.xs
+	}
 	b.parallel(t, m*rows*k, m)
 	*t = blockMulMat{} // drop the references to the caller's tensors
 }
@@ -111,11 +116,15 @@ func (t *blockMulMat) run(chunk, nchunks, _ int) {
 				for j := 0; j < t.n; j++ {
 					xr := xbase + j*t.xRow
 					var xd []float32
+					var xs []int32
+					r := xr / t.xRow * (t.k / 32)
 					if t.xd != nil {
-						r := xr / t.xRow * (t.k / 32)
 						xd = t.xd[r : r+t.k/32]
 					}
-					d[(dbase+j*t.dst.Nb[1]+i*t.dst.Nb[0])/4] = t.dot(arow, t.xq[xr:xr+t.xRow], xd, t.k)
+					if t.xs != nil {
+						xs = t.xs[r : r+t.k/32]
+					}
+					d[(dbase+j*t.dst.Nb[1]+i*t.dst.Nb[0])/4] = t.dot(arow, t.xq[xr:xr+t.xRow], xd, xs, t.k)
 				}
 			}
 		}
@@ -156,7 +165,7 @@ func quantizeQ8_0Go(dst []byte, row []float32) []byte {
 }
 
 // dotBF16 is ggml_vec_dot_bf16: float products of the bf16 values.
-func dotBF16(a, x []byte, _ []float32, k int) float32 {
+func dotBF16(a, x []byte, _ []float32, _ []int32, k int) float32 {
 	var sum float32
 	for i := 0; i < k; i++ {
 		sum += runtime.BF16ToF32(binary.LittleEndian.Uint16(a[2*i:])) * runtime.BF16ToF32(binary.LittleEndian.Uint16(x[2*i:]))
