@@ -64,11 +64,12 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 	}
 
 	// Chunks: up to mmRows rows of a × mmCols columns of x within one batch,
-	// claimed dynamically; rows shrink until every thread gets several.
+	// claimed dynamically; rows shrink until every thread gets several (one
+	// thread, a lane of a parallel region, takes whole panels).
 	_, nth := b.chunksFor(2*t.M*t.N*t.K*nbatch/mmFlopsPerNs[level], 1<<30)
 	t.cc = min(t.N, mmCols)
 	t.rc = mmRows
-	for t.rc > mmMinRows && nbatch*ceilDiv(t.M, t.rc)*ceilDiv(t.N, t.cc) < chunksPerThread*nth {
+	for nth > 1 && t.rc > mmMinRows && nbatch*ceilDiv(t.M, t.rc)*ceilDiv(t.N, t.cc) < chunksPerThread*nth {
 		t.rc /= 2
 	}
 	for nbatch*ceilDiv(t.M, t.rc)*ceilDiv(t.N, t.cc) > maxChunks {
