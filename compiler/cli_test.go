@@ -92,6 +92,31 @@ func TestPlanJSON(t *testing.T) {
 	}
 }
 
+// TestPlanShowsRegions: with -regions the llama example's five regions are
+// in plan -json (with each node's slices), -debug and -dot.
+func TestPlanShowsRegions(t *testing.T) {
+	code, out, stderr := runCLI("plan", "-json", "-regions", "../examples/llama/llama.g")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p Plan
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Regions) != 5 || p.Regions[1].First != "kq-0" || p.Regions[1].Units != "n_tokens" ||
+		len(p.Regions[1].Parts) == 0 || p.Regions[1].Parts[0].Dst != "ne1" {
+		t.Errorf("regions: %+v", p.Regions)
+	}
+	_, out, _ = runCLI("plan", "-debug", "-regions", "../examples/llama/llama.g")
+	if n := strings.Count(out, "## REGION over n_tokens"); n != 5 {
+		t.Errorf("plan -debug shows %d regions, want 5", n)
+	}
+	_, out, _ = runCLI("plan", "-dot", "-regions", "../examples/llama/llama.g")
+	if n := strings.Count(out, "subgraph cluster_region"); n != 5 || strings.Count(out, "{") != strings.Count(out, "}") {
+		t.Errorf("plan -dot shows %d regions (braces %d/%d), want 5", n, strings.Count(out, "{"), strings.Count(out, "}"))
+	}
+}
+
 func TestCompileWritesPackage(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go tool")

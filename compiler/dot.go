@@ -13,9 +13,10 @@ import (
 var backendColors = []string{"#cfe2ff", "#d1e7dd", "#fff3cd", "#f8d7da", "#e2d9f3", "#cff4fc"}
 
 // Dot renders the plan as a Graphviz graph: one cluster per split, coloured
-// by backend; nodes with op, shape and buffer offset; leaves (weights,
-// state, inputs) outside the clusters; copies between backends as bold
-// edges labelled with their bytes.
+// by backend, with a dashed cluster per parallel region; nodes with op,
+// shape and buffer offset; leaves (weights, state, inputs) outside the
+// clusters; copies between backends as bold edges labelled with their
+// bytes.
 func Dot(g *ir.Graph) string {
 	var b strings.Builder
 	id := func(t *ir.Tensor) string { return fmt.Sprintf("t%d", t.ID) }
@@ -46,7 +47,12 @@ func Dot(g *ir.Graph) string {
 				fmt.Fprintf(&b, "    %s [shape=cds, fillcolor=white, label=\"%s\\n%d bytes\"];\n", id(c), esc(c.Name), in.Tensor.MaxBytes())
 			}
 		}
-		for _, t := range g.Nodes[s.First:s.End] {
+		for i := s.First; i < s.End; i++ {
+			t := g.Nodes[i]
+			r := g.RegionOf(i)
+			if r != nil && r.First == i {
+				fmt.Fprintf(&b, "    subgraph cluster_region%d {\n      label=%q; style=dashed; color=gray40;\n", i, "parallel region over "+r.Units.String())
+			}
 			where := ""
 			if t.Alloc.Kind == ir.AllocCompute {
 				where = fmt.Sprintf("\\n%s+%d", g.Buffers[t.Alloc.Buffer].BufferType, t.Alloc.Offset)
@@ -56,6 +62,9 @@ func Dot(g *ir.Graph) string {
 				style = "rounded,dashed,filled"
 			}
 			fmt.Fprintf(&b, "    %s [style=%q, fillcolor=white, label=\"%s\\n%s %s%s\\n%s%s\"];\n", id(t), style, esc(t.Name), t.Op, t.Type, esc(t.ShapeString()), t.Cause, where)
+			if r != nil && r.End-1 == i {
+				b.WriteString("    }\n")
+			}
 		}
 		b.WriteString("  }\n")
 	}
