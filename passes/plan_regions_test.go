@@ -42,6 +42,16 @@ func TestPlanRegions(t *testing.T) {
 			b.out(b.op(ir.OpCont, "flat", ir.Args{Ne: dims([]int64{64 * 6})}, h))
 		},
 	}, {
+		name: "large_weight",
+		doc:  "A 4 MiB weight would be read by every part: its product stays out of regions and splits its rows over the threads; the small nodes after it form one.",
+		opts: caseOptions{Backends: []string{"cpu"}, Regions: true},
+		build: func(b *builder) {
+			x := b.input("x", runtime.F32, 1024, 4)
+			h := b.mulMat("mm", b.weight("", "w", 1024, 1024), x)
+			h = b.add("biased", h, b.weight("", "bias", 1024))
+			b.out(b.unary(ir.OpSilu, "act", h))
+		},
+	}, {
 		name: "uncuttable",
 		doc:  "A softmax over the tokens' axis (dim 0) cannot be cut: it ends the region before it, and the single node after it is not worth a region.",
 		opts: caseOptions{Backends: []string{"cpu"}, Regions: true},
