@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "asm_amd64.h"
 
 // The 4×4 dot blocks (dot4x4F32AVX512, dot4x4F16AVX512, dotPanelF32AVX512):
 // rows i of a in Z0–Z3, four columns j of x at DI, DI+R10, DI+2·R10, DI+R11
@@ -52,6 +53,41 @@
 	VFMADD231PS Z7, Z1, Z23; \
 	VFMADD231PS Z7, Z2, Z27; \
 	VFMADD231PS Z7, Z3, Z31
+
+// ZERO4X4 clears the sums Z16–Z31.
+#define ZERO4X4 \
+	VPXORD Z16, Z16, Z16; \
+	VPXORD Z17, Z17, Z17; \
+	VPXORD Z18, Z18, Z18; \
+	VPXORD Z19, Z19, Z19; \
+	VPXORD Z20, Z20, Z20; \
+	VPXORD Z21, Z21, Z21; \
+	VPXORD Z22, Z22, Z22; \
+	VPXORD Z23, Z23, Z23; \
+	VPXORD Z24, Z24, Z24; \
+	VPXORD Z25, Z25, Z25; \
+	VPXORD Z26, Z26, Z26; \
+	VPXORD Z27, Z27, Z27; \
+	VPXORD Z28, Z28, Z28; \
+	VPXORD Z29, Z29, Z29; \
+	VPXORD Z30, Z30, Z30; \
+	VPXORD Z31, Z31, Z31
+
+// STORE4X4 writes REDUCE4X4's Z16 to the four columns of c (c and ldc in
+// the frame of dot4x4F32AVX512 and dot4x4F16AVX512), column j from lanes
+// 4j..4j+3. It uses DX, R8, R9 and X8.
+#define STORE4X4 \
+	MOVQ c_base+72(FP), DX; \
+	MOVQ ldc+96(FP), R8; \
+	SHLQ $2, R8; \
+	LEAQ (R8)(R8*2), R9; \
+	VMOVUPS X16, (DX); \
+	VEXTRACTF32X4 $1, Z16, X8; \
+	VMOVUPS X8, (DX)(R8*1); \
+	VEXTRACTF32X4 $2, Z16, X8; \
+	VMOVUPS X8, (DX)(R8*2); \
+	VEXTRACTF32X4 $3, Z16, X8; \
+	VMOVUPS X8, (DX)(R9*1)
 
 // REDUCE4X4 sums each accumulator's lanes: Z16 lane 4j+i = row i · column j.
 // It uses Z8 and Z9.
@@ -107,14 +143,7 @@ TEXT ·dotF32AVX512(SB), NOSPLIT, $0-52
 	MOVQ a_base+0(FP), SI    // SI = &a[0]
 	MOVQ x_base+24(FP), DI   // DI = &x[0]
 	MOVQ x_len+32(FP), CX    // CX = len(x)
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full blocks of 16
+	TAIL16
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -169,14 +198,7 @@ TEXT ·dotF16AVX512(SB), NOSPLIT, $0-52
 	MOVQ a_base+0(FP), SI    // SI = &a[0]
 	MOVQ x_base+24(FP), DI   // DI = &x[0]
 	MOVQ x_len+32(FP), CX    // CX = len(x)
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full blocks of 16
+	TAIL16
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -236,14 +258,7 @@ TEXT ·dot4x1F32AVX512(SB), NOSPLIT, $0-64
 	LEAQ (R8)(R8*2), R11     // R11 = 3 rows
 	MOVQ x_base+32(FP), DI
 	MOVQ x_len+40(FP), CX
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full blocks of 16
+	TAIL16
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 	VPXORD Z18, Z18, Z18
@@ -326,14 +341,7 @@ TEXT ·dot4x1F16AVX512(SB), NOSPLIT, $0-64
 	LEAQ (R8)(R8*2), R11     // R11 = 3 rows
 	MOVQ x_base+32(FP), DI
 	MOVQ x_len+40(FP), CX
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full blocks of 16
+	TAIL16
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 	VPXORD Z18, Z18, Z18
@@ -431,30 +439,8 @@ TEXT ·dot4x4F32AVX512(SB), NOSPLIT, $0-104
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ k+64(FP), CX
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full blocks of 16
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
+	TAIL16
+	ZERO4X4
 	TESTQ CX, CX
 	JZ dot4x4F32AVX512_tail
 dot4x4F32AVX512_loop:
@@ -477,17 +463,7 @@ dot4x4F32AVX512_tail:
 	FMA4X4_TAIL
 dot4x4F32AVX512_reduce:
 	REDUCE4X4
-	MOVQ c_base+72(FP), DX
-	MOVQ ldc+96(FP), R8
-	SHLQ $2, R8
-	LEAQ (R8)(R8*2), R9
-	VMOVUPS X16, (DX)            // column 0
-	VEXTRACTF32X4 $1, Z16, X8
-	VMOVUPS X8, (DX)(R8*1)       // column 1
-	VEXTRACTF32X4 $2, Z16, X8
-	VMOVUPS X8, (DX)(R8*2)
-	VEXTRACTF32X4 $3, Z16, X8
-	VMOVUPS X8, (DX)(R9*1)
+	STORE4X4
 	VZEROUPPER
 	RET
 
@@ -504,30 +480,8 @@ TEXT ·dot4x4F16AVX512(SB), NOSPLIT, $0-104
 	SHLQ $2, R10
 	LEAQ (R10)(R10*2), R11
 	MOVQ k+64(FP), CX
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full blocks of 16
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
+	TAIL16
+	ZERO4X4
 	TESTQ CX, CX
 	JZ dot4x4F16AVX512_tail
 dot4x4F16AVX512_loop:
@@ -550,17 +504,7 @@ dot4x4F16AVX512_tail:
 	FMA4X4_TAIL
 dot4x4F16AVX512_reduce:
 	REDUCE4X4
-	MOVQ c_base+72(FP), DX
-	MOVQ ldc+96(FP), R8
-	SHLQ $2, R8
-	LEAQ (R8)(R8*2), R9
-	VMOVUPS X16, (DX)            // column 0
-	VEXTRACTF32X4 $1, Z16, X8
-	VMOVUPS X8, (DX)(R8*1)       // column 1
-	VEXTRACTF32X4 $2, Z16, X8
-	VMOVUPS X8, (DX)(R8*2)
-	VEXTRACTF32X4 $3, Z16, X8
-	VMOVUPS X8, (DX)(R9*1)
+	STORE4X4
 	VZEROUPPER
 	RET
 
@@ -849,22 +793,7 @@ panel_rows:
 	MOVQ AX, SI
 	MOVQ x_base+40(FP), DI
 	MOVQ BX, CX
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	VPXORD Z18, Z18, Z18
-	VPXORD Z19, Z19, Z19
-	VPXORD Z20, Z20, Z20
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	VPXORD Z29, Z29, Z29
-	VPXORD Z30, Z30, Z30
-	VPXORD Z31, Z31, Z31
+	ZERO4X4
 	TESTQ CX, CX
 	JZ panel_tail
 panel_loop:

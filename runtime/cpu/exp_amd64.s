@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "asm_amd64.h"
 
 // EXP_CONSTS loads the expConsts at R10: Z30, Z31 the 2^(i/16) table,
 // Z20 16/ln2, Z21 ln2/16, Z22 0x1.8p52, Z23 1, Z24 1/2, Z25 1/6, Z26 1/24
@@ -93,14 +94,7 @@ TEXT ·expRowAVX512(SB), NOSPLIT, $0-72
 	EXP_CONSTS
 	VPXORQ Z16, Z16, Z16         // float64 sums
 	VPXORQ Z17, Z17, Z17
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full blocks of 16
+	TAIL16
 	TESTQ CX, CX
 	JZ expRowAVX512_tail
 expRowAVX512_loop:
@@ -150,14 +144,7 @@ TEXT ·siluAVX512(SB), NOSPLIT, $0-56
 	MOVQ c+48(FP), R10
 	EXP_CONSTS
 	VBROADCASTSS 196(R10), Z29   // 1 (float32)
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full blocks of 16
+	TAIL16
 	TESTQ CX, CX
 	JZ siluAVX512_tail
 siluAVX512_loop:

@@ -1,20 +1,14 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "asm_amd64.h"
 
 // func f16ToF32AVX512(d []float32, s []uint16)
 TEXT ·f16ToF32AVX512(SB), NOSPLIT, $0-48
 	MOVQ d_base+0(FP), DI
 	MOVQ d_len+8(FP), CX
 	MOVQ s_base+24(FP), SI
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full blocks of 16
+	TAIL16
 	TESTQ CX, CX
 	JZ f16ToF32AVX512_tail
 f16ToF32AVX512_loop:
@@ -38,14 +32,7 @@ TEXT ·f32ToF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ d_base+0(FP), DI
 	MOVQ d_len+8(FP), CX
 	MOVQ s_base+24(FP), SI
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full blocks of 16
+	TAIL16
 	TESTQ CX, CX
 	JZ f32ToF16AVX512_tail
 f32ToF16AVX512_loop:
@@ -71,14 +58,7 @@ TEXT ·roundF16AVX512(SB), NOSPLIT, $0-48
 	MOVQ d_base+0(FP), DI
 	MOVQ d_len+8(FP), CX
 	MOVQ s_base+24(FP), SI
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full blocks of 16
+	TAIL16
 	TESTQ CX, CX
 	JZ roundF16AVX512_tail
 roundF16AVX512_loop:

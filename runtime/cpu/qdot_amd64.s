@@ -117,122 +117,79 @@
 	VHADDPS X0, X0, X0; \
 	VHADDPS X0, X0, X0
 
+// Q8_DOT(BLOCK) and Q4_DOT(BLOCK) are the bodies of the q8_0 and q4_0 dot
+// products, BLOCK the per-block macro of the instruction set (Q8_AVX2,
+// Q8_VNNI, Q4_AVX2, Q4_VNNI).
+#define Q8_DOT(BLOCK) \
+	QDOT_SETUP(nb+72); \
+	TESTQ CX, CX; \
+	JZ done; \
+loop:; \
+	BLOCK(2, Y0); \
+	BLOCK(36, Y1); \
+	BLOCK(70, Y2); \
+	BLOCK(104, Y3); \
+	QDOT_REDUCE4(Y8); \
+	BLOCK(138, Y0); \
+	BLOCK(172, Y1); \
+	BLOCK(206, Y2); \
+	BLOCK(240, Y3); \
+	QDOT_REDUCE4(Y9); \
+	QDOT_SUMS; \
+	QDOT_SCALE(34); \
+	ADDQ $272, SI; \
+	ADDQ $272, DI; \
+	ADDQ $32, R8; \
+	DECQ CX; \
+	JNZ loop; \
+done:; \
+	QDOT_HSUM; \
+	MOVSS X0, ret+80(FP); \
+	VZEROUPPER; \
+	RET
+
+#define Q4_DOT(BLOCK) \
+	QDOT_SETUP(nb+96); \
+	MOVQ xs_base+72(FP), R9; \
+	TESTQ CX, CX; \
+	JZ done; \
+loop:; \
+	BLOCK(2, 2, Y0); \
+	BLOCK(20, 36, Y1); \
+	BLOCK(38, 70, Y2); \
+	BLOCK(56, 104, Y3); \
+	QDOT_REDUCE4(Y8); \
+	BLOCK(74, 138, Y0); \
+	BLOCK(92, 172, Y1); \
+	BLOCK(110, 206, Y2); \
+	BLOCK(128, 240, Y3); \
+	QDOT_REDUCE4(Y9); \
+	Q4_SUMS; \
+	QDOT_SCALE(18); \
+	ADDQ $144, SI; \
+	ADDQ $272, DI; \
+	ADDQ $32, R8; \
+	ADDQ $32, R9; \
+	DECQ CX; \
+	JNZ loop; \
+done:; \
+	QDOT_HSUM; \
+	MOVSS X0, ret+104(FP); \
+	VZEROUPPER; \
+	RET
+
 // func dotQ8_0AVX2(a, x []byte, xd []float32, nb int) float32
 TEXT ·dotQ8_0AVX2(SB), NOSPLIT, $0-84
-	QDOT_SETUP(nb+72)
-	TESTQ CX, CX
-	JZ dotQ8_0AVX2_done
-dotQ8_0AVX2_loop:
-	Q8_AVX2(2, Y0)
-	Q8_AVX2(36, Y1)
-	Q8_AVX2(70, Y2)
-	Q8_AVX2(104, Y3)
-	QDOT_REDUCE4(Y8)
-	Q8_AVX2(138, Y0)
-	Q8_AVX2(172, Y1)
-	Q8_AVX2(206, Y2)
-	Q8_AVX2(240, Y3)
-	QDOT_REDUCE4(Y9)
-	QDOT_SUMS
-	QDOT_SCALE(34)
-	ADDQ $272, SI
-	ADDQ $272, DI
-	ADDQ $32, R8
-	DECQ CX
-	JNZ dotQ8_0AVX2_loop
-dotQ8_0AVX2_done:
-	QDOT_HSUM
-	MOVSS X0, ret+80(FP)
-	VZEROUPPER
-	RET
+	Q8_DOT(Q8_AVX2)
 
 // func dotQ8_0VNNI(a, x []byte, xd []float32, nb int) float32
 TEXT ·dotQ8_0VNNI(SB), NOSPLIT, $0-84
-	QDOT_SETUP(nb+72)
-	TESTQ CX, CX
-	JZ dotQ8_0VNNI_done
-dotQ8_0VNNI_loop:
-	Q8_VNNI(2, Y0)
-	Q8_VNNI(36, Y1)
-	Q8_VNNI(70, Y2)
-	Q8_VNNI(104, Y3)
-	QDOT_REDUCE4(Y8)
-	Q8_VNNI(138, Y0)
-	Q8_VNNI(172, Y1)
-	Q8_VNNI(206, Y2)
-	Q8_VNNI(240, Y3)
-	QDOT_REDUCE4(Y9)
-	QDOT_SUMS
-	QDOT_SCALE(34)
-	ADDQ $272, SI
-	ADDQ $272, DI
-	ADDQ $32, R8
-	DECQ CX
-	JNZ dotQ8_0VNNI_loop
-dotQ8_0VNNI_done:
-	QDOT_HSUM
-	MOVSS X0, ret+80(FP)
-	VZEROUPPER
-	RET
+	Q8_DOT(Q8_VNNI)
 
 // func dotQ4_0AVX2(a, x []byte, xd []float32, xs []int32, nb int) float32
 TEXT ·dotQ4_0AVX2(SB), NOSPLIT, $0-108
-	QDOT_SETUP(nb+96)
-	MOVQ xs_base+72(FP), R9
-	TESTQ CX, CX
-	JZ dotQ4_0AVX2_done
-dotQ4_0AVX2_loop:
-	Q4_AVX2(2, 2, Y0)
-	Q4_AVX2(20, 36, Y1)
-	Q4_AVX2(38, 70, Y2)
-	Q4_AVX2(56, 104, Y3)
-	QDOT_REDUCE4(Y8)
-	Q4_AVX2(74, 138, Y0)
-	Q4_AVX2(92, 172, Y1)
-	Q4_AVX2(110, 206, Y2)
-	Q4_AVX2(128, 240, Y3)
-	QDOT_REDUCE4(Y9)
-	Q4_SUMS
-	QDOT_SCALE(18)
-	ADDQ $144, SI
-	ADDQ $272, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	DECQ CX
-	JNZ dotQ4_0AVX2_loop
-dotQ4_0AVX2_done:
-	QDOT_HSUM
-	MOVSS X0, ret+104(FP)
-	VZEROUPPER
-	RET
+	Q4_DOT(Q4_AVX2)
 
 // func dotQ4_0VNNI(a, x []byte, xd []float32, xs []int32, nb int) float32
 TEXT ·dotQ4_0VNNI(SB), NOSPLIT, $0-108
-	QDOT_SETUP(nb+96)
-	MOVQ xs_base+72(FP), R9
-	TESTQ CX, CX
-	JZ dotQ4_0VNNI_done
-dotQ4_0VNNI_loop:
-	Q4_VNNI(2, 2, Y0)
-	Q4_VNNI(20, 36, Y1)
-	Q4_VNNI(38, 70, Y2)
-	Q4_VNNI(56, 104, Y3)
-	QDOT_REDUCE4(Y8)
-	Q4_VNNI(74, 138, Y0)
-	Q4_VNNI(92, 172, Y1)
-	Q4_VNNI(110, 206, Y2)
-	Q4_VNNI(128, 240, Y3)
-	QDOT_REDUCE4(Y9)
-	Q4_SUMS
-	QDOT_SCALE(18)
-	ADDQ $144, SI
-	ADDQ $272, DI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	DECQ CX
-	JNZ dotQ4_0VNNI_loop
-dotQ4_0VNNI_done:
-	QDOT_HSUM
-	MOVSS X0, ret+104(FP)
-	VZEROUPPER
-	RET
+	Q4_DOT(Q4_VNNI)

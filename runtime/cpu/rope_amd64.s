@@ -1,6 +1,7 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "asm_amd64.h"
 
 // ROTATE_PAIRS rotates the eight pairs of x in Z0 by the cosines in Z1 and
 // the sines in Z2 (eight each, low halves) into Z5: cc = c0 c0 c1 c1 …
@@ -28,14 +29,7 @@ TEXT ·ropeNeoxAVX512(SB), NOSPLIT, $0-72
 	SHRQ $1, CX              // CX = n/2
 	MOVQ CX, R8
 	SHLQ $2, R8              // R8 = n/2 in bytes: the second halves, the sines
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1
-	MOVQ R13, CX
-	SHRQ $4, CX
+	TAIL16
 	TESTQ CX, CX
 	JZ neox_tail
 neox_loop:

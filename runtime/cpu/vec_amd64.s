@@ -1,249 +1,127 @@
 //go:build !noasm
 
 #include "textflag.h"
+#include "asm_amd64.h"
 
-// Elementwise float32 loops: four vectors per step, then one, then (AVX-512)
-// a masked tail; the AVX2 versions take a multiple of 8 elements.
+// BINARY_AVX512(op) and BINARY_AVX2(op) are the bodies of the elementwise
+// d = a op x kernels (op VADDPS, VSUBPS, VMULPS or VDIVPS): four vectors per
+// step, then one, then (AVX-512) a masked tail; the AVX2 version takes a
+// multiple of 8 elements.
+#define BINARY_AVX512(op) \
+	MOVQ d_base+0(FP), DI; \
+	MOVQ d_len+8(FP), CX; \
+	MOVQ a_base+24(FP), SI; \
+	MOVQ x_base+48(FP), DX; \
+	TAIL16; \
+	MOVQ CX, BX; \
+	SHRQ $2, BX; \
+	ANDQ $3, CX; \
+	TESTQ BX, BX; \
+	JZ one; \
+four:; \
+	VMOVUPS 0(SI), Z0; \
+	op 0(DX), Z0, Z0; \
+	VMOVUPS Z0, 0(DI); \
+	VMOVUPS 64(SI), Z1; \
+	op 64(DX), Z1, Z1; \
+	VMOVUPS Z1, 64(DI); \
+	VMOVUPS 128(SI), Z2; \
+	op 128(DX), Z2, Z2; \
+	VMOVUPS Z2, 128(DI); \
+	VMOVUPS 192(SI), Z3; \
+	op 192(DX), Z3, Z3; \
+	VMOVUPS Z3, 192(DI); \
+	ADDQ $256, SI; \
+	ADDQ $256, DI; \
+	ADDQ $256, DX; \
+	DECQ BX; \
+	JNZ four; \
+one:; \
+	TESTQ CX, CX; \
+	JZ tail; \
+oneloop:; \
+	VMOVUPS 0(SI), Z0; \
+	op 0(DX), Z0, Z0; \
+	VMOVUPS Z0, 0(DI); \
+	ADDQ $64, SI; \
+	ADDQ $64, DI; \
+	ADDQ $64, DX; \
+	DECQ CX; \
+	JNZ oneloop; \
+tail:; \
+	KORTESTW K1, K1; \
+	JZ done; \
+	VMOVUPS.Z 0(SI), K1, Z0; \
+	VMOVUPS.Z 0(DX), K1, Z4; \
+	op Z4, Z0, Z0; \
+	VMOVUPS Z0, K1, 0(DI); \
+done:; \
+	VZEROUPPER; \
+	RET
+
+#define BINARY_AVX2(op) \
+	MOVQ d_base+0(FP), DI; \
+	MOVQ d_len+8(FP), CX; \
+	MOVQ a_base+24(FP), SI; \
+	MOVQ x_base+48(FP), DX; \
+	SHRQ $3, CX; \
+	MOVQ CX, BX; \
+	SHRQ $2, BX; \
+	ANDQ $3, CX; \
+	TESTQ BX, BX; \
+	JZ one; \
+four:; \
+	VMOVUPS 0(SI), Y0; \
+	op 0(DX), Y0, Y0; \
+	VMOVUPS Y0, 0(DI); \
+	VMOVUPS 32(SI), Y1; \
+	op 32(DX), Y1, Y1; \
+	VMOVUPS Y1, 32(DI); \
+	VMOVUPS 64(SI), Y2; \
+	op 64(DX), Y2, Y2; \
+	VMOVUPS Y2, 64(DI); \
+	VMOVUPS 96(SI), Y3; \
+	op 96(DX), Y3, Y3; \
+	VMOVUPS Y3, 96(DI); \
+	ADDQ $128, SI; \
+	ADDQ $128, DI; \
+	ADDQ $128, DX; \
+	DECQ BX; \
+	JNZ four; \
+one:; \
+	TESTQ CX, CX; \
+	JZ tail; \
+oneloop:; \
+	VMOVUPS 0(SI), Y0; \
+	op 0(DX), Y0, Y0; \
+	VMOVUPS Y0, 0(DI); \
+	ADDQ $32, SI; \
+	ADDQ $32, DI; \
+	ADDQ $32, DX; \
+	DECQ CX; \
+	JNZ oneloop; \
+tail:; \
+done:; \
+	VZEROUPPER; \
+	RET
+
+// Elementwise float32 loops, shaped as BINARY_AVX512 and BINARY_AVX2 are.
 
 // func addF32AVX512(d, a, x []float32)
 TEXT ·addF32AVX512(SB), NOSPLIT, $0-72
-	MOVQ d_base+0(FP), DI
-	MOVQ d_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ x_base+48(FP), DX
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full vectors
-	MOVQ CX, BX
-	SHRQ $2, BX
-	ANDQ $3, CX
-	TESTQ BX, BX
-	JZ addF32AVX512_one
-addF32AVX512_four:
-	VMOVUPS 0(SI), Z0
-	VADDPS 0(DX), Z0, Z0
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS 64(SI), Z1
-	VADDPS 64(DX), Z1, Z1
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS 128(SI), Z2
-	VADDPS 128(DX), Z2, Z2
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS 192(SI), Z3
-	VADDPS 192(DX), Z3, Z3
-	VMOVUPS Z3, 192(DI)
-	ADDQ $256, SI
-	ADDQ $256, DI
-	ADDQ $256, DX
-	DECQ BX
-	JNZ addF32AVX512_four
-addF32AVX512_one:
-	TESTQ CX, CX
-	JZ addF32AVX512_tail
-addF32AVX512_oneloop:
-	VMOVUPS 0(SI), Z0
-	VADDPS 0(DX), Z0, Z0
-	VMOVUPS Z0, 0(DI)
-	ADDQ $64, SI
-	ADDQ $64, DI
-	ADDQ $64, DX
-	DECQ CX
-	JNZ addF32AVX512_oneloop
-addF32AVX512_tail:
-	KORTESTW K1, K1
-	JZ addF32AVX512_done
-	VMOVUPS.Z 0(SI), K1, Z0
-	VMOVUPS.Z 0(DX), K1, Z4
-	VADDPS Z4, Z0, Z0
-	VMOVUPS Z0, K1, 0(DI)
-addF32AVX512_done:
-	VZEROUPPER
-	RET
+	BINARY_AVX512(VADDPS)
 
 // func subF32AVX512(d, a, x []float32)
 TEXT ·subF32AVX512(SB), NOSPLIT, $0-72
-	MOVQ d_base+0(FP), DI
-	MOVQ d_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ x_base+48(FP), DX
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full vectors
-	MOVQ CX, BX
-	SHRQ $2, BX
-	ANDQ $3, CX
-	TESTQ BX, BX
-	JZ subF32AVX512_one
-subF32AVX512_four:
-	VMOVUPS 0(SI), Z0
-	VSUBPS 0(DX), Z0, Z0
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS 64(SI), Z1
-	VSUBPS 64(DX), Z1, Z1
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS 128(SI), Z2
-	VSUBPS 128(DX), Z2, Z2
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS 192(SI), Z3
-	VSUBPS 192(DX), Z3, Z3
-	VMOVUPS Z3, 192(DI)
-	ADDQ $256, SI
-	ADDQ $256, DI
-	ADDQ $256, DX
-	DECQ BX
-	JNZ subF32AVX512_four
-subF32AVX512_one:
-	TESTQ CX, CX
-	JZ subF32AVX512_tail
-subF32AVX512_oneloop:
-	VMOVUPS 0(SI), Z0
-	VSUBPS 0(DX), Z0, Z0
-	VMOVUPS Z0, 0(DI)
-	ADDQ $64, SI
-	ADDQ $64, DI
-	ADDQ $64, DX
-	DECQ CX
-	JNZ subF32AVX512_oneloop
-subF32AVX512_tail:
-	KORTESTW K1, K1
-	JZ subF32AVX512_done
-	VMOVUPS.Z 0(SI), K1, Z0
-	VMOVUPS.Z 0(DX), K1, Z4
-	VSUBPS Z4, Z0, Z0
-	VMOVUPS Z0, K1, 0(DI)
-subF32AVX512_done:
-	VZEROUPPER
-	RET
+	BINARY_AVX512(VSUBPS)
 
 // func mulF32AVX512(d, a, x []float32)
 TEXT ·mulF32AVX512(SB), NOSPLIT, $0-72
-	MOVQ d_base+0(FP), DI
-	MOVQ d_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ x_base+48(FP), DX
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full vectors
-	MOVQ CX, BX
-	SHRQ $2, BX
-	ANDQ $3, CX
-	TESTQ BX, BX
-	JZ mulF32AVX512_one
-mulF32AVX512_four:
-	VMOVUPS 0(SI), Z0
-	VMULPS 0(DX), Z0, Z0
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS 64(SI), Z1
-	VMULPS 64(DX), Z1, Z1
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS 128(SI), Z2
-	VMULPS 128(DX), Z2, Z2
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS 192(SI), Z3
-	VMULPS 192(DX), Z3, Z3
-	VMOVUPS Z3, 192(DI)
-	ADDQ $256, SI
-	ADDQ $256, DI
-	ADDQ $256, DX
-	DECQ BX
-	JNZ mulF32AVX512_four
-mulF32AVX512_one:
-	TESTQ CX, CX
-	JZ mulF32AVX512_tail
-mulF32AVX512_oneloop:
-	VMOVUPS 0(SI), Z0
-	VMULPS 0(DX), Z0, Z0
-	VMOVUPS Z0, 0(DI)
-	ADDQ $64, SI
-	ADDQ $64, DI
-	ADDQ $64, DX
-	DECQ CX
-	JNZ mulF32AVX512_oneloop
-mulF32AVX512_tail:
-	KORTESTW K1, K1
-	JZ mulF32AVX512_done
-	VMOVUPS.Z 0(SI), K1, Z0
-	VMOVUPS.Z 0(DX), K1, Z4
-	VMULPS Z4, Z0, Z0
-	VMOVUPS Z0, K1, 0(DI)
-mulF32AVX512_done:
-	VZEROUPPER
-	RET
+	BINARY_AVX512(VMULPS)
 
 // func divF32AVX512(d, a, x []float32)
 TEXT ·divF32AVX512(SB), NOSPLIT, $0-72
-	MOVQ d_base+0(FP), DI
-	MOVQ d_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ x_base+48(FP), DX
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full vectors
-	MOVQ CX, BX
-	SHRQ $2, BX
-	ANDQ $3, CX
-	TESTQ BX, BX
-	JZ divF32AVX512_one
-divF32AVX512_four:
-	VMOVUPS 0(SI), Z0
-	VDIVPS 0(DX), Z0, Z0
-	VMOVUPS Z0, 0(DI)
-	VMOVUPS 64(SI), Z1
-	VDIVPS 64(DX), Z1, Z1
-	VMOVUPS Z1, 64(DI)
-	VMOVUPS 128(SI), Z2
-	VDIVPS 128(DX), Z2, Z2
-	VMOVUPS Z2, 128(DI)
-	VMOVUPS 192(SI), Z3
-	VDIVPS 192(DX), Z3, Z3
-	VMOVUPS Z3, 192(DI)
-	ADDQ $256, SI
-	ADDQ $256, DI
-	ADDQ $256, DX
-	DECQ BX
-	JNZ divF32AVX512_four
-divF32AVX512_one:
-	TESTQ CX, CX
-	JZ divF32AVX512_tail
-divF32AVX512_oneloop:
-	VMOVUPS 0(SI), Z0
-	VDIVPS 0(DX), Z0, Z0
-	VMOVUPS Z0, 0(DI)
-	ADDQ $64, SI
-	ADDQ $64, DI
-	ADDQ $64, DX
-	DECQ CX
-	JNZ divF32AVX512_oneloop
-divF32AVX512_tail:
-	KORTESTW K1, K1
-	JZ divF32AVX512_done
-	VMOVUPS.Z 0(SI), K1, Z0
-	VMOVUPS.Z 0(DX), K1, Z4
-	VDIVPS Z4, Z0, Z0
-	VMOVUPS Z0, K1, 0(DI)
-divF32AVX512_done:
-	VZEROUPPER
-	RET
+	BINARY_AVX512(VDIVPS)
 
 // func scaleF32AVX512(d, a []float32, s float32)
 TEXT ·scaleF32AVX512(SB), NOSPLIT, $0-52
@@ -251,14 +129,7 @@ TEXT ·scaleF32AVX512(SB), NOSPLIT, $0-52
 	MOVQ d_len+8(FP), CX
 	MOVQ a_base+24(FP), SI
 	VBROADCASTSS s+48(FP), Z15
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full vectors
+	TAIL16
 	MOVQ CX, BX
 	SHRQ $2, BX
 	ANDQ $3, CX
@@ -303,14 +174,7 @@ TEXT ·addScaledF32AVX512(SB), NOSPLIT, $0-52
 	MOVQ w_len+8(FP), CX
 	MOVQ m_base+24(FP), SI
 	VBROADCASTSS s+48(FP), Z15
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full vectors
+	TAIL16
 	MOVQ CX, BX
 	SHRQ $2, BX
 	ANDQ $3, CX
@@ -357,191 +221,19 @@ addScaledF32AVX512_done:
 
 // func addF32AVX2(d, a, x []float32)
 TEXT ·addF32AVX2(SB), NOSPLIT, $0-72
-	MOVQ d_base+0(FP), DI
-	MOVQ d_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ x_base+48(FP), DX
-	SHRQ $3, CX              // CX = vectors of 8
-	MOVQ CX, BX
-	SHRQ $2, BX
-	ANDQ $3, CX
-	TESTQ BX, BX
-	JZ addF32AVX2_one
-addF32AVX2_four:
-	VMOVUPS 0(SI), Y0
-	VADDPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS 32(SI), Y1
-	VADDPS 32(DX), Y1, Y1
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS 64(SI), Y2
-	VADDPS 64(DX), Y2, Y2
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS 96(SI), Y3
-	VADDPS 96(DX), Y3, Y3
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DI
-	ADDQ $128, DX
-	DECQ BX
-	JNZ addF32AVX2_four
-addF32AVX2_one:
-	TESTQ CX, CX
-	JZ addF32AVX2_tail
-addF32AVX2_oneloop:
-	VMOVUPS 0(SI), Y0
-	VADDPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, DX
-	DECQ CX
-	JNZ addF32AVX2_oneloop
-addF32AVX2_tail:
-addF32AVX2_done:
-	VZEROUPPER
-	RET
+	BINARY_AVX2(VADDPS)
 
 // func subF32AVX2(d, a, x []float32)
 TEXT ·subF32AVX2(SB), NOSPLIT, $0-72
-	MOVQ d_base+0(FP), DI
-	MOVQ d_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ x_base+48(FP), DX
-	SHRQ $3, CX              // CX = vectors of 8
-	MOVQ CX, BX
-	SHRQ $2, BX
-	ANDQ $3, CX
-	TESTQ BX, BX
-	JZ subF32AVX2_one
-subF32AVX2_four:
-	VMOVUPS 0(SI), Y0
-	VSUBPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS 32(SI), Y1
-	VSUBPS 32(DX), Y1, Y1
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS 64(SI), Y2
-	VSUBPS 64(DX), Y2, Y2
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS 96(SI), Y3
-	VSUBPS 96(DX), Y3, Y3
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DI
-	ADDQ $128, DX
-	DECQ BX
-	JNZ subF32AVX2_four
-subF32AVX2_one:
-	TESTQ CX, CX
-	JZ subF32AVX2_tail
-subF32AVX2_oneloop:
-	VMOVUPS 0(SI), Y0
-	VSUBPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, DX
-	DECQ CX
-	JNZ subF32AVX2_oneloop
-subF32AVX2_tail:
-subF32AVX2_done:
-	VZEROUPPER
-	RET
+	BINARY_AVX2(VSUBPS)
 
 // func mulF32AVX2(d, a, x []float32)
 TEXT ·mulF32AVX2(SB), NOSPLIT, $0-72
-	MOVQ d_base+0(FP), DI
-	MOVQ d_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ x_base+48(FP), DX
-	SHRQ $3, CX              // CX = vectors of 8
-	MOVQ CX, BX
-	SHRQ $2, BX
-	ANDQ $3, CX
-	TESTQ BX, BX
-	JZ mulF32AVX2_one
-mulF32AVX2_four:
-	VMOVUPS 0(SI), Y0
-	VMULPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS 32(SI), Y1
-	VMULPS 32(DX), Y1, Y1
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS 64(SI), Y2
-	VMULPS 64(DX), Y2, Y2
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS 96(SI), Y3
-	VMULPS 96(DX), Y3, Y3
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DI
-	ADDQ $128, DX
-	DECQ BX
-	JNZ mulF32AVX2_four
-mulF32AVX2_one:
-	TESTQ CX, CX
-	JZ mulF32AVX2_tail
-mulF32AVX2_oneloop:
-	VMOVUPS 0(SI), Y0
-	VMULPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, DX
-	DECQ CX
-	JNZ mulF32AVX2_oneloop
-mulF32AVX2_tail:
-mulF32AVX2_done:
-	VZEROUPPER
-	RET
+	BINARY_AVX2(VMULPS)
 
 // func divF32AVX2(d, a, x []float32)
 TEXT ·divF32AVX2(SB), NOSPLIT, $0-72
-	MOVQ d_base+0(FP), DI
-	MOVQ d_len+8(FP), CX
-	MOVQ a_base+24(FP), SI
-	MOVQ x_base+48(FP), DX
-	SHRQ $3, CX              // CX = vectors of 8
-	MOVQ CX, BX
-	SHRQ $2, BX
-	ANDQ $3, CX
-	TESTQ BX, BX
-	JZ divF32AVX2_one
-divF32AVX2_four:
-	VMOVUPS 0(SI), Y0
-	VDIVPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	VMOVUPS 32(SI), Y1
-	VDIVPS 32(DX), Y1, Y1
-	VMOVUPS Y1, 32(DI)
-	VMOVUPS 64(SI), Y2
-	VDIVPS 64(DX), Y2, Y2
-	VMOVUPS Y2, 64(DI)
-	VMOVUPS 96(SI), Y3
-	VDIVPS 96(DX), Y3, Y3
-	VMOVUPS Y3, 96(DI)
-	ADDQ $128, SI
-	ADDQ $128, DI
-	ADDQ $128, DX
-	DECQ BX
-	JNZ divF32AVX2_four
-divF32AVX2_one:
-	TESTQ CX, CX
-	JZ divF32AVX2_tail
-divF32AVX2_oneloop:
-	VMOVUPS 0(SI), Y0
-	VDIVPS 0(DX), Y0, Y0
-	VMOVUPS Y0, 0(DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	ADDQ $32, DX
-	DECQ CX
-	JNZ divF32AVX2_oneloop
-divF32AVX2_tail:
-divF32AVX2_done:
-	VZEROUPPER
-	RET
+	BINARY_AVX2(VDIVPS)
 
 // func scaleF32AVX2(d, a []float32, s float32)
 TEXT ·scaleF32AVX2(SB), NOSPLIT, $0-52
@@ -641,14 +333,7 @@ TEXT ·maxF32AVX512(SB), NOSPLIT, $0-28
 	VMOVAPS Z8, Z1
 	VMOVAPS Z8, Z2
 	VMOVAPS Z8, Z3
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full vectors
+	TAIL16
 	MOVQ CX, BX
 	SHRQ $2, BX
 	ANDQ $3, CX
@@ -705,14 +390,7 @@ TEXT ·sumSqF64AVX512(SB), NOSPLIT, $0-32
 	VPXORQ Z1, Z1, Z1
 	VPXORQ Z2, Z2, Z2
 	VPXORQ Z3, Z3, Z3
-	MOVQ CX, R13
-	ANDQ $15, CX
-	MOVL $1, AX
-	SHLL CX, AX
-	DECL AX
-	KMOVW AX, K1            // K1 = the tail's lanes
-	MOVQ R13, CX
-	SHRQ $4, CX             // CX = full vectors
+	TAIL16
 	TESTQ CX, CX
 	JZ sumsq_tail
 sumsq_loop:
