@@ -65,9 +65,7 @@ func (t *binaryTask) run(chunk, nchunks, tid int) {
 	}
 	lo, hi := split(a.nrows(), chunk, nchunks)
 	for r := lo; r < hi; r++ {
-		i1 := r % a.ne[1]
-		i2 := r / a.ne[1] % a.ne[2]
-		i3 := r / a.ne[1] / a.ne[2]
+		i1, i2, i3 := rowCoords(&a.ne, r)
 		ao := a.off(i1, i2, i3)
 		do := d.off(i1, i2, i3)
 		xo := x.off(i1%x.ne[1], i2%x.ne[2], i3%x.ne[3])

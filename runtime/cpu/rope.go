@@ -164,9 +164,7 @@ func (t *ropeTask) run(chunk, nchunks, tid int) {
 		return
 	}
 	for r := lo; r < hi; r++ {
-		i1 := r % a.ne[1]
-		i2 := r / a.ne[1] % a.ne[2]
-		i3 := r / a.ne[1] / a.ne[2]
+		i1, i2, i3 := rowCoords(&a.ne, r)
 		cache := t.tab[i2*nd : (i2+1)*nd]
 		ao, do := a.off(i1, i2, i3), d.off(i1, i2, i3)
 		if a.isF32() && a.dense() && d.dense() {

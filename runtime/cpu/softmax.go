@@ -67,9 +67,7 @@ func (t *softMaxTask) run(chunk, nchunks, tid int) {
 		return
 	}
 	for r := lo; r < hi; r++ {
-		i1 := r % a.ne[1]
-		i2 := r / a.ne[1] % a.ne[2]
-		i3 := r / a.ne[1] / a.ne[2]
+		i1, i2, i3 := rowCoords(&a.ne, r)
 		slope := float32(1)
 		if t.maxBias > 0 {
 			if h := i2; h < t.nHeadLog2 {

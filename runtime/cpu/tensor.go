@@ -73,9 +73,7 @@ func (v *tview) off(i1, i2, i3 int) int { return i1*v.st[1] + i2*v.st[2] + i3*v.
 // run's first row (i1, i2, i3) and its length.
 func forRuns(ne *[4]int, lo, hi int, f func(i1, i2, i3, n int)) {
 	for r := lo; r < hi; {
-		i1 := r % ne[1]
-		i2 := r / ne[1] % ne[2]
-		i3 := r / ne[1] / ne[2]
+		i1, i2, i3 := rowCoords(ne, r)
 		n := min(ne[1]-i1, hi-r)
 		f(i1, i2, i3, n)
 		r += n
@@ -84,9 +82,13 @@ func forRuns(ne *[4]int, lo, hi int, f func(i1, i2, i3, n int)) {
 
 // rowOff is the element offset of flat row r (i1 fastest).
 func (v *tview) rowOff(r int) int {
-	i1 := r % v.ne[1]
-	r /= v.ne[1]
-	return i1*v.st[1] + (r%v.ne[2])*v.st[2] + r/v.ne[2]*v.st[3]
+	i1, i2, i3 := rowCoords(&v.ne, r)
+	return v.off(i1, i2, i3)
+}
+
+// rowCoords is flat row r's (i1, i2, i3) in shape ne, i1 fastest.
+func rowCoords(ne *[4]int, r int) (i1, i2, i3 int) {
+	return r % ne[1], r / ne[1] % ne[2], r / ne[1] / ne[2]
 }
 
 // dense reports whether a row's elements are adjacent.
