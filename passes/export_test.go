@@ -10,5 +10,8 @@ var (
 	SplitGraph      = splitGraph
 )
 
+// CutSplits is the property tests' hand-made split_graph (memory_prop_test.go).
+var CutSplits = cutSplits
+
 // MaxSplitInputs is GGML_SCHED_MAX_SPLIT_INPUTS.
 const MaxSplitInputs = maxSplitInputs

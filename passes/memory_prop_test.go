@@ -276,6 +276,15 @@ func schedule(r *rand.Rand, g *ir.Graph) {
 			t.Backend = t.ViewSrc.Backend
 		}
 	}
+	cutSplits(g, r.Intn(2) == 0)
+}
+
+// cutSplits cuts splits where the backend changes and gives each split a
+// copy of every source its backend cannot read, made once per backend (as
+// split_graph does), with NCopies > 1 the pipeline copies of the graph
+// inputs; rewrite makes the nodes read the copies (the planner accepts
+// both).
+func cutSplits(g *ir.Graph, rewrite bool) {
 	readable := func(x *ir.Tensor, b int) bool {
 		bt := g.Backends[x.Root().Backend].BufferType
 		be := g.Backends[b]
@@ -289,7 +298,6 @@ func schedule(r *rand.Rand, g *ir.Graph) {
 		}
 		return false
 	}
-	rewrite := r.Intn(2) == 0
 	type key struct {
 		t *ir.Tensor
 		b int

@@ -89,55 +89,7 @@ func handSchedule(g *ir.Graph, on map[string]string) {
 			t.Backend = t.ViewSrc.Backend
 		}
 	}
-	readable := func(x *ir.Tensor, b int) bool {
-		bt := g.Backends[x.Root().Backend].BufferType
-		if bt == g.Backends[b].BufferType {
-			return true
-		}
-		for _, r := range g.Backends[b].Reads {
-			if r == bt {
-				return true
-			}
-		}
-		return false
-	}
-	type key struct {
-		t *ir.Tensor
-		b int
-	}
-	copies := map[key]*ir.Tensor{}
-	var s *ir.Split
-	for i, n := range g.Nodes {
-		if s == nil || n.Backend != s.Backend {
-			s = &ir.Split{Backend: n.Backend, First: i}
-			g.Splits = append(g.Splits, s)
-		}
-		s.End = i + 1
-		for j, x := range n.Src {
-			if g.NCopies > 1 && x.Kind == ir.KindInput && copies[key{x, -1}] == nil {
-				in := &ir.SplitInput{Tensor: x, Copies: []*ir.Tensor{x}}
-				for k := 1; k < g.NCopies; k++ {
-					in.Copies = append(in.Copies, g.NewCopy(x, fmt.Sprintf("%s#%s#%d", g.Backends[x.Backend].Name, x.Name, k), x.Backend))
-				}
-				copies[key{x, -1}] = x
-				g.InputCopies = append(g.InputCopies, in)
-			}
-			if readable(x, n.Backend) {
-				continue
-			}
-			cp := copies[key{x, n.Backend}]
-			if cp == nil {
-				in := &ir.SplitInput{Tensor: x}
-				for k := 0; k < g.NCopies; k++ {
-					in.Copies = append(in.Copies, g.NewCopy(x, fmt.Sprintf("%s#%s#%d", g.Backends[n.Backend].Name, x.Name, k), n.Backend))
-				}
-				s.Inputs = append(s.Inputs, in)
-				cp = in.Copies[0]
-				copies[key{x, n.Backend}] = cp
-			}
-			n.Src[j] = cp
-		}
-	}
+	passes.CutSplits(g, true)
 }
 
 // plan builds the case's graph, schedules it and plans its memory with
