@@ -431,14 +431,7 @@ func (l *lowerer) number(e dsl.Expr) (float64, bool) {
 		v, ok := l.number(e.X)
 		return -v, ok
 	}
-	v := l.intExpr(e)
-	if v == nil {
-		return 0, false
-	}
-	c, ok := v.Constant()
-	if !ok {
-		l.errorf(e, "%s depends on a bounded dim; a constant is needed here", v)
-	}
+	c, ok := l.constInt(e)
 	return float64(c), ok
 }
 

@@ -229,25 +229,28 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 
 // paramList names op's keyword parameters for an error message.
 func paramList(op ir.Op) string {
-	var names []string
-	for _, k := range opKeys[op] {
-		names = append(names, k.name+"=")
-	}
-	if len(names) == 0 {
+	if len(opKeys[op]) == 0 {
 		return " (it has none)"
 	}
-	return " (parameters: " + strings.Join(names, " ") + ")"
+	return " (parameters: " + strings.Join(keyNames(op), " ") + ")"
 }
 
-func keyList(op ir.Op) string {
+// keyNames lists op's keyword parameters as they are written, "name=".
+func keyNames(op ir.Op) []string {
 	var names []string
 	for _, k := range opKeys[op] {
 		names = append(names, k.name+"=")
 	}
-	if len(names) == 0 {
+	return names
+}
+
+// keyList names op's keyword parameters after its operands, for the
+// message about an extra operand.
+func keyList(op ir.Op) string {
+	if len(opKeys[op]) == 0 {
 		return ""
 	}
-	return " and keyword parameters " + strings.Join(names, ", ")
+	return " and keyword parameters " + strings.Join(keyNames(op), ", ")
 }
 
 // keyParams applies keyword arguments and defaults.
