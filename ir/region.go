@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -50,12 +51,12 @@ func (s Slice) String() string {
 	return fmt.Sprintf("ne%d*%d", s.Axis, s.Per)
 }
 
-// RegionOf returns the region holding node index i, or nil.
+// RegionOf returns the region holding node index i, or nil. Regions are in
+// node order, so it searches: printers ask for every node of large graphs.
 func (g *Graph) RegionOf(i int) *Region {
-	for _, r := range g.Regions {
-		if r.First <= i && i < r.End {
-			return r
-		}
+	k := sort.Search(len(g.Regions), func(k int) bool { return g.Regions[k].End > i })
+	if k < len(g.Regions) && g.Regions[k].First <= i {
+		return g.Regions[k]
 	}
 	return nil
 }

@@ -336,6 +336,9 @@ func (v *memVerifier) lifetimes() {
 // region's parts run at their own pace, so nothing it frees is reusable
 // before it ends.
 func (v *memVerifier) regions() {
+	if len(v.g.Regions) == 0 {
+		return
+	}
 	stepOf := map[*ir.Tensor]int32{}
 	for s, st := range v.steps {
 		if st.node != nil {
