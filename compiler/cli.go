@@ -281,7 +281,7 @@ func cmdPlan(e *env, args []string) error {
 	tf.register(fs)
 	asJSON := fs.Bool("json", false, "print the plan as JSON (schema: docs/plan-json.md)")
 	debug := fs.Bool("debug", false, "explain every split and node, like GGML_SCHED_DEBUG=2")
-	dot := fs.Bool("dot", false, "print the plan as a Graphviz graph: splits as clusters per backend, copies as labelled edges")
+	dot := fs.Bool("dot", false, "print the plan as a Graphviz graph: splits as clusters per backend, parallel regions as dashed clusters, copies as labelled edges")
 	svg := fs.Bool("svg", false, "render the -dot graph as SVG (needs Graphviz's dot)")
 	through := fs.String("through", "", "stop after this pass and print the graph as it is then ("+strings.Join(passes.Passes(), ", ")+")")
 	files, err := parseFlags(fs, args, 1)
