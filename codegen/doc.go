@@ -18,4 +18,12 @@
 // the graph inputs and the split inputs' copies have one version per
 // pipeline slot (offs…[c]), and Submit returns while asynchronous backends
 // still compute.
+//
+// One file per stage, in the order Generate runs them: prepare.go names
+// everything and checks what the plan promises codegen (prepare); decls.go
+// emits the package-level types, constants and the plan tables (types,
+// decls, plan); model.go the Model and New; submit.go Submit, which calls
+// the splits in order; split.go one method per split with its kernel calls;
+// regions.go the parallel regions; main.go the optional main. backends.go
+// says how generated code constructs each kind of backend.
 package codegen

@@ -1,0 +1,147 @@
+package codegen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+)
+
+func (gen *generator) types(f *jen.File) {
+	var dimFields []jen.Code
+	for _, d := range gen.bounded {
+		dimFields = append(dimFields, jen.Id(gen.dimField[d]).Int().Comment(fmt.Sprintf("%s, at most %d", d.Name, d.Bound)))
+	}
+	f.Comment("Dims are the bounded dims' values for one evaluation.")
+	f.Type().Id("Dims").Struct(dimFields...)
+
+	f.Comment("Inputs are one evaluation's inputs, flat in ggml order (ne[0] fastest).")
+	inFields := []jen.Code{jen.Id("Dims")}
+	for _, t := range gen.g.Inputs {
+		inFields = append(inFields, jen.Id(gen.inField[t]).Index().Add(elemType(t.Type)).Comment(fmt.Sprintf("%s: %s%s", t.Name, t.Type, t.ShapeString())))
+	}
+	f.Type().Id("Inputs").Struct(inFields...)
+
+	f.Comment("Outputs are one evaluation's results; they own their memory.")
+	var outFields []jen.Code
+	for _, t := range gen.g.Outputs {
+		outFields = append(outFields, jen.Id(gen.outField[t]).Qual(pkgRuntime, "Tensor").Comment(fmt.Sprintf("%s: %s%s", t.Name, t.Type, t.ShapeString())))
+	}
+	f.Type().Id("Outputs").Struct(outFields...)
+
+	// Named returns the outputs with their tensor names, in declaration order.
+	var named []jen.Code
+	for _, t := range gen.g.Outputs {
+		named = append(named, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(t.Name), jen.Id("Tensor"): jen.Id("o").Dot(gen.outField[t])}))
+	}
+	f.Comment("Named lists the outputs with their names, in declaration order.")
+	f.Func().Params(jen.Id("o").Op("*").Id("Outputs")).Id("Named").Params().Index().Qual(pkgRuntime, "Named").Block(
+		jen.Return(jen.Index().Qual(pkgRuntime, "Named").Values(named...)),
+	)
+}
+
+func elemType(t runtime.DType) jen.Code {
+	switch t {
+	case runtime.F32:
+		return jen.Float32()
+	case runtime.F16:
+		return jen.Uint16()
+	case runtime.I32:
+		return jen.Int32()
+	}
+	panic("BUG: elemType " + t.String())
+}
+
+func dtypeCode(t runtime.DType) jen.Code { return jen.Qual(pkgRuntime, strings.ToUpper(t.String())) }
+
+var multi = jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
+
+func (gen *generator) decls(f *jen.File) {
+	declList := func(ts []*ir.Tensor) []jen.Code {
+		var vals []jen.Code
+		for _, t := range ts {
+			vals = append(vals, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(t.Name), jen.Id("Type"): dtypeCode(t.Type), jen.Id("Ne"): gen.shape(t.Ne, nil)}))
+		}
+		return vals
+	}
+	f.Comment("Weights are the weights New expects, in declaration order.")
+	f.Var().Id("Weights").Op("=").Index().Qual(pkgRuntime, "Decl").Custom(multi, declList(gen.weights)...)
+	f.Comment("States are the persistent tensors the model keeps across evaluations, in declaration order.")
+	f.Var().Id("States").Op("=").Index().Qual(pkgRuntime, "Decl").Custom(multi, declList(gen.states)...)
+	var idx []jen.Code
+	for _, t := range gen.g.Params {
+		idx = append(idx, jen.Id(gen.paramConst[t]).Op("=").Lit(gen.paramIndex[t]).Comment(t.Name))
+	}
+	if len(idx) > 0 {
+		f.Comment("Indexes of the weights in Weights and of the state in States.")
+		f.Const().Defs(idx...)
+	}
+	placed := func(ts []*ir.Tensor) []jen.Code {
+		var vals []jen.Code
+		for _, t := range ts {
+			vals = append(vals, jen.Id(gen.beConst[gen.g.PlacedBackend(t)]))
+		}
+		return vals
+	}
+	f.Comment("weightBackend and stateBackend are the backends whose memory holds each weight and")
+	f.Comment("state tensor, in declaration order.")
+	f.Var().Defs(
+		jen.Id("weightBackend").Op("=").Index().Int().Values(placed(gen.weights)...),
+		jen.Id("stateBackend").Op("=").Index().Int().Values(placed(gen.states)...),
+	)
+}
+
+// plan emits the plan's description for the scheduler: the buffer types
+// the plan was made for and the splits.
+func (gen *generator) plan(f *jen.File) {
+	g := gen.g
+	var bts []jen.Code
+	for _, be := range g.Backends {
+		bts = append(bts, jen.Values(jen.Dict{
+			jen.Id("Name"):      jen.Lit(be.BufferType),
+			jen.Id("Host"):      jen.Lit(be.Host),
+			jen.Id("Alignment"): jen.Lit(int(max(be.Alignment, 1))),
+		}))
+	}
+	f.Comment("bufferTypes are the memory the plan was made for on each backend, in target order;")
+	f.Comment("New checks the backends it gets against them.")
+	f.Var().Id("bufferTypes").Op("=").Index().Qual(pkgRuntime, "BufferType").Custom(multi, bts...)
+	var sps []jen.Code
+	for _, s := range g.Splits {
+		nodes := 0
+		for _, t := range g.Nodes[s.First:s.End] {
+			if !t.Op.IsView() {
+				nodes++
+			}
+		}
+		sps = append(sps, jen.Values(jen.Dict{
+			jen.Id("Backend"): jen.Id(gen.beConst[s.Backend]),
+			jen.Id("Inputs"):  jen.Lit(len(s.Inputs)),
+			jen.Id("Nodes"):   jen.Lit(nodes),
+			jen.Id("First"):   jen.Lit(g.Nodes[s.First].Name),
+			jen.Id("Last"):    jen.Lit(g.Nodes[s.End-1].Name),
+		}))
+	}
+	f.Comment("splits are the plan's splits in order, for the scheduler.")
+	f.Var().Id("splits").Op("=").Index().Qual(pkgRuntime, "SplitInfo").Custom(multi, sps...)
+}
+
+// shape renders ne (or nb) as a [4]int literal over the dims in d.
+func (gen *generator) shape(ne [4]*ir.Expr, d jen.Code) jen.Code {
+	var vals []jen.Code
+	for _, e := range ne {
+		vals = append(vals, gen.expr(e))
+	}
+	return jen.Index(jen.Lit(4)).Int().Values(vals...)
+}
+
+// expr renders a size expression over the evaluation's dims, d.Field.
+func (gen *generator) expr(e *ir.Expr) jen.Code {
+	if _, ok := e.Constant(); !ok {
+		gen.dimsUsed = true
+	}
+	return jen.Id(e.Format(func(dim *ir.Dim) string { return "d." + gen.dimField[dim] }))
+}

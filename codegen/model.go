@@ -1,0 +1,153 @@
+package codegen
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/graphc/graphc/ir"
+)
+
+func (gen *generator) model(f *jen.File) {
+	g := gen.g
+	fields := []jen.Code{
+		jen.Id("driver").Comment("evaluations in order, state access, statistics, Close"),
+		jen.Id("sched").Op("*").Qual(pkgRuntime, "Sched").Comment("the driver's: copies, events, statistics, eval callback"),
+	}
+	for k := range g.Backends {
+		kind := gen.kinds[k]
+		fields = append(fields, jen.Id(gen.beField[k]).Op("*").Qual(kind.path, kind.typ))
+	}
+	for k, b := range g.Buffers {
+		where := ""
+		if be := g.Backends[b.Backend]; !gen.kinds[b.Backend].host {
+			where = ", in " + be.Name + "'s memory"
+		}
+		fields = append(fields, jen.Id(gen.bufField[k]).Index().Byte().Comment("compute buffer "+b.BufferType+where))
+	}
+	if len(g.Regions) > 0 {
+		fields = append(fields, jen.Id("regions").Id("regionParts").Comment("the parallel region being run"))
+	}
+	fields = append(fields,
+		jen.Id("weights").Index().Qual(pkgRuntime, "Tensor").Comment("in the order of Weights, each in its backend's memory"),
+		jen.Id("state").Index().Qual(pkgRuntime, "Tensor").Comment("the driver's: in the order of States, each in its backend's memory"),
+	)
+	f.Comment("Model is the compiled model, ready to evaluate. The runtime.Driver it embeds")
+	f.Comment("provides State, ReadState, WriteState, Stats, SetEvalCallback and Close.")
+	f.Type().Id("Model").Struct(fields...)
+	f.Comment("driver is runtime.Driver, embedded in Model under an unexported name.")
+	f.Type().Id("driver").Op("=").Qual(pkgRuntime, "Driver")
+
+	ret := jen.Return(jen.Err())
+	var body []jen.Code
+	var execs []jen.Code
+	for k, be := range g.Backends {
+		kind := gen.kinds[k]
+		var args []jen.Code
+		if kind.indexed {
+			args = append(args, jen.Lit(gen.devNum[k]))
+		}
+		args = append(args, jen.Id("threads"))
+		field := jen.Id("m").Dot(gen.beField[k])
+		if kind.fallible {
+			body = append(body, jen.If(
+				jen.List(field.Clone(), jen.Err()).Op("=").Qual(kind.path, kind.ctor).Call(args...),
+				jen.Err().Op("!=").Nil(),
+			).Block(ret.Clone()))
+		} else {
+			body = append(body, field.Clone().Op("=").Qual(kind.path, kind.ctor).Call(args...))
+		}
+		body = append(body, jen.Qual(pkgRuntime, "OnClose").Call(jen.Op("&").Id("m").Dot("driver"), field.Clone().Dot("Close")))
+		if kind.host {
+			execs = append(execs, jen.Qual(pkgRuntime, "NewHostBackend").Call(jen.Lit(be.Name), jen.Id("bufferTypes").Index(jen.Id(gen.beConst[k]))))
+		} else {
+			execs = append(execs, field.Clone())
+		}
+	}
+	body = append(body,
+		jen.If(
+			jen.List(jen.Id("m").Dot("sched"), jen.Err()).Op("=").Qual(pkgRuntime, "NewSched").Call(
+				jen.Index().Qual(pkgRuntime, "Backend").Custom(multi, execs...),
+				jen.Id("bufferTypes"), jen.Id("splits"), jen.Id("NCopies")),
+			jen.Err().Op("!=").Nil(),
+		).Block(ret.Clone()),
+	)
+	for k, b := range g.Buffers {
+		body = append(body, jen.If(
+			jen.List(jen.Id("m").Dot(gen.bufField[k]), jen.Err()).Op("=").Id("m").Dot("sched").Dot("Backend").Call(jen.Id(gen.beConst[b.Backend])).Dot("Alloc").Call(jen.Id(gen.bufConst[k])),
+			jen.Err().Op("!=").Nil(),
+		).Block(ret.Clone()))
+	}
+	body = append(body,
+		jen.If(
+			jen.List(jen.Id("m").Dot("weights"), jen.Err()).Op("=").Id("m").Dot("sched").Dot("UploadAll").Call(jen.Id("weightBackend"), jen.Id("w")),
+			jen.Err().Op("!=").Nil(),
+		).Block(ret.Clone()),
+		jen.List(jen.Id("m").Dot("state"), jen.Err()).Op("=").Qual(pkgRuntime, "StartDriver").Call(
+			jen.Op("&").Id("m").Dot("driver"), jen.Id("m").Dot("sched"), jen.Id("States"), jen.Id("stateBackend")),
+		jen.Return(jen.Err()),
+	)
+	f.Comment("New starts the backends, binds the weights (used in place in host memory, copied to")
+	f.Comment("the others) and allocates the compute buffers and zeroed state. threads <= 0 uses")
+	f.Comment("every core. A backend this machine cannot run is an error.")
+	f.Func().Id("New").Params(jen.Id("weights").Map(jen.String()).Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Op("*").Id("Model"), jen.Error()).Block(
+		jen.List(jen.Id("w"), jen.Err()).Op(":=").Qual(pkgRuntime, "BindWeights").Call(jen.Id("Weights"), jen.Id("weights")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Id("m").Op(":=").Op("&").Id("Model").Values(),
+		jen.If(jen.Err().Op(":=").Id("m").Dot("start").Call(jen.Id("w"), jen.Id("threads")), jen.Err().Op("!=").Nil()).Block(
+			jen.Id("m").Dot("Close").Call(),
+			jen.Return(jen.Nil(), jen.Err()),
+		),
+		jen.Return(jen.Id("m"), jen.Nil()),
+	)
+	f.Comment("start is New's work on the bound weights w; on an error New closes what it started.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("start").Params(jen.Id("w").Index().Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Err().Error()).Block(body...)
+}
+
+// loc renders the buffer and byte offset where t's first element lives.
+func (gen *generator) loc(t *ir.Tensor) (buf, off jen.Code) {
+	root := t.Root()
+	var base jen.Code
+	switch root.Alloc.Kind {
+	case ir.AllocCompute:
+		buf = jen.Id("m").Dot(gen.bufField[root.Alloc.Buffer])
+		if _, ok := gen.versions[root]; ok {
+			base = jen.Id(gen.versionVar[root]).Index(jen.Id("c"))
+		} else {
+			base = jen.Id(gen.offConst[root])
+		}
+	case ir.AllocWeight:
+		buf = jen.Id("m").Dot("weights").Index(jen.Id(gen.paramConst[root])).Dot("Data")
+	case ir.AllocState:
+		buf = jen.Id("m").Dot("state").Index(jen.Id(gen.paramConst[root])).Dot("Data")
+	default:
+		panic(fmt.Sprintf("BUG: tensor %s (root %s) has no allocation", t.Name, root.Name))
+	}
+	if t.ViewSrc == nil {
+		if base == nil {
+			return buf, jen.Lit(0)
+		}
+		return buf, base
+	}
+	vo := t.ViewOffs
+	if c, ok := vo.Constant(); ok && c == 0 && base != nil {
+		return buf, base
+	}
+	if base == nil {
+		return buf, gen.expr(vo)
+	}
+	return buf, jen.Add(base).Op("+").Add(gen.expr(vo))
+}
+
+// tensor renders an expression of type runtime.Tensor for t.
+func (gen *generator) tensor(t *ir.Tensor) jen.Code {
+	if t.ViewSrc == nil && (t.Alloc.Kind == ir.AllocWeight || t.Alloc.Kind == ir.AllocState) {
+		field := "weights"
+		if t.Alloc.Kind == ir.AllocState {
+			field = "state"
+		}
+		return jen.Id("m").Dot(field).Index(jen.Id(gen.paramConst[t]))
+	}
+	buf, off := gen.loc(t)
+	return jen.Qual(pkgRuntime, "At").Call(buf, off, dtypeCode(t.Type), gen.shape(t.Ne, nil), gen.shape(t.Nb, nil))
+}

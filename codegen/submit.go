@@ -1,0 +1,107 @@
+package codegen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+)
+
+// submit emits Submit, Pending and Eval.
+func (gen *generator) submit(f *jen.File) {
+	g := gen.g
+	fail := func(err jen.Code) jen.Code { return jen.Return(jen.Nil(), err) }
+	var body []jen.Code
+	body = append(body, jen.Id("d").Op(":=").Op("&").Id("in").Dot("Dims"))
+	for _, d := range gen.bounded {
+		fd := jen.Id("d").Dot(gen.dimField[d])
+		body = append(body, jen.If(fd.Clone().Op("<").Lit(0).Op("||").Add(fd.Clone()).Op(">").Id(gen.boundConst[d])).Block(
+			fail(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("dim %s = %%d is outside [0, %%d]", d.Name)), fd.Clone(), jen.Id(gen.boundConst[d]))),
+		))
+	}
+	for _, t := range g.Inputs {
+		want := gen.expr(t.NElem())
+		field := jen.Id("in").Dot(gen.inField[t])
+		body = append(body, jen.If(jen.Len(field.Clone()).Op("!=").Add(want)).Block(
+			fail(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("input %s: got %%d elements, want %%d (%s%s)", t.Name, t.Type, t.ShapeString())), jen.Len(field.Clone()), gen.expr(t.NElem()))),
+		))
+	}
+	// Views whose extent depends on the dims must stay inside their source.
+	for _, t := range g.Nodes {
+		if t.ViewSrc == nil || !gen.g.InGraph(t) {
+			continue
+		}
+		end := ir.Add(t.ViewOffs, t.Bytes())
+		if lo, _ := t.ViewOffs.Range(); lo >= 0 && end.Max() <= t.ViewSrc.MaxBytes() {
+			continue
+		}
+		size := int(t.ViewSrc.MaxBytes())
+		dims := t.ViewOffs.Dims(end.Dims(nil))
+		var dimArgs []jen.Code
+		var dimText []string
+		for _, d := range dims {
+			dimArgs = append(dimArgs, jen.Id("d").Dot(gen.dimField[d]))
+			dimText = append(dimText, d.Name+" = %d")
+		}
+		msg := fmt.Sprintf("%s: view %s of %s covers bytes [%%d, %%d), outside its %d bytes (%s)", t.Pos, t.Name, t.ViewSrc.Name, size, strings.Join(dimText, ", "))
+		body = append(body, jen.If(
+			jen.List(jen.Id("lo"), jen.Id("hi")).Op(":=").List(gen.expr(t.ViewOffs), gen.expr(end)),
+			jen.Id("lo").Op("<").Lit(0).Op("||").Id("hi").Op(">").Lit(size),
+		).Block(
+			fail(jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(msg), jen.Id("lo"), jen.Id("hi")}, dimArgs...)...)),
+		))
+	}
+	// The evaluation proper, on pipeline slot c. User inputs are copied in
+	// right away: the caller may reuse its slices.
+	var issue []jen.Code
+	for _, t := range g.Inputs {
+		if !g.InGraph(t) {
+			continue
+		}
+		acc := map[runtime.DType]string{runtime.F32: "F32s", runtime.F16: "F16s", runtime.I32: "I32s"}[t.Type]
+		v := gen.names.local("", t.Name)
+		issue = append(issue,
+			jen.Id(v).Op(":=").Add(gen.tensor(t)),
+			jen.Copy(jen.Id(v).Dot(acc).Call(), jen.Id("in").Dot(gen.inField[t])),
+		)
+	}
+	for k := range g.Splits {
+		issue = append(issue, jen.Id("m").Dot(splitName(k)).Call(jen.Id("d"), jen.Id("c")))
+	}
+	if len(g.Splits) == 0 {
+		issue = append(issue, jen.List(jen.Id("_"), jen.Id("_")).Op("=").List(jen.Id("d"), jen.Id("c")))
+	}
+	issue = append(issue, jen.Id("out").Op(":=").Op("&").Id("Outputs").Values())
+	for _, t := range g.Outputs {
+		v := gen.names.local("", t.Name)
+		issue = append(issue,
+			jen.Id(v).Op(":=").Add(gen.tensor(t)),
+			jen.Id("out").Dot(gen.outField[t]).Op("=").Id("m").Dot("sched").Dot("Output").Call(jen.Id(gen.beConst[gen.memBackend(t)]), jen.Op("&").Id(v)),
+		)
+	}
+	issue = append(issue, jen.Return(jen.Id("out")))
+	body = append(body, jen.Return(jen.Qual(pkgRuntime, "Issue").Call(
+		jen.Op("&").Id("m").Dot("driver"),
+		jen.Func().Params(jen.Id("c").Int()).Op("*").Id("Outputs").Block(issue...),
+	)))
+	f.Comment("Submit starts an evaluation: it checks the dims against their bounds and the")
+	f.Comment("inputs' lengths, copies the inputs in (the caller may reuse them once Submit")
+	f.Comment("returns) and runs the splits in planned order, queuing the work of asynchronous")
+	f.Comment("backends. Wait on the result for the outputs. Evaluations run in the order they are")
+	f.Comment("submitted and concurrent calls are safe; up to NCopies evaluations are in flight at")
+	f.Comment("once (pipeline parallelism). State persists from one evaluation to the next.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Submit").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Op("*").Id("Pending"), jen.Error()).Block(body...)
+
+	f.Comment("Pending is a submitted evaluation: Wait returns its outputs, Done reports without")
+	f.Comment("blocking whether it is done.")
+	f.Type().Id("Pending").Op("=").Qual(pkgRuntime, "Pending").Types(jen.Id("Outputs"))
+	f.Comment("Eval runs one evaluation and returns its outputs: Submit, then Wait.")
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Eval").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Op("*").Id("Outputs"), jen.Error()).Block(
+		jen.List(jen.Id("p"), jen.Err()).Op(":=").Id("m").Dot("Submit").Call(jen.Id("in")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Return(jen.Id("p").Dot("Wait").Call(), jen.Nil()),
+	)
+}
