@@ -177,7 +177,7 @@ func (a *ggmlDynAlloc) free(chunk int32, off, size int64) {
 
 // ggmlAlloc mirrors ggml_gallocr over the problem's steps.
 type ggmlAlloc struct {
-	p         *memProblem
+	p         *allocationProblem
 	allocs    []*ggmlDynAlloc // by buffer
 	nChildren []int32         // by tensor id
 	nViews    []int32
@@ -186,7 +186,7 @@ type ggmlAlloc struct {
 }
 
 // planGGML runs ggml-alloc's algorithm.
-func (p *memProblem) planGGML() *memAssign {
+func (p *allocationProblem) planGGML() *memAssign {
 	n := len(p.mem)
 	a := &ggmlAlloc{p: p, nChildren: make([]int32, n), nViews: make([]int32, n), allocated: make([]bool, n),
 		out: newMemAssign("ggml", p)}

@@ -19,7 +19,7 @@ import (
 //     breadth").
 //
 // An item is an in-place chain: a node that takes over a dying source's
-// memory (memProblem.inPlaceCandidates, which unlike ggml-alloc also sees
+// memory (allocationProblem.inPlaceCandidates, which unlike ggml-alloc also sees
 // through reshapes and other views that start at their root) shares that
 // source's offset, so the chain is placed as one interval of the first
 // tensor's size.
@@ -41,7 +41,7 @@ type memGroups struct {
 
 // groups chains every tensor onto the first in-place candidate in its own
 // buffer whose chain it can extend.
-func (p *memProblem) groups() *memGroups {
+func (p *allocationProblem) groups() *memGroups {
 	mg := &memGroups{next: make([]int32, len(p.tensors))}
 	groupOf := make([]int32, len(p.tensors))
 	for i := range p.tensors {
@@ -289,7 +289,7 @@ const greedyWorkLimit = 50_000_000
 
 // planGreedy runs one greedy strategy on every buffer. With limit > 0, a
 // buffer whose lifetimes overlap too much is skipped.
-func (p *memProblem) planGreedy(name string, breadth bool, limit int64) *memAssign {
+func (p *allocationProblem) planGreedy(name string, breadth bool, limit int64) *memAssign {
 	a := newMemAssign(name, p)
 	if p.groupCache == nil {
 		p.groupCache = p.groups()

@@ -67,13 +67,14 @@ type memTensor struct {
 	// OUTPUT is pinned).
 	ggmlIn bool
 	// inplace lists, in source order, the tensors (indices into
-	// memProblem.tensors) whose memory this node may take over at its
+	// allocationProblem.tensors) whose memory this node may take over at its
 	// write step under graphc's rule: see inPlaceCandidates.
 	inplace []int32
 }
 
-// memProblem is the input to every strategy.
-type memProblem struct {
+// allocationProblem is what every memory strategy solves: the buffers, the
+// evaluation steps and each compute tensor's live range and in-place options.
+type allocationProblem struct {
 	g       *ir.Graph
 	ncopies int
 	bufs    []memBuffer
@@ -223,8 +224,8 @@ type copyKey struct {
 
 // newMemProblem derives steps, lifetimes and in-place candidates from the
 // scheduled graph. Inconsistent scheduling is a bug in an earlier pass.
-func newMemProblem(g *ir.Graph, pc *Context) *memProblem {
-	p := &memProblem{g: g, ncopies: max(g.NCopies, 1), ids: tensorIDs{g: g, n: len(g.Tensors)}}
+func newMemProblem(g *ir.Graph, pc *Context) *allocationProblem {
+	p := &allocationProblem{g: g, ncopies: max(g.NCopies, 1), ids: tensorIDs{g: g, n: len(g.Tensors)}}
 	pos := ir.Pos{File: g.Source}
 
 	// Buffers: one per buffer type, in backend priority order.
@@ -418,7 +419,7 @@ func newMemProblem(g *ir.Graph, pc *Context) *memProblem {
 
 // ensureIDs gives ids to every tensor a step reads, so that the strategies
 // can index per-tensor state by id without lookups failing.
-func (p *memProblem) ensureIDs() {
+func (p *allocationProblem) ensureIDs() {
 	grow := func(t *ir.Tensor) {
 		id := p.ids.id(t)
 		for len(p.mem) <= id {
@@ -448,7 +449,7 @@ func (p *memProblem) ensureIDs() {
 }
 
 // memOf returns the index in p.tensors of t's compute memory, or -1.
-func (p *memProblem) memOf(t *ir.Tensor) int32 {
+func (p *allocationProblem) memOf(t *ir.Tensor) int32 {
 	id := p.ids.get(t)
 	if id < 0 || id >= len(p.mem) {
 		return -1
@@ -457,7 +458,7 @@ func (p *memProblem) memOf(t *ir.Tensor) int32 {
 }
 
 // touch records that step s reads x's memory.
-func (p *memProblem) touch(x *ir.Tensor, s int32) {
+func (p *allocationProblem) touch(x *ir.Tensor, s int32) {
 	if i := p.memOf(x.Root()); i >= 0 && p.tensors[i].end < s {
 		p.tensors[i].end = s
 	}
@@ -470,7 +471,7 @@ func (p *memProblem) touch(x *ir.Tensor, s int32) {
 // step, is not pinned, is read only once by the node, and is at least as
 // large. ggml's own rule (memory_ggml.go) is stricter; every pair it picks
 // is one of these, which is what the lower bound and the verifier rely on.
-func (p *memProblem) inPlaceCandidates(s int32) {
+func (p *allocationProblem) inPlaceCandidates(s int32) {
 	st := &p.steps[s]
 	n := p.memOf(st.t)
 	if n < 0 || p.tensors[n].raw == 0 {
@@ -519,7 +520,7 @@ type memAssign struct {
 	skipped []bool
 }
 
-func newMemAssign(name string, p *memProblem) *memAssign {
+func newMemAssign(name string, p *allocationProblem) *memAssign {
 	a := &memAssign{name: name, buf: make([]int32, len(p.tensors)), chunk: make([]int32, len(p.tensors)),
 		off: make([]int64, len(p.tensors)), chunks: make([][]int64, len(p.bufs)), skipped: make([]bool, len(p.bufs))}
 	for i := range p.tensors {
@@ -538,7 +539,7 @@ func (a *memAssign) size(b int) int64 {
 }
 
 // ownBuffers reports whether every tensor is in its backend's buffer.
-func (a *memAssign) ownBuffers(p *memProblem) bool {
+func (a *memAssign) ownBuffers(p *allocationProblem) bool {
 	for i := range p.tensors {
 		if a.buf[i] != p.tensors[i].buf {
 			return false
@@ -551,7 +552,7 @@ func (a *memAssign) ownBuffers(p *memProblem) bool {
 // a node that may take over a dying source's memory counted from the step
 // after its write) and naive size (every tensor in its own memory), for
 // the tensors assignment a put there.
-func (p *memProblem) bounds(a *memAssign, b int) (lower, naive int64) {
+func (p *allocationProblem) bounds(a *memAssign, b int) (lower, naive int64) {
 	align := p.bufs[b].align
 	diff := make([]int64, len(p.steps)+1)
 	for i := range p.tensors {

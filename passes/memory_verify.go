@@ -27,7 +27,7 @@ import (
 // The steps are those of the evaluation: graph inputs at step 0, then per
 // split one step per input copy and one per node (memory_problem.go).
 func VerifyMemory(g *ir.Graph) error {
-	v := &memVerifier{g: g, byID: make([]*vTensor, len(g.Tensors)), extra: map[*ir.Tensor]*vTensor{}}
+	v := &memVerifier{g: g, byID: make([]*verifyTensor, len(g.Tensors)), extra: map[*ir.Tensor]*verifyTensor{}}
 	v.buffers()
 	v.schedule()
 	v.tensors()
@@ -49,22 +49,24 @@ type memVerifier struct {
 	dropped int
 
 	bufOfType map[string]int
-	steps     []vStep
-	byID      []*vTensor // compute tensors by ID (g.Tensors[ID] == t)
-	extra     map[*ir.Tensor]*vTensor
-	order     []*vTensor // compute tensors, in order of first sight
+	steps     []verifyStep
+	byID      []*verifyTensor // compute tensors by ID (g.Tensors[ID] == t)
+	extra     map[*ir.Tensor]*verifyTensor
+	order     []*verifyTensor // compute tensors, in order of first sight
 	copyBE    map[*ir.Tensor]int
 	spans     [][2]int32 // steps of the parallel regions
 }
 
-type vStep struct {
+// verifyStep is one point of the evaluation the verifier replays: a node's
+// write, or a split input's copy.
+type verifyStep struct {
 	node  *ir.Tensor   // nil for the start and copies
 	write *ir.Tensor   // the tensor whose memory the step writes, if any
 	reads []*ir.Tensor // as read, copies substituted
 }
 
-// vTensor is what the verifier knows of one compute tensor.
-type vTensor struct {
+// verifyTensor is what the verifier knows of one compute tensor.
+type verifyTensor struct {
 	t                 *ir.Tensor
 	backend           int
 	buf, chunk        int
@@ -75,14 +77,14 @@ type vTensor struct {
 	misplaced         bool // its buffer or chunk does not exist
 }
 
-func (v *memVerifier) info(t *ir.Tensor) *vTensor {
+func (v *memVerifier) info(t *ir.Tensor) *verifyTensor {
 	if t.ID >= 0 && t.ID < len(v.g.Tensors) && v.g.Tensors[t.ID] == t {
 		return v.byID[t.ID]
 	}
 	return v.extra[t]
 }
 
-func (v *memVerifier) setInfo(t *ir.Tensor, vt *vTensor) {
+func (v *memVerifier) setInfo(t *ir.Tensor, vt *verifyTensor) {
 	if t.ID >= 0 && t.ID < len(v.g.Tensors) && v.g.Tensors[t.ID] == t {
 		v.byID[t.ID] = vt
 	} else {
@@ -142,7 +144,7 @@ func (v *memVerifier) schedule() {
 	for _, s := range splits {
 		nSteps += len(s.Inputs)
 	}
-	v.steps = make([]vStep, 1, nSteps)
+	v.steps = make([]verifyStep, 1, nSteps)
 	for k, s := range splits {
 		for _, in := range s.Inputs {
 			if len(in.Copies) == 0 {
@@ -153,14 +155,14 @@ func (v *memVerifier) schedule() {
 				v.copyBE[c] = s.Backend
 			}
 			redirect[copyKey{in.Tensor, s.Backend}] = in.Copies[0]
-			v.steps = append(v.steps, vStep{write: in.Copies[0], reads: []*ir.Tensor{in.Tensor}})
+			v.steps = append(v.steps, verifyStep{write: in.Copies[0], reads: []*ir.Tensor{in.Tensor}})
 		}
 		if s.First < 0 || s.First > s.End || s.End > len(g.Nodes) {
 			v.bad("split %d covers nodes [%d, %d) of %d", k, s.First, s.End, len(g.Nodes))
 			continue
 		}
 		for _, n := range g.Nodes[s.First:s.End] {
-			st := vStep{node: n, reads: n.Src}
+			st := verifyStep{node: n, reads: n.Src}
 			if len(redirect) > 0 {
 				st.reads = make([]*ir.Tensor, len(n.Src))
 				for j, x := range n.Src {
@@ -220,7 +222,7 @@ func (v *memVerifier) tensors() {
 				return
 			}
 			a := t.Alloc
-			vt = &vTensor{t: t, backend: be, buf: a.Buffer, chunk: a.Chunk, off: a.Offset, size: maxBytes(t), write: -1, start: -1}
+			vt = &verifyTensor{t: t, backend: be, buf: a.Buffer, chunk: a.Chunk, off: a.Offset, size: maxBytes(t), write: -1, start: -1}
 			v.setInfo(t, vt)
 			v.order = append(v.order, vt)
 			if a.Buffer < 0 || a.Buffer >= len(g.Buffers) {
@@ -356,7 +358,7 @@ func (v *memVerifier) regions() {
 type liveRange struct {
 	buf, chunk int
 	off        int64
-	vt         *vTensor
+	vt         *verifyTensor
 }
 
 // overlaps sweeps the steps, keeping the live tensors of every chunk in
@@ -365,8 +367,8 @@ type liveRange struct {
 func (v *memVerifier) overlaps() {
 	g := v.g
 	n := len(v.steps)
-	starts := make([][]*vTensor, n)
-	ends := make([][]*vTensor, n)
+	starts := make([][]*verifyTensor, n)
+	ends := make([][]*verifyTensor, n)
 	for _, vt := range v.order {
 		if vt.size == 0 || vt.misplaced || !vt.written {
 			continue
@@ -383,7 +385,7 @@ func (v *memVerifier) overlaps() {
 		}
 		return a.off < b.off
 	})
-	key := func(vt *vTensor) liveRange { return liveRange{vt.buf, vt.chunk, vt.off, vt} }
+	key := func(vt *verifyTensor) liveRange { return liveRange{vt.buf, vt.chunk, vt.off, vt} }
 	for s := 0; s < n; s++ {
 		if s > 0 {
 			for _, vt := range ends[s-1] {
@@ -393,7 +395,7 @@ func (v *memVerifier) overlaps() {
 			}
 		}
 		for _, vt := range starts[s] {
-			var hits []*vTensor
+			var hits []*verifyTensor
 			k := key(vt)
 			if p, ok := live.Floor(k); ok && p.buf == vt.buf && p.chunk == vt.chunk && p.off+p.vt.size > vt.off {
 				hits = append(hits, p.vt)
@@ -427,7 +429,7 @@ func (v *memVerifier) overlaps() {
 // its op can run in place, it reads q exactly once through a source with its
 // own layout that starts at q's first byte, at its own address, and q is
 // neither pinned nor read after s.
-func (v *memVerifier) inPlaceOK(vt, q *vTensor, s int32) bool {
+func (v *memVerifier) inPlaceOK(vt, q *verifyTensor, s int32) bool {
 	st := &v.steps[s]
 	if q.end != s || q.pinned || st.node == nil || st.node != vt.t || !vt.t.Op.CanInPlace() || inSpans(s, v.spans) {
 		return false

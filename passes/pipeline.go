@@ -2,6 +2,7 @@ package passes
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/graphc/graphc/ir"
@@ -9,22 +10,78 @@ import (
 
 // Pass is one step of the pipeline.
 type Pass struct {
-	Name     string
-	Fn       func(g *ir.Graph, pc *Context) error
-	Required bool // cannot be turned off
+	Name string
+	Fn   func(g *ir.Graph, pc *Context) error
+	// Enabled says whether the pass runs under the given options; nil
+	// means always. A disabled pass leaves the graph as it found it, so
+	// what it provides is then the empty answer (no regions).
+	Enabled func(*Options) bool
+	// Needs lists the facts about the graph that the pass reads, and
+	// Provides the facts it establishes. checkPipeline requires every need
+	// to be provided by an earlier pass, which is what fixes the order.
+	Needs, Provides []fact
 }
+
+// A fact is a property of the graph that passes establish and rely on.
+type fact string
+
+const (
+	seeded   fact = "weights, inputs and user overrides assigned (ggml pass 1)"
+	expanded fact = "assignments spread to neighbours (ggml pass 2)"
+	upgraded fact = "nodes upgraded to higher-priority backends (ggml pass 3)"
+	assigned fact = "every node and leaf on a backend (ggml pass 4)"
+	split    fact = "splits and their input copies"
+	regions  fact = "parallel regions"
+	offsets  fact = "compute buffer offsets"
+)
 
 // pipeline is the only source of truth for pass order. The scheduling
 // passes are ggml_backend_sched_split_graph's passes 1–5 in ggml's order;
-// memory planning needs the final splits and copies.
-var pipeline = [...]Pass{
-	{Name: "assign_backends", Fn: assignBackends, Required: true},   // ggml pass 1: weights, inputs, user overrides
-	{Name: "expand_backends", Fn: expandBackends, Required: true},   // ggml pass 2: spread assignments to neighbours
-	{Name: "upgrade_backends", Fn: upgradeBackends, Required: true}, // ggml pass 3: same buffer type, higher priority
-	{Name: "assign_srcs", Fn: assignSrcs, Required: true},           // ggml pass 4: views, leaves, leftovers
-	{Name: "split_graph", Fn: splitGraph, Required: true},           // ggml pass 5: splits and input copies
-	{Name: "plan_regions", Fn: planRegions, Required: true},         // graphc: barrier-free parallel regions (Options.Regions)
-	{Name: "plan_memory", Fn: planMemory, Required: true},           // ggml-alloc: offsets in compute buffers
+// regions need the final splits; memory planning needs splits and regions
+// (a region stretches its tensors' lifetimes).
+var pipeline = []Pass{
+	{Name: "assign_backends", Fn: assignBackends, Provides: []fact{seeded}},
+	{Name: "expand_backends", Fn: expandBackends, Needs: []fact{seeded}, Provides: []fact{expanded}},
+	{Name: "upgrade_backends", Fn: upgradeBackends, Needs: []fact{expanded}, Provides: []fact{upgraded}},
+	{Name: "assign_srcs", Fn: assignSrcs, Needs: []fact{upgraded}, Provides: []fact{assigned}},
+	{Name: "split_graph", Fn: splitGraph, Needs: []fact{assigned}, Provides: []fact{split}},
+	{Name: "plan_regions", Fn: planRegions, Enabled: func(o *Options) bool { return o.Regions },
+		Needs: []fact{split}, Provides: []fact{regions}},
+	{Name: "plan_memory", Fn: planMemory, Needs: []fact{split, regions}, Provides: []fact{offsets}},
+}
+
+func init() {
+	if err := checkPipeline(pipeline); err != nil {
+		panic("BUG: " + err.Error())
+	}
+}
+
+// checkPipeline reports a table whose order breaks a pass's needs, or in
+// which two passes share a name or establish the same fact.
+func checkPipeline(ps []Pass) error {
+	have := map[fact]string{}
+	var names []string
+	for _, p := range ps {
+		if p.Name == "" || p.Fn == nil {
+			return fmt.Errorf("pass table: row %d has no name or function", len(names))
+		}
+		if slices.Contains(names, p.Name) {
+			return fmt.Errorf("pass table: pass %s listed twice", p.Name)
+		}
+		names = append(names, p.Name)
+		for _, f := range p.Needs {
+			if _, ok := have[f]; !ok {
+				return fmt.Errorf("pass table: %s needs %q, which no earlier pass provides", p.Name, f)
+			}
+		}
+		for _, f := range p.Provides {
+			if by, ok := have[f]; ok {
+				return fmt.Errorf("pass table: %s and %s both provide %q", by, p.Name, f)
+			}
+			have[f] = p.Name
+		}
+	}
+	return nil
 }
 
 // Passes returns the pipeline's pass names in order.
@@ -38,8 +95,11 @@ func Passes() []string {
 
 // Run runs the pipeline on g. With verify set, ir.Verify runs after every
 // pass and a failure is reported as a bug in that pass. through, when not
-// empty, stops after the named pass.
+// empty, names the pass to stop after.
 func Run(g *ir.Graph, pc *Context, verify bool, through string) error {
+	if through != "" && !slices.Contains(Passes(), through) {
+		return fmt.Errorf("no pass %q (passes: %s)", through, strings.Join(Passes(), ", "))
+	}
 	if len(pc.Backends) == 0 {
 		return fmt.Errorf("no backends in the target")
 	}
@@ -56,13 +116,15 @@ func Run(g *ir.Graph, pc *Context, verify bool, through string) error {
 		g.MemoryStrategy = pc.Options.MemoryStrategy
 	}
 	for _, p := range pipeline {
-		pc.pass = p.Name
-		if err := p.Fn(g, pc); err != nil {
-			return err
-		}
-		if verify {
-			if err := g.Verify(); err != nil {
-				panic(fmt.Sprintf("BUG: ir.Verify after pass %s: %v", p.Name, strings.ReplaceAll(err.Error(), "\n", "; ")))
+		if p.Enabled == nil || p.Enabled(&pc.Options) {
+			pc.pass = p.Name
+			if err := p.Fn(g, pc); err != nil {
+				return err
+			}
+			if verify {
+				if err := g.Verify(); err != nil {
+					panic(fmt.Sprintf("BUG: ir.Verify after pass %s: %v", p.Name, strings.ReplaceAll(err.Error(), "\n", "; ")))
+				}
 			}
 		}
 		if p.Name == through {

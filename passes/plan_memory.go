@@ -116,7 +116,7 @@ func planMemory(g *ir.Graph, pc *Context) error {
 // When a candidate put a tensor outside its backend's buffer (ggml-alloc
 // reuses a parent in place across buffers), buffers cannot be chosen
 // independently, and the candidate with the smallest total wins.
-func (p *memProblem) choose(cands []*memAssign) (*memAssign, []string) {
+func (p *allocationProblem) choose(cands []*memAssign) (*memAssign, []string) {
 	names := make([]string, len(p.bufs))
 	perBuffer := len(cands) > 1
 	for _, c := range cands {
@@ -160,7 +160,7 @@ func (p *memProblem) choose(cands []*memAssign) (*memAssign, []string) {
 
 // apply writes assignment a into the graph: every tensor's Alloc and the
 // buffers.
-func (p *memProblem) apply(a *memAssign, names []string) {
+func (p *allocationProblem) apply(a *memAssign, names []string) {
 	g := p.g
 	kind := func(t *ir.Tensor) {
 		switch {

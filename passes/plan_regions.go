@@ -25,16 +25,13 @@ import (
 // at a barrier after each; a thousand small nodes make a thousand
 // barriers. The plan proves once which barriers are unnecessary.
 //
-// Off unless Options.Regions: the regions change how long tensors live
+// Off unless Options.Regions (its row in the pass table): the regions change how long tensors live
 // (plan_memory keeps every tensor a region touches alive through the whole
 // region), so the memory plan no longer matches ggml-alloc's.
 //
 // See testdata/plan_regions/.
 func planRegions(g *ir.Graph, pc *Context) error {
 	g.Regions = nil
-	if !pc.Options.Regions {
-		return nil
-	}
 	for _, s := range g.Splits {
 		if !pc.Backends[s.Backend].Parts {
 			continue
