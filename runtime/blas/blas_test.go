@@ -31,6 +31,9 @@ func TestCoreTypeFor(t *testing.T) {
 		{cpuinfo("GenuineIntel", 6, 143, avx512), ""},                    // Sapphire Rapids: known to 0.3.21
 		{cpuinfo("GenuineIntel", 6, 85, avx512), ""},                     // Skylake-X
 		{cpuinfo("AuthenticAMD", 25, 17, avx512), ""},                    // Zen 4
+		{cpuinfo("AuthenticAMD", 26, 2, avx512), "SkylakeX"},             // Zen 5: 0.3.21 picks Haswell
+		{cpuinfo("AuthenticAMD", 26, 68, "sse avx avx2 fma"), "Haswell"}, // a Zen 5 without AVX-512 exposed
+		{cpuinfo("AuthenticAMD", 23, 49, "sse avx avx2 fma"), ""},        // Zen 2
 		{cpuinfo("GenuineIntel", 6, 207, "sse sse2"), ""},                // nothing better than Prescott
 		{"", ""},
 	} {
