@@ -1,7 +1,9 @@
 // Package cuda is graphc's CUDA backend. Its description — what the
 // compiler plans against — is plain Go that compiles everywhere, so any
-// machine can compile for CUDA; executing needs the device and its driver,
-// loaded at run time (see Available).
+// machine can plan and generate code for CUDA. Nothing executes on a CUDA
+// device yet: Available says so, and New fails with that reason. The
+// execution layer to come drives ggml's own CUDA backend, loaded at run
+// time.
 package cuda
 
 import (

@@ -1,6 +1,8 @@
 // Package metal is graphc's Metal backend (Apple GPUs). Its description is
 // plain Go that compiles everywhere; Metal's buffers are unified memory,
 // host-visible, which the planner uses to skip copies that ggml makes.
+// Nothing executes on a Metal device yet: Available says so, and New fails
+// with that reason.
 package metal
 
 import "github.com/graphc/graphc/runtime"
