@@ -345,6 +345,30 @@ func TestRender(t *testing.T) {
 	}
 }
 
+// TestRenderLongLine checks that an error in a 3 MB line echoes a window
+// of it, not the line, and that a huge token in the message is cut too.
+func TestRenderLongLine(t *testing.T) {
+	pad := strings.Repeat("a", 3<<20)
+	src := []byte("x = " + pad + " + )" + pad + "\n")
+	off := 4 + len(pad) + 3
+	f, err := Parse("big.g", src)
+	if err == nil {
+		t.Fatalf("Parse = %v, want a syntax error", f)
+	}
+	got := Render(err, src)
+	if len(got) > 2000 {
+		t.Fatalf("Render printed %d bytes for one error", len(got))
+	}
+	e := ErrorList{{Pos: lexer.Position{Filename: "big.g", Offset: off, Line: 1, Column: off + 1}, Msg: "here"}}
+	lines := strings.Split(Render(e, src), "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[1], "… ") || !strings.HasSuffix(lines[1], " …") {
+		t.Fatalf("Render(window) = %q", lines)
+	}
+	if col := strings.Index(lines[2], "^"); col < 0 || []rune(lines[1])[col] != ')' {
+		t.Errorf("caret at %d under %q, want it under ')'", col, lines[1])
+	}
+}
+
 // TestCheckLoopExpansion checks duplicate detection across loops.
 func TestCheckLoopExpansion(t *testing.T) {
 	ok := "dim n = 2\nfor l in 0..n {\n  weight w{l}: f32[n]\n}\nweight w2: f32[n]\nfor j in 0..n {\n  x = f(w{j})\n}\n"

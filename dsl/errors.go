@@ -96,7 +96,7 @@ func Render(err error, src []byte) string {
 			b.WriteString(e.Error() + "\n")
 			continue
 		}
-		b.WriteString(participle.FormatError(perr) + "\n")
+		b.WriteString(capLine(participle.FormatError(perr), maxMessage) + "\n")
 		var end lexer.Position
 		if de, ok := perr.(*Error); ok {
 			end = de.EndPos
@@ -125,8 +125,32 @@ func flatten(err error) []error {
 	return []error{err}
 }
 
+// Echoed text is cut to a window so that an error in a huge generated
+// source line prints a readable line, not megabytes.
+const (
+	snippetBefore = 60   // runes of the source line shown before the caret
+	snippetAfter  = 60   // and after it
+	maxMessage    = 1000 // bytes of a message line (participle quotes tokens)
+)
+
+// capLine shortens line to about max bytes, keeping its start and end.
+func capLine(line string, max int) string {
+	if len(line) <= max {
+		return line
+	}
+	head, tail := line[:max/2], line[len(line)-max/2:]
+	for !utf8.ValidString(head) {
+		head = head[:len(head)-1]
+	}
+	for !utf8.ValidString(tail) {
+		tail = tail[1:]
+	}
+	return fmt.Sprintf("%s … (%d bytes cut) … %s", head, len(line)-len(head)-len(tail), tail)
+}
+
 // snippet returns the source line holding pos and a caret line under it,
-// or "" if pos does not fit src.
+// or "" if pos does not fit src. A long line shows only a window around
+// pos, with "…" where it was cut.
 func snippet(src []byte, pos, end lexer.Position) string {
 	if pos.Line == 0 || pos.Offset < 0 || pos.Offset > len(src) {
 		return ""
@@ -136,8 +160,21 @@ func snippet(src []byte, pos, end lexer.Position) string {
 	if i := strings.IndexByte(string(src[pos.Offset:]), '\n'); i >= 0 {
 		stop = pos.Offset + i
 	}
-	line := strings.TrimRight(string(src[start:stop]), "\r")
+	lead, cutLead := "", false
+	if before := []rune(string(src[start:pos.Offset])); len(before) > snippetBefore {
+		start = pos.Offset - len(string(before[len(before)-snippetBefore:]))
+		lead, cutLead = "… ", true
+	}
+	trail, cutStop := "", stop
+	if after := []rune(string(src[pos.Offset:stop])); len(after) > snippetAfter {
+		cutStop = pos.Offset + len(string(after[:snippetAfter]))
+		trail = " …"
+	}
+	line := lead + strings.TrimRight(string(src[start:cutStop]), "\r") + trail
 	var caret strings.Builder
+	if cutLead {
+		caret.WriteString("  ")
+	}
 	for _, r := range string(src[start:pos.Offset]) {
 		if r == '\t' {
 			caret.WriteByte('\t')
@@ -147,7 +184,7 @@ func snippet(src []byte, pos, end lexer.Position) string {
 	}
 	caret.WriteByte('^')
 	if end.Offset > pos.Offset && end.Offset <= stop {
-		n := utf8.RuneCount(src[pos.Offset:end.Offset])
+		n := utf8.RuneCount(src[pos.Offset:min(end.Offset, cutStop)])
 		caret.WriteString(strings.Repeat("~", n-1))
 	}
 	return line + "\n" + caret.String() + "\n"
