@@ -24,6 +24,7 @@
 // emits the package-level types, constants and the plan tables (types,
 // decls, plan); model.go the Model and New; submit.go Submit, which calls
 // the splits in order; split.go one method per split with its kernel calls;
-// regions.go the parallel regions; main.go the optional main. backends.go
-// says how generated code constructs each kind of backend.
+// regions.go the parallel regions; main.go the optional main. How each
+// kind of backend is imported, constructed and driven is its row in
+// internal/backends, which the compiler plans from too.
 package codegen

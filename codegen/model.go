@@ -16,11 +16,11 @@ func (gen *generator) model(f *jen.File) {
 	}
 	for k := range g.Backends {
 		kind := gen.kinds[k]
-		fields = append(fields, jen.Id(gen.beField[k]).Op("*").Qual(kind.path, kind.typ))
+		fields = append(fields, jen.Id(gen.beField[k]).Op("*").Qual(kind.Package, kind.Type))
 	}
 	for k, b := range g.Buffers {
 		where := ""
-		if be := g.Backends[b.Backend]; !gen.kinds[b.Backend].host {
+		if be := g.Backends[b.Backend]; !gen.kinds[b.Backend].Host {
 			where = ", in " + be.Name + "'s memory"
 		}
 		fields = append(fields, jen.Id(gen.bufField[k]).Index().Byte().Comment("compute buffer "+b.BufferType+where))
@@ -44,21 +44,21 @@ func (gen *generator) model(f *jen.File) {
 	for k, be := range g.Backends {
 		kind := gen.kinds[k]
 		var args []jen.Code
-		if kind.indexed {
+		if kind.Indexed {
 			args = append(args, jen.Lit(gen.devNum[k]))
 		}
 		args = append(args, jen.Id("threads"))
 		field := jen.Id("m").Dot(gen.beField[k])
-		if kind.fallible {
+		if kind.Fallible {
 			body = append(body, jen.If(
-				jen.List(field.Clone(), jen.Err()).Op("=").Qual(kind.path, kind.ctor).Call(args...),
+				jen.List(field.Clone(), jen.Err()).Op("=").Qual(kind.Package, kind.New).Call(args...),
 				jen.Err().Op("!=").Nil(),
 			).Block(ret.Clone()))
 		} else {
-			body = append(body, field.Clone().Op("=").Qual(kind.path, kind.ctor).Call(args...))
+			body = append(body, field.Clone().Op("=").Qual(kind.Package, kind.New).Call(args...))
 		}
 		body = append(body, jen.Qual(pkgRuntime, "OnClose").Call(jen.Op("&").Id("m").Dot("driver"), field.Clone().Dot("Close")))
-		if kind.host {
+		if kind.Host {
 			execs = append(execs, jen.Qual(pkgRuntime, "NewHostBackend").Call(jen.Lit(be.Name), jen.Id("bufferTypes").Index(jen.Id(gen.beConst[k]))))
 		} else {
 			execs = append(execs, field.Clone())

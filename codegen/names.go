@@ -3,6 +3,8 @@ package codegen
 import (
 	"strings"
 	"unicode"
+
+	"github.com/graphc/graphc/internal/backends"
 )
 
 // namer turns tensor and dim names into unique Go identifiers.
@@ -82,14 +84,22 @@ func itoa(k int) string {
 	return itoa(k/10) + string(rune('0'+k%10))
 }
 
-// reserved are Go keywords and the identifiers generated code uses itself.
+// reserved are Go keywords and the identifiers generated code uses itself,
+// the backends' package names among them: a local of that name would hide
+// the package.
 var reserved = map[string]bool{
 	"break": true, "case": true, "chan": true, "const": true, "continue": true, "default": true,
 	"defer": true, "else": true, "fallthrough": true, "for": true, "func": true, "go": true, "goto": true,
 	"if": true, "import": true, "interface": true, "map": true, "package": true, "range": true,
 	"return": true, "select": true, "struct": true, "switch": true, "type": true, "var": true,
-	"d": true, "m": true, "in": true, "out": true, "err": true, "runtime": true, "cpu": true, "fmt": true,
-	"math": true, "sync": true, "os": true, "flag": true, "errors": true, "openblas": true, "cuda": true, "metal": true,
+	"d": true, "m": true, "in": true, "out": true, "err": true, "runtime": true, "fmt": true,
+	"math": true, "sync": true, "os": true, "flag": true, "errors": true,
 	"c": true, "p": true, "i": true, "s": true, "w": true, "t": true, "k": true, "lo": true, "hi": true, "be": true,
 	"regionParts": true, "regions": true,
+}
+
+func init() {
+	for _, k := range backends.Kinds {
+		reserved[k.PackageName()] = true
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/graphc/graphc/internal/backends"
 	"github.com/graphc/graphc/ir"
 )
 
@@ -61,7 +62,7 @@ func (gen *generator) prepare() error {
 		}
 	}
 	for _, be := range g.Backends {
-		k, n, err := kindOf(be.Name)
+		k, n, err := backends.Parse(be.Name)
 		if err != nil {
 			return err
 		}
@@ -106,7 +107,7 @@ func (gen *generator) prepare() error {
 		}
 	}
 	for _, t := range g.Inputs {
-		if g.InGraph(t) && !gen.kinds[gen.memBackend(t)].host {
+		if g.InGraph(t) && !gen.kinds[gen.memBackend(t)].Host {
 			return fmt.Errorf("%s: input %s lives on %s; generated code writes inputs in host memory only", t.Pos, t.Name, g.Backends[gen.memBackend(t)].Name)
 		}
 	}

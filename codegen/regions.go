@@ -50,7 +50,7 @@ func (gen *generator) regions(f *jen.File) {
 		return
 	}
 	kind := gen.kinds[gen.regionBackend(0)]
-	lane := jen.Op("*").Qual(kind.path, kind.typ)
+	lane := jen.Op("*").Qual(kind.Package, kind.Type)
 	f.Comment("regionParts is the parallel region being run: the CPU backend calls RunPart once")
 	f.Comment("per part, each on a lane of its own.")
 	f.Type().Id("regionParts").Struct(

@@ -2,68 +2,25 @@ package compiler
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
+	"github.com/graphc/graphc/internal/backends"
 	"github.com/graphc/graphc/passes"
 	"github.com/graphc/graphc/runtime"
-	"github.com/graphc/graphc/runtime/blas"
-	"github.com/graphc/graphc/runtime/cpu"
-	"github.com/graphc/graphc/runtime/cuda"
-	"github.com/graphc/graphc/runtime/metal"
 )
-
-// KnownBackends describes the backend names a target may list.
-const KnownBackends = "cpu, blas, cuda<N>, metal, sim<N>"
-
-// describe returns the runtime description of a backend named in a target:
-// the CPU; BLAS (OpenBLAS, sharing the CPU's memory); CUDA and Metal GPUs;
-// and sim<N>, simulated discrete devices that run the CPU kernels on
-// memory of their own, for running multi-backend plans on any machine.
-func describe(name string) (*runtime.Description, error) {
-	device := func(prefix string) (int, bool) {
-		if !strings.HasPrefix(name, prefix) || len(name) == len(prefix) {
-			return 0, false
-		}
-		n, err := strconv.Atoi(name[len(prefix):])
-		return n, err == nil && n >= 0 && strconv.Itoa(n) == name[len(prefix):]
-	}
-	switch {
-	case name == "cpu":
-		return &cpu.Description, nil
-	case name == "blas":
-		return &blas.Description, nil
-	case name == "metal":
-		return &metal.Description, nil
-	}
-	if n, ok := device("cuda"); ok {
-		return cuda.Description(n), nil
-	}
-	if n, ok := device("sim"); ok {
-		return cpu.SimDescription(n), nil
-	}
-	return nil, fmt.Errorf("unknown backend %q (known: %s)", name, KnownBackends)
-}
 
 // Unavailable returns, for the backends of target that this machine cannot
 // run, why not. It only looks for what the backend needs (BLAS: its shared
-// library), without loading anything.
+// library), without loading anything. Names that are not backends are left
+// to Target to report.
 func Unavailable(target []string) map[string]string {
 	why := map[string]string{}
 	for _, name := range target {
-		switch {
-		case name == "blas":
-			if _, err := blas.Library(); err != nil {
-				why[name] = err.Error()
-			}
-		case name == "metal":
-			if ok, msg := metal.Available(); !ok {
-				why[name] = msg
-			}
-		case strings.HasPrefix(name, "cuda"):
-			if ok, msg := cuda.Available(); !ok {
-				why[name] = msg
-			}
+		k, _, err := backends.Parse(name)
+		if err != nil || k.Available == nil {
+			continue
+		}
+		if ok, msg := k.Available(); !ok {
+			why[name] = msg
 		}
 	}
 	return why
@@ -83,7 +40,7 @@ func Target(names []string, offloadMinBatch int) ([]*passes.Backend, error) {
 			return nil, fmt.Errorf("backend %s listed twice", n)
 		}
 		seen[n] = true
-		d, err := describe(n)
+		d, err := backends.Describe(n)
 		if err != nil {
 			return nil, err
 		}
@@ -104,18 +61,16 @@ func Target(names []string, offloadMinBatch int) ([]*passes.Backend, error) {
 }
 
 // DropUnavailable removes from target the backends this machine cannot run
-// but a plan can do without, and says why in one warning each. Only blas
-// qualifies: it shares the CPU's memory and its ops are a subset of the
-// CPU's, so without it the CPU computes its matrix products and nothing
-// else changes. Other missing backends (a GPU) stay: their weights and
-// state are placed there, and the generated program reports them
-// unavailable when it starts.
+// but a plan can do without (those whose kind has a Fallback: blas), and
+// says why in one warning each. Other missing backends stay.
 func DropUnavailable(target []string) (kept, warnings []string) {
 	why := Unavailable(target)
 	for _, name := range target {
-		if msg, ok := why[name]; ok && name == "blas" {
-			warnings = append(warnings, fmt.Sprintf("backend blas dropped from the target, the cpu computes its matrix products: %s", msg))
-			continue
+		if msg, ok := why[name]; ok {
+			if k, _, _ := backends.Parse(name); k.Fallback != "" {
+				warnings = append(warnings, fmt.Sprintf("backend %s dropped from the target, %s: %s", name, k.Fallback, msg))
+				continue
+			}
 		}
 		kept = append(kept, name)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/ggmltrace"
+	"github.com/graphc/graphc/internal/backends"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/passes"
 )
@@ -213,7 +214,7 @@ func mapTraceBackends(tr *ggmltrace.Trace, g *ir.Graph) ([]string, error) {
 		default:
 			return nil, &UserError{fmt.Sprintf("trace %s: backend %s (%s, %s) has no runnable counterpart", tr.Case, tb.Name, tb.Kind, tb.DeviceType)}
 		}
-		d, err := describe(name)
+		d, err := backends.Describe(name)
 		if err != nil {
 			return nil, err
 		}
