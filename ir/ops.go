@@ -5,10 +5,10 @@ import "fmt"
 // Op is a tensor operation. The table below is the single description of
 // every op: DSL name, ggml name and number, operand counts, flags, kernel
 // and scalar operands. String, Verify, the DSL lowering, code generation and
-// the backend support checks read it; the switches that cannot (shape
-// rules, region rules, trace import, lowering of operands) panic with BUG
-// on an op they lack, and ops_test.go in each such package walks Ops() to
-// name the op and the switch before that can happen.
+// the backend support checks read it. The switches that cannot (shape
+// rules, region rules, trace import) panic with BUG on an op they lack, and
+// tests walking Ops() name the op and the switch before a user can get
+// there; CONTRIBUTING.md lists them under "Adding an op".
 type Op uint8
 
 const (
