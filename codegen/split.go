@@ -94,53 +94,49 @@ func f32(v float32) jen.Code {
 	return jen.Lit(v)
 }
 
-// kernel renders the backend call computing node t.
+// kernel renders the backend call computing node t, from the op table:
+// Kernel(dst, srcs…, params…).
 func (gen *generator) kernel(t *ir.Tensor, ref func(*ir.Tensor) jen.Code) kernelCall {
-	if t.Op == ir.OpCpy {
-		// The result is the destination view itself: copy a into it.
-		dst := ref(t)
-		return kernelCall{"Cpy", []jen.Code{dst, ref(t.Src[0])}}
+	info := t.Op.Info()
+	if info.Kernel == "" {
+		panic(fmt.Sprintf("BUG: op %s has no kernel in the op table (ir/ops.go)", t.Op))
+	}
+	srcs := t.Src
+	var dst jen.Code
+	if info.Flags&ir.FlagWritesSrc != 0 {
+		// The result is the last source itself, declared before what is
+		// copied into it.
+		dst = ref(t)
+		srcs = srcs[:len(srcs)-1]
 	}
 	var args []jen.Code
-	for _, s := range t.Src {
+	for _, s := range srcs {
 		args = append(args, ref(s))
 	}
-	dst := ref(t)
-	all := append([]jen.Code{dst}, args...)
-	p := t.Params
-	switch t.Op {
-	case ir.OpGetRows:
-		return kernelCall{"GetRows", all}
-	case ir.OpMulMat:
-		return kernelCall{"MulMat", all}
-	case ir.OpAdd:
-		return kernelCall{"Add", all}
-	case ir.OpSub:
-		return kernelCall{"Sub", all}
-	case ir.OpMul:
-		return kernelCall{"Mul", all}
-	case ir.OpDiv:
-		return kernelCall{"Div", all}
-	case ir.OpScale:
-		return kernelCall{"Scale", append(all, f32(p.Scale))}
-	case ir.OpRelu:
-		return kernelCall{"Relu", all}
-	case ir.OpGelu:
-		return kernelCall{"Gelu", all}
-	case ir.OpSilu:
-		return kernelCall{"Silu", all}
-	case ir.OpRMSNorm:
-		return kernelCall{"RMSNorm", append(all, f32(p.Eps))}
-	case ir.OpNorm:
-		return kernelCall{"Norm", append(all, f32(p.Eps))}
-	case ir.OpSoftMax:
-		if len(t.Src) == 1 {
-			all = append(all, jen.Nil())
-		}
-		return kernelCall{"SoftMax", append(all, f32(p.Scale), f32(p.MaxBias))}
-	case ir.OpRope:
-		r := p.Rope
-		return kernelCall{"Rope", append(all, jen.Qual(pkgRuntime, "RopeParams").Values(jen.Dict{
+	if dst == nil {
+		dst = ref(t)
+	}
+	for range info.MaxSrcs - len(t.Src) {
+		args = append(args, jen.Nil()) // an optional source left out
+	}
+	for _, p := range info.Params {
+		args = append(args, param(p, &t.Params))
+	}
+	return kernelCall{info.Kernel, append([]jen.Code{dst}, args...)}
+}
+
+// param renders scalar operand p as its kernel argument.
+func param(p ir.Param, params *ir.Params) jen.Code {
+	switch p.Field {
+	case ir.ParamEps:
+		return f32(params.Eps)
+	case ir.ParamScale:
+		return f32(params.Scale)
+	case ir.ParamMaxBias:
+		return f32(params.MaxBias)
+	case ir.ParamRope:
+		r := params.Rope
+		return jen.Qual(pkgRuntime, "RopeParams").Values(jen.Dict{
 			jen.Id("NDims"):      jen.Lit(r.NDims),
 			jen.Id("Mode"):       jen.Lit(r.Mode),
 			jen.Id("NCtxOrig"):   jen.Lit(r.NCtxOrig),
@@ -150,9 +146,7 @@ func (gen *generator) kernel(t *ir.Tensor, ref func(*ir.Tensor) jen.Code) kernel
 			jen.Id("AttnFactor"): f32(r.AttnFactor),
 			jen.Id("BetaFast"):   f32(r.BetaFast),
 			jen.Id("BetaSlow"):   f32(r.BetaSlow),
-		}))}
-	case ir.OpCont:
-		return kernelCall{"Cpy", all}
+		})
 	}
-	panic(fmt.Sprintf("BUG: no kernel for op %s", t.Op))
+	panic(fmt.Sprintf("BUG: parameter %s: field %d has no kernel-argument form in param (codegen/split.go)", p.Key, p.Field))
 }

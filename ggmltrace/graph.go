@@ -88,20 +88,7 @@ func (tr *Trace) Graph() (*ir.Graph, []*passes.Backend, passes.Options, error) {
 		if nt.HasFlag("input") {
 			return nil, nil, opts, fail(nt, "node", "a node flagged input is not supported by graphc (only leaves are inputs)")
 		}
-		p := nt.OpParams
-		param := func(k int) int32 {
-			if k < len(p) {
-				return p[k]
-			}
-			return 0
-		}
-		fparam := func(k int, def float32) float32 {
-			if k < len(p) {
-				return math.Float32frombits(uint32(p[k]))
-			}
-			return def
-		}
-		op, ok := ir.LookupGGMLOp(nt.Op, param(0))
+		op, ok := ir.LookupGGMLOp(nt.Op, nt.opParam(0))
 		if !ok || op == ir.OpNone {
 			return nil, nil, opts, fail(nt, "node", "op %s (%s) is not supported by graphc", nt.Op, nt.OpDesc)
 		}
@@ -116,40 +103,9 @@ func (tr *Trace) Graph() (*ir.Graph, []*passes.Backend, passes.Options, error) {
 			}
 			srcs = append(srcs, st)
 		}
-		var args ir.Args
-		switch op {
-		case ir.OpView:
-			if len(srcs) == 0 || nt.ViewSrc == nil {
-				return nil, nil, opts, fail(nt, "node", "VIEW without a source")
-			}
-			base := int64(0)
-			if a := srcs[0]; a.ViewSrc != nil {
-				base, _ = a.ViewOffs.Constant()
-			}
-			args.Ne = consts(nt.Ne[:])
-			args.Nb = consts(nt.Nb[1:])
-			args.Offset = ir.Const(nt.ViewOffs - base)
-		case ir.OpReshape, ir.OpCont:
-			args.Ne = consts(nt.Ne[:])
-		case ir.OpPermute:
-			for k := range args.Params.Axes {
-				args.Params.Axes[k] = int(param(k))
-			}
-		case ir.OpRMSNorm, ir.OpNorm:
-			args.Params.Eps = fparam(0, 0)
-		case ir.OpSoftMax:
-			args.Params.Scale, args.Params.MaxBias = fparam(0, 0), fparam(1, 0)
-		case ir.OpScale:
-			if b := fparam(1, 0); b != 0 {
-				return nil, nil, opts, fail(nt, "node", "SCALE with bias %g is not supported by graphc", b)
-			}
-			args.Params.Scale = fparam(0, 0)
-		case ir.OpRope:
-			args.Params.Rope = runtime.RopeParams{
-				NDims: int(param(1)), Mode: int(param(2)), NCtxOrig: int(param(4)),
-				FreqBase: fparam(5, 0), FreqScale: fparam(6, 0), ExtFactor: fparam(7, 0),
-				AttnFactor: fparam(8, defaultAttnFactor), BetaFast: fparam(9, defaultBetaFast), BetaSlow: fparam(10, defaultBetaSlow),
-			}
+		args, err := opArgs(op, nt, srcs)
+		if err != nil {
+			return nil, nil, opts, fail(nt, "node", "%v", err)
 		}
 		t, err := g.NewOp(op, nt.Name, srcs, args, pos)
 		if err != nil {
@@ -191,6 +147,70 @@ func (tr *Trace) Graph() (*ir.Graph, []*passes.Backend, passes.Options, error) {
 	}
 	g.Params = params
 	return g, backends, opts, nil
+}
+
+// opParam is op_params_i32[k], 0 where the trace leaves it out.
+func (nt *Tensor) opParam(k int) int32 {
+	if k < len(nt.OpParams) {
+		return nt.OpParams[k]
+	}
+	return 0
+}
+
+// opParamF32 is op_params_i32[k] read as the float32 ggml stored there, def
+// where the trace leaves it out.
+func (nt *Tensor) opParamF32(k int, def float32) float32 {
+	if k < len(nt.OpParams) {
+		return math.Float32frombits(uint32(nt.OpParams[k]))
+	}
+	return def
+}
+
+// opArgs reads op's non-tensor operands from the traced node nt: its
+// shape for ops that take one, and its op_params as each ggml constructor
+// lays them out.
+func opArgs(op ir.Op, nt *Tensor, srcs []*ir.Tensor) (ir.Args, error) {
+	var args ir.Args
+	switch op {
+	case ir.OpGetRows, ir.OpMulMat, ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv,
+		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpCpy, ir.OpTranspose:
+		// No operands besides the tensors (UNARY's sub-op chose the op).
+	case ir.OpView:
+		if len(srcs) == 0 || nt.ViewSrc == nil {
+			return args, fmt.Errorf("VIEW without a source")
+		}
+		base := int64(0)
+		if a := srcs[0]; a.ViewSrc != nil {
+			base, _ = a.ViewOffs.Constant()
+		}
+		args.Ne = consts(nt.Ne[:])
+		args.Nb = consts(nt.Nb[1:])
+		args.Offset = ir.Const(nt.ViewOffs - base)
+	case ir.OpReshape, ir.OpCont:
+		args.Ne = consts(nt.Ne[:])
+	case ir.OpPermute:
+		for k := range args.Params.Axes {
+			args.Params.Axes[k] = int(nt.opParam(k))
+		}
+	case ir.OpRMSNorm, ir.OpNorm:
+		args.Params.Eps = nt.opParamF32(0, 0)
+	case ir.OpSoftMax:
+		args.Params.Scale, args.Params.MaxBias = nt.opParamF32(0, 0), nt.opParamF32(1, 0)
+	case ir.OpScale:
+		if b := nt.opParamF32(1, 0); b != 0 {
+			return args, fmt.Errorf("SCALE with bias %g is not supported by graphc", b)
+		}
+		args.Params.Scale = nt.opParamF32(0, 0)
+	case ir.OpRope:
+		args.Params.Rope = runtime.RopeParams{
+			NDims: int(nt.opParam(1)), Mode: int(nt.opParam(2)), NCtxOrig: int(nt.opParam(4)),
+			FreqBase: nt.opParamF32(5, 0), FreqScale: nt.opParamF32(6, 0), ExtFactor: nt.opParamF32(7, 0),
+			AttnFactor: nt.opParamF32(8, defaultAttnFactor), BetaFast: nt.opParamF32(9, defaultBetaFast), BetaSlow: nt.opParamF32(10, defaultBetaSlow),
+		}
+	default:
+		panic(fmt.Sprintf("BUG: op %s has no case in opArgs, the trace import of op operands (ggmltrace/graph.go)", op))
+	}
+	return args, nil
 }
 
 // place sets t's Placement: the backend owning a preallocated tensor's

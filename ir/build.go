@@ -220,6 +220,8 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 		ne = [4]*Expr{a.Ne[1], a.Ne[0], a.Ne[2], a.Ne[3]}
 		nb = [4]*Expr{a.Nb[1], a.Nb[0], a.Nb[2], a.Nb[3]}
 		view, offs = a.Root(), viewOffs(a)
+	default:
+		panic(fmt.Sprintf("BUG: op %s has no shape rule in NewOp (ir/build.go)", op))
 	}
 	if nb[0] == nil {
 		nb = contiguousStrides(dt, ne)

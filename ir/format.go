@@ -105,19 +105,29 @@ func (g *Graph) annotations(t *Tensor) string {
 }
 
 func (t *Tensor) paramString() string {
-	p := t.Params
-	switch t.Op {
-	case OpRMSNorm, OpNorm:
-		return fmt.Sprintf(" eps=%g", p.Eps)
-	case OpScale:
-		return fmt.Sprintf(" s=%g", p.Scale)
-	case OpSoftMax:
-		return fmt.Sprintf(" scale=%g max_bias=%g", p.Scale, p.MaxBias)
-	case OpRope:
-		r := p.Rope
-		return fmt.Sprintf(" n_dims=%d mode=%d freq_base=%g freq_scale=%g", r.NDims, r.Mode, r.FreqBase, r.FreqScale)
-	case OpPermute:
-		return fmt.Sprintf(" axes=%d,%d,%d,%d", p.Axes[0], p.Axes[1], p.Axes[2], p.Axes[3])
+	var s strings.Builder
+	for _, p := range t.Op.Info().Params {
+		s.WriteString(" " + p.format(&t.Params))
 	}
-	return ""
+	return s.String()
+}
+
+// format prints p's value in params as "key=value"; rope prints the
+// parameters that tell its variants apart.
+func (p Param) format(params *Params) string {
+	switch p.Field {
+	case ParamEps:
+		return fmt.Sprintf("%s=%g", p.Key, params.Eps)
+	case ParamScale:
+		return fmt.Sprintf("%s=%g", p.Key, params.Scale)
+	case ParamMaxBias:
+		return fmt.Sprintf("%s=%g", p.Key, params.MaxBias)
+	case ParamRope:
+		r := params.Rope
+		return fmt.Sprintf("n_dims=%d mode=%d freq_base=%g freq_scale=%g", r.NDims, r.Mode, r.FreqBase, r.FreqScale)
+	case ParamAxes:
+		a := params.Axes
+		return fmt.Sprintf("%s=%d,%d,%d,%d", p.Key, a[0], a[1], a[2], a[3])
+	}
+	panic(fmt.Sprintf("BUG: parameter %s: field %d has no format in Param.format (ir/format.go)", p.Key, p.Field))
 }

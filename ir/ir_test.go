@@ -144,18 +144,3 @@ func TestVerifyCatchesOrder(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
-
-func TestOpTable(t *testing.T) {
-	for _, op := range ir.Ops() {
-		info := op.Info()
-		if info.Name == "" || info.GGML == "" || info.Doc == "" || info.MinSrcs > info.MaxSrcs {
-			t.Errorf("op %d: incomplete row %+v", op, info)
-		}
-		if got, ok := ir.LookupOp(info.Name); !ok || got != op {
-			t.Errorf("LookupOp(%s)", info.Name)
-		}
-		if got, ok := ir.LookupGGMLOp(info.GGML, info.Unary); !ok || got != op {
-			t.Errorf("LookupGGMLOp(%s, %d) = %v", info.GGML, info.Unary, got)
-		}
-	}
-}

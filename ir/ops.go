@@ -3,8 +3,12 @@ package ir
 import "fmt"
 
 // Op is a tensor operation. The table below is the single description of
-// every op: DSL name, ggml name, operand counts and flags. String, Verify,
-// the DSL lowering and the backend support checks all read it.
+// every op: DSL name, ggml name and number, operand counts, flags, kernel
+// and scalar operands. String, Verify, the DSL lowering, code generation and
+// the backend support checks read it. The switches that cannot (shape
+// rules, region rules, trace import) panic with BUG on an op they lack, and
+// tests walking Ops() name the op and the switch before a user can get
+// there; CONTRIBUTING.md lists them under "Adding an op".
 type Op uint8
 
 const (
@@ -50,39 +54,80 @@ const (
 	FlagWritesSrc
 )
 
+// The ggml numbering in the table is include/ggml.h's enum ggml_op and
+// enum ggml_unary_op as of ggml-org/ggml commit
+// d99724f2b141fed9e1a9f402213506c081433465. ggml renumbers them when it
+// adds ops, and the RPC protocol and ggml's backends index by them, so a
+// peer built from another commit needs its own numbers.
+const (
+	GGMLOpCount      = 101 // GGML_OP_COUNT
+	GGMLUnaryOpCount = 22  // GGML_UNARY_OP_COUNT
+)
+
 // OpInfo is one row of the op table.
 type OpInfo struct {
 	Name    string  // DSL name
 	GGML    string  // ggml_op name as in GGML_OP_*, without the prefix
-	Unary   int32   // ggml_unary_op for GGML_OP_UNARY ops, else -1
-	MinSrcs int     // tensor operands
-	MaxSrcs int     //
+	GGMLOp  int     // enum ggml_op value of GGML_OP_<GGML>
+	Unary   int32   // enum ggml_unary_op value for GGML_OP_UNARY ops, else -1
+	MinSrcs int     // tensor operands; those past MinSrcs are optional,
+	MaxSrcs int     // and a kernel is passed nil for each one left out
 	Flags   OpFlags //
-	Doc     string  // semantics, one line
+	// Kernel is the runtime.Kernels method computing the op, called as
+	// Kernel(dst, srcs…, params…) ("" for ops computing nothing: views).
+	// With FlagWritesSrc, dst is the last source and is not passed again.
+	Kernel string
+	Params []Param // scalar operands, in kernel-argument order
+	Doc    string  // semantics, one line
 }
 
+// Param is a scalar operand of an op, kept in Tensor.Params.
+type Param struct {
+	Key   string     // how IR dumps and the DSL call it
+	Field ParamField // where Params holds it
+}
+
+// ParamField names a field of Params.
+type ParamField uint8
+
+const (
+	ParamEps     ParamField = iota + 1 // Params.Eps, a float32 kernel argument
+	ParamScale                         // Params.Scale, a float32 kernel argument
+	ParamMaxBias                       // Params.MaxBias, a float32 kernel argument
+	ParamRope                          // Params.Rope, a runtime.RopeParams kernel argument
+	ParamAxes                          // Params.Axes; only views have it, so no kernel takes it
+)
+
+var (
+	epsParams     = []Param{{"eps", ParamEps}}
+	scaleParam    = []Param{{"s", ParamScale}}
+	softMaxParams = []Param{{"scale", ParamScale}, {"max_bias", ParamMaxBias}}
+	ropeParams    = []Param{{"rope", ParamRope}}
+	axesParams    = []Param{{"axes", ParamAxes}}
+)
+
 var opTable = [numOps]OpInfo{
-	OpNone:      {"none", "NONE", -1, 0, 0, 0, "leaf: input, weight or state"},
-	OpGetRows:   {"get_rows", "GET_ROWS", -1, 2, 2, 0, "dst[:, r] = a[:, b[r]] (rows of a by i32 index)"},
-	OpMulMat:    {"mul_mat", "MUL_MAT", -1, 2, 2, 0, "dst[i, j] = Σk a[k, i]·b[k, j], a broadcast over dims 2, 3"},
-	OpAdd:       {"add", "ADD", -1, 2, 2, FlagInPlace | FlagElementwise, "dst = a + b, b repeated to a's shape"},
-	OpSub:       {"sub", "SUB", -1, 2, 2, FlagInPlace | FlagElementwise, "dst = a - b, b repeated to a's shape"},
-	OpMul:       {"mul", "MUL", -1, 2, 2, FlagInPlace | FlagElementwise, "dst = a · b, b repeated to a's shape"},
-	OpDiv:       {"div", "DIV", -1, 2, 2, FlagInPlace | FlagElementwise, "dst = a / b, b repeated to a's shape"},
-	OpScale:     {"scale", "SCALE", -1, 1, 1, FlagInPlace | FlagElementwise, "dst = a · s"},
-	OpRelu:      {"relu", "UNARY", 6, 1, 1, FlagInPlace | FlagElementwise, "dst = max(a, 0)"},
-	OpGelu:      {"gelu", "UNARY", 8, 1, 1, FlagInPlace | FlagElementwise, "dst = gelu(a), tanh approximation"},
-	OpSilu:      {"silu", "UNARY", 10, 1, 1, FlagInPlace | FlagElementwise, "dst = a / (1 + e^-a)"},
-	OpRMSNorm:   {"rms_norm", "RMS_NORM", -1, 1, 1, FlagInPlace, "each row divided by sqrt(mean(row²) + eps)"},
-	OpNorm:      {"norm", "NORM", -1, 1, 1, 0, "each row: (x - mean) / sqrt(var + eps)"}, // not in ggml_op_can_inplace
-	OpSoftMax:   {"soft_max", "SOFT_MAX", -1, 1, 2, FlagInPlace, "row softmax of a·scale + mask (ggml_soft_max_ext)"},
-	OpRope:      {"rope", "ROPE", -1, 2, 2, FlagInPlace, "rotary position embedding by positions b (ggml_rope_ext)"},
-	OpCpy:       {"cpy", "CPY", -1, 2, 2, FlagWritesSrc, "b = a converted to b's type; result is a view of b"},
-	OpCont:      {"cont", "CONT", -1, 1, 1, 0, "a copied into contiguous memory, optionally reshaped"},
-	OpView:      {"view", "VIEW", -1, 1, 1, FlagView, "a view of a's memory with given shape, strides and offset"},
-	OpReshape:   {"reshape", "RESHAPE", -1, 1, 1, FlagView, "contiguous a with a new shape"},
-	OpPermute:   {"permute", "PERMUTE", -1, 1, 1, FlagView, "a's dims moved: dim i goes to axis[i]"},
-	OpTranspose: {"transpose", "TRANSPOSE", -1, 1, 1, FlagView, "a's first two dims swapped"},
+	OpNone:      {"none", "NONE", 0, -1, 0, 0, 0, "", nil, "leaf: input, weight or state"},
+	OpGetRows:   {"get_rows", "GET_ROWS", 40, -1, 2, 2, 0, "GetRows", nil, "dst[:, r] = a[:, b[r]] (rows of a by i32 index)"},
+	OpMulMat:    {"mul_mat", "MUL_MAT", 29, -1, 2, 2, 0, "MulMat", nil, "dst[i, j] = Σk a[k, i]·b[k, j], a broadcast over dims 2, 3"},
+	OpAdd:       {"add", "ADD", 2, -1, 2, 2, FlagInPlace | FlagElementwise, "Add", nil, "dst = a + b, b repeated to a's shape"},
+	OpSub:       {"sub", "SUB", 6, -1, 2, 2, FlagInPlace | FlagElementwise, "Sub", nil, "dst = a - b, b repeated to a's shape"},
+	OpMul:       {"mul", "MUL", 7, -1, 2, 2, FlagInPlace | FlagElementwise, "Mul", nil, "dst = a · b, b repeated to a's shape"},
+	OpDiv:       {"div", "DIV", 8, -1, 2, 2, FlagInPlace | FlagElementwise, "Div", nil, "dst = a / b, b repeated to a's shape"},
+	OpScale:     {"scale", "SCALE", 32, -1, 1, 1, FlagInPlace | FlagElementwise, "Scale", scaleParam, "dst = a · s"},
+	OpRelu:      {"relu", "UNARY", 91, 6, 1, 1, FlagInPlace | FlagElementwise, "Relu", nil, "dst = max(a, 0)"},
+	OpGelu:      {"gelu", "UNARY", 91, 8, 1, 1, FlagInPlace | FlagElementwise, "Gelu", nil, "dst = gelu(a), tanh approximation"},
+	OpSilu:      {"silu", "UNARY", 91, 10, 1, 1, FlagInPlace | FlagElementwise, "Silu", nil, "dst = a / (1 + e^-a)"},
+	OpRMSNorm:   {"rms_norm", "RMS_NORM", 25, -1, 1, 1, FlagInPlace, "RMSNorm", epsParams, "each row divided by sqrt(mean(row²) + eps)"},
+	OpNorm:      {"norm", "NORM", 24, -1, 1, 1, 0, "Norm", epsParams, "each row: (x - mean) / sqrt(var + eps)"}, // not in ggml_op_can_inplace
+	OpSoftMax:   {"soft_max", "SOFT_MAX", 46, -1, 1, 2, FlagInPlace, "SoftMax", softMaxParams, "row softmax of a·scale + mask (ggml_soft_max_ext)"},
+	OpRope:      {"rope", "ROPE", 48, -1, 2, 2, FlagInPlace, "Rope", ropeParams, "rotary position embedding by positions b (ggml_rope_ext)"},
+	OpCpy:       {"cpy", "CPY", 34, -1, 2, 2, FlagWritesSrc, "Cpy", nil, "b = a converted to b's type; result is a view of b"},
+	OpCont:      {"cont", "CONT", 35, -1, 1, 1, 0, "Cpy", nil, "a copied into contiguous memory, optionally reshaped"},
+	OpView:      {"view", "VIEW", 37, -1, 1, 1, FlagView, "", nil, "a view of a's memory with given shape, strides and offset"},
+	OpReshape:   {"reshape", "RESHAPE", 36, -1, 1, 1, FlagView, "", nil, "contiguous a with a new shape"},
+	OpPermute:   {"permute", "PERMUTE", 38, -1, 1, 1, FlagView, "", axesParams, "a's dims moved: dim i goes to axis[i]"},
+	OpTranspose: {"transpose", "TRANSPOSE", 39, -1, 1, 1, FlagView, "", nil, "a's first two dims swapped"},
 }
 
 // Info returns op's table row.

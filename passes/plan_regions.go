@@ -1,6 +1,8 @@
 package passes
 
 import (
+	"fmt"
+
 	"github.com/graphc/graphc/ir"
 )
 
@@ -333,7 +335,7 @@ func regionRule(t *ir.Tensor, d ir.Slice, units *ir.Expr) (srcs []ir.Slice, ok b
 		}
 		return []ir.Slice{s}, true
 	}
-	return nil, false
+	panic(fmt.Sprintf("BUG: op %s has no region rule in regionRule (passes/plan_regions.go)", t.Op))
 }
 
 // viewSlice maps the slice p of a view's source to the view: which
@@ -353,8 +355,10 @@ func viewSlice(v *ir.Tensor, p partOf, units *ir.Expr) (ir.Slice, bool) {
 		return s, true
 	case ir.OpReshape:
 		return flatSlice(v.Src[0], s, v, units)
+	case ir.OpView:
+		return ir.Slice{}, false // arbitrary offset and strides: no slice maps in general
 	}
-	return ir.Slice{}, false
+	panic(fmt.Sprintf("BUG: view op %s has no rule in viewSlice (passes/plan_regions.go)", v.Op))
 }
 
 // flatSlice maps slice s of a to b, a tensor holding the same elements in

@@ -59,40 +59,24 @@ type simAlloc struct {
 type simOpKind uint8
 
 const (
-	simMulMat simOpKind = iota
-	simAdd
-	simSub
-	simMul
-	simDiv
-	simScale
-	simRelu
-	simGelu
-	simSilu
-	simRMSNorm
-	simNorm
-	simSoftMax
-	simRope
-	simGetRows
-	simCpy
-	simGet    // device → host tensor
-	simCopyTo // device → another device's memory
-	simMark   // an event's record
-	simWait   // wait for another device's queue
+	simKernel simOpKind = iota // a Kernels call
+	simGet                     // device → host tensor
+	simCopyTo                  // device → another device's memory
+	simMark                    // an event's record
+	simWait                    // wait for another device's queue
 )
 
-// simOp is one queued operation. Its tensors' Data are device memory
-// (translated from handles when the op is queued), host memory for
-// simGet's destination, the other device's memory for simCopyTo's.
+// simOp is one queued operation. A kernel is a closure over its tensors,
+// translated to device memory when it is queued, so that the queue needs no
+// case per op. simGet's and simCopyTo's dst is host memory or the other
+// device's memory, their a this device's.
 type simOp struct {
 	kind    simOpKind
-	dst     runtime.Tensor
-	a, b    runtime.Tensor
-	hasB    bool
-	f0, f1  float32
-	rope    runtime.RopeParams
-	to      *Sim      // simCopyTo: the destination device
-	ev      *simEvent // simMark
-	waitFor *Sim      // simWait: until waitFor has completed waitSeq ops
+	kernel  func(k *Backend) // simKernel
+	dst, a  runtime.Tensor   // simGet, simCopyTo
+	to      *Sim             // simCopyTo: the destination device
+	ev      *simEvent        // simMark
+	waitFor *Sim             // simWait: until waitFor has completed waitSeq ops
 	waitSeq uint64
 }
 
@@ -211,52 +195,13 @@ func (s *Sim) run() {
 // exec runs one op on the worker goroutine.
 func (s *Sim) exec(op *simOp) {
 	switch op.kind {
-	case simMark:
-		return
-	case simWait:
-		op.waitFor.waitFor(op.waitSeq)
-		return
+	case simKernel:
+		op.kernel(s.k)
 	case simGet, simCopyTo:
 		runtime.Copy(&op.dst, &op.a)
-		return
-	}
-	dst, a, b := &op.dst, &op.a, &op.b
-	k := s.k
-	switch op.kind {
-	case simMulMat:
-		k.MulMat(dst, a, b)
-	case simAdd:
-		k.Add(dst, a, b)
-	case simSub:
-		k.Sub(dst, a, b)
-	case simMul:
-		k.Mul(dst, a, b)
-	case simDiv:
-		k.Div(dst, a, b)
-	case simScale:
-		k.Scale(dst, a, op.f0)
-	case simRelu:
-		k.Relu(dst, a)
-	case simGelu:
-		k.Gelu(dst, a)
-	case simSilu:
-		k.Silu(dst, a)
-	case simRMSNorm:
-		k.RMSNorm(dst, a, op.f0)
-	case simNorm:
-		k.Norm(dst, a, op.f0)
-	case simSoftMax:
-		if op.hasB {
-			k.SoftMax(dst, a, b, op.f0, op.f1)
-		} else {
-			k.SoftMax(dst, a, nil, op.f0, op.f1)
-		}
-	case simRope:
-		k.Rope(dst, a, b, op.rope)
-	case simGetRows:
-		k.GetRows(dst, a, b)
-	case simCpy:
-		k.Cpy(dst, a)
+	case simMark:
+	case simWait:
+		op.waitFor.waitFor(op.waitSeq)
 	default:
 		panic(fmt.Sprintf("BUG: %s: op kind %d", s.name, op.kind))
 	}
@@ -273,45 +218,79 @@ func (s *Sim) waitFor(seq uint64) {
 
 // Kernels: queued.
 
-// launch queues a kernel, its tensors translated to device memory now:
-// a tensor outside the device's memory panics where the caller is.
-func (s *Sim) launch(op simOp, dst, a, b *runtime.Tensor) {
-	op.dst, op.a = s.dev(dst), s.dev(a)
-	if b != nil {
-		op.b, op.hasB = s.dev(b), true
+// on translates a kernel's tensor to device memory when the kernel is
+// queued, so that a tensor outside the device's memory panics where the
+// caller is; nil (an optional source left out) stays nil.
+func (s *Sim) on(t *runtime.Tensor) *runtime.Tensor {
+	if t == nil {
+		return nil
 	}
-	s.push(op)
+	d := s.dev(t)
+	return &d
 }
 
-func (s *Sim) binary(kind simOpKind, dst, a, x *runtime.Tensor) {
-	s.launch(simOp{kind: kind}, dst, a, x)
-}
+func (s *Sim) launch(kernel func(k *Backend)) { s.push(simOp{kind: simKernel, kernel: kernel}) }
 
-func (s *Sim) MulMat(dst, a, x *runtime.Tensor) { s.binary(simMulMat, dst, a, x) }
-func (s *Sim) Add(dst, a, x *runtime.Tensor)    { s.binary(simAdd, dst, a, x) }
-func (s *Sim) Sub(dst, a, x *runtime.Tensor)    { s.binary(simSub, dst, a, x) }
-func (s *Sim) Mul(dst, a, x *runtime.Tensor)    { s.binary(simMul, dst, a, x) }
-func (s *Sim) Div(dst, a, x *runtime.Tensor)    { s.binary(simDiv, dst, a, x) }
+func (s *Sim) MulMat(dst, a, x *runtime.Tensor) {
+	dst, a, x = s.on(dst), s.on(a), s.on(x)
+	s.launch(func(k *Backend) { k.MulMat(dst, a, x) })
+}
+func (s *Sim) Add(dst, a, x *runtime.Tensor) {
+	dst, a, x = s.on(dst), s.on(a), s.on(x)
+	s.launch(func(k *Backend) { k.Add(dst, a, x) })
+}
+func (s *Sim) Sub(dst, a, x *runtime.Tensor) {
+	dst, a, x = s.on(dst), s.on(a), s.on(x)
+	s.launch(func(k *Backend) { k.Sub(dst, a, x) })
+}
+func (s *Sim) Mul(dst, a, x *runtime.Tensor) {
+	dst, a, x = s.on(dst), s.on(a), s.on(x)
+	s.launch(func(k *Backend) { k.Mul(dst, a, x) })
+}
+func (s *Sim) Div(dst, a, x *runtime.Tensor) {
+	dst, a, x = s.on(dst), s.on(a), s.on(x)
+	s.launch(func(k *Backend) { k.Div(dst, a, x) })
+}
 func (s *Sim) Scale(dst, a *runtime.Tensor, v float32) {
-	s.launch(simOp{kind: simScale, f0: v}, dst, a, nil)
+	dst, a = s.on(dst), s.on(a)
+	s.launch(func(k *Backend) { k.Scale(dst, a, v) })
 }
-func (s *Sim) Relu(dst, a *runtime.Tensor) { s.launch(simOp{kind: simRelu}, dst, a, nil) }
-func (s *Sim) Gelu(dst, a *runtime.Tensor) { s.launch(simOp{kind: simGelu}, dst, a, nil) }
-func (s *Sim) Silu(dst, a *runtime.Tensor) { s.launch(simOp{kind: simSilu}, dst, a, nil) }
+func (s *Sim) Relu(dst, a *runtime.Tensor) {
+	dst, a = s.on(dst), s.on(a)
+	s.launch(func(k *Backend) { k.Relu(dst, a) })
+}
+func (s *Sim) Gelu(dst, a *runtime.Tensor) {
+	dst, a = s.on(dst), s.on(a)
+	s.launch(func(k *Backend) { k.Gelu(dst, a) })
+}
+func (s *Sim) Silu(dst, a *runtime.Tensor) {
+	dst, a = s.on(dst), s.on(a)
+	s.launch(func(k *Backend) { k.Silu(dst, a) })
+}
 func (s *Sim) RMSNorm(dst, a *runtime.Tensor, eps float32) {
-	s.launch(simOp{kind: simRMSNorm, f0: eps}, dst, a, nil)
+	dst, a = s.on(dst), s.on(a)
+	s.launch(func(k *Backend) { k.RMSNorm(dst, a, eps) })
 }
 func (s *Sim) Norm(dst, a *runtime.Tensor, eps float32) {
-	s.launch(simOp{kind: simNorm, f0: eps}, dst, a, nil)
+	dst, a = s.on(dst), s.on(a)
+	s.launch(func(k *Backend) { k.Norm(dst, a, eps) })
 }
 func (s *Sim) SoftMax(dst, a, mask *runtime.Tensor, scale, maxBias float32) {
-	s.launch(simOp{kind: simSoftMax, f0: scale, f1: maxBias}, dst, a, mask)
+	dst, a, mask = s.on(dst), s.on(a), s.on(mask)
+	s.launch(func(k *Backend) { k.SoftMax(dst, a, mask, scale, maxBias) })
 }
 func (s *Sim) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
-	s.launch(simOp{kind: simRope, rope: p}, dst, a, pos)
+	dst, a, pos = s.on(dst), s.on(a), s.on(pos)
+	s.launch(func(k *Backend) { k.Rope(dst, a, pos, p) })
 }
-func (s *Sim) GetRows(dst, table, idx *runtime.Tensor) { s.binary(simGetRows, dst, table, idx) }
-func (s *Sim) Cpy(dst, src *runtime.Tensor)            { s.launch(simOp{kind: simCpy}, dst, src, nil) }
+func (s *Sim) GetRows(dst, table, idx *runtime.Tensor) {
+	dst, table, idx = s.on(dst), s.on(table), s.on(idx)
+	s.launch(func(k *Backend) { k.GetRows(dst, table, idx) })
+}
+func (s *Sim) Cpy(dst, src *runtime.Tensor) {
+	dst, src = s.on(dst), s.on(src)
+	s.launch(func(k *Backend) { k.Cpy(dst, src) })
+}
 
 // Copies.
 

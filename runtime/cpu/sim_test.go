@@ -3,9 +3,11 @@ package cpu_test
 import (
 	"bytes"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
 )
@@ -45,8 +47,8 @@ func (p *simPair) get(s *cpu.Sim) runtime.Tensor {
 	return out
 }
 
-// TestSimMatchesCPU runs every kernel on the CPU and on a simulated device
-// and wants the same bits.
+// TestSimMatchesCPU runs every op's kernel on the CPU and on a simulated
+// device and wants the same bits.
 func TestSimMatchesCPU(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	c := cpu.New(2)
@@ -70,50 +72,67 @@ func TestSimMatchesCPU(t *testing.T) {
 	idx := in(runtime.I32, 5)
 	out := func(typ runtime.DType, ne ...int) *simPair { return in(typ, ne...) }
 
+	// Each step calls its op's kernel, as the op table names it, on dst,
+	// srcs (nil: an optional source left out) and params.
 	type step struct {
-		name string
-		dst  *simPair
-		run  func(k runtime.Kernels, dst *runtime.Tensor, pick func(*simPair) *runtime.Tensor)
+		op      ir.Op
+		variant string
+		dst     *simPair
+		srcs    []*simPair
+		params  []any
 	}
+	rope := runtime.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
 	steps := []step{
-		{"mul_mat f32", out(runtime.F32, 48, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
-			k.MulMat(d, p(a), p(b))
-		}},
-		{"mul_mat f16", out(runtime.F32, 40, 9), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
-			k.MulMat(d, p(w16), p(x))
-		}},
-		{"add", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Add(d, p(a), p(b)) }},
-		{"sub", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Sub(d, p(a), p(b)) }},
-		{"mul", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Mul(d, p(a), p(b)) }},
-		{"div", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Div(d, p(a), p(b)) }},
-		{"scale", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Scale(d, p(a), 0.3) }},
-		{"relu", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Relu(d, p(a)) }},
-		{"gelu", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Gelu(d, p(a)) }},
-		{"silu", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Silu(d, p(a)) }},
-		{"rms_norm", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.RMSNorm(d, p(a), 1e-5) }},
-		{"norm", out(runtime.F32, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Norm(d, p(a), 1e-5) }},
-		{"soft_max", out(runtime.F32, 16, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
-			k.SoftMax(d, p(rows), p(mask), 0.25, 0)
-		}},
-		{"soft_max no mask", out(runtime.F32, 16, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
-			k.SoftMax(d, p(rows), nil, 0.25, 0)
-		}},
-		{"rope", out(runtime.F32, 16, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
-			k.Rope(d, p(rows), p(pos), runtime.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1})
-		}},
-		{"get_rows", out(runtime.F32, 64, 5), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) {
-			k.GetRows(d, p(x), p(idx))
-		}},
-		{"cpy f16", out(runtime.F16, 64, 48, 2), func(k runtime.Kernels, d *runtime.Tensor, p func(*simPair) *runtime.Tensor) { k.Cpy(d, p(a)) }},
+		{ir.OpMulMat, "f32", out(runtime.F32, 48, 48, 2), []*simPair{a, b}, nil},
+		{ir.OpMulMat, "f16", out(runtime.F32, 40, 9), []*simPair{w16, x}, nil},
+		{ir.OpAdd, "", out(runtime.F32, 64, 48, 2), []*simPair{a, b}, nil},
+		{ir.OpSub, "", out(runtime.F32, 64, 48, 2), []*simPair{a, b}, nil},
+		{ir.OpMul, "", out(runtime.F32, 64, 48, 2), []*simPair{a, b}, nil},
+		{ir.OpDiv, "", out(runtime.F32, 64, 48, 2), []*simPair{a, b}, nil},
+		{ir.OpScale, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, []any{float32(0.3)}},
+		{ir.OpRelu, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, nil},
+		{ir.OpGelu, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, nil},
+		{ir.OpSilu, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, nil},
+		{ir.OpRMSNorm, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, []any{float32(1e-5)}},
+		{ir.OpNorm, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, []any{float32(1e-5)}},
+		{ir.OpSoftMax, "", out(runtime.F32, 16, 48, 2), []*simPair{rows, mask}, []any{float32(0.25), float32(0)}},
+		{ir.OpSoftMax, "no mask", out(runtime.F32, 16, 48, 2), []*simPair{rows, nil}, []any{float32(0.25), float32(0)}},
+		{ir.OpRope, "", out(runtime.F32, 16, 48, 2), []*simPair{rows, pos}, []any{rope}},
+		{ir.OpGetRows, "", out(runtime.F32, 64, 5), []*simPair{x, idx}, nil},
+		{ir.OpCpy, "f16", out(runtime.F16, 64, 48, 2), []*simPair{a}, nil},
+		{ir.OpCont, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, nil},
+	}
+	stepped := map[ir.Op]bool{}
+	for _, st := range steps {
+		stepped[st.op] = true
+	}
+	for _, op := range ir.Ops() {
+		if op.Info().Kernel != "" && !stepped[op] {
+			t.Errorf("op %s (kernel %s) has no step in TestSimMatchesCPU", op, op.Info().Kernel)
+		}
+	}
+	call := func(k runtime.Kernels, st step, pick func(*simPair) *runtime.Tensor) {
+		args := []reflect.Value{reflect.ValueOf(pick(st.dst))}
+		for _, p := range st.srcs {
+			var t *runtime.Tensor
+			if p != nil {
+				t = pick(p)
+			}
+			args = append(args, reflect.ValueOf(t))
+		}
+		for _, v := range st.params {
+			args = append(args, reflect.ValueOf(v))
+		}
+		reflect.ValueOf(k).MethodByName(st.op.Info().Kernel).Call(args)
 	}
 	for _, st := range steps {
-		st.run(c, &st.dst.host, func(p *simPair) *runtime.Tensor { return &p.host })
-		st.run(s, &st.dst.dev, func(p *simPair) *runtime.Tensor { return &p.dev })
+		call(c, st, func(p *simPair) *runtime.Tensor { return &p.host })
+		call(s, st, func(p *simPair) *runtime.Tensor { return &p.dev })
 	}
 	s.Synchronize()
 	for _, st := range steps {
 		if got := st.dst.get(s); !bytes.Equal(got.Data, st.dst.host.Data) {
-			t.Errorf("%s: the simulated device's result differs from the CPU's", st.name)
+			t.Errorf("%s %s: the simulated device's result differs from the CPU's", st.op, st.variant)
 		}
 	}
 }

@@ -1,0 +1,48 @@
+package codegen
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+)
+
+// TestEveryOpHasKernelCall renders the kernel call of every op that
+// computes something, with and without its optional sources, and wants a
+// runtime.Kernels method taking that many arguments.
+func TestEveryOpHasKernelCall(t *testing.T) {
+	kernels := reflect.TypeFor[runtime.Kernels]()
+	ref := func(s *ir.Tensor) jen.Code { return jen.Id(s.Name) }
+	for _, op := range ir.Ops() {
+		if op.IsView() {
+			continue // split emits no call for views
+		}
+		info := op.Info()
+		for n := info.MinSrcs; n <= info.MaxSrcs; n++ {
+			node := &ir.Tensor{Name: "dst", Op: op}
+			for range n {
+				node.Src = append(node.Src, &ir.Tensor{Name: "src"})
+			}
+			call := func() (call kernelCall) {
+				defer func() {
+					if r := recover(); r != nil {
+						t.Errorf("op %s with %d sources: %v", op, n, r)
+					}
+				}()
+				return (&generator{}).kernel(node, ref)
+			}()
+			if call.method == "" {
+				continue
+			}
+			m, ok := kernels.MethodByName(call.method)
+			if !ok {
+				t.Errorf("op %s: codegen calls %s, which runtime.Kernels lacks", op, call.method)
+			} else if m.Type.NumIn() != len(call.args) {
+				t.Errorf("op %s with %d sources: codegen passes %d arguments to %s, runtime.Kernels's takes %d", op, n, len(call.args), call.method, m.Type.NumIn())
+			}
+		}
+	}
+}

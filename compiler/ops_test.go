@@ -1,0 +1,92 @@
+package compiler
+
+import (
+	"testing"
+
+	"github.com/graphc/graphc/ir"
+)
+
+// lowerExamples holds a DSL call of every op, on the tensors of
+// lowerDecls.
+var lowerExamples = map[ir.Op]string{
+	ir.OpGetRows:   "get_rows(w, idx)",
+	ir.OpMulMat:    "mul_mat(w, a)",
+	ir.OpAdd:       "add(a, b)",
+	ir.OpSub:       "sub(a, b)",
+	ir.OpMul:       "mul(a, b)",
+	ir.OpDiv:       "div(a, b)",
+	ir.OpScale:     "scale(a, s=2)",
+	ir.OpRelu:      "relu(a)",
+	ir.OpGelu:      "gelu(a)",
+	ir.OpSilu:      "silu(a)",
+	ir.OpRMSNorm:   "rms_norm(a, eps=1e-6)",
+	ir.OpNorm:      "norm(a)",
+	ir.OpSoftMax:   "soft_max(a, m, scale=0.5)",
+	ir.OpRope:      "rope(a, pos, n_dims=8)",
+	ir.OpCpy:       "cpy(a, s)",
+	ir.OpCont:      "cont(a)",
+	ir.OpView:      "view_2d(a, 8, 4, 32, 0)",
+	ir.OpReshape:   "reshape(a, 64)",
+	ir.OpPermute:   "permute(a, 0, 2, 1, 3)",
+	ir.OpTranspose: "transpose(m)",
+}
+
+const lowerDecls = `input a: f32[8, 4, 2] fill i
+input b: f32[8, 4, 2] fill i
+input m: f32[8, 4] fill i
+input idx: i32[3] fill i
+input pos: i32[2] fill i
+weight w: f32[8, 8]
+state s: f32[64]
+`
+
+// TestEveryOpLowers lowers a call of every op and wants a node of that op.
+func TestEveryOpLowers(t *testing.T) {
+	for _, op := range ir.Ops() {
+		call, ok := lowerExamples[op]
+		if !ok {
+			t.Errorf("op %s has no DSL call in lowerExamples (compiler/ops_test.go)", op)
+			continue
+		}
+		t.Run(op.String(), func(t *testing.T) {
+			src := lowerDecls + "output y = " + call + "\n"
+			f, err := Parse("ops.g", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, _, err := Lower(f, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", call, err)
+			}
+			if y := g.Outputs[0]; y.Op != op {
+				t.Errorf("%s lowers to op %s", call, y.Op)
+			}
+		})
+	}
+}
+
+// TestOpKeysMatchTable: the keyword parameters lowering accepts for an op
+// set the scalar operands the op table lists for it, and no others.
+func TestOpKeysMatchTable(t *testing.T) {
+	for _, op := range ir.Ops() {
+		keys := map[string]bool{}
+		for _, k := range opKeys[op] {
+			keys[k.name] = true
+		}
+		for _, p := range op.Info().Params {
+			switch p.Field {
+			case ir.ParamEps, ir.ParamScale, ir.ParamMaxBias:
+				if !keys[p.Key] {
+					t.Errorf("op %s: parameter %s of the op table has no keyword in opKeys (compiler/lower_ops.go)", op, p.Key)
+				}
+			case ir.ParamRope:
+				if !keys["n_dims"] {
+					t.Errorf("op %s: the op table's rope parameters have no keywords in opKeys (compiler/lower_ops.go)", op)
+				}
+			}
+		}
+		if len(opKeys[op]) > 0 && len(op.Info().Params) == 0 {
+			t.Errorf("op %s: opKeys (compiler/lower_ops.go) has keywords for it, the op table no parameters", op)
+		}
+	}
+}

@@ -1,0 +1,40 @@
+package ggmltrace
+
+import (
+	"testing"
+
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+)
+
+// TestEveryOpImports finds every op by the ggml name and op_params a trace
+// records for it, and reads its operands.
+func TestEveryOpImports(t *testing.T) {
+	g := ir.NewGraph("ops_test")
+	src := g.NewLeaf(ir.KindInput, "a", runtime.F32, []*ir.Expr{ir.Const(4)}, ir.Pos{})
+	srcName := "a"
+	for _, op := range ir.Ops() {
+		t.Run(op.String(), func(t *testing.T) {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Error(r)
+				}
+			}()
+			info := op.Info()
+			nt := &Tensor{Name: "x", Op: info.GGML, Ne: [4]int64{4, 1, 1, 1}, ViewSrc: &srcName}
+			if info.Unary >= 0 {
+				nt.OpParams = []int32{info.Unary} // ggml_unary_impl's op_params[0]
+			}
+			if got, ok := ir.LookupGGMLOp(nt.Op, nt.opParam(0)); !ok || got != op {
+				t.Errorf("a traced GGML_OP_%s (op_params %v) imports as %v, want %s", nt.Op, nt.OpParams, got, op)
+			}
+			var srcs []*ir.Tensor
+			for range info.MaxSrcs {
+				srcs = append(srcs, src)
+			}
+			if _, err := opArgs(op, nt, srcs); err != nil {
+				t.Errorf("opArgs: %v", err)
+			}
+		})
+	}
+}
