@@ -7,7 +7,7 @@
 // is deterministic byte for byte and gofmt'd.
 //
 // The generated code holds each backend of the target by its own type
-// (cpu.Backend, cpu.Sim, openblas.Backend, cuda.Backend, …) to launch
+// (cpu.Backend, sim.Backend, openblas.Backend, cuda.Backend, …) to launch
 // kernels, and drives them all through a runtime.Sched: New allocates each
 // compute buffer on the first backend of its buffer type and puts weights
 // and state in their backend's memory; each split method calls

@@ -9,6 +9,7 @@ import (
 
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/sim"
 )
 
 // accModel is a hand-written model the way generated code drives a
@@ -19,7 +20,7 @@ type accModel struct {
 	runtime.Driver
 	sched *runtime.Sched
 	host  *cpu.Backend
-	sim0  *cpu.Sim
+	sim0  *sim.Backend
 	buf   []byte // per slot a version of x
 	state []runtime.Tensor
 }
@@ -42,9 +43,9 @@ func newAccModel(t *testing.T, stopped *[]string) *accModel {
 	m := &accModel{}
 	m.host = cpu.New(1)
 	runtime.OnClose(&m.Driver, func() { m.host.Close(); *stopped = append(*stopped, "cpu") })
-	m.sim0 = cpu.NewSim(0, 1)
+	m.sim0 = sim.New(0, 1)
 	runtime.OnClose(&m.Driver, func() { m.sim0.Close(); *stopped = append(*stopped, "sim0") })
-	bts := []runtime.BufferType{cpu.BufferType, cpu.SimDescription(0).BufferType}
+	bts := []runtime.BufferType{cpu.BufferType, sim.Description(0).BufferType}
 	splits := []runtime.SplitInfo{{Backend: accCPU, Nodes: 1, First: "acc", Last: "acc"}}
 	var err error
 	if m.sched, err = runtime.NewSched([]runtime.Backend{runtime.NewHostBackend("cpu", cpu.BufferType), m.sim0}, bts, splits, accSlots); err != nil {

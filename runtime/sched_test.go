@@ -6,6 +6,7 @@ import (
 
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/sim"
 )
 
 // chain is a hand-written plan over sim0, sim1 and the cpu, the way
@@ -14,8 +15,8 @@ import (
 // from the previous backend (host→device, device→device, device→host).
 type chain struct {
 	s        *runtime.Sched
-	sim0     *cpu.Sim
-	sim1     *cpu.Sim
+	sim0     *sim.Backend
+	sim1     *sim.Backend
 	host     *cpu.Backend
 	nCopies  int
 	ne       [4]int
@@ -31,14 +32,14 @@ const (
 )
 
 func newChain(t *testing.T, nCopies int) *chain {
-	c := &chain{sim0: cpu.NewSim(0, 1), sim1: cpu.NewSim(1, 1), host: cpu.New(1), nCopies: nCopies, ne: [4]int{64, 3, 1, 1}}
+	c := &chain{sim0: sim.New(0, 1), sim1: sim.New(1, 1), host: cpu.New(1), nCopies: nCopies, ne: [4]int{64, 3, 1, 1}}
 	t.Cleanup(func() {
 		c.s.Synchronize()
 		c.sim0.Close()
 		c.sim1.Close()
 		c.host.Close()
 	})
-	bts := []runtime.BufferType{cpu.SimDescription(0).BufferType, cpu.SimDescription(1).BufferType, cpu.BufferType}
+	bts := []runtime.BufferType{sim.Description(0).BufferType, sim.Description(1).BufferType, cpu.BufferType}
 	splits := []runtime.SplitInfo{
 		{Backend: bCPU, Nodes: 1, First: "a", Last: "a"},
 		{Backend: bSim0, Inputs: 1, Nodes: 1, First: "b", Last: "b"},
@@ -161,9 +162,9 @@ func TestSchedCallbackStops(t *testing.T) {
 }
 
 func TestNewSchedChecksMemory(t *testing.T) {
-	s0 := cpu.NewSim(0, 1)
+	s0 := sim.New(0, 1)
 	defer s0.Close()
-	want := []runtime.BufferType{cpu.SimDescription(1).BufferType}
+	want := []runtime.BufferType{sim.Description(1).BufferType}
 	if _, err := runtime.NewSched([]runtime.Backend{s0}, want, nil, 1); err == nil {
 		t.Error("sim0 accepted for a plan made for SIM1")
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/sim"
 )
 
 // Bounds of the bounded dims: the plan holds for every value up to them.
@@ -555,8 +556,8 @@ var splits = []runtime.SplitInfo{
 type Model struct {
 	driver                     // evaluations in order, state access, statistics, Close
 	sched       *runtime.Sched // the driver's: copies, events, statistics, eval callback
-	sim0Backend *cpu.Sim
-	sim1Backend *cpu.Sim
+	sim0Backend *sim.Backend
+	sim1Backend *sim.Backend
 	cpuBackend  *cpu.Backend
 	bufSIM0     []byte           // compute buffer SIM0, in sim0's memory
 	bufSIM1     []byte           // compute buffer SIM1, in sim1's memory
@@ -586,9 +587,9 @@ func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
 
 // start is New's work on the bound weights w; on an error New closes what it started.
 func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
-	m.sim0Backend = cpu.NewSim(0, threads)
+	m.sim0Backend = sim.New(0, threads)
 	runtime.OnClose(&m.driver, m.sim0Backend.Close)
-	m.sim1Backend = cpu.NewSim(1, threads)
+	m.sim1Backend = sim.New(1, threads)
 	runtime.OnClose(&m.driver, m.sim1Backend.Close)
 	m.cpuBackend = cpu.New(threads)
 	runtime.OnClose(&m.driver, m.cpuBackend.Close)

@@ -11,6 +11,7 @@ import (
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/cuda"
 	"github.com/graphc/graphc/runtime/metal"
+	"github.com/graphc/graphc/runtime/sim"
 )
 
 // Kind is one kind of backend.
@@ -64,8 +65,8 @@ var Kinds = []*Kind{
 		Package:  runtimePackage + "/blas/openblas", Type: "Backend", New: "New", Fallible: true, Host: true,
 	},
 	{
-		Name: "sim", Indexed: true, Describe: cpu.SimDescription,
-		Package: runtimePackage + "/cpu", Type: "Sim", New: "NewSim",
+		Name: "sim", Indexed: true, Describe: sim.Description,
+		Package: runtimePackage + "/sim", Type: "Backend", New: "New",
 	},
 	{
 		Name: "cuda", Indexed: true, Describe: cuda.Description, Available: cuda.Available,

@@ -1,4 +1,4 @@
-package cpu
+package sim
 
 import (
 	"fmt"
@@ -8,14 +8,15 @@ import (
 	"unsafe"
 
 	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/cpu"
 )
 
 var (
-	_ runtime.Kernels = (*Sim)(nil)
-	_ runtime.Backend = (*Sim)(nil)
+	_ runtime.Kernels = (*Backend)(nil)
+	_ runtime.Backend = (*Backend)(nil)
 )
 
-// Sim is a simulated discrete device, "sim<n>": what a GPU is to the
+// Backend is a simulated discrete device, "sim<n>": what a GPU is to the
 // scheduler and to generated code, on any machine. It has
 //
 //   - its own memory, buffer type "SIM<n>": allocations of its own that the
@@ -29,15 +30,15 @@ var (
 //     the queue, including other devices' queues;
 //   - the CPU kernels underneath, so its results are bit for bit the CPU
 //     backend's for the same thread count.
-type Sim struct {
+type Backend struct {
 	n    int
 	name string
 	bt   runtime.BufferType
-	k    *Backend // the kernels; used by the worker goroutine only
+	k    *cpu.Backend // the kernels; used by the worker goroutine only
 
 	mu        sync.Mutex
 	cond      *sync.Cond // signalled when work is queued or completed
-	queue     []simOp
+	queue     []queuedOp
 	head      int
 	queued    uint64 // ops ever queued; op number i (from 1) is done when completed >= i
 	completed uint64
@@ -45,58 +46,58 @@ type Sim struct {
 	stopped   chan struct{}
 
 	memMu sync.RWMutex
-	mem   []simAlloc // by address of their handles
+	mem   []allocation // by address of their handles
 }
 
-// simAlloc is one device allocation: the address range the host sees and
+// allocation is one device allocation: the address range the host sees and
 // the bytes behind it.
-type simAlloc struct {
+type allocation struct {
 	handle []byte
 	data   []byte
 	free   func()
 }
 
-type simOpKind uint8
+type opKind uint8
 
 const (
-	simKernel simOpKind = iota // a Kernels call
-	simGet                     // device → host tensor
-	simCopyTo                  // device → another device's memory
-	simMark                    // an event's record
-	simWait                    // wait for another device's queue
+	opKernel opKind = iota // a Kernels call
+	opGet                  // device → host tensor
+	opCopyTo               // device → another device's memory
+	opMark                 // an event's record
+	opWait                 // wait for another device's queue
 )
 
-// simOp is one queued operation. A kernel is a closure over its tensors,
+// queuedOp is one queued operation. A kernel is a closure over its tensors,
 // translated to device memory when it is queued, so that the queue needs no
-// case per op. simGet's and simCopyTo's dst is host memory or the other
+// case per op. opGet's and opCopyTo's dst is host memory or the other
 // device's memory, their a this device's.
-type simOp struct {
-	kind    simOpKind
-	kernel  func(k *Backend) // simKernel
-	dst, a  runtime.Tensor   // simGet, simCopyTo
-	to      *Sim             // simCopyTo: the destination device
-	ev      *simEvent        // simMark
-	waitFor *Sim             // simWait: until waitFor has completed waitSeq ops
+type queuedOp struct {
+	kind    opKind
+	kernel  func(k *cpu.Backend) // opKernel
+	dst, a  runtime.Tensor       // opGet, opCopyTo
+	to      *Backend             // opCopyTo: the destination device
+	ev      *event               // opMark
+	waitFor *Backend             // opWait: until waitFor has completed waitSeq ops
 	waitSeq uint64
 }
 
-// NewSim starts simulated device n, computing with the given number of
+// New starts simulated device n, computing with the given number of
 // threads (the CPU backend's rule: <= 0 means every core).
-func NewSim(n, threads int) *Sim {
-	s := &Sim{n: n, name: fmt.Sprintf("sim%d", n), k: New(threads), stopped: make(chan struct{})}
-	s.bt = SimDescription(n).BufferType
+func New(n, threads int) *Backend {
+	s := &Backend{n: n, name: fmt.Sprintf("sim%d", n), k: cpu.New(threads), stopped: make(chan struct{})}
+	s.bt = Description(n).BufferType
 	s.cond = sync.NewCond(&s.mu)
 	go s.run()
 	return s
 }
 
-func (s *Sim) Name() string                   { return s.name }
-func (s *Sim) BufferType() runtime.BufferType { return s.bt }
-func (s *Sim) Async() bool                    { return true }
+func (s *Backend) Name() string                   { return s.name }
+func (s *Backend) BufferType() runtime.BufferType { return s.bt }
+func (s *Backend) Async() bool                    { return true }
 
 // Alloc allocates size zeroed bytes of device memory and returns their
 // handle.
-func (s *Sim) Alloc(size int) ([]byte, error) {
+func (s *Backend) Alloc(size int) ([]byte, error) {
 	if size < 0 {
 		return nil, fmt.Errorf("%s: alloc of %d bytes", s.name, size)
 	}
@@ -107,10 +108,10 @@ func (s *Sim) Alloc(size int) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: alloc of %d bytes: %v", s.name, size, err)
 	}
-	a := simAlloc{handle: handle, data: runtime.NewBuffer(size), free: free}
+	a := allocation{handle: handle, data: runtime.NewBuffer(size), free: free}
 	s.memMu.Lock()
 	i := sort.Search(len(s.mem), func(i int) bool { return addr(s.mem[i].handle) > addr(handle) })
-	s.mem = append(s.mem, simAlloc{})
+	s.mem = append(s.mem, allocation{})
 	copy(s.mem[i+1:], s.mem[i:])
 	s.mem[i] = a
 	s.memMu.Unlock()
@@ -122,7 +123,7 @@ func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))
 // dev returns t with its Data in device memory: the bytes behind the
 // handle range t.Data covers. A tensor outside the device's memory is a
 // bug in the caller (a missing copy).
-func (s *Sim) dev(t *runtime.Tensor) runtime.Tensor {
+func (s *Backend) dev(t *runtime.Tensor) runtime.Tensor {
 	d := *t
 	if len(t.Data) == 0 {
 		d.Data = nil
@@ -144,7 +145,7 @@ func (s *Sim) dev(t *runtime.Tensor) runtime.Tensor {
 }
 
 // push queues op and returns its number.
-func (s *Sim) push(op simOp) uint64 {
+func (s *Backend) push(op queuedOp) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -156,7 +157,7 @@ func (s *Sim) push(op simOp) uint64 {
 	return s.queued
 }
 
-func (s *Sim) run() {
+func (s *Backend) run() {
 	defer close(s.stopped)
 	for {
 		s.mu.Lock()
@@ -168,7 +169,7 @@ func (s *Sim) run() {
 			return
 		}
 		op := s.queue[s.head]
-		s.queue[s.head] = simOp{}
+		s.queue[s.head] = queuedOp{}
 		s.head++
 		switch {
 		case s.head == len(s.queue):
@@ -183,7 +184,7 @@ func (s *Sim) run() {
 		s.exec(&op)
 
 		s.mu.Lock()
-		if op.kind == simMark {
+		if op.kind == opMark {
 			op.ev.when = time.Now()
 		}
 		s.completed++
@@ -193,14 +194,14 @@ func (s *Sim) run() {
 }
 
 // exec runs one op on the worker goroutine.
-func (s *Sim) exec(op *simOp) {
+func (s *Backend) exec(op *queuedOp) {
 	switch op.kind {
-	case simKernel:
+	case opKernel:
 		op.kernel(s.k)
-	case simGet, simCopyTo:
+	case opGet, opCopyTo:
 		runtime.Copy(&op.dst, &op.a)
-	case simMark:
-	case simWait:
+	case opMark:
+	case opWait:
 		op.waitFor.waitFor(op.waitSeq)
 	default:
 		panic(fmt.Sprintf("BUG: %s: op kind %d", s.name, op.kind))
@@ -208,7 +209,7 @@ func (s *Sim) exec(op *simOp) {
 }
 
 // waitFor blocks until op number seq of s's queue is done.
-func (s *Sim) waitFor(seq uint64) {
+func (s *Backend) waitFor(seq uint64) {
 	s.mu.Lock()
 	for s.completed < seq {
 		s.cond.Wait()
@@ -221,7 +222,7 @@ func (s *Sim) waitFor(seq uint64) {
 // on translates a kernel's tensor to device memory when the kernel is
 // queued, so that a tensor outside the device's memory panics where the
 // caller is; nil (an optional source left out) stays nil.
-func (s *Sim) on(t *runtime.Tensor) *runtime.Tensor {
+func (s *Backend) on(t *runtime.Tensor) *runtime.Tensor {
 	if t == nil {
 		return nil
 	}
@@ -229,103 +230,105 @@ func (s *Sim) on(t *runtime.Tensor) *runtime.Tensor {
 	return &d
 }
 
-func (s *Sim) launch(kernel func(k *Backend)) { s.push(simOp{kind: simKernel, kernel: kernel}) }
+func (s *Backend) launch(kernel func(k *cpu.Backend)) {
+	s.push(queuedOp{kind: opKernel, kernel: kernel})
+}
 
-func (s *Sim) MulMat(dst, a, x *runtime.Tensor) {
+func (s *Backend) MulMat(dst, a, x *runtime.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *Backend) { k.MulMat(dst, a, x) })
+	s.launch(func(k *cpu.Backend) { k.MulMat(dst, a, x) })
 }
-func (s *Sim) Add(dst, a, x *runtime.Tensor) {
+func (s *Backend) Add(dst, a, x *runtime.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *Backend) { k.Add(dst, a, x) })
+	s.launch(func(k *cpu.Backend) { k.Add(dst, a, x) })
 }
-func (s *Sim) Sub(dst, a, x *runtime.Tensor) {
+func (s *Backend) Sub(dst, a, x *runtime.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *Backend) { k.Sub(dst, a, x) })
+	s.launch(func(k *cpu.Backend) { k.Sub(dst, a, x) })
 }
-func (s *Sim) Mul(dst, a, x *runtime.Tensor) {
+func (s *Backend) Mul(dst, a, x *runtime.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *Backend) { k.Mul(dst, a, x) })
+	s.launch(func(k *cpu.Backend) { k.Mul(dst, a, x) })
 }
-func (s *Sim) Div(dst, a, x *runtime.Tensor) {
+func (s *Backend) Div(dst, a, x *runtime.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *Backend) { k.Div(dst, a, x) })
+	s.launch(func(k *cpu.Backend) { k.Div(dst, a, x) })
 }
-func (s *Sim) Scale(dst, a *runtime.Tensor, v float32) {
+func (s *Backend) Scale(dst, a *runtime.Tensor, v float32) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *Backend) { k.Scale(dst, a, v) })
+	s.launch(func(k *cpu.Backend) { k.Scale(dst, a, v) })
 }
-func (s *Sim) Relu(dst, a *runtime.Tensor) {
+func (s *Backend) Relu(dst, a *runtime.Tensor) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *Backend) { k.Relu(dst, a) })
+	s.launch(func(k *cpu.Backend) { k.Relu(dst, a) })
 }
-func (s *Sim) Gelu(dst, a *runtime.Tensor) {
+func (s *Backend) Gelu(dst, a *runtime.Tensor) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *Backend) { k.Gelu(dst, a) })
+	s.launch(func(k *cpu.Backend) { k.Gelu(dst, a) })
 }
-func (s *Sim) Silu(dst, a *runtime.Tensor) {
+func (s *Backend) Silu(dst, a *runtime.Tensor) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *Backend) { k.Silu(dst, a) })
+	s.launch(func(k *cpu.Backend) { k.Silu(dst, a) })
 }
-func (s *Sim) RMSNorm(dst, a *runtime.Tensor, eps float32) {
+func (s *Backend) RMSNorm(dst, a *runtime.Tensor, eps float32) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *Backend) { k.RMSNorm(dst, a, eps) })
+	s.launch(func(k *cpu.Backend) { k.RMSNorm(dst, a, eps) })
 }
-func (s *Sim) Norm(dst, a *runtime.Tensor, eps float32) {
+func (s *Backend) Norm(dst, a *runtime.Tensor, eps float32) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *Backend) { k.Norm(dst, a, eps) })
+	s.launch(func(k *cpu.Backend) { k.Norm(dst, a, eps) })
 }
-func (s *Sim) SoftMax(dst, a, mask *runtime.Tensor, scale, maxBias float32) {
+func (s *Backend) SoftMax(dst, a, mask *runtime.Tensor, scale, maxBias float32) {
 	dst, a, mask = s.on(dst), s.on(a), s.on(mask)
-	s.launch(func(k *Backend) { k.SoftMax(dst, a, mask, scale, maxBias) })
+	s.launch(func(k *cpu.Backend) { k.SoftMax(dst, a, mask, scale, maxBias) })
 }
-func (s *Sim) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
+func (s *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
 	dst, a, pos = s.on(dst), s.on(a), s.on(pos)
-	s.launch(func(k *Backend) { k.Rope(dst, a, pos, p) })
+	s.launch(func(k *cpu.Backend) { k.Rope(dst, a, pos, p) })
 }
-func (s *Sim) GetRows(dst, table, idx *runtime.Tensor) {
+func (s *Backend) GetRows(dst, table, idx *runtime.Tensor) {
 	dst, table, idx = s.on(dst), s.on(table), s.on(idx)
-	s.launch(func(k *Backend) { k.GetRows(dst, table, idx) })
+	s.launch(func(k *cpu.Backend) { k.GetRows(dst, table, idx) })
 }
-func (s *Sim) Cpy(dst, src *runtime.Tensor) {
+func (s *Backend) Cpy(dst, src *runtime.Tensor) {
 	dst, src = s.on(dst), s.on(src)
-	s.launch(func(k *Backend) { k.Cpy(dst, src) })
+	s.launch(func(k *cpu.Backend) { k.Cpy(dst, src) })
 }
 
 // Copies.
 
 // SetTensor copies host tensor src into dst, in device memory, now.
-func (s *Sim) SetTensor(dst, src *runtime.Tensor) {
+func (s *Backend) SetTensor(dst, src *runtime.Tensor) {
 	d := s.dev(dst)
 	runtime.Copy(&d, src)
 }
 
 // GetTensor copies src, in device memory, into host tensor dst now.
-func (s *Sim) GetTensor(dst, src *runtime.Tensor) {
+func (s *Backend) GetTensor(dst, src *runtime.Tensor) {
 	d := s.dev(src)
 	runtime.Copy(dst, &d)
 }
 
 // GetTensorAsync queues the copy of src into host tensor dst.
-func (s *Sim) GetTensorAsync(dst, src *runtime.Tensor) {
-	s.push(simOp{kind: simGet, dst: *dst, a: s.dev(src)})
+func (s *Backend) GetTensorAsync(dst, src *runtime.Tensor) {
+	s.push(queuedOp{kind: opGet, dst: *dst, a: s.dev(src)})
 }
 
 // CopyTensorAsync queues the copy of src into dst on another simulated
 // device; it cannot copy to other kinds of backends.
-func (s *Sim) CopyTensorAsync(to runtime.Backend, dst, src *runtime.Tensor) bool {
-	t, ok := to.(*Sim)
+func (s *Backend) CopyTensorAsync(to runtime.Backend, dst, src *runtime.Tensor) bool {
+	t, ok := to.(*Backend)
 	if !ok {
 		return false
 	}
-	s.push(simOp{kind: simCopyTo, dst: t.dev(dst), a: s.dev(src), to: t})
+	s.push(queuedOp{kind: opCopyTo, dst: t.dev(dst), a: s.dev(src), to: t})
 	return true
 }
 
 // Events.
 
 // Synchronize blocks until every queued op is done.
-func (s *Sim) Synchronize() {
+func (s *Backend) Synchronize() {
 	s.mu.Lock()
 	target := s.queued
 	for s.completed < target {
@@ -335,11 +338,11 @@ func (s *Sim) Synchronize() {
 }
 
 // NewEvent returns an event of this device.
-func (s *Sim) NewEvent() runtime.Event { return &simEvent{s: s} }
+func (s *Backend) NewEvent() runtime.Event { return &event{s: s} }
 
 // WaitEvent makes the ops queued from now on wait for e.
-func (s *Sim) WaitEvent(e runtime.Event) {
-	se, ok := e.(*simEvent)
+func (s *Backend) WaitEvent(e runtime.Event) {
+	se, ok := e.(*event)
 	if !ok {
 		// Events of synchronous backends are complete once recorded.
 		e.Synchronize()
@@ -351,30 +354,30 @@ func (s *Sim) WaitEvent(e runtime.Event) {
 	se.s.mu.Lock()
 	seq := se.seq
 	se.s.mu.Unlock()
-	s.push(simOp{kind: simWait, waitFor: se.s, waitSeq: seq})
+	s.push(queuedOp{kind: opWait, waitFor: se.s, waitSeq: seq})
 }
 
-// simEvent is a position in a Sim's queue.
-type simEvent struct {
-	s    *Sim
+// event is a position in a Backend's queue.
+type event struct {
+	s    *Backend
 	seq  uint64    // the number of its last record's op; 0: never recorded
 	when time.Time // when that op ran
 }
 
-func (e *simEvent) Record() {
+func (e *event) Record() {
 	s := e.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		panic(fmt.Sprintf("BUG: use of closed %s", s.name))
 	}
-	s.queue = append(s.queue, simOp{kind: simMark, ev: e})
+	s.queue = append(s.queue, queuedOp{kind: opMark, ev: e})
 	s.queued++
 	e.seq = s.queued
 	s.cond.Broadcast()
 }
 
-func (e *simEvent) Synchronize() {
+func (e *event) Synchronize() {
 	s := e.s
 	s.mu.Lock()
 	seq := e.seq
@@ -384,13 +387,13 @@ func (e *simEvent) Synchronize() {
 	s.mu.Unlock()
 }
 
-func (e *simEvent) Done() bool {
+func (e *event) Done() bool {
 	e.s.mu.Lock()
 	defer e.s.mu.Unlock()
 	return e.s.completed >= e.seq
 }
 
-func (e *simEvent) When() time.Time {
+func (e *event) When() time.Time {
 	e.s.mu.Lock()
 	defer e.s.mu.Unlock()
 	return e.when
@@ -398,7 +401,7 @@ func (e *simEvent) When() time.Time {
 
 // Close finishes the queued work, stops the worker and the kernels' threads
 // and frees the device memory.
-func (s *Sim) Close() {
+func (s *Backend) Close() {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -1,4 +1,4 @@
-package cpu_test
+package sim_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/sim"
 )
 
 // simHost is a host tensor with random contents.
@@ -30,7 +31,7 @@ type simPair struct {
 	dev  runtime.Tensor // a handle into the device's memory
 }
 
-func simUpload(t *testing.T, s *cpu.Sim, h runtime.Tensor) *simPair {
+func simUpload(t *testing.T, s *sim.Backend, h runtime.Tensor) *simPair {
 	t.Helper()
 	mem, err := s.Alloc(h.Span())
 	if err != nil {
@@ -41,7 +42,7 @@ func simUpload(t *testing.T, s *cpu.Sim, h runtime.Tensor) *simPair {
 	return &simPair{host: h, dev: d}
 }
 
-func (p *simPair) get(s *cpu.Sim) runtime.Tensor {
+func (p *simPair) get(s *sim.Backend) runtime.Tensor {
 	out := runtime.Tensor{Type: p.host.Type, Ne: p.host.Ne, Nb: p.host.Nb, Data: runtime.NewBuffer(p.host.Span())}
 	s.GetTensor(&out, &p.dev)
 	return out
@@ -53,7 +54,7 @@ func TestSimMatchesCPU(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	c := cpu.New(2)
 	defer c.Close()
-	s := cpu.NewSim(0, 2)
+	s := sim.New(0, 2)
 	defer s.Close()
 	in := func(typ runtime.DType, ne ...int) *simPair {
 		var n [4]int
@@ -140,7 +141,7 @@ func TestSimMatchesCPU(t *testing.T) {
 // TestSimRejectsHostMemory: a kernel given a host tensor (a missing copy)
 // panics where it is launched.
 func TestSimRejectsHostMemory(t *testing.T) {
-	s := cpu.NewSim(3, 1)
+	s := sim.New(3, 1)
 	defer s.Close()
 	h := runtime.NewTensor(runtime.F32, [4]int{4, 1, 1, 1})
 	mem, _ := s.Alloc(h.Span())
@@ -157,11 +158,11 @@ func TestSimRejectsHostMemory(t *testing.T) {
 // TestSimStreams chains two devices and the host with events and async
 // copies many times; run it under -race.
 func TestSimStreams(t *testing.T) {
-	s0, s1 := cpu.NewSim(0, 1), cpu.NewSim(1, 1)
+	s0, s1 := sim.New(0, 1), sim.New(1, 1)
 	defer s0.Close()
 	defer s1.Close()
 	ne := [4]int{256, 4, 1, 1}
-	alloc := func(s *cpu.Sim) runtime.Tensor {
+	alloc := func(s *sim.Backend) runtime.Tensor {
 		h := runtime.NewTensor(runtime.F32, ne)
 		mem, err := s.Alloc(h.Span())
 		if err != nil {
@@ -203,7 +204,7 @@ func TestSimStreams(t *testing.T) {
 
 // TestSimOffload: like ggml-cuda's offload_op, by get_op_batch_size.
 func TestSimOffload(t *testing.T) {
-	d := cpu.SimDescription(0)
+	d := sim.Description(0)
 	for _, tc := range []struct {
 		op   string
 		ne   [4]int64

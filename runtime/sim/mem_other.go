@@ -1,6 +1,6 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package cpu
+package sim
 
 // reserveHandle returns the handle of a simulated device allocation: host
 // memory of its own filled with 0xff bytes (NaN as f32 and f16), so that
