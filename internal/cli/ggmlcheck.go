@@ -1,4 +1,4 @@
-package compiler
+package cli
 
 import (
 	"fmt"
@@ -6,7 +6,9 @@ import (
 	"math"
 	"strings"
 
+	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/ggmltrace"
+	"github.com/graphc/graphc/internal/planview"
 	"github.com/graphc/graphc/ir"
 )
 
@@ -16,7 +18,7 @@ type ggmlCheckReport struct {
 	Trace             string           `json:"trace"`
 	Identical         bool             `json:"identical"`
 	Differences       []ggmltrace.Diff `json:"differences"`
-	Plan              *Plan            `json:"plan"`
+	Plan              *planview.Plan   `json:"plan"`
 	GGMLComputeBuffer map[string]int64 `json:"ggml_compute_buffer_size"`
 	MaxAbsDiff        *float64         `json:"run_max_abs_diff,omitempty"`
 	Mapped            *mappedRun       `json:"mapped_run,omitempty"`
@@ -33,13 +35,13 @@ func cmdGGMLCheck(e *env, args []string) error {
 	}
 	tr, _, diffs, err := ggmltrace.Check(files[0])
 	if err != nil {
-		return &UserError{fmt.Sprintf("%s: %v", files[0], err)}
+		return &compiler.UserError{Msg: fmt.Sprintf("%s: %v", files[0], err)}
 	}
 	full, _, err := tr.Plan("", 0)
 	if err != nil {
-		return &UserError{fmt.Sprintf("%s: %v", files[0], err)}
+		return &compiler.UserError{Msg: fmt.Sprintf("%s: %v", files[0], err)}
 	}
-	report := &ggmlCheckReport{Trace: files[0], Identical: len(diffs) == 0, Differences: diffs, Plan: PlanJSON(full), GGMLComputeBuffer: tr.Result.ComputeBufferSize}
+	report := &ggmlCheckReport{Trace: files[0], Identical: len(diffs) == 0, Differences: diffs, Plan: planview.JSON(full), GGMLComputeBuffer: tr.Result.ComputeBufferSize}
 	if report.Differences == nil {
 		report.Differences = []ggmltrace.Diff{}
 	}
@@ -51,7 +53,7 @@ func cmdGGMLCheck(e *env, args []string) error {
 		}
 		report.MaxAbsDiff = &worst
 		if worst > 1e-4 {
-			runErr = &UserError{fmt.Sprintf("%s: output %s differs from ggml's by up to %g (tolerance 1e-4, relative above 1)", files[0], tr.Output.Tensor, worst)}
+			runErr = &compiler.UserError{Msg: fmt.Sprintf("%s: output %s differs from ggml's by up to %g (tolerance 1e-4, relative above 1)", files[0], tr.Output.Tensor, worst)}
 		}
 		if *sim && runErr == nil {
 			if report.Mapped, err = runTraceMapped(tr); err != nil {
@@ -71,7 +73,7 @@ func cmdGGMLCheck(e *env, args []string) error {
 		return runErr
 	}
 	if len(diffs) > 0 {
-		return &UserError{fmt.Sprintf("%s: %d decisions differ from ggml's", files[0], len(diffs))}
+		return &compiler.UserError{Msg: fmt.Sprintf("%s: %d decisions differ from ggml's", files[0], len(diffs))}
 	}
 	return nil
 }

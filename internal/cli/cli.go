@@ -1,19 +1,15 @@
-package compiler
+package cli
 
 import (
-	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 
-	"github.com/graphc/graphc/codegen"
-	"github.com/graphc/graphc/dsl"
+	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/passes"
 )
 
@@ -86,8 +82,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	err := c.run(e, args[1:])
 	var ue *usageError
-	var ie *InternalError
-	var user *UserError
+	var ie *compiler.InternalError
+	var user *compiler.UserError
 	switch {
 	case err == nil:
 		return ExitOK
@@ -178,7 +174,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.ncopies, "n-copies", 0, "pipeline copies of split inputs (ggml's n_copies), at most 4 (default: the model's set n_copies, or 1)")
 	fs.BoolVar(&t.offload, "op-offload", false, "let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)")
 	fs.BoolVar(&t.regions, "regions", false, "run runs of per-token CPU nodes as parallel regions, one part per thread, without a barrier between nodes (graphc's own; larger compute buffer)")
-	fs.IntVar(&t.maxCopies, "max-copies", DefaultMaxCopies, "the most pipeline copies -n-copies may ask for (ggml's GGML_SCHED_MAX_COPIES)")
+	fs.IntVar(&t.maxCopies, "max-copies", compiler.DefaultMaxCopies, "the most pipeline copies -n-copies may ask for (ggml's GGML_SCHED_MAX_COPIES)")
 	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
 	fs.IntVar(&t.ngl, "ngl", -1, "put the last N layers' weights and state on the first backend (like llama.cpp's -ngl)")
@@ -187,7 +183,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 }
 
 // overrideFlags collects repeated -ot flags.
-type overrideFlags []Override
+type overrideFlags []compiler.Override
 
 func (o *overrideFlags) String() string {
 	var s []string
@@ -198,7 +194,7 @@ func (o *overrideFlags) String() string {
 }
 
 func (o *overrideFlags) Set(v string) error {
-	x, err := ParseOverride(v)
+	x, err := compiler.ParseOverride(v)
 	if err != nil {
 		return err
 	}
@@ -207,10 +203,10 @@ func (o *overrideFlags) Set(v string) error {
 }
 
 // configWithWeights is config plus the weight types of the -weights file.
-func (t *targetFlags) configWithWeights() (Config, error) {
+func (t *targetFlags) configWithWeights() (compiler.Config, error) {
 	cfg := t.config()
 	if t.weights != "" {
-		types, err := WeightTypesOf(t.weights)
+		types, err := compiler.WeightTypesOf(t.weights)
 		if err != nil {
 			return cfg, err
 		}
@@ -219,8 +215,8 @@ func (t *targetFlags) configWithWeights() (Config, error) {
 	return cfg, nil
 }
 
-func (t *targetFlags) config() Config {
-	var cfg Config
+func (t *targetFlags) config() compiler.Config {
+	var cfg compiler.Config
 	cfg.OffloadMinBatch = t.offloadBatch
 	cfg.MaxCopies = t.maxCopies
 	cfg.Placement.Overrides = t.overrides
@@ -244,192 +240,14 @@ func (t *targetFlags) config() Config {
 func readModel(path string) ([]byte, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, &UserError{err.Error()}
+		return nil, &compiler.UserError{Msg: err.Error()}
 	}
 	return src, nil
 }
 
-func cmdFmt(e *env, args []string) error {
-	fs := newFlags(e, "fmt")
-	write := fs.Bool("w", false, "rewrite the file in place")
-	files, err := parseFlags(fs, args, 1)
-	if err != nil {
-		return err
-	}
-	src, err := readModel(files[0])
-	if err != nil {
-		return err
-	}
-	f, err := dsl.Parse(files[0], src)
-	if err != nil {
-		return &UserError{dsl.Render(err, src)}
-	}
-	out := dsl.Format(f)
-	if *write {
-		if bytes.Equal(out, src) {
-			return nil
-		}
-		return os.WriteFile(files[0], out, 0o644)
-	}
-	_, err = e.stdout.Write(out)
-	return err
-}
-
-func cmdPlan(e *env, args []string) error {
-	fs := newFlags(e, "plan")
-	var tf targetFlags
-	tf.register(fs)
-	asJSON := fs.Bool("json", false, "print the plan as JSON (schema: docs/plan-json.md)")
-	debug := fs.Bool("debug", false, "explain every split and node, like GGML_SCHED_DEBUG=2")
-	dot := fs.Bool("dot", false, "print the plan as a Graphviz graph: splits as clusters per backend, parallel regions as dashed clusters, copies as labelled edges")
-	svg := fs.Bool("svg", false, "render the -dot graph as SVG (needs Graphviz's dot)")
-	through := fs.String("through", "", "stop after this pass and print the graph as it is then ("+strings.Join(passes.Passes(), ", ")+")")
-	files, err := parseFlags(fs, args, 1)
-	if err != nil {
-		return err
-	}
-	src, err := readModel(files[0])
-	if err != nil {
-		return err
-	}
-	cfg, err := tf.configWithWeights()
-	if err != nil {
-		return err
-	}
-	if *debug {
-		cfg.Debug = 1
-	}
-	if *through != "" && !slices.Contains(passes.Passes(), *through) {
-		return &usageError{fmt.Sprintf("-through %s: no such pass (passes: %s)", *through, strings.Join(passes.Passes(), ", "))}
-	}
-	cfg.Through = *through
-	res, err := Compile(files[0], src, cfg)
-	if err != nil {
-		return err
-	}
-	switch {
-	case *asJSON:
-		return writeJSON(e.stdout, PlanJSON(res.Graph))
-	case *dot:
-		_, err = io.WriteString(e.stdout, Dot(res.Graph))
-		return err
-	case *svg:
-		b, err := SVG(res.Graph)
-		if err != nil {
-			return err
-		}
-		_, err = e.stdout.Write(b)
-		return err
-	case *debug:
-		_, err = io.WriteString(e.stdout, DebugReport(res.Graph))
-		return err
-	}
-	_, err = io.WriteString(e.stdout, res.Graph.Format())
-	return err
-}
-
-func cmdCompile(e *env, args []string) error {
-	fs := newFlags(e, "compile")
-	var tf targetFlags
-	tf.register(fs)
-	out := fs.String("o", "", "output directory (default: the model's directory)")
-	pkg := fs.String("pkg", "", "package name (default: the output directory's name; main with -main)")
-	withMain := fs.Bool("main", false, "also emit a runnable main that fills weights deterministically and prints the outputs")
-	files, err := parseFlags(fs, args, 1)
-	if err != nil {
-		return err
-	}
-	cfg, err := tf.configWithWeights()
-	if err != nil {
-		return err
-	}
-	path, err := CompileFile(files[0], *out, *pkg, *withMain, cfg)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(e.stderr, "graphc: wrote", path)
-	return nil
-}
-
-// CompileFile compiles model into a Go file in dir (default: the model's
-// directory) and returns its path.
-func CompileFile(model, dir, pkg string, withMain bool, cfg Config) (string, error) {
-	src, err := readModel(model)
-	if err != nil {
-		return "", err
-	}
-	if dir == "" {
-		dir = filepath.Dir(model)
-	}
-	code, err := GenerateFile(model, src, dir, pkg, withMain, cfg)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", &UserError{err.Error()}
-	}
-	base := strings.TrimSuffix(filepath.Base(model), filepath.Ext(model))
-	path := filepath.Join(dir, base+"_gen.go")
-	if err := os.WriteFile(path, code, 0o644); err != nil {
-		return "", &UserError{err.Error()}
-	}
-	return path, nil
-}
-
-// GenerateFile compiles the model source src and returns the Go file that
-// CompileFile would write into dir: the package is named pkg, or after dir.
-func GenerateFile(model string, src []byte, dir, pkg string, withMain bool, cfg Config) ([]byte, error) {
-	res, err := Compile(model, src, cfg)
-	if err != nil {
-		return nil, err
-	}
-	if pkg == "" {
-		pkg = packageName(dir, withMain)
-	}
-	return Generate(res, codegen.Options{PkgName: pkg, Main: withMain, Source: filepath.Base(model)})
-}
-
-func packageName(dir string, withMain bool) string {
-	if withMain {
-		return "main"
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		abs = dir
-	}
-	var b strings.Builder
-	for _, r := range strings.ToLower(filepath.Base(abs)) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' && b.Len() > 0 {
-			b.WriteRune(r)
-		}
-	}
-	if b.Len() == 0 {
-		return "model"
-	}
-	return b.String()
-}
-
-// dimFlags collects repeated -dim NAME=VALUE flags.
-type dimFlags map[string]string
-
-func (d dimFlags) String() string {
-	keys := make([]string, 0, len(d))
-	for k := range d {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, k+"="+d[k])
-	}
-	return strings.Join(parts, ",")
-}
-
-func (d dimFlags) Set(s string) error {
-	k, v, ok := strings.Cut(s, "=")
-	if !ok || k == "" || v == "" {
-		return fmt.Errorf("want NAME=VALUE, got %q", s)
-	}
-	d[k] = v
-	return nil
+// writeJSON prints v as indented JSON, the form of every -json flag.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

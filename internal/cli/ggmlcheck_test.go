@@ -1,4 +1,4 @@
-package compiler
+package cli
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 // recorded from ggml: identical decisions, output within 1e-4, and compute
 // buffers no larger than ggml's.
 func TestGGMLCheckTraces(t *testing.T) {
-	traces, _ := filepath.Glob("../ggmltrace/testdata/*.json")
+	traces, _ := filepath.Glob("../../ggmltrace/testdata/*.json")
 	if len(traces) == 0 {
 		t.Fatal("no traces")
 	}
