@@ -17,7 +17,7 @@ func cmdBench(e *env, args []string) error {
 	run := fs.String("run", "", "only the cases whose name (kernel/dtype/m=,n=,k=/threads=) matches this regular expression")
 	threads := fs.String("threads", "1,2", "comma-separated thread counts")
 	minTime := fs.Duration("time", 300*time.Millisecond, "time spent on each case")
-	if _, err := parseFlags(fs, args, 0); err != nil {
+	if _, err := parseFlags(fs, args, 0, 0); err != nil {
 		return err
 	}
 	opts := bench.Options{MinTime: *minTime}

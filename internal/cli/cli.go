@@ -60,19 +60,30 @@ func init() {
 // Main runs the graphc command line and returns its exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin, stdout, stderr}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
-		if len(args) > 1 {
-			if c := lookup(args[1]); c != nil {
-				fmt.Fprintf(stdout, "usage: graphc %s %s\n\n%s\n", c.name, c.args, c.summary)
-				return ExitOK
-			}
+	if len(args) == 0 {
+		usage(stderr)
+		return ExitUsage
+	}
+	if isHelp(args[0]) {
+		if len(args) == 1 {
+			usage(stdout)
+			return ExitOK
 		}
-		if len(args) == 0 {
-			usage(stderr)
+		if len(args) > 2 {
+			fmt.Fprintf(stderr, "graphc help: want one command, got %d arguments\n", len(args)-1)
 			return ExitUsage
 		}
-		usage(stdout)
-		return ExitOK
+		c := lookup(args[1])
+		if c == nil {
+			fmt.Fprintf(stderr, "graphc help: unknown command %q (commands: %s)\n", args[1], commandNames())
+			return ExitUsage
+		}
+		if c.run == nil {
+			usage(stdout)
+			return ExitOK
+		}
+		// help COMMAND is COMMAND -h, so that the two cannot drift apart.
+		args = []string{c.name, "-h"}
 	}
 	c := lookup(args[0])
 	if c == nil || c.run == nil {
@@ -104,6 +115,18 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 }
 
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "--help" || arg == "-help"
+}
+
+func commandNames() string {
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, ", ")
+}
+
 func lookup(name string) *command {
 	for _, c := range commands {
 		if c.name == name {
@@ -121,38 +144,56 @@ func usage(w io.Writer) {
 	fmt.Fprintf(w, "\nRun 'graphc help <command>' for a command's flags.\n")
 }
 
-// flags builds a command's flag set; parse errors become usage errors.
+// newFlags builds a command's flag set. Its output is -h's help, which the
+// user asked for: stdout, so that it pipes into a pager.
 func newFlags(e *env, c string) *flag.FlagSet {
 	fs := flag.NewFlagSet(c, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	fs.SetOutput(e.stdout)
 	return fs
 }
 
-func parseFlags(fs *flag.FlagSet, args []string, nargs int) ([]string, error) {
+// parseFlags parses a command's flags and wants at least min and at most
+// max (-1: any number) file arguments. Parse errors become usage errors;
+// -h prints the command's help and returns flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string, min, max int) ([]string, error) {
 	out := fs.Output()
 	fs.SetOutput(io.Discard) // parse errors are reported as usage errors
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(out, "usage: graphc %s\n\nflags:\n", usageLine(fs.Name()))
-			fs.SetOutput(out)
-			fs.PrintDefaults()
+			printHelp(out, fs)
 			return nil, err
 		}
 		return nil, &usageError{err.Error()}
 	}
-	if fs.NArg() != nargs {
-		return nil, &usageError{fmt.Sprintf("want %d file argument(s), got %d", nargs, fs.NArg())}
+	switch n := fs.NArg(); {
+	case min == max && n != min:
+		return nil, &usageError{fmt.Sprintf("want %d file argument(s), got %d", min, n)}
+	case n < min:
+		return nil, &usageError{fmt.Sprintf("want at least %d file argument(s), got %d", min, n)}
+	case max >= 0 && n > max:
+		return nil, &usageError{fmt.Sprintf("want at most %d file argument(s), got %d", max, n)}
 	}
 	return fs.Args(), nil
 }
 
-// usageLine is a command's name and arguments, for help.
-func usageLine(name string) string {
-	first, _, _ := strings.Cut(name, " ")
-	if c := lookup(first); c != nil {
-		return c.name + " " + c.args
+// printHelp is a command's help: its usage line, what it does and its
+// flags. A subcommand's flag set is named "command sub".
+func printHelp(w io.Writer, fs *flag.FlagSet) {
+	name, sub, _ := strings.Cut(fs.Name(), " ")
+	c := lookup(name)
+	fmt.Fprintf(w, "usage: graphc %s %s\n\n%s\n", c.name, c.args, c.summary)
+	nflags := 0
+	fs.VisitAll(func(*flag.Flag) { nflags++ })
+	if nflags == 0 {
+		return
 	}
-	return name
+	if sub != "" {
+		fmt.Fprintf(w, "\nflags of %s %s:\n", name, sub)
+	} else {
+		fmt.Fprintf(w, "\nflags:\n")
+	}
+	fs.SetOutput(w)
+	fs.PrintDefaults()
 }
 
 // targetFlags are the planning flags several commands share.

@@ -48,6 +48,32 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
+// TestHelp: `graphc help COMMAND` prints what `graphc COMMAND -h` does,
+// the usage line, the summary and the flags, on stdout; an unknown command
+// is one line on stderr and exit 2.
+func TestHelp(t *testing.T) {
+	for _, c := range commands {
+		if c.run == nil {
+			continue
+		}
+		code, help, stderr := runCLI("help", c.name)
+		if code != ExitOK || stderr != "" || !strings.HasPrefix(help, "usage: graphc "+c.name+" ") || !strings.Contains(help, c.summary) {
+			t.Errorf("graphc help %s: exit %d, stdout:\n%s\nstderr:\n%s", c.name, code, help, stderr)
+		}
+		code, dashH, _ := runCLI(c.name, "-h")
+		if code != ExitOK || dashH != help {
+			t.Errorf("graphc %s -h: exit %d, stdout differs from graphc help %s:\n%s", c.name, code, c.name, dashH)
+		}
+	}
+	if _, help, _ := runCLI("help", "run"); !strings.Contains(help, "\nflags:\n") || !strings.Contains(help, "-weights") {
+		t.Errorf("graphc help run lists no flags:\n%s", help)
+	}
+	code, out, stderr := runCLI("help", "bogus")
+	if code != ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `unknown command "bogus"`) {
+		t.Errorf("graphc help bogus: exit %d, stdout %q, stderr %q; want exit 2 and one line", code, out, stderr)
+	}
+}
+
 func TestInternalErrorExit(t *testing.T) {
 	err := &compiler.InternalError{Msg: "BUG: something broke", Stack: "goroutine 1"}
 	var out, errb bytes.Buffer

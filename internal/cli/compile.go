@@ -14,7 +14,7 @@ func cmdCompile(e *env, args []string) error {
 	out := fs.String("o", "", "output directory (default: the model's directory)")
 	pkg := fs.String("pkg", "", "package name (default: the output directory's name; main with -main)")
 	withMain := fs.Bool("main", false, "also emit a runnable main that fills weights deterministically and prints the outputs")
-	files, err := parseFlags(fs, args, 1)
+	files, err := parseFlags(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 func cmdFmt(e *env, args []string) error {
 	fs := newFlags(e, "fmt")
 	write := fs.Bool("w", false, "rewrite the file in place")
-	files, err := parseFlags(fs, args, 1)
+	files, err := parseFlags(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}

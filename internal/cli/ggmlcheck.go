@@ -29,7 +29,7 @@ func cmdGGMLCheck(e *env, args []string) error {
 	run := fs.Bool("run", false, "also run the graph on the cpu with the trace's fill and input rules and compare its output (1e-4, relative above 1)")
 	sim := fs.Bool("sim", false, "with -run, also run ggml's own plan with its backends mapped onto ones any machine runs (GPU/RPC: sim0, sim1, …; BLAS: blas; CPU: cpu) and compare it with the cpu-only run (bit for bit; 1e-5 with BLAS)")
 	asJSON := fs.Bool("json", false, "print the differences and graphc's plan as JSON")
-	files, err := parseFlags(fs, args, 1)
+	files, err := parseFlags(fs, args, 1, -1)
 	if err != nil {
 		return err
 	}

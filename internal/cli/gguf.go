@@ -19,6 +19,10 @@ func cmdGGUF(e *env, args []string) error {
 		return &usageError{"want a subcommand: new or info"}
 	}
 	switch args[0] {
+	case "-h", "-help", "--help":
+		// gguf new's help: the usage line shows both subcommands, and
+		// only new has flags.
+		return cmdGGUFNew(e, args[:1])
 	case "new":
 		return cmdGGUFNew(e, args[1:])
 	case "info":
@@ -32,7 +36,7 @@ func cmdGGUFNew(e *env, args []string) error {
 	fill := fs.String("fill", "ggml", "weight values: ggml (the conformance traces' rule) or random (normal, scaled like the ggml rule's 0.1)")
 	seed := fs.Uint64("seed", 1, "seed of -fill random")
 	typ := fs.String("type", "f32", "type of the weights that only mul_mat and get_rows read: f32, f16, bf16, q8_0 or q4_0 (other weights stay as declared)")
-	files, err := parseFlags(fs, args, 2)
+	files, err := parseFlags(fs, args, 2, 2)
 	if err != nil {
 		return err
 	}
@@ -147,7 +151,7 @@ func quantizable(g *ir.Graph, t *ir.Tensor, dt runtime.DType) bool {
 
 func cmdGGUFInfo(e *env, args []string) error {
 	fs := newFlags(e, "gguf info")
-	files, err := parseFlags(fs, args, 1)
+	files, err := parseFlags(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}

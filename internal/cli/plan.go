@@ -25,7 +25,7 @@ func cmdPlan(e *env, args []string) error {
 	dot := fs.Bool("dot", false, "print the plan as a Graphviz graph: splits as clusters per backend, parallel regions as dashed clusters, copies as labelled edges")
 	svg := fs.Bool("svg", false, "render the -dot graph as SVG (needs Graphviz's dot)")
 	through := fs.String("through", "", "stop after this pass and print the graph as it is then ("+strings.Join(passes.Passes(), ", ")+")")
-	files, err := parseFlags(fs, args, 1)
+	files, err := parseFlags(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}

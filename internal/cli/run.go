@@ -21,7 +21,7 @@ func cmdRun(e *env, args []string) error {
 	stats := fs.Bool("stats", false, "print the evaluation's statistics to stderr: per split its backend, nodes, bytes copied in, copy and compute time")
 	dims := dimFlags{}
 	fs.Var(dims, "dim", "value of a bounded dim, NAME=VALUE (repeatable; default: its bound)")
-	files, err := parseFlags(fs, args, 1)
+	files, err := parseFlags(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
