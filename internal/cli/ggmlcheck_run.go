@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os/exec"
 	"strings"
@@ -34,13 +33,14 @@ type mappedRun struct {
 	PlanBytesCopied int64 `json:"plan_bytes_copied"`
 }
 
-func (r *mappedRun) print(w io.Writer, tr *ggmltrace.Trace) {
-	how := fmt.Sprintf("max |mapped - cpu| / max(1, |cpu|) = %.3g", r.MaxDiffCPU)
+// summary is the mapped run in the words of ggml-check's summary line.
+func (r *mappedRun) summary() string {
+	how := fmt.Sprintf("within %.3g of the cpu-only run", r.MaxDiffCPU)
 	if r.BitIdentical {
-		how = "bit for bit the cpu-only run's"
+		how = "bit for bit the cpu-only run"
 	}
-	fmt.Fprintf(w, "ggml's plan on %s: output %s %s; %d bytes copied per evaluation, the plan's %d\n",
-		strings.Join(r.Backends, ", "), tr.Output.Tensor, how, r.BytesCopied, r.PlanBytesCopied)
+	return fmt.Sprintf("ggml's plan on %s: %s, %d bytes copied per evaluation (the plan's %d)",
+		strings.Join(r.Backends, ", "), how, r.BytesCopied, r.PlanBytesCopied)
 }
 
 // check reports a mapped run outside its tolerance or copying other than
