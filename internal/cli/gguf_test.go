@@ -107,6 +107,25 @@ func TestRunQuantizedLlama(t *testing.T) {
 		}
 		logits[typ] = got.Outputs[0].Values
 	}
+	// The f32 file holds the fill rule's weights, and run fills state the
+	// same with -weights as without: the two runs agree bit for bit.
+	code, out, stderr := runCLI("run", "-json", "../../examples/llama/llama.g")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	var filled struct {
+		Outputs []struct {
+			Values []float64 `json:"values"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(out), &filled); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range filled.Outputs[0].Values {
+		if logits["f32"][i] != v {
+			t.Fatalf("logit %d: %g with -weights f32.gguf, %g without", i, logits["f32"][i], v)
+		}
+	}
 	for typ, tol := range map[string]float64{"f16": 2e-4, "bf16": 2e-3, "q8_0": 2e-3, "q4_0": 2e-2} {
 		worst := 0.0
 		for i, v := range logits["f32"] {

@@ -16,7 +16,7 @@ func cmdRun(e *env, args []string) error {
 	var tf targetFlags
 	tf.register(fs)
 	asJSON := fs.Bool("json", false, `print {"outputs":[{"name", "shape", "values"}]}`)
-	fill := fs.String("fill", "ggml", "how weights, state and inputs are filled: ggml (the conformance traces' rule; inputs by their fill expressions)")
+	fill := fs.String("fill", "ggml", "how weights (unless -weights loads them), state and inputs are filled: ggml (the conformance traces' rule; inputs by their fill expressions)")
 	threads := fs.Int("threads", 0, "worker threads (0: every core)")
 	stats := fs.Bool("stats", false, "print the evaluation's statistics to stderr: per split its backend, nodes, bytes copied in, copy and compute time")
 	dims := dimFlags{}
