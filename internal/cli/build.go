@@ -71,7 +71,12 @@ func repoRoot() (string, error) {
 		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
 		return err == nil && bytes.HasPrefix(b, []byte("module github.com/graphc/graphc\n"))
 	}
-	if r := os.Getenv("GRAPHC_ROOT"); r != "" && isRoot(r) {
+	if r := os.Getenv("GRAPHC_ROOT"); r != "" {
+		// A wrong setting is an error, not a reason to build against
+		// whatever checkout the fallbacks find.
+		if !isRoot(r) {
+			return "", &compiler.UserError{Msg: fmt.Sprintf("GRAPHC_ROOT=%s has no go.mod of module github.com/graphc/graphc: set it to graphc's checkout", r)}
+		}
 		return r, nil
 	}
 	if _, file, _, ok := goruntime.Caller(0); ok { // file is internal/cli/build.go

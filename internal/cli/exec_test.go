@@ -323,3 +323,25 @@ func TestRunRegionsMatchPlain(t *testing.T) {
 		})
 	}
 }
+
+// TestRepoRoot: $GRAPHC_ROOT wins when it holds graphc's go.mod, and is an
+// error when it does not; unset, the checkout the test runs in is found.
+func TestRepoRoot(t *testing.T) {
+	want, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GRAPHC_ROOT", "")
+	if got, err := repoRoot(); err != nil || got != want {
+		t.Errorf("unset: %q, %v; want %q", got, err, want)
+	}
+	t.Setenv("GRAPHC_ROOT", want)
+	if got, err := repoRoot(); err != nil || got != want {
+		t.Errorf("GRAPHC_ROOT=%s: %q, %v", want, got, err)
+	}
+	wrong := t.TempDir()
+	t.Setenv("GRAPHC_ROOT", wrong)
+	if _, err := repoRoot(); err == nil || !strings.Contains(err.Error(), "GRAPHC_ROOT="+wrong) {
+		t.Errorf("GRAPHC_ROOT=%s: %v, want an error naming it", wrong, err)
+	}
+}
