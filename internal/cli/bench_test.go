@@ -9,7 +9,7 @@ import (
 
 func TestBenchJSON(t *testing.T) {
 	var out, errb bytes.Buffer
-	code := Main([]string{"bench", "-json", "-run", "^(gemm/f32/m=256,|add/)", "-threads", "1", "-time", "5ms"}, nil, &out, &errb)
+	code := Main([]string{"bench", "-json", "-run", "^(gemm/f32/m=256,|add/)", "-threads", "1", "-time", "5ms"}, &out, &errb)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -40,10 +40,10 @@ func TestBenchJSON(t *testing.T) {
 
 func TestBenchUsage(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := Main([]string{"bench", "-threads", "0"}, nil, &out, &errb); code != ExitUsage {
+	if code := Main([]string{"bench", "-threads", "0"}, &out, &errb); code != ExitUsage {
 		t.Errorf("-threads 0: exit %d, want %d", code, ExitUsage)
 	}
-	if code := Main([]string{"bench", "-run", "("}, nil, &out, &errb); code != ExitUsage {
+	if code := Main([]string{"bench", "-run", "("}, &out, &errb); code != ExitUsage {
 		t.Errorf("-run (: exit %d, want %d", code, ExitUsage)
 	}
 }

@@ -30,7 +30,6 @@ type command struct {
 
 // env is one CLI invocation's streams.
 type env struct {
-	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
@@ -58,8 +57,8 @@ func init() {
 }
 
 // Main runs the graphc command line and returns its exit code.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin, stdout, stderr}
+func Main(args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout, stderr}
 	if len(args) == 0 {
 		usage(stderr)
 		return ExitUsage

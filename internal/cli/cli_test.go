@@ -16,7 +16,7 @@ import (
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = Main(args, strings.NewReader(""), &out, &errb)
+	code = Main(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -79,7 +79,7 @@ func TestInternalErrorExit(t *testing.T) {
 	var out, errb bytes.Buffer
 	commands = append(commands, &command{name: "boom", run: func(*env, []string) error { return err }})
 	defer func() { commands = commands[:len(commands)-1] }()
-	if code := Main([]string{"boom"}, nil, &out, &errb); code != ExitInternal || !strings.Contains(errb.String(), "internal error: BUG: something broke") {
+	if code := Main([]string{"boom"}, &out, &errb); code != ExitInternal || !strings.Contains(errb.String(), "internal error: BUG: something broke") {
 		t.Errorf("exit %d, stderr %s", code, errb.String())
 	}
 }
