@@ -22,15 +22,18 @@ func defaultFill(t runtime.DType) *ir.FillExpr {
 	return &ir.FillExpr{Op: "call", Func: "cos", Args: []*ir.FillExpr{{Op: "*", Args: []*ir.FillExpr{i, {Op: "num", Num: 0.013}}}}}
 }
 
-// main emits a runnable main: weights and state filled by the ggml traces'
-// rule, inputs by their fill expressions, one evaluation, outputs printed.
+// main emits a runnable main: weights filled by the ggml traces' rule or
+// loaded from a GGUF file, state filled by the rule in both cases (a GGUF
+// file holds no state, and with the rule's weights the two runs agree bit
+// for bit), inputs by their fill expressions, one evaluation, outputs
+// printed.
 func (gen *generator) main(f *jen.File) {
 	g := gen.g
 	flags := []jen.Code{
 		jen.Id("asJSON").Op(":=").Qual("flag", "Bool").Call(jen.Lit("json"), jen.False(), jen.Lit(`print the outputs as JSON: {"outputs":[{"name", "shape", "values"}]}`)),
 		jen.Id("threads").Op(":=").Qual("flag", "Int").Call(jen.Lit("threads"), jen.Lit(0), jen.Lit("worker threads (0: every core)")),
 		jen.Id("stats").Op(":=").Qual("flag", "Bool").Call(jen.Lit("stats"), jen.False(), jen.Lit("print the evaluation's statistics (per split time, bytes copied) to stderr")),
-		jen.Id("weightsFile").Op(":=").Qual("flag", "String").Call(jen.Lit("weights"), jen.Lit(""), jen.Lit("load the weights from this GGUF file, by mmap, instead of filling them (state then starts at zero)")),
+		jen.Id("weightsFile").Op(":=").Qual("flag", "String").Call(jen.Lit("weights"), jen.Lit(""), jen.Lit("load the weights from this GGUF file, by mmap, instead of filling them (state is filled either way)")),
 	}
 	dims := jen.Dict{}
 	for _, d := range gen.bounded {
@@ -79,7 +82,6 @@ func (gen *generator) main(f *jen.File) {
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Defer().Id("m").Dot("Close").Call(),
 		jen.For(jen.List(jen.Id("k"), jen.Id("s")).Op(":=").Range().Id("States")).Block(
-			jen.If(jen.Id("weightsFile").Op("!=").Lit("")).Block(jen.Break()),
 			jen.Id("t").Op(":=").Qual(pkgRuntime, "NewTensor").Call(jen.Id("s").Dot("Type"), jen.Id("s").Dot("Ne")),
 			jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("t"), jen.Qual(pkgRuntime, "GGMLFill").Call(jen.Id("stateFillIndex").Index(jen.Id("k")))),
 			jen.If(jen.Err().Op(":=").Id("m").Dot("WriteState").Call(jen.Id("s").Dot("Name"), jen.Id("t")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
@@ -115,9 +117,9 @@ func (gen *generator) main(f *jen.File) {
 		jen.If(jen.Id("stats")).Block(jen.Qual("fmt", "Fprint").Call(jen.Qual("os", "Stderr"), jen.Id("m").Dot("Stats").Call())),
 		jen.Return(jen.Qual(pkgRuntime, "PrintOutputs").Call(jen.Qual("os", "Stdout"), jen.Id("asJSON"), jen.Id("out").Dot("Named").Call())),
 	)
-	f.Comment("run loads the weights from weightsFile, or fills weights and state with the ggml")
-	f.Comment("traces' rule, fills the inputs with their fill expressions, evaluates once and")
-	f.Comment("prints the outputs (and with stats the statistics).")
+	f.Comment("run loads the weights from weightsFile or fills them with the ggml traces' rule,")
+	f.Comment("fills state with the rule and the inputs with their fill expressions, evaluates")
+	f.Comment("once and prints the outputs (and with stats the statistics).")
 	f.Func().Id("run").Params(jen.Id("weightsFile").String(), jen.Id("asJSON").Bool(), jen.Id("threads").Int(), jen.Id("stats").Bool(), jen.Id("d").Id("Dims")).Error().Block(body...)
 }
 

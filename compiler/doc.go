@@ -1,4 +1,6 @@
-// Package compiler is graphc's driver: it runs parse → check → lower →
-// passes → codegen, holds the options, and implements the commands behind
-// the CLI (compile, plan, run, fmt, ggml-check). It holds no pass logic.
+// Package compiler is graphc's library: it runs parse → check → lower →
+// passes → codegen on a DSL model (Compile, Generate, GenerateFile,
+// CompileFile), resolves targets (Target, Unavailable) and holds the
+// options (Config, Placement). It holds no pass logic; the command line
+// and its harnesses are internal/cli, plan renderings internal/planview.
 package compiler

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/tools/txtar"
 
 	"github.com/graphc/graphc/codegen"
+	"github.com/graphc/graphc/internal/planview"
 )
 
 // FuzzCompile feeds arbitrary models through the whole pipeline: every
@@ -52,8 +53,8 @@ func FuzzCompile(f *testing.F) {
 				t.Fatalf("codegen: %v", err)
 			}
 		}
-		_ = Dot(res.Graph)
-		_ = DebugReport(res.Graph)
-		_ = PlanJSON(res.Graph)
+		_ = planview.Dot(res.Graph)
+		_ = planview.DebugReport(res.Graph)
+		_ = planview.JSON(res.Graph)
 	})
 }

@@ -5,9 +5,9 @@ package main
 import (
 	"os"
 
-	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/internal/cli"
 )
 
 func main() {
-	os.Exit(compiler.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -8,16 +8,17 @@ import (
 	"github.com/graphc/graphc/runtime"
 )
 
-// newFilledWeights builds the model with the traces' weights: the k-th
-// weight holds (float)(sin(i*0.01 + k)*0.1); the KV cache starts empty.
-func newFilledWeights(t *testing.T) *Model {
+// newFilledWeights builds the model on the given number of threads (0:
+// every core) with the traces' weights: the k-th weight holds
+// (float)(sin(i*0.01 + k)*0.1); the KV cache starts empty.
+func newFilledWeights(t testing.TB, threads int) *Model {
 	weights := map[string]runtime.Tensor{}
 	for k, w := range Weights {
 		x := runtime.NewTensor(w.Type, w.Ne)
 		runtime.Fill(&x, runtime.GGMLFill(k))
 		weights[w.Name] = x
 	}
-	m, err := New(weights, 0)
+	m, err := New(weights, threads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func newFilledWeights(t *testing.T) *Model {
 // the logits of the same token in one batch with them.
 func TestDecodeMatchesBatch(t *testing.T) {
 	tokens := []int32{5, 17, 99, 3, 42, 7}
-	inc := newFilledWeights(t)
+	inc := newFilledWeights(t, 0)
 	defer inc.Close()
 	if _, err := inc.Eval(batch(tokens[:4], 0)); err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ func TestDecodeMatchesBatch(t *testing.T) {
 		}
 		last = out
 	}
-	full := newFilledWeights(t)
+	full := newFilledWeights(t, 0)
 	defer full.Close()
 	all, err := full.Eval(batch(tokens, 0))
 	if err != nil {
@@ -58,7 +59,7 @@ func TestDecodeMatchesBatch(t *testing.T) {
 }
 
 func TestGenerate(t *testing.T) {
-	m := newFilledWeights(t)
+	m := newFilledWeights(t, 0)
 	defer m.Close()
 	var emitted []int32
 	got, err := m.Generate([]int32{1, 2, 3}, 5, func(t int32) { emitted = append(emitted, t) })
@@ -69,7 +70,7 @@ func TestGenerate(t *testing.T) {
 		t.Fatalf("generated %v, emitted %v", got, emitted)
 	}
 	// Greedy decoding is deterministic: a second model says the same.
-	m2 := newFilledWeights(t)
+	m2 := newFilledWeights(t, 0)
 	defer m2.Close()
 	again, err := m2.Generate([]int32{1, 2, 3}, 5, nil)
 	if err != nil {
@@ -80,7 +81,7 @@ func TestGenerate(t *testing.T) {
 			t.Fatalf("run 1 %v, run 2 %v", got, again)
 		}
 	}
-	m3 := newFilledWeights(t)
+	m3 := newFilledWeights(t, 0)
 	defer m3.Close()
 	if _, err := m3.Generate(make([]int32, 10), 7, nil); err == nil || !strings.Contains(err.Error(), "need 17 KV cache slots; the cache has 16") {
 		t.Errorf("beyond the cache: %v", err)

@@ -2,6 +2,7 @@ package llama
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -21,8 +22,8 @@ type ggmlOutput struct {
 
 // newGGMLModel builds the model with the trace's weights and KV cache: the
 // k-th declared weight or state tensor holds (float)(sin(i*0.01 + k)*0.1).
-func newGGMLModel(t *testing.T) *Model {
-	m := newFilledWeights(t)
+func newGGMLModel(t testing.TB, threads int) *Model {
+	m := newFilledWeights(t, threads)
 	for k := range States {
 		runtime.Fill(&m.state[k], runtime.GGMLFill(len(Weights)+k))
 	}
@@ -59,7 +60,7 @@ func TestMatchesGGML(t *testing.T) {
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
-	m := newGGMLModel(t)
+	m := newGGMLModel(t, 0)
 	defer m.Close()
 	out, err := m.Eval(traceInputs(8, 8))
 	if err != nil {
@@ -80,7 +81,7 @@ func TestMatchesGGML(t *testing.T) {
 }
 
 func TestEvalErrors(t *testing.T) {
-	m := newGGMLModel(t)
+	m := newGGMLModel(t, 0)
 	defer m.Close()
 	in := traceInputs(8, 8)
 	in.NTokens = 9
@@ -105,13 +106,13 @@ func TestEvalErrors(t *testing.T) {
 // re-planning, and the first token's logits depend only on the first token
 // and the cache.
 func TestFewerTokens(t *testing.T) {
-	m := newGGMLModel(t)
+	m := newGGMLModel(t, 0)
 	defer m.Close()
 	full, err := m.Eval(traceInputs(8, 8))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m2 := newGGMLModel(t)
+	m2 := newGGMLModel(t, 0)
 	defer m2.Close()
 	one, err := m2.Eval(traceInputs(1, 8))
 	if err != nil {
@@ -142,5 +143,24 @@ func TestGeneratedUpToDate(t *testing.T) {
 	}
 	if string(got) != string(want) {
 		t.Fatal("stale generated files; run go generate ./examples/...")
+	}
+}
+
+// BenchmarkEval is one evaluation of the trace's batch of 8 tokens over a
+// 16-slot cache on 1 and 2 threads; examples/llama32's is the same for 32
+// layers.
+func BenchmarkEval(b *testing.B) {
+	for _, th := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", th), func(b *testing.B) {
+			m := newGGMLModel(b, th)
+			defer m.Close()
+			in := traceInputs(8, 8)
+			for b.Loop() {
+				if _, err := m.Eval(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/eval")
+		})
 	}
 }

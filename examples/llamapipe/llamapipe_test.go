@@ -12,6 +12,7 @@ import (
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/examples/llama"
+	"github.com/graphc/graphc/internal/planview"
 	"github.com/graphc/graphc/passes"
 	"github.com/graphc/graphc/runtime"
 )
@@ -240,7 +241,7 @@ func TestStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := compiler.PlanJSON(res.Graph)
+	plan := planview.JSON(res.Graph)
 	m, _ := models(t)
 	tokens := make([]int32, MaxNTokens)
 	for k := range tokens {

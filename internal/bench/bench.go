@@ -14,19 +14,18 @@ import (
 )
 
 // A Result is one measured case. GFLOPS is set for matrix products, GBps
-// (bytes read plus written per second) for bandwidth-bound ops, MsPerEval
-// for model evaluations; NsPerOp always.
+// (bytes read plus written per second) for bandwidth-bound ops; NsPerOp
+// always.
 type Result struct {
-	Kernel    string  `json:"kernel"`
-	DType     string  `json:"dtype"`
-	M         int     `json:"m"`
-	N         int     `json:"n"`
-	K         int     `json:"k"`
-	Threads   int     `json:"threads"`
-	GFLOPS    float64 `json:"gflops,omitempty"`
-	GBps      float64 `json:"gbps,omitempty"`
-	MsPerEval float64 `json:"ms_per_eval,omitempty"`
-	NsPerOp   float64 `json:"ns_per_op"`
+	Kernel  string  `json:"kernel"`
+	DType   string  `json:"dtype"`
+	M       int     `json:"m"`
+	N       int     `json:"n"`
+	K       int     `json:"k"`
+	Threads int     `json:"threads"`
+	GFLOPS  float64 `json:"gflops,omitempty"`
+	GBps    float64 `json:"gbps,omitempty"`
+	NsPerOp float64 `json:"ns_per_op"`
 }
 
 // A Case is one thing to measure: Setup prepares it on a backend with
@@ -38,7 +37,6 @@ type Case struct {
 	Threads int
 	Flops   float64 // per operation; 0 for bandwidth-bound ops
 	Bytes   float64 // read plus written per operation
-	Eval    bool    // a model evaluation: report milliseconds
 	Setup   func(threads int) (op func(), cleanup func())
 }
 
@@ -56,9 +54,6 @@ func (c *Case) Result(nsPerOp float64) Result {
 	if c.Bytes > 0 {
 		r.GBps = round3(c.Bytes / nsPerOp)
 	}
-	if c.Eval {
-		r.MsPerEval = round3(nsPerOp / 1e6)
-	}
 	return r
 }
 
@@ -68,22 +63,6 @@ func round3(v float64) float64 {
 	}
 	p := math.Pow(10, 3-math.Ceil(math.Log10(math.Abs(v))))
 	return math.Round(v*p) / p
-}
-
-type model struct {
-	name   string
-	layers int
-	setup  func(threads int) (op func(), cleanup func())
-}
-
-var models []model
-
-// RegisterModel adds a model-evaluation case (kernel name, reported with
-// M = layers, N = 8 tokens, K = 16 cache slots): setup builds the model on
-// the given number of threads and returns one evaluation. Generated model
-// packages cannot be imported here (see package models); it registers them.
-func RegisterModel(name string, layers int, setup func(threads int) (op func(), cleanup func())) {
-	models = append(models, model{name, layers, setup})
 }
 
 // Options select and time the cases.
@@ -108,9 +87,6 @@ func Cases(threads []int) []Case {
 		cs = append(cs, mulMatCase("matvec", runtime.F16, 4096, 1, 4096, th))
 		cs = append(cs, quantMulMatCases(th)...)
 		cs = append(cs, bandwidthCases(th)...)
-		for _, m := range models {
-			cs = append(cs, Case{Kernel: m.name, DType: "f32", M: m.layers, N: 8, K: 16, Threads: th, Eval: true, Setup: m.setup})
-		}
 	}
 	return cs
 }
@@ -164,8 +140,8 @@ func Measure(c *Case, minTime time.Duration) float64 {
 
 // WriteTable prints results as an aligned table.
 func WriteTable(w io.Writer, rs []Result) error {
-	if _, err := fmt.Fprintf(w, "%-12s %-6s %6s %6s %6s %7s %10s %9s %10s %12s\n",
-		"kernel", "dtype", "m", "n", "k", "threads", "GFLOP/s", "GB/s", "ms/eval", "ns/op"); err != nil {
+	if _, err := fmt.Fprintf(w, "%-12s %-6s %6s %6s %6s %7s %10s %9s %12s\n",
+		"kernel", "dtype", "m", "n", "k", "threads", "GFLOP/s", "GB/s", "ns/op"); err != nil {
 		return err
 	}
 	num := func(v float64) string {
@@ -175,8 +151,8 @@ func WriteTable(w io.Writer, rs []Result) error {
 		return fmt.Sprintf("%.4g", v)
 	}
 	for _, r := range rs {
-		if _, err := fmt.Fprintf(w, "%-12s %-6s %6d %6d %6d %7d %10s %9s %10s %12.0f\n", r.Kernel, r.DType, r.M, r.N, r.K, r.Threads,
-			num(r.GFLOPS), num(r.GBps), num(r.MsPerEval), r.NsPerOp); err != nil {
+		if _, err := fmt.Fprintf(w, "%-12s %-6s %6d %6d %6d %7d %10s %9s %12.0f\n", r.Kernel, r.DType, r.M, r.N, r.K, r.Threads,
+			num(r.GFLOPS), num(r.GBps), r.NsPerOp); err != nil {
 			return err
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	. "github.com/graphc/graphc/internal/bench"
-	_ "github.com/graphc/graphc/internal/bench/models" // the llama eval cases
 )
 
 // TestCasesRun runs every case once on a short clock: the setups are
@@ -23,8 +22,8 @@ func TestCasesRun(t *testing.T) {
 	}
 }
 
-// Benchmark runs every case as a Go benchmark, reporting GFLOP/s, GB/s or
-// ms/eval as the case measures.
+// Benchmark runs every case as a Go benchmark, reporting GFLOP/s or GB/s
+// as the case measures.
 func Benchmark(b *testing.B) {
 	for _, c := range Cases(nil) {
 		b.Run(c.Name(), func(b *testing.B) {
@@ -40,9 +39,6 @@ func Benchmark(b *testing.B) {
 			}
 			if r.GBps > 0 {
 				b.ReportMetric(r.GBps, "GB/s")
-			}
-			if r.MsPerEval > 0 {
-				b.ReportMetric(r.MsPerEval, "ms/eval")
 			}
 		})
 	}

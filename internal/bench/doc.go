@@ -1,7 +1,13 @@
 // Package bench measures graphc's CPU backend: GFLOP/s of the matrix
-// products (packed GEMM, matrix-vector), GB/s of the bandwidth-bound ops,
-// and the evaluation time of the generated llama examples. `graphc bench`
-// prints its table (or JSON); `go test -bench . ./internal/bench` runs the
-// same cases as Go benchmarks next to gonum's Sgemm/Sgemv, measured in the
-// same run so that the ratios hold on a shared, noisy machine.
+// products (packed GEMM, matrix-vector) and GB/s of the bandwidth-bound
+// ops. `graphc bench` prints its table (or JSON); `go test -bench .
+// ./internal/bench` runs the same cases as Go benchmarks next to gonum's
+// Sgemm/Sgemv, measured in the same run so that the ratios hold on a
+// shared, noisy machine.
+//
+// The generated models' evaluation times are the examples' own
+// benchmarks (`go test -run - -bench Eval ./examples/llama
+// ./examples/llama32`), not cases here: graphc must build without any
+// generated code, or `go generate` could not repair a broken generated
+// file.
 package bench

@@ -1,4 +1,4 @@
-package compiler
+package cli
 
 import (
 	"fmt"
@@ -13,11 +13,11 @@ import (
 // cmdBench is `graphc bench`: the internal/bench cases, as a table or JSON.
 func cmdBench(e *env, args []string) error {
 	fs := newFlags(e, "bench")
-	asJSON := fs.Bool("json", false, `print {"isa":…,"results":[{"kernel":…,"dtype":…,"m":…,"n":…,"k":…,"threads":…,"gflops"|"gbps"|"ms_per_eval":…,"ns_per_op":…}]}`)
+	asJSON := fs.Bool("json", false, `print {"isa":…,"results":[{"kernel":…,"dtype":…,"m":…,"n":…,"k":…,"threads":…,"gflops"|"gbps":…,"ns_per_op":…}]}`)
 	run := fs.String("run", "", "only the cases whose name (kernel/dtype/m=,n=,k=/threads=) matches this regular expression")
 	threads := fs.String("threads", "1,2", "comma-separated thread counts")
 	minTime := fs.Duration("time", 300*time.Millisecond, "time spent on each case")
-	if _, err := parseFlags(fs, args, 0); err != nil {
+	if _, err := parseFlags(fs, args, 0, 0); err != nil {
 		return err
 	}
 	opts := bench.Options{MinTime: *minTime}

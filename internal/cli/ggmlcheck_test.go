@@ -1,4 +1,4 @@
-package compiler
+package cli
 
 import (
 	"encoding/json"
@@ -11,7 +11,7 @@ import (
 // recorded from ggml: identical decisions, output within 1e-4, and compute
 // buffers no larger than ggml's.
 func TestGGMLCheckTraces(t *testing.T) {
-	traces, _ := filepath.Glob("../ggmltrace/testdata/*.json")
+	traces, _ := filepath.Glob("../../ggmltrace/testdata/*.json")
 	if len(traces) == 0 {
 		t.Fatal("no traces")
 	}
@@ -52,5 +52,44 @@ func TestGGMLCheckReportsDifferences(t *testing.T) {
 	code, _, stderr := runCLI("ggml-check", "testdata/not_a_trace.json")
 	if code != ExitUser || !strings.Contains(stderr, "not_a_trace.json") {
 		t.Errorf("exit %d: %s", code, stderr)
+	}
+}
+
+// TestGGMLCheckSeveralTraces: one summary line (or -json object) per
+// trace, in argument order; a trace that cannot be checked is reported on
+// stderr, the others still are, and the exit code is 1.
+func TestGGMLCheckSeveralTraces(t *testing.T) {
+	traces, _ := filepath.Glob("../../ggmltrace/testdata/*.json")
+	if len(traces) < 2 {
+		t.Fatal("fewer than two traces")
+	}
+	code, out, stderr := runCLI(append([]string{"ggml-check"}, traces...)...)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != ExitOK || len(lines) != len(traces) {
+		t.Fatalf("exit %d, %d lines for %d traces:\n%s\n%s", code, len(lines), len(traces), out, stderr)
+	}
+	for i, line := range lines {
+		if !strings.HasPrefix(line, traces[i]+": identical; compute buffers ") {
+			t.Errorf("line %d: %s", i, line)
+		}
+	}
+
+	bad := "testdata/not_a_trace.json"
+	args := []string{"ggml-check", "-json", traces[0], bad, traces[1]}
+	code, out, stderr = runCLI(args...)
+	if code != ExitUser || strings.Count(stderr, bad) != 1 {
+		t.Errorf("with %s: exit %d, stderr %q", bad, code, stderr)
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	var got []string
+	for dec.More() {
+		var r ggmlCheckReport
+		if err := dec.Decode(&r); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r.Trace)
+	}
+	if len(got) != 2 || got[0] != traces[0] || got[1] != traces[1] {
+		t.Errorf("-json reports for %v, want %s and %s", got, traces[0], traces[1])
 	}
 }

@@ -1,9 +1,7 @@
-package compiler
+package planview
 
 import (
-	"bytes"
 	"fmt"
-	"os/exec"
 	"strings"
 
 	"github.com/graphc/graphc/ir"
@@ -85,18 +83,3 @@ func Dot(g *ir.Graph) string {
 }
 
 func esc(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), `"`, `\"`) }
-
-// SVG renders the plan with Graphviz's dot.
-func SVG(g *ir.Graph) ([]byte, error) {
-	if _, err := exec.LookPath("dot"); err != nil {
-		return nil, &UserError{"-svg needs Graphviz's dot, which is not installed (e.g. apt-get install graphviz); -dot prints the graph for it"}
-	}
-	cmd := exec.Command("dot", "-Tsvg")
-	cmd.Stdin = strings.NewReader(Dot(g))
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return nil, &InternalError{Msg: fmt.Sprintf("dot failed: %v\n%s", err, errb.String())}
-	}
-	return out.Bytes(), nil
-}

@@ -1,4 +1,4 @@
-package compiler
+package cli
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/runtime"
 )
@@ -15,7 +16,7 @@ func TestGGUFNewAndInfo(t *testing.T) {
 	dir := t.TempDir()
 	for _, typ := range []string{"f32", "q8_0", "q4_0"} {
 		path := filepath.Join(dir, typ+".gguf")
-		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../examples/llama/llama.g", path); code != 0 {
+		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../../examples/llama/llama.g", path); code != 0 {
 			t.Fatalf("gguf new -type %s: exit %d: %s", typ, code, stderr)
 		}
 		m, err := gguf.Open(path)
@@ -35,7 +36,7 @@ func TestGGUFNewAndInfo(t *testing.T) {
 			}
 		}
 		m.Close()
-		types, err := WeightTypesOf(path)
+		types, err := compiler.WeightTypesOf(path)
 		if err != nil || types["blk.0.attn_q.weight"].String() != typ {
 			t.Errorf("WeightTypesOf: %v %v", types["blk.0.attn_q.weight"], err)
 		}
@@ -47,7 +48,7 @@ func TestGGUFNewAndInfo(t *testing.T) {
 	if code, _, stderr := runCLI("gguf", "info", "testdata/not_a_trace.json"); code != ExitUser || !strings.Contains(stderr, "magic") {
 		t.Errorf("gguf info on a non-GGUF file: exit %d: %s", code, stderr)
 	}
-	if code, _, _ := runCLI("gguf", "new", "-type", "i32", "../examples/llama/llama.g", filepath.Join(dir, "x.gguf")); code != ExitUsage {
+	if code, _, _ := runCLI("gguf", "new", "-type", "i32", "../../examples/llama/llama.g", filepath.Join(dir, "x.gguf")); code != ExitUsage {
 		t.Errorf("-type i32: exit %d", code)
 	}
 }
@@ -56,15 +57,15 @@ func TestGGUFNewAndInfo(t *testing.T) {
 // of a weights file.
 func TestCompileForQuantizedWeights(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q.gguf")
-	if code, _, stderr := runCLI("gguf", "new", "-type", "q4_0", "../examples/llama/llama.g", path); code != 0 {
+	if code, _, stderr := runCLI("gguf", "new", "-type", "q4_0", "../../examples/llama/llama.g", path); code != 0 {
 		t.Fatal(stderr)
 	}
-	types, err := WeightTypesOf(path)
+	types, err := compiler.WeightTypesOf(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := []byte("dim n <= 4\ninput x: f32[64, n]\nweight blk.0.attn_q.weight: f32[64, 64]\nweight blk.0.attn_norm.weight: f32[64]\noutput y = mul_mat(blk.0.attn_q.weight, mul(x, blk.0.attn_norm.weight))\n")
-	res, err := Compile("m.g", src, Config{WeightTypes: types})
+	res, err := compiler.Compile("m.g", src, compiler.Config{WeightTypes: types})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +90,10 @@ func TestRunQuantizedLlama(t *testing.T) {
 	logits := map[string][]float64{}
 	for _, typ := range []string{"f32", "f16", "bf16", "q8_0", "q4_0"} {
 		path := filepath.Join(dir, typ+".gguf")
-		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../examples/llama/llama.g", path); code != 0 {
+		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../../examples/llama/llama.g", path); code != 0 {
 			t.Fatal(stderr)
 		}
-		code, out, stderr := runCLI("run", "-json", "-weights", path, "../examples/llama/llama.g")
+		code, out, stderr := runCLI("run", "-json", "-weights", path, "../../examples/llama/llama.g")
 		if code != 0 {
 			t.Fatalf("run -weights %s: exit %d: %s", typ, code, stderr)
 		}
@@ -105,6 +106,25 @@ func TestRunQuantizedLlama(t *testing.T) {
 			t.Fatal(err)
 		}
 		logits[typ] = got.Outputs[0].Values
+	}
+	// The f32 file holds the fill rule's weights, and run fills state the
+	// same with -weights as without: the two runs agree bit for bit.
+	code, out, stderr := runCLI("run", "-json", "../../examples/llama/llama.g")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	var filled struct {
+		Outputs []struct {
+			Values []float64 `json:"values"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(out), &filled); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range filled.Outputs[0].Values {
+		if logits["f32"][i] != v {
+			t.Fatalf("logit %d: %g with -weights f32.gguf, %g without", i, logits["f32"][i], v)
+		}
 	}
 	for typ, tol := range map[string]float64{"f16": 2e-4, "bf16": 2e-3, "q8_0": 2e-3, "q4_0": 2e-2} {
 		worst := 0.0

@@ -1,17 +1,16 @@
-package compiler
+package cli
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os/exec"
 	"strings"
 
 	"github.com/graphc/graphc/codegen"
+	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/ggmltrace"
-	"github.com/graphc/graphc/internal/backends"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/passes"
 )
@@ -34,24 +33,25 @@ type mappedRun struct {
 	PlanBytesCopied int64 `json:"plan_bytes_copied"`
 }
 
-func (r *mappedRun) print(w io.Writer, tr *ggmltrace.Trace) {
-	how := fmt.Sprintf("max |mapped - cpu| / max(1, |cpu|) = %.3g", r.MaxDiffCPU)
+// summary is the mapped run in the words of ggml-check's summary line.
+func (r *mappedRun) summary() string {
+	how := fmt.Sprintf("within %.3g of the cpu-only run", r.MaxDiffCPU)
 	if r.BitIdentical {
-		how = "bit for bit the cpu-only run's"
+		how = "bit for bit the cpu-only run"
 	}
-	fmt.Fprintf(w, "ggml's plan on %s: output %s %s; %d bytes copied per evaluation, the plan's %d\n",
-		strings.Join(r.Backends, ", "), tr.Output.Tensor, how, r.BytesCopied, r.PlanBytesCopied)
+	return fmt.Sprintf("ggml's plan on %s: %s, %d bytes copied per evaluation (the plan's %d)",
+		strings.Join(r.Backends, ", "), how, r.BytesCopied, r.PlanBytesCopied)
 }
 
 // check reports a mapped run outside its tolerance or copying other than
 // the plan's bytes.
 func (r *mappedRun) check(file string, tr *ggmltrace.Trace) error {
 	if r.MaxDiffCPU > r.Tolerance || math.IsNaN(r.MaxDiffCPU) {
-		return &UserError{fmt.Sprintf("%s: ggml's plan on %s: output %s differs from the cpu-only run by up to %g (tolerance %g)",
+		return &compiler.UserError{Msg: fmt.Sprintf("%s: ggml's plan on %s: output %s differs from the cpu-only run by up to %g (tolerance %g)",
 			file, strings.Join(r.Backends, ", "), tr.Output.Tensor, r.MaxDiffCPU, r.Tolerance)}
 	}
 	if r.BytesCopied != r.PlanBytesCopied {
-		return &UserError{fmt.Sprintf("%s: ggml's plan on %s copied %d bytes per evaluation, the plan says %d",
+		return &compiler.UserError{Msg: fmt.Sprintf("%s: ggml's plan on %s copied %d bytes per evaluation, the plan says %d",
 			file, strings.Join(r.Backends, ", "), r.BytesCopied, r.PlanBytesCopied)}
 	}
 	return nil
@@ -98,7 +98,7 @@ func runTraceOn(tr *ggmltrace.Trace, mapped bool) ([]float64, *mappedRun, error)
 	for _, t := range g.Inputs {
 		f, err := traceInputFill(tr, t.Name)
 		if err != nil {
-			return nil, nil, &UserError{err.Error()}
+			return nil, nil, &compiler.UserError{Msg: err.Error()}
 		}
 		t.Fill = f
 	}
@@ -117,14 +117,14 @@ func runTraceOn(tr *ggmltrace.Trace, mapped bool) ([]float64, *mappedRun, error)
 				r.Tolerance = 1e-5
 			}
 		}
-		if why := Unavailable(names); len(why) > 0 {
-			return nil, nil, &UserError{fmt.Sprintf("trace %s: running ggml's plan needs %s: %s", tr.Case, strings.Join(names, ", "), why["blas"])}
+		if why := compiler.Unavailable(names); len(why) > 0 {
+			return nil, nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: running ggml's plan needs %s: %s", tr.Case, strings.Join(names, ", "), why["blas"])}
 		}
 	} else {
 		for _, t := range g.Tensors {
 			t.Placement = ""
 		}
-		target, err := Target([]string{"cpu"}, 0)
+		target, err := compiler.Target([]string{"cpu"}, 0)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -132,11 +132,11 @@ func runTraceOn(tr *ggmltrace.Trace, mapped bool) ([]float64, *mappedRun, error)
 			return nil, nil, err
 		}
 	}
-	code, err := Generate(&Result{Graph: g}, codegen.Options{PkgName: "main", Main: true, Source: tr.Case + ".json"})
+	code, err := compiler.Generate(&compiler.Result{Graph: g}, codegen.Options{PkgName: "main", Main: true, Source: tr.Case + ".json"})
 	if err != nil {
 		return nil, nil, err
 	}
-	bin, cleanup, err := BuildMain(code)
+	bin, cleanup, err := buildMain(code)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,11 +145,11 @@ func runTraceOn(tr *ggmltrace.Trace, mapped bool) ([]float64, *mappedRun, error)
 	cmd := exec.Command(bin, "-json", "-stats")
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return nil, nil, &InternalError{Msg: fmt.Sprintf("running the traced graph: %v\n%s", err, errb.String())}
+		return nil, nil, &compiler.InternalError{Msg: fmt.Sprintf("running the traced graph: %v\n%s", err, errb.String())}
 	}
 	if r != nil {
 		if r.BytesCopied, err = statsBytesCopied(errb.String()); err != nil {
-			return nil, nil, &InternalError{Msg: err.Error()}
+			return nil, nil, &compiler.InternalError{Msg: err.Error()}
 		}
 	}
 	var got struct {
@@ -166,11 +166,11 @@ func runTraceOn(tr *ggmltrace.Trace, mapped bool) ([]float64, *mappedRun, error)
 			continue
 		}
 		if len(o.Values) != len(tr.Output.Values) {
-			return nil, nil, &UserError{fmt.Sprintf("output %s: %d values, ggml has %d", o.Name, len(o.Values), len(tr.Output.Values))}
+			return nil, nil, &compiler.UserError{Msg: fmt.Sprintf("output %s: %d values, ggml has %d", o.Name, len(o.Values), len(tr.Output.Values))}
 		}
 		return o.Values, r, nil
 	}
-	return nil, nil, &UserError{fmt.Sprintf("the traced graph has no output %s", tr.Output.Tensor)}
+	return nil, nil, &compiler.UserError{Msg: fmt.Sprintf("the traced graph has no output %s", tr.Output.Tensor)}
 }
 
 // statsBytesCopied reads the bytes copied from a generated program's
@@ -212,20 +212,20 @@ func mapTraceBackends(tr *ggmltrace.Trace, g *ir.Graph) ([]string, error) {
 			name = fmt.Sprintf("sim%d", sims)
 			sims++
 		default:
-			return nil, &UserError{fmt.Sprintf("trace %s: backend %s (%s, %s) has no runnable counterpart", tr.Case, tb.Name, tb.Kind, tb.DeviceType)}
+			return nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: backend %s (%s, %s) has no runnable counterpart", tr.Case, tb.Name, tb.Kind, tb.DeviceType)}
 		}
-		d, err := backends.Describe(name)
+		d, err := backendNamed(name)
 		if err != nil {
 			return nil, err
 		}
-		if d.BufferType.Host != b.Host {
-			return nil, &UserError{fmt.Sprintf("trace %s: backend %s's memory is host memory: %v, %s's: %v", tr.Case, tb.Name, b.Host, name, d.BufferType.Host)}
+		if d.Host != b.Host {
+			return nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: backend %s's memory is host memory: %v, %s's: %v", tr.Case, tb.Name, b.Host, name, d.Host)}
 		}
-		if prev, ok := bufts[b.BufferType]; ok && prev != d.BufferType.Name {
-			return nil, &UserError{fmt.Sprintf("trace %s: buffer type %s maps to both %s and %s", tr.Case, b.BufferType, prev, d.BufferType.Name)}
+		if prev, ok := bufts[b.BufferType]; ok && prev != d.BufferType {
+			return nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: buffer type %s maps to both %s and %s", tr.Case, b.BufferType, prev, d.BufferType)}
 		}
 		rename[b.Name] = name
-		bufts[b.BufferType] = d.BufferType.Name
+		bufts[b.BufferType] = d.BufferType
 		names = append(names, name)
 	}
 	for _, b := range g.Backends {
@@ -251,4 +251,18 @@ func mapTraceBackends(tr *ggmltrace.Trace, g *ir.Graph) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// backendNamed is the planning form of one backend: the first of a target
+// that lists it before the cpu, which every target ends with.
+func backendNamed(name string) (*passes.Backend, error) {
+	names := []string{name, "cpu"}
+	if name == "cpu" {
+		names = names[1:]
+	}
+	target, err := compiler.Target(names, 0)
+	if err != nil {
+		return nil, err
+	}
+	return target[0], nil
 }

@@ -1,4 +1,4 @@
-package compiler
+package cli
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/runtime"
@@ -18,6 +19,10 @@ func cmdGGUF(e *env, args []string) error {
 		return &usageError{"want a subcommand: new or info"}
 	}
 	switch args[0] {
+	case "-h", "-help", "--help":
+		// gguf new's help: the usage line shows both subcommands, and
+		// only new has flags.
+		return cmdGGUFNew(e, args[:1])
 	case "new":
 		return cmdGGUFNew(e, args[1:])
 	case "info":
@@ -31,7 +36,7 @@ func cmdGGUFNew(e *env, args []string) error {
 	fill := fs.String("fill", "ggml", "weight values: ggml (the conformance traces' rule) or random (normal, scaled like the ggml rule's 0.1)")
 	seed := fs.Uint64("seed", 1, "seed of -fill random")
 	typ := fs.String("type", "f32", "type of the weights that only mul_mat and get_rows read: f32, f16, bf16, q8_0 or q4_0 (other weights stay as declared)")
-	files, err := parseFlags(fs, args, 2)
+	files, err := parseFlags(fs, args, 2, 2)
 	if err != nil {
 		return err
 	}
@@ -46,7 +51,7 @@ func cmdGGUFNew(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := Compile(files[0], src, Config{})
+	res, err := compiler.Compile(files[0], src, compiler.Config{})
 	if err != nil {
 		return err
 	}
@@ -56,14 +61,14 @@ func cmdGGUFNew(e *env, args []string) error {
 	}
 	out, err := os.Create(files[1])
 	if err != nil {
-		return &UserError{err.Error()}
+		return &compiler.UserError{Msg: err.Error()}
 	}
 	if _, err := w.WriteTo(out); err != nil {
 		out.Close()
-		return &UserError{err.Error()}
+		return &compiler.UserError{Msg: err.Error()}
 	}
 	if err := out.Close(); err != nil {
-		return &UserError{err.Error()}
+		return &compiler.UserError{Msg: err.Error()}
 	}
 	fmt.Fprintf(e.stderr, "graphc: wrote %s\n", files[1])
 	return nil
@@ -105,7 +110,7 @@ func weightsFile(g *ir.Graph, dt runtime.DType, fill string, seed uint64) (*gguf
 		data := runtime.Quantize(nil, typ, vals)
 		ggmlType := gguf.GGMLType(typ.GGMLType())
 		if err := w.AddTensor(t.Name, ggmlType, []int64{int64(ne[0]), int64(ne[1]), int64(ne[2]), int64(ne[3])}[:dims(ne)], data); err != nil {
-			return nil, &UserError{fmt.Sprintf("weight %s: %v", t.Name, err)}
+			return nil, &compiler.UserError{Msg: fmt.Sprintf("weight %s: %v", t.Name, err)}
 		}
 	}
 	return w, nil
@@ -146,13 +151,13 @@ func quantizable(g *ir.Graph, t *ir.Tensor, dt runtime.DType) bool {
 
 func cmdGGUFInfo(e *env, args []string) error {
 	fs := newFlags(e, "gguf info")
-	files, err := parseFlags(fs, args, 1)
+	files, err := parseFlags(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
 	m, err := gguf.Open(files[0])
 	if err != nil {
-		return &UserError{err.Error()}
+		return &compiler.UserError{Msg: err.Error()}
 	}
 	defer m.Close()
 	printGGUF(e.stdout, m.File, files[0])
@@ -189,21 +194,4 @@ func shape(ne []int64) string {
 		s[i] = fmt.Sprint(n)
 	}
 	return "[" + strings.Join(s, ", ") + "]"
-}
-
-// WeightTypesOf reads the tensor types of a GGUF file, to compile a model
-// for them.
-func WeightTypesOf(path string) (map[string]runtime.DType, error) {
-	m, err := gguf.Open(path)
-	if err != nil {
-		return nil, &UserError{err.Error()}
-	}
-	defer m.Close()
-	types := map[string]runtime.DType{}
-	for _, t := range m.Tensors {
-		if dt, ok := t.Type.DType(); ok {
-			types[t.Name] = dt
-		}
-	}
-	return types, nil
 }

@@ -1,9 +1,8 @@
-package compiler
+package cli
 
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -13,8 +12,9 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/ggmltrace"
-	"github.com/graphc/graphc/passes"
+	"github.com/graphc/graphc/internal/planview"
 	"github.com/graphc/graphc/runtime/blas"
 )
 
@@ -32,7 +32,7 @@ func needGo(t *testing.T) {
 // blasOrSkip skips a test that needs OpenBLAS on a machine without it.
 func blasOrSkip(t *testing.T) {
 	t.Helper()
-	if why := Unavailable([]string{"blas"}); why["blas"] != "" {
+	if why := compiler.Unavailable([]string{"blas"}); why["blas"] != "" {
 		if os.Getenv("GRAPHC_REQUIRE_BLAS") == "1" {
 			t.Fatal(why["blas"])
 		}
@@ -46,7 +46,7 @@ func blasOrSkip(t *testing.T) {
 // evaluation the plan's.
 func TestGGMLCheckSim(t *testing.T) {
 	needGo(t)
-	traces, _ := filepath.Glob("../ggmltrace/testdata/*.json")
+	traces, _ := filepath.Glob("../../ggmltrace/testdata/*.json")
 	for _, path := range traces {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
 			tr, err := ggmltrace.Load(path)
@@ -117,20 +117,20 @@ func TestRunExamplesMapped(t *testing.T) {
 	needGo(t)
 	layers := []string{"-ot", `blk\.[01]\.=sim0`, "-ot", `cache_._l[01]=sim0`, "-ot", `blk\.[23]\.=sim1`, "-ot", `cache_._l[23]=sim1`}
 	cases := map[string][][]string{
-		"../examples/llama/llama.g": {
+		"../../examples/llama/llama.g": {
 			{"-backends", "sim0,cpu", "-ngl", "2"},
 			{"-backends", "sim0,cpu", "-ngl", "4", "-n-copies", "2"},
 			append([]string{"-backends", "sim0,sim1,cpu", "-n-copies", "4"}, layers...),
 			{"-backends", "sim0,blas,cpu", "-ngl", "2"},
 		},
-		"../examples/mlp/mlp.g": {
+		"../../examples/mlp/mlp.g": {
 			{"-backends", "sim0,cpu", "-ot", `fc0\.=sim0`},
 			{"-backends", "sim0,sim1,cpu", "-ot", `fc0\.=sim0`, "-ot", `fc1\.=sim1`, "-n-copies", "3"},
 		},
-		"../examples/llama32/llama32.g": {
+		"../../examples/llama32/llama32.g": {
 			{"-backends", "sim0,cpu", "-ngl", "16", "-n-copies", "2"},
 		},
-		"testdata/blas_mlp.g": {
+		"../../compiler/testdata/blas_mlp.g": {
 			// Big batches: sim0 takes every op and copies the weights in
 			// (1.off), one split per weight, reusing the copies' memory.
 			{"-backends", "sim0,cpu", "-op-offload"},
@@ -152,11 +152,11 @@ func TestRunExamplesMapped(t *testing.T) {
 					got, copied := runOutputs(t, append(args, model)...)
 					tf := targetFlagsFor(t, args)
 					src, _ := os.ReadFile(model)
-					res, err := Compile(model, src, tf)
+					res, err := compiler.Compile(model, src, tf)
 					if err != nil {
 						t.Fatal(err)
 					}
-					if plan := PlanJSON(res.Graph).BytesCopiedPerEval; copied != plan {
+					if plan := planview.JSON(res.Graph).BytesCopiedPerEval; copied != plan {
 						t.Errorf("copied %d bytes per evaluation, the plan %d", copied, plan)
 					}
 					if len(res.Graph.Splits) < 2 {
@@ -187,7 +187,7 @@ func TestRunExamplesMapped(t *testing.T) {
 }
 
 // targetFlagsFor parses planning flags the way graphc run does.
-func targetFlagsFor(t *testing.T, args []string) Config {
+func targetFlagsFor(t *testing.T, args []string) compiler.Config {
 	t.Helper()
 	fs := newFlags(&env{stdout: os.Stdout, stderr: os.Stderr}, "test")
 	var tf targetFlags
@@ -198,112 +198,12 @@ func targetFlagsFor(t *testing.T, args []string) Config {
 	return tf.config()
 }
 
-// TestBLASUpgrades checks that BLAS takes the big matrix products of a
-// model (ggml's 3.upg) and nothing else.
-func TestBLASUpgrades(t *testing.T) {
-	src, err := os.ReadFile("testdata/blas_mlp.g")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Compile("blas_mlp.g", src, Config{Backends: []string{"blas", "cpu"}, Verify: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	blasOps := 0
-	for _, n := range res.Graph.Nodes {
-		if res.Graph.Backends[n.Backend].Name == "blas" {
-			if n.Op.String() != "mul_mat" {
-				t.Errorf("%s %s on blas", n.Name, n.Op)
-			}
-			blasOps++
-		}
-	}
-	if blasOps < 2 {
-		t.Errorf("%d matrix products on blas, want the big ones", blasOps)
-	}
-}
-
-// TestDropUnavailableBLAS: without OpenBLAS, graphc run plans without blas
-// and says so; compile keeps it.
-func TestDropUnavailableBLAS(t *testing.T) {
-	t.Setenv(blas.LibraryEnv, filepath.Join(t.TempDir(), "libopenblas.so.0"))
-	src, err := os.ReadFile("testdata/blas_mlp.g")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := Compile("blas_mlp.g", src, Config{Backends: []string{"blas", "cpu"}, Verify: true, ThisMachine: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Graph.Backends) != 1 || res.Graph.Backends[0].Name != "cpu" {
-		t.Errorf("target %v, want cpu alone", res.Graph.Backends)
-	}
-	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "backend blas dropped") || !strings.Contains(res.Warnings[0], blas.LibraryEnv) {
-		t.Errorf("warnings %q", res.Warnings)
-	}
-	res, err = Compile("blas_mlp.g", src, Config{Backends: []string{"blas", "cpu"}, Verify: true})
-	if err != nil || len(res.Graph.Backends) != 2 || len(res.Warnings) != 0 {
-		t.Errorf("compile for another machine: %v, %d backends, warnings %q", err, len(res.Graph.Backends), res.Warnings)
-	}
-}
-
-// TestDescriptionsMatchTraces asks graphc's descriptions of the backends
-// that stand in for the traces' (sim<N> for ggml's RPC GPU, blas for BLAS,
-// cpu) about every traced node: they must answer supports_op as ggml did.
-// (offload_op differs on purpose: ggml's RPC backend never offloads, the
-// simulated devices do as CUDA.)
-func TestDescriptionsMatchTraces(t *testing.T) {
-	traces, _ := filepath.Glob("../ggmltrace/testdata/*.json")
-	for _, path := range traces {
-		tr, err := ggmltrace.Load(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, _, _, err := tr.Graph()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mine []*passes.Backend
-		sims := 0
-		for _, b := range tr.Backends {
-			name := "cpu"
-			switch {
-			case b.Kind == "BLAS":
-				name = "blas"
-			case b.DeviceType == "GPU":
-				name = fmt.Sprintf("sim%d", sims)
-				sims++
-			}
-			target, err := Target([]string{name, "cpu"}, 0)
-			if name == "cpu" {
-				target, err = Target([]string{"cpu"}, 0)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			mine = append(mine, target[0])
-		}
-		for i, n := range tr.Nodes {
-			node := g.Nodes[i]
-			for k, b := range tr.Backends {
-				want, ok := n.SupportsOp[b.Name]
-				if !ok {
-					continue
-				}
-				if got := mine[k].SupportsOp(node); got != want {
-					t.Errorf("%s: %s %s: %s says supports_op %v, ggml's %s %v", tr.Case, n.Name, n.Op, mine[k].Name, got, b.Name, want)
-				}
-			}
-		}
-	}
-}
-
 // TestGoldenCodeBuilds type-checks and vets every golden's generated code,
 // for every target (cuda and metal included): one package each in one
 // temporary module.
 func TestGoldenCodeBuilds(t *testing.T) {
 	needGo(t)
-	goldens, _ := filepath.Glob("../golden/*.txtar")
+	goldens, _ := filepath.Glob("../../golden/*.txtar")
 	files := map[string][]byte{}
 	for _, p := range goldens {
 		ar, err := txtar.ParseFile(p)
@@ -320,7 +220,7 @@ func TestGoldenCodeBuilds(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no generated code in the goldens")
 	}
-	dir, cleanup, err := TempModule(files)
+	dir, cleanup, err := tempModule(files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,18 +240,18 @@ func TestUnavailableBackendsFailAtNew(t *testing.T) {
 	for _, tc := range []struct {
 		model, backends, want string
 	}{
-		{"testdata/mlp_cuda.g", "cuda0,cpu", "cuda0: the CUDA execution backend is not built"},
-		{"testdata/blas_mlp.g", "blas,cpu", "blas: $" + blas.LibraryEnv},
+		{"../../examples/mlp/testdata/mlp_cuda.g", "cuda0,cpu", "cuda0: the CUDA execution backend is not built"},
+		{"../../compiler/testdata/blas_mlp.g", "blas,cpu", "blas: $" + blas.LibraryEnv},
 	} {
 		src, err := os.ReadFile(tc.model)
 		if err != nil {
 			t.Fatal(err)
 		}
-		code, err := GenerateFile(tc.model, src, ".", "main", true, Config{Backends: strings.Split(tc.backends, ","), Verify: true})
+		code, err := compiler.GenerateFile(tc.model, src, ".", "main", true, compiler.Config{Backends: strings.Split(tc.backends, ","), Verify: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		bin, cleanup, err := BuildMain(code)
+		bin, cleanup, err := buildMain(code)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -372,7 +272,7 @@ func TestRunRegionsMatchPlain(t *testing.T) {
 	needGo(t)
 	for _, name := range []string{"ops", "mlp"} {
 		t.Run(name, func(t *testing.T) {
-			ar, err := txtar.ParseFile(filepath.Join("..", "golden", name+".txtar"))
+			ar, err := txtar.ParseFile(filepath.Join("..", "..", "golden", name+".txtar"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -421,5 +321,27 @@ func TestRunRegionsMatchPlain(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRepoRoot: $GRAPHC_ROOT wins when it holds graphc's go.mod, and is an
+// error when it does not; unset, the checkout the test runs in is found.
+func TestRepoRoot(t *testing.T) {
+	want, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GRAPHC_ROOT", "")
+	if got, err := repoRoot(); err != nil || got != want {
+		t.Errorf("unset: %q, %v; want %q", got, err, want)
+	}
+	t.Setenv("GRAPHC_ROOT", want)
+	if got, err := repoRoot(); err != nil || got != want {
+		t.Errorf("GRAPHC_ROOT=%s: %q, %v", want, got, err)
+	}
+	wrong := t.TempDir()
+	t.Setenv("GRAPHC_ROOT", wrong)
+	if _, err := repoRoot(); err == nil || !strings.Contains(err.Error(), "GRAPHC_ROOT="+wrong) {
+		t.Errorf("GRAPHC_ROOT=%s: %v, want an error naming it", wrong, err)
 	}
 }

@@ -1,4 +1,4 @@
-package compiler
+package cli
 
 import (
 	"bytes"
@@ -9,11 +9,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/internal/planview"
 )
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
-	code = Main(args, strings.NewReader(""), &out, &errb)
+	code = Main(args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -32,11 +35,11 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"plan", "-nope", "x.g"}, ExitUsage, "flag provided but not defined: -nope"},
 		{[]string{"plan", filepath.Join(dir, "missing.g")}, ExitUser, "no such file"},
 		{[]string{"plan", bad}, ExitUser, "bad.g:3:17: undefined: z\noutput y = relu(z)\n                ^"},
-		{[]string{"plan", "-backends", "tpu0,cpu", "../examples/mlp/mlp.g"}, ExitUser, `unknown backend "tpu0"`},
-		{[]string{"plan", "-backends", "cpu,cuda0", "../examples/mlp/mlp.g"}, ExitUser, "the last backend must be the cpu"},
+		{[]string{"plan", "-backends", "tpu0,cpu", "../../examples/mlp/mlp.g"}, ExitUser, `unknown backend "tpu0"`},
+		{[]string{"plan", "-backends", "cpu,cuda0", "../../examples/mlp/mlp.g"}, ExitUser, "the last backend must be the cpu"},
 		{[]string{"help", "run"}, ExitOK, ""},
-		{[]string{"plan", "-n-copies", "5", "../examples/mlp/mlp.g"}, ExitUser, "n_copies = 5: at most 4 pipeline copies"},
-		{[]string{"plan", "-n-copies", "5", "-max-copies", "8", "../examples/mlp/mlp.g"}, ExitOK, ""},
+		{[]string{"plan", "-n-copies", "5", "../../examples/mlp/mlp.g"}, ExitUser, "n_copies = 5: at most 4 pipeline copies"},
+		{[]string{"plan", "-n-copies", "5", "-max-copies", "8", "../../examples/mlp/mlp.g"}, ExitOK, ""},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
@@ -45,18 +48,38 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-func TestInternalErrorExit(t *testing.T) {
-	err := func() (err error) {
-		defer catchBug(&err)
-		panic("BUG: something broke")
-	}()
-	if _, ok := err.(*InternalError); !ok {
-		t.Fatalf("got %T", err)
+// TestHelp: `graphc help COMMAND` prints what `graphc COMMAND -h` does,
+// the usage line, the summary and the flags, on stdout; an unknown command
+// is one line on stderr and exit 2.
+func TestHelp(t *testing.T) {
+	for _, c := range commands {
+		if c.run == nil {
+			continue
+		}
+		code, help, stderr := runCLI("help", c.name)
+		if code != ExitOK || stderr != "" || !strings.HasPrefix(help, "usage: graphc "+c.name+" ") || !strings.Contains(help, c.summary) {
+			t.Errorf("graphc help %s: exit %d, stdout:\n%s\nstderr:\n%s", c.name, code, help, stderr)
+		}
+		code, dashH, _ := runCLI(c.name, "-h")
+		if code != ExitOK || dashH != help {
+			t.Errorf("graphc %s -h: exit %d, stdout differs from graphc help %s:\n%s", c.name, code, c.name, dashH)
+		}
 	}
+	if _, help, _ := runCLI("help", "run"); !strings.Contains(help, "\nflags:\n") || !strings.Contains(help, "-weights") {
+		t.Errorf("graphc help run lists no flags:\n%s", help)
+	}
+	code, out, stderr := runCLI("help", "bogus")
+	if code != ExitUsage || out != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, `unknown command "bogus"`) {
+		t.Errorf("graphc help bogus: exit %d, stdout %q, stderr %q; want exit 2 and one line", code, out, stderr)
+	}
+}
+
+func TestInternalErrorExit(t *testing.T) {
+	err := &compiler.InternalError{Msg: "BUG: something broke", Stack: "goroutine 1"}
 	var out, errb bytes.Buffer
 	commands = append(commands, &command{name: "boom", run: func(*env, []string) error { return err }})
 	defer func() { commands = commands[:len(commands)-1] }()
-	if code := Main([]string{"boom"}, nil, &out, &errb); code != ExitInternal || !strings.Contains(errb.String(), "internal error: BUG: something broke") {
+	if code := Main([]string{"boom"}, &out, &errb); code != ExitInternal || !strings.Contains(errb.String(), "internal error: BUG: something broke") {
 		t.Errorf("exit %d, stderr %s", code, errb.String())
 	}
 }
@@ -79,11 +102,11 @@ func TestFmt(t *testing.T) {
 }
 
 func TestPlanJSON(t *testing.T) {
-	code, out, stderr := runCLI("plan", "-json", "-backends", "cuda0,cpu", "testdata/mlp_cuda.g")
+	code, out, stderr := runCLI("plan", "-json", "-backends", "cuda0,cpu", "../../examples/mlp/testdata/mlp_cuda.g")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var p Plan
+	var p planview.Plan
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +118,11 @@ func TestPlanJSON(t *testing.T) {
 // TestPlanShowsRegions: with -regions the llama example's five regions are
 // in plan -json (with each node's slices), -debug and -dot.
 func TestPlanShowsRegions(t *testing.T) {
-	code, out, stderr := runCLI("plan", "-json", "-regions", "../examples/llama/llama.g")
+	code, out, stderr := runCLI("plan", "-json", "-regions", "../../examples/llama/llama.g")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var p Plan
+	var p planview.Plan
 	if err := json.Unmarshal([]byte(out), &p); err != nil {
 		t.Fatal(err)
 	}
@@ -107,11 +130,11 @@ func TestPlanShowsRegions(t *testing.T) {
 		len(p.Regions[1].Parts) == 0 || p.Regions[1].Parts[0].Dst != "ne1" {
 		t.Errorf("regions: %+v", p.Regions)
 	}
-	_, out, _ = runCLI("plan", "-debug", "-regions", "../examples/llama/llama.g")
+	_, out, _ = runCLI("plan", "-debug", "-regions", "../../examples/llama/llama.g")
 	if n := strings.Count(out, "## REGION over n_tokens"); n != 5 {
 		t.Errorf("plan -debug shows %d regions, want 5", n)
 	}
-	_, out, _ = runCLI("plan", "-dot", "-regions", "../examples/llama/llama.g")
+	_, out, _ = runCLI("plan", "-dot", "-regions", "../../examples/llama/llama.g")
 	if n := strings.Count(out, "subgraph cluster_region"); n != 5 || strings.Count(out, "{") != strings.Count(out, "}") {
 		t.Errorf("plan -dot shows %d regions (braces %d/%d), want 5", n, strings.Count(out, "{"), strings.Count(out, "}"))
 	}
@@ -122,7 +145,7 @@ func TestCompileWritesPackage(t *testing.T) {
 		t.Skip("no go tool")
 	}
 	dir := t.TempDir()
-	code, _, stderr := runCLI("compile", "-o", dir, "-pkg", "mlp", "../examples/mlp/mlp.g")
+	code, _, stderr := runCLI("compile", "-o", dir, "-pkg", "mlp", "../../examples/mlp/mlp.g")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -152,7 +175,7 @@ func TestRunLlamaMatchesGGML(t *testing.T) {
 // runLlamaMatchesGGML runs the llama example with the given extra flags and
 // compares its logits with ggml's.
 func runLlamaMatchesGGML(t *testing.T, flags []string) {
-	args := append(append([]string{"run", "-json"}, flags...), "../examples/llama/llama.g")
+	args := append(append([]string{"run", "-json"}, flags...), "../../examples/llama/llama.g")
 	code, out, stderr := runCLI(args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -170,7 +193,7 @@ func runLlamaMatchesGGML(t *testing.T, flags []string) {
 	var want struct {
 		Values []float64 `json:"values"`
 	}
-	b, _ := os.ReadFile("../examples/llama/testdata/ggml_llama_cpu_output.json")
+	b, _ := os.ReadFile("../../examples/llama/testdata/ggml_llama_cpu_output.json")
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,15 @@
-package compiler
+package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"strings"
 
+	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/ggmltrace"
+	"github.com/graphc/graphc/internal/planview"
 	"github.com/graphc/graphc/ir"
 )
 
@@ -16,88 +19,130 @@ type ggmlCheckReport struct {
 	Trace             string           `json:"trace"`
 	Identical         bool             `json:"identical"`
 	Differences       []ggmltrace.Diff `json:"differences"`
-	Plan              *Plan            `json:"plan"`
+	Plan              *planview.Plan   `json:"plan"`
 	GGMLComputeBuffer map[string]int64 `json:"ggml_compute_buffer_size"`
 	MaxAbsDiff        *float64         `json:"run_max_abs_diff,omitempty"`
 	Mapped            *mappedRun       `json:"mapped_run,omitempty"`
+
+	tr *ggmltrace.Trace // for printing
 }
 
 func cmdGGMLCheck(e *env, args []string) error {
 	fs := newFlags(e, "ggml-check")
 	run := fs.Bool("run", false, "also run the graph on the cpu with the trace's fill and input rules and compare its output (1e-4, relative above 1)")
 	sim := fs.Bool("sim", false, "with -run, also run ggml's own plan with its backends mapped onto ones any machine runs (GPU/RPC: sim0, sim1, …; BLAS: blas; CPU: cpu) and compare it with the cpu-only run (bit for bit; 1e-5 with BLAS)")
-	asJSON := fs.Bool("json", false, "print the differences and graphc's plan as JSON")
-	files, err := parseFlags(fs, args, 1)
+	asJSON := fs.Bool("json", false, "print one JSON object per trace, in argument order: the differences, graphc's plan and ggml's compute buffers (docs/plan-json.md)")
+	files, err := parseFlags(fs, args, 1, -1)
 	if err != nil {
 		return err
 	}
-	tr, _, diffs, err := ggmltrace.Check(files[0])
-	if err != nil {
-		return &UserError{fmt.Sprintf("%s: %v", files[0], err)}
-	}
-	full, _, err := tr.Plan("", 0)
-	if err != nil {
-		return &UserError{fmt.Sprintf("%s: %v", files[0], err)}
-	}
-	report := &ggmlCheckReport{Trace: files[0], Identical: len(diffs) == 0, Differences: diffs, Plan: PlanJSON(full), GGMLComputeBuffer: tr.Result.ComputeBufferSize}
-	if report.Differences == nil {
-		report.Differences = []ggmltrace.Diff{}
-	}
-	var runErr error
-	if *run {
-		worst, err := runTrace(tr)
-		if err != nil {
+	// A trace that differs or fails is reported and the others still run:
+	// one command checks a whole directory of traces.
+	var failed []string
+	for _, file := range files {
+		report, err := checkTrace(file, *run, *sim)
+		var user *compiler.UserError
+		if err != nil && !errors.As(err, &user) {
 			return err
 		}
-		report.MaxAbsDiff = &worst
-		if worst > 1e-4 {
-			runErr = &UserError{fmt.Sprintf("%s: output %s differs from ggml's by up to %g (tolerance 1e-4, relative above 1)", files[0], tr.Output.Tensor, worst)}
-		}
-		if *sim && runErr == nil {
-			if report.Mapped, err = runTraceMapped(tr); err != nil {
-				return err
+		if report != nil {
+			if *asJSON {
+				if err := writeJSON(e.stdout, report); err != nil {
+					return err
+				}
+			} else {
+				printCheck(e.stdout, report)
 			}
-			runErr = report.Mapped.check(files[0], tr)
+		}
+		if err != nil {
+			failed = append(failed, err.Error())
 		}
 	}
-	if *asJSON {
-		if err := writeJSON(e.stdout, report); err != nil {
-			return err
-		}
-	} else {
-		printCheck(e.stdout, tr, report)
-	}
-	if runErr != nil {
-		return runErr
-	}
-	if len(diffs) > 0 {
-		return &UserError{fmt.Sprintf("%s: %d decisions differ from ggml's", files[0], len(diffs))}
+	if len(failed) > 0 {
+		return &compiler.UserError{Msg: strings.Join(failed, "\n")}
 	}
 	return nil
 }
 
-func printCheck(w io.Writer, tr *ggmltrace.Trace, r *ggmlCheckReport) {
-	for _, d := range r.Differences {
-		fmt.Fprintln(w, d)
+// checkTrace compares graphc's plan of one trace with ggml's decisions and,
+// with run (and sim), runs it. It returns the report when there is one,
+// and a user error when the trace differs or cannot be checked.
+func checkTrace(file string, run, sim bool) (*ggmlCheckReport, error) {
+	tr, _, diffs, err := ggmltrace.Check(file)
+	if err != nil {
+		return nil, traceError(file, err)
 	}
+	full, _, err := tr.Plan("", 0)
+	if err != nil {
+		return nil, traceError(file, err)
+	}
+	report := &ggmlCheckReport{Trace: file, Identical: len(diffs) == 0, Differences: diffs, Plan: planview.JSON(full), GGMLComputeBuffer: tr.Result.ComputeBufferSize, tr: tr}
+	if report.Differences == nil {
+		report.Differences = []ggmltrace.Diff{}
+	}
+	if run {
+		worst, err := runTrace(tr)
+		if err != nil {
+			return report, err
+		}
+		report.MaxAbsDiff = &worst
+		if worst > 1e-4 {
+			return report, &compiler.UserError{Msg: fmt.Sprintf("%s: output %s differs from ggml's by up to %g (tolerance 1e-4, relative above 1)", file, tr.Output.Tensor, worst)}
+		}
+		if sim {
+			if report.Mapped, err = runTraceMapped(tr); err != nil {
+				return report, err
+			}
+			if err := report.Mapped.check(file, tr); err != nil {
+				return report, err
+			}
+		}
+	}
+	if len(diffs) > 0 {
+		return report, &compiler.UserError{Msg: fmt.Sprintf("%s: %d decisions differ from ggml's", file, len(diffs))}
+	}
+	return report, nil
+}
+
+// traceError is err as a user error that names the trace once (reading
+// errors name it already, planning errors do not).
+func traceError(file string, err error) error {
+	msg := err.Error()
+	if !strings.Contains(msg, file) {
+		msg = file + ": " + msg
+	}
+	return &compiler.UserError{Msg: msg}
+}
+
+// printCheck prints a trace's differences, one indented line each, then
+// its summary line: the trace, identical or not, graphc's compute buffers
+// with ggml's, and what -run and -sim measured.
+func printCheck(w io.Writer, r *ggmlCheckReport) {
+	for _, d := range r.Differences {
+		fmt.Fprintf(w, "  %s\n", d)
+	}
+	verdict := "identical"
+	if !r.Identical {
+		verdict = fmt.Sprintf("%d decisions differ from ggml's", len(r.Differences))
+	}
+	var bufs []string
 	for _, b := range r.Plan.Buffers {
 		ggml := "-"
 		for name, size := range r.GGMLComputeBuffer {
-			if be := backendOfBuffer(tr, name); be == b.BufferType && size > 0 {
+			if be := backendOfBuffer(r.tr, name); be == b.BufferType && size > 0 {
 				ggml = fmt.Sprintf("%d", size)
 			}
 		}
-		fmt.Fprintf(w, "compute buffer %s: graphc %d bytes, ggml %s (lower bound %d)\n", b.BufferType, b.Bytes, ggml, b.LowerBound)
+		bufs = append(bufs, fmt.Sprintf("%s %d bytes (ggml %s)", b.BufferType, b.Bytes, ggml))
 	}
+	parts := []string{verdict, "compute buffers " + strings.Join(bufs, ", ")}
 	if r.MaxAbsDiff != nil {
-		fmt.Fprintf(w, "output %s: max |graphc - ggml| / max(1, |ggml|) = %.3g\n", tr.Output.Tensor, *r.MaxAbsDiff)
+		parts = append(parts, fmt.Sprintf("output %s within %.3g of ggml's", r.tr.Output.Tensor, *r.MaxAbsDiff))
 	}
 	if r.Mapped != nil {
-		r.Mapped.print(w, tr)
+		parts = append(parts, r.Mapped.summary())
 	}
-	if r.Identical {
-		fmt.Fprintln(w, "identical")
-	}
+	fmt.Fprintf(w, "%s: %s\n", r.Trace, strings.Join(parts, "; "))
 }
 
 // backendOfBuffer maps a backend named in compute_buffer_size to its buffer type.

@@ -1,0 +1,293 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/passes"
+)
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitUser     = 1 // the model or the options have a problem the user can fix
+	ExitUsage    = 2 // the command line is malformed
+	ExitInternal = 3 // a bug in graphc
+)
+
+type command struct {
+	name    string
+	args    string
+	summary string
+	run     func(e *env, args []string) error
+}
+
+// env is one CLI invocation's streams.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+// usageError is a malformed command line.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+var commands []*command
+
+// The command table is filled in init, not in its declaration: the
+// commands' own help reads it, which a declaration would make an
+// initialization cycle.
+func init() {
+	commands = []*command{
+		{"compile", "[-o DIR] [-pkg NAME] [-main] [-backends LIST] model.g", "generate the model's Go package", cmdCompile},
+		{"plan", "[-backends LIST] [-json | -debug | -dot | -svg] [-through PASS] model.g", "print the plan: nodes with backends, splits, buffer offsets", cmdPlan},
+		{"run", "[-json] [-stats] [-fill ggml] [-weights FILE.gguf] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
+		{"ggml-check", "[-run [-sim]] [-json] TRACE.json...", "compare graphc's plans with ggml's recorded decisions, one line per trace", cmdGGMLCheck},
+		{"gguf", "new [-fill ggml|random] [-seed N] [-type TYPE] model.g out.gguf | info file.gguf", "write a GGUF file with a model's weights, or list a GGUF file's metadata and tensors", cmdGGUF},
+		{"bench", "[-json] [-run REGEX] [-threads LIST] [-time DUR]", "measure the CPU kernels: GEMM and matvec GFLOP/s, bandwidth-bound ops GB/s", cmdBench},
+		{"fmt", "[-w] model.g", "print the model in canonical form (-w: rewrite the file)", cmdFmt},
+		{"help", "[command]", "show help", nil},
+	}
+}
+
+// Main runs the graphc command line and returns its exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout, stderr}
+	if len(args) == 0 {
+		usage(stderr)
+		return ExitUsage
+	}
+	if isHelp(args[0]) {
+		if len(args) == 1 {
+			usage(stdout)
+			return ExitOK
+		}
+		if len(args) > 2 {
+			fmt.Fprintf(stderr, "graphc help: want one command, got %d arguments\n", len(args)-1)
+			return ExitUsage
+		}
+		c := lookup(args[1])
+		if c == nil {
+			fmt.Fprintf(stderr, "graphc help: unknown command %q (commands: %s)\n", args[1], commandNames())
+			return ExitUsage
+		}
+		if c.run == nil {
+			usage(stdout)
+			return ExitOK
+		}
+		// help COMMAND is COMMAND -h, so that the two cannot drift apart.
+		args = []string{c.name, "-h"}
+	}
+	c := lookup(args[0])
+	if c == nil || c.run == nil {
+		fmt.Fprintf(stderr, "graphc: unknown command %q\n", args[0])
+		usage(stderr)
+		return ExitUsage
+	}
+	err := c.run(e, args[1:])
+	var ue *usageError
+	var ie *compiler.InternalError
+	var user *compiler.UserError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "graphc %s: %s\nusage: graphc %s %s\n", c.name, ue.msg, c.name, c.args)
+		return ExitUsage
+	case errors.As(err, &ie):
+		fmt.Fprintf(stderr, "graphc: internal error: %s\n%s\nPlease report this with the model that triggered it.\n", ie.Msg, ie.Stack)
+		return ExitInternal
+	case errors.As(err, &user):
+		fmt.Fprintln(stderr, strings.TrimRight(user.Msg, "\n"))
+		return ExitUser
+	default:
+		fmt.Fprintf(stderr, "graphc: %v\n", err)
+		return ExitUser
+	}
+}
+
+func isHelp(arg string) bool {
+	return arg == "help" || arg == "-h" || arg == "--help" || arg == "-help"
+}
+
+func commandNames() string {
+	var names []string
+	for _, c := range commands {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func lookup(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "graphc compiles graph DSL models into Go programs that run their plan.\n\nusage: graphc <command> [flags] model.g\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'graphc help <command>' for a command's flags.\n")
+}
+
+// newFlags builds a command's flag set. Its output is -h's help, which the
+// user asked for: stdout, so that it pipes into a pager.
+func newFlags(e *env, c string) *flag.FlagSet {
+	fs := flag.NewFlagSet(c, flag.ContinueOnError)
+	fs.SetOutput(e.stdout)
+	return fs
+}
+
+// parseFlags parses a command's flags and wants at least min and at most
+// max (-1: any number) file arguments. Parse errors become usage errors;
+// -h prints the command's help and returns flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string, min, max int) ([]string, error) {
+	out := fs.Output()
+	fs.SetOutput(io.Discard) // parse errors are reported as usage errors
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printHelp(out, fs)
+			return nil, err
+		}
+		return nil, &usageError{err.Error()}
+	}
+	switch n := fs.NArg(); {
+	case min == max && n != min:
+		return nil, &usageError{fmt.Sprintf("want %d file argument(s), got %d", min, n)}
+	case n < min:
+		return nil, &usageError{fmt.Sprintf("want at least %d file argument(s), got %d", min, n)}
+	case max >= 0 && n > max:
+		return nil, &usageError{fmt.Sprintf("want at most %d file argument(s), got %d", max, n)}
+	}
+	return fs.Args(), nil
+}
+
+// printHelp is a command's help: its usage line, what it does and its
+// flags. A subcommand's flag set is named "command sub".
+func printHelp(w io.Writer, fs *flag.FlagSet) {
+	name, sub, _ := strings.Cut(fs.Name(), " ")
+	c := lookup(name)
+	fmt.Fprintf(w, "usage: graphc %s %s\n\n%s\n", c.name, c.args, c.summary)
+	nflags := 0
+	fs.VisitAll(func(*flag.Flag) { nflags++ })
+	if nflags == 0 {
+		return
+	}
+	if sub != "" {
+		fmt.Fprintf(w, "\nflags of %s %s:\n", name, sub)
+	} else {
+		fmt.Fprintf(w, "\nflags:\n")
+	}
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// targetFlags are the planning flags several commands share.
+type targetFlags struct {
+	backends     string
+	ncopies      int
+	offload      bool
+	regions      bool
+	offloadBatch int
+	overrides    overrideFlags
+	ngl          int
+	memory       string
+	weights      string
+	maxCopies    int
+}
+
+func (t *targetFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.backends, "backends", "", "comma-separated backends in priority order, the cpu last (default: the model's backends statement, or cpu)")
+	fs.IntVar(&t.ncopies, "n-copies", 0, "pipeline copies of split inputs (ggml's n_copies), at most 4 (default: the model's set n_copies, or 1)")
+	fs.BoolVar(&t.offload, "op-offload", false, "let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)")
+	fs.BoolVar(&t.regions, "regions", false, "run runs of per-token CPU nodes as parallel regions, one part per thread, without a barrier between nodes (graphc's own; larger compute buffer)")
+	fs.IntVar(&t.maxCopies, "max-copies", compiler.DefaultMaxCopies, "the most pipeline copies -n-copies may ask for (ggml's GGML_SCHED_MAX_COPIES)")
+	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
+	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
+	fs.IntVar(&t.ngl, "ngl", -1, "put the last N layers' weights and state on the first backend (like llama.cpp's -ngl)")
+	fs.StringVar(&t.weights, "weights", "", "a GGUF file the model is compiled for: its weights' types (q8_0, f16, …) replace the declared ones; run loads its weights by mmap, and fills state as without it")
+	fs.StringVar(&t.memory, "memory", "best", "compute buffer planner: "+strings.Join(passes.MemoryStrategies(), ", ")+" (best keeps the smallest per buffer; ggml reproduces ggml-alloc)")
+}
+
+// overrideFlags collects repeated -ot flags.
+type overrideFlags []compiler.Override
+
+func (o *overrideFlags) String() string {
+	var s []string
+	for _, x := range *o {
+		s = append(s, x.Pattern.String()+"="+x.Backend)
+	}
+	return strings.Join(s, " ")
+}
+
+func (o *overrideFlags) Set(v string) error {
+	x, err := compiler.ParseOverride(v)
+	if err != nil {
+		return err
+	}
+	*o = append(*o, x)
+	return nil
+}
+
+// configWithWeights is config plus the weight types of the -weights file.
+func (t *targetFlags) configWithWeights() (compiler.Config, error) {
+	cfg := t.config()
+	if t.weights != "" {
+		types, err := compiler.WeightTypesOf(t.weights)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.WeightTypes = types
+	}
+	return cfg, nil
+}
+
+func (t *targetFlags) config() compiler.Config {
+	var cfg compiler.Config
+	cfg.OffloadMinBatch = t.offloadBatch
+	cfg.MaxCopies = t.maxCopies
+	cfg.Placement.Overrides = t.overrides
+	if t.ngl >= 0 {
+		ngl := t.ngl
+		cfg.Placement.GPULayers = &ngl
+	}
+	if t.backends != "" {
+		for _, b := range strings.Split(t.backends, ",") {
+			cfg.Backends = append(cfg.Backends, strings.TrimSpace(b))
+		}
+	}
+	cfg.Options.NCopies = t.ncopies
+	cfg.Options.OpOffload = t.offload
+	cfg.Options.Regions = t.regions
+	cfg.Options.MemoryStrategy = t.memory
+	cfg.Verify = true
+	return cfg
+}
+
+func readModel(path string) ([]byte, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &compiler.UserError{Msg: err.Error()}
+	}
+	return src, nil
+}
+
+// writeJSON prints v as indented JSON, the form of every -json flag.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

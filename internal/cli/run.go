@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/graphc/graphc/codegen"
+	"github.com/graphc/graphc/compiler"
+)
+
+func cmdRun(e *env, args []string) error {
+	fs := newFlags(e, "run")
+	var tf targetFlags
+	tf.register(fs)
+	asJSON := fs.Bool("json", false, `print {"outputs":[{"name", "shape", "values"}]}`)
+	fill := fs.String("fill", "ggml", "how weights (unless -weights loads them), state and inputs are filled: ggml (the conformance traces' rule; inputs by their fill expressions)")
+	threads := fs.Int("threads", 0, "worker threads (0: every core)")
+	stats := fs.Bool("stats", false, "print the evaluation's statistics to stderr: per split its backend, nodes, bytes copied in, copy and compute time")
+	dims := dimFlags{}
+	fs.Var(dims, "dim", "value of a bounded dim, NAME=VALUE (repeatable; default: its bound)")
+	files, err := parseFlags(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if *fill != "ggml" {
+		return &usageError{fmt.Sprintf("-fill %s: only ggml is supported", *fill)}
+	}
+	src, err := readModel(files[0])
+	if err != nil {
+		return err
+	}
+	cfg, err := tf.configWithWeights()
+	if err != nil {
+		return err
+	}
+	cfg.ThisMachine = true
+	res, err := compiler.Compile(files[0], src, cfg)
+	if err != nil {
+		return err
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintln(e.stderr, "graphc: warning:", w)
+	}
+	var runArgs []string
+	if *asJSON {
+		runArgs = append(runArgs, "-json")
+	}
+	if *stats {
+		runArgs = append(runArgs, "-stats")
+	}
+	runArgs = append(runArgs, fmt.Sprintf("-threads=%d", *threads))
+	if tf.weights != "" {
+		abs, err := filepath.Abs(tf.weights)
+		if err != nil {
+			return &compiler.UserError{Msg: err.Error()}
+		}
+		runArgs = append(runArgs, "-weights="+abs)
+	}
+	known := map[string]bool{}
+	for _, d := range res.Graph.Dims {
+		if d.Bounded {
+			known[d.Name] = true
+		}
+	}
+	for _, name := range strings.Split(dims.String(), ",") {
+		if name == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(name, "=")
+		if !known[k] {
+			return &compiler.UserError{Msg: fmt.Sprintf("-dim %s: %s has no bounded dim %s", name, files[0], k)}
+		}
+		runArgs = append(runArgs, "-"+k+"="+v)
+	}
+	code, err := compiler.Generate(res, codegen.Options{PkgName: "main", Main: true, Source: filepath.Base(files[0])})
+	if err != nil {
+		return err
+	}
+	bin, cleanup, err := buildMain(code)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	cmd := exec.Command(bin, runArgs...)
+	cmd.Stdout, cmd.Stderr = e.stdout, e.stderr
+	if err := cmd.Run(); err != nil {
+		return &compiler.UserError{Msg: fmt.Sprintf("running the compiled model: %v", err)}
+	}
+	return nil
+}
+
+// dimFlags collects repeated -dim NAME=VALUE flags.
+type dimFlags map[string]string
+
+func (d dimFlags) String() string {
+	keys := make([]string, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, k+"="+d[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+func (d dimFlags) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" || v == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", s)
+	}
+	d[k] = v
+	return nil
+}
