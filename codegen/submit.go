@@ -15,7 +15,9 @@ func (gen *generator) submit(f *jen.File) {
 	g := gen.g
 	fail := func(err jen.Code) jen.Code { return jen.Return(jen.Nil(), err) }
 	var body []jen.Code
-	body = append(body, jen.Id("d").Op(":=").Op("&").Id("in").Dot("Dims"))
+	body = append(body,
+		jen.If(jen.Id("in").Op("==").Nil()).Block(fail(jen.Qual(pkgRuntime, "ErrNoInputs"))),
+		jen.Id("d").Op(":=").Op("&").Id("in").Dot("Dims"))
 	for _, d := range gen.bounded {
 		fd := jen.Id("d").Dot(gen.dimField[d])
 		body = append(body, jen.If(fd.Clone().Op("<").Lit(0).Op("||").Add(fd.Clone()).Op(">").Id(gen.boundConst[d])).Block(
@@ -29,6 +31,7 @@ func (gen *generator) submit(f *jen.File) {
 			fail(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("input %s: got %%d elements, want %%d (%s%s)", t.Name, t.Type, t.ShapeString())), jen.Len(field.Clone()), gen.expr(t.NElem()))),
 		))
 	}
+	body = append(body, gen.indexChecks()...)
 	// Views whose extent depends on the dims must stay inside their source.
 	for _, t := range g.Nodes {
 		if t.ViewSrc == nil || !gen.g.InGraph(t) {
@@ -87,10 +90,11 @@ func (gen *generator) submit(f *jen.File) {
 		jen.Op("&").Id("m").Dot("driver"),
 		jen.Func().Params(jen.Id("c").Int()).Op("*").Id("Outputs").Block(issue...),
 	)))
-	f.Comment("Submit starts an evaluation: it checks the dims against their bounds and the")
-	f.Comment("inputs' lengths, copies the inputs in (the caller may reuse them once Submit")
-	f.Comment("returns) and runs the splits in planned order, queuing the work of asynchronous")
-	f.Comment("backends. Wait on the result for the outputs. Evaluations run in the order they are")
+	f.Comment("Submit starts an evaluation: it checks the dims against their bounds, the")
+	f.Comment("inputs' lengths and the row indices get_rows reads from them, copies the inputs")
+	f.Comment("in (the caller may reuse them once Submit returns) and runs the splits in")
+	f.Comment("planned order, queuing the work of asynchronous backends. Wait on the result for")
+	f.Comment("the outputs, or a backend's failure. Evaluations run in the order they are")
 	f.Comment("submitted and concurrent calls are safe; up to NCopies evaluations are in flight at")
 	f.Comment("once (pipeline parallelism). State persists from one evaluation to the next.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Submit").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Op("*").Id("Pending"), jen.Error()).Block(body...)
@@ -102,6 +106,36 @@ func (gen *generator) submit(f *jen.File) {
 	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Eval").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Op("*").Id("Outputs"), jen.Error()).Block(
 		jen.List(jen.Id("p"), jen.Err()).Op(":=").Id("m").Dot("Submit").Call(jen.Id("in")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.Return(jen.Id("p").Dot("Wait").Call(), jen.Nil()),
+		jen.Return(jen.Id("p").Dot("Wait").Call()),
 	)
+}
+
+// indexChecks checks, before an evaluation starts, every input that
+// get_rows reads as row indices (token ids) against the rows of its table:
+// a value out of range is an error naming the input, the element and the
+// table, on every backend, instead of a read outside the table.
+func (gen *generator) indexChecks() []jen.Code {
+	type check struct{ input, table *ir.Tensor }
+	var checks []check
+	seen := map[check]bool{}
+	for _, t := range gen.g.Nodes {
+		if t.Op != ir.OpGetRows || !gen.g.InGraph(t) {
+			continue
+		}
+		c := check{input: t.Src[1], table: t.Src[0]}
+		if c.input.Kind != ir.KindInput || seen[c] {
+			continue
+		}
+		seen[c] = true
+		checks = append(checks, c)
+	}
+	var code []jen.Code
+	for _, c := range checks {
+		code = append(code, jen.If(
+			jen.Err().Op(":=").Qual(pkgRuntime, "CheckIndices").Call(jen.Lit(c.input.Name), jen.Lit(c.table.Name),
+				jen.Id("in").Dot(gen.inField[c.input]), gen.expr(c.table.Ne[1])),
+			jen.Err().Op("!=").Nil(),
+		).Block(jen.Return(jen.Nil(), jen.Err())))
+	}
+	return code
 }

@@ -65,6 +65,13 @@ type Backend interface {
 	// belong to another backend. A synchronous backend blocks the caller.
 	WaitEvent(e Event)
 
+	// Err returns the first failure of work the backend ran on a
+	// goroutine of its own (a kernel that panicked there), or nil. After a
+	// failure the backend skips its later kernels and copies but still
+	// completes its events, so that nothing waits forever; its memory is
+	// then undefined.
+	Err() error
+
 	// Close stops the backend's workers; it must be idle.
 	Close()
 }
@@ -119,6 +126,10 @@ func (h *hostBackend) CopyTensorAsync(Backend, *Tensor, *Tensor) bool {
 func (h *hostBackend) Synchronize()      {}
 func (h *hostBackend) NewEvent() Event   { return &hostEvent{} }
 func (h *hostBackend) WaitEvent(e Event) { e.Synchronize() }
+
+// Err is nil: a host backend's kernels fail on the caller's goroutine,
+// where Sched.Recover sees them.
+func (h *hostBackend) Err() error { return nil }
 
 func (h *hostBackend) Close() {}
 

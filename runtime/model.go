@@ -70,7 +70,9 @@ func StartDriver(d *Driver, sched *Sched, states []Decl, stateBackend []int) ([]
 // copies out may still be queued. An evaluation the eval callback stopped
 // returns ErrStopped; a closed d, ErrClosed.
 func Issue[O any](d *Driver, issue func(c int) *O) (p *Pending[O], err error) {
-	d.mu.Lock()
+	if err := d.lock(); err != nil {
+		return nil, err
+	}
 	defer d.mu.Unlock()
 	if d.closed {
 		return nil, ErrClosed
@@ -92,11 +94,14 @@ type Pending[O any] struct {
 	flight *Flight
 }
 
-// Wait blocks until the evaluation is done and returns its outputs. It may
-// be called more than once and from any goroutine.
-func (p *Pending[O]) Wait() *O {
-	p.flight.Wait()
-	return p.out
+// Wait blocks until the evaluation is done and returns its outputs, or
+// the failure of a backend that computed it (see Flight.Wait). It may be
+// called more than once and from any goroutine.
+func (p *Pending[O]) Wait() (*O, error) {
+	if err := p.flight.Wait(); err != nil {
+		return nil, err
+	}
+	return p.out, nil
 }
 
 // Done reports, without blocking, whether the evaluation is done.
@@ -126,7 +131,9 @@ func (d *Driver) State(name string) *Tensor {
 // ReadState returns a copy of the state tensor declared as name, wherever
 // it lives, after the evaluations in flight.
 func (d *Driver) ReadState(name string) (Tensor, error) {
-	d.mu.Lock()
+	if err := d.lock(); err != nil {
+		return Tensor{}, err
+	}
 	defer d.mu.Unlock()
 	i := d.stateIndex(name)
 	if i < 0 {
@@ -142,7 +149,9 @@ func (d *Driver) ReadState(name string) (Tensor, error) {
 // WriteState sets the state tensor declared as name, wherever it lives,
 // after the evaluations in flight. t must have the declared type and shape.
 func (d *Driver) WriteState(name string, t Tensor) error {
-	d.mu.Lock()
+	if err := d.lock(); err != nil {
+		return err
+	}
 	defer d.mu.Unlock()
 	i := d.stateIndex(name)
 	if i < 0 {
@@ -170,8 +179,13 @@ func (d *Driver) Stats() Stats {
 
 // SetEvalCallback installs cb, called as every node is computed (see
 // EvalCallback; nil removes it). Evaluations that report a node wait for
-// it.
+// it. Called from the callback itself, it replaces the callback for the
+// rest of the evaluation.
 func (d *Driver) SetEvalCallback(cb EvalCallback) {
+	if d.sched != nil && d.sched.inCallback() {
+		d.sched.SetEvalCallback(cb) // the evaluation calling us holds d.mu
+		return
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.sched != nil {
@@ -179,10 +193,24 @@ func (d *Driver) SetEvalCallback(cb EvalCallback) {
 	}
 }
 
+// lock takes d.mu, or reports a call from inside the eval callback, whose
+// evaluation holds it: waiting would wait forever.
+func (d *Driver) lock() error {
+	if d.sched != nil && d.sched.inCallback() {
+		return ErrReentered
+	}
+	d.mu.Lock()
+	return nil
+}
+
 // Close waits for the evaluations in flight and stops the backends. Later
 // calls do nothing; evaluations and state access then return ErrClosed.
+// It must not be called from the eval callback (it panics there: the
+// evaluation calling the callback cannot finish once its backends stop).
 func (d *Driver) Close() {
-	d.mu.Lock()
+	if d.lock() != nil {
+		panic("runtime: Close called from the model's own eval callback")
+	}
 	defer d.mu.Unlock()
 	if d.closed {
 		return

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
@@ -78,6 +79,16 @@ func (m *accModel) submit(x []float32, slots *[]int) (*runtime.Pending[accOutput
 	})
 }
 
+// wait waits for p and fails the test on its error.
+func wait[O any](t *testing.T, p *runtime.Pending[O]) *O {
+	t.Helper()
+	out, err := p.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func TestDriverEvaluates(t *testing.T) {
 	var stopped []string
 	m := newAccModel(t, &stopped)
@@ -87,8 +98,8 @@ func TestDriverEvaluates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := p.Wait()
-		if !p.Done() || p.Wait() != out {
+		out := wait(t, p)
+		if again, err := p.Wait(); !p.Done() || again != out || err != nil {
 			t.Fatal("a waited evaluation is not done, or a second Wait differs")
 		}
 		if got, want := out.Acc.F32s(), []float32{float32(k), float32(2 * k), float32(3 * k), float32(k * (k + 1) / 2)}; !reflect.DeepEqual(got, want) {
@@ -115,7 +126,7 @@ func TestDriverEvaluates(t *testing.T) {
 	if err := m.WriteState("acc", w); err != nil {
 		t.Fatal(err)
 	}
-	if p, err := m.submit([]float32{1, 1, 1, 1}, &slots); err != nil || p.Wait().Acc.F32s()[3] != 41 {
+	if p, err := m.submit([]float32{1, 1, 1, 1}, &slots); err != nil || wait(t, p).Acc.F32s()[3] != 41 {
 		t.Errorf("after WriteState(acc): %v", err)
 	}
 
@@ -164,7 +175,7 @@ func TestDriverCallbackStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := p.Wait().Acc.F32s()[0]; got != 8 {
+	if got := wait(t, p).Acc.F32s()[0]; got != 8 {
 		t.Errorf("after a stop: acc[0] = %g, want 8", got)
 	}
 }
@@ -238,7 +249,9 @@ func TestDriverConcurrent(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				p.Wait()
+				if _, err := p.Wait(); err != nil {
+					t.Error(err)
+				}
 			}
 		}()
 		go func() {
@@ -259,5 +272,80 @@ func TestDriverConcurrent(t *testing.T) {
 	}
 	if got, want := r.F32s(), []float32{workers * evals, 0, 0, workers * evals}; !reflect.DeepEqual(got, want) {
 		t.Errorf("acc %v, want %v", got, want)
+	}
+}
+
+// TestDriverCallbackReenters: a callback that calls back into its model
+// gets ErrReentered instead of waiting forever for the evaluation that
+// called it; it may still replace itself.
+func TestDriverCallbackReenters(t *testing.T) {
+	var stopped []string
+	m := newAccModel(t, &stopped)
+	var slots []int
+	var inner []error
+	m.SetEvalCallback(func(name string, x *runtime.Tensor, ask bool) bool {
+		_, err := m.submit([]float32{1, 0, 0, 0}, &slots)
+		inner = append(inner, err)
+		_, err = m.ReadState("acc")
+		inner = append(inner, err)
+		inner = append(inner, m.WriteState("acc", runtime.NewTensor(runtime.F32, accNe)))
+		m.SetEvalCallback(nil)
+		return false
+	})
+	done := make(chan error, 1)
+	go func() {
+		p, err := m.submit([]float32{2, 0, 0, 0}, &slots)
+		if err == nil {
+			_, err = p.Wait()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("an eval callback calling its model deadlocked")
+	}
+	if len(inner) != 3 {
+		t.Fatalf("callback ran %d times with %v", len(inner)/3, inner)
+	}
+	for _, err := range inner {
+		if !errors.Is(err, runtime.ErrReentered) {
+			t.Errorf("call from the callback: %v, want ErrReentered", err)
+		}
+	}
+	// Other goroutines are not refused while no callback runs.
+	p, err := m.submit([]float32{1, 0, 0, 0}, &slots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := wait(t, p).Acc.F32s()[0]; got != 3 {
+		t.Errorf("acc[0] = %g after the evaluations, want 3", got)
+	}
+}
+
+// TestDriverKernelError: a kernel's KernelError on the issuing goroutine
+// is the evaluation's error, and the model goes on.
+func TestDriverKernelError(t *testing.T) {
+	var stopped []string
+	m := newAccModel(t, &stopped)
+	_, err := runtime.Issue(&m.Driver, func(c int) *accOutputs {
+		m.sched.BeginSplit(0)
+		m.sched.Compute(0)
+		panic(&runtime.KernelError{Op: "get_rows", Msg: "index 9 is not a row of the table (0..3)"})
+	})
+	var ke *runtime.KernelError
+	if !errors.As(err, &ke) || ke.Op != "get_rows" {
+		t.Fatalf("Issue = %v, want the KernelError", err)
+	}
+	var slots []int
+	p, err := m.submit([]float32{5, 0, 0, 0}, &slots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := wait(t, p).Acc.F32s()[0]; got != 5 {
+		t.Errorf("after a kernel error: acc[0] = %g, want 5", got)
 	}
 }

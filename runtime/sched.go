@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -95,6 +96,10 @@ type Sched struct {
 	cur   *Flight   // the evaluation being issued
 	prev  int       // backend of the previous split of cur, -1 at its start
 	cb    EvalCallback
+	// cbG is the goroutine running the eval callback, 0 outside it: a
+	// model method it calls would wait for the evaluation that is
+	// calling it (inCallback).
+	cbG atomic.Int64
 
 	statsMu sync.Mutex
 	stats   Stats
@@ -210,7 +215,7 @@ func (s *Sched) Begin(c int) {
 		panic(fmt.Sprintf("BUG: pipeline slot %d of %d", c, s.nCopies))
 	}
 	if f := s.last[c]; f != nil {
-		f.Wait()
+		f.Wait() // its failure, if any, is its own to report
 	}
 	f := &Flight{s: s, slot: c, start: time.Now(), splits: make([]splitRun, len(s.splits))}
 	s.last[c], s.cur, s.prev = f, f, -1
@@ -352,6 +357,8 @@ func (s *Sched) inspect(b int, name string, tp *Tensor) {
 	t := new(Tensor)
 	*t = *tp
 	desc := Tensor{Type: t.Type, Ne: t.Ne, Nb: t.Nb}
+	s.cbG.Store(goid())
+	defer s.cbG.Store(0)
 	if !s.cb(name, &desc, true) {
 		return
 	}
@@ -369,6 +376,13 @@ func (s *Sched) inspect(b int, name string, tp *Tensor) {
 }
 
 type stopEval struct{}
+
+// inCallback reports whether the calling goroutine is inside the eval
+// callback.
+func (s *Sched) inCallback() bool {
+	g := s.cbG.Load()
+	return g != 0 && g == goid()
+}
 
 // Output returns a host copy of t, an output in the memory of backend b.
 // For an asynchronous backend the copy is queued: it is complete once the
@@ -401,14 +415,20 @@ func (s *Sched) End() *Flight {
 }
 
 // Recover, deferred by the code issuing an evaluation, turns a stop by the
-// eval callback into ErrStopped: it waits until every backend is idle and
-// abandons the evaluation. Other panics go on.
+// eval callback into ErrStopped and a kernel's KernelError into that
+// error: it waits until every backend is idle and abandons the
+// evaluation. Other panics (bugs) go on.
 func (s *Sched) Recover(err *error) {
 	r := recover()
 	if r == nil {
 		return
 	}
-	if _, ok := r.(stopEval); !ok {
+	switch v := r.(type) {
+	case stopEval:
+		*err = ErrStopped
+	case *KernelError:
+		*err = v
+	default:
 		panic(r)
 	}
 	for _, be := range s.backends {
@@ -418,17 +438,25 @@ func (s *Sched) Recover(err *error) {
 		s.last[s.cur.slot] = nil
 		s.cur = nil
 	}
-	*err = ErrStopped
 }
 
 // Wait blocks until the evaluation's work is done: its outputs are
-// complete and its statistics recorded. It may be called more than once
-// and from any goroutine.
-func (f *Flight) Wait() {
+// complete and its statistics recorded. It returns the failures of the
+// backends that ran work on goroutines of their own (Backend.Err): once a
+// backend has failed, its memory is undefined and every later evaluation
+// reports it too. It may be called more than once and from any goroutine.
+func (f *Flight) Wait() error {
 	for _, e := range f.done {
 		e.Synchronize()
 	}
 	f.once.Do(f.finish)
+	var errs []error
+	for _, be := range f.s.backends {
+		if err := be.Err(); err != nil {
+			errs = append(errs, fmt.Errorf("backend %s failed: %w", be.Name(), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Done reports, without blocking, whether the evaluation's work is done.
@@ -490,7 +518,7 @@ func (s *Sched) Stats() Stats {
 func (s *Sched) Synchronize() {
 	for _, f := range s.last {
 		if f != nil {
-			f.Wait()
+			f.Wait() // failures are reported by the evaluations' own Waits
 		}
 	}
 	for _, be := range s.backends {

@@ -28,6 +28,7 @@ func (u *Unavailable) CopyTensorAsync(Backend, *Tensor, *Tensor) bool { u.fail()
 func (u *Unavailable) Synchronize()                                   { u.fail() }
 func (u *Unavailable) NewEvent() Event                                { u.fail(); return nil }
 func (u *Unavailable) WaitEvent(Event)                                { u.fail() }
+func (u *Unavailable) Err() error                                     { return nil }
 func (u *Unavailable) Close()                                         {}
 
 func (u *Unavailable) MulMat(dst, a, x *Tensor)                             { u.fail() }

@@ -519,13 +519,17 @@ func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 	return err
 }
 
-// Submit starts an evaluation: it checks the dims against their bounds and the
-// inputs' lengths, copies the inputs in (the caller may reuse them once Submit
-// returns) and runs the splits in planned order, queuing the work of asynchronous
-// backends. Wait on the result for the outputs. Evaluations run in the order they are
+// Submit starts an evaluation: it checks the dims against their bounds, the
+// inputs' lengths and the row indices get_rows reads from them, copies the inputs
+// in (the caller may reuse them once Submit returns) and runs the splits in
+// planned order, queuing the work of asynchronous backends. Wait on the result for
+// the outputs, or a backend's failure. Evaluations run in the order they are
 // submitted and concurrent calls are safe; up to NCopies evaluations are in flight at
 // once (pipeline parallelism). State persists from one evaluation to the next.
 func (m *Model) Submit(in *Inputs) (*Pending, error) {
+	if in == nil {
+		return nil, runtime.ErrNoInputs
+	}
 	d := &in.Dims
 	if d.NKv < 0 || d.NKv > MaxNKv {
 		return nil, fmt.Errorf("dim n_kv = %d is outside [0, %d]", d.NKv, MaxNKv)
@@ -541,6 +545,9 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	}
 	if len(in.KQMask) != d.NKv*d.NTokens {
 		return nil, fmt.Errorf("input KQ_mask: got %d elements, want %d (f32[n_kv, n_tokens])", len(in.KQMask), d.NKv*d.NTokens)
+	}
+	if err := runtime.CheckIndices("inp_tokens", "token_embd.weight", in.InpTokens, 128); err != nil {
+		return nil, err
 	}
 	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
 		return nil, fmt.Errorf("llama.g:50:18: view k_cache_view-0 of cache_k_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
@@ -615,7 +622,7 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.Wait(), nil
+	return p.Wait()
 }
 
 // split0 runs nodes 0..135 (inp_embd … result_output) on cpu.

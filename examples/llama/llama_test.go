@@ -2,6 +2,7 @@ package llama
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -96,6 +97,20 @@ func TestEvalErrors(t *testing.T) {
 	in.InpPos = in.InpPos[:7]
 	if _, err := m.Eval(in); err == nil || err.Error() != "input inp_pos: got 7 elements, want 8 (i32[n_tokens])" {
 		t.Errorf("short input: got %v", err)
+	}
+	for _, id := range []int32{128, -5, 1 << 30} {
+		in = traceInputs(8, 8)
+		in.InpTokens[5] = id
+		want := fmt.Sprintf("input inp_tokens: element 5 is %d, not a row of token_embd.weight (0..127)", id)
+		if _, err := m.Eval(in); err == nil || err.Error() != want {
+			t.Errorf("token id %d: got %v, want %q", id, err, want)
+		}
+	}
+	if _, err := m.Eval(nil); !errors.Is(err, runtime.ErrNoInputs) {
+		t.Errorf("Eval(nil): got %v", err)
+	}
+	if _, err := m.Eval(traceInputs(8, 8)); err != nil {
+		t.Errorf("after the refused evaluations: %v", err)
 	}
 	if _, err := New(map[string]runtime.Tensor{}, 1); err == nil {
 		t.Error("New without weights: no error")

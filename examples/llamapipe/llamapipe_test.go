@@ -178,7 +178,11 @@ func TestPipelined(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sameBits(t, fmt.Sprintf("step %d", k), pending[k].Wait().ResultOutput, want.ResultOutput)
+		got, err := pending[k].Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBits(t, fmt.Sprintf("step %d", k), got.ResultOutput, want.ResultOutput)
 	}
 }
 

@@ -186,13 +186,17 @@ func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 	return err
 }
 
-// Submit starts an evaluation: it checks the dims against their bounds and the
-// inputs' lengths, copies the inputs in (the caller may reuse them once Submit
-// returns) and runs the splits in planned order, queuing the work of asynchronous
-// backends. Wait on the result for the outputs. Evaluations run in the order they are
+// Submit starts an evaluation: it checks the dims against their bounds, the
+// inputs' lengths and the row indices get_rows reads from them, copies the inputs
+// in (the caller may reuse them once Submit returns) and runs the splits in
+// planned order, queuing the work of asynchronous backends. Wait on the result for
+// the outputs, or a backend's failure. Evaluations run in the order they are
 // submitted and concurrent calls are safe; up to NCopies evaluations are in flight at
 // once (pipeline parallelism). State persists from one evaluation to the next.
 func (m *Model) Submit(in *Inputs) (*Pending, error) {
+	if in == nil {
+		return nil, runtime.ErrNoInputs
+	}
 	d := &in.Dims
 	if d.NBatch < 0 || d.NBatch > MaxNBatch {
 		return nil, fmt.Errorf("dim n_batch = %d is outside [0, %d]", d.NBatch, MaxNBatch)
@@ -221,7 +225,7 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	return p.Wait(), nil
+	return p.Wait()
 }
 
 // split0 runs nodes 0..7 (fc0_mm … mlp_out) on cpu.

@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"fmt"
+
+	"github.com/graphc/graphc/runtime"
+)
 
 // GetRows is ggml_get_rows: with idx of shape [n, ne1, ne2] (i32), dst[:, i,
 // j, k] = table[:, idx[i, j, k], j, k]; table.Ne[2] == idx.Ne[1] and
@@ -44,8 +48,15 @@ func (t *getRowsTask) run(chunk, nchunks, tid int) {
 		i2 := r / ix.ne[0] / ix.ne[1]
 		row := int(ix.i32[i0*ix.st[0]+i1*ix.st[1]+i2*ix.st[2]])
 		if row < 0 || row >= tb.ne[1] {
-			bug("GetRows: index %d out of range [0, %d)", row, tb.ne[1])
+			rowOutOfRange(row, tb.ne[1])
 		}
 		convertRow(d, d.off(i0, i1, i2), d.st[0], tb, tb.off(row, i1, i2), tb.st[0], n, t.b.scratch[tid])
 	}
+}
+
+// rowOutOfRange reports an index that is not a row of the table: the
+// values' fault, not the plan's, so it is a KernelError that the
+// evaluation returns (generated code checks its inputs before this).
+func rowOutOfRange(row, rows int) {
+	panic(&runtime.KernelError{Op: "get_rows", Msg: fmt.Sprintf("index %d is not a row of the table (0..%d)", row, rows-1)})
 }

@@ -187,7 +187,7 @@ func (b *Backend) getRowsBlocks(dst, table, idx *runtime.Tensor) {
 			for i0 := 0; i0 < idx.Ne[0]; i0++ {
 				r := int(ids[(i0*idx.Nb[0]+i1*idx.Nb[1]+i2*idx.Nb[2])/4])
 				if r < 0 || r >= table.Ne[1] {
-					bug("GetRows: index %d out of range [0, %d)", r, table.Ne[1])
+					rowOutOfRange(r, table.Ne[1])
 				}
 				off := r*table.Nb[1] + i1*table.Nb[2] + i2*table.Nb[3]
 				row = runtime.Dequantize(row[:0], table.Type, table.Data[off:off+rowBytes], n)

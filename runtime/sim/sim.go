@@ -44,6 +44,9 @@ type Backend struct {
 	completed uint64
 	closed    bool
 	stopped   chan struct{}
+	// err is the first panic of a queued op; once set, the worker skips
+	// kernels and copies (marks and waits still run, so events complete).
+	err error
 
 	memMu sync.RWMutex
 	mem   []allocation // by address of their handles
@@ -193,8 +196,28 @@ func (s *Backend) run() {
 	}
 }
 
-// exec runs one op on the worker goroutine.
+// exec runs one op on the worker goroutine. A panic there would end the
+// program, so it becomes the device's failure instead (Err).
 func (s *Backend) exec(op *queuedOp) {
+	if op.kind == opKernel || op.kind == opGet || op.kind == opCopyTo {
+		s.mu.Lock()
+		failed := s.err != nil
+		s.mu.Unlock()
+		if failed {
+			return
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				err, ok := r.(error)
+				if !ok {
+					err = fmt.Errorf("%v", r)
+				}
+				s.mu.Lock()
+				s.err = err
+				s.mu.Unlock()
+			}
+		}()
+	}
 	switch op.kind {
 	case opKernel:
 		op.kernel(s.k)
@@ -335,6 +358,13 @@ func (s *Backend) Synchronize() {
 		s.cond.Wait()
 	}
 	s.mu.Unlock()
+}
+
+// Err returns the first failure of a queued kernel or copy.
+func (s *Backend) Err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
 }
 
 // NewEvent returns an event of this device.

@@ -2,10 +2,12 @@ package sim_test
 
 import (
 	"bytes"
+	"errors"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/runtime"
@@ -223,5 +225,35 @@ func TestSimOffload(t *testing.T) {
 	}
 	if d.BufferType.Host || !d.Async || d.Device != "GPU" || d.SupportsBufferType(cpu.BufferType) || !d.SupportsBufferType(d.BufferType) {
 		t.Errorf("sim0 is not a discrete GPU: %+v", d)
+	}
+}
+
+// TestSimKernelFault: a kernel that panics on the device's worker (an
+// index outside its table) does not take the program down: the device
+// reports it through Err, skips its later work and still completes its
+// events, so that nothing waits forever.
+func TestSimKernelFault(t *testing.T) {
+	s := sim.New(0, 1)
+	defer s.Close()
+	r := rand.New(rand.NewPCG(2, 3))
+	table := simUpload(t, s, simHost(r, runtime.F32, [4]int{4, 3, 1, 1}))
+	idx := runtime.NewTensor(runtime.I32, [4]int{2, 1, 1, 1})
+	copy(idx.I32s(), []int32{1, 3})
+	ids := simUpload(t, s, idx)
+	rows := simUpload(t, s, runtime.NewTensor(runtime.F32, [4]int{4, 2, 1, 1}))
+	s.GetRows(&rows.dev, &table.dev, &ids.dev)
+	s.Relu(&rows.dev, &rows.dev)
+	e := s.NewEvent()
+	e.Record()
+	done := make(chan struct{})
+	go func() { e.Synchronize(); s.Synchronize(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("waiting on a failed device hangs")
+	}
+	var ke *runtime.KernelError
+	if err := s.Err(); !errors.As(err, &ke) || !strings.Contains(err.Error(), "index 3 is not a row") {
+		t.Fatalf("Err() = %v, want the get_rows KernelError", err)
 	}
 }
