@@ -17,6 +17,11 @@ import (
 // copies a plan may have unless Config.MaxCopies raises it.
 const DefaultMaxCopies = 4
 
+// MaxCopiesLimit bounds Config.MaxCopies: every pipeline copy is another
+// set of the graph's inputs and split inputs in the compute buffers, and a
+// bound of millions ran graphc out of memory instead of failing.
+const MaxCopiesLimit = 64
+
 // Config are the options of one compilation.
 type Config struct {
 	// Backends is the target in priority order; empty means the DSL's
@@ -162,6 +167,12 @@ func plan(g *ir.Graph, cfg Config) (*Result, error) {
 	if limit <= 0 {
 		limit = DefaultMaxCopies
 	}
+	if limit > MaxCopiesLimit {
+		return nil, &UserError{fmt.Sprintf("max copies = %d: graphc plans at most %d pipeline copies", limit, MaxCopiesLimit)}
+	}
+	if cfg.Options.NCopies < 0 {
+		return nil, &UserError{fmt.Sprintf("n_copies = %d: want at least 1", cfg.Options.NCopies)}
+	}
 	if cfg.Options.NCopies > limit {
 		return nil, &UserError{fmt.Sprintf("n_copies = %d: at most %d pipeline copies (GGML_SCHED_MAX_COPIES; -max-copies raises it)", cfg.Options.NCopies, limit)}
 	}
@@ -177,7 +188,7 @@ func plan(g *ir.Graph, cfg Config) (*Result, error) {
 	for _, b := range backends {
 		order = append(order, b.Name)
 	}
-	cfg.Placement.apply(g, order)
+	warnings = append(warnings, cfg.Placement.apply(g, order)...)
 	if err := checkPlacements(g, backends); err != nil {
 		return nil, err
 	}

@@ -58,8 +58,19 @@ func layerOf(name string) int {
 }
 
 // apply sets the Placement of g's weights and state; target is the backend
-// list in priority order.
-func (p *Placement) apply(g *ir.Graph, target []string) {
+// list in priority order. It warns of every override that places nothing:
+// a pattern with a typo would otherwise leave the model where it was
+// without a word.
+func (p *Placement) apply(g *ir.Graph, target []string) (warnings []string) {
+	for _, o := range p.Overrides {
+		matched := false
+		for _, t := range g.Params {
+			matched = matched || o.Pattern.MatchString(t.Name)
+		}
+		if !matched {
+			warnings = append(warnings, fmt.Sprintf("-ot %s=%s matches no weight or state", o.Pattern, o.Backend))
+		}
+	}
 	nLayer := 0
 	for _, t := range g.Params {
 		nLayer = max(nLayer, layerOf(t.Name)+1)
@@ -83,6 +94,7 @@ func (p *Placement) apply(g *ir.Graph, target []string) {
 			t.Placement = target[len(target)-1]
 		}
 	}
+	return warnings
 }
 
 func (p *Placement) match(name string) (Override, bool) {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,13 +15,14 @@ import (
 // buildMain builds generated main-package source into a binary, in a
 // temporary module whose graphc dependency is replaced by this repository.
 // cleanup removes the temporary files.
-func buildMain(code []byte) (bin string, cleanup func(), err error) {
+func buildMain(ctx context.Context, code []byte) (bin string, cleanup func(), err error) {
 	dir, cleanup, err := tempModule(map[string][]byte{"model_gen.go": code})
 	if err != nil {
 		return "", nil, err
 	}
 	bin = filepath.Join(dir, "model")
-	cmd := exec.Command("go", "build", "-mod=mod", "-o", bin, ".")
+	cmd := exec.CommandContext(ctx, "go", "build", "-mod=mod", "-o", bin, ".")
+	killGroupOnCancel(cmd)
 	cmd.Dir = dir
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/passes"
@@ -28,8 +31,10 @@ type command struct {
 	run     func(e *env, args []string) error
 }
 
-// env is one CLI invocation's streams.
+// env is one CLI invocation's streams, and its context: ended by Ctrl-C
+// or SIGTERM, which kills the builds and programs it started.
 type env struct {
+	ctx            context.Context
 	stdout, stderr io.Writer
 }
 
@@ -45,7 +50,7 @@ var commands []*command
 // initialization cycle.
 func init() {
 	commands = []*command{
-		{"compile", "[-o DIR] [-pkg NAME] [-main] [-backends LIST] model.g", "generate the model's Go package", cmdCompile},
+		{"compile", "[-o DIR] [-pkg NAME] [-main] [-f] [-backends LIST] model.g", "generate the model's Go package", cmdCompile},
 		{"plan", "[-backends LIST] [-json | -debug | -dot | -svg] [-through PASS] model.g", "print the plan: nodes with backends, splits, buffer offsets", cmdPlan},
 		{"run", "[-json] [-stats] [-fill ggml] [-weights FILE.gguf] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
 		{"ggml-check", "[-run [-sim]] [-json] TRACE.json...", "compare graphc's plans with ggml's recorded decisions, one line per trace", cmdGGMLCheck},
@@ -56,9 +61,15 @@ func init() {
 	}
 }
 
+// ExitInterrupted is the exit code after Ctrl-C or SIGTERM, the shells'
+// 128 + SIGINT.
+const ExitInterrupted = 130
+
 // Main runs the graphc command line and returns its exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout, stderr}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e := &env{ctx, stdout, stderr}
 	if len(args) == 0 {
 		usage(stderr)
 		return ExitUsage
@@ -91,6 +102,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	err := c.run(e, args[1:])
+	if err != nil && ctx.Err() != nil {
+		// The temporary files are gone (deferred cleanups ran as the
+		// command returned) and its children killed.
+		fmt.Fprintf(stderr, "graphc %s: interrupted\n", c.name)
+		return ExitInterrupted
+	}
 	var ue *usageError
 	var ie *compiler.InternalError
 	var user *compiler.UserError
@@ -99,6 +116,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	case errors.Is(err, flag.ErrHelp):
 		return ExitOK
+	case errors.Is(err, syscall.EPIPE):
+		return ExitOK // stdout's reader went away (| head): nothing left to say
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "graphc %s: %s\nusage: graphc %s %s\n", c.name, ue.msg, c.name, c.args)
 		return ExitUsage
@@ -207,9 +226,11 @@ type targetFlags struct {
 	memory       string
 	weights      string
 	maxCopies    int
+	fs           *flag.FlagSet // the flags' set, to see which were given
 }
 
 func (t *targetFlags) register(fs *flag.FlagSet) {
+	t.fs = fs
 	fs.StringVar(&t.backends, "backends", "", "comma-separated backends in priority order, the cpu last (default: the model's backends statement, or cpu)")
 	fs.IntVar(&t.ncopies, "n-copies", 0, "pipeline copies of split inputs (ggml's n_copies), at most 4 (default: the model's set n_copies, or 1)")
 	fs.BoolVar(&t.offload, "op-offload", false, "let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)")
@@ -242,8 +263,30 @@ func (o *overrideFlags) Set(v string) error {
 	return nil
 }
 
+// check rejects values no plan can have, which flag parsing lets through.
+func (t *targetFlags) check() error {
+	given := map[string]bool{}
+	t.fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	switch {
+	case given["n-copies"] && t.ncopies < 1:
+		return &usageError{fmt.Sprintf("-n-copies %d: want at least 1", t.ncopies)}
+	case given["max-copies"] && (t.maxCopies < 1 || t.maxCopies > compiler.MaxCopiesLimit):
+		return &usageError{fmt.Sprintf("-max-copies %d: want 1 to %d", t.maxCopies, compiler.MaxCopiesLimit)}
+	case given["ngl"] && t.ngl < 0:
+		return &usageError{fmt.Sprintf("-ngl %d: want a number of layers, 0 or more", t.ngl)}
+	case given["offload-batch"] && t.offloadBatch < 1:
+		return &usageError{fmt.Sprintf("-offload-batch %d: want at least 1", t.offloadBatch)}
+	case given["backends"] && strings.TrimSpace(t.backends) == "":
+		return &usageError{"-backends: want a comma-separated list, e.g. sim0,cpu"}
+	}
+	return nil
+}
+
 // configWithWeights is config plus the weight types of the -weights file.
 func (t *targetFlags) configWithWeights() (compiler.Config, error) {
+	if err := t.check(); err != nil {
+		return compiler.Config{}, err
+	}
 	cfg := t.config()
 	if t.weights != "" {
 		types, err := compiler.WeightTypesOf(t.weights)
@@ -290,4 +333,28 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// oneOf rejects a command line that gives more than one of the named
+// flags, which choose the same thing (an output form).
+func oneOf(fs *flag.FlagSet, names ...string) error {
+	var given []string
+	fs.Visit(func(f *flag.Flag) {
+		for _, n := range names {
+			if f.Name == n {
+				given = append(given, "-"+n)
+			}
+		}
+	})
+	if len(given) > 1 {
+		return &usageError{fmt.Sprintf("%s: choose one", strings.Join(given, " and "))}
+	}
+	return nil
+}
+
+// warn prints a compilation's warnings.
+func warn(e *env, res *compiler.Result) {
+	for _, w := range res.Warnings {
+		fmt.Fprintln(e.stderr, "graphc: warning:", w)
+	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -251,7 +252,7 @@ func TestUnavailableBackendsFailAtNew(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bin, cleanup, err := buildMain(code)
+		bin, cleanup, err := buildMain(context.Background(), code)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,10 +2,10 @@ package cli
 
 import (
 	"bytes"
-	"os"
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/dsl"
+	"github.com/graphc/graphc/internal/atomicfile"
 )
 
 // cmdFmt is `graphc fmt`: the model in canonical form.
@@ -29,7 +29,7 @@ func cmdFmt(e *env, args []string) error {
 		if bytes.Equal(out, src) {
 			return nil
 		}
-		return os.WriteFile(files[0], out, 0o644)
+		return atomicfile.Write(files[0], out, 0o644)
 	}
 	_, err = e.stdout.Write(out)
 	return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -36,11 +37,14 @@ func cmdGGMLCheck(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *sim && !*run {
+		return &usageError{"-sim runs ggml's plan of the trace, which needs -run"}
+	}
 	// A trace that differs or fails is reported and the others still run:
 	// one command checks a whole directory of traces.
 	var failed []string
 	for _, file := range files {
-		report, err := checkTrace(file, *run, *sim)
+		report, err := checkTrace(e.ctx, file, *run, *sim)
 		var user *compiler.UserError
 		if err != nil && !errors.As(err, &user) {
 			return err
@@ -67,7 +71,7 @@ func cmdGGMLCheck(e *env, args []string) error {
 // checkTrace compares graphc's plan of one trace with ggml's decisions and,
 // with run (and sim), runs it. It returns the report when there is one,
 // and a user error when the trace differs or cannot be checked.
-func checkTrace(file string, run, sim bool) (*ggmlCheckReport, error) {
+func checkTrace(ctx context.Context, file string, run, sim bool) (*ggmlCheckReport, error) {
 	tr, _, diffs, err := ggmltrace.Check(file)
 	if err != nil {
 		return nil, traceError(file, err)
@@ -81,7 +85,7 @@ func checkTrace(file string, run, sim bool) (*ggmlCheckReport, error) {
 		report.Differences = []ggmltrace.Diff{}
 	}
 	if run {
-		worst, err := runTrace(tr)
+		worst, err := runTrace(ctx, tr)
 		if err != nil {
 			return report, err
 		}
@@ -90,7 +94,7 @@ func checkTrace(file string, run, sim bool) (*ggmlCheckReport, error) {
 			return report, &compiler.UserError{Msg: fmt.Sprintf("%s: output %s differs from ggml's by up to %g (tolerance 1e-4, relative above 1)", file, tr.Output.Tensor, worst)}
 		}
 		if sim {
-			if report.Mapped, err = runTraceMapped(tr); err != nil {
+			if report.Mapped, err = runTraceMapped(ctx, tr); err != nil {
 				return report, err
 			}
 			if err := report.Mapped.check(file, tr); err != nil {
@@ -157,8 +161,8 @@ func backendOfBuffer(tr *ggmltrace.Trace, backend string) string {
 
 // runTrace computes the traced graph on the cpu alone, with the trace's
 // weights and inputs, and returns the largest difference from ggml's output.
-func runTrace(tr *ggmltrace.Trace) (float64, error) {
-	values, _, err := runTraceOn(tr, false)
+func runTrace(ctx context.Context, tr *ggmltrace.Trace) (float64, error) {
+	values, _, err := runTraceOn(ctx, tr, false)
 	if err != nil {
 		return 0, err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -59,12 +60,12 @@ func (r *mappedRun) check(file string, tr *ggmltrace.Trace) error {
 
 // runTraceMapped runs ggml's own plan of the trace on backends any machine
 // has (see mapTraceBackends) and compares it with the cpu-only run.
-func runTraceMapped(tr *ggmltrace.Trace) (*mappedRun, error) {
-	cpu, _, err := runTraceOn(tr, false)
+func runTraceMapped(ctx context.Context, tr *ggmltrace.Trace) (*mappedRun, error) {
+	cpu, _, err := runTraceOn(ctx, tr, false)
 	if err != nil {
 		return nil, err
 	}
-	mapped, r, err := runTraceOn(tr, true)
+	mapped, r, err := runTraceOn(ctx, tr, true)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +91,7 @@ func runTraceMapped(tr *ggmltrace.Trace) (*mappedRun, error) {
 // alone; with it, it plans as ggml did (the trace's own capability tables,
 // so ggml's splits and copies) and runs that plan on backends any machine
 // has, reporting which and what was copied.
-func runTraceOn(tr *ggmltrace.Trace, mapped bool) ([]float64, *mappedRun, error) {
+func runTraceOn(ctx context.Context, tr *ggmltrace.Trace, mapped bool) ([]float64, *mappedRun, error) {
 	g, backends, opts, err := tr.Graph()
 	if err != nil {
 		return nil, nil, err
@@ -136,13 +137,14 @@ func runTraceOn(tr *ggmltrace.Trace, mapped bool) ([]float64, *mappedRun, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	bin, cleanup, err := buildMain(code)
+	bin, cleanup, err := buildMain(ctx, code)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer cleanup()
 	var out, errb bytes.Buffer
-	cmd := exec.Command(bin, "-json", "-stats")
+	cmd := exec.CommandContext(ctx, bin, "-json", "-stats")
+	killGroupOnCancel(cmd)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
 		return nil, nil, &compiler.InternalError{Msg: fmt.Sprintf("running the traced graph: %v\n%s", err, errb.String())}

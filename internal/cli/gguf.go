@@ -10,6 +10,7 @@ import (
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf"
+	"github.com/graphc/graphc/internal/atomicfile"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/runtime"
 )
@@ -47,6 +48,9 @@ func cmdGGUFNew(e *env, args []string) error {
 	if *fill != "ggml" && *fill != "random" {
 		return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
 	}
+	if sameFile(files[0], files[1]) {
+		return &usageError{fmt.Sprintf("%s is both the model and the output: not overwriting the model", files[1])}
+	}
 	src, err := readModel(files[0])
 	if err != nil {
 		return err
@@ -59,15 +63,10 @@ func cmdGGUFNew(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := os.Create(files[1])
-	if err != nil {
-		return &compiler.UserError{Msg: err.Error()}
-	}
-	if _, err := w.WriteTo(out); err != nil {
-		out.Close()
-		return &compiler.UserError{Msg: err.Error()}
-	}
-	if err := out.Close(); err != nil {
+	if err := atomicfile.WriteFunc(files[1], 0o644, func(out io.Writer) error {
+		_, err := w.WriteTo(out)
+		return err
+	}); err != nil {
 		return &compiler.UserError{Msg: err.Error()}
 	}
 	fmt.Fprintf(e.stderr, "graphc: wrote %s\n", files[1])
@@ -194,4 +193,11 @@ func shape(ne []int64) string {
 		s[i] = fmt.Sprint(n)
 	}
 	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// sameFile reports whether a and b name one existing file.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }

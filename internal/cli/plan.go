@@ -29,6 +29,9 @@ func cmdPlan(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := oneOf(fs, "json", "dot", "svg", "debug"); err != nil {
+		return err
+	}
 	src, err := readModel(files[0])
 	if err != nil {
 		return err
@@ -48,6 +51,7 @@ func cmdPlan(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	warn(e, res)
 	switch {
 	case *asJSON:
 		return writeJSON(e.stdout, planview.JSON(res.Graph))

@@ -41,9 +41,7 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintln(e.stderr, "graphc: warning:", w)
-	}
+	warn(e, res)
 	var runArgs []string
 	if *asJSON {
 		runArgs = append(runArgs, "-json")
@@ -79,14 +77,21 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	bin, cleanup, err := buildMain(code)
+	bin, cleanup, err := buildMain(e.ctx, code)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	cmd := exec.Command(bin, runArgs...)
+	cmd := exec.CommandContext(e.ctx, bin, runArgs...)
+	killGroupOnCancel(cmd)
 	cmd.Stdout, cmd.Stderr = e.stdout, e.stderr
 	if err := cmd.Run(); err != nil {
+		if brokenPipe(err) {
+			return nil // | head had what it wanted
+		}
+		if e.ctx.Err() != nil {
+			return e.ctx.Err()
+		}
 		return &compiler.UserError{Msg: fmt.Sprintf("running the compiled model: %v", err)}
 	}
 	return nil

@@ -1,0 +1,90 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// buildGraphc builds this command into a temporary directory.
+func buildGraphc(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go tool")
+	}
+	bin := filepath.Join(t.TempDir(), "graphc")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestClosedStdout: `graphc plan … | head -c 10` ends quietly with exit 0
+// when head goes away, instead of dying of SIGPIPE.
+func TestClosedStdout(t *testing.T) {
+	bin := buildGraphc(t)
+	cmd := exec.Command(bin, "plan", "../../examples/llama32/llama32.g")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(out, make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	out.Close()
+	if err := cmd.Wait(); err != nil || stderr.Len() > 0 {
+		t.Errorf("graphc plan into a closed pipe: %v, stderr %q; want exit 0 and nothing said", err, stderr.String())
+	}
+}
+
+// TestInterruptCleansUp: Ctrl-C during `graphc run`'s build kills the
+// build and leaves no temporary module behind.
+func TestInterruptCleansUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a model")
+	}
+	bin := buildGraphc(t)
+	tmp := t.TempDir()
+	cmd := exec.Command(bin, "run", "../../examples/llama/llama.g")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if ms, _ := filepath.Glob(filepath.Join(tmp, "graphc-run-*")); len(ms) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatal("graphc run made no temporary module")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // into the build
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		// A build that beat the signal ran the model: exit 0.
+		if err == nil {
+			t.Skip("the run finished before the interrupt")
+		}
+		t.Fatalf("interrupted graphc run: %v, want exit 130", err)
+	}
+	if ms, _ := filepath.Glob(filepath.Join(tmp, "graphc-run-*")); len(ms) > 0 {
+		t.Errorf("left behind: %v", ms)
+	}
+}

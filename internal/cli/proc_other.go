@@ -1,0 +1,11 @@
+//go:build !unix
+
+package cli
+
+import "os/exec"
+
+// killGroupOnCancel: exec.CommandContext's default, killing the process.
+func killGroupOnCancel(cmd *exec.Cmd) {}
+
+// brokenPipe: no SIGPIPE here.
+func brokenPipe(err error) bool { return false }
