@@ -56,6 +56,15 @@ type Description struct {
 	Parts bool
 }
 
+// Only is the SupportsBufferType of a device that reads no memory but its
+// own.
+func (bt BufferType) Only(b BufferType) bool { return b.Name == bt.Name }
+
+// OffloadBigBatches is the OffloadOp of ggml's GPU backends: an op whose
+// weight lives in host memory is worth the weight's upload from minBatch
+// rows on (OpBatchSize).
+func OffloadBigBatches(q *OpQuery, minBatch int) bool { return OpBatchSize(q) >= int64(minBatch) }
+
 // OpBatchSize is ggml-cuda's get_op_batch_size: the rows an op processes
 // per weight row, which decides whether uploading the weight pays
 // (OffloadOp).

@@ -22,18 +22,14 @@ const OffloadBatch = 32
 func Description(n int) *runtime.Description {
 	bt := runtime.BufferType{Name: fmt.Sprintf("CUDA%d", n), Host: false, Alignment: 128}
 	return &runtime.Description{
-		Name:       fmt.Sprintf("cuda%d", n),
-		Device:     "GPU",
-		BufferType: bt,
-		SupportsOp: func(q *runtime.OpQuery) bool { return true },
-		SupportsBufferType: func(b runtime.BufferType) bool {
-			return b.Name == bt.Name
-		},
-		OffloadOp: func(q *runtime.OpQuery, minBatch int) bool {
-			return runtime.OpBatchSize(q) >= int64(minBatch)
-		},
-		OffloadMinBatch: OffloadBatch,
-		Async:           true,
+		Name:               fmt.Sprintf("cuda%d", n),
+		Device:             "GPU",
+		BufferType:         bt,
+		SupportsOp:         func(q *runtime.OpQuery) bool { return true },
+		SupportsBufferType: bt.Only,
+		OffloadOp:          runtime.OffloadBigBatches,
+		OffloadMinBatch:    OffloadBatch,
+		Async:              true,
 	}
 }
 

@@ -23,17 +23,13 @@ const Alignment = 32
 func Description(n int) *runtime.Description {
 	bt := runtime.BufferType{Name: fmt.Sprintf("SIM%d", n), Host: false, Alignment: Alignment}
 	return &runtime.Description{
-		Name:       fmt.Sprintf("sim%d", n),
-		Device:     "GPU",
-		BufferType: bt,
-		SupportsOp: func(q *runtime.OpQuery) bool { return cpu.Description.SupportsOp(q) },
-		SupportsBufferType: func(b runtime.BufferType) bool {
-			return b.Name == bt.Name
-		},
-		OffloadOp: func(q *runtime.OpQuery, minBatch int) bool {
-			return runtime.OpBatchSize(q) >= int64(minBatch)
-		},
-		OffloadMinBatch: OffloadBatch,
-		Async:           true,
+		Name:               fmt.Sprintf("sim%d", n),
+		Device:             "GPU",
+		BufferType:         bt,
+		SupportsOp:         func(q *runtime.OpQuery) bool { return cpu.Description.SupportsOp(q) },
+		SupportsBufferType: bt.Only,
+		OffloadOp:          runtime.OffloadBigBatches,
+		OffloadMinBatch:    OffloadBatch,
+		Async:              true,
 	}
 }
