@@ -38,7 +38,7 @@ func (gen *generator) prepare() error {
 	for _, t := range g.Inputs {
 		gen.inField[t] = fieldNames.exported("", t.Name)
 	}
-	outNames := newNamer()
+	outNames := newNamer("Named") // Outputs has a method Named
 	for _, t := range g.Outputs {
 		gen.outField[t] = outNames.exported("", t.Name)
 	}
