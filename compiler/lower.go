@@ -264,6 +264,10 @@ func (l *lowerer) decl(s *dsl.Decl) {
 			l.errorf(e, "%s %s: dim %s is bounded; weights and state need fixed shapes", s.Kind, name, v)
 			return
 		}
+		if lo, _, _ := v.Range(); lo < 0 {
+			l.errorf(e, "%s %s: %s can be negative (down to %d for dim values within bounds)", s.Kind, name, v, lo)
+			return
+		}
 		ne = append(ne, v)
 	}
 	if bs := int64(dt.BlockSize()); bs > 1 {
