@@ -51,6 +51,12 @@ func CheckSizes(t *Tensor) error {
 		return fmt.Errorf("%s%s spans %d bytes%s; graphc allows at most %d bytes (1 TiB) per tensor",
 			t.Type, shapeString(t.Ne), hi, at, int64(ByteLimit))
 	}
+	if t.ViewOffs != nil {
+		// The generated Submit computes where the view ends in its root.
+		if _, _, err := Add(t.ViewOffs, t.Bytes()).Range(); err != nil {
+			return fmt.Errorf("view end %v", err)
+		}
+	}
 	return nil
 }
 
