@@ -124,6 +124,14 @@ func (gen *generator) file(f *jen.File) {
 		f.Comment("Compute buffer layout: byte offsets planned at the dims' bounds.")
 		f.Const().Defs(defs...)
 	}
+	hostBytes, weightBytes := gen.hostMemory()
+	f.Comment("Host memory the plan needs, checked against the machine's before it is allocated:")
+	f.Comment("hostBytes for New's compute buffers and state in host memory, weightBytes more for")
+	f.Comment("the weights when main fills them there.")
+	f.Const().Defs(
+		jen.Id("hostBytes").Op("=").Lit(int(hostBytes)),
+		jen.Id("weightBytes").Op("=").Lit(int(weightBytes)),
+	)
 	if len(gen.versions) > 0 {
 		var defs []jen.Code
 		for _, t := range gen.versionKeys() {
@@ -149,4 +157,26 @@ func (gen *generator) file(f *jen.File) {
 	if gen.opts.Main {
 		gen.main(f)
 	}
+}
+
+// hostMemory is what the generated New allocates in host memory (compute
+// buffers and state of host backends) and the bytes of all weights, which
+// the generated main fills in host memory. Saturated sums still exceed
+// any machine's memory, so the check at New stays right.
+func (gen *generator) hostMemory() (host, weights int64) {
+	g := gen.g
+	for _, b := range g.Buffers {
+		if g.Backends[b.Backend].Host {
+			host = ir.SumBytes(host, b.Size)
+		}
+	}
+	for _, t := range g.Params {
+		switch {
+		case t.Kind == ir.KindWeight:
+			weights = ir.SumBytes(weights, t.MaxBytes())
+		case t.Backend >= 0 && g.Backends[t.Backend].Host:
+			host = ir.SumBytes(host, t.MaxBytes())
+		}
+	}
+	return host, weights
 }

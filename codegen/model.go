@@ -93,6 +93,7 @@ func (gen *generator) model(f *jen.File) {
 	f.Func().Id("New").Params(jen.Id("weights").Map(jen.String()).Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Op("*").Id("Model"), jen.Error()).Block(
 		jen.List(jen.Id("w"), jen.Err()).Op(":=").Qual(pkgRuntime, "BindWeights").Call(jen.Id("Weights"), jen.Id("weights")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.If(jen.Err().Op(":=").Qual(pkgRuntime, "CheckHostMemory").Call(jen.Lit("the compute buffers and state"), jen.Id("hostBytes")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		jen.Id("m").Op(":=").Op("&").Id("Model").Values(),
 		jen.If(jen.Err().Op(":=").Id("m").Dot("start").Call(jen.Id("w"), jen.Id("threads")), jen.Err().Op("!=").Nil()).Block(
 			jen.Id("m").Dot("Close").Call(),

@@ -32,15 +32,13 @@ func (gen *generator) submit(f *jen.File) {
 		))
 	}
 	body = append(body, gen.indexChecks()...)
-	// Views whose extent depends on the dims must stay inside their source.
+	// Views whose extent or alignment depends on the dims must stay inside
+	// their source and start and step on whole elements.
 	for _, t := range g.Nodes {
-		if t.ViewSrc == nil || !gen.g.InGraph(t) {
+		if t.ViewSrc == nil || !gen.g.InGraph(t) || !t.ViewNeedsEvalCheck() {
 			continue
 		}
 		end := ir.Add(t.ViewOffs, t.Bytes())
-		if lo, _ := t.ViewOffs.Range(); lo >= 0 && end.Max() <= t.ViewSrc.MaxBytes() {
-			continue
-		}
 		size := int(t.ViewSrc.MaxBytes())
 		dims := t.ViewOffs.Dims(end.Dims(nil))
 		var dimArgs []jen.Code
@@ -56,6 +54,22 @@ func (gen *generator) submit(f *jen.File) {
 		).Block(
 			fail(jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(msg), jen.Id("lo"), jen.Id("hi")}, dimArgs...)...)),
 		))
+		unit := t.Type.Size()
+		for _, e := range t.ViewUnaligned() {
+			var args []jen.Code
+			var text []string
+			for _, d := range e.Dims(nil) {
+				args = append(args, jen.Id("d").Dot(gen.dimField[d]))
+				text = append(text, d.Name+" = %d")
+			}
+			msg := fmt.Sprintf("%s: view %s of %s: %s = %%d is not a multiple of %d bytes, the size of one %s element (%s)", t.Pos, t.Name, t.ViewSrc.Name, e, unit, t.Type, strings.Join(text, ", "))
+			body = append(body, jen.If(
+				jen.Id("v").Op(":=").Add(gen.expr(e)),
+				jen.Id("v").Op("%").Lit(unit).Op("!=").Lit(0),
+			).Block(
+				fail(jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(msg), jen.Id("v")}, args...)...)),
+			))
+		}
 	}
 	// The evaluation proper, on pipeline slot c. User inputs are copied in
 	// right away: the caller may reuse its slices.

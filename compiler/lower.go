@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -263,6 +264,10 @@ func (l *lowerer) decl(s *dsl.Decl) {
 			l.errorf(e, "%s %s: dim %s is bounded; weights and state need fixed shapes", s.Kind, name, v)
 			return
 		}
+		if lo, _, _ := v.Range(); lo < 0 {
+			l.errorf(e, "%s %s: %s can be negative (down to %d for dim values within bounds)", s.Kind, name, v, lo)
+			return
+		}
 		ne = append(ne, v)
 	}
 	if bs := int64(dt.BlockSize()); bs > 1 {
@@ -280,7 +285,12 @@ func (l *lowerer) decl(s *dsl.Decl) {
 		return
 	}
 	kind := map[dsl.DeclKind]ir.Kind{dsl.DeclInput: ir.KindInput, dsl.DeclWeight: ir.KindWeight, dsl.DeclState: ir.KindState}[s.Kind]
-	t := l.g.NewLeaf(kind, name, dt, ne, pos(s.Pos))
+	t, err := l.g.NewLeaf(kind, name, dt, ne, pos(s.Pos))
+	if err != nil {
+		l.errorf(s.Type, "%s", err)
+		l.failed[name] = true
+		return
+	}
 	l.used[name]++
 	if s.On != nil {
 		t.Placement = s.On.Name
@@ -309,6 +319,10 @@ func (l *lowerer) intExpr(e dsl.Expr) *ir.Expr {
 	switch e := e.(type) {
 	case *dsl.Number:
 		v, err := strconv.ParseInt(e.Text, 10, 64)
+		if errors.Is(err, strconv.ErrRange) {
+			l.errorf(e, "%s is out of range: integers are int64, at most %d", e.Text, int64(math.MaxInt64))
+			return nil
+		}
 		if err != nil {
 			l.errorf(e, "%s is not an integer", e.Text)
 			return nil
@@ -329,7 +343,7 @@ func (l *lowerer) intExpr(e dsl.Expr) *ir.Expr {
 		}
 	case *dsl.Unary:
 		if x := l.intExpr(e.X); x != nil {
-			return ir.Sub(ir.Const(0), x)
+			return l.checked(e, ir.Sub(ir.Const(0), x))
 		}
 	case *dsl.Binary:
 		ops := map[dsl.BinaryOp]ir.ExprOp{dsl.OpAdd: ir.ExprAdd, dsl.OpSub: ir.ExprSub, dsl.OpMul: ir.ExprMul, dsl.OpDiv: ir.ExprDiv, dsl.OpRem: ir.ExprMod}
@@ -346,15 +360,28 @@ func (l *lowerer) intExpr(e dsl.Expr) *ir.Expr {
 			l.errorf(e, "division by zero")
 			return nil
 		}
-		return ir.Binary(op, x, y)
+		return l.checked(e, ir.Binary(op, x, y))
 	case *dsl.Call:
-		return l.intCall(e)
+		if v := l.intCall(e); v != nil {
+			return l.checked(e, v)
+		}
 	case *dsl.String:
 		l.errorf(e, "a string is not an integer")
 	default:
 		panic(fmt.Sprintf("BUG: lower: expression %T", e))
 	}
 	return nil
+}
+
+// checked reports v, the value of e, if it may overflow int64 or divide by
+// zero for some dim values within bounds: every integer the lowering hands
+// on has a range, so nothing computed from it later wraps silently.
+func (l *lowerer) checked(e dsl.Expr, v *ir.Expr) *ir.Expr {
+	if _, _, err := v.Range(); err != nil {
+		l.errorf(e, "%v", err)
+		return nil
+	}
+	return v
 }
 
 // intCall evaluates the size builtins: ne(t, i), nb(t, i), esize(t),

@@ -70,8 +70,14 @@ func (tr *Trace) Graph() (*ir.Graph, []*passes.Backend, passes.Options, error) {
 		case lt.HasFlag("input"):
 			kind = ir.KindInput
 		}
-		t := g.NewLeaf(kind, lt.Name, dt, consts(lt.Ne[:]), pos)
+		t, err := g.NewLeaf(kind, lt.Name, dt, consts(lt.Ne[:]), pos)
+		if err != nil {
+			return nil, nil, opts, fail(lt, "leaf", "%v", err)
+		}
 		t.Nb = [4]*ir.Expr(consts(lt.Nb[:]))
+		if err := ir.CheckSizes(t); err != nil {
+			return nil, nil, opts, fail(lt, "leaf", "%v", err)
+		}
 		t.Output = lt.HasFlag("output")
 		if err := tr.place(t, lt, owner); err != nil {
 			return nil, nil, opts, err

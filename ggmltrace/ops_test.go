@@ -11,7 +11,10 @@ import (
 // records for it, and reads its operands.
 func TestEveryOpImports(t *testing.T) {
 	g := ir.NewGraph("ops_test")
-	src := g.NewLeaf(ir.KindInput, "a", runtime.F32, []*ir.Expr{ir.Const(4)}, ir.Pos{})
+	src, err := g.NewLeaf(ir.KindInput, "a", runtime.F32, []*ir.Expr{ir.Const(4)}, ir.Pos{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srcName := "a"
 	for _, op := range ir.Ops() {
 		t.Run(op.String(), func(t *testing.T) {

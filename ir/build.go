@@ -6,18 +6,25 @@ import (
 	"github.com/graphc/graphc/runtime"
 )
 
-// NewLeaf declares an input, weight or state tensor, contiguous.
-func (g *Graph) NewLeaf(kind Kind, name string, dt DType, ne []*Expr, pos Pos) *Tensor {
-	t := g.newTensor(name, OpNone, nil, dt, pad4(ne), pos)
+// NewLeaf declares an input, weight or state tensor, contiguous. A shape
+// that is negative, overflows int64 or exceeds ByteLimit is a ShapeError,
+// and no tensor is declared.
+func (g *Graph) NewLeaf(kind Kind, name string, dt DType, ne []*Expr, pos Pos) (*Tensor, error) {
+	probe := &Tensor{Name: name, Kind: kind, Type: dt, Ne: pad4(ne)}
+	probe.Nb = contiguousStrides(dt, probe.Ne)
+	if err := CheckSizes(probe); err != nil {
+		return nil, shapeErrorf("%s %s: %v", kind, name, err)
+	}
+	t := g.newTensor(name, OpNone, nil, dt, probe.Ne, pos)
 	t.Kind = kind
-	t.Nb = contiguousStrides(dt, t.Ne)
+	t.Nb = probe.Nb
 	switch kind {
 	case KindInput:
 		g.Inputs = append(g.Inputs, t)
 	case KindWeight, KindState:
 		g.Params = append(g.Params, t)
 	}
-	return t
+	return t, nil
 }
 
 func (g *Graph) newTensor(name string, op Op, src []*Tensor, dt DType, ne [4]*Expr, pos Pos) *Tensor {
@@ -85,6 +92,14 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 	}
 	if err := checkTypes(op, srcs); err != nil {
 		return nil, err
+	}
+	if err := checkArgs(info.Name, args); err != nil {
+		return nil, err
+	}
+	if info.Flags&FlagWritesSrc != 0 {
+		if err := checkWritable(info.Name, srcs[len(srcs)-1]); err != nil {
+			return nil, err
+		}
 	}
 	dt := a.Type
 	ne := a.Ne
@@ -194,14 +209,10 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 				nb[i] = Mul(nb[i-1], ne[i-1])
 			}
 		}
-		view, offs = a.Root(), Add(viewOffs(a), args.Offset)
-		probe := &Tensor{Type: a.Type, Ne: ne, Nb: nb}
-		if end := Add(args.Offset, probe.Bytes()); end.Max() > a.Bytes().Max() {
-			if _, c := end.Constant(); c {
-				return nil, shapeErrorf("view: bytes [%s, %s) exceed %s's %d bytes", args.Offset, end, a.Name, a.Bytes().Max())
-			}
-			// Depends on bounded dims: checked at run time by the generated code.
+		if err := checkView(a, ne, args.Nb, args.Offset); err != nil {
+			return nil, err
 		}
+		view, offs = a.Root(), Add(viewOffs(a), args.Offset)
 	case OpPermute:
 		ax := args.Params.Axes
 		var seen [4]bool
@@ -225,6 +236,10 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 	}
 	if nb[0] == nil {
 		nb = contiguousStrides(dt, ne)
+	}
+	probe := &Tensor{Type: dt, Ne: ne, Nb: nb, ViewSrc: view, ViewOffs: offs}
+	if err := CheckSizes(probe); err != nil {
+		return nil, shapeErrorf("%s: result %v", info.Name, err)
 	}
 	t := g.newTensor(name, op, srcs, dt, ne, pos)
 	t.Nb = nb

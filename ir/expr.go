@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -51,13 +52,15 @@ func DimRef(d *Dim) *Expr {
 	return &Expr{Op: ExprDim, Dim: d}
 }
 
-// Binary builds x op y, folding constants and trivial identities.
+// Binary builds x op y, folding constants and trivial identities. Constants
+// whose x op y overflows int64 or divides by zero are left unfolded: the
+// result has no Constant value and Range reports the overflow.
 func Binary(op ExprOp, x, y *Expr) *Expr {
 	if x.Op == ExprConst && y.Op == ExprConst {
-		if (op == ExprDiv || op == ExprMod) && y.Val == 0 {
-			return &Expr{Op: op, X: x, Y: y}
+		if v, ok := checkedOp(op, x.Val, y.Val); ok {
+			return Const(v)
 		}
-		return Const(evalOp(op, x.Val, y.Val))
+		return &Expr{Op: op, X: x, Y: y}
 	}
 	switch {
 	case op == ExprAdd && x.isConst(0):
@@ -83,78 +86,141 @@ func (e *Expr) isConst(v int64) bool { return e.Op == ExprConst && e.Val == v }
 // Constant reports the value of e if it does not depend on bounded dims.
 func (e *Expr) Constant() (int64, bool) { return e.Val, e.Op == ExprConst }
 
-func evalOp(op ExprOp, x, y int64) int64 {
-	switch op {
-	case ExprAdd:
-		return x + y
-	case ExprSub:
-		return x - y
-	case ExprMul:
-		return x * y
-	case ExprDiv:
-		if y == 0 {
-			return 0
-		}
-		return x / y
-	case ExprMod:
-		if y == 0 {
-			return 0
-		}
-		return x % y
-	}
-	panic(fmt.Sprintf("BUG: evalOp %d", op))
-}
-
-// Eval computes e with the bounded dims' values given by val.
-func (e *Expr) Eval(val func(*Dim) int64) int64 {
+// Eval computes e with the bounded dims' values given by val, or ok ==
+// false when that overflows int64 or divides by zero.
+func (e *Expr) Eval(val func(*Dim) int64) (v int64, ok bool) {
 	switch e.Op {
 	case ExprConst:
-		return e.Val
+		return e.Val, true
 	case ExprDim:
-		return val(e.Dim)
+		return val(e.Dim), true
 	}
-	return evalOp(e.Op, e.X.Eval(val), e.Y.Eval(val))
+	x, ok := e.X.Eval(val)
+	if !ok {
+		return 0, false
+	}
+	y, ok := e.Y.Eval(val)
+	if !ok {
+		return 0, false
+	}
+	return checkedOp(e.Op, x, y)
 }
 
 // AtBounds evaluates e with every bounded dim at its bound: the size ggml's
-// reserve step would plan for.
-func (e *Expr) AtBounds() int64 { return e.Eval(func(d *Dim) int64 { return d.Bound }) }
+// reserve step would plan for. Only for checked expressions (see Range).
+func (e *Expr) AtBounds() int64 {
+	v, ok := e.Eval(func(d *Dim) int64 { return d.Bound })
+	if !ok {
+		panic(fmt.Sprintf("BUG: %s overflows at the dims' bounds; lowering checks every size", e))
+	}
+	return v
+}
 
 // Range returns lower and upper bounds of e over all dim values in
-// [0, Bound], by interval arithmetic (sound, not always tight).
-func (e *Expr) Range() (lo, hi int64) {
+// [0, Bound], by interval arithmetic (sound, not always tight), or a
+// *RangeError when some sub-expression may overflow int64 or divide by
+// zero there. When it returns no error, evaluating e for any dim values
+// within their bounds cannot overflow either: every intermediate value
+// lies in its sub-expression's range.
+func (e *Expr) Range() (lo, hi int64, err error) {
 	switch e.Op {
 	case ExprConst:
-		return e.Val, e.Val
+		return e.Val, e.Val, nil
 	case ExprDim:
-		return 0, e.Dim.Bound
+		return 0, e.Dim.Bound, nil
 	}
-	xl, xh := e.X.Range()
-	yl, yh := e.Y.Range()
+	xl, xh, err := e.X.Range()
+	if err != nil {
+		return 0, 0, err
+	}
+	yl, yh, err := e.Y.Range()
+	if err != nil {
+		return 0, 0, err
+	}
+	overflow := &RangeError{Sub: e}
 	switch e.Op {
-	case ExprAdd:
-		return xl + yl, xh + yh
-	case ExprSub:
-		return xl - yh, xh - yl
-	case ExprMul:
-		c := [4]int64{xl * yl, xl * yh, xh * yl, xh * yh}
+	case ExprAdd, ExprSub, ExprMul:
+		var c [4]int64
+		var ok [4]bool
+		switch e.Op {
+		case ExprAdd:
+			c[0], ok[0] = checkedAdd(xl, yl)
+			c[1], ok[1] = checkedAdd(xh, yh)
+			c[2], c[3], ok[2], ok[3] = c[0], c[1], ok[0], ok[1]
+		case ExprSub:
+			c[0], ok[0] = checkedSub(xl, yh)
+			c[1], ok[1] = checkedSub(xh, yl)
+			c[2], c[3], ok[2], ok[3] = c[0], c[1], ok[0], ok[1]
+		case ExprMul:
+			c[0], ok[0] = checkedMul(xl, yl)
+			c[1], ok[1] = checkedMul(xl, yh)
+			c[2], ok[2] = checkedMul(xh, yl)
+			c[3], ok[3] = checkedMul(xh, yh)
+		}
 		lo, hi = c[0], c[0]
-		for _, v := range c[1:] {
+		for i, v := range c {
+			if !ok[i] {
+				return 0, 0, overflow
+			}
 			lo, hi = min(lo, v), max(hi, v)
 		}
-		return lo, hi
-	case ExprDiv:
-		if yl > 0 && xl >= 0 {
-			return xl / yh, xh / yl
-		}
-	case ExprMod:
-		if yl > 0 && xl >= 0 {
-			return 0, min(xh, yh-1)
-		}
+		return lo, hi, nil
 	}
-	// Unknown sign or a possible zero divisor: be conservative.
-	m := max(abs(xl), abs(xh), abs(yl), abs(yh))
-	return -m, m
+	if yl <= 0 && yh >= 0 {
+		return 0, 0, &RangeError{Sub: e, DivByZero: true}
+	}
+	if xl == math.MinInt64 || yl == math.MinInt64 {
+		return 0, 0, overflow
+	}
+	if e.Op == ExprMod && yl > 0 && xl >= 0 {
+		return 0, min(xh, yh-1), nil
+	}
+	// Dividing by a divisor that does not change sign shrinks magnitudes
+	// (a remainder is smaller than both operands): |result| <= |x|.
+	m := max(-xl, xh)
+	if e.Op == ExprDiv && yl > 0 && xl >= 0 {
+		return xl / yh, xh / yl, nil
+	}
+	return -m, m, nil
+}
+
+// Max is an upper bound of e over all dim values. Only for checked
+// expressions (see Range).
+func (e *Expr) Max() int64 {
+	_, hi, err := e.Range()
+	if err != nil {
+		panic(fmt.Sprintf("BUG: %v; lowering checks every size", err))
+	}
+	return hi
+}
+
+// Multiple is a number that divides e for every value of its dims (1 when
+// nothing better is known, 0 when e is always 0): what proves a view's
+// offset and strides aligned without knowing the dims.
+func (e *Expr) Multiple() int64 {
+	switch e.Op {
+	case ExprConst:
+		if e.Val == 0 || e.Val == math.MinInt64 {
+			return 0 // divisible by anything; gcd(0, m) = m
+		}
+		return abs(e.Val)
+	case ExprAdd, ExprSub:
+		return gcd(e.X.Multiple(), e.Y.Multiple())
+	case ExprMul:
+		x, y := e.X.Multiple(), e.Y.Multiple()
+		if p, ok := checkedMul(x, y); ok {
+			return p
+		}
+		return max(x, y)
+	}
+	return 1
+}
+
+func gcd(x, y int64) int64 {
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return x
 }
 
 func abs(v int64) int64 {
@@ -163,9 +229,6 @@ func abs(v int64) int64 {
 	}
 	return v
 }
-
-// Max is an upper bound of e over all dim values.
-func (e *Expr) Max() int64 { _, hi := e.Range(); return hi }
 
 // Equal reports whether x and y are the same function of the dims. Both are
 // evaluated at the bounds, at zero and at a few fixed pseudo-random points:
@@ -192,9 +255,14 @@ func Equal(x, y *Expr) bool {
 			for _, c := range d.Name {
 				h = (h ^ uint64(c)) * 0x100000001B3
 			}
-			return int64(h%uint64(d.Bound+1)) + 1
+			if d.Bound == 0 {
+				return 0
+			}
+			return int64(h%uint64(d.Bound)) + 1 // in [1, Bound]: Range vouches only for values within bounds
 		}
-		if x.Eval(val) != y.Eval(val) {
+		xv, xok := x.Eval(val)
+		yv, yok := y.Eval(val)
+		if xok != yok || xv != yv {
 			return false
 		}
 	}

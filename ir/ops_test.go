@@ -71,7 +71,11 @@ func TestEveryOpHasShapeRule(t *testing.T) {
 			g := NewGraph("ops_test")
 			var srcs []*Tensor
 			for i := range op.Info().MaxSrcs {
-				srcs = append(srcs, g.NewLeaf(KindInput, fmt.Sprint("s", i), runtime.F32, []*Expr{Const(4), Const(4)}, Pos{}))
+				leaf, err := g.NewLeaf(KindInput, fmt.Sprint("s", i), runtime.F32, []*Expr{Const(4), Const(4)}, Pos{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				srcs = append(srcs, leaf)
 			}
 			args := Args{Ne: []*Expr{Const(16)}, Offset: Const(0), Params: Params{Axes: [4]int{0, 1, 2, 3}}}
 			g.NewOp(op, "x", srcs, args, Pos{})

@@ -32,6 +32,10 @@ func (g *Graph) Verify() error {
 				return
 			}
 		}
+		if err := CheckSizes(t); err != nil {
+			bad("%s: %v", t.Name, err)
+			return
+		}
 		if t.IsView() && t.ViewSrc.IsView() {
 			bad("view %s has view source %s, want its root", t.Name, t.ViewSrc.Name)
 		}

@@ -110,25 +110,25 @@ func dims(ne []int64) []*ir.Expr {
 
 // weight declares an f32 weight in the buffer of backend on ("" = the last).
 func (b *builder) weight(on, name string, ne ...int64) *ir.Tensor {
-	t := b.g.NewLeaf(ir.KindWeight, name, runtime.F32, dims(ne), b.pos())
+	t := mustLeaf(b.g.NewLeaf(ir.KindWeight, name, runtime.F32, dims(ne), b.pos()))
 	t.Placement = on
 	return t
 }
 
 // state declares an f16 state (KV cache) in the buffer of backend on.
 func (b *builder) state(on, name string, ne ...int64) *ir.Tensor {
-	t := b.g.NewLeaf(ir.KindState, name, runtime.F16, dims(ne), b.pos())
+	t := mustLeaf(b.g.NewLeaf(ir.KindState, name, runtime.F16, dims(ne), b.pos()))
 	t.Placement = on
 	return t
 }
 
 func (b *builder) input(name string, dt runtime.DType, ne ...int64) *ir.Tensor {
-	return b.g.NewLeaf(ir.KindInput, name, dt, dims(ne), b.pos())
+	return mustLeaf(b.g.NewLeaf(ir.KindInput, name, dt, dims(ne), b.pos()))
 }
 
 // leaf declares a leaf in the compute buffer: neither input nor weight.
 func (b *builder) leaf(name string, ne ...int64) *ir.Tensor {
-	return b.g.NewLeaf(ir.KindNode, name, runtime.F32, dims(ne), b.pos())
+	return mustLeaf(b.g.NewLeaf(ir.KindNode, name, runtime.F32, dims(ne), b.pos()))
 }
 
 func (b *builder) op(op ir.Op, name string, args ir.Args, srcs ...*ir.Tensor) *ir.Tensor {
@@ -258,3 +258,11 @@ func (a *archive) add(name, data string) {
 }
 
 func (a *archive) format() []byte { return []byte(a.comment + strings.Join(a.files, "")) }
+
+// mustLeaf is NewLeaf's tensor, for tests whose shapes are valid.
+func mustLeaf(t *ir.Tensor, err error) *ir.Tensor {
+	if err != nil {
+		panic(err)
+	}
+	return t
+}

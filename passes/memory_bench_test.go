@@ -39,11 +39,11 @@ func chainGraph(n int) *ir.Graph {
 	g := ir.NewGraph("chain.g")
 	benchTarget(g)
 	widths := []int64{128, 256, 512, 256, 128, 64}
-	x := g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(64), ir.Const(8)}, ir.Pos{})
+	x := mustLeaf(g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(64), ir.Const(8)}, ir.Pos{}))
 	var ws []*ir.Tensor
 	prev := int64(64)
 	for i, w := range widths {
-		ws = append(ws, g.NewLeaf(ir.KindWeight, fmt.Sprint("w", i), runtime.F32, []*ir.Expr{ir.Const(prev), ir.Const(w)}, ir.Pos{}))
+		ws = append(ws, mustLeaf(g.NewLeaf(ir.KindWeight, fmt.Sprint("w", i), runtime.F32, []*ir.Expr{ir.Const(prev), ir.Const(w)}, ir.Pos{})))
 		prev = w
 	}
 	for i := 0; i < n; i++ {
@@ -67,8 +67,8 @@ func ladderGraph(n int) *ir.Graph {
 	const k = 8
 	g := ir.NewGraph("ladder.g")
 	benchTarget(g)
-	x := g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(64), ir.Const(8)}, ir.Pos{})
-	w := g.NewLeaf(ir.KindWeight, "w", runtime.F32, []*ir.Expr{ir.Const(64), ir.Const(64)}, ir.Pos{})
+	x := mustLeaf(g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(64), ir.Const(8)}, ir.Pos{}))
+	w := mustLeaf(g.NewLeaf(ir.KindWeight, "w", runtime.F32, []*ir.Expr{ir.Const(64), ir.Const(64)}, ir.Pos{}))
 	ring := make([]*ir.Tensor, k)
 	for i := range ring {
 		ring[i] = x
@@ -184,4 +184,12 @@ func TestMemoryRandomSummary(t *testing.T) {
 	if best > total[StrategyGGML] {
 		t.Errorf("best %d larger than ggml %d", best, total[StrategyGGML])
 	}
+}
+
+// mustLeaf is NewLeaf's tensor, for tests whose shapes are valid.
+func mustLeaf(t *ir.Tensor, err error) *ir.Tensor {
+	if err != nil {
+		panic(err)
+	}
+	return t
 }

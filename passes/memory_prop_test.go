@@ -38,7 +38,7 @@ func (rg *randGraph) pos() ir.Pos { return ir.Pos{File: "rand.g", Line: rg.n + 1
 func (rg *randGraph) pick() *ir.Tensor { return rg.pool[rg.r.Intn(len(rg.pool))] }
 
 func (rg *randGraph) leaf(kind ir.Kind, dt runtime.DType, ne ...*ir.Expr) *ir.Tensor {
-	t := rg.g.NewLeaf(kind, rg.name(kind.String()[:1]), dt, ne, rg.pos())
+	t := mustLeaf(rg.g.NewLeaf(kind, rg.name(kind.String()[:1]), dt, ne, rg.pos()))
 	if dt == runtime.F32 {
 		rg.pool = append(rg.pool, t)
 	}
@@ -130,7 +130,7 @@ func (rg *randGraph) build(op ir.Op, roots *[]*ir.Tensor) *ir.Tensor {
 			}
 		}
 		if dst == nil {
-			st := rg.g.NewLeaf(ir.KindState, rg.name("s"), runtime.F16, []*ir.Expr{c(2 * n)}, rg.pos())
+			st := mustLeaf(rg.g.NewLeaf(ir.KindState, rg.name("s"), runtime.F16, []*ir.Expr{c(2 * n)}, rg.pos()))
 			dst = rg.op(ir.OpView, []*ir.Tensor{st}, ir.Args{Ne: []*ir.Expr{c(n)}, Offset: c(int64(r.Intn(2)) * n * 2)})
 			if dst == nil {
 				return nil

@@ -113,7 +113,11 @@ func (v *memVerifier) buffers() {
 		}
 		var sum int64
 		for _, c := range b.Chunks {
-			sum += c
+			if c < 0 {
+				v.bad("buffer %s: chunk of %d bytes, want a size >= 0", b.BufferType, c)
+				continue
+			}
+			sum = ir.SumBytes(sum, c)
 		}
 		if sum != b.Size {
 			v.bad("buffer %s: chunks %v sum to %d, want Size %d", b.BufferType, b.Chunks, sum, b.Size)

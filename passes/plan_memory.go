@@ -1,7 +1,9 @@
 package passes
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/graphc/graphc/ir"
@@ -75,6 +77,9 @@ func planMemory(g *ir.Graph, pc *Context) error {
 		return fmt.Errorf("memory strategy %q reproduces ggml-alloc, which knows no parallel regions: drop -regions (set parallel_regions) or pick another", strategy)
 	}
 	p := newMemProblem(g, pc)
+	if err := p.checkTotal(); err != nil {
+		return err
+	}
 
 	var cands []*memAssign
 	var limit int64
@@ -96,6 +101,9 @@ func planMemory(g *ir.Graph, pc *Context) error {
 	pos := ir.Pos{File: g.Source}
 	if err := VerifyMemory(g); err != nil {
 		pc.Fatalf(pos, "memory plan fails verification: %s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	if err := p.checkBuffers(); err != nil {
+		return err
 	}
 	if pc.Debug > 0 {
 		for b, buf := range g.Buffers {
@@ -196,4 +204,52 @@ func (p *allocationProblem) apply(a *memAssign, names []string) {
 		}
 		g.Buffers = append(g.Buffers, buf)
 	}
+}
+
+// checkTotal makes sure no strategy's offsets can overflow int64: each
+// places a tensor at most at the sum of the sizes of the others, and that
+// sum does not saturate. Each tensor is at most ir.ByteLimit, so only a
+// graph of millions of tensors that size gets here.
+func (p *allocationProblem) checkTotal() error {
+	var total int64
+	for i := range p.tensors {
+		total = ir.SumBytes(total, p.tensors[i].size)
+	}
+	if total == math.MaxInt64 {
+		big := p.largest(-1)
+		return fmt.Errorf("%s: the compute tensors together span more than %d bytes; graphc allows at most %d bytes (1 TiB) per buffer",
+			big.t.Pos, total, int64(ir.ByteLimit))
+	}
+	return nil
+}
+
+// checkBuffers holds every planned compute buffer to ir.ByteLimit, the
+// bound the generated code's offsets rely on. The error points at the
+// buffer's largest tensor, the likeliest to shrink.
+func (p *allocationProblem) checkBuffers() error {
+	var errs []error
+	for b, buf := range p.g.Buffers {
+		if buf.Size <= ir.ByteLimit {
+			continue
+		}
+		pos, why := ir.Pos{File: p.g.Source}, ""
+		if big := p.largest(b); big != nil {
+			pos, why = big.t.Pos, fmt.Sprintf(" (its largest tensor, %s, spans %d)", big.t.Name, big.raw)
+		}
+		errs = append(errs, fmt.Errorf("%s: compute buffer %s needs %d bytes; graphc allows at most %d bytes (1 TiB) per buffer%s",
+			pos, buf.BufferType, buf.Size, int64(ir.ByteLimit), why))
+	}
+	return errors.Join(errs...)
+}
+
+// largest is the largest tensor of buffer b (of all buffers for b < 0).
+func (p *allocationProblem) largest(b int) *memTensor {
+	var big *memTensor
+	for i := range p.tensors {
+		m := &p.tensors[i]
+		if (b < 0 || int(m.t.Alloc.Buffer) == b) && (big == nil || m.raw > big.raw) {
+			big = m
+		}
+	}
+	return big
 }

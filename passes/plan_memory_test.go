@@ -306,7 +306,7 @@ so the same offsets serve any n_tokens up to 32.`,
 			d := &ir.Dim{Name: "n_tokens", Bound: 32, Bounded: true}
 			b.g.Dims = append(b.g.Dims, d)
 			n := ir.DimRef(d)
-			x := b.g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(16), n}, b.pos())
+			x := mustLeaf(b.g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(16), n}, b.pos()))
 			h := b.mulMat("mm", b.weight("", "w", 16, 16), x)
 			h = b.unary(ir.OpRelu, "relu", h)
 			b.out(b.add("res", h, x))

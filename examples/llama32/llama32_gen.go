@@ -709,6 +709,14 @@ const (
 	offResultOutput    = 16384 // result_output f32[128, n_tokens], 4096 bytes in CPU
 )
 
+// Host memory the plan needs, checked against the machine's before it is allocated:
+// hostBytes for New's compute buffers and state in host memory, weightBytes more for
+// the weights when main fills them there.
+const (
+	hostBytes   = 186912
+	weightBytes = 5325056
+)
+
 // Dims are the bounded dims' values for one evaluation.
 type Dims struct {
 	NKv     int // n_kv, at most 16
@@ -2927,6 +2935,9 @@ type driver = runtime.Driver
 func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
 	w, err := runtime.BindWeights(Weights, weights)
 	if err != nil {
+		return nil, err
+	}
+	if err := runtime.CheckHostMemory("the compute buffers and state", hostBytes); err != nil {
 		return nil, err
 	}
 	m := &Model{}

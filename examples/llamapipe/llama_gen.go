@@ -163,6 +163,14 @@ const (
 	offResultOutput   = 22656 // result_output f32[128, n_tokens], 4096 bytes in SIM1
 )
 
+// Host memory the plan needs, checked against the machine's before it is allocated:
+// hostBytes for New's compute buffers and state in host memory, weightBytes more for
+// the weights when main fills them there.
+const (
+	hostBytes   = 4352
+	weightBytes = 723200
+)
+
 // Pipeline versions of the graph inputs and of the split inputs' copies: an
 // evaluation on pipeline slot c uses version c.
 var (
@@ -575,6 +583,9 @@ type driver = runtime.Driver
 func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
 	w, err := runtime.BindWeights(Weights, weights)
 	if err != nil {
+		return nil, err
+	}
+	if err := runtime.CheckHostMemory("the compute buffers and state", hostBytes); err != nil {
 		return nil, err
 	}
 	m := &Model{}

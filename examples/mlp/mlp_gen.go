@@ -38,6 +38,14 @@ const (
 	offMlpOut     = 0    // mlp_out f32[16, n_batch], 256 bytes in CPU
 )
 
+// Host memory the plan needs, checked against the machine's before it is allocated:
+// hostBytes for New's compute buffers and state in host memory, weightBytes more for
+// the weights when main fills them there.
+const (
+	hostBytes   = 2048
+	weightBytes = 29248
+)
+
 // Dims are the bounded dims' values for one evaluation.
 type Dims struct {
 	NBatch int // n_batch, at most 4
@@ -157,6 +165,9 @@ type driver = runtime.Driver
 func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
 	w, err := runtime.BindWeights(Weights, weights)
 	if err != nil {
+		return nil, err
+	}
+	if err := runtime.CheckHostMemory("the compute buffers and state", hostBytes); err != nil {
 		return nil, err
 	}
 	m := &Model{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -344,5 +345,63 @@ func TestRepoRoot(t *testing.T) {
 	t.Setenv("GRAPHC_ROOT", wrong)
 	if _, err := repoRoot(); err == nil || !strings.Contains(err.Error(), "GRAPHC_ROOT="+wrong) {
 		t.Errorf("GRAPHC_ROOT=%s: %v, want an error naming it", wrong, err)
+	}
+}
+
+// TestEvalChecksViewsAndMemory runs generated programs past what the
+// compiler can decide: views whose offset or extent depends on a bounded
+// dim are checked at Eval, and a plan larger than the machine's memory
+// fails before main fills a single weight, instead of Go's fatal out of
+// memory.
+func TestEvalChecksViewsAndMemory(t *testing.T) {
+	needGo(t)
+	run := func(model string, args ...string) (string, int) {
+		t.Helper()
+		code, err := compiler.GenerateFile("model.g", []byte(model), ".", "main", true, compiler.Config{Verify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin, cleanup, err := buildMain(context.Background(), code)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cleanup()
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return string(out), exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), 0
+	}
+	views := `dim n <= 8
+input x: f32[64]
+output y = relu(view_1d(x, 4, n * 2))
+output z = relu(view_1d(x, n * 8, 128))
+`
+	for _, tc := range []struct{ n, want string }{
+		{"2", ""},
+		{"1", "model.g:3:17: view y.view_1d of x: n * 2 = 2 is not a multiple of 4 bytes, the size of one f32 element (n = 1)"},
+		{"8", "model.g:4:17: view z.view_1d of x covers bytes [128, 384), outside its 256 bytes (n = 8)"},
+	} {
+		out, code := run(views, "-n="+tc.n)
+		if (tc.want == "") != (code == 0) || !strings.Contains(out, tc.want) {
+			t.Errorf("n = %s: exit %d\n%s\nwant %q", tc.n, code, out, tc.want)
+		}
+	}
+	if _, err := os.Stat("/proc/meminfo"); err != nil {
+		t.Skip("no /proc/meminfo: the memory check is skipped on this system")
+	}
+	// Four weights just under the per-tensor limit: 3.6 TiB, more than
+	// any machine this test runs on.
+	var huge string
+	for i := range 4 {
+		huge += fmt.Sprintf("weight w%d: f32[250000000000]\noutput y%d = relu(view_1d(w%d, 4, 0))\n", i, i, i)
+	}
+	out, code := run(huge)
+	if want := "the filled weights, compute buffers and state need "; code != 1 || !strings.Contains(out, want) {
+		t.Errorf("exit %d\n%s\nwant exit 1 and %q", code, out, want)
 	}
 }
