@@ -84,6 +84,7 @@ type generator struct {
 	// offsets.
 	versions   map[*ir.Tensor][]*ir.Tensor
 	versionVar map[*ir.Tensor]string
+	regionAt   map[int]int     // index of the region starting at a node index
 	bounded    []*ir.Dim       //
 	dimsUsed   bool            // the code being emitted reads d
 	fillUses   map[string]bool // index variables the fill being emitted reads
