@@ -10,6 +10,7 @@ import (
 
 	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/ir"
 )
 
 const model = `dim n <= 4
@@ -65,5 +66,15 @@ func TestGeneratedFile(t *testing.T) {
 		if again := generate(t, opts); again != src {
 			t.Error("two generations differ")
 		}
+	}
+}
+
+// TestTooManyNodes: a plan larger than go build can take in reasonable
+// memory is an error, before any code is generated.
+func TestTooManyNodes(t *testing.T) {
+	g := &ir.Graph{Nodes: make([]*ir.Tensor, codegen.MaxNodes+1)}
+	_, err := codegen.Generate(g, codegen.Options{PkgName: "model", Source: "big.g"})
+	if err == nil || !strings.Contains(err.Error(), "big.g: the plan has 150001 nodes") {
+		t.Fatalf("got %v, want the node count refused", err)
 	}
 }

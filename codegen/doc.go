@@ -1,6 +1,7 @@
 // Package codegen turns a plan (a fully scheduled and allocated ir.Graph)
 // into an ordinary Go package with jennifer: named constants for every
-// buffer offset, one method per split, a Model with New, Submit/Eval,
+// buffer offset, one method per split (cut into chunk methods of at most
+// maxChunkNodes nodes when longer), a Model with New, Submit/Eval,
 // Stats, the eval callback and Close, and optionally a main that fills
 // weights deterministically and prints the outputs. It decides nothing:
 // every backend, offset and order it emits is already in the plan. Output
@@ -23,8 +24,9 @@
 // everything and checks what the plan promises codegen (prepare); decls.go
 // emits the package-level types, constants and the plan tables (types,
 // decls, plan); model.go the Model and New; submit.go Submit, which calls
-// the splits in order; split.go one method per split with its kernel calls;
-// regions.go the parallel regions; main.go the optional main. How each
+// the splits in order; split.go one method per split with its kernel calls
+// (or its chunk methods' calls); regions.go the parallel regions; main.go
+// the optional main. How each
 // kind of backend is imported, constructed and driven is its row in
 // internal/backends, which the compiler plans from too.
 package codegen

@@ -19,6 +19,10 @@ func (gen *generator) prepare() error {
 	gen.paramConst = map[*ir.Tensor]string{}
 	gen.versions = map[*ir.Tensor][]*ir.Tensor{}
 	gen.versionVar = map[*ir.Tensor]string{}
+	gen.regionAt = map[int]int{}
+	for k, r := range g.Regions {
+		gen.regionAt[r.First] = k
+	}
 	for _, n := range []string{"Model", "New", "Inputs", "Outputs", "Dims", "Weights", "States", "Bounds",
 		"Pending", "NCopies", "splits", "bufferTypes", "weightBackend", "stateBackend", "driver"} {
 		gen.names.used[n] = true

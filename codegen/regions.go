@@ -18,7 +18,8 @@ func regionName(k int) string { return fmt.Sprintf("region%d", k) }
 // regionCall renders the statements of a split that run region k, then
 // report its nodes to the eval callback, if any: only once every part is
 // done are the nodes whole (nothing a region touches is reused before it
-// ends).
+// ends). A region of more than maxChunkNodes nodes reports them through
+// chunk methods, as a long split runs its nodes.
 func (gen *generator) regionCall(k int, be jen.Code, beConst string) []jen.Code {
 	g := gen.g
 	r := g.Regions[k]
@@ -30,9 +31,28 @@ func (gen *generator) regionCall(k int, be jen.Code, beConst string) []jen.Code 
 		jen.Add(be).Dot("RunParts").Call(jen.Op("&").Add(m.Clone()), gen.expr(r.Units)).
 			Comment(fmt.Sprintf("%s … %s", g.Nodes[r.First].Name, g.Nodes[r.End-1].Name)),
 	}
+	chunks := gen.chunks(r.First, r.End, false)
+	var show []jen.Code
+	if len(chunks) == 1 {
+		show = gen.reportRegion(k, r.First, r.End, beConst)
+	} else {
+		for c := range chunks {
+			show = append(show, jen.Id("m").Dot(reportChunkName(k, c)).Call(jen.Id("d"), jen.Id("c")))
+		}
+	}
+	return append(out, jen.If(jen.Id("m").Dot("sched").Dot("Inspecting").Call()).Block(show...))
+}
+
+func reportChunkName(k, c int) string { return fmt.Sprintf("report%sChunk%d", camel(regionName(k)), c) }
+
+// reportRegion renders the statements reporting the nodes of region k in
+// [first, end) to the eval callback.
+func (gen *generator) reportRegion(k, first, end int, beConst string) []jen.Code {
+	g := gen.g
+	r := g.Regions[k]
 	var show []jen.Code
 	names := newNamer("d", "m", "c", "be")
-	for _, t := range g.Nodes[r.First:r.End] {
+	for _, t := range g.Nodes[first:end] {
 		if _, ok := r.Dst[t]; ok {
 			v := names.local("", t.Name)
 			show = append(show,
@@ -40,7 +60,7 @@ func (gen *generator) regionCall(k int, be jen.Code, beConst string) []jen.Code 
 				jen.Id("m").Dot("sched").Dot("Inspect").Call(jen.Id(beConst), jen.Lit(t.Name), jen.Op("&").Id(v)))
 		}
 	}
-	return append(out, jen.If(jen.Id("m").Dot("sched").Dot("Inspecting").Call()).Block(show...))
+	return show
 }
 
 // regions emits regionParts and the region methods.
@@ -90,8 +110,47 @@ type sliceKey struct {
 	s ir.Slice
 }
 
-// region emits the method computing part [lo, hi) of region k.
+func regionChunkName(k, c int) string { return fmt.Sprintf("%sChunk%d", regionName(k), c) }
+
+// region emits the method computing part [lo, hi) of region k; a region of
+// more than maxChunkNodes nodes computes them through chunk methods, called
+// in order, and reports them through others (regionCall).
 func (gen *generator) region(f *jen.File, k int, lane jen.Code) {
+	g := gen.g
+	r := g.Regions[k]
+	params := []jen.Code{jen.Id("d").Op("*").Id("Dims"), jen.Id("c").Int(), jen.Id("be").Add(lane), jen.List(jen.Id("lo"), jen.Id("hi")).Int()}
+	chunks := gen.chunks(r.First, r.End, false)
+	var body []jen.Code
+	if len(chunks) == 1 {
+		body = gen.regionNodes(k, r.First, r.End)
+	} else {
+		for c := range chunks {
+			body = append(body, jen.Id("m").Dot(regionChunkName(k, c)).Call(jen.Id("d"), jen.Id("c"), jen.Id("be"), jen.Id("lo"), jen.Id("hi")))
+		}
+	}
+	f.Commentf("%s runs units [lo, hi) of %s of nodes %d..%d (%s … %s): a parallel region, one part per thread.",
+		regionName(k), r.Units, r.First, r.End-1, g.Nodes[r.First].Name, g.Nodes[r.End-1].Name)
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id(regionName(k)).Params(params...).Block(body...)
+	if len(chunks) == 1 {
+		return
+	}
+	be := gen.beConst[gen.regionBackend(k)]
+	for c, ch := range chunks {
+		f.Commentf("%s runs units [lo, hi) of nodes %d..%d (%s … %s) of %s.",
+			regionChunkName(k, c), ch.first, ch.end-1, g.Nodes[ch.first].Name, g.Nodes[ch.end-1].Name, regionName(k))
+		f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id(regionChunkName(k, c)).Params(params...).Block(gen.regionNodes(k, ch.first, ch.end)...)
+	}
+	for c, ch := range chunks {
+		f.Commentf("%s reports nodes %d..%d (%s … %s) of %s to the eval callback.",
+			reportChunkName(k, c), ch.first, ch.end-1, g.Nodes[ch.first].Name, g.Nodes[ch.end-1].Name, regionName(k))
+		f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id(reportChunkName(k, c)).Params(jen.Id("d").Op("*").Id("Dims"), jen.Id("c").Int()).
+			Block(gen.reportRegion(k, ch.first, ch.end, be)...)
+	}
+}
+
+// regionNodes renders the kernel calls computing part [lo, hi) of the
+// nodes of region k in [first, end).
+func (gen *generator) regionNodes(k, first, end int) []jen.Code {
 	g := gen.g
 	r := g.Regions[k]
 	vars := map[sliceKey]string{}
@@ -110,7 +169,7 @@ func (gen *generator) region(f *jen.File, k int, lane jen.Code) {
 		body = append(body, jen.Id(v).Op(":=").Add(gen.slice(t, s)))
 		return jen.Op("&").Id(v)
 	}
-	for _, t := range g.Nodes[r.First:r.End] {
+	for _, t := range g.Nodes[first:end] {
 		d, ok := r.Dst[t]
 		if !ok {
 			continue
@@ -129,11 +188,7 @@ func (gen *generator) region(f *jen.File, k int, lane jen.Code) {
 		})
 		body = append(body, jen.Id("be").Dot(call.method).Call(call.args...).Comment(fmt.Sprintf("%s %s, part %s", t.Name, t.Op, d)))
 	}
-	f.Commentf("%s runs units [lo, hi) of %s of nodes %d..%d (%s … %s): a parallel region, one part per thread.",
-		regionName(k), r.Units, r.First, r.End-1, g.Nodes[r.First].Name, g.Nodes[r.End-1].Name)
-	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id(regionName(k)).Params(
-		jen.Id("d").Op("*").Id("Dims"), jen.Id("c").Int(), jen.Id("be").Add(lane), jen.List(jen.Id("lo"), jen.Id("hi")).Int(),
-	).Block(body...)
+	return body
 }
 
 // slice renders an expression of type runtime.Tensor for the part of t

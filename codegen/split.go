@@ -10,65 +10,152 @@ import (
 	"github.com/graphc/graphc/ir"
 )
 
-func splitName(k int) string { return fmt.Sprintf("split%d", k) }
+// maxChunkNodes bounds the nodes one generated method runs. The Go
+// toolchain is superlinear in a function's size: every call site in a
+// function carries a stack map as long as the function's frame, and each
+// node adds a tensor to the frame and calls to the body, so one method of n
+// nodes costs O(n²) bytes of stack maps and compile time. Measured on a
+// chain of 2-node layers (add(mul(x, w), b)) built as one method per split:
+// at 1k nodes 5.6 MB of binary, 1 s of go build; at 10k 159 MB (150 MB of
+// it the split method's stack maps), 45 s and 1.9 GB of compiler memory.
+// Methods of at most maxChunkNodes nodes make both linear (8.9 MB and 4.8 s
+// at 10k nodes); RATIONALE.md ("Why chunk methods …") has the numbers and
+// why 128.
+const maxChunkNodes = 128
+
+func splitName(k int) string        { return fmt.Sprintf("split%d", k) }
+func chunkName(k, chunk int) string { return fmt.Sprintf("split%dChunk%d", k, chunk) }
 
 // split emits one method running split k: its input copies, then its ops,
-// each computed node reported to the eval callback.
+// each computed node reported to the eval callback. A split of more than
+// maxChunkNodes nodes runs them through chunk methods, called in order.
 func (gen *generator) split(f *jen.File, k int) {
 	g := gen.g
 	s := g.Splits[k]
-	be := jen.Id("m").Dot(gen.beField[s.Backend])
-	vars := map[*ir.Tensor]string{}
-	local := newNamer("d", "m", "c", "be")
-	var body []jen.Code
-	ref := func(t *ir.Tensor) jen.Code {
-		if t.ViewSrc == nil && (t.Alloc.Kind == ir.AllocWeight || t.Alloc.Kind == ir.AllocState) {
-			return jen.Op("&").Add(gen.tensor(t))
-		}
-		if v, ok := vars[t]; ok {
-			return jen.Op("&").Id(v)
-		}
-		v := local.local("", t.Name)
-		vars[t] = v
-		body = append(body, jen.Id(v).Op(":=").Add(gen.tensor(t)))
-		return jen.Op("&").Id(v)
-	}
+	b := gen.newBody()
 	sched := jen.Id("m").Dot("sched")
-	body = append(body, sched.Clone().Dot("BeginSplit").Call(jen.Lit(k)))
+	b.add(sched.Clone().Dot("BeginSplit").Call(jen.Lit(k)))
 	var names []string
 	for _, in := range s.Inputs {
 		from := gen.memBackend(in.Tensor)
-		dst := ref(in.Copies[0])
-		src := ref(in.Tensor)
+		dst := b.ref(in.Copies[0])
+		src := b.ref(in.Tensor)
 		user := in.Tensor.Kind == ir.KindInput
-		body = append(body, sched.Clone().Dot("CopyInput").Call(jen.Lit(k), jen.Id(gen.beConst[from]), dst, src, jen.Lit(user)).
+		b.add(sched.Clone().Dot("CopyInput").Call(jen.Lit(k), jen.Id(gen.beConst[from]), dst, src, jen.Lit(user)).
 			Comment(fmt.Sprintf("%s: %d bytes from %s", in.Tensor.Name, in.Tensor.MaxBytes(), g.Backends[from].Name)))
 		names = append(names, in.Tensor.Name)
 	}
-	body = append(body, sched.Clone().Dot("Compute").Call(jen.Lit(k)))
-	regionAt := map[int]int{}
-	for i, r := range g.Regions {
-		regionAt[r.First] = i
+	b.add(sched.Clone().Dot("Compute").Call(jen.Lit(k)))
+	chunks := gen.chunks(s.First, s.End, true)
+	if len(chunks) == 1 {
+		gen.nodes(b, s, s.First, s.End)
+	} else {
+		for c := range chunks {
+			b.add(jen.Id("m").Dot(chunkName(k, c)).Call(jen.Id("d"), jen.Id("c")))
+		}
 	}
-	for i := s.First; i < s.End; i++ {
+	b.add(sched.Clone().Dot("EndSplit").Call(jen.Lit(k)))
+	f.Commentf("%s runs nodes %d..%d (%s … %s) on %s%s.", splitName(k), s.First, s.End-1, g.Nodes[s.First].Name, g.Nodes[s.End-1].Name, g.Backends[s.Backend].Name, copiesIn(names))
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id(splitName(k)).Params(jen.Id("d").Op("*").Id("Dims"), jen.Id("c").Int()).Block(b.stmts...)
+	if len(chunks) > 1 {
+		for c, r := range chunks {
+			gen.chunk(f, k, c, r)
+		}
+	}
+}
+
+// nodeRange is the half-open range [first, end) of node indexes.
+type nodeRange struct{ first, end int }
+
+// chunks cuts nodes [first, end) into consecutive ranges of at most
+// maxChunkNodes computed nodes each. With wholeRegions it never cuts a
+// parallel region (a longer region is a chunk of its own).
+func (gen *generator) chunks(first, end int, wholeRegions bool) []nodeRange {
+	g := gen.g
+	var out []nodeRange
+	start, n := first, 0
+	for i := first; i < end; {
+		next, computed := i+1, 0
+		if r, ok := gen.regionAt[i]; ok && wholeRegions {
+			next = g.Regions[r].End
+		}
+		for _, t := range g.Nodes[i:next] {
+			if !t.Op.IsView() {
+				computed++
+			}
+		}
+		if n > 0 && n+computed > maxChunkNodes {
+			out = append(out, nodeRange{start, i})
+			start, n = i, 0
+		}
+		n += computed
+		i = next
+	}
+	return append(out, nodeRange{start, end})
+}
+
+// chunk emits method chunkName(k, c), running nodes r of split k.
+func (gen *generator) chunk(f *jen.File, k, c int, r nodeRange) {
+	g := gen.g
+	b := gen.newBody()
+	gen.nodes(b, g.Splits[k], r.first, r.end)
+	f.Commentf("%s runs nodes %d..%d (%s … %s) of %s.", chunkName(k, c), r.first, r.end-1, g.Nodes[r.first].Name, g.Nodes[r.end-1].Name, splitName(k))
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id(chunkName(k, c)).Params(jen.Id("d").Op("*").Id("Dims"), jen.Id("c").Int()).Block(b.stmts...)
+}
+
+// body is the statements of a method being emitted, with the locals it has
+// declared for tensors.
+type body struct {
+	gen   *generator
+	stmts []jen.Code
+	vars  map[*ir.Tensor]string
+	local *namer
+}
+
+func (gen *generator) newBody() *body {
+	return &body{gen: gen, vars: map[*ir.Tensor]string{}, local: newNamer("d", "m", "c", "be")}
+}
+
+func (b *body) add(stmts ...jen.Code) { b.stmts = append(b.stmts, stmts...) }
+
+// ref renders a pointer to tensor t: weights and state in place, any other
+// tensor through a local declared on its first use.
+func (b *body) ref(t *ir.Tensor) jen.Code {
+	if t.ViewSrc == nil && (t.Alloc.Kind == ir.AllocWeight || t.Alloc.Kind == ir.AllocState) {
+		return jen.Op("&").Add(b.gen.tensor(t))
+	}
+	if v, ok := b.vars[t]; ok {
+		return jen.Op("&").Id(v)
+	}
+	v := b.local.local("", t.Name)
+	b.vars[t] = v
+	b.add(jen.Id(v).Op(":=").Add(b.gen.tensor(t)))
+	return jen.Op("&").Id(v)
+}
+
+// nodes adds the statements running nodes [first, end) of split s: each
+// op's kernel call and its report to the eval callback, each parallel
+// region's run.
+func (gen *generator) nodes(b *body, s *ir.Split, first, end int) {
+	g := gen.g
+	be := jen.Id("m").Dot(gen.beField[s.Backend])
+	sched := jen.Id("m").Dot("sched")
+	for i := first; i < end; i++ {
 		t := g.Nodes[i]
-		if r, ok := regionAt[i]; ok {
-			body = append(body, gen.regionCall(r, be.Clone(), gen.beConst[s.Backend])...)
+		if r, ok := gen.regionAt[i]; ok {
+			b.add(gen.regionCall(r, be.Clone(), gen.beConst[s.Backend])...)
 			i = g.Regions[r].End - 1
 			continue
 		}
 		if t.Op.IsView() {
 			continue
 		}
-		call := gen.kernel(t, ref)
-		body = append(body,
+		call := gen.kernel(t, b.ref)
+		b.add(
 			jen.Add(be.Clone()).Dot(call.method).Call(call.args...).Comment(fmt.Sprintf("%s %s", t.Name, t.Op)),
-			sched.Clone().Dot("Inspect").Call(jen.Id(gen.beConst[s.Backend]), jen.Lit(t.Name), ref(t)),
+			sched.Clone().Dot("Inspect").Call(jen.Id(gen.beConst[s.Backend]), jen.Lit(t.Name), b.ref(t)),
 		)
 	}
-	body = append(body, sched.Clone().Dot("EndSplit").Call(jen.Lit(k)))
-	f.Commentf("%s runs nodes %d..%d (%s … %s) on %s%s.", splitName(k), s.First, s.End-1, g.Nodes[s.First].Name, g.Nodes[s.End-1].Name, g.Backends[s.Backend].Name, copiesIn(names))
-	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id(splitName(k)).Params(jen.Id("d").Op("*").Id("Dims"), jen.Id("c").Int()).Block(body...)
 }
 
 // copiesIn describes a split's inputs for its doc comment.

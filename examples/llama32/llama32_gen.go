@@ -3413,6 +3413,18 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 func (m *Model) split0(d *Dims, c int) {
 	m.sched.BeginSplit(0)
 	m.sched.Compute(0)
+	m.split0Chunk0(d, c)
+	m.split0Chunk1(d, c)
+	m.split0Chunk2(d, c)
+	m.split0Chunk3(d, c)
+	m.split0Chunk4(d, c)
+	m.split0Chunk5(d, c)
+	m.split0Chunk6(d, c)
+	m.sched.EndSplit(0)
+}
+
+// split0Chunk0 runs nodes 0..183 (inp_embd … q-5) of split0.
+func (m *Model) split0Chunk0(d *Dims, c int) {
 	m.regions = regionParts{
 		c:      c,
 		d:      *d,
@@ -3717,6 +3729,10 @@ func (m *Model) split0(d *Dims, c int) {
 		qcurRope5 := runtime.At(m.bufCPU, offQcurRope5, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-5", &qcurRope5)
 	}
+}
+
+// split0Chunk1 runs nodes 184..348 (kq-5 … q-10) of split0.
+func (m *Model) split0Chunk1(d *Dims, c int) {
 	m.regions = regionParts{
 		c:      c,
 		d:      *d,
@@ -3992,6 +4008,10 @@ func (m *Model) split0(d *Dims, c int) {
 		qcurRope10 := runtime.At(m.bufCPU, offQcurRope10, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-10", &qcurRope10)
 	}
+}
+
+// split0Chunk2 runs nodes 349..513 (kq-10 … q-15) of split0.
+func (m *Model) split0Chunk2(d *Dims, c int) {
 	m.regions = regionParts{
 		c:      c,
 		d:      *d,
@@ -4267,6 +4287,10 @@ func (m *Model) split0(d *Dims, c int) {
 		qcurRope15 := runtime.At(m.bufCPU, offQcurRope15, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-15", &qcurRope15)
 	}
+}
+
+// split0Chunk3 runs nodes 514..678 (kq-15 … q-20) of split0.
+func (m *Model) split0Chunk3(d *Dims, c int) {
 	m.regions = regionParts{
 		c:      c,
 		d:      *d,
@@ -4542,6 +4566,10 @@ func (m *Model) split0(d *Dims, c int) {
 		qcurRope20 := runtime.At(m.bufCPU, offQcurRope20, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-20", &qcurRope20)
 	}
+}
+
+// split0Chunk4 runs nodes 679..843 (kq-20 … q-25) of split0.
+func (m *Model) split0Chunk4(d *Dims, c int) {
 	m.regions = regionParts{
 		c:      c,
 		d:      *d,
@@ -4817,6 +4845,10 @@ func (m *Model) split0(d *Dims, c int) {
 		qcurRope25 := runtime.At(m.bufCPU, offQcurRope25, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-25", &qcurRope25)
 	}
+}
+
+// split0Chunk5 runs nodes 844..1008 (kq-25 … q-30) of split0.
+func (m *Model) split0Chunk5(d *Dims, c int) {
 	m.regions = regionParts{
 		c:      c,
 		d:      *d,
@@ -5092,6 +5124,10 @@ func (m *Model) split0(d *Dims, c int) {
 		qcurRope30 := runtime.At(m.bufCPU, offQcurRope30, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-30", &qcurRope30)
 	}
+}
+
+// split0Chunk6 runs nodes 1009..1059 (kq-30 … result_output) of split0.
+func (m *Model) split0Chunk6(d *Dims, c int) {
 	m.regions = regionParts{
 		c:      c,
 		d:      *d,
@@ -5190,7 +5226,6 @@ func (m *Model) split0(d *Dims, c int) {
 		resultOutput := runtime.At(m.bufCPU, offResultOutput, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "result_output", &resultOutput)
 	}
-	m.sched.EndSplit(0)
 }
 
 // regionParts is the parallel region being run: the CPU backend calls RunPart once

@@ -266,25 +266,41 @@ func TestUnavailableBackendsFailAtNew(t *testing.T) {
 	}
 }
 
-// TestRunRegionsMatchPlain runs the golden models that touch most kernels
-// with parallel regions on two threads and without them on one: the
-// outputs must agree (the parts compute each token exactly as the whole
-// would, with the same kernels).
+// TestRunRegionsMatchPlain runs the golden models that touch most kernels,
+// and a chain of 301 nodes whose region and split codegen cuts into chunk
+// methods, with parallel regions on two threads and without them on one:
+// the outputs must agree (the parts compute each token exactly as the
+// whole would, with the same kernels).
 func TestRunRegionsMatchPlain(t *testing.T) {
 	needGo(t)
+	chain := []byte(`dim n_embd = 64
+dim n_tok <= 8
+input inp: f32[n_embd, n_tok] fill cos(i * 0.01)
+x = relu(inp)
+for l in 0..150 {
+  weight w.{l}: f32[n_embd]
+  weight b.{l}: f32[n_embd]
+  x = add(mul(x, w.{l}), b.{l})
+}
+output x
+`)
+	models := map[string][]byte{"chain": chain}
 	for _, name := range []string{"ops", "mlp"} {
-		t.Run(name, func(t *testing.T) {
-			ar, err := txtar.ParseFile(filepath.Join("..", "..", "golden", name+".txtar"))
-			if err != nil {
-				t.Fatal(err)
+		ar, err := txtar.ParseFile(filepath.Join("..", "..", "golden", name+".txtar"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range ar.Files {
+			if f.Name == "model.g" {
+				models[name] = f.Data
 			}
+		}
+	}
+	for _, name := range []string{"ops", "mlp", "chain"} {
+		t.Run(name, func(t *testing.T) {
 			model := filepath.Join(t.TempDir(), "model.g")
-			for _, f := range ar.Files {
-				if f.Name == "model.g" {
-					if err := os.WriteFile(model, f.Data, 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
+			if err := os.WriteFile(model, models[name], 0o644); err != nil {
+				t.Fatal(err)
 			}
 			outputs := func(args ...string) map[string][]float64 {
 				code, out, stderr := runCLI(append(append([]string{"run", "-json"}, args...), model)...)

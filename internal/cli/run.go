@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -77,6 +78,10 @@ func cmdRun(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// go build of a large model needs about 60 KB per node; the plan and
+	// what rendering it left behind (2 GB at 100k nodes) must not stay
+	// resident beside it.
+	debug.FreeOSMemory()
 	bin, cleanup, err := buildMain(e.ctx, code)
 	if err != nil {
 		return err
