@@ -2,10 +2,12 @@ package interp_test
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/tools/txtar"
 
@@ -17,6 +19,10 @@ import (
 // fuzzBudget keeps each input cheap: models needing more are skipped
 // before anything is allocated.
 var fuzzBudget = interp.Config{Threads: 2, MaxBytes: 64 << 20, MaxWork: 1 << 26}
+
+// hangAfter is how long one input may take: budgets keep them to well under
+// a second each.
+const hangAfter = 20 * time.Second
 
 // reportedSeeds are a tester's reproducers of crashes and wrong results
 // past the compiler (sizes that overflow, views outside or backwards,
@@ -71,6 +77,10 @@ func FuzzRun(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
+		// A hang is a bug too, and the fuzzer reports only crashes: crash
+		// the worker, so that the input is saved.
+		watchdog := time.AfterFunc(hangAfter, func() { panic(fmt.Sprintf("FuzzRun: still running after %v", hangAfter)) })
+		defer watchdog.Stop()
 		res, err := compiler.Compile("fuzz.g", []byte(src), compiler.Config{Verify: true})
 		if err != nil {
 			if ie, ok := err.(*compiler.InternalError); ok {
