@@ -116,13 +116,13 @@ output e = get_rows(emb, tok)
 		{map[string]int{"n": -1}, nil, "dim n = -1 is outside [0, 4]"},
 		{map[string]int{}, nil, "dim n: no value given"},
 		{map[string]int{"n": 1, "k": 2}, nil, "dim k: not a bounded dim of the model"},
-		{map[string]int{"n": 3}, nil, "input tok: element 2 is 6, not a row of emb (0..7)"}, // 0, 3, 6 … fine
+		{map[string]int{"n": 3}, nil, ""}, // tokens 0, 3, 6
 		{map[string]int{"n": 4}, nil, "input tok: element 3 is 9, not a row of emb (0..7)"},
 		{map[string]int{"n": 2}, map[string]runtime.Tensor{"tok": runtime.NewTensor(runtime.I32, [4]int{3, 1, 1, 1})}, "input tok: got i32[3], want i32[2]"},
 		{map[string]int{"n": 2}, map[string]runtime.Tensor{"nope": runtime.NewTensor(runtime.I32, [4]int{2, 1, 1, 1})}, "input nope: not an input of the model"},
 	} {
 		_, err := m.Eval(c.dims, c.inputs)
-		if c.want == "input tok: element 2 is 6, not a row of emb (0..7)" {
+		if c.want == "" {
 			if err != nil {
 				t.Errorf("dims %v: %v", c.dims, err)
 			}
