@@ -11,17 +11,6 @@ import (
 	"github.com/graphc/graphc/runtime"
 )
 
-// defaultFill is the fill of inputs that declare none: the conformance
-// traces' rule for float inputs (mlp_in, x_in: cos(i*0.013)), zero for
-// indices.
-func defaultFill(t runtime.DType) *ir.FillExpr {
-	if t == runtime.I32 {
-		return &ir.FillExpr{Op: "num"}
-	}
-	i := &ir.FillExpr{Op: "var", Var: "i"}
-	return &ir.FillExpr{Op: "call", Func: "cos", Args: []*ir.FillExpr{{Op: "*", Args: []*ir.FillExpr{i, {Op: "num", Num: 0.013}}}}}
-}
-
 // main emits a runnable main: weights filled by the ggml traces' rule or
 // loaded from a GGUF file, state filled by the rule in both cases (a GGUF
 // file holds no state, and with the rule's weights the two runs agree bit
@@ -93,7 +82,7 @@ func (gen *generator) main(f *jen.File) {
 	for _, t := range g.Inputs {
 		fe := t.Fill
 		if fe == nil {
-			fe = defaultFill(t.Type)
+			fe = ir.DefaultFill(t.Type)
 		}
 		gen.fillUses = map[string]bool{}
 		fill := gen.fillGo(fe)

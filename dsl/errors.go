@@ -161,13 +161,23 @@ func snippet(src []byte, pos, end lexer.Position) string {
 		stop = pos.Offset + i
 	}
 	lead, cutLead := "", false
-	if before := []rune(string(src[start:pos.Offset])); len(before) > snippetBefore {
-		start = pos.Offset - len(string(before[len(before)-snippetBefore:]))
+	// Cut by the bytes each rune takes in src: []rune(string(…)) turns an
+	// invalid byte into a three-byte U+FFFD and cut past the line's end.
+	if before := src[start:pos.Offset]; utf8.RuneCount(before) > snippetBefore {
+		for n := 0; n < snippetBefore; n++ {
+			_, w := utf8.DecodeLastRune(before)
+			before = before[:len(before)-w]
+		}
+		start += len(before)
 		lead, cutLead = "… ", true
 	}
 	trail, cutStop := "", stop
-	if after := []rune(string(src[pos.Offset:stop])); len(after) > snippetAfter {
-		cutStop = pos.Offset + len(string(after[:snippetAfter]))
+	if after := src[pos.Offset:stop]; utf8.RuneCount(after) > snippetAfter {
+		cutStop = pos.Offset
+		for n := 0; n < snippetAfter; n++ {
+			_, w := utf8.DecodeRune(src[cutStop:stop])
+			cutStop += w
+		}
 		trail = " …"
 	}
 	line := lead + strings.TrimRight(string(src[start:cutStop]), "\r") + trail

@@ -251,7 +251,52 @@ func Parse(data []byte) (*Trace, error) {
 	if len(tr.Backends) == 0 {
 		return nil, fmt.Errorf("trace has no backends")
 	}
+	if err := tr.validate(); err != nil {
+		return nil, err
+	}
 	return tr, nil
+}
+
+// validate rejects what JSON decoding lets through and the importer
+// cannot take: a null leaf or node, one without its name, op, type, shape
+// or strides, or at another index than its place, and a source after a
+// null one (ggml's src[] is filled from the front, and the importer reads
+// the sources in order).
+func (tr *Trace) validate() error {
+	for _, list := range []struct {
+		kind    string
+		tensors []*Tensor
+	}{{"leafs", tr.Leafs}, {"nodes", tr.Nodes}} {
+		for i, t := range list.tensors {
+			bad := func(format string, a ...any) error {
+				return fmt.Errorf("%s[%d]: %s", list.kind, i, fmt.Sprintf(format, a...))
+			}
+			switch {
+			case t == nil:
+				return bad("null")
+			case t.Name == "":
+				return bad("no name")
+			case t.Op == "":
+				return bad("%s: no op", t.Name)
+			case t.Type == "":
+				return bad("%s: no type", t.Name)
+			case t.Ne == [4]int64{}:
+				return bad("%s: no ne", t.Name)
+			case t.Nb == [4]int64{}:
+				return bad("%s: no nb", t.Name)
+			case t.Index != i:
+				return bad("%s: index %d", t.Name, t.Index)
+			}
+			for _, src := range [][]*string{t.Src, t.SrcAfter} {
+				for k := 1; k < len(src); k++ {
+					if src[k-1] == nil && src[k] != nil {
+						return bad("%s: source %d is %s after a null one", t.Name, k, *src[k])
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ParamOrder lists the weights and states by fill index (init_index).

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+
+	"github.com/graphc/graphc/runtime"
 )
 
 // FillExpr computes the deterministic value of an input element from its
@@ -16,6 +18,18 @@ type FillExpr struct {
 	Dim  *Dim
 	Func string // cos, sin, exp, sqrt, where
 	Args []*FillExpr
+}
+
+// DefaultFill is the fill of inputs that declare none: the conformance
+// traces' rule for float inputs (mlp_in, x_in: cos(i*0.013)), zero for
+// indices. Generated programs and internal/interp both fill by it, so that
+// their runs see the same inputs.
+func DefaultFill(t DType) *FillExpr {
+	if t == runtime.I32 {
+		return &FillExpr{Op: "num"}
+	}
+	i := &FillExpr{Op: "var", Var: "i"}
+	return &FillExpr{Op: "call", Func: "cos", Args: []*FillExpr{{Op: "*", Args: []*FillExpr{i, {Op: "num", Num: 0.013}}}}}
 }
 
 // FillFuncs are the functions a fill expression may call, with arity.

@@ -52,7 +52,9 @@ func traceInputs(nTokens, kvHead int) *Inputs {
 	return in
 }
 
-func TestMatchesGGML(t *testing.T) {
+// readGGMLOutput reads the trace's logits.
+func readGGMLOutput(t *testing.T) ggmlOutput {
+	t.Helper()
 	var want ggmlOutput
 	b, err := os.ReadFile("testdata/ggml_llama_cpu_output.json")
 	if err != nil {
@@ -61,6 +63,11 @@ func TestMatchesGGML(t *testing.T) {
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
+	return want
+}
+
+func TestMatchesGGML(t *testing.T) {
+	want := readGGMLOutput(t)
 	m := newGGMLModel(t, 0)
 	defer m.Close()
 	out, err := m.Eval(traceInputs(8, 8))

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,5 +92,30 @@ func TestGGMLCheckSeveralTraces(t *testing.T) {
 	}
 	if len(got) != 2 || got[0] != traces[0] || got[1] != traces[1] {
 		t.Errorf("-json reports for %v, want %s and %s", got, traces[0], traces[1])
+	}
+}
+
+// TestGGMLCheckNullNode: a trace whose nodes include null is a user error
+// naming the file and the node, not a nil dereference (exit 2).
+func TestGGMLCheckNullNode(t *testing.T) {
+	b, err := os.ReadFile("../../ggmltrace/testdata/mlp.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr map[string]any
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatal(err)
+	}
+	tr["nodes"].([]any)[3] = nil
+	if b, err = json.Marshal(tr); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "null_node.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI("ggml-check", path)
+	if code != ExitUser || !strings.Contains(stderr, path+": nodes[3]: null") {
+		t.Errorf("exit %d: %s", code, stderr)
 	}
 }
