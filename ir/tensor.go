@@ -120,14 +120,17 @@ func (t *Tensor) Bytes() *Expr {
 	return n
 }
 
-// MaxBytes is Bytes at the dims' bounds: what the planner reserves.
+// MaxBytes is the most bytes t spans for dim values within their bounds:
+// what the planner reserves. For the usual shapes, which grow with their
+// dims, it is Bytes at the bounds; a shape that shrinks as a dim grows
+// (f32[16 - n]) is largest below them.
 func (t *Tensor) MaxBytes() int64 {
 	for _, ne := range t.Ne {
 		if ne.Max() == 0 {
 			return 0
 		}
 	}
-	return t.Bytes().AtBounds()
+	return t.Bytes().Max()
 }
 
 // Contiguous mirrors ggml_is_contiguous for symbolic shapes.

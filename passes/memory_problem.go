@@ -164,8 +164,10 @@ func (x *tensorIDs) get(t *ir.Tensor) int {
 
 func alignUp(n, align int64) int64 { return (n + align - 1) / align * align }
 
-// maxBytes is t.MaxBytes() without building the expression: the planner
-// asks for it once per tensor on graphs of 100k nodes.
+// maxBytes bounds t.MaxBytes() without building the expression (the
+// planner asks for it once per tensor on graphs of 100k nodes): each
+// extent and stride at its largest within the dims' bounds, which is
+// t.MaxBytes() exactly when they grow with their dims, as they usually do.
 func maxBytes(t *ir.Tensor) int64 {
 	n := int64(t.Type.Size())
 	for i := 0; i < 4; i++ {
@@ -178,10 +180,10 @@ func maxBytes(t *ir.Tensor) int64 {
 			if t.Ne[i].Max() == 0 {
 				return 0
 			}
-			ne = t.Ne[i].AtBounds()
+			ne = t.Ne[i].Max()
 		}
 		if !cnb {
-			nb = t.Nb[i].AtBounds()
+			nb = t.Nb[i].Max()
 		}
 		n += (ne - 1) * nb
 	}

@@ -90,7 +90,13 @@ func planMemory(g *ir.Graph, pc *Context) error {
 		cands = append(cands, p.planGGML())
 	}
 	if strategy == StrategyBest || strategy == StrategyGreedySize {
-		cands = append(cands, p.planGreedy(StrategyGreedySize, false, limit))
+		sizeLimit := limit
+		if len(g.Regions) > 0 {
+			// No ggml-alloc plan to fall back on: greedy_size must place
+			// every buffer, however long it takes.
+			sizeLimit = 0
+		}
+		cands = append(cands, p.planGreedy(StrategyGreedySize, false, sizeLimit))
 	}
 	if strategy == StrategyBest || strategy == StrategyGreedyBreadth {
 		cands = append(cands, p.planGreedy(StrategyGreedyBreadth, true, limit))
