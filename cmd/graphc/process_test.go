@@ -88,3 +88,40 @@ func TestInterruptCleansUp(t *testing.T) {
 		t.Errorf("left behind: %v", ms)
 	}
 }
+
+// TestFullDiskKeepsFiles: a write that fails half way (the file-size limit
+// stands in for a full disk: graphc dies of SIGXFSZ mid-write) leaves the
+// previous model and GGUF file whole.
+func TestFullDiskKeepsFiles(t *testing.T) {
+	bin := buildGraphc(t)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.g")
+	// Not in canonical form, and longer than the 1 KiB limit once formatted.
+	var src bytes.Buffer
+	src.WriteString("dim n = 64\ninput x: f32[n]\nh = x\n")
+	for i := 0; i < 60; i++ {
+		src.WriteString("h   =   relu( h )\n")
+	}
+	src.WriteString("weight w: f32[n, n]\noutput y = mul_mat(w, h)\n")
+	if err := os.WriteFile(model, src.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gguf := filepath.Join(dir, "w.gguf")
+	previous := []byte("the previous weights file")
+	if err := os.WriteFile(gguf, previous, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range []string{"fmt -w m.g", "gguf new m.g w.gguf"} {
+		cmd := exec.Command("sh", "-c", "ulimit -f 1 && exec "+bin+" "+args)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err == nil {
+			t.Errorf("graphc %s under a 1 KiB file-size limit succeeded: %s", args, out)
+		}
+	}
+	if b, _ := os.ReadFile(model); !bytes.Equal(b, src.Bytes()) {
+		t.Errorf("the model is now %d bytes, was %d", len(b), src.Len())
+	}
+	if b, _ := os.ReadFile(gguf); !bytes.Equal(b, previous) {
+		t.Errorf("the previous GGUF file is now %d bytes", len(b))
+	}
+}
