@@ -19,17 +19,19 @@ const ByteLimit = 1 << 40
 // the caller turns into a positioned error (lowering) or a BUG panic (past
 // lowering, where every expression has been checked).
 
-func checkedAdd(x, y int64) (int64, bool) {
+// CheckedAdd, CheckedSub and CheckedMul are x op y, or ok == false when it
+// overflows int64.
+func CheckedAdd(x, y int64) (int64, bool) {
 	s := x + y
 	return s, (s > x) == (y > 0)
 }
 
-func checkedSub(x, y int64) (int64, bool) {
+func CheckedSub(x, y int64) (int64, bool) {
 	d := x - y
 	return d, (d < x) == (y > 0)
 }
 
-func checkedMul(x, y int64) (int64, bool) {
+func CheckedMul(x, y int64) (int64, bool) {
 	if x == 0 || y == 0 {
 		return 0, true
 	}
@@ -45,11 +47,11 @@ func checkedMul(x, y int64) (int64, bool) {
 func checkedOp(op ExprOp, x, y int64) (int64, bool) {
 	switch op {
 	case ExprAdd:
-		return checkedAdd(x, y)
+		return CheckedAdd(x, y)
 	case ExprSub:
-		return checkedSub(x, y)
+		return CheckedSub(x, y)
 	case ExprMul:
-		return checkedMul(x, y)
+		return CheckedMul(x, y)
 	case ExprDiv, ExprMod:
 		if y == 0 || (x == math.MinInt64 && y == -1) {
 			return 0, false
@@ -71,7 +73,7 @@ func SumBytes(sizes ...int64) int64 {
 		if n < 0 {
 			panic(fmt.Sprintf("BUG: SumBytes of a negative size %d", n))
 		}
-		s, ok := checkedAdd(total, n)
+		s, ok := CheckedAdd(total, n)
 		if !ok {
 			return math.MaxInt64
 		}

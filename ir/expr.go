@@ -144,18 +144,18 @@ func (e *Expr) Range() (lo, hi int64, err error) {
 		var ok [4]bool
 		switch e.Op {
 		case ExprAdd:
-			c[0], ok[0] = checkedAdd(xl, yl)
-			c[1], ok[1] = checkedAdd(xh, yh)
+			c[0], ok[0] = CheckedAdd(xl, yl)
+			c[1], ok[1] = CheckedAdd(xh, yh)
 			c[2], c[3], ok[2], ok[3] = c[0], c[1], ok[0], ok[1]
 		case ExprSub:
-			c[0], ok[0] = checkedSub(xl, yh)
-			c[1], ok[1] = checkedSub(xh, yl)
+			c[0], ok[0] = CheckedSub(xl, yh)
+			c[1], ok[1] = CheckedSub(xh, yl)
 			c[2], c[3], ok[2], ok[3] = c[0], c[1], ok[0], ok[1]
 		case ExprMul:
-			c[0], ok[0] = checkedMul(xl, yl)
-			c[1], ok[1] = checkedMul(xl, yh)
-			c[2], ok[2] = checkedMul(xh, yl)
-			c[3], ok[3] = checkedMul(xh, yh)
+			c[0], ok[0] = CheckedMul(xl, yl)
+			c[1], ok[1] = CheckedMul(xl, yh)
+			c[2], ok[2] = CheckedMul(xh, yl)
+			c[3], ok[3] = CheckedMul(xh, yh)
 		}
 		lo, hi = c[0], c[0]
 		for i, v := range c {
@@ -208,7 +208,7 @@ func (e *Expr) Multiple() int64 {
 		return gcd(e.X.Multiple(), e.Y.Multiple())
 	case ExprMul:
 		x, y := e.X.Multiple(), e.Y.Multiple()
-		if p, ok := checkedMul(x, y); ok {
+		if p, ok := CheckedMul(x, y); ok {
 			return p
 		}
 		return max(x, y)

@@ -93,7 +93,7 @@ func (m *Machine) budget() error {
 	total := int64(0)
 	add := func(n int64, ok bool, what string) error {
 		if ok {
-			total, ok = addOK(total, n)
+			total, ok = ir.CheckedAdd(total, n)
 		}
 		if !ok || n < 0 || (m.cfg.MaxBytes > 0 && total > m.cfg.MaxBytes) {
 			return fmt.Errorf("interp: %s: %w of %d bytes", what, ErrTooBig, m.cfg.MaxBytes)
@@ -279,10 +279,10 @@ func (ev *evaluation) checkWork() error {
 			b, ok = denseBytes(t.Type, ne)
 		}
 		if ok {
-			work, ok = addOK(work, n)
+			work, ok = ir.CheckedAdd(work, n)
 		}
 		if ok {
-			bytes, ok = addOK(bytes, b)
+			bytes, ok = ir.CheckedAdd(bytes, b)
 		}
 		if !ok || (cfg.MaxBytes > 0 && bytes > cfg.MaxBytes) {
 			return over("input " + t.Name)
@@ -301,15 +301,15 @@ func (ev *evaluation) checkWork() error {
 		for _, s := range t.Src {
 			if ok {
 				var v int64
-				v, ok = evalOK(s.Ne[0], ev.dim)
+				v, ok = s.Ne[0].Eval(ev.dim)
 				row = max(row, v)
 			}
 		}
 		if ok {
-			n, ok = mulOK(n, row)
+			n, ok = ir.CheckedMul(n, row)
 		}
 		if ok {
-			work, ok = addOK(work, n)
+			work, ok = ir.CheckedAdd(work, n)
 		}
 		if !ok || (cfg.MaxWork > 0 && work > cfg.MaxWork) {
 			return over("node " + t.Name)
@@ -365,7 +365,7 @@ func (ev *evaluation) checkIndices() error {
 			continue
 		}
 		table, idx := t.Src[0], ev.inputs[t.Src[1]]
-		rows, ok := evalOK(table.Ne[1], ev.dim)
+		rows, ok := table.Ne[1].Eval(ev.dim)
 		if !ok {
 			return fmt.Errorf("get_rows %s: the rows of %s overflow", t.Name, table.Name)
 		}
@@ -385,8 +385,8 @@ func (ev *evaluation) checkViews() error {
 			continue
 		}
 		end := ir.Add(t.ViewOffs, t.Bytes())
-		lo, ok1 := evalOK(t.ViewOffs, ev.dim)
-		hi, ok2 := evalOK(end, ev.dim)
+		lo, ok1 := t.ViewOffs.Eval(ev.dim)
+		hi, ok2 := end.Eval(ev.dim)
 		size := t.ViewSrc.MaxBytes()
 		if !ok1 || !ok2 || lo < 0 || hi > size {
 			var dimText []string
@@ -457,7 +457,7 @@ func (ev *evaluation) placeOne(t *ir.Tensor) (*placed, error) {
 	start := int64(0)
 	ok3 := true
 	if t.ViewSrc != nil {
-		start, ok3 = evalOK(t.ViewOffs, ev.dim)
+		start, ok3 = t.ViewOffs.Eval(ev.dim)
 	}
 	lo, hi, backwards, ok4 := extent(t.Type, ne, nb)
 	if !ok1 || !ok2 || !ok3 || !ok4 {
@@ -491,7 +491,7 @@ func (ev *evaluation) runSplit(s *ir.Split) {
 	}
 	for i := s.First; i < s.End; i++ {
 		if r := g.RegionOf(i); r != nil {
-			units, _ := evalOK(r.Units, ev.dim)
+			units, _ := r.Units.Eval(ev.dim)
 			ev.m.be.RunParts(&regionParts{ev: ev, r: r}, int(units))
 			i = r.End - 1
 			continue
