@@ -43,7 +43,7 @@ const maxSplitInputs = 30
 // generated code rotates through them, one per evaluation in flight), the
 // others are new tensors "BACKEND#name#c". ggml tags every version 4.cpy,
 // the input included, so the input's 1.inp becomes 4.cpy here too (the
-// -debug notes keep the 1.inp). The inputs are listed in g.InputCopies in
+// pass's note in Context.Diags keeps the 1.inp). The inputs are listed in g.InputCopies in
 // the order they were first read (ggml's sched->graph_inputs), and apart
 // from the splits' inputs: the trace's n_inputs_total counts only the
 // latter. A graph input the split's backend cannot read is, in addition, a
