@@ -50,8 +50,8 @@ func Check(path string) (*Trace, *ir.Graph, []Diff, error) {
 // split_graph) that differs from the trace's: backend and cause of every
 // leaf and node in order, the sources each node reads after copies were
 // inserted, split boundaries and backends, split inputs (name, bytes,
-// source backend, copies), graph input copies, input and byte totals and
-// n_copies. No differences means graphc decided exactly as ggml did.
+// source backend, copies), input and byte totals, n_copies, and the graph
+// inputs given pipeline versions (their backend and versions' names). No differences means graphc decided exactly as ggml did.
 func Compare(tr *Trace, g *ir.Graph) []Diff {
 	var diffs []Diff
 	diff := func(what, want, got string) {
@@ -103,7 +103,10 @@ func Compare(tr *Trace, g *ir.Graph) []Diff {
 	r := &tr.Result
 	diffInt("n_copies", int64(r.NCopies), int64(g.NCopies))
 	diffInt("n_splits", int64(r.NSplits), int64(len(g.Splits)))
-	nInputs := len(g.InputCopies)
+	// n_inputs_total is the trace's sum of the splits' n_inputs: unlike
+	// ggml's total_inputs (which sizes its graph copy), it leaves out the
+	// graph inputs given pipeline versions; graph_inputs_pp lists those.
+	nInputs := 0
 	for k := range min(len(r.Splits), len(g.Splits)) {
 		w, s := &r.Splits[k], g.Splits[k]
 		what := fmt.Sprintf("split %d", k)
@@ -136,15 +139,38 @@ func Compare(tr *Trace, g *ir.Graph) []Diff {
 	diffInt("n_inputs_total", int64(r.NInputsTotal), int64(nInputs))
 	diffInt("bytes_copied_per_eval", r.BytesCopiedPerEval, g.BytesCopiedPerEval())
 
-	var gi []string
-	for _, in := range g.InputCopies {
-		gi = append(gi, in.Tensor.Name)
-	}
-	want, err := r.GraphInputNames()
+	// graph_inputs_pp: the graph inputs given pipeline versions, each with
+	// its backend and versions. Backend ids are ggml's priority order, as
+	// are graphc's.
+	want, err := r.GraphInputs()
 	if err != nil {
-		diff("graph_inputs_pp", err.Error(), strings.Join(gi, ", "))
-	} else {
-		diff("graph_inputs_pp", strings.Join(want, ", "), strings.Join(gi, ", "))
+		diff("graph_inputs_pp", err.Error(), "")
+		return diffs
+	}
+	var wn, gn []string
+	for _, in := range want {
+		wn = append(wn, in.Name)
+	}
+	for _, in := range g.InputCopies {
+		gn = append(gn, in.Tensor.Name)
+	}
+	diff("graph_inputs_pp", strings.Join(wn, ", "), strings.Join(gn, ", "))
+	for k := range min(len(want), len(g.InputCopies)) {
+		w, in := want[k], g.InputCopies[k]
+		if w.Name != in.Tensor.Name {
+			continue
+		}
+		what := fmt.Sprintf("graph input %d %s", k, w.Name)
+		if w.BackendID >= 0 {
+			diff(what+": backend", backend(w.BackendID), backend(in.Tensor.Backend))
+		}
+		if w.Copies != nil {
+			var gc []string
+			for _, c := range in.Copies {
+				gc = append(gc, c.Name)
+			}
+			diff(what+": versions", strings.Join(w.Copies, ", "), strings.Join(gc, ", "))
+		}
 	}
 	return diffs
 }

@@ -132,7 +132,8 @@ func TestPerturbBest(t *testing.T) {
 
 // Pipeline parallelism: splits do not change; every split input gets
 // n_copies copies and every graph input n_copies versions on its own
-// backend, the input itself being version 0.
+// backend, the input itself being version 0 and re-caused 4.cpy, as ggml's
+// llama_pp recording shows.
 func TestPerturbParallel(t *testing.T) {
 	for _, n := range []int{2, 4} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -163,6 +164,11 @@ func TestPerturbParallel(t *testing.T) {
 				if in.Copies[0] != in.Tensor || len(in.Copies) != n || in.Copies[n-1].Name != fmt.Sprintf("CPU#%s#%d", in.Tensor.Name, n-1) {
 					t.Errorf("graph input %s: versions %v", in.Tensor.Name, in.Copies)
 				}
+				for _, c := range in.Copies {
+					if c.Cause != "4.cpy" || c.Backend != in.Tensor.Backend {
+						t.Errorf("version %s of %s: on %d, cause %s; want 4.cpy on %d", c.Name, in.Tensor.Name, c.Backend, c.Cause, in.Tensor.Backend)
+					}
+				}
 			}
 			if got, want := strings.Join(gi, " "), "inp_tokens inp_pos KQ_mask"; got != want {
 				t.Errorf("graph inputs %s, want %s", got, want)
@@ -172,8 +178,20 @@ func TestPerturbParallel(t *testing.T) {
 			if g.BytesCopiedPerEval() != 6688 {
 				t.Errorf("bytes copied per eval %d, want 6688 as with one copy", g.BytesCopiedPerEval())
 			}
-			wantDiffs(t, tr, g, fmt.Sprintf("n_copies: ggml 1, graphc %d", n), "n_inputs_total: ggml 5, graphc 8",
+			diffs := wantDiffs(t, tr, g, fmt.Sprintf("n_copies: ggml 1, graphc %d", n),
+				"leaf 2 inp_tokens: cause: ggml 1.inp, graphc 4.cpy",
 				"graph_inputs_pp: ggml , graphc inp_tokens, inp_pos, KQ_mask")
+			for _, d := range diffs {
+				if d.What == "n_inputs_total" {
+					t.Errorf("%v: the graph inputs' versions are not split inputs", d)
+				}
+			}
+			if n == 2 {
+				// llama_pp is this very edit, recorded from ggml.
+				for _, d := range ggmltrace.Compare(load(t, "testdata/llama_pp.json"), g) {
+					t.Errorf("against llama_pp: %v", d)
+				}
+			}
 		})
 	}
 }

@@ -323,24 +323,42 @@ func (tr *Trace) ParamOrder() []string {
 	return names
 }
 
-// GraphInputNames lists the graph inputs ggml gave pipeline copies (n_copies
-// > 1), by name.
-func (r *Result) GraphInputNames() ([]string, error) {
+// GraphInput is a graph input ggml gave pipeline versions (n_copies > 1):
+// the backend they live on and the versions' names by copy index, the
+// input itself at index cur_copy.
+type GraphInput struct {
+	Name      string   `json:"name"`
+	BackendID int      `json:"backend_id"`
+	Copies    []string `json:"copies"`
+}
+
+// GraphInputs lists the graph inputs ggml gave pipeline versions, in the
+// order it registered them (sched->graph_inputs: first read in node
+// order). The field is either a list of such objects or, in older traces,
+// of bare names (BackendID -1, no Copies).
+func (r *Result) GraphInputs() ([]GraphInput, error) {
 	if len(r.GraphInputsPP) == 0 || string(r.GraphInputsPP) == "null" {
 		return nil, nil
 	}
 	var names []string
 	if json.Unmarshal(r.GraphInputsPP, &names) == nil {
-		return names, nil
+		ins := make([]GraphInput, len(names))
+		for i, n := range names {
+			ins[i] = GraphInput{Name: n, BackendID: -1}
+		}
+		return ins, nil
 	}
-	var objs []struct{ Name string }
-	if err := json.Unmarshal(r.GraphInputsPP, &objs); err != nil {
+	// A fresh slice: a failed decode above may have filled part of names.
+	var ins []GraphInput
+	if err := json.Unmarshal(r.GraphInputsPP, &ins); err != nil {
 		return nil, fmt.Errorf("graph_inputs_pp: %v", err)
 	}
-	for _, o := range objs {
-		names = append(names, o.Name)
+	for i, in := range ins {
+		if in.Name == "" {
+			return nil, fmt.Errorf("graph_inputs_pp[%d]: no name", i)
+		}
 	}
-	return names, nil
+	return ins, nil
 }
 
 func (tr *Trace) source() string {

@@ -150,3 +150,58 @@ func TestCheck(t *testing.T) {
 		t.Error("Check of a missing file: no error")
 	}
 }
+
+// TestGraphInputs: graph_inputs_pp in its two recorded forms, objects with
+// backend and versions and bare names, and a malformed one. An object list
+// once decoded as names first and kept the failed attempt's empty entries.
+func TestGraphInputs(t *testing.T) {
+	tr := load(t, "testdata/llama_pp.json")
+	ins, err := tr.Result.GraphInputs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(ins), "[{inp_tokens 1 [inp_tokens CPU#inp_tokens#1]} {inp_pos 1 [inp_pos CPU#inp_pos#1]} {KQ_mask 1 [KQ_mask CPU#KQ_mask#1]}]"; got != want {
+		t.Errorf("GraphInputs = %s, want %s", got, want)
+	}
+	for _, c := range []struct{ raw, want, err string }{
+		{`["a", "b"]`, "[{a -1 []} {b -1 []}]", ""},
+		{`[]`, "[]", ""},
+		{`null`, "[]", ""},
+		{`[{"backend_id": 1}]`, "", "graph_inputs_pp[0]: no name"},
+		{`{"name": "a"}`, "", "graph_inputs_pp: json"},
+	} {
+		r := ggmltrace.Result{GraphInputsPP: []byte(c.raw)}
+		ins, err := r.GraphInputs()
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, want an error with %q", c.raw, err, c.err)
+			}
+			continue
+		}
+		if err != nil || fmt.Sprint(ins) != c.want {
+			t.Errorf("%s: %v %v, want %s", c.raw, ins, err, c.want)
+		}
+	}
+}
+
+// TestCompareGraphInputVersions: a graph input's versions are compared by
+// backend and name, not only the inputs' names.
+func TestCompareGraphInputVersions(t *testing.T) {
+	tr := load(t, "testdata/llama_pp.json")
+	g, _, err := tr.Plan("split_graph", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Result.GraphInputsPP = []byte(`[{"name": "inp_tokens", "backend_id": 0, "copies": ["inp_tokens", "X#inp_tokens#1"]}, {"name": "inp_pos", "backend_id": 1}, {"name": "KQ_mask", "backend_id": 1}]`)
+	var got []string
+	for _, d := range ggmltrace.Compare(tr, g) {
+		got = append(got, d.String())
+	}
+	want := []string{
+		"graph input 0 inp_tokens: backend: ggml RPC0[127.0.0.1:50052], graphc CPU",
+		"graph input 0 inp_tokens: versions: ggml inp_tokens, X#inp_tokens#1, graphc inp_tokens, CPU#inp_tokens#1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("diffs:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -80,6 +80,27 @@ func TestMemoryMatchesGGML(t *testing.T) {
 					}
 				}
 			}
+			// Graph inputs' pipeline versions (n_copies > 1) are leafs of
+			// ggml's graph copy, placed first.
+			ins, err := tr.Result.GraphInputs()
+			if err != nil {
+				t.Fatal(err)
+			}
+			leafAt := map[string]ggmltrace.SchedGraphNode{}
+			for _, l := range tr.Result.SchedGraph.Leafs {
+				leafAt[l.Name] = l
+			}
+			for _, in := range ins {
+				for _, v := range in.Copies {
+					l, ok := leafAt[v]
+					if !ok {
+						t.Errorf("version %s of %s: not among ggml's leafs", v, in.Name)
+						continue
+					}
+					n++
+					check(v, byName[v], l.Buft, l.Offset)
+				}
+			}
 			sizes := map[string]int64{}
 			for _, b := range g.Buffers {
 				sizes[g.Backends[b.Backend].Name] = b.Size

@@ -32,10 +32,29 @@ const maxSplitInputs = 30
 // the split's backend, made once per (tensor, backend) for the whole graph
 // (a later split on the same backend reuses them: graph inputs are copied
 // at most once per backend), and the node reads copy 0 instead of the
-// original. With NCopies > 1 (ggml's parallel mode) every graph input a
-// node reads also gets NCopies versions on its own backend, the input
-// itself being version 0 (g.InputCopies), and all copies are meant to be
-// allocated like inputs: first, and never overwritten by other tensors.
+// original.
+//
+// Graph inputs under pipeline parallelism (NCopies > 1, ggml's parallel
+// mode) follow ggml's own rule, apart from the split inputs: the first time
+// a non-view node reads a graph input (ggml: a source flagged
+// GGML_TENSOR_FLAG_INPUT), whatever its split's backend, the input gets
+// NCopies versions on the backend it is assigned to (the CPU, 1.inp). The
+// input itself is version 0 (ggml's cur_copy of a fresh scheduler; the
+// generated code rotates through them, one per evaluation in flight), the
+// others are new tensors "BACKEND#name#c". ggml tags every version 4.cpy,
+// the input included, so the input's 1.inp becomes 4.cpy here too (the
+// pass's note in Context.Diags keeps the 1.inp). The inputs are listed in g.InputCopies in
+// the order they were first read (ggml's sched->graph_inputs), and apart
+// from the splits' inputs: the trace's n_inputs_total counts only the
+// latter. A graph input the split's backend cannot read is, in addition, a
+// split input like any other source (copied from the evaluation's version;
+// at run time at once and synchronously, ggml's rule for inputs from the
+// user). A graph input read only through views gets no versions, as in
+// ggml, which skips view nodes. All versions and all split input copies
+// are allocated like inputs: first, and never overwritten by other tensors
+// (plan_memory). graphc keeps no departure from this rule: graphc's
+// earlier plans differed only in keeping the 1.inp label, with the same
+// copies and the same memory.
 //
 // Invariant established: g.Splits covers every node; a non-view node runs
 // on its split's backend and reads only tensors its backend can read where
@@ -45,7 +64,10 @@ const maxSplitInputs = 30
 // Mirrors pass 5 "split graph, find tensors that need to be copied" of
 // ggml_backend_sched_split_graph (ggml-org/ggml src/ggml-backend.cpp,
 // commit d99724f2), for the first evaluation (cur_copy 0) of a fresh
-// scheduler. See testdata/split_graph/.
+// scheduler: the split walk, the graph-input versions under
+// sched->n_copies > 1 (the GGML_TENSOR_FLAG_INPUT branch) and the split
+// inputs' copies; ggml_backend_sched_compute_splits decides how the
+// runtime copies them. See testdata/split_graph/.
 func splitGraph(g *ir.Graph, pc *Context) error {
 	nCopies := max(pc.Options.NCopies, 1)
 	g.NCopies = nCopies
@@ -123,7 +145,8 @@ func splitGraph(g *ir.Graph, pc *Context) error {
 				cs := newCopies(s, s.Backend, 1)
 				copies[key{s, s.Backend}] = cs
 				g.InputCopies = append(g.InputCopies, &ir.SplitInput{Tensor: s, Copies: cs})
-				pc.Notef(s.Pos, "%s: %d pipeline versions on %s", s.Name, nCopies, g.Backends[s.Backend].Name)
+				pc.Notef(s.Pos, "%s: graph input first read by %s: %d pipeline versions on %s, itself the first (ggml's rule for graph inputs with n_copies > 1; its cause %s becomes 4.cpy, as in ggml)", s.Name, t.Name, nCopies, g.Backends[s.Backend].Name, s.Cause)
+				s.Cause = "4.cpy"
 			}
 			if s.Backend == cur || bufferSupported(g, pc, s, cur) {
 				continue
