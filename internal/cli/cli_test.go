@@ -208,3 +208,17 @@ func runLlamaMatchesGGML(t *testing.T, flags []string) {
 		t.Errorf("graphc run differs from ggml by up to %g", worst)
 	}
 }
+
+// TestPlanDebugNotes: plan -debug prints the passes' reasons, e.g. ggml's
+// rule for graph inputs under pipeline parallelism.
+func TestPlanDebugNotes(t *testing.T) {
+	code, out, stderr := runCLI("plan", "-debug", "-backends", "sim0,cpu", "-ngl", "2", "-n-copies", "2", "../../examples/llama/llama.g")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"## pass notes\n", "llama.g:16:1: split_graph: inp_tokens: graph input first read by inp_embd: 2 pipeline versions on cpu", "assign_backends: token_embd.weight: on cpu (1.dst"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan -debug lacks %q", want)
+		}
+	}
+}

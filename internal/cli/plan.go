@@ -66,7 +66,7 @@ func cmdPlan(e *env, args []string) error {
 		_, err = e.stdout.Write(b)
 		return err
 	case *debug:
-		_, err = io.WriteString(e.stdout, planview.DebugReport(res.Graph))
+		_, err = io.WriteString(e.stdout, planview.DebugReport(res.Graph)+planview.Notes(res.Diags))
 		return err
 	}
 	_, err = io.WriteString(e.stdout, res.Graph.Format())

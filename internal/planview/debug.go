@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/passes"
 )
 
 // DebugReport explains a plan in the spirit of GGML_SCHED_DEBUG=2: each
@@ -45,3 +46,18 @@ func DebugReport(g *ir.Graph) string {
 }
 
 func kib(n int64) string { return fmt.Sprintf("%4dK", n/1024) }
+
+// Notes renders the passes' explanations of their decisions (collected at
+// debug level 1, passes.Context.Notef), one line each after a heading, or
+// "" when there are none.
+func Notes(diags []passes.Diag) string {
+	if len(diags) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("## pass notes\n")
+	for _, d := range diags {
+		fmt.Fprintf(&b, "%s: %s: %s\n", d.Pos, d.Pass, d.Msg)
+	}
+	return b.String()
+}
