@@ -239,4 +239,3 @@ func FuzzReply(f *testing.F) {
 		}
 	})
 }
-
