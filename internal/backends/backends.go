@@ -11,6 +11,7 @@ import (
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/cuda"
 	"github.com/graphc/graphc/runtime/metal"
+	"github.com/graphc/graphc/runtime/rpc"
 	"github.com/graphc/graphc/runtime/sim"
 )
 
@@ -75,6 +76,12 @@ var Kinds = []*Kind{
 	{
 		Name: "metal", Describe: one(&metal.Description), Available: metal.Available,
 		Package: runtimePackage + "/metal", Type: "Backend", New: "New", Fallible: true,
+	},
+	{
+		// Available is always true: the server is reached at run time,
+		// at the endpoint bound then (-rpc, $GRAPHC_RPC).
+		Name: "rpc", Indexed: true, Describe: rpc.Description,
+		Package: runtimePackage + "/rpc", Type: "Backend", New: "New", Fallible: true,
 	},
 }
 

@@ -122,6 +122,9 @@ func (t *wireTensor) append(b []byte) []byte {
 	return le.AppendUint32(b, uint32(t.UseCount))
 }
 
+// flagCompute is GGML_TENSOR_FLAG_COMPUTE: the node must be computed.
+const flagCompute = 16
+
 // errMalformed is wrapped by every error about a reply that does not have
 // the protocol's shape.
 var errMalformed = errors.New("malformed reply")
