@@ -50,6 +50,12 @@ type Kind struct {
 	// it through runtime.NewHostBackend. Otherwise Type itself is a
 	// runtime.Backend, asynchronous, with memory of its own.
 	Host bool
+
+	// Flag, when set, is a command-line flag generated programs whose
+	// target has the kind accept, for what only the run can say (rpc:
+	// where the servers are): before the model is made, a non-empty value
+	// is passed to Package's function FlagSet, func(string) error.
+	Flag, FlagUsage, FlagSet string
 }
 
 const runtimePackage = "github.com/graphc/graphc/runtime"
@@ -82,6 +88,8 @@ var Kinds = []*Kind{
 		// at the endpoint bound then (-rpc, $GRAPHC_RPC).
 		Name: "rpc", Indexed: true, Describe: rpc.Description,
 		Package: runtimePackage + "/rpc", Type: "Backend", New: "New", Fallible: true,
+		Flag: "rpc", FlagSet: "UseEndpoints",
+		FlagUsage: "ggml rpc-server endpoints host:port[,host:port…]: rpc<N> is the N-th (default: $" + rpc.EnvEndpoints + ")",
 	},
 }
 

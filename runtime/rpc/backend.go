@@ -39,6 +39,17 @@ func SetEndpoints(endpoints []string) {
 	endpointsSet = append([]string{}, endpoints...)
 }
 
+// UseEndpoints binds rpc<N> to the N-th endpoint of a comma-separated
+// list, the -rpc flag of generated programs.
+func UseEndpoints(list string) error {
+	eps := ParseEndpoints(list)
+	if len(eps) == 0 {
+		return fmt.Errorf("-rpc %q: want host:port[,host:port…]", list)
+	}
+	SetEndpoints(eps)
+	return nil
+}
+
 // ParseEndpoints splits a comma-separated endpoint list, as the -rpc flag
 // and $GRAPHC_RPC give it.
 func ParseEndpoints(s string) []string {
