@@ -24,14 +24,32 @@ func (gen *generator) main(f *jen.File) {
 		jen.Id("stats").Op(":=").Qual("flag", "Bool").Call(jen.Lit("stats"), jen.False(), jen.Lit("print the evaluation's statistics (per split time, bytes copied) to stderr")),
 		jen.Id("weightsFile").Op(":=").Qual("flag", "String").Call(jen.Lit("weights"), jen.Lit(""), jen.Lit("load the weights from this GGUF file, by mmap, instead of filling them (state is filled either way)")),
 	}
+	// Kinds that need a word from the run (rpc: where its servers are)
+	// take it from a flag of their own.
+	var kindFlags []jen.Code
+	seenFlag := map[string]bool{}
+	for _, k := range gen.kinds {
+		if k.Flag == "" || seenFlag[k.Flag] {
+			continue
+		}
+		seenFlag[k.Flag] = true
+		v := "flag" + strings.ToUpper(k.Flag[:1]) + k.Flag[1:]
+		flags = append(flags, jen.Id(v).Op(":=").Qual("flag", "String").Call(jen.Lit(k.Flag), jen.Lit(""), jen.Lit(k.FlagUsage)))
+		kindFlags = append(kindFlags, jen.If(jen.Op("*").Id(v).Op("!=").Lit("")).Block(
+			jen.If(jen.Err().Op(":=").Qual(k.Package, k.FlagSet).Call(jen.Op("*").Id(v)), jen.Err().Op("!=").Nil()).Block(
+				jen.Qual("fmt", "Fprintln").Call(jen.Qual("os", "Stderr"), jen.Err()),
+				jen.Qual("os", "Exit").Call(jen.Lit(2)),
+			),
+		))
+	}
 	dims := jen.Dict{}
 	for _, d := range gen.bounded {
 		v := "dim" + gen.dimField[d]
 		flags = append(flags, jen.Id(v).Op(":=").Qual("flag", "Int").Call(jen.Lit(d.Name), jen.Id(gen.boundConst[d]), jen.Lit(fmt.Sprintf("value of the bounded dim %s (at most %d)", d.Name, d.Bound))))
 		dims[jen.Id(gen.dimField[d])] = jen.Op("*").Id(v)
 	}
-	f.Func().Id("main").Params().Block(append(flags,
-		jen.Qual("flag", "Parse").Call(),
+	flags = append(flags, jen.Qual("flag", "Parse").Call())
+	f.Func().Id("main").Params().Block(append(append(flags, kindFlags...),
 		jen.If(jen.Err().Op(":=").Id("run").Call(jen.Op("*").Id("weightsFile"), jen.Op("*").Id("asJSON"), jen.Op("*").Id("threads"), jen.Op("*").Id("stats"), jen.Id("Dims").Values(dims)), jen.Err().Op("!=").Nil()).Block(
 			jen.Qual("fmt", "Fprintln").Call(jen.Qual("os", "Stderr"), jen.Err()),
 			jen.Qual("os", "Exit").Call(jen.Lit(1)),

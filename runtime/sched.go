@@ -58,13 +58,30 @@ type SplitStats struct {
 	// Compute is the time from the split's first kernel to the end of its
 	// last one on its backend (device time for an asynchronous backend).
 	Compute time.Duration
+	// WireBytes and RoundTrips are what the backends reached over a
+	// network (WireCounter) sent and received, and the replies they
+	// waited for, from the split's start to the end of its issue: its
+	// input copies and its graph. 0 without such backends.
+	WireBytes  int64
+	RoundTrips int64
+}
+
+// WireCounter is a Backend that reaches its device over a network
+// (runtime/rpc): Traffic is what it moved so far, bytes both ways and
+// round trips, for Stats.
+type WireCounter interface {
+	Traffic() (bytes, roundTrips int64)
 }
 
 func (s Stats) String() string {
 	var b []byte
 	for k, sp := range s.Splits {
-		b = fmt.Appendf(b, "split %d %-6s %4d nodes %s..%s: %d inputs, %d bytes copied, copy %v, compute %v\n",
+		b = fmt.Appendf(b, "split %d %-6s %4d nodes %s..%s: %d inputs, %d bytes copied, copy %v, compute %v",
 			k, sp.Backend, sp.Nodes, sp.First, sp.Last, sp.Inputs, sp.BytesCopied, sp.Copy, sp.Compute)
+		if sp.WireBytes != 0 || sp.RoundTrips != 0 {
+			b = fmt.Appendf(b, ", %d bytes on the wire in %d round trips", sp.WireBytes, sp.RoundTrips)
+		}
+		b = append(b, '\n')
 	}
 	b = fmt.Appendf(b, "%d bytes copied in %d copies; wall %v\n", s.BytesCopied, s.Copies, s.Wall)
 	return string(b)
@@ -205,6 +222,7 @@ type splitRun struct {
 	begin, end         Event // around the split's kernels, on its backend
 	inputs             int
 	bytes              int64
+	wire, trips        int64 // WireCounter totals, at the start, then the difference
 }
 
 // Begin starts issuing an evaluation on pipeline slot c. It first waits
@@ -238,6 +256,18 @@ func (s *Sched) BeginSplit(k int) {
 		s.waitSlot(s.prev, f.slot)
 	}
 	f.splits[k].copyStart = time.Now()
+	f.splits[k].wire, f.splits[k].trips = s.traffic()
+}
+
+// traffic sums the WireCounters' traffic.
+func (s *Sched) traffic() (bytes, trips int64) {
+	for _, be := range s.backends {
+		if w, ok := be.(WireCounter); ok {
+			b, t := w.Traffic()
+			bytes, trips = bytes+b, trips+t
+		}
+	}
+	return bytes, trips
 }
 
 // waitSlot blocks until backend b is done with slot c: until its last split
@@ -335,6 +365,8 @@ func (s *Sched) EndSplit(k int) {
 	r.end.Record()
 	s.events[b][f.slot] = r.end
 	s.prev = b
+	wire, trips := s.traffic()
+	r.wire, r.trips = wire-r.wire, trips-r.trips
 }
 
 // Inspecting reports whether an eval callback is set: generated code skips
@@ -480,7 +512,8 @@ func (f *Flight) finish() {
 	}
 	for k, sp := range s.splits {
 		r := &f.splits[k]
-		ss := SplitStats{Backend: s.backends[sp.Backend].Name(), First: sp.First, Last: sp.Last, Nodes: sp.Nodes, Inputs: r.inputs, BytesCopied: r.bytes}
+		ss := SplitStats{Backend: s.backends[sp.Backend].Name(), First: sp.First, Last: sp.Last, Nodes: sp.Nodes, Inputs: r.inputs, BytesCopied: r.bytes,
+			WireBytes: r.wire, RoundTrips: r.trips}
 		if !r.copyEnd.IsZero() {
 			ss.Copy = r.copyEnd.Sub(r.copyStart)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/cuda"
 	"github.com/graphc/graphc/runtime/metal"
+	"github.com/graphc/graphc/runtime/rpc"
 	"github.com/graphc/graphc/runtime/sim"
 )
 
@@ -49,6 +50,12 @@ type Kind struct {
 	// it through runtime.NewHostBackend. Otherwise Type itself is a
 	// runtime.Backend, asynchronous, with memory of its own.
 	Host bool
+
+	// Flag, when set, is a command-line flag generated programs whose
+	// target has the kind accept, for what only the run can say (rpc:
+	// where the servers are): before the model is made, a non-empty value
+	// is passed to Package's function FlagSet, func(string) error.
+	Flag, FlagUsage, FlagSet string
 }
 
 const runtimePackage = "github.com/graphc/graphc/runtime"
@@ -75,6 +82,14 @@ var Kinds = []*Kind{
 	{
 		Name: "metal", Describe: one(&metal.Description), Available: metal.Available,
 		Package: runtimePackage + "/metal", Type: "Backend", New: "New", Fallible: true,
+	},
+	{
+		// Available is always true: the server is reached at run time,
+		// at the endpoint bound then (-rpc, $GRAPHC_RPC).
+		Name: "rpc", Indexed: true, Describe: rpc.Description,
+		Package: runtimePackage + "/rpc", Type: "Backend", New: "New", Fallible: true,
+		Flag: "rpc", FlagSet: "UseEndpoints",
+		FlagUsage: "ggml rpc-server endpoints host:port[,host:port…]: rpc<N> is the N-th (default: $" + rpc.EnvEndpoints + ")",
 	},
 }
 

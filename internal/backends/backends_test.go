@@ -133,7 +133,7 @@ func checkPackage(t *testing.T, k *Kind) {
 		t.Fatalf("package %s: no Go files (%v)", k.Package, err)
 	}
 	var typ *ast.TypeSpec
-	var ctor *ast.FuncDecl
+	var ctor, flagSet *ast.FuncDecl
 	for _, file := range files {
 		if strings.HasSuffix(file, "_test.go") {
 			continue
@@ -150,6 +150,9 @@ func checkPackage(t *testing.T, k *Kind) {
 			case *ast.FuncDecl:
 				if decl.Recv == nil && decl.Name.Name == k.New {
 					ctor = decl
+				}
+				if decl.Recv == nil && k.FlagSet != "" && decl.Name.Name == k.FlagSet {
+					flagSet = decl
 				}
 			case *ast.GenDecl:
 				for _, spec := range decl.Specs {
@@ -178,6 +181,16 @@ func checkPackage(t *testing.T, k *Kind) {
 	}
 	if got := fields(ctor.Type.Results); got != wantResults {
 		t.Errorf("%s.%s returns (%s), want (%s)", k.PackageName(), k.New, got, wantResults)
+	}
+	if (k.Flag == "") != (k.FlagSet == "") || (k.Flag == "") != (k.FlagUsage == "") {
+		t.Errorf("kind %s: Flag %q, FlagSet %q, FlagUsage %q: all or none", k.Name, k.Flag, k.FlagSet, k.FlagUsage)
+	}
+	if k.FlagSet != "" {
+		if flagSet == nil || !ast.IsExported(k.FlagSet) {
+			t.Errorf("package %s has no exported func %q (FlagSet)", k.PackageName(), k.FlagSet)
+		} else if p, r := fields(flagSet.Type.Params), fields(flagSet.Type.Results); p != "string" || r != "error" {
+			t.Errorf("%s.%s(%s) (%s), want (string) error", k.PackageName(), k.FlagSet, p, r)
+		}
 	}
 }
 

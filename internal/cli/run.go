@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/runtime/rpc"
 )
 
 func cmdRun(e *env, args []string) error {
@@ -20,6 +22,7 @@ func cmdRun(e *env, args []string) error {
 	fill := fs.String("fill", "ggml", "how weights (unless -weights loads them), state and inputs are filled: ggml (the conformance traces' rule; inputs by their fill expressions)")
 	threads := fs.Int("threads", 0, "worker threads (0: every core)")
 	stats := fs.Bool("stats", false, "print the evaluation's statistics to stderr: per split its backend, nodes, bytes copied in, copy and compute time")
+	rpcEndpoints := fs.String("rpc", "", "ggml rpc-server endpoints host:port[,host:port…] for the target's rpc<N> backends, the N-th for rpc<N> (default: $GRAPHC_RPC)")
 	dims := dimFlags{}
 	fs.Var(dims, "dim", "value of a bounded dim, NAME=VALUE (repeatable; default: its bound)")
 	files, err := parseFlags(fs, args, 1, 1)
@@ -88,6 +91,14 @@ func cmdRun(e *env, args []string) error {
 	}
 	defer cleanup()
 	cmd := exec.CommandContext(e.ctx, bin, runArgs...)
+	if *rpcEndpoints != "" {
+		if len(rpc.ParseEndpoints(*rpcEndpoints)) == 0 {
+			return &usageError{fmt.Sprintf("-rpc %q: want host:port[,host:port…]", *rpcEndpoints)}
+		}
+		// The environment rather than the program's -rpc flag: a target
+		// without rpc backends builds a program without the flag.
+		cmd.Env = append(os.Environ(), rpc.EnvEndpoints+"="+*rpcEndpoints)
+	}
 	killGroupOnCancel(cmd)
 	cmd.Stdout, cmd.Stderr = e.stdout, e.stderr
 	if err := cmd.Run(); err != nil {

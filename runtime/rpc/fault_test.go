@@ -1,0 +1,110 @@
+package rpc
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/rpc/rpctest"
+)
+
+func TestNewServerAbsent(t *testing.T) {
+	SetEndpoints([]string{"127.0.0.1:1"})
+	defer SetEndpoints(nil)
+	_, err := New(0, 1)
+	if err == nil || !strings.Contains(err.Error(), "rpc0") || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Fatalf("New with no server: %v; want an error naming rpc0 and the endpoint", err)
+	}
+	if _, err := New(1, 1); err == nil || !strings.Contains(err.Error(), "no endpoint") {
+		t.Fatalf("New(1) with one endpoint: %v", err)
+	}
+}
+
+// upload puts host tensor h in b's memory.
+func upload(t *testing.T, b *Backend, h *runtime.Tensor) *runtime.Tensor {
+	mem, err := b.Alloc(h.Span())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &runtime.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
+	b.SetTensor(d, h)
+	return d
+}
+
+// addOnce computes a + a into dst on b and returns the host result.
+func addOnce(b *Backend, dst, a *runtime.Tensor) runtime.Tensor {
+	b.Add(dst, a, a)
+	e := b.NewEvent()
+	e.Record()
+	e.Synchronize()
+	out := runtime.NewTensor(a.Type, a.Ne)
+	b.GetTensor(&out, dst)
+	return out
+}
+
+// TestServerKilledBetween: a server killed between evaluations makes the
+// next one fail quickly, with the endpoint in the error; a new backend
+// works once a server is back.
+func TestServerKilledBetween(t *testing.T) {
+	s := rpctest.Start(t)
+	b := newTestBackend(t, s.Endpoint)
+	h := filled(runtime.F32, ne(64, 4), 1)
+	a, dst := upload(t, b, &h), upload(t, b, &h)
+	if out := addOnce(b, dst, a); out.F32s()[1] != 2*h.F32s()[1] || b.Err() != nil {
+		t.Fatalf("before the kill: %v, %v", out.F32s()[1], b.Err())
+	}
+	s.Kill()
+	start := time.Now()
+	addOnce(b, dst, a)
+	err := b.Err()
+	if err == nil || !strings.Contains(err.Error(), s.Endpoint) {
+		t.Fatalf("after the kill: Err = %v; want an error naming %s", err, s.Endpoint)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the failure took %v", d)
+	}
+	// Later calls are skipped, events complete.
+	b.Synchronize()
+
+	s2 := rpctest.Start(t)
+	b2 := newTestBackend(t, s2.Endpoint)
+	a2, dst2 := upload(t, b2, &h), upload(t, b2, &h)
+	if out := addOnce(b2, dst2, a2); out.F32s()[1] != 2*h.F32s()[1] || b2.Err() != nil {
+		t.Fatalf("a new backend on a new server: %v, %v", out.F32s()[1], b2.Err())
+	}
+}
+
+// TestServerKilledDuring: a server killed while it computes a long graph
+// is an error within a bounded time, not a hang.
+func TestServerKilledDuring(t *testing.T) {
+	if testing.Short() {
+		t.Skip("computes for seconds")
+	}
+	s := rpctest.Start(t)
+	b := newTestBackend(t, s.Endpoint)
+	w := filled(runtime.F32, ne(1024, 1024), 1)
+	x := filled(runtime.F32, ne(1024, 64), 2)
+	wd, xd := upload(t, b, &w), upload(t, b, &x)
+	out := upload(t, b, &runtime.Tensor{Type: runtime.F32, Ne: ne(1024, 64), Nb: runtime.ContiguousStrides(runtime.F32, ne(1024, 64)), Data: make([]byte, 1024*64*4)})
+	for range 200 { // about 13 G multiply-adds: seconds on one thread
+		b.MulMat(out, wd, xd)
+	}
+	done := make(chan struct{})
+	go func() { b.Synchronize(); close(done) }()
+	time.Sleep(300 * time.Millisecond)
+	select {
+	case <-done:
+		t.Skip("the server computed the graph before it could be killed")
+	default:
+	}
+	s.Kill()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Synchronize still waiting 5 s after the server was killed")
+	}
+	if err := b.Err(); err == nil {
+		t.Fatal("no error after the server was killed while computing")
+	}
+}

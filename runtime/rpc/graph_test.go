@@ -1,0 +1,193 @@
+package rpc
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/rpc/rpctest"
+)
+
+// TestEveryOpEncodes: every op the op table computes with a kernel has a
+// ggml encoding here, with the table's ggml numbers. A new op fails here,
+// by name, until kernelOps and Backend learn it.
+func TestEveryOpEncodes(t *testing.T) {
+	for _, op := range ir.Ops() {
+		info := op.Info()
+		if info.Kernel == "" {
+			continue // a view: nothing to compute, no node
+		}
+		enc, ok := kernelOps[info.Kernel]
+		if !ok {
+			t.Errorf("op %s: kernel %s has no ggml encoding in runtime/rpc's kernelOps", op, info.Kernel)
+			continue
+		}
+		if info.GGML == "CONT" && info.Kernel == "Cpy" {
+			continue // sent as CPY, which ggml-cpu computes as CONT
+		}
+		if int(enc.GGMLOp) != info.GGMLOp || enc.Unary != info.Unary {
+			t.Errorf("op %s: encoded as ggml op %d/%d, the op table says %d/%d", op, enc.GGMLOp, enc.Unary, info.GGMLOp, info.Unary)
+		}
+	}
+}
+
+func TestWireTensorSize(t *testing.T) {
+	var w wireTensor
+	if n := len(w.append(nil)); n != tensorSize || tensorSize != 296 {
+		t.Fatalf("rpc_tensor is %d bytes, tensorSize %d; ggml's is 296", n, tensorSize)
+	}
+}
+
+// opCase is one kernel call computed by the server and by runtime/cpu.
+type opCase struct {
+	name string
+	srcs []runtime.Tensor // host tensors
+	dst  runtime.Tensor   // shape and type of the result (Data ignored)
+	run  func(k runtime.Kernels, dst *runtime.Tensor, srcs []*runtime.Tensor)
+	// tol bounds |rpc - cpu| / max(1, |cpu|): where ggml-cpu's SIMD loops
+	// sum in another order than graphc's the last bits differ; elsewhere
+	// the results are the same.
+	tol float64
+}
+
+func filled(typ runtime.DType, ne [4]int, k int) runtime.Tensor {
+	f := runtime.NewTensor(runtime.F32, ne)
+	runtime.Fill(&f, func(i int, _ [4]int) float64 { return math.Sin(float64(i)*0.37+float64(k)) * 1.5 })
+	if typ == runtime.F32 {
+		return f
+	}
+	t := runtime.NewTensor(typ, ne)
+	copy(t.Data, runtime.Quantize(nil, typ, f.F32s()))
+	return t
+}
+
+func ints(vals ...int32) runtime.Tensor {
+	t := runtime.NewTensor(runtime.I32, [4]int{len(vals), 1, 1, 1})
+	copy(t.I32s(), vals)
+	return t
+}
+
+func shape(typ runtime.DType, ne ...int) runtime.Tensor {
+	s := [4]int{1, 1, 1, 1}
+	copy(s[:], ne)
+	return runtime.Tensor{Type: typ, Ne: s, Nb: runtime.ContiguousStrides(typ, s)}
+}
+
+func ne(v ...int) [4]int {
+	s := [4]int{1, 1, 1, 1}
+	copy(s[:], v)
+	return s
+}
+
+func opCases() []opCase {
+	F32, F16 := runtime.F32, runtime.F16
+	bin := func(name string, f func(k runtime.Kernels, d, a, x *runtime.Tensor)) opCase {
+		return opCase{name, []runtime.Tensor{filled(F32, ne(16, 4, 2), 1), filled(F32, ne(16, 1, 2), 2)}, shape(F32, 16, 4, 2),
+			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { f(k, d, s[0], s[1]) }, 1e-6}
+	}
+	un := func(name string, tol float64, f func(k runtime.Kernels, d, a *runtime.Tensor)) opCase {
+		return opCase{name, []runtime.Tensor{filled(F32, ne(64, 3), 3)}, shape(F32, 64, 3),
+			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { f(k, d, s[0]) }, tol}
+	}
+	mm := func(wt runtime.DType, tol float64) opCase {
+		return opCase{"mul_mat " + wt.String(), []runtime.Tensor{filled(wt, ne(64, 8), 4), filled(F32, ne(64, 5), 5)}, shape(F32, 8, 5),
+			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.MulMat(d, s[0], s[1]) }, tol}
+	}
+	rope := func(mode int) opCase {
+		p := runtime.RopeParams{NDims: 16, Mode: mode, NCtxOrig: 4096, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+		return opCase{fmt.Sprintf("rope mode %d", mode), []runtime.Tensor{filled(F32, ne(16, 2, 4), 6), ints(0, 1, 5, 9)}, shape(F32, 16, 2, 4),
+			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.Rope(d, s[0], s[1], p) }, 1e-5}
+	}
+	mask := filled(F32, ne(16, 4), 7)
+	return []opCase{
+		mm(F32, 1e-6), mm(F16, 1e-6), mm(runtime.Q8_0, 1e-6), mm(runtime.Q4_0, 1e-6),
+		bin("add", runtime.Kernels.Add), bin("sub", runtime.Kernels.Sub), bin("mul", runtime.Kernels.Mul),
+		{"div", []runtime.Tensor{filled(F32, ne(16, 4), 1), func() runtime.Tensor {
+			t := runtime.NewTensor(F32, ne(16))
+			runtime.Fill(&t, func(i int, _ [4]int) float64 { return 1 + float64(i)/4 })
+			return t
+		}()}, shape(F32, 16, 4), func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.Div(d, s[0], s[1]) }, 1e-6},
+		un("scale", 1e-6, func(k runtime.Kernels, d, a *runtime.Tensor) { k.Scale(d, a, 0.125) }),
+		un("relu", 0, runtime.Kernels.Relu), un("gelu", 0, runtime.Kernels.Gelu), un("silu", 1e-6, runtime.Kernels.Silu),
+		un("rms_norm", 1e-6, func(k runtime.Kernels, d, a *runtime.Tensor) { k.RMSNorm(d, a, 1e-5) }),
+		un("norm", 1e-6, func(k runtime.Kernels, d, a *runtime.Tensor) { k.Norm(d, a, 1e-5) }),
+		{"soft_max", []runtime.Tensor{filled(F32, ne(16, 4), 8)}, shape(F32, 16, 4),
+			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.SoftMax(d, s[0], nil, 0.5, 0) }, 1e-6},
+		{"soft_max mask alibi", []runtime.Tensor{filled(F32, ne(16, 4, 2), 8), mask}, shape(F32, 16, 4, 2),
+			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.SoftMax(d, s[0], s[1], 0.25, 8) }, 1e-6},
+		rope(0), rope(runtime.RopeNeox),
+		{"get_rows f32", []runtime.Tensor{filled(F32, ne(8, 10), 9), ints(3, 0, 9)}, shape(F32, 8, 3),
+			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.GetRows(d, s[0], s[1]) }, 0},
+		{"get_rows q8_0", []runtime.Tensor{filled(runtime.Q8_0, ne(32, 10), 9), ints(3, 0, 9)}, shape(F32, 32, 3),
+			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.GetRows(d, s[0], s[1]) }, 1e-6},
+		{"cpy f32 to f16", []runtime.Tensor{filled(F32, ne(16, 4), 10)}, shape(F16, 16, 4),
+			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.Cpy(d, s[0]) }, 0},
+		{"cont of a transpose", []runtime.Tensor{filled(F32, ne(16, 4), 11)}, shape(F32, 4, 16),
+			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) {
+				tr := *s[0]
+				tr.Ne[0], tr.Ne[1], tr.Nb[0], tr.Nb[1] = tr.Ne[1], tr.Ne[0], tr.Nb[1], tr.Nb[0]
+				k.Cpy(d, &tr)
+			}, 0},
+	}
+}
+
+func newTestBackend(t *testing.T, endpoints ...string) *Backend {
+	t.Helper()
+	SetEndpoints(endpoints)
+	t.Cleanup(func() { SetEndpoints(nil) })
+	b, err := New(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+// TestOpsOnServer computes every op on ggml's server and with runtime/cpu.
+func TestOpsOnServer(t *testing.T) {
+	s := rpctest.Start(t)
+	b := newTestBackend(t, s.Endpoint)
+	c := cpu.New(1)
+	defer c.Close()
+	for _, tc := range opCases() {
+		var hostSrcs, devSrcs []*runtime.Tensor
+		for i := range tc.srcs {
+			h := &tc.srcs[i]
+			mem, err := b.Alloc(h.Span())
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &runtime.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
+			b.SetTensor(d, h)
+			hostSrcs, devSrcs = append(hostSrcs, h), append(devSrcs, d)
+		}
+		want := runtime.NewTensor(tc.dst.Type, tc.dst.Ne)
+		tc.run(c, &want, hostSrcs)
+		mem, err := b.Alloc(want.Span())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dd := &runtime.Tensor{Type: want.Type, Ne: want.Ne, Nb: want.Nb, Data: mem}
+		tc.run(b, dd, devSrcs)
+		got := runtime.NewTensor(want.Type, want.Ne)
+		b.GetTensor(&got, dd)
+		if err := b.Err(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		worst, at := 0.0, 0
+		for i := range want.NElem() {
+			w, g := want.Float64(i), got.Float64(i)
+			if d := math.Abs(g-w) / max(1, math.Abs(w)); d > worst || math.IsNaN(d) {
+				worst, at = d, i
+			}
+		}
+		if worst > tc.tol || math.IsNaN(worst) {
+			t.Errorf("%s: element %d: server %g, cpu %g (relative error %.3g > %g)", tc.name, at, got.Float64(at), want.Float64(at), worst, tc.tol)
+		} else {
+			t.Logf("%s: worst relative error %.3g", tc.name, worst)
+		}
+	}
+}
