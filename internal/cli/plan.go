@@ -69,8 +69,38 @@ func cmdPlan(e *env, args []string) error {
 		_, err = io.WriteString(e.stdout, planview.DebugReport(res.Graph)+planview.Notes(res.Diags))
 		return err
 	}
-	_, err = io.WriteString(e.stdout, res.Graph.Format())
+	if _, err = io.WriteString(e.stdout, res.Graph.Format()); err != nil {
+		return err
+	}
+	if res.Fit != nil {
+		_, err = io.WriteString(e.stdout, fitReport(res.Fit))
+	}
 	return err
+}
+
+// fitReport says what -fit chose and shows the memory table it chose by.
+func fitReport(r *compiler.FitReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n# fit (tried %d plans): %d layers", r.Plans, r.NLayer)
+	for k, n := range r.Layers {
+		if k == 0 && n > r.NLayer {
+			fmt.Fprintf(&b, "; %s: %d layers and the output layer (-ngl %d)", r.Backend[k], r.NLayer, n)
+			continue
+		}
+		fmt.Fprintf(&b, "; %s: %d", r.Backend[k], n)
+		if k == 0 {
+			fmt.Fprintf(&b, " (-ngl %d)", n)
+		}
+	}
+	fmt.Fprintf(&b, "; %s: the rest; %.0f%% of each budget kept free\n", r.Backend[len(r.Backend)-1], r.Margin*100)
+	var rows []planview.MemoryRow
+	for _, m := range r.Memory {
+		rows = append(rows, planview.MemoryRow{Device: strings.Join(m.Backends, "+"), Weights: m.Weights, State: m.State, Compute: m.Compute, Budget: m.Budget, Usable: m.Usable})
+	}
+	for _, line := range strings.Split(strings.TrimRight(planview.MemoryTable(rows), "\n"), "\n") {
+		b.WriteString("# " + line + "\n")
+	}
+	return b.String()
 }
 
 // renderSVG renders the plan with Graphviz's dot.

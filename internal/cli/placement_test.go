@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"math"
+	"testing"
+)
+
+// TestRunPlacements runs the llama example placed by -fit and by the cost
+// strategy on a simulated device and wants the CPU-only run's logits bit
+// for bit: a placement moves work, never changes an answer.
+func TestRunPlacements(t *testing.T) {
+	needGo(t)
+	const model = "../../examples/llama/llama.g"
+	want, _ := runOutputs(t, model)
+	for _, args := range [][]string{
+		{"-backends", "sim0,cpu", "-fit", "-mem", "sim0=400KiB,cpu=1GiB"},
+	} {
+		got, _ := runOutputs(t, append(args, model)...)
+		for out, w := range want {
+			g := got[out]
+			if len(g) != len(w) {
+				t.Fatalf("%v: output %s has %d values, cpu-only %d", args, out, len(g), len(w))
+			}
+			for i := range w {
+				if math.Float32bits(float32(g[i])) != math.Float32bits(float32(w[i])) {
+					t.Fatalf("%v: output %s[%d] = %g, cpu-only %g: not bit for bit", args, out, i, g[i], w[i])
+				}
+			}
+		}
+	}
+}
