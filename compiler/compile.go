@@ -57,6 +57,8 @@ type Result struct {
 	Diags    []passes.Diag
 	Warnings []string   // for the user, e.g. a backend dropped from the target
 	Fit      *FitReport // what -fit chose, when it was asked to
+	// Backends is the target as the passes saw it, for estimates.
+	Backends []*passes.Backend
 }
 
 // UserError is a problem in the user's model or options, already rendered
@@ -203,7 +205,7 @@ func plan(g *ir.Graph, cfg Config) (*Result, error) {
 	if err := passes.Run(g, pc, cfg.Verify, cfg.Through); err != nil {
 		return nil, &UserError{err.Error()}
 	}
-	return &Result{Graph: g, Diags: pc.Diags, Warnings: warnings}, nil
+	return &Result{Graph: g, Diags: pc.Diags, Warnings: warnings, Backends: backends}, nil
 }
 
 // checkPlacements reports every `on <backend>` that names a backend outside

@@ -229,6 +229,8 @@ type targetFlags struct {
 	fit          bool
 	mem          string
 	fitMargin    float64
+	placement    string
+	costFile     string
 	fs           *flag.FlagSet // the flags' set, to see which were given
 }
 
@@ -246,6 +248,8 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&t.fit, "fit", false, "choose the layers on each backend (instead of -ngl) so that weights, state and compute buffers fit the -mem budgets, the most on the first backends")
 	fs.StringVar(&t.mem, "mem", "", "memory budgets for -fit: BACKEND=SIZE,… with sizes like 4096, 64KiB, 512MiB, 1.5GiB (a backend without one is unlimited)")
 	fs.Float64Var(&t.fitMargin, "fit-margin", compiler.DefaultFitMargin*100, "percent of each -mem budget -fit keeps free for what the plan cannot see (driver context, allocator rounding)")
+	fs.StringVar(&t.placement, "placement", passes.PlacementGGML, "node placement strategy: ggml reproduces ggml's scheduler; cost moves the nodes ggml is free to place to where a cost model estimates the evaluation fastest (plan shows both estimates)")
+	fs.StringVar(&t.costFile, "cost", "", "-placement cost's model: a calibration file written by graphc calibrate (default: built-in defaults)")
 	fs.StringVar(&t.memory, "memory", "best", "compute buffer planner: "+strings.Join(passes.MemoryStrategies(), ", ")+" (best keeps the smallest per buffer; ggml reproduces ggml-alloc)")
 }
 
@@ -290,6 +294,10 @@ func (t *targetFlags) check() error {
 		return &usageError{"-fit needs budgets: -mem BACKEND=SIZE,…, e.g. -mem sim0=64KiB,cpu=1GiB"}
 	case !t.fit && (given["mem"] || given["fit-margin"]):
 		return &usageError{"-mem and -fit-margin are -fit's: add -fit"}
+	case t.placement != passes.PlacementGGML && t.placement != passes.PlacementCost:
+		return &usageError{fmt.Sprintf("-placement %s: want ggml or cost", t.placement)}
+	case given["cost"] && t.placement != passes.PlacementCost:
+		return &usageError{"-cost is -placement cost's model: add -placement cost"}
 	case t.fitMargin < 0 || t.fitMargin >= 100:
 		return &usageError{fmt.Sprintf("-fit-margin %g: want a percentage from 0 to below 100", t.fitMargin)}
 	}
@@ -307,6 +315,13 @@ func (t *targetFlags) configWithWeights() (compiler.Config, error) {
 		return compiler.Config{}, err
 	}
 	cfg := t.config()
+	if t.costFile != "" {
+		m, err := passes.LoadCostModel(t.costFile)
+		if err != nil {
+			return cfg, &compiler.UserError{Msg: "-cost " + err.Error()}
+		}
+		cfg.Options.Cost = m
+	}
 	if t.weights != "" {
 		types, err := compiler.WeightTypesOf(t.weights)
 		if err != nil {
@@ -335,6 +350,9 @@ func (t *targetFlags) config() compiler.Config {
 	cfg.Options.OpOffload = t.offload
 	cfg.Options.Regions = t.regions
 	cfg.Options.MemoryStrategy = t.memory
+	if t.placement == passes.PlacementCost {
+		cfg.Options.Placement = t.placement
+	}
 	if t.fit {
 		budgets, _ := compiler.ParseBudgets(t.mem) // check reported any error
 		cfg.Fit = &compiler.Fit{Budgets: budgets, Margin: t.fitMargin / 100}

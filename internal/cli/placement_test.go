@@ -14,6 +14,9 @@ func TestRunPlacements(t *testing.T) {
 	want, _ := runOutputs(t, model)
 	for _, args := range [][]string{
 		{"-backends", "sim0,cpu", "-fit", "-mem", "sim0=400KiB,cpu=1GiB"},
+		{"-backends", "sim0,cpu", "-ngl", "2", "-placement", "cost"},
+		{"-backends", "sim0,cpu", "-ngl", "4", "-placement", "cost", "-n-copies", "2"},
+		{"-backends", "sim0,sim1,cpu", "-placement", "cost", "-ot", `blk\.[01]\.=sim0`, "-ot", `cache_._l[01]=sim0`, "-ot", `blk\.[23]\.=sim1`, "-ot", `cache_._l[23]=sim1`},
 	} {
 		got, _ := runOutputs(t, append(args, model)...)
 		for out, w := range want {

@@ -73,9 +73,51 @@ func cmdPlan(e *env, args []string) error {
 		return err
 	}
 	if res.Fit != nil {
-		_, err = io.WriteString(e.stdout, fitReport(res.Fit))
+		if _, err = io.WriteString(e.stdout, fitReport(res.Fit)); err != nil {
+			return err
+		}
+	}
+	if cfg.Options.Placement == passes.PlacementCost && *through == "" {
+		table, err := strategyEstimates(files[0], src, cfg, res)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(e.stdout, "\n"+commented(table))
+		return err
 	}
 	return err
+}
+
+// strategyEstimates prices ggml's plan of the model and res, the cost
+// strategy's, with the same model, split by split.
+func strategyEstimates(file string, src []byte, cfg compiler.Config, res *compiler.Result) (string, error) {
+	model := cfg.Options.Cost
+	if model == nil {
+		model = passes.DefaultCostModel()
+	}
+	cfg.Options.Placement = passes.PlacementGGML
+	cfg.Debug = 0
+	if res.Fit != nil {
+		cfg.Fit = nil
+		cfg.Placement.Layers = res.Fit.Layers
+	}
+	ggml, err := compiler.Compile(file, src, cfg)
+	if err != nil {
+		return "", err
+	}
+	return planview.EstimateTable(model.String(), []planview.StrategyEstimate{
+		{Strategy: "ggml", Splits: model.Estimate(ggml.Graph, ggml.Backends)},
+		{Strategy: "cost", Splits: model.Estimate(res.Graph, res.Backends)},
+	}), nil
+}
+
+// commented prefixes every line with "# ", the plan text's reports.
+func commented(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString("# " + line + "\n")
+	}
+	return b.String()
 }
 
 // fitReport says what -fit chose and shows the memory table it chose by.
