@@ -26,8 +26,8 @@ type CopyCost struct {
 }
 
 // CostModel estimates a plan's evaluation time. Backends are looked up
-// by name, then by device kind ("CPU", "GPU", "ACCEL"); copies by
-// "FROM>TO" name pair, then by device-kind pair, then Copy. A copy between
+// by name (sim0), then family (sim), then device kind ("CPU", "GPU",
+// "ACCEL"); copies by "FROM>TO" pair of the same, then Copy. A copy between
 // backends that read each other's memory costs nothing: there is no copy.
 type CostModel struct {
 	Backends map[string]OpCost   `json:"backends"`
@@ -87,22 +87,27 @@ func LoadCostModel(path string) (*CostModel, error) {
 	return m, nil
 }
 
+// keys are the names a backend is looked up by, most specific first: its
+// name (sim0), its family (sim: every device of the kind shares kernels),
+// its device kind (GPU).
+func keys(b *Backend) []string {
+	return []string{b.Name, strings.TrimRight(b.Name, "0123456789"), b.Device}
+}
+
 func (m *CostModel) op(b *Backend) OpCost {
-	if c, ok := m.Backends[b.Name]; ok {
-		return c
-	}
-	if c, ok := m.Backends[b.Device]; ok {
-		return c
+	for _, k := range keys(b) {
+		if c, ok := m.Backends[k]; ok {
+			return c
+		}
 	}
 	return m.Backends["CPU"]
 }
 
 func (m *CostModel) copyCost(from, to *Backend) CopyCost {
-	if c, ok := m.Copies[from.Name+">"+to.Name]; ok {
-		return c
-	}
-	if c, ok := m.Copies[from.Device+">"+to.Device]; ok {
-		return c
+	for i, f := range keys(from) {
+		if c, ok := m.Copies[f+">"+keys(to)[i]]; ok {
+			return c
+		}
 	}
 	return m.Copy
 }
