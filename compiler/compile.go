@@ -46,13 +46,19 @@ type Config struct {
 	// run and the plan can do without (blas) are dropped from the target,
 	// with a warning in Result.Warnings (see DropUnavailable).
 	ThisMachine bool
+	// Fit, when set, chooses Placement.Layers to fit memory budgets
+	// (see Fit); the choice is in Result.Fit.
+	Fit *Fit
 }
 
 // Result is a compiled model: the plan and the passes' explanations.
 type Result struct {
 	Graph    *ir.Graph
 	Diags    []passes.Diag
-	Warnings []string // for the user, e.g. a backend dropped from the target
+	Warnings []string   // for the user, e.g. a backend dropped from the target
+	Fit      *FitReport // what -fit chose, when it was asked to
+	// Backends is the target as the passes saw it, for estimates.
+	Backends []*passes.Backend
 }
 
 // UserError is a problem in the user's model or options, already rendered
@@ -103,6 +109,9 @@ func Compile(filename string, src []byte, cfg Config) (res *Result, err error) {
 	g, settings, lowerErr := Lower(f, cfg.WeightTypes)
 	if errs := mergeErrors(checkErr, lowerErr); errs != nil {
 		return nil, &UserError{dsl.Render(errs, src)}
+	}
+	if cfg.Fit != nil {
+		return fitPlan(f, src, cfg, settings)
 	}
 	return plan(g, settings.merge(cfg))
 }
@@ -196,7 +205,7 @@ func plan(g *ir.Graph, cfg Config) (*Result, error) {
 	if err := passes.Run(g, pc, cfg.Verify, cfg.Through); err != nil {
 		return nil, &UserError{err.Error()}
 	}
-	return &Result{Graph: g, Diags: pc.Diags, Warnings: warnings}, nil
+	return &Result{Graph: g, Diags: pc.Diags, Warnings: warnings, Backends: backends}, nil
 }
 
 // checkPlacements reports every `on <backend>` that names a backend outside

@@ -23,6 +23,12 @@ type Placement struct {
 	// tensor's layer is the N of a "blk.N." in its name, or of a "_lN"
 	// suffix (cache_k_l3).
 	GPULayers *int
+	// Layers generalizes GPULayers to every backend but the last: the
+	// last Layers[0] layers go on the first backend, the Layers[1] before
+	// them on the second, and so on; the rest stay on the last. The output
+	// layer goes on the first backend when Layers[0] exceeds the number of
+	// layers, as with GPULayers. -fit sets it; it wins over GPULayers.
+	Layers []int
 }
 
 // Override is one pattern rule.
@@ -75,26 +81,47 @@ func (p *Placement) apply(g *ir.Graph, target []string) (warnings []string) {
 	for _, t := range g.Params {
 		nLayer = max(nLayer, layerOf(t.Name)+1)
 	}
+	layers := p.Layers
+	if layers == nil && p.GPULayers != nil {
+		layers = []int{*p.GPULayers}
+	}
 	for _, t := range g.Params {
 		if o, ok := p.match(t.Name); ok {
 			t.Placement = o.Backend
 			continue
 		}
-		if t.Placement != "" || p.GPULayers == nil || len(target) < 2 {
+		if t.Placement != "" || layers == nil || len(target) < 2 {
 			continue
 		}
-		ngl := *p.GPULayers
-		l := layerOf(t.Name)
-		switch {
-		case l >= 0 && l >= nLayer-ngl:
-			t.Placement = target[0]
-		case l < 0 && strings.HasPrefix(t.Name, "output") && ngl > nLayer:
-			t.Placement = target[0]
-		default:
-			t.Placement = target[len(target)-1]
-		}
+		t.Placement = target[layerBackend(layerOf(t.Name), t.Name, nLayer, layers, len(target))]
 	}
 	return warnings
+}
+
+// layerBackend is the target index of the backend that holds layer l of
+// nLayer (-1: not in a layer) when the last layers[0] layers go on backend
+// 0, the layers[1] before them on backend 1, …, the rest on the last of
+// nBackend backends. Only the first backend takes the output layer, as
+// llama.cpp's -ngl does.
+func layerBackend(l int, name string, nLayer int, layers []int, nBackend int) int {
+	last := nBackend - 1
+	if l < 0 {
+		if strings.HasPrefix(name, "output") && len(layers) > 0 && layers[0] > nLayer {
+			return 0
+		}
+		return last
+	}
+	end := nLayer
+	for b, n := range layers {
+		if b >= last {
+			break
+		}
+		if l >= end-n {
+			return b
+		}
+		end -= n
+	}
+	return last
 }
 
 func (p *Placement) match(name string) (Override, bool) {

@@ -84,6 +84,11 @@ type Options struct {
 	// Regions enables plan_regions: runs of per-token nodes on
 	// multi-threaded backends become barrier-free parallel regions.
 	Regions bool
+	// Placement picks the placement strategy: "" or PlacementGGML for
+	// ggml's, PlacementCost for place_by_cost's.
+	Placement string
+	// Cost is place_by_cost's model; nil means DefaultCostModel.
+	Cost *CostModel
 }
 
 // Context carries the target and options through the pipeline, and

@@ -30,21 +30,25 @@ const (
 	expanded fact = "assignments spread to neighbours (ggml pass 2)"
 	upgraded fact = "nodes upgraded to higher-priority backends (ggml pass 3)"
 	assigned fact = "every node and leaf on a backend (ggml pass 4)"
+	costed   fact = "assignment improved by the cost model, where asked"
 	split    fact = "splits and their input copies"
 	regions  fact = "parallel regions"
 	offsets  fact = "compute buffer offsets"
 )
 
 // pipeline is the only source of truth for pass order. The scheduling
-// passes are ggml_backend_sched_split_graph's passes 1–5 in ggml's order;
-// regions need the final splits; memory planning needs splits and regions
+// passes are ggml_backend_sched_split_graph's passes 1–5 in ggml's order,
+// place_by_cost (off unless asked) between 4 and 5, where every node has a
+// backend and none is split yet; regions need the final splits; memory planning needs splits and regions
 // (a region stretches its tensors' lifetimes).
 var pipeline = []Pass{
 	{Name: "assign_backends", Fn: assignBackends, Provides: []fact{seeded}},
 	{Name: "expand_backends", Fn: expandBackends, Needs: []fact{seeded}, Provides: []fact{expanded}},
 	{Name: "upgrade_backends", Fn: upgradeBackends, Needs: []fact{expanded}, Provides: []fact{upgraded}},
 	{Name: "assign_srcs", Fn: assignSrcs, Needs: []fact{upgraded}, Provides: []fact{assigned}},
-	{Name: "split_graph", Fn: splitGraph, Needs: []fact{assigned}, Provides: []fact{split}},
+	{Name: "place_by_cost", Fn: placeByCost, Enabled: func(o *Options) bool { return o.Placement == PlacementCost },
+		Needs: []fact{assigned}, Provides: []fact{costed}},
+	{Name: "split_graph", Fn: splitGraph, Needs: []fact{assigned, costed}, Provides: []fact{split}},
 	{Name: "plan_regions", Fn: planRegions, Enabled: func(o *Options) bool { return o.Regions },
 		Needs: []fact{split}, Provides: []fact{regions}},
 	{Name: "plan_memory", Fn: planMemory, Needs: []fact{split, regions}, Provides: []fact{offsets}},

@@ -56,6 +56,7 @@ func init() {
 		{"ggml-check", "[-run [-sim]] [-json] TRACE.json...", "compare graphc's plans with ggml's recorded decisions, one line per trace", cmdGGMLCheck},
 		{"gguf", "new [-fill ggml|random] [-seed N] [-type TYPE] model.g out.gguf | info file.gguf", "write a GGUF file with a model's weights, or list a GGUF file's metadata and tensors", cmdGGUF},
 		{"bench", "[-json] [-run REGEX] [-threads LIST] [-time DUR]", "measure the CPU kernels: GEMM and matvec GFLOP/s, bandwidth-bound ops GB/s", cmdBench},
+		{"calibrate", "[-o FILE] [-time DUR] [-threads N]", "measure the kernels and copies the cost model prices, for -placement cost -cost FILE", cmdCalibrate},
 		{"fmt", "[-w] model.g", "print the model in canonical form (-w: rewrite the file)", cmdFmt},
 		{"help", "[command]", "show help", nil},
 	}
@@ -226,6 +227,11 @@ type targetFlags struct {
 	memory       string
 	weights      string
 	maxCopies    int
+	fit          bool
+	mem          string
+	fitMargin    float64
+	placement    string
+	costFile     string
 	fs           *flag.FlagSet // the flags' set, to see which were given
 }
 
@@ -240,6 +246,11 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
 	fs.IntVar(&t.ngl, "ngl", -1, "put the last N layers' weights and state on the first backend (like llama.cpp's -ngl)")
 	fs.StringVar(&t.weights, "weights", "", "a GGUF file the model is compiled for: its weights' types (q8_0, f16, …) replace the declared ones; run loads its weights by mmap, and fills state as without it")
+	fs.BoolVar(&t.fit, "fit", false, "choose the layers on each backend (instead of -ngl) so that weights, state and compute buffers fit the -mem budgets, the most on the first backends")
+	fs.StringVar(&t.mem, "mem", "", "memory budgets for -fit: BACKEND=SIZE,… with sizes like 4096, 64KiB, 512MiB, 1.5GiB (a backend without one is unlimited)")
+	fs.Float64Var(&t.fitMargin, "fit-margin", compiler.DefaultFitMargin*100, "percent of each -mem budget -fit keeps free for what the plan cannot see (driver context, allocator rounding)")
+	fs.StringVar(&t.placement, "placement", passes.PlacementGGML, "node placement strategy: ggml reproduces ggml's scheduler; cost moves the nodes ggml is free to place to where a cost model estimates the evaluation fastest (plan shows both estimates)")
+	fs.StringVar(&t.costFile, "cost", "", "-placement cost's model: a calibration file written by graphc calibrate (default: built-in defaults)")
 	fs.StringVar(&t.memory, "memory", "best", "compute buffer planner: "+strings.Join(passes.MemoryStrategies(), ", ")+" (best keeps the smallest per buffer; ggml reproduces ggml-alloc)")
 }
 
@@ -278,6 +289,23 @@ func (t *targetFlags) check() error {
 		return &usageError{fmt.Sprintf("-offload-batch %d: want at least 1", t.offloadBatch)}
 	case given["backends"] && strings.TrimSpace(t.backends) == "":
 		return &usageError{"-backends: want a comma-separated list, e.g. sim0,cpu"}
+	case t.fit && given["ngl"]:
+		return &usageError{"-fit and -ngl: -fit chooses the layers itself, choose one"}
+	case t.fit && t.mem == "":
+		return &usageError{"-fit needs budgets: -mem BACKEND=SIZE,…, e.g. -mem sim0=64KiB,cpu=1GiB"}
+	case !t.fit && (given["mem"] || given["fit-margin"]):
+		return &usageError{"-mem and -fit-margin are -fit's: add -fit"}
+	case t.placement != passes.PlacementGGML && t.placement != passes.PlacementCost:
+		return &usageError{fmt.Sprintf("-placement %s: want ggml or cost", t.placement)}
+	case given["cost"] && t.placement != passes.PlacementCost:
+		return &usageError{"-cost is -placement cost's model: add -placement cost"}
+	case t.fitMargin < 0 || t.fitMargin >= 100:
+		return &usageError{fmt.Sprintf("-fit-margin %g: want a percentage from 0 to below 100", t.fitMargin)}
+	}
+	if t.fit {
+		if _, err := compiler.ParseBudgets(t.mem); err != nil {
+			return &usageError{"-mem " + err.Error()}
+		}
 	}
 	return nil
 }
@@ -288,6 +316,13 @@ func (t *targetFlags) configWithWeights() (compiler.Config, error) {
 		return compiler.Config{}, err
 	}
 	cfg := t.config()
+	if t.costFile != "" {
+		m, err := passes.LoadCostModel(t.costFile)
+		if err != nil {
+			return cfg, &compiler.UserError{Msg: "-cost " + err.Error()}
+		}
+		cfg.Options.Cost = m
+	}
 	if t.weights != "" {
 		types, err := compiler.WeightTypesOf(t.weights)
 		if err != nil {
@@ -316,6 +351,13 @@ func (t *targetFlags) config() compiler.Config {
 	cfg.Options.OpOffload = t.offload
 	cfg.Options.Regions = t.regions
 	cfg.Options.MemoryStrategy = t.memory
+	if t.placement == passes.PlacementCost {
+		cfg.Options.Placement = t.placement
+	}
+	if t.fit {
+		budgets, _ := compiler.ParseBudgets(t.mem) // check reported any error
+		cfg.Fit = &compiler.Fit{Budgets: budgets, Margin: t.fitMargin / 100}
+	}
 	cfg.Verify = true
 	return cfg
 }

@@ -69,8 +69,80 @@ func cmdPlan(e *env, args []string) error {
 		_, err = io.WriteString(e.stdout, planview.DebugReport(res.Graph)+planview.Notes(res.Diags))
 		return err
 	}
-	_, err = io.WriteString(e.stdout, res.Graph.Format())
+	if _, err = io.WriteString(e.stdout, res.Graph.Format()); err != nil {
+		return err
+	}
+	if res.Fit != nil {
+		if _, err = io.WriteString(e.stdout, fitReport(res.Fit)); err != nil {
+			return err
+		}
+	}
+	if cfg.Options.Placement == passes.PlacementCost && *through == "" {
+		table, err := strategyEstimates(files[0], src, cfg, res)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(e.stdout, "\n"+commented(table))
+		return err
+	}
 	return err
+}
+
+// strategyEstimates prices ggml's plan of the model and res, the cost
+// strategy's, with the same model, split by split.
+func strategyEstimates(file string, src []byte, cfg compiler.Config, res *compiler.Result) (string, error) {
+	model := cfg.Options.Cost
+	if model == nil {
+		model = passes.DefaultCostModel()
+	}
+	cfg.Options.Placement = passes.PlacementGGML
+	cfg.Debug = 0
+	if res.Fit != nil {
+		cfg.Fit = nil
+		cfg.Placement.Layers = res.Fit.Layers
+	}
+	ggml, err := compiler.Compile(file, src, cfg)
+	if err != nil {
+		return "", err
+	}
+	return planview.EstimateTable(model.String(), []planview.StrategyEstimate{
+		{Strategy: "ggml", Splits: model.Estimate(ggml.Graph, ggml.Backends)},
+		{Strategy: "cost", Splits: model.Estimate(res.Graph, res.Backends)},
+	}), nil
+}
+
+// commented prefixes every line with "# ", the plan text's reports.
+func commented(s string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString("# " + line + "\n")
+	}
+	return b.String()
+}
+
+// fitReport says what -fit chose and shows the memory table it chose by.
+func fitReport(r *compiler.FitReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n# fit (tried %d plans): %d layers", r.Plans, r.NLayer)
+	for k, n := range r.Layers {
+		if k == 0 && n > r.NLayer {
+			fmt.Fprintf(&b, "; %s: %d layers and the output layer (-ngl %d)", r.Backend[k], r.NLayer, n)
+			continue
+		}
+		fmt.Fprintf(&b, "; %s: %d", r.Backend[k], n)
+		if k == 0 {
+			fmt.Fprintf(&b, " (-ngl %d)", n)
+		}
+	}
+	fmt.Fprintf(&b, "; %s: the rest; %.0f%% of each budget kept free\n", r.Backend[len(r.Backend)-1], r.Margin*100)
+	var rows []planview.MemoryRow
+	for _, m := range r.Memory {
+		rows = append(rows, planview.MemoryRow{Device: strings.Join(m.Backends, "+"), Weights: m.Weights, State: m.State, Compute: m.Compute, Budget: m.Budget, Usable: m.Usable})
+	}
+	for _, line := range strings.Split(strings.TrimRight(planview.MemoryTable(rows), "\n"), "\n") {
+		b.WriteString("# " + line + "\n")
+	}
+	return b.String()
 }
 
 // renderSVG renders the plan with Graphviz's dot.

@@ -1,0 +1,91 @@
+package compiler
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+func compileLlama(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	src, err := os.ReadFile("../examples/llama/llama.g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Backends = []string{"sim0", "cpu"}
+	res, err := Compile("llama.g", src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestFitPicksTheMostLayers gives sim0 a budget just large enough for
+// ngl = 0, 2 and 4 layers as -ngl plans them, margin included, and wants
+// -fit to pick exactly those counts.
+func TestFitPicksTheMostLayers(t *testing.T) {
+	need := func(ngl int) int64 {
+		res := compileLlama(t, Config{Placement: Placement{GPULayers: &ngl}})
+		return rowOf(MemoryOf(res.Graph), "sim0").Total()
+	}
+	for _, ngl := range []int{0, 2, 4} {
+		// The budget whose usable part is exactly this plan's total: one
+		// byte less would not do.
+		budget := int64(float64(need(ngl))/(1-DefaultFitMargin)) + 2
+		if ngl == 0 {
+			budget = need(1) / 2
+		}
+		res := compileLlama(t, Config{Fit: &Fit{Budgets: map[string]int64{"sim0": budget, "cpu": 1 << 30}, Margin: -1}})
+		if got := res.Fit.Layers; len(got) != 1 || got[0] != ngl {
+			t.Errorf("sim0 budget %d: -fit chose layers %v, want [%d]", budget, got, ngl)
+		}
+		if m := rowOf(res.Fit.Memory, "sim0"); m.Over() != 0 || m.Budget != budget {
+			t.Errorf("sim0 budget %d: the chosen plan's row %+v does not fit", budget, m)
+		}
+	}
+}
+
+// TestFitMatchesNGL: the plan -fit chooses is the plan of -ngl with the
+// same count.
+func TestFitMatchesNGL(t *testing.T) {
+	res := compileLlama(t, Config{Fit: &Fit{Budgets: map[string]int64{"sim0": 400 << 10}, Margin: -1}})
+	ngl := res.Fit.Layers[0]
+	want := compileLlama(t, Config{Placement: Placement{GPULayers: &ngl}})
+	if res.Graph.Format() != want.Graph.Format() {
+		t.Errorf("-fit's plan (ngl %d) differs from -ngl %d's", ngl, ngl)
+	}
+}
+
+func TestFitErrors(t *testing.T) {
+	src, _ := os.ReadFile("../examples/llama/llama.g")
+	cases := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Fit: &Fit{Budgets: map[string]int64{"sim0": 64 << 10, "cpu": 100 << 10}, Margin: -1}}, "cpu needs 734.78KiB"},
+		{Config{Fit: &Fit{Budgets: map[string]int64{"sim0": 64 << 10, "cpu": 100 << 10}, Margin: -1}}, "639.78KiB over"},
+		{Config{Fit: &Fit{Budgets: map[string]int64{"gpu": 1}, Margin: -1}}, "-mem: gpu not in the target"},
+	}
+	for _, c := range cases {
+		c.cfg.Backends = []string{"sim0", "cpu"}
+		_, err := Compile("llama.g", src, c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want an error with %q", err, c.want)
+		}
+	}
+}
+
+func TestParseBudgets(t *testing.T) {
+	got, err := ParseBudgets("sim0=64KiB, cpu=1.5GiB,cuda0=4096")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["sim0"] != 64<<10 || got["cpu"] != 3<<29 || got["cuda0"] != 4096 {
+		t.Errorf("got %v", got)
+	}
+	for _, bad := range []string{"sim0", "=1KiB", "sim0=", "sim0=-1", "sim0=1XB", "sim0=1KiB,sim0=2KiB", "sim0=0"} {
+		if _, err := ParseBudgets(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
