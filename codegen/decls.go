@@ -117,13 +117,17 @@ func (gen *generator) plan(f *jen.File) {
 				nodes++
 			}
 		}
-		sps = append(sps, jen.Values(jen.Dict{
+		info := jen.Dict{
 			jen.Id("Backend"): jen.Id(gen.beConst[s.Backend]),
 			jen.Id("Inputs"):  jen.Lit(len(s.Inputs)),
 			jen.Id("Nodes"):   jen.Lit(nodes),
 			jen.Id("First"):   jen.Lit(g.Nodes[s.First].Name),
 			jen.Id("Last"):    jen.Lit(g.Nodes[s.End-1].Name),
-		}))
+		}
+		if s.EstimateNs != 0 {
+			info[jen.Id("Estimate")] = jen.Lit(int(s.EstimateNs)) // ns
+		}
+		sps = append(sps, jen.Values(info))
 	}
 	f.Comment("splits are the plan's splits in order, for the scheduler.")
 	f.Var().Id("splits").Op("=").Index().Qual(pkgRuntime, "SplitInfo").Custom(multi, sps...)

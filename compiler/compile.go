@@ -205,6 +205,17 @@ func plan(g *ir.Graph, cfg Config) (*Result, error) {
 	if err := passes.Run(g, pc, cfg.Verify, cfg.Through); err != nil {
 		return nil, &UserError{err.Error()}
 	}
+	if cfg.Options.Placement == passes.PlacementCost && len(g.Splits) > 0 {
+		// The plan carries what it was chosen by, so that a run's
+		// statistics can put the estimate beside the measurement.
+		model := cfg.Options.Cost
+		if model == nil {
+			model = passes.DefaultCostModel()
+		}
+		for k, e := range model.Estimate(g, backends) {
+			g.Splits[k].EstimateNs = int64(e.Total())
+		}
+	}
 	return &Result{Graph: g, Diags: pc.Diags, Warnings: warnings, Backends: backends}, nil
 }
 

@@ -64,6 +64,9 @@ type Split struct {
 	First   int // index into Graph.Nodes
 	End     int // one past the last node
 	Inputs  []*SplitInput
+	// EstimateNs is the cost model's estimate of the split's time, its
+	// copies in included (plans made with -placement cost), 0 otherwise.
+	EstimateNs int64
 }
 
 // SplitInput is a tensor a split reads from another backend's memory: the

@@ -36,8 +36,10 @@ func checkMemory(what string, total int64, sizes []int64) error {
 	if need <= total {
 		return nil
 	}
-	return fmt.Errorf("%s need %d bytes (%.1f GiB) of host memory; this machine has %d (%.1f GiB, MemTotal in /proc/meminfo)",
-		what, need, float64(need)/(1<<30), total, float64(total)/(1<<30))
+	return fmt.Errorf("%s need %d bytes (%.1f GiB) of host memory; this machine has %d (%.1f GiB, MemTotal in /proc/meminfo): "+
+		"compile the model for this machine with smaller bounds on its dims, fewer pipeline copies, or layers on other devices "+
+		"(graphc plan -fit -mem cpu=%dGiB,… chooses them)",
+		what, need, float64(need)/(1<<30), total, float64(total)/(1<<30), max(total>>30, 1))
 }
 
 var hostMemTotal = sync.OnceValues(func() (int64, bool) {

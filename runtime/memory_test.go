@@ -28,7 +28,8 @@ func TestCheckMemory(t *testing.T) {
 		t.Errorf("exactly the total: %v", err)
 	}
 	err := checkMemory("the filled weights", total, []int64{1 << 29, 1<<29 + 1})
-	want := "the filled weights need 1073741825 bytes (1.0 GiB) of host memory; this machine has 1073741824 (1.0 GiB, MemTotal in /proc/meminfo)"
+	want := "the filled weights need 1073741825 bytes (1.0 GiB) of host memory; this machine has 1073741824 (1.0 GiB, MemTotal in /proc/meminfo): " +
+		"compile the model for this machine with smaller bounds on its dims, fewer pipeline copies, or layers on other devices (graphc plan -fit -mem cpu=1GiB,… chooses them)"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v, want %s", err, want)
 	}

@@ -15,6 +15,9 @@ type SplitInfo struct {
 	Inputs      int    // split inputs copied in before its nodes
 	Nodes       int    // nodes it computes (views excluded)
 	First, Last string // its first and last node
+	// Estimate is the plan's cost-model estimate of the split's time
+	// (plans made with -placement cost), 0 when the plan has none.
+	Estimate time.Duration
 }
 
 // EvalCallback lets a caller inspect tensors as an evaluation computes
@@ -64,6 +67,9 @@ type SplitStats struct {
 	// input copies and its graph. 0 without such backends.
 	WireBytes  int64
 	RoundTrips int64
+	// Estimate is the plan's estimate of the split's time (SplitInfo),
+	// to set beside Copy + Compute; 0 when the plan has none.
+	Estimate time.Duration
 }
 
 // WireCounter is a Backend that reaches its device over a network
@@ -80,6 +86,9 @@ func (s Stats) String() string {
 			k, sp.Backend, sp.Nodes, sp.First, sp.Last, sp.Inputs, sp.BytesCopied, sp.Copy, sp.Compute)
 		if sp.WireBytes != 0 || sp.RoundTrips != 0 {
 			b = fmt.Appendf(b, ", %d bytes on the wire in %d round trips", sp.WireBytes, sp.RoundTrips)
+		}
+		if sp.Estimate != 0 {
+			b = fmt.Appendf(b, ", estimated %v", sp.Estimate)
 		}
 		b = append(b, '\n')
 	}
@@ -513,7 +522,7 @@ func (f *Flight) finish() {
 	for k, sp := range s.splits {
 		r := &f.splits[k]
 		ss := SplitStats{Backend: s.backends[sp.Backend].Name(), First: sp.First, Last: sp.Last, Nodes: sp.Nodes, Inputs: r.inputs, BytesCopied: r.bytes,
-			WireBytes: r.wire, RoundTrips: r.trips}
+			WireBytes: r.wire, RoundTrips: r.trips, Estimate: sp.Estimate}
 		if !r.copyEnd.IsZero() {
 			ss.Copy = r.copyEnd.Sub(r.copyStart)
 		}

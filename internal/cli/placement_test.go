@@ -3,6 +3,7 @@ package cli
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/graphc/graphc/passes"
@@ -70,5 +71,21 @@ func TestPlacementFlagErrors(t *testing.T) {
 		if code != ExitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s", args, code, ExitUsage, stderr)
 		}
+	}
+}
+
+// TestRunStatsEstimates: a plan made by the cost model carries its
+// estimates, and run -stats puts them beside what was measured.
+func TestRunStatsEstimates(t *testing.T) {
+	needGo(t)
+	code, _, stderr := runCLI("run", "-stats", "-backends", "sim0,cpu", "-ngl", "2", "-placement", "cost", "../../examples/llama/llama.g")
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(stderr, ", estimated "); n != 3 {
+		t.Errorf("%d splits with an estimate, want 3:\n%s", n, stderr)
+	}
+	if _, _, plain := runCLI("run", "-stats", "-backends", "sim0,cpu", "-ngl", "2", "../../examples/llama/llama.g"); strings.Contains(plain, "estimated") {
+		t.Errorf("ggml's plan has no estimates, but -stats shows some:\n%s", plain)
 	}
 }
