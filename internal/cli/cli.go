@@ -53,7 +53,7 @@ func init() {
 		{"compile", "[-o DIR] [-pkg NAME] [-main] [-f] [-backends LIST] model.g", "generate the model's Go package", cmdCompile},
 		{"plan", "[-backends LIST] [-json | -debug | -dot | -svg] [-through PASS] model.g", "print the plan: nodes with backends, splits, buffer offsets", cmdPlan},
 		{"run", "[-json] [-stats] [-fill ggml] [-weights FILE.gguf] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
-		{"ggml-check", "[-run [-sim]] [-json] TRACE.json...", "compare graphc's plans with ggml's recorded decisions, one line per trace", cmdGGMLCheck},
+		{"ggml-check", "[-run [-sim] [-rpc]] [-json] TRACE.json...", "compare graphc's plans with ggml's recorded decisions, one line per trace", cmdGGMLCheck},
 		{"gguf", "new [-fill ggml|random] [-seed N] [-type TYPE] model.g out.gguf | info file.gguf", "write a GGUF file with a model's weights, or list a GGUF file's metadata and tensors", cmdGGUF},
 		{"bench", "[-json] [-run REGEX] [-threads LIST] [-time DUR]", "measure the CPU kernels: GEMM and matvec GFLOP/s, bandwidth-bound ops GB/s", cmdBench},
 		{"calibrate", "[-o FILE] [-time DUR] [-threads N]", "measure the kernels and copies the cost model prices, for -placement cost -cost FILE", cmdCalibrate},

@@ -11,6 +11,7 @@ import (
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/ggmltrace"
 	"github.com/graphc/graphc/internal/planview"
+	"github.com/graphc/graphc/internal/rpcserver"
 	"github.com/graphc/graphc/ir"
 )
 
@@ -24,6 +25,7 @@ type ggmlCheckReport struct {
 	GGMLComputeBuffer map[string]int64 `json:"ggml_compute_buffer_size"`
 	MaxAbsDiff        *float64         `json:"run_max_abs_diff,omitempty"`
 	Mapped            *mappedRun       `json:"mapped_run,omitempty"`
+	RPC               *rpcRun          `json:"rpc_run,omitempty"`
 
 	tr *ggmltrace.Trace // for printing
 }
@@ -32,6 +34,7 @@ func cmdGGMLCheck(e *env, args []string) error {
 	fs := newFlags(e, "ggml-check")
 	run := fs.Bool("run", false, "also run the graph on the cpu with the trace's fill and input rules and compare its output (1e-4, relative above 1)")
 	sim := fs.Bool("sim", false, "with -run, also run ggml's own plan with its backends mapped onto ones any machine runs (GPU/RPC: sim0, sim1, …; BLAS: blas; CPU: cpu) and compare it with the cpu-only run (bit for bit; 1e-5 with BLAS)")
+	rpc := fs.Bool("rpc", false, "with -run, also run ggml's own plan with its RPC devices as rpc0, rpc1, … on ggml rpc-servers started here, one per device on a free loopback port and killed when done, and compare it with ggml's recorded output (1e-4, relative above 1) and bytes copied (the server binary: $"+rpcserver.EnvBinary+", ../shared/ggml/ggml-rpc-server beside graphc's checkout, or rpc-server on $PATH)")
 	asJSON := fs.Bool("json", false, "print one JSON object per trace, in argument order: the differences, graphc's plan and ggml's compute buffers (docs/plan-json.md)")
 	files, err := parseFlags(fs, args, 1, -1)
 	if err != nil {
@@ -40,11 +43,14 @@ func cmdGGMLCheck(e *env, args []string) error {
 	if *sim && !*run {
 		return &usageError{"-sim runs ggml's plan of the trace, which needs -run"}
 	}
+	if *rpc && !*run {
+		return &usageError{"-rpc runs ggml's plan of the trace, which needs -run"}
+	}
 	// A trace that differs or fails is reported and the others still run:
 	// one command checks a whole directory of traces.
 	var failed []string
 	for _, file := range files {
-		report, err := checkTrace(e.ctx, file, *run, *sim)
+		report, err := checkTrace(e.ctx, file, *run, *sim, *rpc)
 		var user *compiler.UserError
 		if err != nil && !errors.As(err, &user) {
 			return err
@@ -69,9 +75,9 @@ func cmdGGMLCheck(e *env, args []string) error {
 }
 
 // checkTrace compares graphc's plan of one trace with ggml's decisions and,
-// with run (and sim), runs it. It returns the report when there is one,
-// and a user error when the trace differs or cannot be checked.
-func checkTrace(ctx context.Context, file string, run, sim bool) (*ggmlCheckReport, error) {
+// with run (and sim, rpc), runs it. It returns the report when there is
+// one, and a user error when the trace differs or cannot be checked.
+func checkTrace(ctx context.Context, file string, run, sim, rpc bool) (*ggmlCheckReport, error) {
 	tr, _, diffs, err := ggmltrace.Check(file)
 	if err != nil {
 		return nil, traceError(file, err)
@@ -101,6 +107,14 @@ func checkTrace(ctx context.Context, file string, run, sim bool) (*ggmlCheckRepo
 				return report, err
 			}
 		}
+		if rpc {
+			if report.RPC, err = runTraceRPC(ctx, tr); err != nil {
+				return report, err
+			}
+			if err := report.RPC.check(file, tr); err != nil {
+				return report, err
+			}
+		}
 	}
 	if len(diffs) > 0 {
 		return report, &compiler.UserError{Msg: fmt.Sprintf("%s: %d decisions differ from ggml's", file, len(diffs))}
@@ -120,7 +134,7 @@ func traceError(file string, err error) error {
 
 // printCheck prints a trace's differences, one indented line each, then
 // its summary line: the trace, identical or not, graphc's compute buffers
-// with ggml's, and what -run and -sim measured.
+// with ggml's, and what -run, -sim and -rpc measured.
 func printCheck(w io.Writer, r *ggmlCheckReport) {
 	for _, d := range r.Differences {
 		fmt.Fprintf(w, "  %s\n", d)
@@ -146,6 +160,9 @@ func printCheck(w io.Writer, r *ggmlCheckReport) {
 	if r.Mapped != nil {
 		parts = append(parts, r.Mapped.summary())
 	}
+	if r.RPC != nil {
+		parts = append(parts, r.RPC.summary(r.tr))
+	}
 	fmt.Fprintf(w, "%s: %s\n", r.Trace, strings.Join(parts, "; "))
 }
 
@@ -162,11 +179,11 @@ func backendOfBuffer(tr *ggmltrace.Trace, backend string) string {
 // runTrace computes the traced graph on the cpu alone, with the trace's
 // weights and inputs, and returns the largest difference from ggml's output.
 func runTrace(ctx context.Context, tr *ggmltrace.Trace) (float64, error) {
-	values, _, err := runTraceOn(ctx, tr, false)
+	run, err := runTraceOn(ctx, tr, cpuOnly)
 	if err != nil {
 		return 0, err
 	}
-	return diffFromGGML(tr, values), nil
+	return diffFromGGML(tr, run.values), nil
 }
 
 // diffFromGGML is the largest difference of values from ggml's output:

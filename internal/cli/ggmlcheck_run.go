@@ -61,97 +61,138 @@ func (r *mappedRun) check(file string, tr *ggmltrace.Trace) error {
 // runTraceMapped runs ggml's own plan of the trace on backends any machine
 // has (see mapTraceBackends) and compares it with the cpu-only run.
 func runTraceMapped(ctx context.Context, tr *ggmltrace.Trace) (*mappedRun, error) {
-	cpu, _, err := runTraceOn(ctx, tr, false)
+	cpu, err := runTraceOn(ctx, tr, cpuOnly)
 	if err != nil {
 		return nil, err
 	}
-	mapped, r, err := runTraceOn(ctx, tr, true)
+	mapped, err := runTraceOn(ctx, tr, ggmlOnSim)
 	if err != nil {
 		return nil, err
 	}
-	r.BitIdentical = len(cpu) == len(mapped)
-	for i := range cpu {
-		if i >= len(mapped) {
+	r := &mappedRun{Backends: mapped.backends, BytesCopied: mapped.bytesCopied, PlanBytesCopied: mapped.planBytesCopied}
+	for _, n := range mapped.backends {
+		if n == "blas" {
+			r.Tolerance = 1e-5
+		}
+	}
+	r.BitIdentical = len(cpu.values) == len(mapped.values)
+	for i := range cpu.values {
+		if i >= len(mapped.values) {
 			break
 		}
-		d := math.Abs(mapped[i]-cpu[i]) / max(1, math.Abs(cpu[i]))
+		d := math.Abs(mapped.values[i]-cpu.values[i]) / max(1, math.Abs(cpu.values[i]))
 		if math.IsNaN(d) {
 			r.MaxDiffCPU = math.NaN()
 			r.BitIdentical = false
 			break
 		}
 		r.MaxDiffCPU = max(r.MaxDiffCPU, d)
-		r.BitIdentical = r.BitIdentical && math.Float32bits(float32(mapped[i])) == math.Float32bits(float32(cpu[i]))
+		r.BitIdentical = r.BitIdentical && math.Float32bits(float32(mapped.values[i])) == math.Float32bits(float32(cpu.values[i]))
 	}
 	return r, nil
 }
 
-// runTraceOn computes the traced graph with the trace's weights and inputs
-// and returns its output's values. Without mapped it plans for the cpu
-// alone; with it, it plans as ggml did (the trace's own capability tables,
-// so ggml's splits and copies) and runs that plan on backends any machine
-// has, reporting which and what was copied.
-func runTraceOn(ctx context.Context, tr *ggmltrace.Trace, mapped bool) ([]float64, *mappedRun, error) {
+// traceBackends is what runTraceOn runs a trace's graph on.
+type traceBackends int
+
+const (
+	cpuOnly   traceBackends = iota // graphc's plan for the cpu alone
+	ggmlOnSim                      // ggml's plan, its GPU-like devices as sim<N>
+	ggmlOnRPC                      // ggml's plan, its RPC devices as rpc<N> on servers started for the run
+)
+
+// traceRun is one run of a trace's graph: its output's values, the
+// backends it ran on (the trace's, in order, renamed), the rpc-servers'
+// endpoints, and the bytes copied per evaluation, measured and planned.
+type traceRun struct {
+	values          []float64
+	backends        []string
+	endpoints       []string
+	bytesCopied     int64
+	planBytesCopied int64
+}
+
+// runTraceOn computes the traced graph with the trace's weights and inputs.
+// For cpuOnly it plans for the cpu alone; otherwise it plans as ggml did
+// (the trace's own capability tables, so ggml's splits and copies) and runs
+// that plan on the backends on says, reporting what was copied.
+func runTraceOn(ctx context.Context, tr *ggmltrace.Trace, on traceBackends) (*traceRun, error) {
 	g, backends, opts, err := tr.Graph()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, t := range g.Inputs {
 		f, err := traceInputFill(tr, t.Name)
 		if err != nil {
-			return nil, nil, &compiler.UserError{Msg: err.Error()}
+			return nil, &compiler.UserError{Msg: err.Error()}
 		}
 		t.Fill = f
 	}
-	var r *mappedRun
-	if mapped {
-		if err := passes.Run(g, &passes.Context{Backends: backends, Options: opts}, true, ""); err != nil {
-			return nil, nil, err
-		}
-		names, err := mapTraceBackends(tr, g)
-		if err != nil {
-			return nil, nil, err
-		}
-		r = &mappedRun{Backends: names, PlanBytesCopied: g.BytesCopiedPerEval()}
-		for _, n := range names {
-			if n == "blas" {
-				r.Tolerance = 1e-5
-			}
-		}
-		if why := compiler.Unavailable(names); len(why) > 0 {
-			return nil, nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: running ggml's plan needs %s: %s", tr.Case, strings.Join(names, ", "), why["blas"])}
-		}
-	} else {
+	run := &traceRun{}
+	if on == cpuOnly {
 		for _, t := range g.Tensors {
 			t.Placement = ""
 		}
 		target, err := compiler.Target([]string{"cpu"}, 0)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		if err := passes.Run(g, &passes.Context{Backends: target}, true, ""); err != nil {
-			return nil, nil, err
+			return nil, err
+		}
+	} else {
+		if err := passes.Run(g, &passes.Context{Backends: backends, Options: opts}, true, ""); err != nil {
+			return nil, err
+		}
+		if run.backends, err = mapTraceBackends(tr, g, on == ggmlOnRPC); err != nil {
+			return nil, err
+		}
+		run.planBytesCopied = g.BytesCopiedPerEval()
+		if why := compiler.Unavailable(run.backends); len(why) > 0 {
+			return nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: running ggml's plan needs %s: %s", tr.Case, strings.Join(run.backends, ", "), why["blas"])}
 		}
 	}
 	code, err := compiler.Generate(&compiler.Result{Graph: g}, codegen.Options{PkgName: "main", Main: true, Source: tr.Case + ".json"})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	bin, cleanup, err := buildMain(ctx, code)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer cleanup()
+	args := []string{"-json", "-stats"}
+	if on == ggmlOnRPC {
+		// Started after the build, which takes seconds, so that the
+		// servers live only as long as the run; killed on every return.
+		servers, kill, err := startRPCServers(ctx, run.backends)
+		defer kill()
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range servers {
+			run.endpoints = append(run.endpoints, s.Endpoint)
+		}
+		if len(run.endpoints) > 0 {
+			args = append(args, "-rpc", strings.Join(run.endpoints, ","))
+		}
+	}
 	var out, errb bytes.Buffer
-	cmd := exec.CommandContext(ctx, bin, "-json", "-stats")
+	cmd := exec.CommandContext(ctx, bin, args...)
 	killGroupOnCancel(cmd)
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return nil, nil, &compiler.InternalError{Msg: fmt.Sprintf("running the traced graph: %v\n%s", err, errb.String())}
+		if on == ggmlOnRPC && ctx.Err() == nil {
+			// A server that fails (it aborts on a graph it cannot
+			// compute) is the run's failure, not graphc's bug.
+			return nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: running ggml's plan on %s (rpc-servers at %s): %v\n%s",
+				tr.Case, strings.Join(run.backends, ", "), strings.Join(run.endpoints, ", "), err, errb.String())}
+		}
+		return nil, &compiler.InternalError{Msg: fmt.Sprintf("running the traced graph: %v\n%s", err, errb.String())}
 	}
-	if r != nil {
-		if r.BytesCopied, err = statsBytesCopied(errb.String()); err != nil {
-			return nil, nil, &compiler.InternalError{Msg: err.Error()}
+	if on != cpuOnly {
+		if run.bytesCopied, err = statsBytesCopied(errb.String()); err != nil {
+			return nil, &compiler.InternalError{Msg: err.Error()}
 		}
 	}
 	var got struct {
@@ -161,18 +202,19 @@ func runTraceOn(ctx context.Context, tr *ggmltrace.Trace, mapped bool) ([]float6
 		} `json:"outputs"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	for _, o := range got.Outputs {
 		if o.Name != tr.Output.Tensor {
 			continue
 		}
 		if len(o.Values) != len(tr.Output.Values) {
-			return nil, nil, &compiler.UserError{Msg: fmt.Sprintf("output %s: %d values, ggml has %d", o.Name, len(o.Values), len(tr.Output.Values))}
+			return nil, &compiler.UserError{Msg: fmt.Sprintf("output %s: %d values, ggml has %d", o.Name, len(o.Values), len(tr.Output.Values))}
 		}
-		return o.Values, r, nil
+		run.values = o.Values
+		return run, nil
 	}
-	return nil, nil, &compiler.UserError{Msg: fmt.Sprintf("the traced graph has no output %s", tr.Output.Tensor)}
+	return nil, &compiler.UserError{Msg: fmt.Sprintf("the traced graph has no output %s", tr.Output.Tensor)}
 }
 
 // statsBytesCopied reads the bytes copied from a generated program's
@@ -191,17 +233,18 @@ func statsBytesCopied(report string) (int64, error) {
 // mapTraceBackends renames the backends of g, planned with the trace's
 // target, to backends any machine can run, in place: every GPU-like one
 // (ggml's RPC in the traces) to sim0, sim1, …, BLAS to blas and the CPU to
-// cpu, with their buffer types. The plan stays ggml's, offsets included
-// (the simulated devices' alignment is the traces' RPC alignment). It
-// returns the new names in order.
-func mapTraceBackends(tr *ggmltrace.Trace, g *ir.Graph) ([]string, error) {
+// cpu, with their buffer types; with rpc, ggml's RPC devices to rpc0,
+// rpc1, … instead. The plan stays ggml's, offsets included (the simulated
+// devices' alignment is the traces' RPC alignment, and rpc's is ggml-cpu's
+// as the traces' servers reported it). It returns the new names in order.
+func mapTraceBackends(tr *ggmltrace.Trace, g *ir.Graph, rpc bool) ([]string, error) {
 	if len(tr.Backends) != len(g.Backends) {
 		return nil, fmt.Errorf("BUG: trace %s: %d backends, plan %d", tr.Case, len(tr.Backends), len(g.Backends))
 	}
 	rename := map[string]string{} // backend names
 	bufts := map[string]string{}  // buffer type names
 	var names []string
-	sims := 0
+	sims, rpcs := 0, 0
 	for i, b := range g.Backends {
 		tb := tr.Backends[i]
 		var name string
@@ -210,6 +253,9 @@ func mapTraceBackends(tr *ggmltrace.Trace, g *ir.Graph) ([]string, error) {
 			name = "cpu"
 		case tb.Kind == "BLAS":
 			name = "blas"
+		case rpc && tb.Kind == "RPC":
+			name = fmt.Sprintf("rpc%d", rpcs)
+			rpcs++
 		case tb.DeviceType == "GPU" || tb.DeviceType == "ACCEL":
 			name = fmt.Sprintf("sim%d", sims)
 			sims++

@@ -59,10 +59,17 @@ func Dial(endpoint string, timeout time.Duration) (*Client, error) {
 	c := &Client{endpoint: endpoint, timeout: timeout, conn: conn}
 	// Zero connection capabilities: plain TCP, no transport upgrade.
 	p, err := c.call(cmdHello, make([]byte, connCapsSize), helloReplySize)
-	if err == nil {
-		_, err = decodeHello(p)
-	}
 	if err != nil {
+		conn.Close()
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			// ggml's server accepts one client at a time and leaves the
+			// next connected, unanswered, until the first disconnects.
+			return nil, fmt.Errorf("%w (ggml's rpc-server serves one client at a time: is another client, another program, connected to %s? this one waits up to $GRAPHC_RPC_TIMEOUT for it to leave)", err, endpoint)
+		}
+		return nil, err // call names the server
+	}
+	if _, err := decodeHello(p); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("rpc server %s: %w", endpoint, err)
 	}
@@ -97,6 +104,19 @@ func (c *Client) Close() error {
 	return c.conn.Close()
 }
 
+// abort closes the connection with a reset, not a FIN, after a failed
+// request. A request that timed out may still be answered (by a server
+// that was computing, or serving another client and now gets to this
+// one), and ggml's server dies of SIGPIPE when its reply's second write
+// meets a connection closed normally; a reset fails its first write,
+// which it survives, dropping the connection.
+func (c *Client) abort() {
+	if tc, ok := c.conn.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.conn.Close()
+}
+
 // call sends a request and, when want >= 0, reads its reply of exactly
 // want bytes. The commands ggml's server answers nothing (SET_TENSOR,
 // GRAPH_COMPUTE, GRAPH_RECOMPUTE) pass want < 0.
@@ -113,7 +133,7 @@ func (c *Client) callParts(cmd command, parts [][]byte, want int) ([]byte, error
 	p, err := c.exchange(cmd, parts, want)
 	if err != nil {
 		c.err = fmt.Errorf("rpc server %s: %s: %w", c.endpoint, cmd, err)
-		c.conn.Close()
+		c.abort()
 		return nil, c.err
 	}
 	return p, nil

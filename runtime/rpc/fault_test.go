@@ -108,3 +108,31 @@ func TestServerKilledDuring(t *testing.T) {
 		t.Fatal("no error after the server was killed while computing")
 	}
 }
+
+// TestBusyServer: ggml's server serves one client at a time and leaves
+// the next unanswered. A client that gives up waiting says the server may
+// be busy, and the server survives answering it later (a connection
+// closed normally would kill it with SIGPIPE): the next client is served.
+func TestBusyServer(t *testing.T) {
+	s := rpctest.Start(t)
+	first, err := Dial(s.Endpoint, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Dial(s.Endpoint, 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "another client") || !strings.Contains(err.Error(), s.Endpoint) {
+		t.Fatalf("a second client of a busy server: %v; want an error saying %s may be busy", err, s.Endpoint)
+	}
+	first.Close()
+	time.Sleep(300 * time.Millisecond) // the server answers the abandoned HELLO
+	select {
+	case <-s.Exited():
+		t.Fatalf("the server died answering the client that gave up:\n%s", s.Log())
+	default:
+	}
+	c, err := Dial(s.Endpoint, 5*time.Second)
+	if err != nil {
+		t.Fatalf("after the first client left: %v", err)
+	}
+	c.Close()
+}
