@@ -136,3 +136,34 @@ func TestBusyServer(t *testing.T) {
 	}
 	c.Close()
 }
+
+// TestGraphReplayed: the same split graph again is replayed with
+// GRAPH_RECOMPUTE (a few bytes) and computes the same; a changed graph is
+// sent whole.
+func TestGraphReplayed(t *testing.T) {
+	s := rpctest.Start(t)
+	b := newTestBackend(t, s.Endpoint)
+	h := filled(runtime.F32, ne(256, 16), 1)
+	a, dst := upload(t, b, &h), upload(t, b, &h)
+	sent := func(f func()) int64 {
+		before, _ := b.Traffic()
+		f()
+		after, _ := b.Traffic()
+		return after - before
+	}
+	var first, again runtime.Tensor
+	full := sent(func() { first = addOnce(b, dst, a) })
+	replay := sent(func() { again = addOnce(b, dst, a) })
+	if b.Err() != nil || string(first.Data) != string(again.Data) {
+		t.Fatalf("replayed graph: %v, results equal %v", b.Err(), string(first.Data) == string(again.Data))
+	}
+	// Both move the result back (16 KiB); the replay saves the graph's
+	// tensors (~300 bytes each, three of them).
+	if full-replay < 600 {
+		t.Errorf("a replayed graph moved %d bytes, the first %d: no GRAPH_RECOMPUTE", replay, full)
+	}
+	other := upload(t, b, &h)
+	if out := addOnce(b, other, a); out.F32s()[3] != 2*h.F32s()[3] || b.Err() != nil {
+		t.Fatalf("a changed graph after a replay: %v, %v", out.F32s()[3], b.Err())
+	}
+}
