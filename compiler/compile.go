@@ -39,9 +39,9 @@ type Config struct {
 	// gives meta(…) values, its tensor list decides `or` weights, and its
 	// types are the WeightTypes when those are not set. Nil: compiled
 	// without a file (meta(…) needs defaults).
-	File *WeightsFile
-	Debug       int  // pass explanations (passes.Context.Debug)
-	Verify      bool // ir.Verify after every pass
+	File   *WeightsFile
+	Debug  int  // pass explanations (passes.Context.Debug)
+	Verify bool // ir.Verify after every pass
 	// MaxCopies bounds n_copies (0: DefaultMaxCopies, like ggml's
 	// compile-time GGML_SCHED_MAX_COPIES).
 	MaxCopies int
