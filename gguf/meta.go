@@ -59,9 +59,17 @@ func (f *File) CheckMeta(want []runtime.Meta) error {
 		switch {
 		case !ok:
 			errs = append(errs, fmt.Errorf("gguf: metadata %s is %T, the model was compiled for the number %v", m.Key, raw, m.Value))
-		case got != m.Value:
+		case got != m.Value && !sameFloat32(raw, m.Value):
 			errs = append(errs, fmt.Errorf("gguf: metadata %s = %v, the model was compiled for %v: recompile it for this file (graphc compile -weights FILE)", m.Key, got, m.Value))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// sameFloat32 reports whether a float32 value is want at float32
+// precision: a default of 1e-5 written in the model is the 1e-5 a file
+// stores as a float32, and ops take their parameters as float32 anyway.
+func sameFloat32(raw any, want float64) bool {
+	f, ok := raw.(float32)
+	return ok && f == float32(want)
 }
