@@ -69,6 +69,19 @@ func (gen *generator) decls(f *jen.File) {
 	}
 	f.Comment("Weights are the weights New expects, in declaration order.")
 	f.Var().Id("Weights").Op("=").Index().Qual(pkgRuntime, "Decl").Custom(multi, declList(gen.weights)...)
+	if len(gen.g.Meta) > 0 {
+		var metas []jen.Code
+		for _, m := range gen.g.Meta {
+			d := jen.Dict{jen.Id("Key"): jen.Lit(m.Key), jen.Id("Value"): jen.Lit(m.Value)}
+			if m.Default {
+				d[jen.Id("Default")] = jen.True()
+			}
+			metas = append(metas, jen.Values(d))
+		}
+		f.Comment("Meta are the weights-file metadata values the model was compiled for; a file's are checked")
+		f.Comment("against them (gguf's CheckMeta) before its weights are used.")
+		f.Var().Id("Meta").Op("=").Index().Qual(pkgRuntime, "Meta").Custom(multi, metas...)
+	}
 	f.Comment("States are the persistent tensors the model keeps across evaluations, in declaration order.")
 	f.Var().Id("States").Op("=").Index().Qual(pkgRuntime, "Decl").Custom(multi, declList(gen.states)...)
 	var idx []jen.Code

@@ -70,12 +70,17 @@ func (gen *generator) main(f *jen.File) {
 		jen.Id("stateFillIndex").Op("=").Index().Int().Values(sFill...),
 	)
 
+	checkMeta := jen.Null()
+	if len(g.Meta) > 0 {
+		checkMeta = jen.If(jen.Err().Op(":=").Id("f").Dot("CheckMeta").Call(jen.Id("Meta")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
+	}
 	body := []jen.Code{
 		jen.Var().Id("weights").Map(jen.String()).Qual(pkgRuntime, "Tensor"),
 		jen.If(jen.Id("weightsFile").Op("!=").Lit("")).Block(
 			jen.List(jen.Id("f"), jen.Err()).Op(":=").Qual(pkgGGUF, "Open").Call(jen.Id("weightsFile")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 			jen.Defer().Id("f").Dot("Close").Call(),
+			checkMeta,
 			jen.If(jen.List(jen.Id("weights"), jen.Err()).Op("=").Id("f").Dot("Weights").Call(jen.Id("Weights")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		).Else().Block(
 			jen.If(jen.Err().Op(":=").Qual(pkgRuntime, "CheckHostMemory").Call(jen.Lit("the filled weights, compute buffers and state"), jen.Id("weightBytes"), jen.Id("hostBytes")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),

@@ -35,8 +35,13 @@ type Config struct {
 	// WeightTypes retypes declared weights to the types of the weights
 	// file the model is compiled for (see WeightTypesOf).
 	WeightTypes map[string]runtime.DType
-	Debug       int  // pass explanations (passes.Context.Debug)
-	Verify      bool // ir.Verify after every pass
+	// File is the weights file the model is compiled for: its metadata
+	// gives meta(…) values, its tensor list decides `or` weights, and its
+	// types are the WeightTypes when those are not set. Nil: compiled
+	// without a file (meta(…) needs defaults).
+	File   *WeightsFile
+	Debug  int  // pass explanations (passes.Context.Debug)
+	Verify bool // ir.Verify after every pass
 	// MaxCopies bounds n_copies (0: DefaultMaxCopies, like ggml's
 	// compile-time GGML_SCHED_MAX_COPIES).
 	MaxCopies int
@@ -106,7 +111,7 @@ func Compile(filename string, src []byte, cfg Config) (res *Result, err error) {
 	// Lower even when the checks fail: shape and op errors come from
 	// lowering, and users want every problem in one go.
 	checkErr := dsl.Check(f)
-	g, settings, lowerErr := Lower(f, cfg.WeightTypes)
+	g, settings, lowerErr := Lower(f, cfg.weightTypes(), cfg.File)
 	if errs := mergeErrors(checkErr, lowerErr); errs != nil {
 		return nil, &UserError{dsl.Render(errs, src)}
 	}
@@ -114,6 +119,15 @@ func Compile(filename string, src []byte, cfg Config) (res *Result, err error) {
 		return fitPlan(f, src, cfg, settings)
 	}
 	return plan(g, settings.merge(cfg))
+}
+
+// weightTypes are the types to compile weights as: WeightTypes, else the
+// file's.
+func (cfg *Config) weightTypes() map[string]runtime.DType {
+	if cfg.WeightTypes == nil && cfg.File != nil {
+		return cfg.File.Types
+	}
+	return cfg.WeightTypes
 }
 
 // merge completes the command line's configuration with the model's

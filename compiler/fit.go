@@ -164,7 +164,7 @@ func fitPlan(f *dsl.File, src []byte, cfg Config, settings *Settings) (*Result, 
 		return nil, &UserError{fmt.Sprintf("-mem: %s not in the target (%s)", strings.Join(names, ", "), strings.Join(target, ", "))}
 	}
 	compile := func(layers []int) (*Result, []MemoryUse, error) {
-		g, s, err := Lower(f, cfg.WeightTypes)
+		g, s, err := Lower(f, cfg.weightTypes(), cfg.File)
 		if err != nil {
 			return nil, nil, &UserError{dsl.Render(err, src)}
 		}
@@ -179,7 +179,7 @@ func fitPlan(f *dsl.File, src []byte, cfg Config, settings *Settings) (*Result, 
 	}
 	nLayer := 0
 	{
-		g, _, err := Lower(f, cfg.WeightTypes)
+		g, _, err := Lower(f, cfg.weightTypes(), cfg.File)
 		if err != nil {
 			return nil, &UserError{dsl.Render(err, src)}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/alecthomas/participle/v2/lexer"
 
 	"github.com/graphc/graphc/dsl"
+	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/runtime"
 )
@@ -29,10 +30,15 @@ type Settings struct {
 // calls turned into ops with inferred shapes. weightTypes, when not nil,
 // overrides the element type of the weights it names: the types of the
 // weights file the model is compiled for (f32 declared, q8_0 in the file).
-// Every problem is reported, positioned, in one dsl.ErrorList.
-func Lower(f *dsl.File, weightTypes map[string]runtime.DType) (*ir.Graph, *Settings, error) {
+// file, when not nil, is the weights file compiled for: meta(…) reads its
+// metadata, and a weight declared with `or` that it lacks is the other
+// weight. Every problem is reported, positioned, in one dsl.ErrorList.
+func Lower(f *dsl.File, weightTypes map[string]runtime.DType, file *WeightsFile) (*ir.Graph, *Settings, error) {
 	l := &lowerer{
 		weightTypes: weightTypes,
+		file:        file,
+		params:      map[string]float64{},
+		metaIndex:   map[string]int{},
 		g:           ir.NewGraph(f.Pos.Filename),
 		dims:        map[string]*ir.Dim{},
 		scope:       map[string]*ir.Tensor{},
@@ -68,6 +74,9 @@ type lowerer struct {
 	budget   int // statements left to unroll
 
 	weightTypes map[string]runtime.DType
+	file        *WeightsFile
+	params      map[string]float64
+	metaIndex   map[string]int // key → index in g.Meta
 }
 
 // maxUnrolled bounds the statements loops may unroll to, so a typo like
@@ -159,6 +168,10 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 		d := &ir.Dim{Name: name, Bound: v, Bounded: s.Bounded, Pos: pos(s.Pos)}
 		l.dims[name] = d
 		l.g.Dims = append(l.g.Dims, d)
+	case *dsl.Param:
+		if v, ok := l.number(s.Value); ok {
+			l.params[l.resolve(s.Name)] = v
+		}
 	case *dsl.Decl:
 		l.decl(s)
 	case *dsl.For:
@@ -284,6 +297,10 @@ func (l *lowerer) decl(s *dsl.Decl) {
 		l.errorf(s.Name, "%s is declared twice", name)
 		return
 	}
+	if s.Or != nil && s.Kind == dsl.DeclWeight && l.file != nil && !l.file.Tensors[name] {
+		l.standIn(s, name, ne)
+		return
+	}
 	kind := map[dsl.DeclKind]ir.Kind{dsl.DeclInput: ir.KindInput, dsl.DeclWeight: ir.KindWeight, dsl.DeclState: ir.KindState}[s.Kind]
 	t, err := l.g.NewLeaf(kind, name, dt, ne, pos(s.Pos))
 	if err != nil {
@@ -299,6 +316,87 @@ func (l *lowerer) decl(s *dsl.Decl) {
 		t.Fill = l.fill(s.Fill)
 	}
 	l.scope[name] = t
+}
+
+// standIn binds a weight the file lacks to the weight its declaration
+// names after `or`, which must have its shape: the graph reads that
+// weight, as llama.cpp's output = token_embd when output.weight is absent.
+func (l *lowerer) standIn(s *dsl.Decl, name string, ne []*ir.Expr) {
+	alt := l.scope[l.resolve(s.Or)]
+	if alt == nil || alt.Kind != ir.KindWeight {
+		if !l.failed[l.resolve(s.Or)] {
+			l.errorf(s.Or, "%s: no weight %s to stand in for it", name, l.resolve(s.Or))
+		}
+		l.failed[name] = true
+		return
+	}
+	for i := range 4 {
+		want, have := int64(1), int64(1)
+		if i < len(ne) {
+			want, _ = ne[i].Constant()
+		}
+		have, _ = alt.Ne[i].Constant()
+		if want != have {
+			l.errorf(s.Or, "%s is missing from the weights file, and %s cannot stand in for it: ne%d is %d, %s wants %d", name, alt.Name, i, have, name, want)
+			l.failed[name] = true
+			return
+		}
+	}
+	l.used[name]++
+	l.scope[name] = alt
+}
+
+// metaValue resolves meta("key"[, default]) against the weights file's
+// metadata, and records the value in the graph so that loading a file
+// can check it was compiled for the file's values.
+func (l *lowerer) metaValue(c *dsl.Call) (float64, bool) {
+	if len(c.Args) < 1 || len(c.Args) > 2 {
+		return 0, false // dsl.Check reports it
+	}
+	str, ok := c.Args[0].Value.(*dsl.String)
+	if !ok {
+		return 0, false
+	}
+	key := str.Value
+	var def *float64
+	if len(c.Args) == 2 {
+		v, ok := l.number(c.Args[1].Value)
+		if !ok {
+			return 0, false
+		}
+		def = &v
+	}
+	if l.file != nil {
+		if raw, ok := l.file.Meta[key]; ok {
+			v, ok := gguf.Number(raw)
+			if !ok {
+				l.errorf(c, "meta(%q): the weights file's value is %T, not a number", key, raw)
+				return 0, false
+			}
+			return l.recordMeta(c, runtime.Meta{Key: key, Value: v, Default: def != nil}), true
+		}
+	}
+	switch {
+	case def != nil:
+		return l.recordMeta(c, runtime.Meta{Key: key, Value: *def, Default: true}), true
+	case l.file == nil:
+		l.errorf(c, "meta(%q): compiled without a weights file to read it from: give one (-weights FILE) or a default, meta(%q, VALUE)", key, key)
+	default:
+		l.errorf(c, "meta(%q): the weights file has no such key (a default, meta(%q, VALUE), would be used instead)", key, key)
+	}
+	return 0, false
+}
+
+func (l *lowerer) recordMeta(c *dsl.Call, m runtime.Meta) float64 {
+	if i, ok := l.metaIndex[m.Key]; ok {
+		if prev := l.g.Meta[i]; prev.Value != m.Value {
+			l.errorf(c, "meta(%q) is %v here and %v where used before: give every use the same default", m.Key, m.Value, prev.Value)
+		}
+		return l.g.Meta[i].Value
+	}
+	l.metaIndex[m.Key] = len(l.g.Meta)
+	l.g.Meta = append(l.g.Meta, m)
+	return m.Value
 }
 
 // constInt evaluates an expression that must not depend on bounded dims.
@@ -388,6 +486,17 @@ func (l *lowerer) checked(e dsl.Expr, v *ir.Expr) *ir.Expr {
 // row_size(t, n) (ggml_row_size).
 func (l *lowerer) intCall(c *dsl.Call) *ir.Expr {
 	fn := c.Func.Name
+	if fn == "meta" {
+		v, ok := l.metaValue(c)
+		if !ok {
+			return nil
+		}
+		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+			l.errorf(c, "meta(…) = %v: an integer is needed here", v)
+			return nil
+		}
+		return ir.Const(int64(v))
+	}
 	want := map[string]int{"ne": 2, "nb": 2, "esize": 1, "row_size": 2}
 	n, ok := want[fn]
 	if !ok {
@@ -457,9 +566,78 @@ func (l *lowerer) number(e dsl.Expr) (float64, bool) {
 	case *dsl.Unary:
 		v, ok := l.number(e.X)
 		return -v, ok
+	case *dsl.Name:
+		if v, ok := l.params[l.resolve(e)]; ok {
+			return v, true
+		}
+	case *dsl.Binary:
+		if l.isFloat(e) {
+			return l.floatBinary(e)
+		}
+	case *dsl.Call:
+		switch e.Func.Name {
+		case "meta":
+			return l.metaValue(e)
+		case "sqrt":
+			if len(e.Args) != 1 {
+				l.errorf(e, "sqrt takes one argument")
+				return 0, false
+			}
+			v, ok := l.number(e.Args[0].Value)
+			if ok && v < 0 {
+				l.errorf(e, "sqrt of %v", v)
+				return 0, false
+			}
+			return math.Sqrt(v), ok
+		}
 	}
 	c, ok := l.constInt(e)
 	return float64(c), ok
+}
+
+// isFloat reports whether a number's expression has float arithmetic: a
+// float literal, a param or a float function. Without one, / stays the
+// integer division it is in dims (n_embd / n_head).
+func (l *lowerer) isFloat(e dsl.Expr) bool {
+	switch e := e.(type) {
+	case *dsl.Number:
+		_, err := strconv.ParseInt(e.Text, 10, 64)
+		return err != nil
+	case *dsl.Name:
+		_, ok := l.params[l.resolve(e)]
+		return ok
+	case *dsl.Unary:
+		return l.isFloat(e.X)
+	case *dsl.Binary:
+		return l.isFloat(e.X) || l.isFloat(e.Y)
+	case *dsl.Call:
+		return e.Func.Name == "meta" || e.Func.Name == "sqrt"
+	}
+	return false
+}
+
+func (l *lowerer) floatBinary(e *dsl.Binary) (float64, bool) {
+	x, okx := l.number(e.X)
+	y, oky := l.number(e.Y)
+	if !okx || !oky {
+		return 0, false
+	}
+	switch e.Op {
+	case dsl.OpAdd:
+		return x + y, true
+	case dsl.OpSub:
+		return x - y, true
+	case dsl.OpMul:
+		return x * y, true
+	case dsl.OpDiv:
+		if y == 0 {
+			l.errorf(e, "division by zero")
+			return 0, false
+		}
+		return x / y, true
+	}
+	l.errorf(e, "%s is not allowed in a number", e.Op)
+	return 0, false
 }
 
 // fill converts an input's fill expression.

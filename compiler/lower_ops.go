@@ -79,6 +79,8 @@ func (l *lowerer) tensorExpr(e dsl.Expr, name string) *ir.Tensor {
 			l.errorf(e, "%s is a dim; a tensor is needed here", n)
 		} else if _, ok := l.loops[n]; ok {
 			l.errorf(e, "%s is a loop variable; a tensor is needed here", n)
+		} else if _, ok := l.params[n]; ok {
+			l.errorf(e, "%s is a param (a number); a tensor is needed here", n)
 		} else {
 			l.errorf(e, "undefined: %s", n)
 		}

@@ -26,7 +26,7 @@ type Node interface {
 	String() string
 }
 
-// A Stmt is one statement: *Backends, *Place, *Set, *Dim, *Decl, *Output,
+// A Stmt is one statement: *Backends, *Place, *Set, *Dim, *Param, *Decl, *Output,
 // *For, *Assign or *CallStmt.
 type Stmt interface {
 	Node
@@ -155,6 +155,20 @@ type Dim struct {
 	Value   Expr  `parser:"@@"`
 }
 
+// Param declares a named number for float arguments such as rms_norm's
+// eps or rope's freq_base, usually read from the weights file's metadata:
+//
+//	param eps = meta("llama.attention.layer_norm_rms_epsilon", 1e-5)
+//	param kq_scale = 1.0 / sqrt(head_dim)
+type Param struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Trivia
+
+	Name  *Name `parser:"'param' @@ '='"`
+	Value Expr  `parser:"@@"`
+}
+
 // DeclKind says what a Decl declares.
 type DeclKind string
 
@@ -187,6 +201,10 @@ type Decl struct {
 	Fill Expr `parser:"( 'fill' @@ )?"`
 	// On places the tensor on a backend. Nil if absent.
 	On *Ident `parser:"( 'on' @@ )?"`
+	// Or names the weight that stands in for this one when the weights
+	// file lacks it, as llama.cpp ties output.weight to token_embd.weight.
+	// Nil if absent; Check allows it only on weights.
+	Or *Name `parser:"( 'or' @@ )?"`
 }
 
 // TensorType is an element type and a shape, ne0 first (ggml order):
@@ -388,6 +406,7 @@ var (
 	_ Stmt = (*Place)(nil)
 	_ Stmt = (*Set)(nil)
 	_ Stmt = (*Dim)(nil)
+	_ Stmt = (*Param)(nil)
 	_ Stmt = (*Decl)(nil)
 	_ Stmt = (*Output)(nil)
 	_ Stmt = (*For)(nil)
@@ -411,6 +430,7 @@ func (*Backends) stmtNode() {}
 func (*Place) stmtNode()    {}
 func (*Set) stmtNode()      {}
 func (*Dim) stmtNode()      {}
+func (*Param) stmtNode()    {}
 func (*Decl) stmtNode()     {}
 func (*Output) stmtNode()   {}
 func (*For) stmtNode()      {}
@@ -429,6 +449,7 @@ func (n *Backends) Position() lexer.Position   { return n.Pos }
 func (n *Place) Position() lexer.Position      { return n.Pos }
 func (n *Set) Position() lexer.Position        { return n.Pos }
 func (n *Dim) Position() lexer.Position        { return n.Pos }
+func (n *Param) Position() lexer.Position      { return n.Pos }
 func (n *Decl) Position() lexer.Position       { return n.Pos }
 func (n *TensorType) Position() lexer.Position { return n.Pos }
 func (n *Output) Position() lexer.Position     { return n.Pos }
@@ -449,6 +470,7 @@ func (n *Backends) End() lexer.Position   { return n.EndPos }
 func (n *Place) End() lexer.Position      { return n.EndPos }
 func (n *Set) End() lexer.Position        { return n.EndPos }
 func (n *Dim) End() lexer.Position        { return n.EndPos }
+func (n *Param) End() lexer.Position      { return n.EndPos }
 func (n *Decl) End() lexer.Position       { return n.EndPos }
 func (n *TensorType) End() lexer.Position { return n.EndPos }
 func (n *Output) End() lexer.Position     { return n.EndPos }

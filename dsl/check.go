@@ -81,7 +81,8 @@ type checker struct {
 type binding struct {
 	kind    string // "dim", "input", "weight", "state" or "value"
 	pos     lexer.Position
-	isConst bool  // a dim with a known constant value
+	isConst bool  // a constant dim (not bounded)
+	known   bool  // isConst and its value is known before lowering: not from meta(…)
 	value   int64 // its value
 }
 
@@ -172,6 +173,8 @@ func (c *checker) stmt(s Stmt) {
 		}
 	case *Dim:
 		c.dim(s)
+	case *Param:
+		c.param(s)
 	case *Decl:
 		c.decl(s)
 	case *Output:
@@ -197,8 +200,75 @@ func (c *checker) dim(s *Dim) {
 	if known && v < 1 {
 		c.nodeErrorf(s.Value, "dim %s must be at least 1, got %d", s.Name.Text, v)
 	}
-	b := &binding{kind: "dim", pos: s.Name.Pos, isConst: known && !s.Bounded && v >= 1, value: v}
+	b := &binding{kind: "dim", pos: s.Name.Pos, isConst: !s.Bounded, known: known && !s.Bounded && v >= 1, value: v}
 	c.declare(s.Name, b)
+}
+
+func (c *checker) param(s *Param) {
+	if len(c.loops) > 0 {
+		c.nodeErrorf(s, "params must be declared at top level")
+		return
+	}
+	c.floatExpr(s.Value)
+	c.declare(s.Name, &binding{kind: "param", pos: s.Name.Pos})
+}
+
+// floatExpr checks a param's value: arithmetic on numbers, constant dims,
+// params, meta(…) and sqrt(…).
+func (c *checker) floatExpr(e Expr) {
+	switch e := e.(type) {
+	case *Number:
+		c.number(e)
+	case *Name:
+		b, lv := c.nameRef(e, modeValue)
+		switch {
+		case lv != nil:
+			c.nodeErrorf(e, "param values must be constant; %s is a loop variable", e.Text)
+		case b != nil && b.kind == "dim" && !b.isConst:
+			c.nodeErrorf(e, "param values must be constant; %s is a bounded dim", e.Text)
+		case b != nil && b.kind != "dim" && b.kind != "param":
+			c.nodeErrorf(e, "param values can use dims and params, not %s %s", b.kind, e.Text)
+		}
+	case *Unary:
+		c.floatExpr(e.X)
+	case *Binary:
+		if e.Op.Precedence() == precCompare || e.Op == OpRem {
+			c.nodeErrorf(e, "param values use + - * / only")
+			return
+		}
+		c.floatExpr(e.X)
+		c.floatExpr(e.Y)
+	case *Call:
+		switch e.Func.Name {
+		case "meta":
+			c.meta(e)
+		case "sqrt":
+			if len(e.Args) != 1 || e.Args[0].Key != nil {
+				c.nodeErrorf(e, "sqrt takes one positional argument")
+				return
+			}
+			c.floatExpr(e.Args[0].Value)
+		default:
+			c.nodeErrorf(e.Func, "param values can call meta and sqrt, not %s", e.Func.Name)
+		}
+	case *String:
+		c.nodeErrorf(e, "param values are numbers, not strings")
+	}
+}
+
+// meta checks meta("key") and meta("key", default): a value the
+// compilation reads from the weights file's metadata.
+func (c *checker) meta(e *Call) {
+	if len(e.Args) < 1 || len(e.Args) > 2 || e.Args[0].Key != nil || (len(e.Args) == 2 && e.Args[1].Key != nil) {
+		c.nodeErrorf(e, `meta takes a metadata key and an optional default: meta("llama.block_count", 4)`)
+		return
+	}
+	if key, ok := e.Args[0].Value.(*String); !ok || key.Value == "" {
+		c.nodeErrorf(e.Args[0].Value, "meta's key must be a non-empty string literal")
+	}
+	if len(e.Args) == 2 {
+		c.floatExpr(e.Args[1].Value)
+	}
 }
 
 func (c *checker) decl(s *Decl) {
@@ -217,6 +287,13 @@ func (c *checker) decl(s *Decl) {
 		c.nodeErrorf(s.On, "inputs cannot be placed with on; only weights, states and computed values can")
 	} else {
 		c.on(s.On)
+	}
+	if s.Or != nil {
+		if s.Kind != DeclWeight {
+			c.nodeErrorf(s.Or, "only a weight can stand in for a missing weight; or is not allowed on %s", kind)
+		} else if b, _ := c.nameRef(s.Or, modeValue); b != nil && b.kind != "weight" {
+			c.nodeErrorf(s.Or, "%s stands in for a missing weight, so it must be a weight, not %s", s.Or.Text, b.kind)
+		}
 	}
 	if c.loopInterpolation(s.Name, kind) {
 		c.declare(s.Name, &binding{kind: kind, pos: s.Name.Pos})
@@ -379,7 +456,7 @@ func (c *checker) bound(e Expr) (int64, bool) {
 			c.nodeErrorf(e, "undefined: %s", describe(e, name))
 			return 0, false
 		case b.isConst:
-			return b.value, true
+			return b.value, b.known
 		case b.kind == "dim":
 			c.nodeErrorf(e, "loop bound %s is a bounded dim; loop bounds must be constant", name)
 			return 0, false
@@ -416,7 +493,7 @@ func (c *checker) constBound(e Expr) (int64, bool) {
 		v, err := strconv.ParseInt(e.Text, 10, 64)
 		return v, err == nil
 	case *Name:
-		if b := c.globals[e.Text]; b != nil && b.isConst {
+		if b := c.globals[e.Text]; b != nil && b.known {
 			return b.value, true
 		}
 	}
@@ -512,6 +589,10 @@ func (c *checker) expr(e Expr, mode exprMode) {
 	case *Unary:
 		c.expr(e.X, mode)
 	case *Call:
+		if e.Func.Name == "meta" && mode == modeValue {
+			c.meta(e)
+			return
+		}
 		seen := map[string]*Ident{}
 		for _, a := range e.Args {
 			if a.Key != nil {
@@ -610,7 +691,7 @@ func (c *checker) intExpr(e Expr, mode exprMode) (int64, bool) {
 		case lv != nil:
 			return lv.value, lv.known
 		case b != nil && b.isConst:
-			return b.value, true
+			return b.value, b.known
 		}
 		return 0, false
 	case *Unary:
@@ -637,6 +718,10 @@ func (c *checker) intExpr(e Expr, mode exprMode) (int64, bool) {
 		}
 		return v, true
 	case *Call:
+		if e.Func.Name == "meta" && mode == modeConst {
+			c.meta(e)
+			return 0, false
+		}
 		c.nodeErrorf(e, "%s cannot call functions", what)
 	case *String:
 		c.nodeErrorf(e, "%s must be integers, not strings", what)

@@ -119,12 +119,17 @@ func stmtString(s Stmt) string {
 			op = " <= "
 		}
 		b.WriteString("dim " + s.Name.String() + op + exprString(s.Value))
+	case *Param:
+		b.WriteString("param " + s.Name.String() + " = " + exprString(s.Value))
 	case *Decl:
 		b.WriteString(string(s.Kind) + " " + s.Name.String() + ": " + s.Type.String())
 		if s.Fill != nil {
 			b.WriteString(" fill " + exprString(s.Fill))
 		}
 		on(s.On)
+		if s.Or != nil {
+			b.WriteString(" or " + s.Or.String())
+		}
 	case *Output:
 		b.WriteString("output " + s.Name.String())
 		if s.Value != nil {
@@ -143,6 +148,7 @@ func stmtString(s Stmt) string {
 
 func (s *Backends) String() string { return stmtString(s) }
 func (s *Dim) String() string      { return stmtString(s) }
+func (s *Param) String() string    { return stmtString(s) }
 func (s *Place) String() string    { return stmtString(s) }
 func (s *Set) String() string      { return stmtString(s) }
 func (s *Decl) String() string     { return stmtString(s) }

@@ -29,8 +29,10 @@ func Inspect(n Node, f func(Node) bool) {
 		visit(n.Name, n.Value)
 	case *Dim:
 		visit(n.Name, n.Value)
+	case *Param:
+		visit(n.Name, n.Value)
 	case *Decl:
-		visit(n.Name, n.Type, n.Fill, n.On)
+		visit(n.Name, n.Type, n.Fill, n.On, n.Or)
 	case *TensorType:
 		visit(n.DType)
 		for _, d := range n.Shape {

@@ -50,6 +50,15 @@
 // (ggml insists on its own writer's layout), and arrays may nest (ggml
 // refuses arrays of arrays).
 //
+// # Writing
+//
+// Writer writes files; AddTensorFunc produces a tensor's data while the
+// file is written, so a file of gigabytes is never in memory. Vocab gives
+// a test file a small tokenizer vocabulary llama.cpp loads (its doc shows
+// the layout: SentencePiece with byte fallback, or byte-level BPE with
+// merges). CheckMeta checks a file's metadata against the values a
+// generated model was compiled for.
+//
 // # Why our own reader
 //
 // Go has GGUF libraries, github.com/gpustack/gguf-parser-go the most

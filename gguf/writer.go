@@ -22,6 +22,7 @@ type Writer struct {
 	metaIndex map[string]bool
 	tensors   []TensorInfo
 	data      [][]byte
+	producers []func(io.Writer) error // per tensor, nil where data holds it
 	names     map[string]bool
 	alignment int64
 }
@@ -91,44 +92,72 @@ func checkValue(v any, depth int) error {
 // fastest, 1 to 4 dimensions) whose data, len(data) bytes, must be exactly
 // the tensor's size.
 func (w *Writer) AddTensor(name string, typ GGMLType, ne []int64, data []byte) error {
+	t, err := w.tensorInfo(name, typ, ne)
+	if err != nil {
+		return err
+	}
+	if int64(len(data)) != t.Size {
+		return fmt.Errorf("gguf: tensor %q: %d bytes of data, want %d for %s%s", name, len(data), t.Size, typ, shapeString(ne))
+	}
+	w.add(t, data, nil)
+	return nil
+}
+
+// AddTensorFunc adds a tensor like AddTensor whose data produce writes
+// when the file is written, exactly the tensor's size (WriteTo fails
+// otherwise): a file of many gigabytes of generated or converted weights
+// is written one tensor at a time instead of held in memory whole.
+func (w *Writer) AddTensorFunc(name string, typ GGMLType, ne []int64, produce func(io.Writer) error) error {
+	t, err := w.tensorInfo(name, typ, ne)
+	if err != nil {
+		return err
+	}
+	w.add(t, nil, produce)
+	return nil
+}
+
+func (w *Writer) add(t TensorInfo, data []byte, produce func(io.Writer) error) {
+	w.names[t.Name] = true
+	w.tensors = append(w.tensors, t)
+	w.data = append(w.data, data)
+	w.producers = append(w.producers, produce)
+}
+
+// tensorInfo validates a tensor's name, type and shape and returns its
+// info without an offset.
+func (w *Writer) tensorInfo(name string, typ GGMLType, ne []int64) (TensorInfo, error) {
 	switch {
 	case len(name) > MaxNameLen:
-		return fmt.Errorf("gguf: tensor name %q is %d bytes, ggml allows at most %d", name, len(name), MaxNameLen)
+		return TensorInfo{}, fmt.Errorf("gguf: tensor name %q is %d bytes, ggml allows at most %d", name, len(name), MaxNameLen)
 	case w.names[name]:
-		return fmt.Errorf("gguf: duplicate tensor %q", name)
+		return TensorInfo{}, fmt.Errorf("gguf: duplicate tensor %q", name)
 	case len(ne) == 0 || len(ne) > MaxDims:
-		return fmt.Errorf("gguf: tensor %q has %d dimensions, want 1 to %d", name, len(ne), MaxDims)
+		return TensorInfo{}, fmt.Errorf("gguf: tensor %q has %d dimensions, want 1 to %d", name, len(ne), MaxDims)
 	case !typ.Known():
-		return fmt.Errorf("gguf: tensor %q: unknown ggml type id %d", name, uint32(typ))
+		return TensorInfo{}, fmt.Errorf("gguf: tensor %q: unknown ggml type id %d", name, uint32(typ))
 	}
 	t := TensorInfo{Name: name, Type: typ, NDims: len(ne), Ne: [4]int64{1, 1, 1, 1}}
 	var nelem uint64 = 1
 	for i, n := range ne {
 		if n < 1 {
-			return fmt.Errorf("gguf: tensor %q: dimension %d is %d, want at least 1", name, i, n)
+			return TensorInfo{}, fmt.Errorf("gguf: tensor %q: dimension %d is %d, want at least 1", name, i, n)
 		}
 		hi, lo := bits.Mul64(nelem, uint64(n))
 		if hi != 0 || lo > math.MaxInt64 {
-			return fmt.Errorf("gguf: tensor %q: shape %s has more than 2^63-1 elements", name, shapeString(ne))
+			return TensorInfo{}, fmt.Errorf("gguf: tensor %q: shape %s has more than 2^63-1 elements", name, shapeString(ne))
 		}
 		nelem = lo
 		t.Ne[i] = n
 	}
 	if ne[0]%typ.BlockSize() != 0 {
-		return fmt.Errorf("gguf: tensor %q: ne0 = %d is not a multiple of %s's block size %d", name, ne[0], typ, typ.BlockSize())
+		return TensorInfo{}, fmt.Errorf("gguf: tensor %q: ne0 = %d is not a multiple of %s's block size %d", name, ne[0], typ, typ.BlockSize())
 	}
 	hi, size := bits.Mul64(nelem/uint64(typ.BlockSize()), uint64(typ.TypeSize()))
 	if hi != 0 || size > math.MaxInt64 {
-		return fmt.Errorf("gguf: tensor %q: %s data of shape %s is more than 2^63-1 bytes", name, typ, shapeString(ne))
+		return TensorInfo{}, fmt.Errorf("gguf: tensor %q: %s data of shape %s is more than 2^63-1 bytes", name, typ, shapeString(ne))
 	}
 	t.Size = int64(size)
-	if int64(len(data)) != t.Size {
-		return fmt.Errorf("gguf: tensor %q: %d bytes of data, want %d for %s%s", name, len(data), t.Size, typ, shapeString(ne))
-	}
-	w.names[name] = true
-	w.tensors = append(w.tensors, t)
-	w.data = append(w.data, data)
-	return nil
+	return t, nil
 }
 
 // WriteTo writes the file to out and returns the number of bytes written.
@@ -156,8 +185,18 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 		off = alignUp(off+t.Size, w.alignment)
 	}
 	e.pad(w.alignment)
-	for _, d := range w.data {
-		e.raw(d)
+	for i, d := range w.data {
+		if produce := w.producers[i]; produce != nil && e.err == nil {
+			start := e.n
+			if err := produce(encoderWriter{e}); err != nil && e.err == nil {
+				e.err = fmt.Errorf("gguf: tensor %q: %w", w.tensors[i].Name, err)
+			}
+			if got := e.n - start; e.err == nil && got != w.tensors[i].Size {
+				e.err = fmt.Errorf("gguf: tensor %q: %d bytes of data written, want %d", w.tensors[i].Name, got, w.tensors[i].Size)
+			}
+		} else {
+			e.raw(d)
+		}
 		e.pad(w.alignment)
 	}
 	if e.err == nil {
@@ -168,6 +207,19 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 
 // encoder writes little-endian fields, counting bytes and keeping the
 // first error.
+// encoderWriter lets a tensor's producer write through the encoder, which
+// counts the bytes and keeps the first error.
+type encoderWriter struct{ e *encoder }
+
+func (w encoderWriter) Write(b []byte) (int, error) {
+	if w.e.err != nil {
+		return 0, w.e.err
+	}
+	n := w.e.n
+	w.e.raw(b)
+	return int(w.e.n - n), w.e.err
+}
+
 type encoder struct {
 	w       *bufio.Writer
 	n       int64

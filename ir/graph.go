@@ -1,5 +1,7 @@
 package ir
 
+import "github.com/graphc/graphc/runtime"
+
 // Graph is a model: its dims, declared tensors and the computation, in the
 // node order ggml_build_forward_expand produces, plus the scheduling
 // decisions the passes add. After the passes run, the Graph is the plan:
@@ -9,6 +11,10 @@ type Graph struct {
 
 	Dims    []*Dim
 	Tensors []*Tensor // every tensor ever created, by ID
+
+	// Meta are the weights-file metadata values the model was compiled
+	// for (the DSL's meta(…)), each key once, in first-use order.
+	Meta []runtime.Meta
 
 	// Declared tensors in declaration order. Weights and states together, in
 	// declaration order, define the ggml fill index of each (Params).

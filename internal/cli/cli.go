@@ -310,7 +310,8 @@ func (t *targetFlags) check() error {
 	return nil
 }
 
-// configWithWeights is config plus the weight types of the -weights file.
+// configWithWeights is config plus the -weights file's types, tensors and
+// metadata.
 func (t *targetFlags) configWithWeights() (compiler.Config, error) {
 	if err := t.check(); err != nil {
 		return compiler.Config{}, err
@@ -324,11 +325,11 @@ func (t *targetFlags) configWithWeights() (compiler.Config, error) {
 		cfg.Options.Cost = m
 	}
 	if t.weights != "" {
-		types, err := compiler.WeightTypesOf(t.weights)
+		file, err := compiler.ReadWeightsFile(t.weights)
 		if err != nil {
 			return cfg, err
 		}
-		cfg.WeightTypes = types
+		cfg.File = file
 	}
 	return cfg, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -37,13 +38,35 @@ func cmdGGUFNew(e *env, args []string) error {
 	fill := fs.String("fill", "ggml", "weight values: ggml (the conformance traces' rule) or random (normal, scaled like the ggml rule's 0.1)")
 	seed := fs.Uint64("seed", 1, "seed of -fill random")
 	typ := fs.String("type", "f32", "type of the weights that only mul_mat and get_rows read: f32, f16, bf16, q8_0 or q4_0 (other weights stay as declared)")
-	files, err := parseFlags(fs, args, 2, 2)
+	var shape archShape
+	fs.StringVar(&shape.arch, "arch", "", "write a model file of this llama.cpp architecture, llama or qwen2, instead of a model's weights: gguf new -arch llama [flags] out.gguf")
+	shape.register(fs)
+	files, err := parseFlags(fs, args, 1, 2)
 	if err != nil {
 		return err
 	}
 	dt, ok := runtime.ParseDType(*typ)
 	if !ok || dt == runtime.I32 {
 		return &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0 or q4_0", *typ)}
+	}
+	if shape.arch != "" {
+		if len(files) != 1 {
+			return &usageError{"gguf new -arch writes one file: want only the output file"}
+		}
+		if *fill != "ggml" && *fill != "random" {
+			return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
+		}
+		if err := shape.check(dt); err != nil {
+			return err
+		}
+		w, err := archFile(&shape, dt, *seed, strings.TrimSuffix(filepath.Base(files[0]), ".gguf"))
+		if err != nil {
+			return &compiler.UserError{Msg: err.Error()}
+		}
+		return writeGGUF(e, w, files[0])
+	}
+	if len(files) != 2 {
+		return &usageError{fmt.Sprintf("want 2 file argument(s), got %d", len(files))}
 	}
 	if *fill != "ggml" && *fill != "random" {
 		return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
@@ -63,13 +86,17 @@ func cmdGGUFNew(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteFunc(files[1], 0o644, func(out io.Writer) error {
+	return writeGGUF(e, w, files[1])
+}
+
+func writeGGUF(e *env, w *gguf.Writer, path string) error {
+	if err := atomicfile.WriteFunc(path, 0o644, func(out io.Writer) error {
 		_, err := w.WriteTo(out)
 		return err
 	}); err != nil {
 		return &compiler.UserError{Msg: err.Error()}
 	}
-	fmt.Fprintf(e.stderr, "graphc: wrote %s\n", files[1])
+	fmt.Fprintf(e.stderr, "graphc: wrote %s\n", path)
 	return nil
 }
 

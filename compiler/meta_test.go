@@ -1,0 +1,66 @@
+package compiler
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+const metaModel = `dim n = meta("m.width")
+dim v = meta("m.vocab", 8)
+param eps = meta("m.eps", 1e-5)
+param half = 1.0 / sqrt(4)
+input x: f32[n]
+weight emb.weight: f32[n, v]
+weight out.weight: f32[n, v] or emb.weight
+output y = mul_mat(out.weight, scale(rms_norm(x, eps=eps), s=half))
+`
+
+func TestMetaWithoutFile(t *testing.T) {
+	_, err := Compile("m.g", []byte(metaModel), Config{})
+	if err == nil || !strings.Contains(err.Error(), `m.g:1:9: meta("m.width"): compiled without a weights file`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestMetaFromFile(t *testing.T) {
+	file := &WeightsFile{
+		Meta:    map[string]any{"m.width": uint32(32), "m.eps": float32(1e-6)},
+		Tensors: map[string]bool{"emb.weight": true},
+		Types:   map[string]runtime.DType{"emb.weight": runtime.F32},
+	}
+	res, err := Compile("m.g", []byte(metaModel), Config{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := res.Graph
+	want := []runtime.Meta{{Key: "m.width", Value: 32}, {Key: "m.vocab", Value: 8, Default: true}, {Key: "m.eps", Value: float64(float32(1e-6)), Default: true}}
+	if len(g.Meta) != len(want) {
+		t.Fatalf("meta %v, want %v", g.Meta, want)
+	}
+	for i := range want {
+		if g.Meta[i] != want[i] {
+			t.Errorf("meta[%d] = %v, want %v", i, g.Meta[i], want[i])
+		}
+	}
+	var weights []string
+	for _, p := range g.Params {
+		weights = append(weights, p.Name)
+	}
+	if strings.Join(weights, ",") != "emb.weight" {
+		t.Errorf("weights %v: out.weight should read emb.weight, the file lacking it", weights)
+	}
+	for _, n := range g.Nodes {
+		if n.Op.Info().Name == "rms_norm" && n.Params.Eps != float32(1e-6) {
+			t.Errorf("eps = %g, want the file's 1e-6", n.Params.Eps)
+		}
+		if n.Op.Info().Name == "scale" && n.Params.Scale != 0.5 {
+			t.Errorf("scale = %g, want 0.5", n.Params.Scale)
+		}
+	}
+	file.Meta["m.width"] = float32(1.5)
+	if _, err := Compile("m.g", []byte(metaModel), Config{File: file}); err == nil || !strings.Contains(err.Error(), "an integer is needed here") {
+		t.Errorf("a fractional width: %v", err)
+	}
+}

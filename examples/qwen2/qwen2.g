@@ -1,0 +1,106 @@
+# A qwen2-architecture decoder as llama.cpp's llm_build_qwen2 builds it,
+# dims and constants from the GGUF file it is compiled for (see
+# ../llamafile/llama.g): the llama graph plus biases on the query, key and
+# value projections, and rope in neox mode (rotating the halves of each
+# head rather than adjacent pairs). graphc gguf new -arch qwen2 writes
+# files of the default shape.
+
+dim n_layer = meta("qwen2.block_count", 2)
+dim n_embd = meta("qwen2.embedding_length", 64)
+dim n_head = meta("qwen2.attention.head_count", 4)
+dim n_head_kv = meta("qwen2.attention.head_count_kv", 2)
+dim n_ff = meta("qwen2.feed_forward_length", 128)
+dim n_vocab = meta("qwen2.vocab_size", 320)
+dim head_dim = n_embd / n_head
+dim n_rot = meta("qwen2.rope.dimension_count", 16)
+dim n_embd_gqa = head_dim * n_head_kv  # one token's keys (and values) in the cache
+
+dim n_ctx = 64         # KV cache length; the file's llama.context_length is only an upper limit
+dim n_kv <= 64         # cache slots in use after this batch; its first token goes to slot n_kv - n_tokens
+dim n_tokens <= 32     # tokens in this batch
+
+param eps = meta("qwen2.attention.layer_norm_rms_epsilon", 1e-6)
+param rope_base = meta("qwen2.rope.freq_base", 1000000)
+param rope_scale = 1.0 / meta("qwen2.rope.scaling.factor", 1)
+param kq_scale = 1.0 / sqrt(head_dim)
+
+input inp_tokens: i32[n_tokens] fill (i * 7 + 3) % n_vocab
+input inp_pos: i32[n_tokens] fill n_kv - n_tokens + i
+input KQ_mask: f32[n_kv, n_tokens] fill where(i0 <= n_kv - n_tokens + i1, 0, -inf)
+
+weight token_embd.weight: f32[n_embd, n_vocab]
+for l in 0..n_layer {
+  weight blk.{l}.attn_norm.weight: f32[n_embd]
+  weight blk.{l}.attn_q.weight: f32[n_embd, n_embd]
+  weight blk.{l}.attn_k.weight: f32[n_embd, n_embd_gqa]
+  weight blk.{l}.attn_v.weight: f32[n_embd, n_embd_gqa]
+  weight blk.{l}.attn_q.bias: f32[n_embd]
+  weight blk.{l}.attn_k.bias: f32[n_embd_gqa]
+  weight blk.{l}.attn_v.bias: f32[n_embd_gqa]
+  weight blk.{l}.attn_output.weight: f32[n_embd, n_embd]
+  weight blk.{l}.ffn_norm.weight: f32[n_embd]
+  weight blk.{l}.ffn_gate.weight: f32[n_embd, n_ff]
+  weight blk.{l}.ffn_up.weight: f32[n_embd, n_ff]
+  weight blk.{l}.ffn_down.weight: f32[n_ff, n_embd]
+}
+weight output_norm.weight: f32[n_embd]
+weight output.weight: f32[n_embd, n_vocab] or token_embd.weight
+
+for l in 0..n_layer {
+  state cache_k_l{l}: f16[n_embd_gqa, n_ctx]
+  state cache_v_l{l}: f16[n_ctx * n_embd_gqa]
+}
+
+inp_embd = get_rows(token_embd.weight, inp_tokens)
+inpL = inp_embd
+for l in 0..n_layer {
+  norm = rms_norm(inpL, eps=eps)
+  attn_norm = mul(norm, blk.{l}.attn_norm.weight)
+
+  # Write this batch's keys and values into the cache at slot n_kv - n_tokens.
+  Kcur = mul_mat(blk.{l}.attn_k.weight, attn_norm)
+  Kcur_b = add(Kcur, blk.{l}.attn_k.bias)
+  Kcur_3d = reshape(Kcur_b, head_dim, n_head_kv, n_tokens)
+  Kcur_rope = rope(Kcur_3d, inp_pos, n_dims=n_rot, mode=2, freq_base=rope_base, freq_scale=rope_scale)
+  k_cache_view = view_1d(cache_k_l{l}, n_tokens * n_embd_gqa, row_size(cache_k_l{l}, n_embd_gqa) * (n_kv - n_tokens))
+  k_cache_cpy = cpy(Kcur_rope, k_cache_view)
+  Vcur = mul_mat(blk.{l}.attn_v.weight, attn_norm)
+  Vcur_b = add(Vcur, blk.{l}.attn_v.bias)
+  Vcur_2d = reshape(Vcur_b, n_embd_gqa, n_tokens)
+  Vcur_T = transpose(Vcur_2d)
+  v_cache_view = view_2d(cache_v_l{l}, n_tokens, n_embd_gqa, row_size(cache_v_l{l}, n_ctx), row_size(cache_v_l{l}, n_kv - n_tokens))
+  v_cache_cpy = cpy(Vcur_T, v_cache_view)
+
+  # Attention over the whole cache, masked causally. Query head h reads
+  # K/V head h / (n_head / n_head_kv): mul_mat broadcasts the cache's
+  # n_head_kv heads over the queries' n_head.
+  Qcur = mul_mat(blk.{l}.attn_q.weight, attn_norm)
+  Qcur_b = add(Qcur, blk.{l}.attn_q.bias)
+  Qcur_3d = reshape(Qcur_b, head_dim, n_head, n_tokens)
+  Qcur_rope = rope(Qcur_3d, inp_pos, n_dims=n_rot, mode=2, freq_base=rope_base, freq_scale=rope_scale)
+  q = permute(Qcur_rope, 0, 2, 1, 3)
+  k = view_3d(cache_k_l{l}, head_dim, n_kv, n_head_kv, row_size(cache_k_l{l}, n_embd_gqa), row_size(cache_k_l{l}, head_dim), 0)
+  kq = mul_mat(k, q)
+  kq_soft_max = soft_max(kq, KQ_mask, scale=kq_scale)
+  v = view_3d(cache_v_l{l}, n_kv, head_dim, n_head_kv, row_size(cache_v_l{l}, n_ctx), row_size(cache_v_l{l}, n_ctx * head_dim), 0)
+  kqv = mul_mat(v, kq_soft_max)
+  kqv_merged = permute(kqv, 0, 2, 1, 3)
+  kqv_merged_cont = cont(kqv_merged, n_embd, n_tokens)
+  attn_out = mul_mat(blk.{l}.attn_output.weight, kqv_merged_cont)
+  ffn_inp = add(attn_out, inpL)
+
+  # SwiGLU feed-forward.
+  norm_ffn = rms_norm(ffn_inp, eps=eps)
+  ffn_norm = mul(norm_ffn, blk.{l}.ffn_norm.weight)
+  ffn_gate = mul_mat(blk.{l}.ffn_gate.weight, ffn_norm)
+  ffn_silu = silu(ffn_gate)
+  ffn_up = mul_mat(blk.{l}.ffn_up.weight, ffn_norm)
+  ffn_gate_par = mul(ffn_silu, ffn_up)
+  ffn_out = mul_mat(blk.{l}.ffn_down.weight, ffn_gate_par)
+  l_out = add(ffn_out, ffn_inp)
+  inpL = l_out
+}
+
+norm_out = rms_norm(inpL, eps=eps)
+result_norm = mul(norm_out, output_norm.weight)
+output result_output = mul_mat(output.weight, result_norm)
