@@ -166,6 +166,10 @@ type fragment struct {
 // partition cuts the special tokens out of text, longest token first,
 // each at every place it occurs in the text left by the longer ones.
 func (t *Tokenizer) partition(text string, parseSpecial bool) []fragment {
+	if text == "" {
+		// No fragment at all, so that SPM adds no space prefix.
+		return nil
+	}
 	frags := []fragment{{token: NoToken, text: text}}
 	for _, id := range t.special {
 		typ := t.Type(id)
