@@ -128,6 +128,10 @@ type Result struct {
 	Logits [][]float32 `json:"logits"`
 	// Generated are the greedy tokens, each the argmax of the row before.
 	Generated []int32 `json:"generated"`
+	// FlashAttnOff says the harness could turn flash attention off (it
+	// knows where the flag is only in the release Package carries); on,
+	// llama.cpp's CPU attention sums in f16.
+	FlashAttnOff bool `json:"flash_attn_off"`
 }
 
 // Run asks llama.cpp.
