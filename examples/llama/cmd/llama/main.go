@@ -6,6 +6,12 @@
 //	go run ./examples/llama/cmd/llama -tokens 1,2,3 -n 8
 //	graphc gguf new examples/llama/llama.g llama.gguf
 //	go run ./examples/llama/cmd/llama -weights llama.gguf -tokens 1,2,3 -n 8
+//
+// With -prompt, the text is encoded with the vocabulary in the -weights
+// file and the generated text is printed as it comes, up to the
+// end-of-sequence token.
+//
+//	go run ./examples/llama/cmd/llama -weights llama.gguf -prompt "Once upon a time" -n 8
 package main
 
 import (
@@ -19,6 +25,7 @@ import (
 	"github.com/graphc/graphc/examples/llama"
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tokenizer"
 )
 
 func main() {
@@ -26,8 +33,15 @@ func main() {
 	n := flag.Int("n", 8, "tokens to generate")
 	threads := flag.Int("threads", 0, "worker threads (0: every core)")
 	weightsFile := flag.String("weights", "", "GGUF file with the model's f32 weights (default: the traces' fill)")
+	prompt := flag.String("prompt", "", "prompt text, encoded with the -weights file's vocabulary (instead of -tokens)")
 	flag.Parse()
-	if err := run(*tokens, *n, *threads, *weightsFile); err != nil {
+	var err error
+	if *prompt != "" {
+		err = runText(*prompt, *n, *threads, *weightsFile)
+	} else {
+		err = run(*tokens, *n, *threads, *weightsFile)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "llama:", err)
 		os.Exit(1)
 	}
@@ -80,6 +94,69 @@ func run(tokens string, n, threads int, weightsFile string) error {
 	if len(out) > 1 {
 		decode := time.Since(start) - first
 		fmt.Printf("%d tokens; prompt %v, then %.0f tokens/s\n", len(out), first.Round(time.Microsecond), float64(len(out)-1)/decode.Seconds())
+	}
+	return nil
+}
+
+// runText encodes prompt with the weights file's tokenizer and prints the
+// generated text as it comes: a character split across tokens appears
+// when its last byte does. Generation stops showing tokens at the end of
+// the sequence (Generate has no way to stop early; the cache bounds n).
+func runText(prompt string, n, threads int, weightsFile string) error {
+	if weightsFile == "" {
+		return fmt.Errorf("-prompt needs -weights FILE: a GGUF file with the model's weights and its tokenizer's vocabulary")
+	}
+	f, err := gguf.Open(weightsFile)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tk, err := tokenizer.FromGGUF(f.File)
+	if err != nil {
+		return fmt.Errorf("%s: %v", weightsFile, err)
+	}
+	weights, err := f.Weights(llama.Weights)
+	if err != nil {
+		return err
+	}
+	ids := tk.Encode(prompt, true, true)
+	if len(ids) == 0 {
+		return fmt.Errorf("-prompt %q encodes to no tokens", prompt)
+	}
+	m, err := llama.New(weights, threads)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	fmt.Print(prompt)
+	d := tk.NewDecoder(false)
+	start := time.Now()
+	var first time.Duration
+	shown, stopped := 0, false
+	_, err = m.Generate(ids, n, func(t int32) {
+		if first == 0 {
+			first = time.Since(start)
+		}
+		if stopped {
+			return
+		}
+		if tk.EndOfGeneration(t) {
+			stopped = true
+			return
+		}
+		shown++
+		fmt.Print(d.Add(t))
+	})
+	fmt.Println(d.Flush())
+	if err != nil {
+		return err
+	}
+	if stopped {
+		fmt.Println("[end of sequence]")
+	}
+	if shown > 1 {
+		decode := time.Since(start) - first
+		fmt.Printf("%d prompt tokens, %d generated; prompt %v, then %.0f tokens/s\n", len(ids), shown, first.Round(time.Microsecond), float64(n-1)/decode.Seconds())
 	}
 	return nil
 }

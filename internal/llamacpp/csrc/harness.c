@@ -1,0 +1,187 @@
+// harness drives llama.cpp's libllama for graphc's tests: it tokenizes a
+// prompt every way llama_tokenize can and, unless -vocab-only, evaluates
+// prompt tokens and greedy decode steps, printing JSON on stdout.
+//
+// The declarations below are written for graphc from llama.h's documented
+// API; nothing of llama.cpp is copied. The model is loaded whole, with the
+// library's default parameters (so the file needs its tensors even for
+// tokenizing): setting vocab_only would need the struct's layout.
+//
+//	harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR]
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int32_t llama_token;
+typedef int32_t llama_pos;
+typedef int32_t llama_seq_id;
+struct llama_model;
+struct llama_context;
+struct llama_vocab;
+
+// The parameter structs and llama_batch are opaque here: the harness only
+// passes on what the library returns, so their layout, which changes from
+// release to release, does not matter. The buffers are larger than any
+// release's structs; by value they travel in memory, where a larger
+// buffer's tail is ignored.
+struct llama_model_params {
+	unsigned char opaque[1024];
+};
+struct llama_context_params {
+	unsigned char opaque[1024];
+};
+struct llama_batch {
+	unsigned char opaque[512];
+};
+
+typedef void (*log_callback)(int level, const char *text, void *user_data);
+
+void ggml_backend_load_all_from_path(const char *dir);
+void llama_backend_init(void);
+void llama_log_set(log_callback cb, void *user_data);
+struct llama_model_params llama_model_default_params(void);
+struct llama_context_params llama_context_default_params(void);
+struct llama_model *llama_model_load_from_file(const char *path, struct llama_model_params params);
+const struct llama_vocab *llama_model_get_vocab(const struct llama_model *model);
+int32_t llama_vocab_n_tokens(const struct llama_vocab *vocab);
+int32_t llama_tokenize(const struct llama_vocab *vocab, const char *text, int32_t text_len,
+		       llama_token *tokens, int32_t n_tokens_max, bool add_special, bool parse_special);
+struct llama_context *llama_init_from_model(struct llama_model *model, struct llama_context_params params);
+struct llama_batch llama_batch_get_one(llama_token *tokens, int32_t n_tokens);
+int32_t llama_decode(struct llama_context *ctx, struct llama_batch batch);
+float *llama_get_logits_ith(struct llama_context *ctx, int32_t i);
+void llama_set_n_threads(struct llama_context *ctx, int32_t n_threads, int32_t n_threads_batch);
+
+static void quiet(int level, const char *text, void *user_data) {
+	(void)user_data;
+	if (level == 3 || level == 4) { // GGML_LOG_LEVEL_WARN, _ERROR
+		fputs(text, stderr);
+	}
+}
+
+static void die(const char *msg) {
+	fprintf(stderr, "harness: %s\n", msg);
+	exit(1);
+}
+
+static char *read_file(const char *path, long *len) {
+	FILE *f = fopen(path, "rb");
+	if (!f) die("cannot open the prompt file");
+	fseek(f, 0, SEEK_END);
+	*len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc(*len + 1);
+	if (fread(buf, 1, *len, f) != (size_t)*len) die("cannot read the prompt file");
+	buf[*len] = 0;
+	fclose(f);
+	return buf;
+}
+
+static int32_t field(const struct llama_context_params *p, int off) {
+	int32_t v;
+	memcpy(&v, p->opaque + off, 4);
+	return v;
+}
+
+// flash_attn_off turns flash attention off where the context parameters
+// are laid out as in the release @node-llama-cpp/linux-x64@3.22.1 carries:
+// n_ctx 512, n_batch 2048, n_ubatch 512 at offsets 0, 4, 8, and the
+// rope-scaling, pooling, attention and flash-attention types, all -1
+// (unspecified, auto), at 40 to 52. Flash attention sums in f16 on the CPU,
+// which costs about 2e-3 in these tests' logits; graphc's graph is the
+// plain softmax path. Elsewhere the default stays and the caller is told.
+static bool flash_attn_off(struct llama_context_params *p) {
+	if (field(p, 0) != 512 || field(p, 4) != 2048 || field(p, 8) != 512) return false;
+	for (int off = 40; off <= 52; off += 4)
+		if (field(p, off) != -1) return false;
+	int32_t disabled = 0;
+	memcpy(p->opaque + 52, &disabled, 4);
+	return true;
+}
+
+static void print_ids(const char *name, const llama_token *ids, int n) {
+	printf("\"%s\":[", name);
+	for (int i = 0; i < n; i++) printf("%s%d", i ? "," : "", ids[i]);
+	printf("]");
+}
+
+static void print_floats(const float *v, int n) {
+	printf("[");
+	for (int i = 0; i < n; i++) printf("%s%.9g", i ? "," : "", v[i]);
+	printf("]");
+}
+
+int main(int argc, char **argv) {
+	if (argc < 2) die("usage: harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR]");
+	const char *model_path = argv[1], *prompt_path = NULL, *tokens_arg = NULL, *libdir = NULL;
+	int steps = 0;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "-prompt-file") && i + 1 < argc) prompt_path = argv[++i];
+		else if (!strcmp(argv[i], "-tokens") && i + 1 < argc) tokens_arg = argv[++i];
+		else if (!strcmp(argv[i], "-n") && i + 1 < argc) steps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-libdir") && i + 1 < argc) libdir = argv[++i];
+		else die("unknown argument");
+	}
+	if (steps < 0 || steps > 63) die("-n: 0 to 63 steps");
+	llama_log_set(quiet, NULL);
+	if (libdir) ggml_backend_load_all_from_path(libdir);
+	llama_backend_init();
+
+	struct llama_model *model = llama_model_load_from_file(model_path, llama_model_default_params());
+	if (!model) die("llama_model_load_from_file failed");
+	const struct llama_vocab *vocab = llama_model_get_vocab(model);
+	int n_vocab = llama_vocab_n_tokens(vocab);
+
+	printf("{\"n_vocab\":%d", n_vocab);
+	if (prompt_path) {
+		long len;
+		char *prompt = read_file(prompt_path, &len);
+		int cap = (int)len + 16;
+		llama_token *ids = malloc(sizeof(llama_token) * cap);
+		const char *names[4] = {"ids", "ids_add", "ids_parse", "ids_add_parse"};
+		for (int mode = 0; mode < 4; mode++) {
+			int n = llama_tokenize(vocab, prompt, (int32_t)len, ids, cap, mode & 1, mode & 2);
+			if (n < 0) die("llama_tokenize: buffer too small");
+			printf(",");
+			print_ids(names[mode], ids, n);
+		}
+		free(ids);
+		free(prompt);
+	}
+	if (tokens_arg) {
+		llama_token toks[64];
+		int n = 0;
+		for (char *s = (char *)tokens_arg; *s && n < 64;) {
+			toks[n++] = (llama_token)strtol(s, &s, 10);
+			if (*s == ',') s++;
+		}
+		// The default context holds 512 tokens and takes them in one batch.
+		struct llama_context_params cp = llama_context_default_params();
+		bool fa_off = flash_attn_off(&cp);
+		struct llama_context *ctx = llama_init_from_model(model, cp);
+		if (!ctx) die("llama_init_from_model failed");
+		llama_set_n_threads(ctx, 2, 2);
+		if (llama_decode(ctx, llama_batch_get_one(toks, n))) die("llama_decode of the prompt failed");
+		llama_token generated[64];
+		printf(",\"logits\":[");
+		for (int step = 0; step <= steps && step < 64; step++) {
+			const float *logits = llama_get_logits_ith(ctx, -1);
+			if (!logits) die("llama_get_logits_ith returned no logits");
+			printf("%s", step ? "," : "");
+			print_floats(logits, n_vocab);
+			if (step == steps) break;
+			llama_token best = 0;
+			for (int i = 1; i < n_vocab; i++)
+				if (logits[i] > logits[best]) best = i;
+			generated[step] = best;
+			if (llama_decode(ctx, llama_batch_get_one(&generated[step], 1))) die("llama_decode of a step failed");
+		}
+		printf("],\"flash_attn_off\":%s,", fa_off ? "true" : "false");
+		print_ids("generated", generated, steps);
+	}
+	printf("}\n");
+	return 0;
+}
