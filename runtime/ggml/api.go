@@ -57,6 +57,7 @@ type api struct {
 	ropeExt    func(context, tensor, tensor, tensor, int32, int32, int32, float32, float32, float32, float32, float32, float32) tensor `sym:"ggml_rope_ext"`
 	getRows    func(context, tensor, tensor) tensor                                                                                    `sym:"ggml_get_rows"`
 	cpy        func(context, tensor, tensor) tensor                                                                                    `sym:"ggml_cpy"`
+	cont       func(context, tensor) tensor                                                                                            `sym:"ggml_cont"`
 
 	newGraphCustom     func(context, uintptr, bool) cgraph `sym:"ggml_new_graph_custom"`
 	buildForwardExpand func(cgraph, tensor)                `sym:"ggml_build_forward_expand"`
