@@ -13,6 +13,7 @@ import (
 	"github.com/graphc/graphc/runtime/metal"
 	"github.com/graphc/graphc/runtime/rpc"
 	"github.com/graphc/graphc/runtime/sim"
+	"github.com/graphc/graphc/runtime/vulkan"
 )
 
 // Kind is one kind of backend.
@@ -78,6 +79,10 @@ var Kinds = []*Kind{
 	{
 		Name: "cuda", Indexed: true, Describe: cuda.Description, Available: cuda.Available,
 		Package: runtimePackage + "/cuda", Type: "Backend", New: "New", Fallible: true,
+	},
+	{
+		Name: "vulkan", Indexed: true, Describe: vulkan.Description, Available: vulkan.Available,
+		Package: runtimePackage + "/vulkan", Type: "Backend", New: "New", Fallible: true,
 	},
 	{
 		Name: "metal", Describe: one(&metal.Description), Available: metal.Available,

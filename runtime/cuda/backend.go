@@ -1,24 +1,21 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/ggml"
 )
 
-// Backend is CUDA device n as generated code drives it. This build of
-// graphc has no CUDA execution layer: New always fails (see Available), and
-// the type exists so that code generated for cuda targets compiles.
-type Backend struct {
-	runtime.Unavailable
-}
+// Backend is CUDA device n as generated code drives it: ggml's device
+// CUDA<n>, through runtime/ggml.
+type Backend struct{ *ggml.Backend }
 
-// New opens CUDA device n with the given number of host threads, or
-// reports why it cannot.
+// New opens ggml's device CUDA<n>. threads is unused: the device computes.
 func New(n, threads int) (*Backend, error) {
-	if ok, why := Available(); !ok {
-		return nil, errors.New(fmt.Sprintf("cuda%d: ", n) + why)
+	d := Description(n)
+	b, err := ggml.Open(d.Name, fmt.Sprintf("CUDA%d", n), d.BufferType)
+	if err != nil {
+		return nil, err
 	}
-	return &Backend{runtime.Unavailable{BackendName: fmt.Sprintf("cuda%d", n), Reason: "not built"}}, nil
+	return &Backend{b}, nil
 }

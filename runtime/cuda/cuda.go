@@ -1,15 +1,14 @@
 // Package cuda is graphc's CUDA backend. Its description — what the
 // compiler plans against — is plain Go that compiles everywhere, so any
-// machine can plan and generate code for CUDA. Nothing executes on a CUDA
-// device yet: Available says so, and New fails with that reason. The
-// execution layer to come drives ggml's own CUDA backend, loaded at run
-// time.
+// machine can plan and generate code for CUDA. Execution is ggml's own CUDA
+// backend (libggml-cuda), loaded at run time through runtime/ggml.
 package cuda
 
 import (
 	"fmt"
 
 	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/ggml"
 )
 
 // OffloadBatch is ggml's default minimum batch for offloading an op whose
@@ -33,8 +32,11 @@ func Description(n int) *runtime.Description {
 	}
 }
 
-// Available reports whether CUDA devices can be used in this process, and
-// why not.
+// Available reports whether ggml's libraries can be found, without loading
+// them; whether a CUDA device exists only New can tell.
 func Available() (bool, string) {
-	return false, "the CUDA execution backend is not built into this graphc yet; plans for cuda targets compile but do not run"
+	if _, err := ggml.Library(); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
 }

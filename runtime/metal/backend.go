@@ -1,23 +1,24 @@
 package metal
 
-import (
-	"errors"
+import "github.com/graphc/graphc/runtime/ggml"
 
-	"github.com/graphc/graphc/runtime"
-)
+// Backend is the Metal device as generated code drives it: ggml's device
+// "Metal" (MTL0 in newer ggml), through runtime/ggml.
+type Backend struct{ *ggml.Backend }
 
-// Backend is the Metal device as generated code drives it. This build of
-// graphc has no Metal execution layer: New always fails (see Available),
-// and the type exists so that code generated for metal targets compiles.
-type Backend struct {
-	runtime.Unavailable
-}
-
-// New opens the default Metal device with the given number of host
-// threads, or reports why it cannot.
+// New opens ggml's Metal device. threads is unused: the device computes.
+//
+// The plan treats Metal's memory as host-visible (BufferType.Host), which
+// graphc's backends through ggml do not offer: their tensors are reached
+// only through ggml. New reports that mismatch when the scheduler starts
+// rather than computing wrongly.
 func New(threads int) (*Backend, error) {
-	if ok, why := Available(); !ok {
-		return nil, errors.New("metal: " + why)
+	var err error
+	for _, name := range []string{"Metal", "MTL0"} {
+		var b *ggml.Backend
+		if b, err = ggml.Open(Description.Name, name, Description.BufferType); err == nil {
+			return &Backend{b}, nil
+		}
 	}
-	return &Backend{runtime.Unavailable{BackendName: "metal", Reason: "not built"}}, nil
+	return nil, err
 }

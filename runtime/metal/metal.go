@@ -1,11 +1,14 @@
 // Package metal is graphc's Metal backend (Apple GPUs). Its description is
 // plain Go that compiles everywhere; Metal's buffers are unified memory,
 // host-visible, which the planner uses to skip copies that ggml makes.
-// Nothing executes on a Metal device yet: Available says so, and New fails
-// with that reason.
+// Execution is ggml's own Metal backend (libggml-metal), loaded at run time
+// through runtime/ggml; untested on Apple hardware.
 package metal
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/ggml"
+)
 
 // BufferType is Metal's shared (unified) memory.
 var BufferType = runtime.BufferType{Name: "Metal", Host: true, Alignment: 32}
@@ -22,7 +25,11 @@ var Description = runtime.Description{
 	Async: true,
 }
 
-// Available reports whether Metal can be used in this process, and why not.
+// Available reports whether ggml's libraries can be found, without loading
+// them; whether a Metal device exists only New can tell.
 func Available() (bool, string) {
-	return false, "the Metal execution backend is not built into this graphc yet; plans for metal targets compile but do not run"
+	if _, err := ggml.Library(); err != nil {
+		return false, err.Error()
+	}
+	return true, ""
 }

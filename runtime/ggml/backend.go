@@ -1,0 +1,388 @@
+package ggml
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+var (
+	_ runtime.Kernels = (*Backend)(nil)
+	_ runtime.Backend = (*Backend)(nil)
+)
+
+// Backend is one ggml device as generated code drives it. Its memory is
+// ggml buffers of the device's buffer type; Alloc hands out address ranges
+// with no access standing for them, as runtime/sim does, and a tensor's
+// place in a range is its place in the buffer. Kernels are recorded and
+// sent as one ggml graph when something needs their results (an event, a
+// synchronization, a copy out); a graph is built once per distinct
+// recording (the same kernels on the same shapes at the same places) and
+// reused after.
+//
+// A failed graph computation, or a kernel the device does not support, is
+// the backend's failure for good (Err): later kernels and copies are
+// skipped and events complete.
+type Backend struct {
+	a    *api
+	name string // graphc's: "vulkan0"
+	dev  device
+	info DeviceInfo
+	be   backendT
+	buft buftype
+	bt   runtime.BufferType
+
+	mem []allocation // sorted by handle address
+
+	rec    []launch
+	key    []byte
+	graphs map[string]*builtGraph
+
+	mu      sync.Mutex // err, sent, acked, pinned: Event.Synchronize may come from any goroutine
+	err     error
+	sent    uint64 // submissions: graphs and asynchronous copies
+	acked   uint64 // submissions known complete
+	pinned  []*goruntime.Pinner
+	pending []func() // host-side work of asynchronous copies, after completion
+}
+
+// allocation is one ggml buffer: the handle the host sees, the buffer and
+// its base address, and a byte tensor spanning it for raw copies.
+type allocation struct {
+	handle []byte
+	free   func()
+	buf    buffer
+	base   uintptr
+	ctx    context
+	whole  tensor
+}
+
+// maxGraphs bounds the graphs kept: shapes that change every evaluation
+// (a position-dependent view) would otherwise grow the cache forever.
+const maxGraphs = 256
+
+// Open opens ggml device devName ("Vulkan0", "CUDA0", "Metal", "CPU") as
+// graphc backend name, whose plan expects memory of buffer type want.
+func Open(name, devName string, want runtime.BufferType) (*Backend, error) {
+	a, err := lib()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var names []string
+	var dev device
+	for i := range a.devCount() {
+		d := a.devGet(i)
+		n := a.devName(d)
+		names = append(names, n)
+		if n == devName {
+			dev = d
+		}
+	}
+	if dev == 0 {
+		found := "none"
+		if len(names) > 0 {
+			found = strings.Join(names, ", ")
+		}
+		hint := ""
+		if strings.HasPrefix(devName, "Vulkan") {
+			hint = " (ggml's Vulkan backend skips CPU-type devices such as lavapipe unless $GGML_VK_VISIBLE_DEVICES lists them)"
+		}
+		return nil, fmt.Errorf("%s: ggml has no device %s; devices found: %s%s", name, devName, found, hint)
+	}
+	be := a.devInit(dev, 0)
+	if be == 0 {
+		return nil, fmt.Errorf("%s: ggml could not initialize device %s (%s)", name, devName, a.devDescription(dev))
+	}
+	b := &Backend{a: a, name: name, dev: dev, info: a.describe(dev), be: be, buft: a.devBufferType(dev), graphs: map[string]*builtGraph{}}
+	b.bt = want
+	b.bt.Host = false // the plan's handles are never host memory, whatever the device's
+	b.bt.Alignment = int64(a.buftAlignment(b.buft))
+	if m := a.buftMaxSize(b.buft); m > 0 && m < 1<<62 {
+		b.bt.MaxSize = int64(m)
+	}
+	return b, nil
+}
+
+func (b *Backend) Name() string                   { return b.name }
+func (b *Backend) BufferType() runtime.BufferType { return b.bt }
+func (b *Backend) Async() bool                    { return true }
+
+// Device describes the ggml device behind the backend.
+func (b *Backend) Device() DeviceInfo { return b.info }
+
+// Err returns the failure that stopped the backend, or nil.
+func (b *Backend) Err() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.err
+}
+
+// fail records err as the backend's failure; events complete from now on.
+func (b *Backend) fail(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.err == nil {
+		b.err = fmt.Errorf("%s (%s): %w", b.name, b.info.Name, err)
+	}
+}
+
+// Alloc allocates a ggml buffer of size zeroed bytes and returns its
+// handle.
+func (b *Backend) Alloc(size int) ([]byte, error) {
+	if size < 0 {
+		return nil, fmt.Errorf("%s: alloc of %d bytes", b.name, size)
+	}
+	if size == 0 {
+		return nil, nil
+	}
+	a := b.a
+	buf := a.buftAllocBuffer(b.buft, uintptr(size))
+	if buf == 0 {
+		return nil, fmt.Errorf("%s: %s could not allocate %d bytes of %s (free %d of %d)", b.name, b.info.Name, size, b.info.BufferType, b.info.Free, b.info.Total)
+	}
+	a.bufferClear(buf, 0)
+	al := allocation{buf: buf, base: a.bufferBase(buf)}
+	al.ctx = a.initContext(a.tensorOver()+256, true)
+	al.whole = a.newTensor1d(al.ctx, ggmlTypeI8, int64(size))
+	if st := a.tensorAlloc(buf, al.whole, al.base); st != 0 {
+		a.free(al.ctx)
+		a.bufferFree(buf)
+		return nil, fmt.Errorf("%s: placing a tensor in a new buffer failed (ggml status %d)", b.name, st)
+	}
+	handle, free, err := reserveHandle(size)
+	if err != nil {
+		a.free(al.ctx)
+		a.bufferFree(buf)
+		return nil, fmt.Errorf("%s: alloc of %d bytes: %v", b.name, size, err)
+	}
+	al.handle, al.free = handle, free
+	i := sort.Search(len(b.mem), func(i int) bool { return addr(b.mem[i].handle) > addr(handle) })
+	b.mem = append(b.mem, allocation{})
+	copy(b.mem[i+1:], b.mem[i:])
+	b.mem[i] = al
+	return handle, nil
+}
+
+func addr(p []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(p))) }
+
+// locate returns the allocation holding t and t's offset in it. A tensor
+// outside the backend's memory is a bug in the caller (a missing copy).
+func (b *Backend) locate(t *runtime.Tensor) (int, uintptr) {
+	p := addr(t.Data)
+	i := sort.Search(len(b.mem), func(i int) bool { return addr(b.mem[i].handle) > p }) - 1
+	if i >= 0 {
+		a := &b.mem[i]
+		off := p - addr(a.handle)
+		if off+uintptr(len(t.Data)) <= uintptr(len(a.handle)) {
+			return i, off
+		}
+	}
+	panic(fmt.Sprintf("BUG: %s: a %s%v tensor outside %s's memory was given to it (host memory, or another device's: a missing copy)", b.name, t.Type, t.Ne, b.name))
+}
+
+// Copies.
+
+// SetTensor writes host tensor src into dst, in the device's memory, now.
+// A dst with gaps between its elements is read first so that the gaps keep
+// their bytes.
+func (b *Backend) SetTensor(dst, src *runtime.Tensor) {
+	if b.Err() != nil {
+		return
+	}
+	b.flush()
+	i, off := b.locate(dst)
+	al := &b.mem[i]
+	span := dst.Span()
+	if span == 0 {
+		return
+	}
+	if dst.Contiguous() && src.Contiguous() && src.Type == dst.Type && src.Ne == dst.Ne {
+		b.a.tensorSet(al.whole, unsafe.Pointer(unsafe.SliceData(src.Data)), off, uintptr(span))
+		goruntime.KeepAlive(src.Data)
+		return
+	}
+	tmp := runtime.Tensor{Type: dst.Type, Ne: dst.Ne, Nb: dst.Nb, Data: runtime.NewBuffer(span)}
+	if !dst.Contiguous() {
+		b.a.tensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(tmp.Data)), off, uintptr(span))
+	}
+	runtime.Copy(&tmp, src)
+	b.a.tensorSet(al.whole, unsafe.Pointer(unsafe.SliceData(tmp.Data)), off, uintptr(span))
+	goruntime.KeepAlive(tmp.Data)
+}
+
+// GetTensor computes what was recorded, waits for the device, then reads
+// src into host tensor dst. After a failure dst is left as it was.
+func (b *Backend) GetTensor(dst, src *runtime.Tensor) {
+	b.Synchronize()
+	if b.Err() != nil {
+		return
+	}
+	i, off := b.locate(src)
+	al := &b.mem[i]
+	span := src.Span()
+	if span == 0 {
+		return
+	}
+	if dst.Contiguous() && src.Contiguous() && src.Type == dst.Type && src.Ne == dst.Ne {
+		b.a.tensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(dst.Data)), off, uintptr(span))
+		goruntime.KeepAlive(dst.Data)
+		return
+	}
+	tmp := runtime.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb, Data: runtime.NewBuffer(span)}
+	b.a.tensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(tmp.Data)), off, uintptr(span))
+	runtime.Copy(dst, &tmp)
+}
+
+// GetTensorAsync queues the read of src into host tensor dst after the
+// work recorded so far, with the device's asynchronous get (ggml falls
+// back to a synchronous one where the device has none). dst is pinned
+// until the backend knows the copy complete.
+func (b *Backend) GetTensorAsync(dst, src *runtime.Tensor) {
+	if b.Err() != nil {
+		return
+	}
+	b.flush()
+	i, off := b.locate(src)
+	al := &b.mem[i]
+	span := src.Span()
+	if span == 0 {
+		return
+	}
+	target := dst.Data
+	direct := dst.Contiguous() && src.Contiguous() && src.Type == dst.Type && src.Ne == dst.Ne
+	if !direct {
+		target = runtime.NewBuffer(span)
+	}
+	pin := new(goruntime.Pinner)
+	pin.Pin(unsafe.SliceData(target))
+	b.a.tensorGetAsync(b.be, al.whole, unsafe.Pointer(unsafe.SliceData(target)), off, uintptr(span))
+	b.mu.Lock()
+	b.sent++
+	b.pinned = append(b.pinned, pin)
+	if !direct {
+		tmp := runtime.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb, Data: target}
+		b.pending = append(b.pending, func() { runtime.Copy(dst, &tmp) })
+	}
+	b.mu.Unlock()
+}
+
+// CopyTensorAsync reports false: copies between devices go through the
+// host (the caller's synchronous path).
+func (b *Backend) CopyTensorAsync(to runtime.Backend, dst, src *runtime.Tensor) bool { return false }
+
+// Events. Like runtime/rpc's, an event is a position in the backend's
+// stream of submissions, complete once the device is known to be past it;
+// ggml_backend_synchronize makes it known. This keeps no ggml event per
+// graphc event, which the scheduler makes per split and evaluation.
+
+// Synchronize computes what was recorded and waits for the device.
+func (b *Backend) Synchronize() {
+	b.flush()
+	b.mu.Lock()
+	seq := b.sent
+	b.mu.Unlock()
+	b.ack(seq)
+}
+
+// ack waits for the device when submission seq is not known complete.
+func (b *Backend) ack(seq uint64) {
+	b.mu.Lock()
+	if b.acked >= seq {
+		b.mu.Unlock()
+		return
+	}
+	sent := b.sent
+	b.mu.Unlock()
+	b.a.synchronize(b.be)
+	b.mu.Lock()
+	pins, pending := b.pinned, b.pending
+	b.pinned, b.pending = nil, nil
+	b.acked = max(b.acked, sent)
+	b.mu.Unlock()
+	for _, f := range pending {
+		f()
+	}
+	for _, p := range pins {
+		p.Unpin()
+	}
+}
+
+// NewEvent returns an event of this backend.
+func (b *Backend) NewEvent() runtime.Event { return &event{b: b} }
+
+// WaitEvent: an event of this backend orders nothing (one stream); one of
+// another backend is waited for here, on the host, since everything this
+// backend does later is issued from the host after this call.
+func (b *Backend) WaitEvent(e runtime.Event) {
+	if be, ok := e.(*event); ok && be.b == b {
+		return
+	}
+	e.Synchronize()
+}
+
+type event struct {
+	b    *Backend
+	seq  uint64
+	when time.Time
+}
+
+// Record computes what was recorded and marks the position after it.
+func (e *event) Record() {
+	e.b.flush()
+	e.b.mu.Lock()
+	defer e.b.mu.Unlock()
+	e.seq = e.b.sent
+	e.when = time.Time{}
+	if e.seq <= e.b.acked {
+		e.when = time.Now()
+	}
+}
+
+func (e *event) Synchronize() {
+	e.b.mu.Lock()
+	seq := e.seq
+	e.b.mu.Unlock()
+	e.b.ack(seq)
+	e.b.mu.Lock()
+	if e.when.IsZero() {
+		e.when = time.Now()
+	}
+	e.b.mu.Unlock()
+}
+
+func (e *event) Done() bool {
+	e.b.mu.Lock()
+	defer e.b.mu.Unlock()
+	return e.seq <= e.b.acked
+}
+
+func (e *event) When() time.Time {
+	e.b.mu.Lock()
+	defer e.b.mu.Unlock()
+	return e.when
+}
+
+// Close waits for the device and frees its graphs, buffers and backend.
+func (b *Backend) Close() {
+	if b.be == 0 {
+		return
+	}
+	b.Synchronize()
+	b.dropGraphs()
+	for _, al := range b.mem {
+		b.a.free(al.ctx)
+		b.a.bufferFree(al.buf)
+		if al.free != nil {
+			al.free()
+		}
+	}
+	b.mem = nil
+	b.a.backendFree(b.be)
+	b.be = 0
+}

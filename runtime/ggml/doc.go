@@ -1,0 +1,12 @@
+// Package ggml runs graphc's plans on ggml's own device backends (CUDA,
+// Metal, Vulkan, CPU), loaded at run time without cgo through purego.
+//
+// Load finds and loads the libraries (Library says where it looks); the
+// functions it binds are ggml's public C API, never its structs' layouts,
+// so that one graphc works with every ggml release whose API it knows
+// (SupportedVersions). Open makes a graphc backend of one ggml device: the
+// plan's buffers are ggml buffers of the device's buffer type, tensors sit
+// at the plan's offsets, and each split's kernels become one ggml graph,
+// built once per distinct shape and computed with
+// ggml_backend_graph_compute_async.
+package ggml

@@ -1,0 +1,164 @@
+package ggml
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"sort"
+	"strings"
+)
+
+// PathEnv names the environment variable that lists the directories to
+// look in first for ggml's libraries, separated as $PATH is.
+const PathEnv = "GRAPHC_GGML_PATH"
+
+// HowToGet says where ggml's libraries come from, for the errors and skips
+// that find none.
+const HowToGet = "get them from a llama.cpp release archive (github.com/ggml-org/llama.cpp/releases: the bin/ directory), " +
+	"a local build of ggml or llama.cpp (-DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON), Homebrew (brew install ggml) " +
+	"or an npm package of node-llama-cpp (npm pack @node-llama-cpp/linux-x64-vulkan: package/bins/*/), " +
+	"then set $" + PathEnv + " to the directory or put the libraries beside the executable"
+
+// Libraries is where Load found ggml: the directory, its base library
+// (tensors, graphs, backend API) and its registry library (device
+// discovery, backend loading).
+type Libraries struct {
+	Dir      string
+	Base     string
+	Registry string
+}
+
+// libName is a library's file name on this system: ggml-base →
+// libggml-base.so.
+func libName(stem string) string {
+	switch goruntime.GOOS {
+	case "darwin":
+		return "lib" + stem + ".dylib"
+	case "windows":
+		return stem + ".dll"
+	}
+	return "lib" + stem + ".so"
+}
+
+// Library finds ggml's libraries: in the directories of $GRAPHC_GGML_PATH,
+// then beside the executable, then in the system's library path. The
+// registry library is libggml.so, or a renamed one beside the base library
+// (node-llama-cpp ships libggml.<variant>.so). The error names every
+// directory searched.
+func Library() (*Libraries, error) {
+	var searched []string
+	for _, d := range searchDirs() {
+		if l, ok := libsIn(d); ok {
+			return l, nil
+		}
+		searched = append(searched, d)
+	}
+	return nil, fmt.Errorf("ggml's libraries not found: no %s with its registry %s in %s; %s",
+		libName("ggml-base"), libName("ggml"), summarize(searched), HowToGet)
+}
+
+// libsIn reports the libraries in directory d, if it has them.
+func libsIn(d string) (*Libraries, bool) {
+	base := filepath.Join(d, libName("ggml-base"))
+	if !isFile(base) {
+		return nil, false
+	}
+	reg := filepath.Join(d, libName("ggml"))
+	if !isFile(reg) {
+		// A renamed registry: libggml.<anything>, not libggml-<backend>.
+		ext := filepath.Ext(libName("ggml"))
+		matches, _ := filepath.Glob(filepath.Join(d, strings.TrimSuffix(libName("ggml"), ext)+".*"+ext))
+		sort.Strings(matches)
+		if len(matches) == 0 {
+			return nil, false
+		}
+		reg = matches[0]
+	}
+	return &Libraries{Dir: d, Base: base, Registry: reg}, true
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+func summarize(dirs []string) string {
+	if len(dirs) == 0 {
+		return "no directory"
+	}
+	if len(dirs) > 6 {
+		return strings.Join(dirs[:6], ", ") + fmt.Sprintf(" and %d more directories", len(dirs)-6)
+	}
+	return strings.Join(dirs, ", ")
+}
+
+// searchDirs lists the directories to search, in order, without
+// duplicates.
+func searchDirs() []string {
+	var dirs []string
+	seen := map[string]bool{}
+	add := func(ds ...string) {
+		for _, d := range ds {
+			if d != "" && !seen[d] {
+				seen[d] = true
+				dirs = append(dirs, d)
+			}
+		}
+	}
+	add(filepath.SplitList(os.Getenv(PathEnv))...)
+	if exe, err := os.Executable(); err == nil {
+		add(filepath.Dir(exe))
+	}
+	switch goruntime.GOOS {
+	case "darwin":
+		add(filepath.SplitList(os.Getenv("DYLD_LIBRARY_PATH"))...)
+		add("/opt/homebrew/lib", "/usr/local/lib", "/opt/local/lib")
+	case "windows":
+		add(filepath.SplitList(os.Getenv("PATH"))...)
+	default:
+		add(filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))...)
+		add(ldSoConf("/etc/ld.so.conf", 0)...)
+		triplet := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[goruntime.GOARCH]
+		if triplet != "" {
+			add("/lib/"+triplet, "/usr/lib/"+triplet)
+		}
+		add("/usr/local/lib", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+	}
+	return dirs
+}
+
+// ldSoConf returns the directories an ld.so.conf lists, following its
+// include lines.
+func ldSoConf(path string, depth int) []string {
+	f, err := os.Open(path)
+	if err != nil || depth > 8 {
+		return nil
+	}
+	defer f.Close()
+	var dirs []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		if line == "" {
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "include"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			pattern := strings.TrimSpace(rest)
+			if !filepath.IsAbs(pattern) {
+				pattern = filepath.Join(filepath.Dir(path), pattern)
+			}
+			matches, _ := filepath.Glob(pattern)
+			for _, m := range matches {
+				dirs = append(dirs, ldSoConf(m, depth+1)...)
+			}
+			continue
+		}
+		dirs = append(dirs, line)
+	}
+	return dirs
+}

@@ -1,0 +1,447 @@
+package ggml
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+// ggmlTypeI8 is GGML_TYPE_I8, the type of the byte tensors raw copies go
+// through.
+const ggmlTypeI8 = 24
+
+// kernel names a runtime.Kernels method.
+type kernel uint8
+
+const (
+	kMulMat kernel = iota
+	kAdd
+	kSub
+	kMul
+	kDiv
+	kScale
+	kRelu
+	kGelu
+	kSilu
+	kRMSNorm
+	kNorm
+	kSoftMax
+	kRope
+	kGetRows
+	kCpy
+)
+
+var kernelNames = [...]string{"mul_mat", "add", "sub", "mul", "div", "scale", "relu", "gelu", "silu", "rms_norm", "norm", "soft_max", "rope", "get_rows", "cpy"}
+
+// place is where a tensor is: its allocation, offset, type and layout.
+type place struct {
+	alloc int
+	off   uintptr
+	typ   runtime.DType
+	ne    [4]int
+	nb    [4]int
+}
+
+// launch is one recorded kernel: dst and up to three sources (a nil
+// optional source has alloc -1), and its scalars.
+type launch struct {
+	k    kernel
+	dst  place
+	src  [3]place
+	nsrc int
+	f    [7]float32
+	i    [3]int32
+}
+
+// record appends one kernel to the split being recorded.
+func (b *Backend) record(k kernel, dst *runtime.Tensor, srcs ...*runtime.Tensor) *launch {
+	if b.Err() != nil {
+		return &launch{}
+	}
+	l := launch{k: k, dst: b.place(dst), nsrc: len(srcs)}
+	for i, s := range srcs {
+		if s == nil {
+			l.src[i].alloc = -1
+			continue
+		}
+		l.src[i] = b.place(s)
+	}
+	b.rec = append(b.rec, l)
+	return &b.rec[len(b.rec)-1]
+}
+
+func (b *Backend) place(t *runtime.Tensor) place {
+	i, off := b.locate(t)
+	return place{alloc: i, off: off, typ: t.Type, ne: t.Ne, nb: t.Nb}
+}
+
+// Kernels: recorded.
+
+func (b *Backend) MulMat(dst, a, x *runtime.Tensor) { b.record(kMulMat, dst, a, x) }
+func (b *Backend) Add(dst, a, x *runtime.Tensor)    { b.record(kAdd, dst, a, x) }
+func (b *Backend) Sub(dst, a, x *runtime.Tensor)    { b.record(kSub, dst, a, x) }
+func (b *Backend) Mul(dst, a, x *runtime.Tensor)    { b.record(kMul, dst, a, x) }
+func (b *Backend) Div(dst, a, x *runtime.Tensor)    { b.record(kDiv, dst, a, x) }
+func (b *Backend) Scale(dst, a *runtime.Tensor, s float32) {
+	b.record(kScale, dst, a).f[0] = s
+}
+func (b *Backend) Relu(dst, a *runtime.Tensor) { b.record(kRelu, dst, a) }
+func (b *Backend) Gelu(dst, a *runtime.Tensor) { b.record(kGelu, dst, a) }
+func (b *Backend) Silu(dst, a *runtime.Tensor) { b.record(kSilu, dst, a) }
+func (b *Backend) RMSNorm(dst, a *runtime.Tensor, eps float32) {
+	b.record(kRMSNorm, dst, a).f[0] = eps
+}
+func (b *Backend) Norm(dst, a *runtime.Tensor, eps float32) { b.record(kNorm, dst, a).f[0] = eps }
+func (b *Backend) SoftMax(dst, a, mask *runtime.Tensor, scale, maxBias float32) {
+	l := b.record(kSoftMax, dst, a, mask)
+	l.f[0], l.f[1] = scale, maxBias
+}
+func (b *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
+	l := b.record(kRope, dst, a, pos)
+	l.i = [3]int32{int32(p.NDims), int32(p.Mode), int32(p.NCtxOrig)}
+	l.f = [7]float32{p.FreqBase, p.FreqScale, p.ExtFactor, p.AttnFactor, p.BetaFast, p.BetaSlow}
+}
+func (b *Backend) GetRows(dst, table, idx *runtime.Tensor) { b.record(kGetRows, dst, table, idx) }
+func (b *Backend) Cpy(dst, src *runtime.Tensor)            { b.record(kCpy, dst, src) }
+
+// builtGraph is the ggml graph of one recording, with the context holding
+// its tensors and the buffer holding the results that could not be
+// computed in place.
+type builtGraph struct {
+	ctx     context
+	graph   cgraph
+	scratch buffer
+}
+
+// flush computes the recorded kernels as one graph, built on first use.
+func (b *Backend) flush() {
+	if len(b.rec) == 0 {
+		return
+	}
+	rec := b.rec
+	b.rec = b.rec[:0]
+	if b.Err() != nil {
+		return
+	}
+	b.key = appendKey(b.key[:0], rec)
+	g := b.graphs[string(b.key)]
+	if g == nil {
+		if len(b.graphs) >= maxGraphs {
+			b.Synchronize()
+			b.dropGraphs()
+		}
+		var err error
+		if g, err = b.build(rec); err != nil {
+			b.fail(err)
+			return
+		}
+		b.graphs[string(b.key)] = g
+	}
+	if st := b.a.graphComputeAsync(b.be, g.graph); st != 0 {
+		b.fail(fmt.Errorf("ggml_backend_graph_compute_async of %d kernels failed (ggml status %d)", len(rec), st))
+		return
+	}
+	b.mu.Lock()
+	b.sent++
+	b.mu.Unlock()
+}
+
+// dropGraphs frees the cached graphs; the device must be idle.
+func (b *Backend) dropGraphs() {
+	for k, g := range b.graphs {
+		g.free(b.a)
+		delete(b.graphs, k)
+	}
+}
+
+func (g *builtGraph) free(a *api) {
+	if g.scratch != 0 {
+		a.bufferFree(g.scratch)
+	}
+	a.free(g.ctx)
+}
+
+// appendKey encodes a recording: two recordings with one key build the
+// same graph.
+func appendKey(key []byte, rec []launch) []byte {
+	put := func(v uint64) { key = binary.AppendUvarint(key, v) }
+	putPlace := func(p *place) {
+		put(uint64(p.alloc + 1))
+		put(uint64(p.off))
+		put(uint64(p.typ))
+		for d := range 4 {
+			put(uint64(p.ne[d]))
+			put(uint64(p.nb[d]))
+		}
+	}
+	for i := range rec {
+		l := &rec[i]
+		put(uint64(l.k))
+		putPlace(&l.dst)
+		put(uint64(l.nsrc))
+		for s := range l.nsrc {
+			putPlace(&l.src[s])
+		}
+		for _, f := range l.f {
+			put(uint64(math.Float32bits(f)))
+		}
+		for _, v := range l.i {
+			put(uint64(uint32(v)))
+		}
+	}
+	return key
+}
+
+// build makes the ggml graph of a recording. Every tensor sits at its
+// place in the device's buffers; a tensor read again at exactly the place
+// a kernel wrote is that kernel's node, so that ggml sees the dependency.
+// A result ggml cannot compute in place (dst strided, or of another type
+// than ggml's op yields) is computed into a scratch buffer and copied.
+// Every node is marked an output: graphc reads results through other
+// views and in later graphs, which ggml's fusion cannot see.
+func (b *Backend) build(rec []launch) (g *builtGraph, err error) {
+	a := b.a
+	size := uintptr(24*len(rec) + 16)
+	ctx := a.initContext(a.tensorOver()*size+a.graphOver(size, false)+4096, true)
+	if ctx == 0 {
+		return nil, fmt.Errorf("ggml_init failed")
+	}
+	g = &builtGraph{ctx: ctx, graph: a.newGraphCustom(ctx, size, false)}
+	defer func() {
+		if err != nil {
+			g.free(a)
+		}
+	}()
+	known := map[place]tensor{}
+	type pendingScratch struct {
+		t    tensor
+		size uintptr
+	}
+	var scratch []pendingScratch
+	align := max(a.buftAlignment(b.buft), 1)
+	var scratchSize uintptr
+	var nodes []tensor
+	for i := range rec {
+		l := &rec[i]
+		var src [3]tensor
+		for s := range l.nsrc {
+			if l.src[s].alloc < 0 {
+				continue
+			}
+			if src[s], err = b.tensorAt(ctx, known, &l.src[s]); err != nil {
+				return nil, err
+			}
+			if needsCont(l, s) {
+				// ggml's constructor asserts a layout graphc's kernels do
+				// without: the operand is made contiguous in scratch first.
+				c := a.cont(ctx, src[s])
+				scratch = append(scratch, pendingScratch{c, scratchSize})
+				scratchSize += (a.nbytes(c) + align - 1) / align * align
+				a.setOutput(c)
+				nodes = append(nodes, c)
+				src[s] = c
+			}
+		}
+		dst, err := b.tensorAt(ctx, known, &l.dst)
+		if err != nil {
+			return nil, err
+		}
+		var r tensor
+		switch l.k {
+		case kMulMat:
+			r = a.mulMat(ctx, src[0], src[1])
+		case kAdd:
+			r = a.add(ctx, src[0], src[1])
+		case kSub:
+			r = a.sub(ctx, src[0], src[1])
+		case kMul:
+			r = a.mul(ctx, src[0], src[1])
+		case kDiv:
+			r = a.div(ctx, src[0], src[1])
+		case kScale:
+			r = a.scale(ctx, src[0], l.f[0])
+		case kRelu:
+			r = a.relu(ctx, src[0])
+		case kGelu:
+			r = a.gelu(ctx, src[0])
+		case kSilu:
+			r = a.silu(ctx, src[0])
+		case kRMSNorm:
+			r = a.rmsNorm(ctx, src[0], l.f[0])
+		case kNorm:
+			r = a.norm(ctx, src[0], l.f[0])
+		case kSoftMax:
+			r = a.softMaxExt(ctx, src[0], src[1], l.f[0], l.f[1])
+		case kRope:
+			r = a.ropeExt(ctx, src[0], src[1], 0, l.i[0], l.i[1], l.i[2], l.f[0], l.f[1], l.f[2], l.f[3], l.f[4], l.f[5])
+		case kGetRows:
+			r = a.getRows(ctx, src[0], src[1])
+		case kCpy:
+			r = a.cpy(ctx, src[0], dst)
+		default:
+			panic(fmt.Sprintf("BUG: ggml: kernel %d has no ggml constructor", l.k))
+		}
+		if r == 0 {
+			return nil, fmt.Errorf("ggml could not construct %s", b.describeLaunch(l))
+		}
+		out := r
+		if l.k == kCpy {
+			if st := a.viewInit(r); st != 0 {
+				return nil, fmt.Errorf("placing %s: ggml status %d", b.describeLaunch(l), st)
+			}
+		} else if !a.sameShape(r, dst) {
+			return nil, fmt.Errorf("ggml's %s has another shape than graphc's %v", b.describeLaunch(l), l.dst.ne)
+		} else if resultType(l) == l.dst.typ && contiguous(&l.dst) {
+			al := &b.mem[l.dst.alloc]
+			if st := a.tensorAlloc(al.buf, r, al.base+l.dst.off); st != 0 {
+				return nil, fmt.Errorf("placing %s: ggml status %d", b.describeLaunch(l), st)
+			}
+		} else {
+			n := (a.nbytes(r) + align - 1) / align * align
+			scratch = append(scratch, pendingScratch{r, scratchSize})
+			scratchSize += n
+			out = a.cpy(ctx, r, dst)
+			if st := a.viewInit(out); st != 0 {
+				return nil, fmt.Errorf("placing %s: ggml status %d", b.describeLaunch(l), st)
+			}
+		}
+		for _, n := range []tensor{r, out} {
+			if !a.devSupportsOp(b.dev, n) {
+				return nil, fmt.Errorf("the device does not support %s (ggml op %s)", b.describeLaunch(l), a.opDesc(n))
+			}
+			a.setOutput(n)
+		}
+		known[l.dst] = out
+		nodes = append(nodes, out)
+	}
+	if len(scratch) > 0 {
+		g.scratch = a.buftAllocBuffer(b.buft, scratchSize)
+		if g.scratch == 0 {
+			return nil, fmt.Errorf("could not allocate %d bytes of scratch for results computed out of place", scratchSize)
+		}
+		base := a.bufferBase(g.scratch)
+		for _, s := range scratch {
+			if st := a.tensorAlloc(g.scratch, s.t, base+s.size); st != 0 {
+				return nil, fmt.Errorf("placing a scratch result: ggml status %d", st)
+			}
+		}
+	}
+	for _, n := range nodes {
+		a.buildForwardExpand(g.graph, n)
+	}
+	return g, nil
+}
+
+// needsCont reports whether source s of l has a layout ggml's
+// constructor refuses: a transposed left operand of a matrix product
+// (ggml_mul_mat asserts !ggml_is_transposed), a right operand whose
+// elements are not adjacent (ggml-cpu asserts nb10 == the type's size), a
+// strided softmax input or
+// mask (ggml_soft_max_ext asserts contiguity).
+func needsCont(l *launch, s int) bool {
+	p := &l.src[s]
+	switch {
+	case l.k == kMulMat && s == 0:
+		return p.nb[0] > p.nb[1]
+	case l.k == kMulMat && s == 1:
+		return p.nb[0] != p.typ.Size()
+	case l.k == kSoftMax:
+		return !contiguous(p)
+	}
+	return false
+}
+
+// resultType is the type ggml's constructor gives the kernel's result.
+func resultType(l *launch) runtime.DType {
+	switch l.k {
+	case kMulMat:
+		return runtime.F32
+	case kGetRows:
+		if l.src[0].typ == runtime.I32 {
+			return runtime.I32
+		}
+		return runtime.F32
+	}
+	return l.src[0].typ
+}
+
+func contiguous(p *place) bool {
+	t := runtime.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}
+	return t.Contiguous()
+}
+
+// tensorAt returns a ggml tensor at place p: the node that wrote exactly
+// there, or a new tensor placed there. A strided layout is a view of a
+// byte span, permuted when its innermost stride is not dimension 0's.
+func (b *Backend) tensorAt(ctx context, known map[place]tensor, p *place) (tensor, error) {
+	if t, ok := known[*p]; ok {
+		return t, nil
+	}
+	a := b.a
+	al := &b.mem[p.alloc]
+	typ := int32(p.typ.GGMLType())
+	var t tensor
+	if contiguous(p) {
+		t = a.newTensor4d(ctx, typ, int64(p.ne[0]), int64(p.ne[1]), int64(p.ne[2]), int64(p.ne[3]))
+		if st := a.tensorAlloc(al.buf, t, al.base+p.off); st != 0 {
+			return 0, fmt.Errorf("placing a %s%v tensor: ggml status %d", p.typ, p.ne, st)
+		}
+	} else {
+		// Order the axes by stride, size-1 axes last, so that the view's
+		// first axis is the element stride ggml_view_4d assumes.
+		q := [4]int{0, 1, 2, 3}
+		sort.SliceStable(q[:], func(i, j int) bool {
+			ki, kj := p.nb[q[i]], p.nb[q[j]]
+			if p.ne[q[i]] == 1 {
+				ki = math.MaxInt
+			}
+			if p.ne[q[j]] == 1 {
+				kj = math.MaxInt
+			}
+			return ki < kj
+		})
+		if p.nb[q[0]] != p.typ.Size() {
+			return 0, fmt.Errorf("a %s%v tensor with strides %v: ggml tensors need one dimension of adjacent elements", p.typ, p.ne, p.nb)
+		}
+		span := (&runtime.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}).Span()
+		elems := int64(span / p.typ.Size() * p.typ.BlockSize())
+		base := a.newTensor1d(ctx, typ, elems)
+		if st := a.tensorAlloc(al.buf, base, al.base+p.off); st != 0 {
+			return 0, fmt.Errorf("placing a %s%v tensor: ggml status %d", p.typ, p.ne, st)
+		}
+		t = a.view4d(ctx, base, int64(p.ne[q[0]]), int64(p.ne[q[1]]), int64(p.ne[q[2]]), int64(p.ne[q[3]]),
+			uintptr(p.nb[q[1]]), uintptr(p.nb[q[2]]), uintptr(p.nb[q[3]]), 0)
+		if st := a.viewInit(t); st != 0 {
+			return 0, fmt.Errorf("placing a %s%v view: ggml status %d", p.typ, p.ne, st)
+		}
+		if q != [4]int{0, 1, 2, 3} {
+			t = a.permute(ctx, t, int32(q[0]), int32(q[1]), int32(q[2]), int32(q[3]))
+			if st := a.viewInit(t); st != 0 {
+				return 0, fmt.Errorf("placing a %s%v view: ggml status %d", p.typ, p.ne, st)
+			}
+		}
+	}
+	known[*p] = t
+	return t, nil
+}
+
+// describeLaunch names a kernel with its operands' types and shapes, for
+// errors.
+func (b *Backend) describeLaunch(l *launch) string {
+	var s []string
+	for i := range l.nsrc {
+		if l.src[i].alloc < 0 {
+			s = append(s, "none")
+			continue
+		}
+		s = append(s, fmt.Sprintf("%s%v", l.src[i].typ, l.src[i].ne))
+	}
+	return fmt.Sprintf("%s → %s%v from %s", kernelNames[l.k], l.dst.typ, l.dst.ne, strings.Join(s, ", "))
+}
+
+// Graphs is the number of graphs built and kept.
+func (b *Backend) Graphs() int { return len(b.graphs) }

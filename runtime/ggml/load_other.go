@@ -1,0 +1,22 @@
+//go:build !(darwin || freebsd || linux || netbsd || windows)
+
+package ggml
+
+import (
+	"fmt"
+	goruntime "runtime"
+)
+
+// SupportedVersions names the ggml versions graphc supports.
+const SupportedVersions = "none on this system"
+
+// Load: loading shared libraries without cgo is supported on Linux, macOS,
+// the BSDs purego supports and Windows only.
+func Load() (*Libraries, error) {
+	return nil, fmt.Errorf("loading ggml's libraries is not supported on %s", goruntime.GOOS)
+}
+
+func lib() (*api, error) {
+	_, err := Load()
+	return nil, err
+}

@@ -1,0 +1,235 @@
+package ggml_test
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/ggml"
+)
+
+// HowToTest says how to get ggml's libraries and a Vulkan device on a
+// Debian/Ubuntu machine without a GPU, for the tests that skip without.
+const howToTest = "cd /tmp && npm pack @node-llama-cpp/linux-x64-vulkan@3.22.1 && tar xzf node-llama-cpp-linux-x64-vulkan-3.22.1.tgz; " +
+	"export GRAPHC_GGML_PATH=/tmp/package/bins/linux-x64-vulkan; " +
+	"for Vulkan: apt-get install mesa-vulkan-drivers libvulkan1 and export GGML_VK_VISIBLE_DEVICES=0 (lavapipe is a CPU-type device ggml skips otherwise)"
+
+// openDevice opens ggml device devName as a backend, or skips saying how
+// to get it (fails with $GRAPHC_REQUIRE_GGML set).
+func openDevice(t *testing.T, devName string) *ggml.Backend {
+	t.Helper()
+	b, err := ggml.Open("test-"+strings.ToLower(devName), devName, runtime.BufferType{Name: devName, Alignment: 256})
+	if err != nil {
+		if os.Getenv("GRAPHC_REQUIRE_GGML") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("%v\n(%s)", err, howToTest)
+	}
+	t.Cleanup(b.Close)
+	return b
+}
+
+func randomHost(r *rand.Rand, typ runtime.DType, ne [4]int) runtime.Tensor {
+	t := runtime.NewTensor(typ, ne)
+	runtime.Fill(&t, func(i int, _ [4]int) float64 {
+		if typ == runtime.I32 {
+			return float64(r.IntN(ne[0]))
+		}
+		return r.Float64()*2 - 1
+	})
+	return t
+}
+
+// pair is one tensor on the CPU and its copy on the device; a view of
+// another pair has the same strides in both memories.
+type pair struct {
+	host, dev runtime.Tensor
+}
+
+// tolerance is how far a device result may be from the CPU's: |got-want|
+// ≤ abs + rel·|want| per element.
+type tolerance struct{ abs, rel float64 }
+
+// TestOpsMatchCPU runs every op of the IR table, in the variants graphc's
+// plans use (types, strided and permuted operands, optional sources left
+// out), on a ggml device and on graphc's CPU kernels, and compares. It runs
+// the whole sequence twice: the second evaluation reuses the built graph.
+//
+// Tolerances: the CPU's and ggml's kernels round differently (ggml's
+// Vulkan matrix products may convert the right operand to f16; gelu is
+// ggml's tanh approximation read from an f16 table on the CPU device;
+// exp-based ops use different approximations), so each op states its own.
+func TestOpsMatchCPU(t *testing.T) {
+	for _, dev := range []string{"Vulkan0", "CPU"} {
+		t.Run(dev, func(t *testing.T) { testOps(t, dev) })
+	}
+}
+
+func testOps(t *testing.T, devName string) {
+	g := openDevice(t, devName)
+	r := rand.New(rand.NewPCG(7, 8))
+	c := cpu.New(2)
+	defer c.Close()
+	upload := func(h runtime.Tensor) *pair {
+		mem, err := g.Alloc(h.Span())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := runtime.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
+		g.SetTensor(&d, &h)
+		return &pair{host: h, dev: d}
+	}
+	in := func(typ runtime.DType, ne ...int) *pair {
+		n := [4]int{1, 1, 1, 1}
+		copy(n[:], ne)
+		h := randomHost(r, typ, n)
+		if typ.Quantized() {
+			f := randomHost(r, runtime.F32, n)
+			h = runtime.NewTensor(typ, n)
+			runtime.Quantize(h.Data[:0], typ, f.F32s())
+		}
+		return upload(h)
+	}
+	// view is a strided view of p with shape ne and strides nb at offset
+	// off, in both memories.
+	view := func(p *pair, off int, ne, nb [4]int) *pair {
+		v := &pair{host: runtime.Tensor{Type: p.host.Type, Ne: ne, Nb: nb}, dev: runtime.Tensor{Type: p.host.Type, Ne: ne, Nb: nb}}
+		span := v.host.Span()
+		v.host.Data = p.host.Data[off : off+span]
+		v.dev.Data = p.dev.Data[off : off+span]
+		return v
+	}
+	a, b := in(runtime.F32, 64, 48, 2), in(runtime.F32, 64, 48, 2)
+	bias := in(runtime.F32, 64)
+	w16 := in(runtime.F16, 64, 40)
+	w8 := in(runtime.Q8_0, 64, 40)
+	w4 := in(runtime.Q4_0, 64, 40)
+	x := in(runtime.F32, 64, 9)
+	rows := in(runtime.F32, 16, 48, 2)
+	mask := in(runtime.F32, 16, 48)
+	pos := in(runtime.I32, 48)
+	idx := in(runtime.I32, 5)
+	kv := in(runtime.F16, 64, 48, 2)
+	// a transposed: [48, 64, 2] reading a's memory column by column.
+	aT := view(a, 0, [4]int{48, 64, 2, 1}, [4]int{256, 4, 256 * 48, 256 * 96})
+	// rows 8…23 of every slice of a: strided in dimension 1.
+	aRows := view(a, 8*256, [4]int{64, 16, 2, 1}, [4]int{4, 256, 256 * 48, 256 * 96})
+	out := func(typ runtime.DType, ne ...int) *pair { return in(typ, ne...) }
+	// kvSlot is rows 4…12 of kv, where a cpy writes.
+	kvSlot := view(kv, 4*128, [4]int{64, 8, 2, 1}, [4]int{2, 128, 128 * 48, 128 * 96})
+
+	type step struct {
+		op      ir.Op
+		variant string
+		dst     *pair
+		srcs    []*pair
+		params  []any
+		tol     tolerance
+	}
+	exact := tolerance{}
+	rope := runtime.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	ropeNeox := rope
+	ropeNeox.Mode = runtime.RopeNeox
+	steps := []step{
+		{ir.OpMulMat, "f32", out(runtime.F32, 48, 48, 2), []*pair{a, b}, nil, tolerance{2e-2, 2e-2}},
+		{ir.OpMulMat, "f16", out(runtime.F32, 40, 9), []*pair{w16, x}, nil, tolerance{2e-2, 2e-2}},
+		{ir.OpMulMat, "q8_0", out(runtime.F32, 40, 9), []*pair{w8, x}, nil, tolerance{5e-2, 2e-2}},
+		{ir.OpMulMat, "q4_0", out(runtime.F32, 40, 9), []*pair{w4, x}, nil, tolerance{5e-2, 2e-2}},
+		{ir.OpMulMat, "transposed operand", out(runtime.F32, 64, 64, 2), []*pair{aT, aT}, nil, tolerance{2e-2, 2e-2}},
+		{ir.OpAdd, "", out(runtime.F32, 64, 48, 2), []*pair{a, b}, nil, tolerance{1e-6, 1e-6}},
+		{ir.OpAdd, "broadcast", out(runtime.F32, 64, 48, 2), []*pair{a, bias}, nil, tolerance{1e-6, 1e-6}},
+		{ir.OpSub, "", out(runtime.F32, 64, 48, 2), []*pair{a, b}, nil, tolerance{1e-6, 1e-6}},
+		{ir.OpMul, "strided", out(runtime.F32, 64, 16, 2), []*pair{aRows, aRows}, nil, tolerance{1e-6, 1e-6}},
+		{ir.OpDiv, "", out(runtime.F32, 64, 48, 2), []*pair{a, b}, nil, tolerance{1e-5, 1e-5}},
+		{ir.OpScale, "", out(runtime.F32, 64, 48, 2), []*pair{a}, []any{float32(0.3)}, tolerance{1e-6, 1e-6}},
+		{ir.OpRelu, "", out(runtime.F32, 64, 48, 2), []*pair{a}, nil, exact},
+		{ir.OpGelu, "", out(runtime.F32, 64, 48, 2), []*pair{a}, nil, tolerance{2e-3, 2e-3}},
+		{ir.OpSilu, "", out(runtime.F32, 64, 48, 2), []*pair{a}, nil, tolerance{1e-5, 1e-5}},
+		{ir.OpRMSNorm, "", out(runtime.F32, 64, 48, 2), []*pair{a}, []any{float32(1e-5)}, tolerance{1e-5, 1e-5}},
+		{ir.OpNorm, "", out(runtime.F32, 64, 48, 2), []*pair{a}, []any{float32(1e-5)}, tolerance{1e-5, 1e-5}},
+		{ir.OpSoftMax, "", out(runtime.F32, 16, 48, 2), []*pair{rows, mask}, []any{float32(0.25), float32(0)}, tolerance{1e-5, 1e-4}},
+		{ir.OpSoftMax, "no mask", out(runtime.F32, 16, 48, 2), []*pair{rows, nil}, []any{float32(0.25), float32(0)}, tolerance{1e-5, 1e-4}},
+		{ir.OpRope, "normal", out(runtime.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos}, []any{rope}, tolerance{1e-4, 1e-4}},
+		{ir.OpRope, "neox", out(runtime.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos}, []any{ropeNeox}, tolerance{1e-4, 1e-4}},
+		{ir.OpGetRows, "f32", out(runtime.F32, 64, 5), []*pair{x, idx}, nil, exact},
+		{ir.OpGetRows, "f16", out(runtime.F32, 64, 5), []*pair{w16, idx}, nil, exact},
+		{ir.OpGetRows, "q8_0", out(runtime.F32, 64, 5), []*pair{w8, idx}, nil, tolerance{1e-6, 1e-6}},
+		{ir.OpCpy, "f32 to f16", out(runtime.F16, 64, 48, 2), []*pair{a}, nil, exact},
+		{ir.OpCpy, "into a strided view", kvSlot, []*pair{view(a, 0, [4]int{64, 8, 2, 1}, [4]int{4, 256, 256 * 48, 256 * 96})}, nil, exact},
+		{ir.OpCont, "transposed", out(runtime.F32, 48, 64, 2), []*pair{aT}, nil, exact},
+	}
+	stepped := map[ir.Op]bool{}
+	for _, st := range steps {
+		stepped[st.op] = true
+	}
+	for _, op := range ir.Ops() {
+		if op.Info().Kernel != "" && !stepped[op] {
+			t.Errorf("op %s (kernel %s) has no step in TestOpsMatchCPU", op, op.Info().Kernel)
+		}
+	}
+	call := func(k runtime.Kernels, st step, pick func(*pair) *runtime.Tensor) {
+		args := []reflect.Value{reflect.ValueOf(pick(st.dst))}
+		for _, p := range st.srcs {
+			var t *runtime.Tensor
+			if p != nil {
+				t = pick(p)
+			}
+			args = append(args, reflect.ValueOf(t))
+		}
+		for _, v := range st.params {
+			args = append(args, reflect.ValueOf(v))
+		}
+		reflect.ValueOf(k).MethodByName(st.op.Info().Kernel).Call(args)
+	}
+	for _, st := range steps {
+		call(c, st, func(p *pair) *runtime.Tensor { return &p.host })
+	}
+	for eval := range 2 {
+		for _, st := range steps {
+			call(g, st, func(p *pair) *runtime.Tensor { return &p.dev })
+		}
+		g.Synchronize()
+		if err := g.Err(); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range steps {
+			raw := runtime.NewTensor(st.dst.host.Type, st.dst.host.Ne)
+			g.GetTensor(&raw, &st.dst.dev)
+			got := runtime.NewTensor(runtime.F32, st.dst.host.Ne)
+			c.Cpy(&got, &raw)
+			want := runtime.NewTensor(runtime.F32, st.dst.host.Ne)
+			c.Cpy(&want, &st.dst.host)
+			worst, at := 0.0, -1
+			for i, w := range want.F32s() {
+				d := math.Abs(float64(got.F32s()[i] - w))
+				if excess := d - (st.tol.abs + st.tol.rel*math.Abs(float64(w))); excess > 0 && (at < 0 || excess > worst) || math.IsNaN(d) {
+					worst, at = d, i
+				}
+			}
+			name := fmt.Sprintf("%s %s", st.op, st.variant)
+			if at >= 0 {
+				t.Errorf("eval %d: %s on %s: element %d is %g, the CPU's %g (tolerance %g + %g·|want|)", eval, name, devName, at, got.F32s()[at], want.F32s()[at], st.tol.abs, st.tol.rel)
+			} else if eval == 0 {
+				t.Logf("%-28s max |diff| %.3g", name, maxDiff(got.F32s(), want.F32s()))
+			}
+		}
+	}
+	if n := g.Graphs(); n != 1 {
+		t.Errorf("%d graphs built for two evaluations of the same kernels, want 1", n)
+	}
+}
+
+func maxDiff(a, b []float32) float64 {
+	m := 0.0
+	for i := range a {
+		m = max(m, math.Abs(float64(a[i]-b[i])))
+	}
+	return m
+}
