@@ -23,9 +23,11 @@ func batch(tokens []int32, pos int) *Inputs {
 // Generate feeds the prompt to the model in batches of at most MaxNTokens
 // tokens, then decodes n tokens greedily, one evaluation per token, each
 // reading the keys and values the earlier ones left in the KV cache. It
-// calls emit with every new token. The model's cache must be empty (a new
-// Model), and the prompt and the new tokens must fit in it.
-func (m *Model) Generate(prompt []int32, n int, emit func(token int32)) ([]int32, error) {
+// calls emit with every new token; when emit returns false, generation
+// stops there, that token included, without evaluating it (a caller stops
+// at its tokenizer's end-of-generation token). The model's cache must be
+// empty (a new Model), and the prompt and n new tokens must fit in it.
+func (m *Model) Generate(prompt []int32, n int, emit func(token int32) bool) ([]int32, error) {
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("generate: empty prompt")
 	}
@@ -51,10 +53,7 @@ func (m *Model) Generate(prompt []int32, n int, emit func(token int32)) ([]int32
 	for pos := len(prompt); len(generated) < n; pos++ {
 		next := argmax(logits)
 		generated = append(generated, next)
-		if emit != nil {
-			emit(next)
-		}
-		if len(generated) == n {
+		if emit != nil && !emit(next) || len(generated) == n {
 			break
 		}
 		out, err := m.Eval(batch([]int32{next}, pos))

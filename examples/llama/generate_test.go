@@ -1,6 +1,7 @@
 package llama
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -62,7 +63,10 @@ func TestGenerate(t *testing.T) {
 	m := newFilledWeights(t, 0)
 	defer m.Close()
 	var emitted []int32
-	got, err := m.Generate([]int32{1, 2, 3}, 5, func(t int32) { emitted = append(emitted, t) })
+	got, err := m.Generate([]int32{1, 2, 3}, 5, func(t int32) bool {
+		emitted = append(emitted, t)
+		return true
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +84,17 @@ func TestGenerate(t *testing.T) {
 		if got[i] != again[i] {
 			t.Fatalf("run 1 %v, run 2 %v", got, again)
 		}
+	}
+	// emit returning false stops generation at that token.
+	m4 := newFilledWeights(t, 0)
+	defer m4.Close()
+	calls := 0
+	short, err := m4.Generate([]int32{1, 2, 3}, 5, func(int32) bool {
+		calls++
+		return calls < 2
+	})
+	if err != nil || fmt.Sprint(short) != fmt.Sprint(got[:2]) || calls != 2 {
+		t.Errorf("stopping after 2 tokens: generated %v (%v) after %d calls; want %v", short, err, calls, got[:2])
 	}
 	m3 := newFilledWeights(t, 0)
 	defer m3.Close()

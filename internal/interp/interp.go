@@ -27,6 +27,12 @@ type Config struct {
 	// nodes of elements × the longest source row (a bound on any op's
 	// multiply-adds). 0: no bound.
 	MaxWork int64
+	// Weights, by name, take the place of the fill rule's values: a
+	// model file's tensors (gguf.Mapped.Weights of Decls), so that a plan
+	// compiled for a file can be compared with another implementation
+	// on that file. Each must have its weight's type and shape; Load
+	// keeps them, not copies. Weights not named here are filled.
+	Weights map[string]runtime.Tensor
 }
 
 // Machine holds one plan's memory and runs evaluations of it. It is not
@@ -42,7 +48,7 @@ type Machine struct {
 }
 
 // Load allocates g's memory as the plan lays it out and fills weights and
-// state by the conformance traces' rule. g must be a complete plan
+// state by the conformance traces' rule, but for Config.Weights. g must be a complete plan
 // (compiler.Compile's Result.Graph); every backend's nodes run on the CPU.
 func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 	if len(g.Splits) == 0 && len(g.Nodes) > 0 {
@@ -69,6 +75,7 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 		}
 		m.chunks = append(m.chunks, pieces)
 	}
+	used := 0
 	// k counts weights and state together, in declaration order: the k of
 	// the fill rule, as in generated programs' weightFillIndex.
 	for k, t := range g.Params {
@@ -77,12 +84,41 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 			v, _ := e.Constant()
 			ne[i] = int(v)
 		}
+		if w, ok := cfg.Weights[t.Name]; ok && t.Kind == ir.KindWeight {
+			if w.Type != t.Type || w.Ne != ne || !w.Contiguous() {
+				return nil, fmt.Errorf("interp: weight %s is %s%v, the plan wants contiguous %s%v", t.Name, w.Type, w.Ne, t.Type, ne)
+			}
+			m.params[t] = w
+			used++
+			continue
+		}
 		x := runtime.NewTensor(t.Type, ne)
 		runtime.Fill(&x, runtime.GGMLFill(k))
 		m.params[t] = x
 	}
+	if used != len(cfg.Weights) {
+		return nil, fmt.Errorf("interp: %d of Config.Weights name no weight of the plan", len(cfg.Weights)-used)
+	}
 	m.be = cpu.New(cfg.Threads)
 	return m, nil
+}
+
+// WeightDecls lists g's weights as declarations, for loading them from a
+// model file (gguf.Mapped.Weights) into Config.Weights.
+func WeightDecls(g *ir.Graph) []runtime.Decl {
+	var out []runtime.Decl
+	for _, t := range g.Params {
+		if t.Kind != ir.KindWeight {
+			continue
+		}
+		d := runtime.Decl{Name: t.Name, Type: t.Type}
+		for i, e := range t.Ne {
+			v, _ := e.Constant()
+			d.Ne[i] = int(v)
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // budget checks the plan's memory against MaxBytes before anything is

@@ -196,3 +196,45 @@ func TestBudget(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestGivenWeights: Config.Weights replace the fill rule's values, and a
+// weight of the wrong shape or a name the plan lacks is refused.
+func TestGivenWeights(t *testing.T) {
+	const src = `
+dim n = 4
+input x: f32[n] fill 1
+weight w: f32[n]
+weight b: f32[n]
+output y = add(mul(x, w), b)
+`
+	res, err := compiler.Compile("test.g", []byte(src), compiler.Config{Verify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := interp.WeightDecls(res.Graph); len(d) != 2 || d[0].Name != "w" || d[0].Ne != [4]int{4, 1, 1, 1} {
+		t.Fatalf("WeightDecls = %v", d)
+	}
+	w := runtime.NewTensor(runtime.F32, [4]int{4, 1, 1, 1})
+	copy(w.F32s(), []float32{1, 2, 3, 4})
+	m, err := interp.Load(res.Graph, interp.Config{Threads: 1, Weights: map[string]runtime.Tensor{"w": w}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	out, err := m.Eval(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filled := runtime.NewTensor(runtime.F32, [4]int{4, 1, 1, 1})
+	runtime.Fill(&filled, runtime.GGMLFill(1)) // b, the second weight
+	for i, v := range out[0].Tensor.F32s() {
+		if want := float32(i+1) + filled.F32s()[i]; v != want {
+			t.Errorf("y[%d] = %g, want %g", i, v, want)
+		}
+	}
+	for name, bad := range map[string]runtime.Tensor{"w": runtime.NewTensor(runtime.F32, [4]int{5, 1, 1, 1}), "nope": w} {
+		if _, err := interp.Load(res.Graph, interp.Config{Weights: map[string]runtime.Tensor{name: bad}}); err == nil {
+			t.Errorf("Load took weight %s%v", name, bad.Ne)
+		}
+	}
+}

@@ -8,8 +8,8 @@
 //	go run ./examples/llama/cmd/llama -weights llama.gguf -tokens 1,2,3 -n 8
 //
 // With -prompt, the text is encoded with the vocabulary in the -weights
-// file and the generated text is printed as it comes, up to the
-// end-of-sequence token.
+// file and the generated text is printed as it comes; generation stops at
+// the vocabulary's end-of-generation token (eos or eot).
 //
 //	go run ./examples/llama/cmd/llama -weights llama.gguf -prompt "Once upon a time" -n 8
 package main
@@ -17,6 +17,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -37,7 +38,7 @@ func main() {
 	flag.Parse()
 	var err error
 	if *prompt != "" {
-		err = runText(*prompt, *n, *threads, *weightsFile)
+		err = runText(os.Stdout, *prompt, *n, *threads, *weightsFile)
 	} else {
 		err = run(*tokens, *n, *threads, *weightsFile)
 	}
@@ -81,11 +82,12 @@ func run(tokens string, n, threads int, weightsFile string) error {
 	fmt.Printf("prompt: %v\n", prompt)
 	start := time.Now()
 	var first time.Duration
-	out, err := m.Generate(prompt, n, func(t int32) {
+	out, err := m.Generate(prompt, n, func(t int32) bool {
 		if first == 0 {
 			first = time.Since(start)
 		}
 		fmt.Printf("%d ", t)
+		return true
 	})
 	fmt.Println()
 	if err != nil {
@@ -98,11 +100,11 @@ func run(tokens string, n, threads int, weightsFile string) error {
 	return nil
 }
 
-// runText encodes prompt with the weights file's tokenizer and prints the
-// generated text as it comes: a character split across tokens appears
-// when its last byte does. Generation stops showing tokens at the end of
-// the sequence (Generate has no way to stop early; the cache bounds n).
-func runText(prompt string, n, threads int, weightsFile string) error {
+// runText encodes prompt with the weights file's tokenizer and writes the
+// generated text to w as it comes: a character split across tokens
+// appears when its last byte does. Generation stops at the end-of-
+// generation token, or after n tokens.
+func runText(w io.Writer, prompt string, n, threads int, weightsFile string) error {
 	if weightsFile == "" {
 		return fmt.Errorf("-prompt needs -weights FILE: a GGUF file with the model's weights and its tokenizer's vocabulary")
 	}
@@ -128,35 +130,34 @@ func runText(prompt string, n, threads int, weightsFile string) error {
 		return err
 	}
 	defer m.Close()
-	fmt.Print(prompt)
+	fmt.Fprint(w, prompt)
 	d := tk.NewDecoder(false)
 	start := time.Now()
 	var first time.Duration
-	shown, stopped := 0, false
-	_, err = m.Generate(ids, n, func(t int32) {
+	stopped := false
+	out, err := m.Generate(ids, n, func(t int32) bool {
 		if first == 0 {
 			first = time.Since(start)
 		}
-		if stopped {
-			return
-		}
 		if tk.EndOfGeneration(t) {
 			stopped = true
-			return
+			return false
 		}
-		shown++
-		fmt.Print(d.Add(t))
+		fmt.Fprint(w, d.Add(t))
+		return true
 	})
-	fmt.Println(d.Flush())
+	fmt.Fprintln(w, d.Flush())
 	if err != nil {
 		return err
 	}
 	if stopped {
-		fmt.Println("[end of sequence]")
+		fmt.Fprintln(w, "[end of generation]")
 	}
-	if shown > 1 {
+	// The first token comes with the prompt's evaluation; the rest are
+	// one decode step each.
+	if len(out) > 1 {
 		decode := time.Since(start) - first
-		fmt.Printf("%d prompt tokens, %d generated; prompt %v, then %.0f tokens/s\n", len(ids), shown, first.Round(time.Microsecond), float64(n-1)/decode.Seconds())
+		fmt.Fprintf(w, "%d prompt tokens, %d generated; prompt %v, then %.0f tokens/s\n", len(ids), len(out), first.Round(time.Microsecond), float64(len(out)-1)/decode.Seconds())
 	}
 	return nil
 }
