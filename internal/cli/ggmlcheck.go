@@ -13,6 +13,7 @@ import (
 	"github.com/graphc/graphc/internal/planview"
 	"github.com/graphc/graphc/internal/rpcserver"
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime/ggml"
 )
 
 // ggmlCheckReport is ggml-check's JSON output: the differences, graphc's
@@ -26,6 +27,8 @@ type ggmlCheckReport struct {
 	MaxAbsDiff        *float64         `json:"run_max_abs_diff,omitempty"`
 	Mapped            *mappedRun       `json:"mapped_run,omitempty"`
 	RPC               *rpcRun          `json:"rpc_run,omitempty"`
+	Vulkan            *gpuRun          `json:"vulkan_run,omitempty"`
+	CUDA              *gpuRun          `json:"cuda_run,omitempty"`
 
 	tr *ggmltrace.Trace // for printing
 }
@@ -35,6 +38,8 @@ func cmdGGMLCheck(e *env, args []string) error {
 	run := fs.Bool("run", false, "also run the graph on the cpu with the trace's fill and input rules and compare its output (1e-4, relative above 1)")
 	sim := fs.Bool("sim", false, "with -run, also run ggml's own plan with its backends mapped onto ones any machine runs (GPU/RPC: sim0, sim1, …; BLAS: blas; CPU: cpu) and compare it with the cpu-only run (bit for bit; 1e-5 with BLAS)")
 	rpc := fs.Bool("rpc", false, "with -run, also run ggml's own plan with its RPC devices as rpc0, rpc1, … on ggml rpc-servers started here, one per device on a free loopback port and killed when done, and compare it with ggml's recorded output (1e-4, relative above 1) and bytes copied (the server binary: $"+rpcserver.EnvBinary+", ../shared/ggml/ggml-rpc-server beside graphc's checkout, or rpc-server on $PATH)")
+	vulkan := fs.Bool("vulkan", false, "with -run, also run ggml's own plan with its GPU-like devices as vulkan0, vulkan1, … (ggml's Vulkan devices: $"+ggml.PathEnv+" names ggml's libraries) and compare it with the cpu-only run and ggml's recorded output (5e-3, relative above 1: Vulkan's matrix products round through f16) and the plan's bytes copied")
+	cuda := fs.Bool("cuda", false, "with -run, like -vulkan with ggml's CUDA devices as cuda0, cuda1, …")
 	asJSON := fs.Bool("json", false, "print one JSON object per trace, in argument order: the differences, graphc's plan and ggml's compute buffers (docs/plan-json.md)")
 	files, err := parseFlags(fs, args, 1, -1)
 	if err != nil {
@@ -46,11 +51,17 @@ func cmdGGMLCheck(e *env, args []string) error {
 	if *rpc && !*run {
 		return &usageError{"-rpc runs ggml's plan of the trace, which needs -run"}
 	}
+	if *vulkan && !*run {
+		return &usageError{"-vulkan runs ggml's plan of the trace, which needs -run"}
+	}
+	if *cuda && !*run {
+		return &usageError{"-cuda runs ggml's plan of the trace, which needs -run"}
+	}
 	// A trace that differs or fails is reported and the others still run:
 	// one command checks a whole directory of traces.
 	var failed []string
 	for _, file := range files {
-		report, err := checkTrace(e.ctx, file, *run, *sim, *rpc)
+		report, err := checkTrace(e.ctx, file, *run, *sim, *rpc, *vulkan, *cuda)
 		var user *compiler.UserError
 		if err != nil && !errors.As(err, &user) {
 			return err
@@ -75,9 +86,9 @@ func cmdGGMLCheck(e *env, args []string) error {
 }
 
 // checkTrace compares graphc's plan of one trace with ggml's decisions and,
-// with run (and sim, rpc), runs it. It returns the report when there is
+// with run (and sim, rpc, vulkan, cuda), runs it. It returns the report when there is
 // one, and a user error when the trace differs or cannot be checked.
-func checkTrace(ctx context.Context, file string, run, sim, rpc bool) (*ggmlCheckReport, error) {
+func checkTrace(ctx context.Context, file string, run, sim, rpc, vulkan, cuda bool) (*ggmlCheckReport, error) {
 	tr, _, diffs, err := ggmltrace.Check(file)
 	if err != nil {
 		return nil, traceError(file, err)
@@ -115,6 +126,21 @@ func checkTrace(ctx context.Context, file string, run, sim, rpc bool) (*ggmlChec
 				return report, err
 			}
 		}
+		for _, gpu := range []struct {
+			on     traceBackends
+			want   bool
+			report **gpuRun
+		}{{ggmlOnVulkan, vulkan, &report.Vulkan}, {ggmlOnCUDA, cuda, &report.CUDA}} {
+			if !gpu.want {
+				continue
+			}
+			if *gpu.report, err = runTraceGPU(ctx, tr, gpu.on); err != nil {
+				return report, err
+			}
+			if err := (*gpu.report).check(file, tr); err != nil {
+				return report, err
+			}
+		}
 	}
 	if len(diffs) > 0 {
 		return report, &compiler.UserError{Msg: fmt.Sprintf("%s: %d decisions differ from ggml's", file, len(diffs))}
@@ -134,7 +160,7 @@ func traceError(file string, err error) error {
 
 // printCheck prints a trace's differences, one indented line each, then
 // its summary line: the trace, identical or not, graphc's compute buffers
-// with ggml's, and what -run, -sim and -rpc measured.
+// with ggml's, and what -run, -sim, -rpc, -vulkan and -cuda measured.
 func printCheck(w io.Writer, r *ggmlCheckReport) {
 	for _, d := range r.Differences {
 		fmt.Fprintf(w, "  %s\n", d)
@@ -162,6 +188,11 @@ func printCheck(w io.Writer, r *ggmlCheckReport) {
 	}
 	if r.RPC != nil {
 		parts = append(parts, r.RPC.summary(r.tr))
+	}
+	for _, g := range []*gpuRun{r.Vulkan, r.CUDA} {
+		if g != nil {
+			parts = append(parts, g.summary(r.tr))
+		}
 	}
 	fmt.Fprintf(w, "%s: %s\n", r.Trace, strings.Join(parts, "; "))
 }

@@ -96,10 +96,23 @@ func runTraceMapped(ctx context.Context, tr *ggmltrace.Trace) (*mappedRun, error
 type traceBackends int
 
 const (
-	cpuOnly   traceBackends = iota // graphc's plan for the cpu alone
-	ggmlOnSim                      // ggml's plan, its GPU-like devices as sim<N>
-	ggmlOnRPC                      // ggml's plan, its RPC devices as rpc<N> on servers started for the run
+	cpuOnly      traceBackends = iota // graphc's plan for the cpu alone
+	ggmlOnSim                         // ggml's plan, its GPU-like devices as sim<N>
+	ggmlOnRPC                         // ggml's plan, its RPC devices as rpc<N> on servers started for the run
+	ggmlOnVulkan                      // ggml's plan, its GPU-like devices as vulkan<N>, ggml's Vulkan devices
+	ggmlOnCUDA                        // ggml's plan, its GPU-like devices as cuda<N>, ggml's CUDA devices
 )
+
+// gpuKind is the backend kind on maps GPU-like devices to, or "".
+func (on traceBackends) gpuKind() string {
+	switch on {
+	case ggmlOnVulkan:
+		return "vulkan"
+	case ggmlOnCUDA:
+		return "cuda"
+	}
+	return ""
+}
 
 // traceRun is one run of a trace's graph: its output's values, the
 // backends it ran on (the trace's, in order, renamed), the rpc-servers'
@@ -144,12 +157,18 @@ func runTraceOn(ctx context.Context, tr *ggmltrace.Trace, on traceBackends) (*tr
 		if err := passes.Run(g, &passes.Context{Backends: backends, Options: opts}, true, ""); err != nil {
 			return nil, err
 		}
-		if run.backends, err = mapTraceBackends(tr, g, on == ggmlOnRPC); err != nil {
+		if run.backends, err = mapTraceBackends(tr, g, on); err != nil {
 			return nil, err
 		}
 		run.planBytesCopied = g.BytesCopiedPerEval()
 		if why := compiler.Unavailable(run.backends); len(why) > 0 {
-			return nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: running ggml's plan needs %s: %s", tr.Case, strings.Join(run.backends, ", "), why["blas"])}
+			var reasons []string
+			for _, b := range run.backends {
+				if r, ok := why[b]; ok {
+					reasons = append(reasons, b+": "+r)
+				}
+			}
+			return nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: running ggml's plan needs %s; %s", tr.Case, strings.Join(run.backends, ", "), strings.Join(reasons, "; "))}
 		}
 	}
 	code, err := compiler.Generate(&compiler.Result{Graph: g}, codegen.Options{PkgName: "main", Main: true, Source: tr.Case + ".json"})
@@ -187,6 +206,12 @@ func runTraceOn(ctx context.Context, tr *ggmltrace.Trace, on traceBackends) (*tr
 			// compute) is the run's failure, not graphc's bug.
 			return nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: running ggml's plan on %s (rpc-servers at %s): %v\n%s",
 				tr.Case, strings.Join(run.backends, ", "), strings.Join(run.endpoints, ", "), err, errb.String())}
+		}
+		if on.gpuKind() != "" && ctx.Err() == nil {
+			// A missing device or library, or an op the device refuses,
+			// is reported by the program with what to do about it.
+			return nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: running ggml's plan on %s: %v\n%s",
+				tr.Case, strings.Join(run.backends, ", "), err, errb.String())}
 		}
 		return nil, &compiler.InternalError{Msg: fmt.Sprintf("running the traced graph: %v\n%s", err, errb.String())}
 	}
@@ -233,18 +258,19 @@ func statsBytesCopied(report string) (int64, error) {
 // mapTraceBackends renames the backends of g, planned with the trace's
 // target, to backends any machine can run, in place: every GPU-like one
 // (ggml's RPC in the traces) to sim0, sim1, …, BLAS to blas and the CPU to
-// cpu, with their buffer types; with rpc, ggml's RPC devices to rpc0,
-// rpc1, … instead. The plan stays ggml's, offsets included (the simulated
+// cpu, with their buffer types; for ggmlOnRPC, ggml's RPC devices to rpc0,
+// rpc1, … instead, and for ggmlOnVulkan (ggmlOnCUDA) the GPU-like ones to
+// vulkan0, vulkan1, … (cuda0, …). The plan stays ggml's, offsets included (the simulated
 // devices' alignment is the traces' RPC alignment, and rpc's is ggml-cpu's
 // as the traces' servers reported it). It returns the new names in order.
-func mapTraceBackends(tr *ggmltrace.Trace, g *ir.Graph, rpc bool) ([]string, error) {
+func mapTraceBackends(tr *ggmltrace.Trace, g *ir.Graph, on traceBackends) ([]string, error) {
 	if len(tr.Backends) != len(g.Backends) {
 		return nil, fmt.Errorf("BUG: trace %s: %d backends, plan %d", tr.Case, len(tr.Backends), len(g.Backends))
 	}
 	rename := map[string]string{} // backend names
 	bufts := map[string]string{}  // buffer type names
 	var names []string
-	sims, rpcs := 0, 0
+	sims, rpcs, gpus := 0, 0, 0
 	for i, b := range g.Backends {
 		tb := tr.Backends[i]
 		var name string
@@ -253,9 +279,12 @@ func mapTraceBackends(tr *ggmltrace.Trace, g *ir.Graph, rpc bool) ([]string, err
 			name = "cpu"
 		case tb.Kind == "BLAS":
 			name = "blas"
-		case rpc && tb.Kind == "RPC":
+		case on == ggmlOnRPC && tb.Kind == "RPC":
 			name = fmt.Sprintf("rpc%d", rpcs)
 			rpcs++
+		case on.gpuKind() != "" && (tb.DeviceType == "GPU" || tb.DeviceType == "ACCEL"):
+			name = fmt.Sprintf("%s%d", on.gpuKind(), gpus)
+			gpus++
 		case tb.DeviceType == "GPU" || tb.DeviceType == "ACCEL":
 			name = fmt.Sprintf("sim%d", sims)
 			sims++

@@ -32,10 +32,11 @@ func Description(n int) *runtime.Description {
 	}
 }
 
-// Available reports whether ggml's libraries can be found, without loading
-// them; whether a CUDA device exists only New can tell.
+// Available reports whether ggml's libraries and its CUDA backend library
+// can be found, without loading them; whether a CUDA device exists only
+// New can tell.
 func Available() (bool, string) {
-	if _, err := ggml.Library(); err != nil {
+	if _, err := ggml.BackendLibrary("cuda"); err != nil {
 		return false, err.Error()
 	}
 	return true, ""

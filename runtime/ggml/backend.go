@@ -50,6 +50,10 @@ type Backend struct {
 	acked   uint64 // submissions known complete
 	pinned  []*goruntime.Pinner
 	pending []func() // host-side work of asynchronous copies, after completion
+	// waiting are the events recorded while their work was in flight,
+	// stamped when the device is next known past them: the scheduler's
+	// statistics read When of events it never synchronized.
+	waiting []*event
 }
 
 // allocation is one ggml buffer: the handle the host sees, the buffer and
@@ -304,6 +308,17 @@ func (b *Backend) ack(seq uint64) {
 	pins, pending := b.pinned, b.pending
 	b.pinned, b.pending = nil, nil
 	b.acked = max(b.acked, sent)
+	now := time.Now()
+	kept := b.waiting[:0]
+	for _, e := range b.waiting {
+		if e.seq <= b.acked {
+			e.when = now
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	clear(b.waiting[len(kept):])
+	b.waiting = kept
 	b.mu.Unlock()
 	for _, f := range pending {
 		f()
@@ -338,10 +353,12 @@ func (e *event) Record() {
 	e.b.mu.Lock()
 	defer e.b.mu.Unlock()
 	e.seq = e.b.sent
-	e.when = time.Time{}
 	if e.seq <= e.b.acked {
 		e.when = time.Now()
+		return
 	}
+	e.when = time.Time{}
+	e.b.waiting = append(e.b.waiting, e)
 }
 
 func (e *event) Synchronize() {
@@ -349,11 +366,6 @@ func (e *event) Synchronize() {
 	seq := e.seq
 	e.b.mu.Unlock()
 	e.b.ack(seq)
-	e.b.mu.Lock()
-	if e.when.IsZero() {
-		e.when = time.Now()
-	}
-	e.b.mu.Unlock()
 }
 
 func (e *event) Done() bool {

@@ -162,3 +162,39 @@ func ldSoConf(path string, depth int) []string {
 	}
 	return dirs
 }
+
+// BackendLibrary finds the library of ggml's backend stem ("cuda",
+// "vulkan", "metal": libggml-cuda.so) beside the libraries Library finds,
+// without loading either, so that a kind can say whether its device can
+// exist here: ggml loads only the backends beside its libraries.
+func BackendLibrary(stem string) (string, error) {
+	l, err := Library()
+	if err != nil {
+		return "", err
+	}
+	name := libName("ggml-" + stem)
+	ext := filepath.Ext(name)
+	// Some packages version the file: libggml-cuda.<variant>.so.
+	matches, _ := filepath.Glob(filepath.Join(l.Dir, strings.TrimSuffix(name, ext)+"*"+ext))
+	sort.Strings(matches)
+	for _, m := range matches {
+		if isFile(m) {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("ggml's libraries in %s have no %s backend (no %s): get a build of ggml with it, e.g. the %s package", l.Dir, stem, name, npmPackageOf(stem))
+}
+
+// npmPackageOf names node-llama-cpp's package of a backend for this
+// system, one source BackendLibrary's error suggests.
+func npmPackageOf(stem string) string {
+	osName := map[string]string{"darwin": "mac", "windows": "win"}[goruntime.GOOS]
+	if osName == "" {
+		osName = goruntime.GOOS
+	}
+	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[goruntime.GOARCH]
+	if stem == "metal" {
+		return "npm @node-llama-cpp/mac-arm64-metal@3.22.1"
+	}
+	return fmt.Sprintf("npm @node-llama-cpp/%s-%s-%s@3.22.1", osName, arch, stem)
+}

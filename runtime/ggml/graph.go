@@ -203,14 +203,16 @@ func appendKey(key []byte, rec []launch) []byte {
 // than ggml's op yields) is computed into a scratch buffer and copied.
 // Every node is marked an output: graphc reads results through other
 // views and in later graphs, which ggml's fusion cannot see.
-func (b *Backend) build(rec []launch) (g *builtGraph, err error) {
+func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 	a := b.a
 	size := uintptr(24*len(rec) + 16)
 	ctx := a.initContext(a.tensorOver()*size+a.graphOver(size, false)+4096, true)
 	if ctx == 0 {
 		return nil, fmt.Errorf("ggml_init failed")
 	}
-	g = &builtGraph{ctx: ctx, graph: a.newGraphCustom(ctx, size, false)}
+	// g is not the result, which every failure returns as nil: the
+	// deferred free needs the graph being built.
+	g := &builtGraph{ctx: ctx, graph: a.newGraphCustom(ctx, size, false)}
 	defer func() {
 		if err != nil {
 			g.free(a)
@@ -404,7 +406,13 @@ func (b *Backend) tensorAt(ctx context, known map[place]tensor, p *place) (tenso
 			}
 			return ki < kj
 		})
-		if p.nb[q[0]] != p.typ.Size() {
+		if p.nb[q[0]] != p.typ.Size() && p.ne[q[3]] == 1 {
+			// No axis has adjacent elements, but one of size 1 (a KV
+			// cache's view of one slot) has none to place: it is the
+			// first axis, whose stride ggml_view_4d leaves implicit.
+			q = [4]int{q[3], q[0], q[1], q[2]}
+		}
+		if p.nb[q[0]] != p.typ.Size() && p.ne[q[0]] != 1 {
 			return 0, fmt.Errorf("a %s%v tensor with strides %v: ggml tensors need one dimension of adjacent elements", p.typ, p.ne, p.nb)
 		}
 		span := (&runtime.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}).Span()

@@ -66,8 +66,17 @@ type tolerance struct{ abs, rel float64 }
 // Vulkan matrix products may convert the right operand to f16; gelu is
 // ggml's tanh approximation read from an f16 table on the CPU device;
 // exp-based ops use different approximations), so each op states its own.
+//
+// The device is Vulkan0, or the one $GRAPHC_TEST_GPU names (cuda0 is
+// CUDA0: scripts/device-check.sh), then ggml's CPU.
 func TestOpsMatchCPU(t *testing.T) {
-	for _, dev := range []string{"Vulkan0", "CPU"} {
+	gpu := "Vulkan0"
+	if n, ok := strings.CutPrefix(os.Getenv("GRAPHC_TEST_GPU"), "cuda"); ok {
+		gpu = "CUDA" + n
+	} else if n, ok := strings.CutPrefix(os.Getenv("GRAPHC_TEST_GPU"), "vulkan"); ok {
+		gpu = "Vulkan" + n
+	}
+	for _, dev := range []string{gpu, "CPU"} {
 		t.Run(dev, func(t *testing.T) { testOps(t, dev) })
 	}
 }

@@ -7,11 +7,6 @@ import "github.com/graphc/graphc/runtime/ggml"
 type Backend struct{ *ggml.Backend }
 
 // New opens ggml's Metal device. threads is unused: the device computes.
-//
-// The plan treats Metal's memory as host-visible (BufferType.Host), which
-// graphc's backends through ggml do not offer: their tensors are reached
-// only through ggml. New reports that mismatch when the scheduler starts
-// rather than computing wrongly.
 func New(threads int) (*Backend, error) {
 	var err error
 	for _, name := range []string{"Metal", "MTL0"} {

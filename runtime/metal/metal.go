@@ -1,34 +1,41 @@
 // Package metal is graphc's Metal backend (Apple GPUs). Its description is
-// plain Go that compiles everywhere; Metal's buffers are unified memory,
-// host-visible, which the planner uses to skip copies that ggml makes.
-// Execution is ggml's own Metal backend (libggml-metal), loaded at run time
-// through runtime/ggml; untested on Apple hardware.
+// plain Go that compiles everywhere. Metal's buffers are unified memory,
+// but ggml's Metal buffer type reports is_host false (since ggml 5beaed9c)
+// and graphc reaches a ggml device's tensors only through ggml, so the
+// plan treats Metal's memory as the device's own, copied to and from like
+// any GPU's. Execution is ggml's own Metal backend (libggml-metal), loaded
+// at run time through runtime/ggml; untested on Apple hardware.
 package metal
 
 import (
+	goruntime "runtime"
+
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/ggml"
 )
 
-// BufferType is Metal's shared (unified) memory.
-var BufferType = runtime.BufferType{Name: "Metal", Host: true, Alignment: 32}
+// BufferType is Metal's memory as ggml's Metal buffers offer it: not host
+// memory to graphc (see the package comment).
+var BufferType = runtime.BufferType{Name: "Metal", Alignment: 32}
 
 // Description is what the compiler plans against for "metal".
 var Description = runtime.Description{
-	Name:       "metal",
-	Device:     "GPU",
-	BufferType: BufferType,
-	SupportsOp: func(q *runtime.OpQuery) bool { return true },
-	SupportsBufferType: func(b runtime.BufferType) bool {
-		return b.Name == BufferType.Name || b.Host
-	},
-	Async: true,
+	Name:               "metal",
+	Device:             "GPU",
+	BufferType:         BufferType,
+	SupportsOp:         func(q *runtime.OpQuery) bool { return true },
+	SupportsBufferType: BufferType.Only,
+	Async:              true,
 }
 
-// Available reports whether ggml's libraries can be found, without loading
-// them; whether a Metal device exists only New can tell.
+// Available reports whether a Metal device can exist here — on macOS,
+// with ggml's libraries and its Metal backend library — without loading
+// them; whether it does only New can tell.
 func Available() (bool, string) {
-	if _, err := ggml.Library(); err != nil {
+	if goruntime.GOOS != "darwin" {
+		return false, "Metal exists only on macOS (Apple GPUs); this is " + goruntime.GOOS
+	}
+	if _, err := ggml.BackendLibrary("metal"); err != nil {
 		return false, err.Error()
 	}
 	return true, ""
