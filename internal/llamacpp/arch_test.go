@@ -207,3 +207,56 @@ func archLogits(t *testing.T, model, path string, prompt, steps []int32) [][]flo
 	}
 	return rows
 }
+
+// TestLargeFileMatchesLlamaCpp compares the first-token logits of a large
+// file — e.g. one written at Llama-3.2-1B's shapes by
+//
+//	graphc gguf new -arch llama -layers 16 -embd 2048 -heads 32 -kv-heads 8 -ff 8192 \
+//	  -vocab 128256 -ctx 131072 -rope-theta 500000 -tied -type q4_0 /tmp/llama1b.gguf
+//
+// — with llama.cpp's. Too big for CI: it runs when $GRAPHC_LLAMACPP_LARGE
+// names the file, and its architecture is read from the file.
+//
+// Open (issue 15): on that q4_0 file the first-token logits differ by 0.119
+// (largest 4.04; the same first token). f32 files of the same widths agree
+// to 6e-5; q8_0 and q4_0 files agree to 5e-7 up to n_embd 1024 and differ
+// by 0.03–0.05 from n_embd 2048 on, whatever n_ff. graphc's quantized
+// products agree with a reference of the same q8_0 activations to 1e-7,
+// so the suspect is llama.cpp's CPU path for the wider quantized matrices
+// (its repacked q4_0/q8_0 kernels and their activation rounding): not yet
+// verified.
+func TestLargeFileMatchesLlamaCpp(t *testing.T) {
+	path := os.Getenv("GRAPHC_LLAMACPP_LARGE")
+	if path == "" {
+		t.Skip("set GRAPHC_LLAMACPP_LARGE to a large file written by graphc gguf new -arch (see the comment)")
+	}
+	h := oracle(t)
+	f, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arch, _ := f.File.MetaString("general.architecture")
+	f.Close()
+	model, ok := archExample[arch]
+	if !ok {
+		t.Fatalf("%s: architecture %v has no example", path, arch)
+	}
+	ids := encodePrompt(t, path)
+	res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := archLogits(t, model, path, ids, nil)
+	var worst, largest float64
+	for i, x := range got[0] {
+		worst = max(worst, math.Abs(float64(x-res.Logits[0][i])))
+		largest = max(largest, math.Abs(float64(res.Logits[0][i])))
+	}
+	t.Logf("%s: first-token logits, max |graphc − llama.cpp| over %d = %.3g (largest |logit| %.3g)", path, len(got[0]), worst, largest)
+	if a, b := argmax(got[0]), argmax(res.Logits[0]); a != b {
+		t.Errorf("graphc's first token %d, llama.cpp's %d", a, b)
+	}
+	if worst > 1e-3 {
+		t.Errorf("first-token logits differ by up to %g", worst)
+	}
+}
