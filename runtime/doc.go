@@ -1,8 +1,9 @@
 // Package runtime is what generated graphc programs link against: tensor
 // views over byte buffers, the element types, aligned buffer allocation,
 // the kernel interface that every backend implements (runtime/cpu's
-// kernels; runtime/blas/openblas's matrix products; cuda and metal only
-// as runtime.Unavailable placeholders until their execution layer exists), the Backend interface generated code drives (buffers of a
+// kernels, which runtime/sim runs on device-like memory; OpenBLAS's
+// products; ggml's devices through runtime/ggml; ggml's RPC servers through
+// runtime/rpc), the Backend interface generated code drives (buffers of a
 // buffer type, copies between backends, events) and Sched, which runs a
 // plan's splits with ggml_backend_sched_compute_splits's copies and
 // synchronization, pipelined over n_copies slots, with statistics and an
