@@ -84,6 +84,7 @@ type generator struct {
 	bufConst   []string              // size constant per compute buffer
 	beField    []string              // Model field per backend
 	beConst    []string              // index constant per backend
+	opsVar     []string              // per backend of a CheckOps kind: its table of the plan's ops
 	kinds      []*backends.Kind      // per backend
 	devNum     []int                 // per backend: its device number
 	inField    map[*ir.Tensor]string // Inputs field per input

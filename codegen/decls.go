@@ -144,6 +144,74 @@ func (gen *generator) plan(f *jen.File) {
 	}
 	f.Comment("splits are the plan's splits in order, for the scheduler.")
 	f.Var().Id("splits").Op("=").Index().Qual(pkgRuntime, "SplitInfo").Custom(multi, sps...)
+	gen.opTables(f)
+}
+
+// opTables emits, for each backend that checks its ops when New opens
+// it, the distinct ops the plan gives it: each node's op, result and
+// sources (type, shape and strides) at the dims' bounds, so that the
+// device is asked about the largest shapes the plan runs.
+func (gen *generator) opTables(f *jen.File) {
+	g := gen.g
+	for k, be := range g.Backends {
+		if gen.opsVar[k] == "" {
+			continue
+		}
+		var rows []jen.Code
+		seen := map[string]bool{}
+		for _, s := range g.Splits {
+			if s.Backend != k {
+				continue
+			}
+			for _, t := range g.Nodes[s.First:s.End] {
+				if t.Op.IsView() {
+					continue
+				}
+				key := fmt.Sprint(t.Op, t.Type, atBounds(t.Ne))
+				var srcs []jen.Code
+				for _, src := range t.Src {
+					ne, nb := atBounds(src.Ne), atBounds(src.Nb)
+					key += fmt.Sprint(src.Type, ne, nb)
+					fields := []jen.Code{field("Type", dtypeCode(src.Type)), field("Ne", int64s(ne))}
+					if src.Contiguous() {
+						fields = append(fields, field("Contiguous", jen.True()))
+					} else {
+						fields = append(fields, field("Nb", int64s(nb)))
+					}
+					srcs = append(srcs, jen.Values(fields...))
+				}
+				if seen[key] {
+					continue
+				}
+				seen[key] = true
+				rows = append(rows, jen.Values(
+					field("Op", jen.Lit(t.Op.String())),
+					field("Type", dtypeCode(t.Type)),
+					field("Ne", int64s(atBounds(t.Ne))),
+					field("Src", jen.Index().Qual(pkgRuntime, "OpSrc").Values(srcs...)),
+				))
+			}
+		}
+		f.Commentf("%s are the distinct ops the plan runs on %s, at the dims' bounds: New asks the", gen.opsVar[k], be.Name)
+		f.Comment("device about each, so that one it cannot run stops the program before any work.")
+		f.Var().Id(gen.opsVar[k]).Op("=").Index().Qual(pkgRuntime, "OpQuery").Custom(multi, rows...)
+	}
+}
+
+// field is one keyed element of a composite literal, kept on one line
+// (jen.Dict sorts its keys and breaks the lines).
+func field(name string, v jen.Code) jen.Code { return jen.Id(name).Op(":").Add(v) }
+
+func atBounds(ne [4]*ir.Expr) [4]int64 {
+	var out [4]int64
+	for i, e := range ne {
+		out[i] = e.AtBounds()
+	}
+	return out
+}
+
+func int64s(v [4]int64) jen.Code {
+	return jen.Index(jen.Lit(4)).Int64().Values(jen.Lit(int(v[0])), jen.Lit(int(v[1])), jen.Lit(int(v[2])), jen.Lit(int(v[3])))
 }
 
 // shape renders ne (or nb) as a [4]int literal over the dims in d.

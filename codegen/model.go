@@ -58,6 +58,9 @@ func (gen *generator) model(f *jen.File) {
 			body = append(body, field.Clone().Op("=").Qual(kind.Package, kind.New).Call(args...))
 		}
 		body = append(body, jen.Qual(pkgRuntime, "OnClose").Call(jen.Op("&").Id("m").Dot("driver"), field.Clone().Dot("Close")))
+		if ops := gen.opsVar[k]; ops != "" {
+			body = append(body, jen.If(jen.Err().Op("=").Add(field.Clone()).Dot("Check").Call(jen.Id(ops)), jen.Err().Op("!=").Nil()).Block(ret.Clone()))
+		}
 		if kind.Host {
 			execs = append(execs, jen.Qual(pkgRuntime, "NewHostBackend").Call(jen.Lit(be.Name), jen.Id("bufferTypes").Index(jen.Id(gen.beConst[k]))))
 		} else {

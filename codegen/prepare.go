@@ -74,6 +74,11 @@ func (gen *generator) prepare() error {
 		gen.devNum = append(gen.devNum, n)
 		gen.beField = append(gen.beField, gen.names.local("", be.Name+"_backend"))
 		gen.beConst = append(gen.beConst, gen.names.local("backend", be.Name))
+		ops := ""
+		if k.CheckOps {
+			ops = gen.names.local("", be.Name+"_ops")
+		}
+		gen.opsVar = append(gen.opsVar, ops)
 	}
 	for _, b := range g.Buffers {
 		if len(b.Chunks) > 1 {

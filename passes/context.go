@@ -60,7 +60,7 @@ func FromDescription(d *runtime.Description, others []runtime.BufferType, minBat
 func Query(t *ir.Tensor) *runtime.OpQuery {
 	q := &runtime.OpQuery{Op: t.Op.String(), Type: t.Type, Ne: bounds(t.Ne)}
 	for _, s := range t.Src {
-		q.Src = append(q.Src, runtime.OpSrc{Type: s.Type, Ne: bounds(s.Ne), Contiguous: s.Contiguous()})
+		q.Src = append(q.Src, runtime.OpSrc{Type: s.Type, Ne: bounds(s.Ne), Nb: bounds(s.Nb), Contiguous: s.Contiguous()})
 	}
 	return q
 }

@@ -19,10 +19,13 @@ type OpQuery struct {
 	Src  []OpSrc
 }
 
-// OpSrc describes one source of an OpQuery.
+// OpSrc describes one source of an OpQuery. Nb are its strides in bytes
+// at the dims' bounds; all zero stands for the contiguous layout of Ne,
+// so that a query written by hand need not spell them out.
 type OpSrc struct {
 	Type       DType
 	Ne         [4]int64
+	Nb         [4]int64
 	Contiguous bool
 }
 

@@ -530,6 +530,26 @@ var splits = []runtime.SplitInfo{
 	},
 }
 
+// vulkan0Ops are the distinct ops the plan runs on vulkan0, at the dims' bounds: New asks the
+// device about each, so that one it cannot run stops the program before any work.
+var vulkan0Ops = []runtime.OpQuery{
+	{Op: "add", Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Contiguous: true}, {Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Contiguous: true}}},
+	{Op: "rms_norm", Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Contiguous: true}}},
+	{Op: "mul", Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Contiguous: true}, {Type: runtime.F32, Ne: [4]int64{64, 1, 1, 1}, Contiguous: true}}},
+	{Op: "mul_mat", Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{64, 64, 1, 1}, Contiguous: true}, {Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Contiguous: true}}},
+	{Op: "rope", Type: runtime.F32, Ne: [4]int64{16, 4, 8, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{16, 4, 8, 1}, Contiguous: true}, {Type: runtime.I32, Ne: [4]int64{8, 1, 1, 1}, Contiguous: true}}},
+	{Op: "cpy", Type: runtime.F16, Ne: [4]int64{512, 1, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{16, 4, 8, 1}, Contiguous: true}, {Type: runtime.F16, Ne: [4]int64{512, 1, 1, 1}, Contiguous: true}}},
+	{Op: "cpy", Type: runtime.F16, Ne: [4]int64{8, 64, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{8, 64, 1, 1}, Nb: [4]int64{256, 4, 2048, 2048}}, {Type: runtime.F16, Ne: [4]int64{8, 64, 1, 1}, Nb: [4]int64{2, 32, 2048, 2048}}}},
+	{Op: "mul_mat", Type: runtime.F32, Ne: [4]int64{16, 8, 4, 1}, Src: []runtime.OpSrc{{Type: runtime.F16, Ne: [4]int64{16, 16, 4, 1}, Nb: [4]int64{2, 128, 32, 128}}, {Type: runtime.F32, Ne: [4]int64{16, 8, 4, 1}, Nb: [4]int64{4, 256, 64, 2048}}}},
+	{Op: "soft_max", Type: runtime.F32, Ne: [4]int64{16, 8, 4, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{16, 8, 4, 1}, Contiguous: true}, {Type: runtime.F32, Ne: [4]int64{16, 8, 1, 1}, Contiguous: true}}},
+	{Op: "mul_mat", Type: runtime.F32, Ne: [4]int64{16, 8, 4, 1}, Src: []runtime.OpSrc{{Type: runtime.F16, Ne: [4]int64{16, 16, 4, 1}, Nb: [4]int64{2, 32, 512, 2048}}, {Type: runtime.F32, Ne: [4]int64{16, 8, 4, 1}, Contiguous: true}}},
+	{Op: "cont", Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{16, 4, 8, 1}, Nb: [4]int64{4, 512, 64, 2048}}}},
+	{Op: "mul_mat", Type: runtime.F32, Ne: [4]int64{128, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{64, 128, 1, 1}, Contiguous: true}, {Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Contiguous: true}}},
+	{Op: "silu", Type: runtime.F32, Ne: [4]int64{128, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{128, 8, 1, 1}, Contiguous: true}}},
+	{Op: "mul", Type: runtime.F32, Ne: [4]int64{128, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{128, 8, 1, 1}, Contiguous: true}, {Type: runtime.F32, Ne: [4]int64{128, 8, 1, 1}, Contiguous: true}}},
+	{Op: "mul_mat", Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{128, 64, 1, 1}, Contiguous: true}, {Type: runtime.F32, Ne: [4]int64{128, 8, 1, 1}, Contiguous: true}}},
+}
+
 // Model is the compiled model, ready to evaluate. The runtime.Driver it embeds
 // provides State, ReadState, WriteState, Stats, SetEvalCallback and Close.
 type Model struct {
@@ -571,6 +591,9 @@ func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 		return err
 	}
 	runtime.OnClose(&m.driver, m.vulkan0Backend.Close)
+	if err = m.vulkan0Backend.Check(vulkan0Ops); err != nil {
+		return err
+	}
 	m.cpuBackend = cpu.New(threads)
 	runtime.OnClose(&m.driver, m.cpuBackend.Close)
 	if m.sched, err = runtime.NewSched([]runtime.Backend{

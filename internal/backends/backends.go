@@ -51,6 +51,11 @@ type Kind struct {
 	// it through runtime.NewHostBackend. Otherwise Type itself is a
 	// runtime.Backend, asynchronous, with memory of its own.
 	Host bool
+	// CheckOps: a ggml device, whose Description answers SupportsOp
+	// without asking the device. Generated New passes Type's method
+	// Check(ops []runtime.OpQuery) error the plan's ops on it, so that an
+	// op the real device refuses stops the program when it starts.
+	CheckOps bool
 
 	// Flag, when set, is a command-line flag generated programs whose
 	// target has the kind accept, for what only the run can say (rpc:
@@ -78,15 +83,15 @@ var Kinds = []*Kind{
 	},
 	{
 		Name: "cuda", Indexed: true, Describe: cuda.Description, Available: cuda.Available,
-		Package: runtimePackage + "/cuda", Type: "Backend", New: "New", Fallible: true,
+		Package: runtimePackage + "/cuda", Type: "Backend", New: "New", Fallible: true, CheckOps: true,
 	},
 	{
 		Name: "vulkan", Indexed: true, Describe: vulkan.Description, Available: vulkan.Available,
-		Package: runtimePackage + "/vulkan", Type: "Backend", New: "New", Fallible: true,
+		Package: runtimePackage + "/vulkan", Type: "Backend", New: "New", Fallible: true, CheckOps: true,
 	},
 	{
 		Name: "metal", Describe: one(&metal.Description), Available: metal.Available,
-		Package: runtimePackage + "/metal", Type: "Backend", New: "New", Fallible: true,
+		Package: runtimePackage + "/metal", Type: "Backend", New: "New", Fallible: true, CheckOps: true,
 	},
 	{
 		// Available is always true: the server is reached at run time,

@@ -226,6 +226,10 @@ func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 	var scratch []pendingScratch
 	align := max(a.buftAlignment(b.buft), 1)
 	var scratchSize uintptr
+	toScratch := func(t tensor) {
+		scratch = append(scratch, pendingScratch{t, scratchSize})
+		scratchSize += (a.nbytes(t) + align - 1) / align * align
+	}
 	var nodes []tensor
 	for i := range rec {
 		l := &rec[i]
@@ -237,88 +241,43 @@ func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 			if src[s], err = b.tensorAt(ctx, known, &l.src[s]); err != nil {
 				return nil, err
 			}
-			if needsCont(l, s) {
-				// ggml's constructor asserts a layout graphc's kernels do
-				// without: the operand is made contiguous in scratch first.
-				c := a.cont(ctx, src[s])
-				scratch = append(scratch, pendingScratch{c, scratchSize})
-				scratchSize += (a.nbytes(c) + align - 1) / align * align
-				a.setOutput(c)
-				nodes = append(nodes, c)
-				src[s] = c
-			}
 		}
 		dst, err := b.tensorAt(ctx, known, &l.dst)
 		if err != nil {
 			return nil, err
 		}
-		var r tensor
-		switch l.k {
-		case kMulMat:
-			r = a.mulMat(ctx, src[0], src[1])
-		case kAdd:
-			r = a.add(ctx, src[0], src[1])
-		case kSub:
-			r = a.sub(ctx, src[0], src[1])
-		case kMul:
-			r = a.mul(ctx, src[0], src[1])
-		case kDiv:
-			r = a.div(ctx, src[0], src[1])
-		case kScale:
-			r = a.scale(ctx, src[0], l.f[0])
-		case kRelu:
-			r = a.relu(ctx, src[0])
-		case kGelu:
-			r = a.gelu(ctx, src[0])
-		case kSilu:
-			r = a.silu(ctx, src[0])
-		case kRMSNorm:
-			r = a.rmsNorm(ctx, src[0], l.f[0])
-		case kNorm:
-			r = a.norm(ctx, src[0], l.f[0])
-		case kSoftMax:
-			r = a.softMaxExt(ctx, src[0], src[1], l.f[0], l.f[1])
-		case kRope:
-			r = a.ropeExt(ctx, src[0], src[1], 0, l.i[0], l.i[1], l.i[2], l.f[0], l.f[1], l.f[2], l.f[3], l.f[4], l.f[5])
-		case kGetRows:
-			r = a.getRows(ctx, src[0], src[1])
-		case kCpy:
-			r = a.cpy(ctx, src[0], dst)
-		default:
-			panic(fmt.Sprintf("BUG: ggml: kernel %d has no ggml constructor", l.k))
+		n, err := a.kernelNodes(ctx, l, src, dst)
+		if err != nil {
+			return nil, err
 		}
-		if r == 0 {
-			return nil, fmt.Errorf("ggml could not construct %s", b.describeLaunch(l))
+		if bad := b.unsupported(&n); bad != 0 {
+			return nil, fmt.Errorf("the device does not support %s (ggml op %s)", describeLaunch(l), a.opDesc(bad))
 		}
-		out := r
-		if l.k == kCpy {
-			if st := a.viewInit(r); st != 0 {
-				return nil, fmt.Errorf("placing %s: ggml status %d", b.describeLaunch(l), st)
+		for _, c := range n.conts {
+			toScratch(c)
+			a.setOutput(c)
+			nodes = append(nodes, c)
+		}
+		switch {
+		case l.k == kCpy:
+			if st := a.viewInit(n.op); st != 0 {
+				return nil, fmt.Errorf("placing %s: ggml status %d", describeLaunch(l), st)
 			}
-		} else if !a.sameShape(r, dst) {
-			return nil, fmt.Errorf("ggml's %s has another shape than graphc's %v", b.describeLaunch(l), l.dst.ne)
-		} else if resultType(l) == l.dst.typ && contiguous(&l.dst) {
+		case n.out == n.op:
 			al := &b.mem[l.dst.alloc]
-			if st := a.tensorAlloc(al.buf, r, al.base+l.dst.off); st != 0 {
-				return nil, fmt.Errorf("placing %s: ggml status %d", b.describeLaunch(l), st)
+			if st := a.tensorAlloc(al.buf, n.op, al.base+l.dst.off); st != 0 {
+				return nil, fmt.Errorf("placing %s: ggml status %d", describeLaunch(l), st)
 			}
-		} else {
-			n := (a.nbytes(r) + align - 1) / align * align
-			scratch = append(scratch, pendingScratch{r, scratchSize})
-			scratchSize += n
-			out = a.cpy(ctx, r, dst)
-			if st := a.viewInit(out); st != 0 {
-				return nil, fmt.Errorf("placing %s: ggml status %d", b.describeLaunch(l), st)
+		default:
+			toScratch(n.op)
+			if st := a.viewInit(n.out); st != 0 {
+				return nil, fmt.Errorf("placing %s: ggml status %d", describeLaunch(l), st)
 			}
 		}
-		for _, n := range []tensor{r, out} {
-			if !a.devSupportsOp(b.dev, n) {
-				return nil, fmt.Errorf("the device does not support %s (ggml op %s)", b.describeLaunch(l), a.opDesc(n))
-			}
-			a.setOutput(n)
-		}
-		known[l.dst] = out
-		nodes = append(nodes, out)
+		a.setOutput(n.op)
+		a.setOutput(n.out)
+		known[l.dst] = n.out
+		nodes = append(nodes, n.out)
 	}
 	if len(scratch) > 0 {
 		g.scratch = a.buftAllocBuffer(b.buft, scratchSize)
@@ -336,6 +295,222 @@ func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 		a.buildForwardExpand(g.graph, n)
 	}
 	return g, nil
+}
+
+// kernelNodes are the ggml nodes computing one kernel: conts, operands
+// ggml's constructor needs contiguous, computed into scratch first; op, the
+// op itself; out, op placed in dst, or, when op cannot be (dst strided, or
+// of another type than ggml's op yields), the copy of op, computed into
+// scratch, into dst. A cpy is its own out: ggml_cpy writes dst.
+type kernelNodes struct {
+	conts   []tensor
+	op, out tensor
+}
+
+// kernelNodes constructs the nodes of kernel l on operand tensors src
+// (0 for an optional source left out) and dst, placing nothing: build
+// places them, Check only asks the device about them.
+func (a *api) kernelNodes(ctx context, l *launch, src [3]tensor, dst tensor) (kernelNodes, error) {
+	var n kernelNodes
+	for s := range l.nsrc {
+		if src[s] != 0 && needsCont(l, s) {
+			// ggml's constructor asserts a layout graphc's kernels do
+			// without: the operand is made contiguous in scratch first.
+			src[s] = a.cont(ctx, src[s])
+			n.conts = append(n.conts, src[s])
+		}
+	}
+	var r tensor
+	switch l.k {
+	case kMulMat:
+		r = a.mulMat(ctx, src[0], src[1])
+	case kAdd:
+		r = a.add(ctx, src[0], src[1])
+	case kSub:
+		r = a.sub(ctx, src[0], src[1])
+	case kMul:
+		r = a.mul(ctx, src[0], src[1])
+	case kDiv:
+		r = a.div(ctx, src[0], src[1])
+	case kScale:
+		r = a.scale(ctx, src[0], l.f[0])
+	case kRelu:
+		r = a.relu(ctx, src[0])
+	case kGelu:
+		r = a.gelu(ctx, src[0])
+	case kSilu:
+		r = a.silu(ctx, src[0])
+	case kRMSNorm:
+		r = a.rmsNorm(ctx, src[0], l.f[0])
+	case kNorm:
+		r = a.norm(ctx, src[0], l.f[0])
+	case kSoftMax:
+		r = a.softMaxExt(ctx, src[0], src[1], l.f[0], l.f[1])
+	case kRope:
+		r = a.ropeExt(ctx, src[0], src[1], 0, l.i[0], l.i[1], l.i[2], l.f[0], l.f[1], l.f[2], l.f[3], l.f[4], l.f[5])
+	case kGetRows:
+		r = a.getRows(ctx, src[0], src[1])
+	case kCpy:
+		r = a.cpy(ctx, src[0], dst)
+	default:
+		panic(fmt.Sprintf("BUG: ggml: kernel %d has no ggml constructor", l.k))
+	}
+	if r == 0 {
+		return n, fmt.Errorf("ggml could not construct %s", describeLaunch(l))
+	}
+	n.op, n.out = r, r
+	if l.k == kCpy {
+		return n, nil
+	}
+	if !a.sameShape(r, dst) {
+		return n, fmt.Errorf("ggml's %s has another shape than graphc's %v", describeLaunch(l), l.dst.ne)
+	}
+	if resultType(l) != l.dst.typ || !contiguous(&l.dst) {
+		n.out = a.cpy(ctx, r, dst)
+	}
+	return n, nil
+}
+
+// unsupported returns the first of n's nodes the device does not
+// support, or 0.
+func (b *Backend) unsupported(n *kernelNodes) tensor {
+	for _, t := range append(n.conts, n.op, n.out) {
+		if !b.a.devSupportsOp(b.dev, t) {
+			return t
+		}
+	}
+	return 0
+}
+
+// Check asks the device whether it supports each of ops, the kernels a
+// plan puts on this backend (generated code lists them, at the dims'
+// bounds, and calls Check once the device is open), built as the split's
+// graph will build them. Without it an op the device cannot run would
+// surface only at the first evaluation, after the weights' upload.
+func (b *Backend) Check(ops []runtime.OpQuery) error {
+	for i := range ops {
+		l, err := launchOf(&ops[i])
+		if err != nil {
+			return fmt.Errorf("%s: %w", b.name, err)
+		}
+		refused, err := b.check(&l)
+		if err != nil {
+			return fmt.Errorf("%s: checking the plan's ops: %w", b.name, err)
+		}
+		if refused != "" {
+			return fmt.Errorf("%s: ggml device %s (%s) does not support %s (ggml op %s), which the plan puts on it; place it on another backend (-ot, or a target without %s)",
+				b.name, b.info.Name, b.info.Description, describeLaunch(&l), refused, b.name)
+		}
+	}
+	return nil
+}
+
+// check constructs l's nodes, without placing them, and asks the device:
+// refused is ggml's name of the first node it does not support, "" if
+// none.
+func (b *Backend) check(l *launch) (refused string, err error) {
+	a := b.a
+	ctx := a.initContext(a.tensorOver()*24+4096, true)
+	if ctx == 0 {
+		return "", fmt.Errorf("ggml_init failed")
+	}
+	defer a.free(ctx)
+	var src [3]tensor
+	for s := range l.nsrc {
+		if l.src[s].alloc < 0 {
+			continue
+		}
+		if src[s], _, _, err = a.layout(ctx, &l.src[s]); err != nil {
+			return "", fmt.Errorf("%s: %v", describeLaunch(l), err)
+		}
+	}
+	dst, _, _, err := a.layout(ctx, &l.dst)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v", describeLaunch(l), err)
+	}
+	n, err := a.kernelNodes(ctx, l, src, dst)
+	if err != nil {
+		return "", err
+	}
+	if bad := b.unsupported(&n); bad != 0 {
+		return a.opDesc(bad), nil
+	}
+	return "", nil
+}
+
+// launchOf is the kernel computing q, with q's operands at no particular
+// place and scalars that ggml's support checks do not depend on.
+func launchOf(q *runtime.OpQuery) (launch, error) {
+	var l launch
+	k, ok := kernelOf(q.Op)
+	if !ok {
+		return l, fmt.Errorf("op %q has no ggml kernel in graphc", q.Op)
+	}
+	l.k = k
+	srcs := q.Src
+	l.dst = placeOf(q.Type, q.Ne, [4]int64{})
+	if k == kCpy && q.Op == "cpy" {
+		// ggml_cpy(a, b): the result is b itself, the last source.
+		if len(srcs) != 2 {
+			return l, fmt.Errorf("op cpy with %d sources, want 2", len(srcs))
+		}
+		l.dst = placeOf(srcs[1].Type, srcs[1].Ne, srcs[1].Nb)
+		srcs = srcs[:1]
+	}
+	l.nsrc = kernelSrcs[k]
+	if len(srcs) > l.nsrc || len(srcs) == 0 {
+		return l, fmt.Errorf("op %s with %d sources, want at most %d", q.Op, len(srcs), l.nsrc)
+	}
+	for s := range l.nsrc {
+		if s >= len(srcs) {
+			l.src[s].alloc = -1
+			continue
+		}
+		l.src[s] = placeOf(srcs[s].Type, srcs[s].Ne, srcs[s].Nb)
+	}
+	switch k {
+	case kScale, kSoftMax:
+		l.f[0] = 1
+	case kRMSNorm, kNorm:
+		l.f[0] = 1e-5
+	case kRope:
+		l.i[0] = int32(l.src[0].ne[0])
+		l.f = [7]float32{10000, 1, 0, 1, 32, 1}
+	}
+	return l, nil
+}
+
+// kernelSrcs is the number of tensor operands each kernel takes.
+var kernelSrcs = [...]int{kMulMat: 2, kAdd: 2, kSub: 2, kMul: 2, kDiv: 2, kScale: 1, kRelu: 1, kGelu: 1, kSilu: 1, kRMSNorm: 1, kNorm: 1, kSoftMax: 2, kRope: 2, kGetRows: 2, kCpy: 1}
+
+// kernelOf maps an op's DSL name to its kernel: the kernel's own name,
+// or cpy for cont (a copy into contiguous memory).
+func kernelOf(op string) (kernel, bool) {
+	if op == "cont" {
+		return kCpy, true
+	}
+	for k, name := range kernelNames {
+		if name == op {
+			return kernel(k), true
+		}
+	}
+	return 0, false
+}
+
+// placeOf is a place of the type, shape and strides (all zero: the
+// contiguous ones) a query gives.
+func placeOf(typ runtime.DType, ne, nb [4]int64) place {
+	p := place{typ: typ}
+	for d := range 4 {
+		p.ne[d], p.nb[d] = int(ne[d]), int(nb[d])
+	}
+	if nb == [4]int64{} {
+		p.nb[0] = typ.Size()
+		p.nb[1] = typ.Size() * (p.ne[0] / typ.BlockSize())
+		p.nb[2] = p.nb[1] * p.ne[1]
+		p.nb[3] = p.nb[2] * p.ne[2]
+	}
+	return p
 }
 
 // needsCont reports whether source s of l has a layout ggml's
@@ -377,69 +552,79 @@ func contiguous(p *place) bool {
 }
 
 // tensorAt returns a ggml tensor at place p: the node that wrote exactly
-// there, or a new tensor placed there. A strided layout is a view of a
-// byte span, permuted when its innermost stride is not dimension 0's.
+// there, or a new tensor placed there.
 func (b *Backend) tensorAt(ctx context, known map[place]tensor, p *place) (tensor, error) {
 	if t, ok := known[*p]; ok {
 		return t, nil
 	}
 	a := b.a
+	t, base, views, err := a.layout(ctx, p)
+	if err != nil {
+		return 0, err
+	}
 	al := &b.mem[p.alloc]
-	typ := int32(p.typ.GGMLType())
-	var t tensor
-	if contiguous(p) {
-		t = a.newTensor4d(ctx, typ, int64(p.ne[0]), int64(p.ne[1]), int64(p.ne[2]), int64(p.ne[3]))
-		if st := a.tensorAlloc(al.buf, t, al.base+p.off); st != 0 {
-			return 0, fmt.Errorf("placing a %s%v tensor: ggml status %d", p.typ, p.ne, st)
-		}
-	} else {
-		// Order the axes by stride, size-1 axes last, so that the view's
-		// first axis is the element stride ggml_view_4d assumes.
-		q := [4]int{0, 1, 2, 3}
-		sort.SliceStable(q[:], func(i, j int) bool {
-			ki, kj := p.nb[q[i]], p.nb[q[j]]
-			if p.ne[q[i]] == 1 {
-				ki = math.MaxInt
-			}
-			if p.ne[q[j]] == 1 {
-				kj = math.MaxInt
-			}
-			return ki < kj
-		})
-		if p.nb[q[0]] != p.typ.Size() && p.ne[q[3]] == 1 {
-			// No axis has adjacent elements, but one of size 1 (a KV
-			// cache's view of one slot) has none to place: it is the
-			// first axis, whose stride ggml_view_4d leaves implicit.
-			q = [4]int{q[3], q[0], q[1], q[2]}
-		}
-		if p.nb[q[0]] != p.typ.Size() && p.ne[q[0]] != 1 {
-			return 0, fmt.Errorf("a %s%v tensor with strides %v: ggml tensors need one dimension of adjacent elements", p.typ, p.ne, p.nb)
-		}
-		span := (&runtime.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}).Span()
-		elems := int64(span / p.typ.Size() * p.typ.BlockSize())
-		base := a.newTensor1d(ctx, typ, elems)
-		if st := a.tensorAlloc(al.buf, base, al.base+p.off); st != 0 {
-			return 0, fmt.Errorf("placing a %s%v tensor: ggml status %d", p.typ, p.ne, st)
-		}
-		t = a.view4d(ctx, base, int64(p.ne[q[0]]), int64(p.ne[q[1]]), int64(p.ne[q[2]]), int64(p.ne[q[3]]),
-			uintptr(p.nb[q[1]]), uintptr(p.nb[q[2]]), uintptr(p.nb[q[3]]), 0)
-		if st := a.viewInit(t); st != 0 {
+	if st := a.tensorAlloc(al.buf, base, al.base+p.off); st != 0 {
+		return 0, fmt.Errorf("placing a %s%v tensor: ggml status %d", p.typ, p.ne, st)
+	}
+	for _, v := range views {
+		if st := a.viewInit(v); st != 0 {
 			return 0, fmt.Errorf("placing a %s%v view: ggml status %d", p.typ, p.ne, st)
-		}
-		if q != [4]int{0, 1, 2, 3} {
-			t = a.permute(ctx, t, int32(q[0]), int32(q[1]), int32(q[2]), int32(q[3]))
-			if st := a.viewInit(t); st != 0 {
-				return 0, fmt.Errorf("placing a %s%v view: ggml status %d", p.typ, p.ne, st)
-			}
 		}
 	}
 	known[*p] = t
 	return t, nil
 }
 
+// layout makes a ggml tensor t with p's type and layout, not yet placed:
+// base is the tensor to place at p's offset (t itself when contiguous) and
+// views the views over it, base first, to initialize once it is placed. A
+// strided layout is a view of a byte span, permuted when its innermost
+// stride is not dimension 0's. Check describes ops with it without
+// placing anything, so that what it asks the device is what build builds.
+func (a *api) layout(ctx context, p *place) (t, base tensor, views []tensor, err error) {
+	typ := int32(p.typ.GGMLType())
+	if contiguous(p) {
+		t = a.newTensor4d(ctx, typ, int64(p.ne[0]), int64(p.ne[1]), int64(p.ne[2]), int64(p.ne[3]))
+		return t, t, nil, nil
+	}
+	// Order the axes by stride, size-1 axes last, so that the view's
+	// first axis is the element stride ggml_view_4d assumes.
+	q := [4]int{0, 1, 2, 3}
+	sort.SliceStable(q[:], func(i, j int) bool {
+		ki, kj := p.nb[q[i]], p.nb[q[j]]
+		if p.ne[q[i]] == 1 {
+			ki = math.MaxInt
+		}
+		if p.ne[q[j]] == 1 {
+			kj = math.MaxInt
+		}
+		return ki < kj
+	})
+	if p.nb[q[0]] != p.typ.Size() && p.ne[q[3]] == 1 {
+		// No axis has adjacent elements, but one of size 1 (a KV
+		// cache's view of one slot) has none to place: it is the
+		// first axis, whose stride ggml_view_4d leaves implicit.
+		q = [4]int{q[3], q[0], q[1], q[2]}
+	}
+	if p.nb[q[0]] != p.typ.Size() && p.ne[q[0]] != 1 {
+		return 0, 0, nil, fmt.Errorf("a %s%v tensor with strides %v: ggml tensors need one dimension of adjacent elements", p.typ, p.ne, p.nb)
+	}
+	span := (&runtime.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}).Span()
+	elems := int64(span / p.typ.Size() * p.typ.BlockSize())
+	base = a.newTensor1d(ctx, typ, elems)
+	t = a.view4d(ctx, base, int64(p.ne[q[0]]), int64(p.ne[q[1]]), int64(p.ne[q[2]]), int64(p.ne[q[3]]),
+		uintptr(p.nb[q[1]]), uintptr(p.nb[q[2]]), uintptr(p.nb[q[3]]), 0)
+	views = append(views, t)
+	if q != [4]int{0, 1, 2, 3} {
+		t = a.permute(ctx, t, int32(q[0]), int32(q[1]), int32(q[2]), int32(q[3]))
+		views = append(views, t)
+	}
+	return t, base, views, nil
+}
+
 // describeLaunch names a kernel with its operands' types and shapes, for
 // errors.
-func (b *Backend) describeLaunch(l *launch) string {
+func describeLaunch(l *launch) string {
 	var s []string
 	for i := range l.nsrc {
 		if l.src[i].alloc < 0 {

@@ -242,3 +242,32 @@ func maxDiff(a, b []float32) float64 {
 	}
 	return m
 }
+
+// TestCheckRefuses: Check names the op, its types and shapes and the
+// device when the device refuses an op. ggml's Vulkan backend has no
+// f16 → q8_0 copy; ggml's CPU no matrix product by an f16 right operand.
+func TestCheckRefuses(t *testing.T) {
+	for _, c := range []struct {
+		device string
+		op     runtime.OpQuery
+		want   string
+	}{
+		{"Vulkan0", runtime.OpQuery{Op: "cpy", Type: runtime.Q8_0, Ne: [4]int64{64, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F16, Ne: [4]int64{64, 8, 1, 1}}, {Type: runtime.Q8_0, Ne: [4]int64{64, 8, 1, 1}}}},
+			"test-vulkan0: ggml device Vulkan0 (%s) does not support cpy → q8_0[64 8 1 1] from f16[64 8 1 1] (ggml op CPY), which the plan puts on it; place it on another backend (-ot, or a target without test-vulkan0)"},
+		{"CPU", runtime.OpQuery{Op: "mul_mat", Type: runtime.F32, Ne: [4]int64{8, 4, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}}, {Type: runtime.F16, Ne: [4]int64{64, 4, 1, 1}}}},
+			"test-cpu: ggml device CPU (%s) does not support mul_mat → f32[8 4 1 1] from f32[64 8 1 1], f16[64 4 1 1] (ggml op MUL_MAT)"},
+	} {
+		t.Run(c.device, func(t *testing.T) {
+			g := openDevice(t, c.device)
+			ok := runtime.OpQuery{Op: "add", Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}}, {Type: runtime.F32, Ne: [4]int64{64, 1, 1, 1}}}}
+			if err := g.Check([]runtime.OpQuery{ok}); err != nil {
+				t.Fatal(err)
+			}
+			err := g.Check([]runtime.OpQuery{ok, c.op})
+			want := fmt.Sprintf(c.want, g.Device().Description)
+			if err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("Check = %v\nwant %s…", err, want)
+			}
+		})
+	}
+}
