@@ -35,8 +35,11 @@ type Backend interface {
 	Alloc(size int) ([]byte, error)
 
 	// SetTensor copies host tensor src into dst, which lives in this
-	// backend's memory, and returns when done (ggml_backend_tensor_set).
-	// It does not wait for queued work: the caller orders it with events.
+	// backend's memory (ggml_backend_tensor_set), and returns once src
+	// may be reused. An asynchronous backend may queue the write after
+	// its queued work (ggml_backend_tensor_set_async, from a copy of src):
+	// its later kernels and copies see it. It does not wait for queued
+	// work otherwise: the caller orders it with events.
 	SetTensor(dst, src *Tensor)
 	// GetTensor copies src, in this backend's memory, into host tensor dst
 	// and returns when done (ggml_backend_tensor_get); like SetTensor it

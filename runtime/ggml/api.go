@@ -85,10 +85,11 @@ type api struct {
 	tensorAlloc     func(buffer, tensor, uintptr) int32 `sym:"ggml_backend_tensor_alloc"`
 	viewInit        func(tensor) int32                  `sym:"ggml_backend_view_init"`
 
-	tensorSet      func(tensor, unsafe.Pointer, uintptr, uintptr)           `sym:"ggml_backend_tensor_set"`
-	tensorGet      func(tensor, unsafe.Pointer, uintptr, uintptr)           `sym:"ggml_backend_tensor_get"`
-	tensorSetAsync func(backendT, tensor, unsafe.Pointer, uintptr, uintptr) `sym:"ggml_backend_tensor_set_async"`
-	tensorGetAsync func(backendT, tensor, unsafe.Pointer, uintptr, uintptr) `sym:"ggml_backend_tensor_get_async"`
+	tensorSet       func(tensor, unsafe.Pointer, uintptr, uintptr)           `sym:"ggml_backend_tensor_set"`
+	tensorGet       func(tensor, unsafe.Pointer, uintptr, uintptr)           `sym:"ggml_backend_tensor_get"`
+	tensorSetAsync  func(backendT, tensor, unsafe.Pointer, uintptr, uintptr) `sym:"ggml_backend_tensor_set_async"`
+	tensorGetAsync  func(backendT, tensor, unsafe.Pointer, uintptr, uintptr) `sym:"ggml_backend_tensor_get_async"`
+	tensorCopyAsync func(backendT, backendT, tensor, tensor)                 `sym:"ggml_backend_tensor_copy_async"`
 
 	backendName       func(backendT) string        `sym:"ggml_backend_name"`
 	backendFree       func(backendT)               `sym:"ggml_backend_free"`

@@ -192,9 +192,13 @@ func (b *Backend) locate(t *runtime.Tensor) (int, uintptr) {
 
 // Copies.
 
-// SetTensor writes host tensor src into dst, in the device's memory, now.
-// A dst with gaps between its elements is read first so that the gaps keep
-// their bytes.
+// SetTensor queues the write of host tensor src into dst, in the
+// device's memory, after the work recorded so far, with the device's
+// asynchronous set (ggml falls back to a synchronous one where the device
+// has none). src is copied to a staging buffer first, kept until the
+// backend knows the write complete: the caller may reuse src at once, as
+// it does its inputs. A dst with gaps between its elements is read first,
+// now, so that the gaps keep their bytes.
 func (b *Backend) SetTensor(dst, src *runtime.Tensor) {
 	if b.Err() != nil {
 		return
@@ -206,18 +210,23 @@ func (b *Backend) SetTensor(dst, src *runtime.Tensor) {
 	if span == 0 {
 		return
 	}
+	staging := runtime.Tensor{Type: dst.Type, Ne: dst.Ne, Nb: dst.Nb, Data: runtime.NewBuffer(span)}
 	if dst.Contiguous() && src.Contiguous() && src.Type == dst.Type && src.Ne == dst.Ne {
-		b.a.tensorSet(al.whole, unsafe.Pointer(unsafe.SliceData(src.Data)), off, uintptr(span))
-		goruntime.KeepAlive(src.Data)
-		return
+		copy(staging.Data, src.Data[:span])
+	} else {
+		if !dst.Contiguous() {
+			b.Synchronize()
+			b.a.tensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(staging.Data)), off, uintptr(span))
+		}
+		runtime.Copy(&staging, src)
 	}
-	tmp := runtime.Tensor{Type: dst.Type, Ne: dst.Ne, Nb: dst.Nb, Data: runtime.NewBuffer(span)}
-	if !dst.Contiguous() {
-		b.a.tensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(tmp.Data)), off, uintptr(span))
-	}
-	runtime.Copy(&tmp, src)
-	b.a.tensorSet(al.whole, unsafe.Pointer(unsafe.SliceData(tmp.Data)), off, uintptr(span))
-	goruntime.KeepAlive(tmp.Data)
+	pin := new(goruntime.Pinner)
+	pin.Pin(unsafe.SliceData(staging.Data))
+	b.a.tensorSetAsync(b.be, al.whole, unsafe.Pointer(unsafe.SliceData(staging.Data)), off, uintptr(span))
+	b.mu.Lock()
+	b.sent++
+	b.pinned = append(b.pinned, pin)
+	b.mu.Unlock()
 }
 
 // GetTensor computes what was recorded, waits for the device, then reads
@@ -276,9 +285,50 @@ func (b *Backend) GetTensorAsync(dst, src *runtime.Tensor) {
 	b.mu.Unlock()
 }
 
-// CopyTensorAsync reports false: copies between devices go through the
-// host (the caller's synchronous path).
-func (b *Backend) CopyTensorAsync(to runtime.Backend, dst, src *runtime.Tensor) bool { return false }
+// CopyTensorAsync queues the copy of src into dst, in the memory of to,
+// another ggml backend, with ggml_backend_tensor_copy_async after the
+// work recorded so far on both: the devices' own copy where ggml has one
+// (CUDA to CUDA), else ggml's fallback through the host, which waits for
+// both devices. ggml copies whole tensors of one layout: any other pair,
+// or a backend of another kind, reports false and the caller copies
+// through the host.
+func (b *Backend) CopyTensorAsync(to runtime.Backend, dst, src *runtime.Tensor) bool {
+	tb, ok := to.(interface{ ggmlBackend() *Backend })
+	if !ok || b.Err() != nil {
+		return false
+	}
+	t := tb.ggmlBackend()
+	if t.a != b.a || t.Err() != nil || !src.Contiguous() || !dst.Contiguous() || src.Type != dst.Type || src.Ne != dst.Ne {
+		return false
+	}
+	b.flush()
+	t.flush()
+	si, soff := b.locate(src)
+	di, doff := t.locate(dst)
+	a := b.a
+	ctx := a.initContext(a.tensorOver()*2+256, true)
+	if ctx == 0 {
+		return false
+	}
+	n := int64(src.Span())
+	s := a.newTensor1d(ctx, ggmlTypeI8, n)
+	d := a.newTensor1d(ctx, ggmlTypeI8, n)
+	if a.tensorAlloc(b.mem[si].buf, s, b.mem[si].base+soff) != 0 || a.tensorAlloc(t.mem[di].buf, d, t.mem[di].base+doff) != 0 {
+		a.free(ctx)
+		return false
+	}
+	a.tensorCopyAsync(b.be, t.be, s, d)
+	b.mu.Lock()
+	b.sent++
+	// The copy may still read the tensors' descriptions: freed once done.
+	b.pending = append(b.pending, func() { a.free(ctx) })
+	b.mu.Unlock()
+	return true
+}
+
+// ggmlBackend lets CopyTensorAsync find the ggml backend inside the kinds'
+// types (vulkan.Backend, cuda.Backend), which embed it.
+func (b *Backend) ggmlBackend() *Backend { return b }
 
 // Events. Like runtime/rpc's, an event is a position in the backend's
 // stream of submissions, complete once the device is known to be past it;

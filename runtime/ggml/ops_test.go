@@ -271,3 +271,42 @@ func TestCheckRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyBetweenDevices: CopyTensorAsync copies between two ggml
+// backends (Vulkan0 and ggml's CPU) both ways, and refuses a strided
+// tensor; SetTensor's staging lets the caller reuse its source at once.
+func TestCopyBetweenDevices(t *testing.T) {
+	v, c := openDevice(t, "Vulkan0"), openDevice(t, "CPU")
+	r := rand.New(rand.NewPCG(1, 2))
+	host := randomHost(r, runtime.F32, [4]int{64, 8, 1, 1})
+	want := append([]byte(nil), host.Data...)
+	alloc := func(b *ggml.Backend) runtime.Tensor {
+		mem, err := b.Alloc(host.Span())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return runtime.Tensor{Type: host.Type, Ne: host.Ne, Nb: host.Nb, Data: mem}
+	}
+	onV, onC, back := alloc(v), alloc(c), alloc(v)
+	v.SetTensor(&onV, &host)
+	clear(host.Data) // the set must not read it any more
+	if !v.CopyTensorAsync(c, &onC, &onV) || !c.CopyTensorAsync(v, &back, &onC) {
+		t.Fatal("CopyTensorAsync between two ggml backends reported false")
+	}
+	v.Synchronize()
+	c.Synchronize()
+	got := runtime.NewTensor(host.Type, host.Ne)
+	v.GetTensor(&got, &back)
+	if !reflect.DeepEqual(got.Data, want) {
+		t.Error("the tensor copied to the CPU device and back differs")
+	}
+	strided := onV
+	strided.Ne[0], strided.Nb[1] = 32, onV.Nb[1]
+	strided.Data = onV.Data[:strided.Span()]
+	if v.CopyTensorAsync(c, &strided, &strided) {
+		t.Error("CopyTensorAsync of a strided tensor reported true")
+	}
+	if err := v.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
