@@ -8,5 +8,9 @@
 // plan's buffers are ggml buffers of the device's buffer type, tensors sit
 // at the plan's offsets, and each split's kernels become one ggml graph,
 // built once per distinct shape and computed with
-// ggml_backend_graph_compute_async.
+// ggml_backend_graph_compute_async. Check asks the device, when generated
+// New opens it, about every op the plan gives it, constructed as the
+// graphs will construct them; inputs are written with
+// ggml_backend_tensor_set_async and copies between two ggml devices made
+// with ggml_backend_tensor_copy_async.
 package ggml
