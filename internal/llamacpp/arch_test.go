@@ -208,23 +208,62 @@ func archLogits(t *testing.T, model, path string, prompt, steps []int32) [][]flo
 	return rows
 }
 
+// largeTolerance bounds |graphc − llama.cpp| over the first-token logits
+// of a large file, by the type of its matrices.
+//
+// Files whose activations are rounded before the products (q8_0 and q4_0
+// weights: to q8_0; f16: to f16 in graphc, in llama.cpp's vec_dot path and
+// its f16 KV cache) cannot be held to float rounding at these widths: the
+// rounding is a step function, so a last-bit difference upstream (a
+// different order of the same float sums) moves a value across a rounding
+// boundary now and then, and that value then jumps by a whole step (d =
+// amax/127 for q8_0, an f16 ulp for the cache), which the next products
+// spread over every output. Measured (issue 15), first-token logits of q8_0
+// files with 1 layer, n_ff 512, 32 heads:
+//
+//   - llama.cpp against itself: its CPU variants differ by 1e-6 in Qcur,
+//     Kcur and Vcur (the sapphirerapids build multiplies q8_0/q4_0 weights
+//     with AMX tiles, summing whole-block integer dots in one fma chain;
+//     the haswell to icelake builds use llamafile's tinyBLAS, eight lanes
+//     summed at the end, as graphc does), the f16 rounding of Q and K turns
+//     that into 1.8e-3 in KQ, and after the FFN's q8_0 rounding the logits
+//     differ by 0.026 at n_embd 2048; at n_embd 2560 (40 heads) the same
+//     happens between the icelake build and graphc while sapphirerapids and
+//     graphc agree to 7e-7. Which widths it hits is chance: per-tensor
+//     comparisons through llama.cpp's eval callback show no step of either
+//     build that differs by more than float rounding before the first
+//     rounding boundary is crossed.
+//   - graphc against itself, its q8_0 activation scales multiplied by
+//     1+1e-6: logits move by 0.027 (n_embd 1536), 0.024 (2048), 0 (1024,
+//     2560), and by 0.184 on the 16-layer Llama-3.2-1B-shaped q4_0 file,
+//     where graphc and llama.cpp (sapphirerapids and icelake builds alike)
+//     differ by 0.119 with the same first token.
+//
+// So the bound for rounded activations is that sensitivity, not a kernel
+// difference: matching llama.cpp bit for bit would mean copying each CPU
+// build's summation order (AMX's on some machines, tinyBLAS's on others),
+// and graphc keeps ggml's AVX2/AVX-512 order. f32 files have no rounding
+// steps and agree to 1.2e-4 at n_embd 2048. f16 files were not measured at
+// these widths; they share the quantized bound.
+var largeTolerance = map[gguf.GGMLType]float64{
+	gguf.F32:  1e-3,
+	gguf.F16:  0.25,
+	gguf.Q8_0: 0.25,
+	gguf.Q4_0: 0.25,
+}
+
 // TestLargeFileMatchesLlamaCpp compares the first-token logits of a large
 // file — e.g. one written at Llama-3.2-1B's shapes by
 //
 //	graphc gguf new -arch llama -layers 16 -embd 2048 -heads 32 -kv-heads 8 -ff 8192 \
 //	  -vocab 128256 -ctx 131072 -rope-theta 500000 -tied -type q4_0 /tmp/llama1b.gguf
 //
-// — with llama.cpp's. Too big for CI: it runs when $GRAPHC_LLAMACPP_LARGE
-// names the file, and its architecture is read from the file.
-//
-// Open (issue 15): on that q4_0 file the first-token logits differ by 0.119
-// (largest 4.04; the same first token). f32 files of the same widths agree
-// to 6e-5; q8_0 and q4_0 files agree to 5e-7 up to n_embd 1024 and differ
-// by 0.03–0.05 from n_embd 2048 on, whatever n_ff. graphc's quantized
-// products agree with a reference of the same q8_0 activations to 1e-7,
-// so the suspect is llama.cpp's CPU path for the wider quantized matrices
-// (its repacked q4_0/q8_0 kernels and their activation rounding): not yet
-// verified.
+// — with llama.cpp's, within largeTolerance for the type of its first
+// layer's attn_q.weight. Too big for CI: it runs when
+// $GRAPHC_LLAMACPP_LARGE names the file, and its architecture is read from
+// the file. To compare with another of llama.cpp's CPU builds than the
+// machine's best, point $GRAPHC_LLAMACPP_LIBS at a directory of links to
+// the package's libraries holding only that libggml-cpu-*.so.
 func TestLargeFileMatchesLlamaCpp(t *testing.T) {
 	path := os.Getenv("GRAPHC_LLAMACPP_LARGE")
 	if path == "" {
@@ -236,10 +275,21 @@ func TestLargeFileMatchesLlamaCpp(t *testing.T) {
 		t.Fatal(err)
 	}
 	arch, _ := f.File.MetaString("general.architecture")
+	var typ gguf.GGMLType
+	found := false
+	for _, ti := range f.File.Tensors {
+		if ti.Name == "blk.0.attn_q.weight" {
+			typ, found = ti.Type, true
+		}
+	}
 	f.Close()
 	model, ok := archExample[arch]
 	if !ok {
 		t.Fatalf("%s: architecture %v has no example", path, arch)
+	}
+	tol, ok := largeTolerance[typ]
+	if !found || !ok {
+		t.Fatalf("%s: blk.0.attn_q.weight is %v, which has no tolerance", path, typ)
 	}
 	ids := encodePrompt(t, path)
 	res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: 1})
@@ -252,11 +302,13 @@ func TestLargeFileMatchesLlamaCpp(t *testing.T) {
 		worst = max(worst, math.Abs(float64(x-res.Logits[0][i])))
 		largest = max(largest, math.Abs(float64(res.Logits[0][i])))
 	}
-	t.Logf("%s: first-token logits, max |graphc − llama.cpp| over %d = %.3g (largest |logit| %.3g)", path, len(got[0]), worst, largest)
-	if a, b := argmax(got[0]), argmax(res.Logits[0]); a != b {
-		t.Errorf("graphc's first token %d, llama.cpp's %d", a, b)
+	t.Logf("%s (%v): first-token logits, max |graphc − llama.cpp| over %d = %.3g (tolerance %g; largest |logit| %.3g)", path, typ, len(got[0]), worst, tol, largest)
+	// A tie within the tolerance may go either way.
+	want := res.Logits[0]
+	if a, b := argmax(got[0]), argmax(want); a != b && float64(want[b]-want[a]) > 2*tol {
+		t.Errorf("graphc's first token %d, llama.cpp's %d (llama.cpp's logits %g and %g)", a, b, want[a], want[b])
 	}
-	if worst > 1e-3 {
-		t.Errorf("first-token logits differ by up to %g", worst)
+	if worst > tol {
+		t.Errorf("first-token logits differ by up to %g, more than %g", worst, tol)
 	}
 }
