@@ -104,18 +104,17 @@ func cmdBenchLlama(e *env, lb *llamaBench) error {
 	if err := lb.defaults(); err != nil {
 		return err
 	}
-	files := lb.files
-	if len(files) == 0 {
-		var err error
-		if files, err = lb.defaultFiles(e); err != nil {
-			return err
-		}
-	}
 	tmp, err := os.MkdirTemp("", "graphc-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	files := lb.files
+	if len(files) == 0 {
+		if files, err = lb.defaultFiles(e, tmp); err != nil {
+			return err
+		}
+	}
 	h, err := llamacpp.Build(tmp)
 	if errors.Is(err, llamacpp.ErrNoLibs) {
 		fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's side skipped: %v\n", err)
@@ -136,16 +135,12 @@ func cmdBenchLlama(e *env, lb *llamaBench) error {
 	return nil
 }
 
-// defaultFiles writes (or finds, in the cache) the files to measure.
-func (lb *llamaBench) defaultFiles(e *env) ([]string, error) {
-	shape, dir := benchShape, ""
+// defaultFiles writes (or finds, in the cache) the files to measure; those
+// of -short go to tmp.
+func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
+	shape, dir := benchShape, tmp
 	if lb.short {
 		shape = benchShortShape
-		d, err := os.MkdirTemp("", "graphc-bench-short-")
-		if err != nil {
-			return nil, err
-		}
-		dir = d // removed with the process's temp files by the OS; small
 	} else {
 		d, err := os.UserCacheDir()
 		if err != nil {
