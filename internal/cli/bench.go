@@ -17,8 +17,14 @@ func cmdBench(e *env, args []string) error {
 	run := fs.String("run", "", "only the cases whose name (kernel/dtype/m=,n=,k=/threads=) matches this regular expression")
 	threads := fs.String("threads", "1,2", "comma-separated thread counts")
 	minTime := fs.Duration("time", 300*time.Millisecond, "time spent on each case")
+	llama := fs.Bool("llama", false, "instead of the kernels: llama-bench's pp512 and tg128 for graphc and for llama.cpp on the same GGUF files, interleaved, with their ratios (see -file, -short)")
+	var lb llamaBench
+	lb.register(fs)
 	if _, err := parseFlags(fs, args, 0, 0); err != nil {
 		return err
+	}
+	if !*llama && (lb.short || lb.files != nil || lb.types != nil || lb.reps != 0 || lb.pp != 0 || lb.tg != 0) {
+		return &usageError{"-short, -file, -type, -reps, -pp and -tg go with -llama"}
 	}
 	opts := bench.Options{MinTime: *minTime}
 	if *run != "" {
@@ -34,6 +40,13 @@ func cmdBench(e *env, args []string) error {
 			return &usageError{fmt.Sprintf("-threads: %q is not a positive number", f)}
 		}
 		opts.Threads = append(opts.Threads, n)
+	}
+	if *llama {
+		if *asJSON || *run != "" {
+			return &usageError{"-json and -run measure the kernels, not -llama"}
+		}
+		lb.threads = opts.Threads
+		return cmdBenchLlama(e, &lb)
 	}
 	rs := bench.Run(opts)
 	if *asJSON {

@@ -8,12 +8,20 @@
 // tokenizing): setting vocab_only would need the struct's layout.
 //
 //	harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR]
+//	harness MODEL -bench [-libdir DIR]
+//
+// -bench is a timing mode, llama-bench's tests driven over stdin: each
+// line "pp N" (one batch of N prompt tokens, N <= 512, the default
+// context's size), "tg N" (N single-token decodes, the KV cache growing
+// from empty) or "threads T" is answered by one JSON line on stdout, the
+// tests' with their seconds. Each test starts from an empty KV cache.
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef int32_t llama_token;
 typedef int32_t llama_pos;
@@ -54,6 +62,9 @@ struct llama_batch llama_batch_get_one(llama_token *tokens, int32_t n_tokens);
 int32_t llama_decode(struct llama_context *ctx, struct llama_batch batch);
 float *llama_get_logits_ith(struct llama_context *ctx, int32_t i);
 void llama_set_n_threads(struct llama_context *ctx, int32_t n_threads, int32_t n_threads_batch);
+void *llama_get_memory(const struct llama_context *ctx);
+void llama_memory_clear(void *mem, bool data);
+void llama_synchronize(struct llama_context *ctx);
 
 static void quiet(int level, const char *text, void *user_data) {
 	(void)user_data;
@@ -114,12 +125,66 @@ static void print_floats(const float *v, int n) {
 	printf("]");
 }
 
+static double now(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+// bench is -bench: llama-bench's pp and tg tests on one context (the
+// default parameters, flash attention off where flash_attn_off can), timed
+// as llama-bench times them, from the first llama_decode to
+// llama_synchronize after the last. The tokens are (i*7+3) % n_vocab, the
+// fill of graphc's llama example.
+static void bench(struct llama_model *model, int n_vocab) {
+	struct llama_context_params cp = llama_context_default_params();
+	bool fa_off = flash_attn_off(&cp);
+	struct llama_context *ctx = llama_init_from_model(model, cp);
+	if (!ctx) die("llama_init_from_model failed");
+	int threads = 1;
+	llama_set_n_threads(ctx, threads, threads);
+	enum { max_tokens = 512 };
+	static llama_token toks[max_tokens];
+	for (int i = 0; i < max_tokens; i++) toks[i] = (llama_token)((i * 7 + 3) % n_vocab);
+	printf("{\"n_vocab\":%d,\"flash_attn_off\":%s}\n", n_vocab, fa_off ? "true" : "false");
+	fflush(stdout);
+	char line[128], kind[16];
+	while (fgets(line, sizeof line, stdin)) {
+		int n;
+		if (sscanf(line, "%15s %d", kind, &n) != 2 || n < 1) die("-bench: want lines pp N, tg N or threads T");
+		if (!strcmp(kind, "threads")) {
+			threads = n;
+			llama_set_n_threads(ctx, threads, threads);
+			printf("{\"threads\":%d}\n", threads);
+			fflush(stdout);
+			continue;
+		}
+		if (n > max_tokens) die("-bench: at most 512 tokens a test");
+		llama_memory_clear(llama_get_memory(ctx), true);
+		double t0 = now();
+		if (!strcmp(kind, "pp")) {
+			if (llama_decode(ctx, llama_batch_get_one(toks, n))) die("llama_decode of the batch failed");
+		} else if (!strcmp(kind, "tg")) {
+			for (int i = 0; i < n; i++)
+				if (llama_decode(ctx, llama_batch_get_one(&toks[i], 1))) die("llama_decode of a step failed");
+		} else {
+			die("-bench: want lines pp N, tg N or threads T");
+		}
+		llama_synchronize(ctx);
+		double secs = now() - t0;
+		printf("{\"test\":\"%s\",\"n\":%d,\"threads\":%d,\"seconds\":%.9f}\n", kind, n, threads, secs);
+		fflush(stdout);
+	}
+}
+
 int main(int argc, char **argv) {
-	if (argc < 2) die("usage: harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR]");
+	if (argc < 2) die("usage: harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR] | MODEL -bench [-libdir DIR]");
 	const char *model_path = argv[1], *prompt_path = NULL, *tokens_arg = NULL, *libdir = NULL;
 	int steps = 0;
+	bool bench_mode = false;
 	for (int i = 2; i < argc; i++) {
-		if (!strcmp(argv[i], "-prompt-file") && i + 1 < argc) prompt_path = argv[++i];
+		if (!strcmp(argv[i], "-bench")) bench_mode = true;
+		else if (!strcmp(argv[i], "-prompt-file") && i + 1 < argc) prompt_path = argv[++i];
 		else if (!strcmp(argv[i], "-tokens") && i + 1 < argc) tokens_arg = argv[++i];
 		else if (!strcmp(argv[i], "-n") && i + 1 < argc) steps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-libdir") && i + 1 < argc) libdir = argv[++i];
@@ -134,6 +199,10 @@ int main(int argc, char **argv) {
 	if (!model) die("llama_model_load_from_file failed");
 	const struct llama_vocab *vocab = llama_model_get_vocab(model);
 	int n_vocab = llama_vocab_n_tokens(vocab);
+	if (bench_mode) {
+		bench(model, n_vocab);
+		return 0;
+	}
 
 	printf("{\"n_vocab\":%d", n_vocab);
 	if (prompt_path) {

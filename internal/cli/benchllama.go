@@ -1,0 +1,469 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/gguf"
+	"github.com/graphc/graphc/internal/interp"
+	"github.com/graphc/graphc/internal/llamacpp"
+	"github.com/graphc/graphc/runtime"
+)
+
+// llamaBench is `graphc bench -llama`: llama-bench's pp and tg tests, for
+// graphc and for llama.cpp on the same GGUF file, interleaved.
+type llamaBench struct {
+	short   bool
+	files   []string
+	types   []string
+	threads []int
+	reps    int
+	pp, tg  int
+}
+
+// benchShape is Llama-3.2-1B's shape; benchShortShape a small file of the
+// same kind for -short.
+var (
+	benchShape = archShape{arch: "llama", layers: 16, embd: 2048, heads: 32, kvHeads: 8, ff: 8192,
+		vocab: 128256, ctx: 131072, ropeTheta: 500000, tied: true}
+	benchShortShape = archShape{arch: "llama", layers: 2, embd: 256, heads: 8, kvHeads: 2, ff: 512,
+		vocab: 512, ctx: 2048, ropeTheta: 500000, tied: true}
+)
+
+// fileList collects repeated -file flags.
+type fileList []string
+
+func (f *fileList) String() string     { return strings.Join(*f, ",") }
+func (f *fileList) Set(s string) error { *f = append(*f, s); return nil }
+
+func (lb *llamaBench) register(fs *flag.FlagSet) {
+	fs.BoolVar(&lb.short, "short", false, "-llama: a small file (2 layers, n_embd 256), pp64 and tg16, one repetition: seconds, for CI; its speeds mean nothing")
+	fs.Var((*fileList)(&lb.files), "file", "-llama: a llama-architecture GGUF file to measure (repeatable; default: files at Llama-3.2-1B's shapes written by gguf new -arch llama, one per -type, kept in the user cache directory)")
+	fs.Func("type", "-llama: comma-separated types of the default files (default q4_0,q8_0,f16; -short: q4_0,q8_0)", func(s string) error {
+		lb.types = strings.Split(s, ",")
+		return nil
+	})
+	fs.IntVar(&lb.reps, "reps", 0, "-llama: repetitions of each test (default 3; -short: 1)")
+	fs.IntVar(&lb.pp, "pp", 0, "-llama: prompt tokens of the pp test, at most 512 (default 512; -short: 64)")
+	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
+}
+
+func (lb *llamaBench) defaults() error {
+	def := func(v *int, full, short int) {
+		if *v == 0 {
+			*v = full
+			if lb.short {
+				*v = short
+			}
+		}
+	}
+	def(&lb.reps, 3, 1)
+	def(&lb.pp, 512, 64)
+	def(&lb.tg, 128, 16)
+	if lb.types == nil {
+		lb.types = []string{"q4_0", "q8_0", "f16"}
+		if lb.short {
+			lb.types = []string{"q4_0", "q8_0"}
+		}
+	}
+	switch {
+	case lb.reps < 1:
+		return &usageError{"-reps must be at least 1"}
+	case lb.pp < 1 || lb.pp > 512 || lb.tg < 1 || lb.tg > 512:
+		return &usageError{"-pp and -tg: 1 to 512 tokens (llama.cpp's default context holds 512)"}
+	}
+	for _, t := range lb.types {
+		if dt, ok := runtime.ParseDType(t); !ok || dt == runtime.I32 {
+			return &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0 or q4_0", t)}
+		}
+	}
+	return nil
+}
+
+// benchRow is one test at one thread count: the repetitions' times.
+type benchRow struct {
+	file, test    string
+	n, threads    int
+	graphc, llama []time.Duration
+	memmove       []float64 // GB/s, measured beside each repetition
+	weightBytes   int64     // read per generated token
+}
+
+func cmdBenchLlama(e *env, lb *llamaBench) error {
+	if err := lb.defaults(); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "graphc-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	files := lb.files
+	if len(files) == 0 {
+		if files, err = lb.defaultFiles(e, tmp); err != nil {
+			return err
+		}
+	}
+	h, err := llamacpp.Build(tmp)
+	if errors.Is(err, llamacpp.ErrNoLibs) {
+		fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's side skipped: %v\n", err)
+		h = nil
+	} else if err != nil {
+		return err
+	}
+	bufBytes := memmoveBytes(lb.short)
+	var rows []*benchRow
+	for _, path := range files {
+		r, err := lb.benchFile(e, h, path, bufBytes)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
+	writeBenchLlama(e.stdout, rows, bufBytes)
+	return nil
+}
+
+// defaultFiles writes (or finds, in the cache) the files to measure; those
+// of -short go to tmp.
+func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
+	shape, dir := benchShape, tmp
+	if lb.short {
+		shape = benchShortShape
+	} else {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			d = os.TempDir()
+		}
+		dir = filepath.Join(d, "graphc", "bench")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	var files []string
+	for _, t := range lb.types {
+		dt, _ := runtime.ParseDType(t)
+		name := fmt.Sprintf("llama-l%d-e%d-h%d-kv%d-ff%d-v%d-%s", shape.layers, shape.embd, shape.heads, shape.kvHeads, shape.ff, shape.vocab, t)
+		path := filepath.Join(dir, name+".gguf")
+		files = append(files, path)
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		s := shape
+		if err := s.check(dt); err != nil {
+			return nil, err
+		}
+		start := time.Now()
+		w, err := archFile(&s, dt, 1, name)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeGGUF(e, w, path); err != nil {
+			return nil, err
+		}
+		if !lb.short {
+			fmt.Fprintf(e.stderr, "graphc: bench: wrote %s in %.1fs (kept for the next run)\n", path, time.Since(start).Seconds())
+		}
+	}
+	return files, nil
+}
+
+// benchModel is examples/llamafile/llama.g with bounds for the tests: n_ctx
+// and n_kv up to ctx, batches up to batch tokens, and logits only for the
+// batch's last token, as llama.cpp computes them for llama_batch_get_one.
+// (llama.cpp also skips the other tokens in the last layer's feed-forward;
+// graphc's graph computes it for every token.)
+func benchModel(batch, ctx int) (name string, src []byte, err error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", nil, err
+	}
+	name = filepath.Join(root, "examples", "llamafile", "llama.g")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", nil, &compiler.UserError{Msg: err.Error()}
+	}
+	s := string(b)
+	for _, r := range []struct{ re, to string }{
+		{`(?m)^dim n_ctx = \d+`, fmt.Sprintf("dim n_ctx = %d", ctx)},
+		{`(?m)^dim n_kv <= \d+`, fmt.Sprintf("dim n_kv <= %d", ctx)},
+		{`(?m)^dim n_tokens <= \d+`, fmt.Sprintf("dim n_tokens <= %d", batch)},
+		{`(?m)^output result_output = mul_mat\(output\.weight, result_norm\)$`,
+			"result_last = view_1d(result_norm, n_embd, row_size(result_norm, n_embd * (n_tokens - 1)))\n" +
+				"output result_output = mul_mat(output.weight, result_last)"},
+	} {
+		re := regexp.MustCompile(r.re)
+		if n := len(re.FindAllStringIndex(s, -1)); n != 1 {
+			return "", nil, &compiler.InternalError{Msg: fmt.Sprintf("%s has %d lines matching %s, want 1: update internal/cli/benchllama.go's benchModel", name, n, r.re)}
+		}
+		s = re.ReplaceAllString(s, r.to)
+	}
+	return name, []byte(s), nil
+}
+
+// benchFile measures one file at every thread count, graphc and llama.cpp
+// interleaved: per repetition and thread count, memmove, graphc's pp,
+// llama.cpp's pp, graphc's tg, llama.cpp's tg.
+//
+// graphc's side is internal/interp running the plan compiled for the file,
+// in process: it calls the generated package's kernels, with the same
+// parallel regions and thread count, and adds a reflective call per node
+// (microseconds per token; see the README's Speed section).
+func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufBytes int) ([]*benchRow, error) {
+	name, src, err := benchModel(lb.pp, max(lb.pp, lb.tg))
+	if err != nil {
+		return nil, err
+	}
+	file, err := compiler.ReadWeightsFile(path)
+	if err != nil {
+		return nil, &compiler.UserError{Msg: err.Error()}
+	}
+	res, err := compiler.Compile(name, src, compiler.Config{File: file, ThisMachine: true})
+	if err != nil {
+		return nil, err
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, &compiler.UserError{Msg: err.Error()}
+	}
+	defer f.Close()
+	weights, err := f.Weights(interp.WeightDecls(res.Graph))
+	if err != nil {
+		return nil, &compiler.UserError{Msg: err.Error()}
+	}
+	// Bytes a generated token reads: every weight, but token_embd.weight
+	// only where it is the output head too (get_rows reads one row).
+	var streamed int64
+	_, hasOutput := weights["output.weight"]
+	for n, w := range weights {
+		if n == "token_embd.weight" && hasOutput {
+			continue
+		}
+		streamed += int64(len(w.Data))
+	}
+	machines := map[int]*interp.Machine{}
+	defer func() {
+		for _, m := range machines {
+			m.Close()
+		}
+	}()
+	for _, t := range lb.threads {
+		m, err := interp.Load(res.Graph, interp.Config{Threads: t, Weights: weights})
+		if err != nil {
+			return nil, err
+		}
+		machines[t] = m
+	}
+	var lc *llamacpp.Bencher
+	if h != nil {
+		if lc, err = h.Bench(path); err != nil {
+			return nil, err
+		}
+		defer lc.Close()
+		if !lc.FlashAttnOff {
+			fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's flash attention stays on (the harness does not know this release's parameters)\n")
+		}
+	}
+	gPP := func(m *interp.Machine, n int) (time.Duration, error) {
+		start := time.Now()
+		_, err := m.Eval(map[string]int{"n_tokens": n, "n_kv": n}, nil)
+		return time.Since(start), err
+	}
+	gTG := func(m *interp.Machine, n int) (time.Duration, error) {
+		start := time.Now()
+		for i := 1; i <= n; i++ {
+			if _, err := m.Eval(map[string]int{"n_tokens": 1, "n_kv": i}, nil); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(start), nil
+	}
+	base := filepath.Base(path)
+	rows := map[string]*benchRow{}
+	var order []*benchRow
+	row := func(test string, n, threads int) *benchRow {
+		k := fmt.Sprint(test, n, threads)
+		if rows[k] == nil {
+			rows[k] = &benchRow{file: base, test: test, n: n, threads: threads, weightBytes: streamed}
+			order = append(order, rows[k])
+		}
+		return rows[k]
+	}
+	buf := newMemmove(bufBytes)
+	for rep := 0; rep < lb.reps; rep++ {
+		for _, t := range lb.threads {
+			m := machines[t]
+			if lc != nil {
+				if err := lc.Threads(t); err != nil {
+					return nil, err
+				}
+			}
+			if rep == 0 { // warm up both: page in the weights, start the threads
+				if _, err := gPP(m, min(lb.pp, 32)); err != nil {
+					return nil, err
+				}
+				if _, err := gTG(m, 1); err != nil {
+					return nil, err
+				}
+				if lc != nil {
+					if _, err := lc.PP(min(lb.pp, 32)); err != nil {
+						return nil, err
+					}
+					if _, err := lc.TG(1); err != nil {
+						return nil, err
+					}
+				}
+			}
+			gbps := buf.gbps(t)
+			for _, test := range []struct {
+				name string
+				n    int
+				g    func(*interp.Machine, int) (time.Duration, error)
+				l    func(int) (time.Duration, error)
+			}{{"pp", lb.pp, gPP, nil}, {"tg", lb.tg, gTG, nil}} {
+				r := row(test.name, test.n, t)
+				r.memmove = append(r.memmove, gbps)
+				d, err := test.g(m, test.n)
+				if err != nil {
+					return nil, err
+				}
+				r.graphc = append(r.graphc, d)
+				if lc != nil {
+					l := lc.PP
+					if test.name == "tg" {
+						l = lc.TG
+					}
+					d, err := l(test.n)
+					if err != nil {
+						return nil, err
+					}
+					r.llama = append(r.llama, d)
+				}
+				fmt.Fprintf(e.stderr, "graphc: bench: %s %s%d %d thread(s) rep %d: graphc %.3fs%s\n", base, test.name, test.n, t, rep+1, d.Seconds(), llamaNote(r))
+			}
+		}
+	}
+	return order, nil
+}
+
+func llamaNote(r *benchRow) string {
+	if len(r.llama) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", llama.cpp %.3fs", r.llama[len(r.llama)-1].Seconds())
+}
+
+// median of the repetitions' durations.
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func medianF(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int) {
+	fmt.Fprintf(w, "tokens/s, the median of the repetitions; GB/s: weights read per generated token × tokens/s, beside memmove's GB/s (bytes copied per second, a %d MiB buffer, one copy per thread)\n", bufBytes>>20)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "file\ttest\tthreads\tgraphc t/s\tllama.cpp t/s\tgraphc/llama.cpp\tweights GB\tgraphc GB/s\tllama.cpp GB/s\tmemmove GB/s\t")
+	for _, r := range rows {
+		tps := func(ds []time.Duration) float64 { return float64(r.n) / median(ds).Seconds() }
+		g := tps(r.graphc)
+		l, ratio := "—", "—"
+		lGB := "—"
+		gGB := "—"
+		if len(r.llama) > 0 {
+			lt := tps(r.llama)
+			l, ratio = fmt.Sprintf("%.2f", lt), fmt.Sprintf("%.2f", g/lt)
+			if r.test == "tg" {
+				lGB = fmt.Sprintf("%.1f", lt*float64(r.weightBytes)/1e9)
+			}
+		}
+		if r.test == "tg" {
+			gGB = fmt.Sprintf("%.1f", g*float64(r.weightBytes)/1e9)
+		}
+		fmt.Fprintf(tw, "%s\t%s%d\t%d\t%.2f\t%s\t%s\t%.3f\t%s\t%s\t%.1f\t\n", r.file, r.test, r.n, r.threads, g, l, ratio,
+			float64(r.weightBytes)/1e9, gGB, lGB, medianF(r.memmove))
+	}
+	tw.Flush()
+}
+
+// memmove measures the machine's memory bandwidth: copies between buffers
+// larger than the caches, one part per thread.
+type memmove struct{ src, dst []byte }
+
+// memmoveBytes is twice the last-level cache (as Linux reports it), at
+// least 256 MiB and at most 2 GiB; 32 MiB for -short.
+func memmoveBytes(short bool) int {
+	if short {
+		return 32 << 20
+	}
+	n := 256 << 20
+	if b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/cache/index3/size"); err == nil {
+		s := strings.TrimSpace(string(b))
+		mul := 1
+		switch {
+		case strings.HasSuffix(s, "K"):
+			mul, s = 1<<10, strings.TrimSuffix(s, "K")
+		case strings.HasSuffix(s, "M"):
+			mul, s = 1<<20, strings.TrimSuffix(s, "M")
+		}
+		if v, err := strconv.Atoi(s); err == nil {
+			n = max(n, 2*v*mul)
+		}
+	}
+	return min(n, 2<<30)
+}
+
+func newMemmove(n int) *memmove {
+	m := &memmove{src: make([]byte, n), dst: make([]byte, n)}
+	for i := range m.src {
+		m.src[i] = byte(i)
+	}
+	copy(m.dst, m.src)
+	return m
+}
+
+// gbps is the best of three copies of the whole buffer by threads
+// goroutines, in bytes copied per second.
+func (m *memmove) gbps(threads int) float64 {
+	best := time.Duration(1 << 62)
+	n := len(m.src)
+	for range 3 {
+		done := make(chan struct{})
+		start := time.Now()
+		for t := 0; t < threads; t++ {
+			lo, hi := n*t/threads, n*(t+1)/threads
+			go func() {
+				copy(m.dst[lo:hi], m.src[lo:hi])
+				done <- struct{}{}
+			}()
+		}
+		for t := 0; t < threads; t++ {
+			<-done
+		}
+		best = min(best, time.Since(start))
+	}
+	return float64(n) / best.Seconds() / 1e9
+}
