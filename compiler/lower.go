@@ -368,9 +368,9 @@ func (l *lowerer) metaValue(c *dsl.Call) (float64, bool) {
 	}
 	if l.file != nil {
 		if raw, ok := l.file.Meta[key]; ok {
-			v, ok := gguf.Number(raw)
+			v, ok := gguf.Value(raw)
 			if !ok {
-				l.errorf(c, "meta(%q): the weights file's value is %T, not a number", key, raw)
+				l.errorf(c, "meta(%q): the weights file's value is %T, not a number or an array", key, raw)
 				return 0, false
 			}
 			return l.recordMeta(c, runtime.Meta{Key: key, Value: v, Default: def != nil}), true

@@ -64,3 +64,26 @@ func TestMetaFromFile(t *testing.T) {
 		t.Errorf("a fractional width: %v", err)
 	}
 }
+
+// TestMetaArrayLength: meta of an array is its length, which is how the
+// examples find the vocabulary size of a file without <arch>.vocab_size
+// (llama.cpp counts tokenizer.ggml.tokens); the load check compares it too.
+func TestMetaArrayLength(t *testing.T) {
+	src := `dim v = meta("m.vocab", meta("tokenizer.ggml.tokens", 8))
+input x: f32[4]
+weight emb.weight: f32[4, v]
+output y = mul_mat(emb.weight, x)
+`
+	file := &WeightsFile{
+		Meta:    map[string]any{"tokenizer.ggml.tokens": []string{"a", "b", "c", "d", "e"}},
+		Tensors: map[string]bool{"emb.weight": true},
+		Types:   map[string]runtime.DType{"emb.weight": runtime.F32},
+	}
+	res, err := Compile("m.g", []byte(src), Config{File: file})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Graph.Params[0].ShapeString(); got != "[4, 5]" {
+		t.Errorf("emb.weight %s, want [4, 5]: the vocabulary's length", got)
+	}
+}

@@ -3,6 +3,7 @@ package gguf
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/graphc/graphc/runtime"
 )
@@ -41,6 +42,20 @@ func Number(v any) (float64, bool) {
 	return 0, false
 }
 
+// Value is a metadata value as the DSL's meta() reads it: a number as
+// Number converts it, an array as its length — llama.cpp's vocabulary
+// size is the length of tokenizer.ggml.tokens in files that do not state
+// <arch>.vocab_size.
+func Value(v any) (float64, bool) {
+	if n, ok := Number(v); ok {
+		return n, true
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice {
+		return float64(rv.Len()), true
+	}
+	return 0, false
+}
+
 // CheckMeta reports, all at once, the metadata values of f that differ
 // from those a model was compiled for (a generated package's Meta): its
 // shapes and constants are only right for files that agree. A key the
@@ -55,7 +70,7 @@ func (f *File) CheckMeta(want []runtime.Meta) error {
 			}
 			continue
 		}
-		got, ok := Number(raw)
+		got, ok := Value(raw)
 		switch {
 		case !ok:
 			errs = append(errs, fmt.Errorf("gguf: metadata %s is %T, the model was compiled for the number %v", m.Key, raw, m.Value))

@@ -253,6 +253,11 @@ var Meta = []runtime.Meta{
 	},
 	{
 		Default: true,
+		Key:     "tokenizer.ggml.tokens",
+		Value:   320.0,
+	},
+	{
+		Default: true,
 		Key:     "llama.vocab_size",
 		Value:   320.0,
 	},

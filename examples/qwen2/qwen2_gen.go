@@ -289,6 +289,11 @@ var Meta = []runtime.Meta{
 	},
 	{
 		Default: true,
+		Key:     "tokenizer.ggml.tokens",
+		Value:   320.0,
+	},
+	{
+		Default: true,
 		Key:     "qwen2.vocab_size",
 		Value:   320.0,
 	},
