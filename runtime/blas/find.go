@@ -1,12 +1,13 @@
 package blas
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+
+	"github.com/graphc/graphc/runtime/native"
 )
 
 // LibraryEnv names the environment variable that overrides the library
@@ -40,81 +41,17 @@ func Library() (string, error) {
 		return "/System/Library/Frameworks/Accelerate.framework/Accelerate", nil
 	}
 	return "", fmt.Errorf("OpenBLAS not found: no %s in %s; install it (Debian/Ubuntu: apt-get install libopenblas0) or set $%s to the library",
-		strings.Join(names, " or "), summarize(dirs), LibraryEnv)
-}
-
-func summarize(dirs []string) string {
-	if len(dirs) > 4 {
-		return strings.Join(dirs[:4], ", ") + fmt.Sprintf(" and %d more directories", len(dirs)-4)
-	}
-	return strings.Join(dirs, ", ")
+		strings.Join(names, " or "), dirs, LibraryEnv)
 }
 
 // candidates lists the library names and the directories to search, in
-// order, without duplicates.
-func candidates() (names, dirs []string) {
+// the dynamic loader's order, without duplicates.
+func candidates() (names []string, dirs native.Dirs) {
 	names = []string{"libopenblas.so.0", "libopenblas.so"}
 	if goruntime.GOOS == "darwin" {
 		names = []string{"libopenblas.0.dylib", "libopenblas.dylib"}
+		dirs.Add("/opt/homebrew/opt/openblas/lib", "/usr/local/opt/openblas/lib")
 	}
-	seen := map[string]bool{}
-	add := func(ds ...string) {
-		for _, d := range ds {
-			if d != "" && !seen[d] {
-				seen[d] = true
-				dirs = append(dirs, d)
-			}
-		}
-	}
-	env := "LD_LIBRARY_PATH"
-	if goruntime.GOOS == "darwin" {
-		env = "DYLD_LIBRARY_PATH"
-	}
-	add(filepath.SplitList(os.Getenv(env))...)
-	if goruntime.GOOS == "darwin" {
-		add("/opt/homebrew/opt/openblas/lib", "/usr/local/opt/openblas/lib", "/opt/local/lib", "/usr/local/lib")
-		return names, dirs
-	}
-	add(ldSoConf("/etc/ld.so.conf", 0)...)
-	triplet := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu", "386": "i386-linux-gnu",
-		"arm": "arm-linux-gnueabihf", "ppc64le": "powerpc64le-linux-gnu", "s390x": "s390x-linux-gnu", "riscv64": "riscv64-linux-gnu"}[goruntime.GOARCH]
-	if triplet != "" {
-		add("/lib/"+triplet, "/usr/lib/"+triplet)
-	}
-	add("/lib64", "/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib")
+	dirs.Add(native.SystemDirs()...)
 	return names, dirs
-}
-
-// ldSoConf returns the directories an ld.so.conf lists, following its
-// include lines.
-func ldSoConf(path string, depth int) []string {
-	f, err := os.Open(path)
-	if err != nil || depth > 8 {
-		return nil
-	}
-	defer f.Close()
-	var dirs []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = strings.TrimSpace(line[:i])
-		}
-		if line == "" {
-			continue
-		}
-		if rest, ok := strings.CutPrefix(line, "include"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
-			pattern := strings.TrimSpace(rest)
-			if !filepath.IsAbs(pattern) {
-				pattern = filepath.Join(filepath.Dir(path), pattern)
-			}
-			matches, _ := filepath.Glob(pattern)
-			for _, m := range matches {
-				dirs = append(dirs, ldSoConf(m, depth+1)...)
-			}
-			continue
-		}
-		dirs = append(dirs, line)
-	}
-	return dirs
 }

@@ -1,13 +1,14 @@
 package ggml
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"sort"
 	"strings"
+
+	"github.com/graphc/graphc/runtime/native"
 )
 
 // PathEnv names the environment variable that lists the directories to
@@ -48,15 +49,14 @@ func libName(stem string) string {
 // (node-llama-cpp ships libggml.<variant>.so). The error names every
 // directory searched.
 func Library() (*Libraries, error) {
-	var searched []string
-	for _, d := range searchDirs() {
+	dirs := searchDirs()
+	for _, d := range dirs {
 		if l, ok := libsIn(d); ok {
 			return l, nil
 		}
-		searched = append(searched, d)
 	}
 	return nil, fmt.Errorf("ggml's libraries not found: no %s with its registry %s in %s; %s",
-		libName("ggml-base"), libName("ggml"), summarize(searched), HowToGet)
+		libName("ggml-base"), libName("ggml"), dirs, HowToGet)
 }
 
 // libsIn reports the libraries in directory d, if it has them.
@@ -84,82 +84,15 @@ func isFile(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
-func summarize(dirs []string) string {
-	if len(dirs) == 0 {
-		return "no directory"
-	}
-	if len(dirs) > 6 {
-		return strings.Join(dirs[:6], ", ") + fmt.Sprintf(" and %d more directories", len(dirs)-6)
-	}
-	return strings.Join(dirs, ", ")
-}
-
 // searchDirs lists the directories to search, in order, without
-// duplicates.
-func searchDirs() []string {
-	var dirs []string
-	seen := map[string]bool{}
-	add := func(ds ...string) {
-		for _, d := range ds {
-			if d != "" && !seen[d] {
-				seen[d] = true
-				dirs = append(dirs, d)
-			}
-		}
-	}
-	add(filepath.SplitList(os.Getenv(PathEnv))...)
+// duplicates: $GRAPHC_GGML_PATH, beside the executable, the system's.
+func searchDirs() native.Dirs {
+	var dirs native.Dirs
+	dirs.Add(filepath.SplitList(os.Getenv(PathEnv))...)
 	if exe, err := os.Executable(); err == nil {
-		add(filepath.Dir(exe))
+		dirs.Add(filepath.Dir(exe))
 	}
-	switch goruntime.GOOS {
-	case "darwin":
-		add(filepath.SplitList(os.Getenv("DYLD_LIBRARY_PATH"))...)
-		add("/opt/homebrew/lib", "/usr/local/lib", "/opt/local/lib")
-	case "windows":
-		add(filepath.SplitList(os.Getenv("PATH"))...)
-	default:
-		add(filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))...)
-		add(ldSoConf("/etc/ld.so.conf", 0)...)
-		triplet := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[goruntime.GOARCH]
-		if triplet != "" {
-			add("/lib/"+triplet, "/usr/lib/"+triplet)
-		}
-		add("/usr/local/lib", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
-	}
-	return dirs
-}
-
-// ldSoConf returns the directories an ld.so.conf lists, following its
-// include lines.
-func ldSoConf(path string, depth int) []string {
-	f, err := os.Open(path)
-	if err != nil || depth > 8 {
-		return nil
-	}
-	defer f.Close()
-	var dirs []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = strings.TrimSpace(line[:i])
-		}
-		if line == "" {
-			continue
-		}
-		if rest, ok := strings.CutPrefix(line, "include"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
-			pattern := strings.TrimSpace(rest)
-			if !filepath.IsAbs(pattern) {
-				pattern = filepath.Join(filepath.Dir(path), pattern)
-			}
-			matches, _ := filepath.Glob(pattern)
-			for _, m := range matches {
-				dirs = append(dirs, ldSoConf(m, depth+1)...)
-			}
-			continue
-		}
-		dirs = append(dirs, line)
-	}
+	dirs.Add(native.SystemDirs()...)
 	return dirs
 }
 

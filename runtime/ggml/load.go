@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/graphc/graphc/runtime/native"
 )
 
 var (
@@ -36,11 +38,11 @@ func load() (*api, *Libraries, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	base, err := openLibrary(libs.Base)
+	base, err := native.Open(libs.Base, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading %s: %v", libs.Base, err)
 	}
-	reg, err := openLibrary(libs.Registry)
+	reg, err := native.Open(libs.Registry, true)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading %s: %v", libs.Registry, err)
 	}

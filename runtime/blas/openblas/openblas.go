@@ -18,6 +18,7 @@ import (
 
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/blas"
+	"github.com/graphc/graphc/runtime/native"
 )
 
 // CBLAS enums.
@@ -62,7 +63,7 @@ func open() (*lib, error) {
 			l.coreType = ct
 		}
 	}
-	sym, err := openLibrary(path)
+	sym, err := native.Open(path, false)
 	if err != nil {
 		return nil, fmt.Errorf("loading %s: %v", path, err)
 	}

@@ -1,0 +1,13 @@
+//go:build !(darwin || freebsd || linux || netbsd || windows)
+
+package native
+
+import (
+	"fmt"
+	goruntime "runtime"
+)
+
+// Open: loading shared libraries is implemented for Unix and Windows only.
+func Open(path string, global bool) (func(name string) uintptr, error) {
+	return nil, fmt.Errorf("loading shared libraries is not supported on %s", goruntime.GOOS)
+}
