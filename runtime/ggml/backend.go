@@ -3,7 +3,6 @@ package ggml
 import (
 	"fmt"
 	goruntime "runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -38,7 +37,7 @@ type Backend struct {
 	buft buftype
 	bt   runtime.BufferType
 
-	mem []allocation // sorted by handle address
+	mem runtime.DeviceMemory[allocation]
 
 	rec    []launch
 	key    []byte
@@ -56,15 +55,13 @@ type Backend struct {
 	waiting []*event
 }
 
-// allocation is one ggml buffer: the handle the host sees, the buffer and
-// its base address, and a byte tensor spanning it for raw copies.
+// allocation is one ggml buffer: the buffer and its base address, and a
+// byte tensor spanning it for raw copies.
 type allocation struct {
-	handle []byte
-	free   func()
-	buf    buffer
-	base   uintptr
-	ctx    context
-	whole  tensor
+	buf   buffer
+	base  uintptr
+	ctx   context
+	whole tensor
 }
 
 // maxGraphs bounds the graphs kept: shapes that change every evaluation
@@ -159,35 +156,20 @@ func (b *Backend) Alloc(size int) ([]byte, error) {
 		a.bufferFree(buf)
 		return nil, fmt.Errorf("%s: placing a tensor in a new buffer failed (ggml status %d)", b.name, st)
 	}
-	handle, free, err := reserveHandle(size)
+	handle, err := b.mem.Add(size, al)
 	if err != nil {
 		a.free(al.ctx)
 		a.bufferFree(buf)
 		return nil, fmt.Errorf("%s: alloc of %d bytes: %v", b.name, size, err)
 	}
-	al.handle, al.free = handle, free
-	i := sort.Search(len(b.mem), func(i int) bool { return addr(b.mem[i].handle) > addr(handle) })
-	b.mem = append(b.mem, allocation{})
-	copy(b.mem[i+1:], b.mem[i:])
-	b.mem[i] = al
 	return handle, nil
 }
-
-func addr(p []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(p))) }
 
 // locate returns the allocation holding t and t's offset in it. A tensor
 // outside the backend's memory is a bug in the caller (a missing copy).
 func (b *Backend) locate(t *runtime.Tensor) (int, uintptr) {
-	p := addr(t.Data)
-	i := sort.Search(len(b.mem), func(i int) bool { return addr(b.mem[i].handle) > p }) - 1
-	if i >= 0 {
-		a := &b.mem[i]
-		off := p - addr(a.handle)
-		if off+uintptr(len(t.Data)) <= uintptr(len(a.handle)) {
-			return i, off
-		}
-	}
-	panic(fmt.Sprintf("BUG: %s: a %s%v tensor outside %s's memory was given to it (host memory, or another device's: a missing copy)", b.name, t.Type, t.Ne, b.name))
+	i, off := b.mem.Locate(b.name, t)
+	return i, uintptr(off)
 }
 
 // Copies.
@@ -205,7 +187,7 @@ func (b *Backend) SetTensor(dst, src *runtime.Tensor) {
 	}
 	b.flush()
 	i, off := b.locate(dst)
-	al := &b.mem[i]
+	al := b.mem.At(i)
 	span := dst.Span()
 	if span == 0 {
 		return
@@ -237,7 +219,7 @@ func (b *Backend) GetTensor(dst, src *runtime.Tensor) {
 		return
 	}
 	i, off := b.locate(src)
-	al := &b.mem[i]
+	al := b.mem.At(i)
 	span := src.Span()
 	if span == 0 {
 		return
@@ -262,7 +244,7 @@ func (b *Backend) GetTensorAsync(dst, src *runtime.Tensor) {
 	}
 	b.flush()
 	i, off := b.locate(src)
-	al := &b.mem[i]
+	al := b.mem.At(i)
 	span := src.Span()
 	if span == 0 {
 		return
@@ -313,7 +295,7 @@ func (b *Backend) CopyTensorAsync(to runtime.Backend, dst, src *runtime.Tensor) 
 	n := int64(src.Span())
 	s := a.newTensor1d(ctx, ggmlTypeI8, n)
 	d := a.newTensor1d(ctx, ggmlTypeI8, n)
-	if a.tensorAlloc(b.mem[si].buf, s, b.mem[si].base+soff) != 0 || a.tensorAlloc(t.mem[di].buf, d, t.mem[di].base+doff) != 0 {
+	if a.tensorAlloc(b.mem.At(si).buf, s, b.mem.At(si).base+soff) != 0 || a.tensorAlloc(t.mem.At(di).buf, d, t.mem.At(di).base+doff) != 0 {
 		a.free(ctx)
 		return false
 	}
@@ -437,14 +419,10 @@ func (b *Backend) Close() {
 	}
 	b.Synchronize()
 	b.dropGraphs()
-	for _, al := range b.mem {
+	b.mem.Release(func(al *allocation) {
 		b.a.free(al.ctx)
 		b.a.bufferFree(al.buf)
-		if al.free != nil {
-			al.free()
-		}
-	}
-	b.mem = nil
+	})
 	b.a.backendFree(b.be)
 	b.be = 0
 }

@@ -264,7 +264,7 @@ func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 				return nil, fmt.Errorf("placing %s: ggml status %d", describeLaunch(l), st)
 			}
 		case n.out == n.op:
-			al := &b.mem[l.dst.alloc]
+			al := b.mem.At(l.dst.alloc)
 			if st := a.tensorAlloc(al.buf, n.op, al.base+l.dst.off); st != 0 {
 				return nil, fmt.Errorf("placing %s: ggml status %d", describeLaunch(l), st)
 			}
@@ -562,7 +562,7 @@ func (b *Backend) tensorAt(ctx context, known map[place]tensor, p *place) (tenso
 	if err != nil {
 		return 0, err
 	}
-	al := &b.mem[p.alloc]
+	al := b.mem.At(p.alloc)
 	if st := a.tensorAlloc(al.buf, base, al.base+p.off); st != 0 {
 		return 0, fmt.Errorf("placing a %s%v tensor: ggml status %d", p.typ, p.ne, st)
 	}

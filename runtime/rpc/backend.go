@@ -3,11 +3,9 @@ package rpc
 import (
 	"fmt"
 	"os"
-	"sort"
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/graphc/graphc/runtime"
 )
@@ -117,15 +115,13 @@ type Backend struct {
 	waiting  []*event // recorded, not yet known complete
 	traffic  Traffic
 	g        graph
-	mem      []allocation // by handle address
+	mem      runtime.DeviceMemory[allocation]
 	maxAlloc uint64
 }
 
-// allocation is one remote buffer: the handle the host sees and the
-// server's names for the buffer and its first byte.
+// allocation is one remote buffer: the server's names for the buffer and
+// its first byte.
 type allocation struct {
-	handle []byte
-	free   func()
 	remote uint64
 	base   uint64
 }
@@ -242,19 +238,12 @@ func (b *Backend) Alloc(size int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	handle, free, err := reserveHandle(size)
+	handle, err := b.mem.Add(size, a)
 	if err != nil {
 		return nil, fmt.Errorf("%s: alloc of %d bytes: %v", b.name, size, err)
 	}
-	a.handle, a.free = handle, free
-	i := sort.Search(len(b.mem), func(i int) bool { return addr(b.mem[i].handle) > addr(handle) })
-	b.mem = append(b.mem, allocation{})
-	copy(b.mem[i+1:], b.mem[i:])
-	b.mem[i] = a
 	return handle, nil
 }
-
-func addr(p []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(p))) }
 
 // wire describes t, whose Data is a range of one of the backend's
 // handles, as the server knows it. A tensor outside the backend's memory
@@ -271,17 +260,10 @@ func (b *Backend) wire(t *runtime.Tensor) (wireTensor, error) {
 	if len(t.Data) == 0 {
 		return w, nil
 	}
-	p := addr(t.Data)
-	i := sort.Search(len(b.mem), func(i int) bool { return addr(b.mem[i].handle) > p }) - 1
-	if i >= 0 {
-		a := &b.mem[i]
-		off := uint64(p - addr(a.handle))
-		if off+uint64(len(t.Data)) <= uint64(len(a.handle)) {
-			w.Buffer, w.Data = a.remote, a.base+off
-			return w, nil
-		}
-	}
-	panic(fmt.Sprintf("BUG: %s: a %s%v tensor outside %s's memory was given to it (host memory, or another device's: a missing copy)", b.name, t.Type, t.Ne, b.name))
+	i, off := b.mem.Locate(b.name, t)
+	a := b.mem.At(i)
+	w.Buffer, w.Data = a.remote, a.base+uint64(off)
+	return w, nil
 }
 
 const math32 = 1<<32 - 1
@@ -551,15 +533,11 @@ func (b *Backend) Close() {
 	if b.c == nil {
 		return
 	}
-	for _, a := range b.mem {
+	b.mem.Release(func(a *allocation) {
 		if b.Err() == nil {
 			b.do(func(c *Client) error { return c.FreeBuffer(a.remote) })
 		}
-		if a.free != nil {
-			a.free()
-		}
-	}
-	b.mem = nil
+	})
 	release(b.c)
 	b.c = nil
 }

@@ -2,10 +2,8 @@ package sim
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"time"
-	"unsafe"
 
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
@@ -49,15 +47,7 @@ type Backend struct {
 	err error
 
 	memMu sync.RWMutex
-	mem   []allocation // by address of their handles
-}
-
-// allocation is one device allocation: the address range the host sees and
-// the bytes behind it.
-type allocation struct {
-	handle []byte
-	data   []byte
-	free   func()
+	mem   runtime.DeviceMemory[[]byte] // each allocation's bytes behind its handle
 }
 
 type opKind uint8
@@ -107,21 +97,14 @@ func (s *Backend) Alloc(size int) ([]byte, error) {
 	if size == 0 {
 		return nil, nil
 	}
-	handle, free, err := reserveHandle(size)
+	s.memMu.Lock()
+	handle, err := s.mem.Add(size, runtime.NewBuffer(size))
+	s.memMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("%s: alloc of %d bytes: %v", s.name, size, err)
 	}
-	a := allocation{handle: handle, data: runtime.NewBuffer(size), free: free}
-	s.memMu.Lock()
-	i := sort.Search(len(s.mem), func(i int) bool { return addr(s.mem[i].handle) > addr(handle) })
-	s.mem = append(s.mem, allocation{})
-	copy(s.mem[i+1:], s.mem[i:])
-	s.mem[i] = a
-	s.memMu.Unlock()
 	return handle, nil
 }
-
-func addr(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
 
 // dev returns t with its Data in device memory: the bytes behind the
 // handle range t.Data covers. A tensor outside the device's memory is a
@@ -132,19 +115,11 @@ func (s *Backend) dev(t *runtime.Tensor) runtime.Tensor {
 		d.Data = nil
 		return d
 	}
-	p := addr(t.Data)
 	s.memMu.RLock()
 	defer s.memMu.RUnlock()
-	i := sort.Search(len(s.mem), func(i int) bool { return addr(s.mem[i].handle) > p }) - 1
-	if i >= 0 {
-		a := &s.mem[i]
-		off := int(p - addr(a.handle))
-		if off+len(t.Data) <= len(a.handle) {
-			d.Data = a.data[off : off+len(t.Data)]
-			return d
-		}
-	}
-	panic(fmt.Sprintf("BUG: %s: a %s%v tensor outside %s's memory was given to it (host memory, or another device's: a missing copy)", s.name, t.Type, t.Ne, s.name))
+	i, off := s.mem.Locate(s.name, t)
+	d.Data = (*s.mem.At(i))[off : off+len(t.Data)]
+	return d
 }
 
 // push queues op and returns its number.
@@ -443,11 +418,6 @@ func (s *Backend) Close() {
 	<-s.stopped
 	s.k.Close()
 	s.memMu.Lock()
-	for _, a := range s.mem {
-		if a.free != nil {
-			a.free()
-		}
-	}
-	s.mem = nil
+	s.mem.Release(func(*[]byte) {})
 	s.memMu.Unlock()
 }

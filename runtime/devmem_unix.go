@@ -1,11 +1,11 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package sim
+package runtime
 
 import "syscall"
 
 // reserveHandle reserves size bytes of address space with no access: the
-// handle of a simulated device allocation. Host code that dereferences
+// handle of a device allocation (DeviceMemory). Host code that dereferences
 // device memory faults there instead of silently reading host memory.
 func reserveHandle(size int) ([]byte, func(), error) {
 	page := syscall.Getpagesize()

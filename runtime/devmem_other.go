@@ -1,8 +1,8 @@
 //go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
-package sim
+package runtime
 
-// reserveHandle returns the handle of a simulated device allocation: host
+// reserveHandle returns the handle of a device allocation (DeviceMemory): host
 // memory of its own filled with 0xff bytes (NaN as f32 and f16), so that
 // host code reading device memory directly sees NaNs, and writes to it are
 // lost.
