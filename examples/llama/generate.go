@@ -2,22 +2,16 @@ package llama
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/graphc/graphc/runtime"
 )
 
 // batch returns the inputs of a batch of tokens whose first token goes to
 // KV cache slot pos: positions pos.., and a causal mask over the pos+len
 // slots in use.
 func batch(tokens []int32, pos int) *Inputs {
-	n, nKV := len(tokens), pos+len(tokens)
-	in := &Inputs{Dims: Dims{NTokens: n, NKv: nKV}, InpTokens: tokens, KQMask: make([]float32, nKV*n)}
-	for t := 0; t < n; t++ {
-		in.InpPos = append(in.InpPos, int32(pos+t))
-		for j := pos + t + 1; j < nKV; j++ {
-			in.KQMask[t*nKV+j] = float32(math.Inf(-1))
-		}
-	}
-	return in
+	positions, mask := runtime.CausalBatch(len(tokens), pos)
+	return &Inputs{Dims: Dims{NTokens: len(tokens), NKv: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
 }
 
 // Generate feeds the prompt to the model in batches of at most MaxNTokens

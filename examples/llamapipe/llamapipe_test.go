@@ -84,15 +84,8 @@ func models(t testing.TB) (*Model, *llama.Model) {
 
 // batch is a batch of tokens whose first goes to KV cache slot pos.
 func batch(tokens []int32, pos int) *Inputs {
-	n, nKV := len(tokens), pos+len(tokens)
-	in := &Inputs{Dims: Dims{NTokens: n, NKv: nKV}, InpTokens: tokens, KQMask: make([]float32, nKV*n)}
-	for t := 0; t < n; t++ {
-		in.InpPos = append(in.InpPos, int32(pos+t))
-		for j := pos + t + 1; j < nKV; j++ {
-			in.KQMask[t*nKV+j] = float32(math.Inf(-1))
-		}
-	}
-	return in
+	positions, mask := runtime.CausalBatch(len(tokens), pos)
+	return &Inputs{Dims: Dims{NTokens: len(tokens), NKv: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
 }
 
 func (in *Inputs) cpu() *llama.Inputs {

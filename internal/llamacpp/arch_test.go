@@ -185,14 +185,11 @@ func archLogits(t *testing.T, model, path string, prompt, steps []int32) [][]flo
 		n, nKV := len(tokens), pos+len(tokens)
 		toks := runtime.NewTensor(runtime.I32, [4]int{n, 1, 1, 1})
 		copy(toks.I32s(), tokens)
+		pos32, mask32 := runtime.CausalBatch(n, pos)
 		positions := runtime.NewTensor(runtime.I32, [4]int{n, 1, 1, 1})
+		copy(positions.I32s(), pos32)
 		mask := runtime.NewTensor(runtime.F32, [4]int{nKV, n, 1, 1})
-		for i := 0; i < n; i++ {
-			positions.I32s()[i] = int32(pos + i)
-			for j := pos + i + 1; j < nKV; j++ {
-				mask.F32s()[i*nKV+j] = float32(math.Inf(-1))
-			}
-		}
+		copy(mask.F32s(), mask32)
 		out, err := m.Eval(map[string]int{"n_tokens": n, "n_kv": nKV}, map[string]runtime.Tensor{"inp_tokens": toks, "inp_pos": positions, "KQ_mask": mask})
 		if err != nil {
 			t.Fatal(err)

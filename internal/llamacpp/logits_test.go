@@ -131,13 +131,8 @@ func graphcLogits(t *testing.T, values map[string][]float32, prompt, steps []int
 	var rows [][]float32
 	eval := func(tokens []int32, pos int) {
 		n, nKV := len(tokens), pos+len(tokens)
-		in := &llama.Inputs{Dims: llama.Dims{NTokens: n, NKv: nKV}, InpTokens: tokens, KQMask: make([]float32, nKV*n)}
-		for i := 0; i < n; i++ {
-			in.InpPos = append(in.InpPos, int32(pos+i))
-			for j := pos + i + 1; j < nKV; j++ {
-				in.KQMask[i*nKV+j] = float32(math.Inf(-1))
-			}
-		}
+		in := &llama.Inputs{Dims: llama.Dims{NTokens: n, NKv: nKV}, InpTokens: tokens}
+		in.InpPos, in.KQMask = runtime.CausalBatch(n, pos)
 		out, err := m.Eval(in)
 		if err != nil {
 			t.Fatal(err)
