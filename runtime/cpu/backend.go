@@ -40,6 +40,9 @@ type Backend struct {
 	rows     getRowsTask
 	cpy      cpyTask
 	qmm      blockMulMat
+	pmm      packedMulMat
+	pq       panelTask
+	packed   packedSet // Pack's copies, shared with the lanes
 
 	// lanes are single-threaded backends, one per thread, that run the
 	// parts of a parallel region (RunParts).
@@ -54,10 +57,10 @@ func New(threads int) *Backend {
 		threads = goruntime.GOMAXPROCS(0)
 	}
 	initTables()
-	b := &Backend{pool: newPool(threads), scratch: make([][]float32, threads)}
+	b := &Backend{pool: newPool(threads), scratch: make([][]float32, threads), packed: packedSet{m: map[*byte]*packedWeight{}}}
 	if threads > 1 {
 		for range threads {
-			b.lanes = append(b.lanes, &Backend{pool: newPool(1), scratch: make([][]float32, 1)})
+			b.lanes = append(b.lanes, &Backend{pool: newPool(1), scratch: make([][]float32, 1), packed: b.packed})
 		}
 	}
 	// The workers reference only the pool (its task is cleared after every
@@ -77,6 +80,7 @@ func (b *Backend) Close() {
 	}
 	b.cleanup.Stop()
 	b.pool.close()
+	clear(b.packed.m)
 }
 
 // Threads is the number of threads kernels are split over.

@@ -98,3 +98,45 @@ func BenchmarkDispatch(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkMulMatPacked is MulMat with a 4096×4096 q4_0 or q8_0 weight,
+// plain (the row-by-row dot products) against packed (Pack's copy), for a
+// matrix-vector product, a small batch and a prompt-sized one. GFLOP/s.
+func BenchmarkMulMatPacked(b *testing.B) {
+	const k, m = 4096, 4096
+	for _, dt := range []runtime.DType{runtime.Q4_0, runtime.Q8_0} {
+		vals := make([]float32, k*m)
+		for i := range vals {
+			vals[i] = float32(i%17) - 8
+		}
+		ne := [4]int{k, m, 1, 1}
+		a := runtime.Tensor{Type: dt, Ne: ne, Nb: runtime.ContiguousStrides(dt, ne), Data: runtime.Quantize(nil, dt, vals)}
+		for _, n := range []int{1, 8, 512} {
+			x := runtime.NewTensor(runtime.F32, [4]int{k, n, 1, 1})
+			for i := range x.F32s() {
+				x.F32s()[i] = float32(i%13) - 6
+			}
+			dst := runtime.NewTensor(runtime.F32, [4]int{m, n, 1, 1})
+			for _, threads := range []int{1, 2} {
+				for _, packed := range []bool{false, true} {
+					name := fmt.Sprintf("%s/n=%d/threads=%d/packed=%v", dt, n, threads, packed)
+					b.Run(name, func(b *testing.B) {
+						be := cpu.New(threads)
+						defer be.Close()
+						if packed {
+							if err := be.Pack(&a); err != nil {
+								b.Fatal(err)
+							}
+						}
+						be.MulMat(&dst, &a, &x)
+						b.ResetTimer()
+						for range b.N {
+							be.MulMat(&dst, &a, &x)
+						}
+						b.ReportMetric(2*k*m*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					})
+				}
+			}
+		}
+	}
+}

@@ -11,6 +11,10 @@ import "github.com/graphc/graphc/runtime"
 // vec_dot_type) and the f16 products accumulate in float32.
 func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 	if isBlockType(a.Type) {
+		if p := b.packedFor(a); p != nil {
+			b.mulMatPacked(dst, p, x)
+			return
+		}
 		b.mulMatBlocks(dst, a, x)
 		return
 	}

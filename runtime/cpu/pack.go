@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"fmt"
+
 	"github.com/graphc/graphc/runtime"
 )
 
@@ -8,7 +10,25 @@ import (
 // the layout llama.cpp gives q4_0 weights at load. Pack copies a q4_0 or
 // q8_0 weight into groups of packRows rows whose blocks are interleaved so
 // that one 64-byte load holds four consecutive quants of each of the
-// group's rows; MulMat then reads the copy instead of the weight.
+// group's rows; MulMat then reads the copy instead of the weight, with
+// kernels that keep one row per int32 lane (packed.go).
+//
+// A packed matrix is its row groups one after the other, a group its
+// blocks in order (nb = k/32 of them), and a group's block the packRows
+// rows' blocks of that column range, packBlockBytes(t) long:
+//
+//	[0, 32)   the 16 rows' f16 scales, row r at 2r
+//	q4_0: [32, 288) chunks c = 0..3 of 64 bytes: row r's dword at 32+64c+4r
+//	          is its quant bytes 4c..4c+3 as stored (low nibbles: elements
+//	          4c..4c+3, high nibbles: elements 16+4c..16+4c+3)
+//	q8_0: [32, 544) chunks g = 0..7 of 64 bytes: row r's dword at 32+64g+4r
+//	          is its quants 4g..4g+3, each plus 128 (an unsigned byte)
+//
+// Rows past the matrix's last (m not a multiple of 16) are zeros: scale 0.
+// The unsigned quants are what vpdpbusd multiplies (unsigned by signed);
+// the kernels subtract the offset's share (8 or 128 times the activation
+// block's quant sum) from each block's integer sum, which is then exactly
+// ggml's.
 
 // packRows is the rows of a packed group: one int32 lane of a 512-bit
 // register per row.
@@ -27,10 +47,105 @@ func PackedBytes(dt runtime.DType, ne [4]int) int64 {
 	return groups * packRows * int64(dt.RowSize(ne[0]))
 }
 
+// packBlockBytes is the bytes of one packed group's block.
+func packBlockBytes(dt runtime.DType) int { return packRows * dt.RowSize(32) }
+
+// packedWeight is a packed copy of one weight.
+type packedWeight struct {
+	typ     runtime.DType
+	ne      [4]int
+	nb      int // blocks per row
+	groups  int // row groups per matrix
+	data    []byte
+	matSize int // bytes per matrix
+}
+
+// group returns group g of matrix mat.
+func (p *packedWeight) group(mat, g int) []byte {
+	gs := p.nb * packBlockBytes(p.typ)
+	o := mat*p.matSize + g*gs
+	return p.data[o : o+gs]
+}
+
 // Pack makes MulMat read w, when it is MulMat's a, from a packed copy
 // (PackedBytes(w.Type, w.Ne) of memory, held by the backend until Close).
 // w must be a dense Packable weight whose data stays unchanged; other
 // kernels (GetRows of a tied embedding) keep reading w itself.
 func (b *Backend) Pack(w *runtime.Tensor) error {
+	if !Packable(w.Type) {
+		return fmt.Errorf("pack: %s weights are not packed (only q4_0 and q8_0)", w.Type)
+	}
+	if !w.Contiguous() || w.Ne[0]%32 != 0 || len(w.Data) < w.Span() || w.NElem() == 0 {
+		return fmt.Errorf("pack: weight %s%v is not a dense, non-empty matrix of whole blocks", w.Type, w.Ne)
+	}
+	if err := runtime.CheckHostMemory("packed weights", PackedBytes(w.Type, w.Ne)); err != nil {
+		return err
+	}
+	p := &packedWeight{typ: w.Type, ne: w.Ne, nb: w.Ne[0] / 32, groups: ceilDiv(w.Ne[1], packRows)}
+	p.data = make([]byte, PackedBytes(w.Type, w.Ne))
+	p.matSize = p.groups * p.nb * packBlockBytes(w.Type)
+	t := &packTaskQ{w: w, p: p}
+	b.parallel(t, len(p.data), w.Ne[2]*w.Ne[3]*p.groups)
+	b.packed.m[&w.Data[0]] = p
 	return nil
+}
+
+// packedFor returns the packed copy of a, or nil: a is the weight Pack
+// was given, the same bytes with the same type and shape.
+func (b *Backend) packedFor(a *runtime.Tensor) *packedWeight {
+	if len(b.packed.m) == 0 || len(a.Data) == 0 {
+		return nil
+	}
+	p := b.packed.m[&a.Data[0]]
+	if p == nil || p.typ != a.Type || p.ne != a.Ne || !a.Contiguous() {
+		return nil
+	}
+	return p
+}
+
+// packedSet is the backend's packed weights by their first byte, shared
+// with its lanes.
+type packedSet struct{ m map[*byte]*packedWeight }
+
+// packTaskQ packs a weight, a chunk of row groups per chunk.
+type packTaskQ struct {
+	w *runtime.Tensor
+	p *packedWeight
+}
+
+func (t *packTaskQ) run(chunk, nchunks, _ int) {
+	p, w := t.p, t.w
+	n := w.Ne[2] * w.Ne[3] * p.groups
+	lo, hi := split(n, chunk, nchunks)
+	rowBytes := w.Type.RowSize(w.Ne[0])
+	bs := w.Type.RowSize(32)
+	pb := packBlockBytes(w.Type)
+	for i := lo; i < hi; i++ {
+		mat, g := i/p.groups, i%p.groups
+		dst := p.group(mat, g)
+		for r := 0; r < packRows; r++ {
+			row := g*packRows + r
+			if row >= w.Ne[1] {
+				break // padding rows stay zero
+			}
+			i2, i3 := mat%w.Ne[2], mat/w.Ne[2]
+			src := w.Data[i3*w.Nb[3]+i2*w.Nb[2]+row*w.Nb[1]:][:rowBytes]
+			for blk := 0; blk < p.nb; blk++ {
+				s, d := src[blk*bs:(blk+1)*bs], dst[blk*pb:(blk+1)*pb]
+				d[2*r], d[2*r+1] = s[0], s[1]
+				q := s[2:]
+				if w.Type == runtime.Q4_0 {
+					for c := 0; c < 4; c++ {
+						copy(d[32+64*c+4*r:][:4], q[4*c:4*c+4])
+					}
+					continue
+				}
+				for g := 0; g < 8; g++ {
+					for i := 0; i < 4; i++ {
+						d[32+64*g+4*r+i] = q[4*g+i] ^ 0x80
+					}
+				}
+			}
+		}
+	}
 }

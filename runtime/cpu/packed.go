@@ -1,0 +1,226 @@
+package cpu
+
+import (
+	"encoding/binary"
+
+	"github.com/graphc/graphc/runtime"
+)
+
+// MulMat with a packed weight (pack.go). x's columns are quantized to q8_0
+// once per product, into panels of panelCols columns (one column for a
+// matrix-vector product): per block, the panel's columns' 32 quants one
+// after the other, and beside them each column's block scale as float32
+// (xd) and the offset's share of its block sum (xc: 8·Σq for q4_0,
+// 128·Σq for q8_0, see pack.go). A kernel then computes one row group
+// against one panel over the whole k: every block's integer sums, less
+// xc, converted and multiplied by the two scales' product, added up in
+// float32 — ggml's terms, summed in another order.
+//
+// Threads take row groups; for wide x, columns are cut into chunks whose
+// quants fit the L2 cache, and a thread runs each of its row groups (in
+// L1) against every panel of the chunk.
+
+const (
+	panelCols = 8 // columns of a panel, but for a single column
+	// xChunkBytes bounds the quants of one column chunk, so that they
+	// stay in L2 while every row group runs against them.
+	xChunkBytes = 512 << 10
+)
+
+type packedMulMat struct {
+	dst     runtime.Tensor
+	p       *packedWeight
+	xq      []byte    // the panels' quants, batch after batch
+	xd      []float32 // their scales
+	xc      []int32   // their offset shares
+	n, pc   int       // columns of x, columns per panel
+	panels  int       // panels per batch
+	chunk   int       // panels per column chunk
+	nchunk  int       // column chunks per batch
+	ne2     int       // x's batches along dim 2
+	r2, r3  int       // broadcast ratios
+	batches int
+}
+
+// mulMatPacked is MulMat with the packed copy p of a.
+func (b *Backend) mulMatPacked(dst *runtime.Tensor, p *packedWeight, x *runtime.Tensor) {
+	k, m, n := p.ne[0], p.ne[1], x.Ne[1]
+	if x.Type != runtime.F32 || dst.Type != runtime.F32 || x.Ne[0] != k || dst.Ne != [4]int{m, n, x.Ne[2], x.Ne[3]} ||
+		x.Ne[2]%p.ne[2] != 0 || x.Ne[3]%p.ne[3] != 0 {
+		bug("MulMat: dst %v%v, packed a %v%v, x %v%v", dst.Type, dst.Ne, p.typ, p.ne, x.Type, x.Ne)
+	}
+	if dst.NElem() == 0 {
+		return
+	}
+	t := &b.pmm
+	*t = packedMulMat{dst: *dst, p: p, n: n, ne2: x.Ne[2], r2: x.Ne[2] / p.ne[2], r3: x.Ne[3] / p.ne[3], batches: x.Ne[2] * x.Ne[3]}
+	t.pc = panelCols
+	if n == 1 {
+		t.pc = 1
+	}
+	t.panels = ceilDiv(n, t.pc)
+	nb := p.nb
+	t.chunk = max(1, min(t.panels, xChunkBytes/(t.pc*nb*32)))
+	t.nchunk = ceilDiv(t.panels, t.chunk)
+
+	// The panels, zeroed past the last column (zero quants and scales:
+	// those columns' sums are 0 and are not stored).
+	npanels := t.panels * t.batches
+	qn, sn := npanels*nb*t.pc*32, npanels*nb*t.pc
+	if cap(b.qx) < qn {
+		b.qx = make([]byte, qn)
+	}
+	if cap(b.qxd) < sn {
+		b.qxd = make([]float32, sn)
+	}
+	if cap(b.qxs) < sn {
+		b.qxs = make([]int32, sn)
+	}
+	t.xq, t.xd, t.xc = b.qx[:qn], b.qxd[:sn], b.qxs[:sn]
+	q := &b.pq
+	*q = panelTask{t: t, x: *x, typ: p.typ}
+	if x.Nb[0] != 4 {
+		b.growScratch(b.pool.n, k)
+		q.scratch = b.scratch
+	}
+	b.parallel(q, 8*k*n*t.batches, npanels)
+	*q = panelTask{}
+
+	units := t.batches * t.nchunk * p.groups
+	b.parallel(t, 2*m*n*k*t.batches/4, units)
+	*t = packedMulMat{}
+}
+
+// run computes a range of (batch, column chunk, row group) units: row
+// groups vary fastest, so a chunk's quants are read by consecutive units.
+func (t *packedMulMat) run(chunk, nchunks, _ int) {
+	p := t.p
+	units := t.batches * t.nchunk * p.groups
+	lo, hi := split(units, chunk, nchunks)
+	nb := p.nb
+	var tile [packRows * panelCols]float32
+	d := t.dst.F32s()
+	for u := lo; u < hi; u++ {
+		g := u % p.groups
+		c := u / p.groups % t.nchunk
+		batch := u / p.groups / t.nchunk
+		i2, i3 := batch%t.ne2, batch/t.ne2
+		w := p.group((i3/t.r3)*p.ne[2]+i2/t.r2, g)
+		p0, p1 := c*t.chunk, min(c*t.chunk+t.chunk, t.panels)
+		rows := min(packRows, p.ne[1]-g*packRows)
+		for pn := p0; pn < p1; pn++ {
+			s := (batch*t.panels + pn) * nb * t.pc
+			xq, xd, xc := t.xq[s*32:(s+nb*t.pc)*32], t.xd[s:s+nb*t.pc], t.xc[s:s+nb*t.pc]
+			packedKernel(p.typ, t.pc, w, xq, xd, xc, nb, tile[:packRows*t.pc])
+			cols := min(t.pc, t.n-pn*t.pc)
+			for j := 0; j < cols; j++ {
+				base := (pn*t.pc+j)*t.dst.Nb[1] + i2*t.dst.Nb[2] + i3*t.dst.Nb[3] + g*packRows*t.dst.Nb[0]
+				if t.dst.Nb[0] == 4 {
+					copy(d[base/4:base/4+rows], tile[j*packRows:j*packRows+rows])
+					continue
+				}
+				for r := 0; r < rows; r++ {
+					d[(base+r*t.dst.Nb[0])/4] = tile[j*packRows+r]
+				}
+			}
+		}
+	}
+}
+
+// panelTask quantizes x's columns into the panels, a chunk of panels per
+// chunk.
+type panelTask struct {
+	t       *packedMulMat
+	x       runtime.Tensor
+	typ     runtime.DType
+	scratch [][]float32 // per thread, for strided columns
+}
+
+func (q *panelTask) run(chunk, nchunks, tid int) {
+	t, x := q.t, &q.x
+	k, nb, pc := x.Ne[0], q.t.p.nb, t.pc
+	shift := 3 // q4_0's offset 8
+	if q.typ == runtime.Q8_0 {
+		shift = 7 // q8_0's offset 128
+	}
+	lo, hi := split(t.panels*t.batches, chunk, nchunks)
+	xs := x.F32s()
+	var blk [34]byte
+	for pi := lo; pi < hi; pi++ {
+		batch, pn := pi/t.panels, pi%t.panels
+		i2, i3 := batch%t.ne2, batch/t.ne2
+		s := pi * nb * pc
+		xq, xd, xc := t.xq[s*32:(s+nb*pc)*32], t.xd[s:s+nb*pc], t.xc[s:s+nb*pc]
+		for j := 0; j < pc; j++ {
+			col := pn*pc + j
+			if col >= t.n {
+				for b := 0; b < nb; b++ {
+					clear(xq[(b*pc+j)*32:][:32])
+					xd[b*pc+j], xc[b*pc+j] = 0, 0
+				}
+				continue
+			}
+			base := col*x.Nb[1] + i2*x.Nb[2] + i3*x.Nb[3]
+			var row []float32
+			if x.Nb[0] == 4 {
+				row = xs[base/4 : base/4+k]
+			} else {
+				row = q.scratch[tid][:k]
+				for i := range row {
+					row[i] = xs[(base+i*x.Nb[0])/4]
+				}
+			}
+			for b := 0; b < nb; b++ {
+				quantizeQ8_0Go(blk[:0], row[b*32:b*32+32])
+				var sum int32
+				for _, v := range blk[2:] {
+					sum += int32(int8(v))
+				}
+				copy(xq[(b*pc+j)*32:][:32], blk[2:])
+				xd[b*pc+j] = runtime.F16ToF32(binary.LittleEndian.Uint16(blk[:]))
+				xc[b*pc+j] = sum << shift
+			}
+		}
+	}
+}
+
+// packedKernel computes one row group w (nb packed blocks) against one
+// panel of pc columns: tile[j·16 + r] = row r · column j.
+func packedKernel(typ runtime.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) {
+	if packedKernelAsm(typ, pc, w, xq, xd, xc, nb, tile) {
+		return
+	}
+	packedKernelGo(typ, pc, w, xq, xd, xc, nb, tile)
+}
+
+// packedKernelGo is packedKernel's reference loop.
+func packedKernelGo(typ runtime.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) {
+	pb := packBlockBytes(typ)
+	clear(tile)
+	for b := 0; b < nb; b++ {
+		wb := w[b*pb : (b+1)*pb]
+		for r := 0; r < packRows; r++ {
+			da := runtime.F16ToF32(binary.LittleEndian.Uint16(wb[2*r:]))
+			for j := 0; j < pc; j++ {
+				x := xq[(b*pc+j)*32:][:32]
+				var s int32
+				if typ == runtime.Q4_0 {
+					for c := 0; c < 4; c++ {
+						for i := 0; i < 4; i++ {
+							v := int32(wb[32+64*c+4*r+i])
+							s += (v&15)*int32(int8(x[4*c+i])) + (v>>4)*int32(int8(x[16+4*c+i]))
+						}
+					}
+				} else {
+					for g := 0; g < 8; g++ {
+						for i := 0; i < 4; i++ {
+							s += int32(wb[32+64*g+4*r+i]) * int32(int8(x[4*g+i]))
+						}
+					}
+				}
+				s -= xc[b*pc+j]
+				tile[j*packRows+r] += float32(s) * (da * xd[b*pc+j])
+			}
+		}
+	}
+}

@@ -1,0 +1,173 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// The packed kernels (packed_amd64.go; layout in pack.go). Registers:
+//
+//	SI the group's block (scales at 0, quant chunks from 32)
+//	DI the panel's block: column j's quants at 32j
+//	R8, R9 the panel's block scales (float32) and offset shares (int32)
+//	CX blocks left, DX the tile
+//	Z31 bytes 0x0f
+//
+// The weight chunks of a block, unpacked to unsigned bytes, sit in the
+// registers W0..W7 in the order of the column's quant dwords: W_i times
+// the column's dword i (bytes 4i..4i+3).
+
+#define PACKED_SETUP \
+	MOVQ w+0(FP), SI; \
+	MOVQ xq+8(FP), DI; \
+	MOVQ xd+16(FP), R8; \
+	MOVQ xc+24(FP), R9; \
+	MOVQ nb+32(FP), CX; \
+	MOVQ tile+40(FP), DX; \
+	MOVL $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z31
+
+// Q4_UNPACK8 sets Z8..Z15 to a q4_0 group block's chunks: low nibbles of
+// chunks 0..3 (the column's dwords 0..3), then their high nibbles (dwords
+// 4..7).
+#define Q4_UNPACK8 \
+	VMOVDQU32 32(SI), Z8; \
+	VMOVDQU32 96(SI), Z9; \
+	VMOVDQU32 160(SI), Z10; \
+	VMOVDQU32 224(SI), Z11; \
+	VPSRLW $4, Z8, Z12; \
+	VPSRLW $4, Z9, Z13; \
+	VPSRLW $4, Z10, Z14; \
+	VPSRLW $4, Z11, Z15; \
+	VPANDD Z31, Z8, Z8; \
+	VPANDD Z31, Z9, Z9; \
+	VPANDD Z31, Z10, Z10; \
+	VPANDD Z31, Z11, Z11; \
+	VPANDD Z31, Z12, Z12; \
+	VPANDD Z31, Z13, Z13; \
+	VPANDD Z31, Z14, Z14; \
+	VPANDD Z31, Z15, Z15
+
+// Q8_LOAD8 sets Z8..Z15 to a q8_0 group block's eight chunks.
+#define Q8_LOAD8 \
+	VMOVDQU32 32(SI), Z8; \
+	VMOVDQU32 96(SI), Z9; \
+	VMOVDQU32 160(SI), Z10; \
+	VMOVDQU32 224(SI), Z11; \
+	VMOVDQU32 288(SI), Z12; \
+	VMOVDQU32 352(SI), Z13; \
+	VMOVDQU32 416(SI), Z14; \
+	VMOVDQU32 480(SI), Z15
+
+// COLUMN adds column j's block term to acc: the integer sums of Z8..Z15
+// against the column's quants at x(DI) (two chains, T and U), less its
+// offset share at s(R9), converted, times the rows' scales (Z16) times its
+// scale at s(R8). S is a scratch register.
+#define COLUMN(x, s, acc, T, U, S) \
+	VPXORD T, T, T; \
+	VPXORD U, U, U; \
+	VPDPBUSD.BCST (x+0)(DI), Z8, T; \
+	VPDPBUSD.BCST (x+16)(DI), Z12, U; \
+	VPDPBUSD.BCST (x+4)(DI), Z9, T; \
+	VPDPBUSD.BCST (x+20)(DI), Z13, U; \
+	VPDPBUSD.BCST (x+8)(DI), Z10, T; \
+	VPDPBUSD.BCST (x+24)(DI), Z14, U; \
+	VPDPBUSD.BCST (x+12)(DI), Z11, T; \
+	VPDPBUSD.BCST (x+28)(DI), Z15, U; \
+	VPADDD U, T, T; \
+	VPSUBD.BCST s(R9), T, T; \
+	VCVTDQ2PS T, T; \
+	VMULPS.BCST s(R8), Z16, S; \
+	VFMADD231PS S, T, acc
+
+// PANEL8 is a kernel over eight columns, LOAD the block's unpacking and
+// bytes its size.
+#define PANEL8(LOAD, bytes) \
+	PACKED_SETUP; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+	VPXORD Z4, Z4, Z4; \
+	VPXORD Z5, Z5, Z5; \
+	VPXORD Z6, Z6, Z6; \
+	VPXORD Z7, Z7, Z7; \
+loop:; \
+	VCVTPH2PS (SI), Z16; \
+	LOAD; \
+	COLUMN(0, 0, Z0, Z18, Z19, Z26); \
+	COLUMN(32, 4, Z1, Z20, Z21, Z27); \
+	COLUMN(64, 8, Z2, Z22, Z23, Z28); \
+	COLUMN(96, 12, Z3, Z24, Z25, Z29); \
+	COLUMN(128, 16, Z4, Z18, Z19, Z26); \
+	COLUMN(160, 20, Z5, Z20, Z21, Z27); \
+	COLUMN(192, 24, Z6, Z22, Z23, Z28); \
+	COLUMN(224, 28, Z7, Z24, Z25, Z29); \
+	ADDQ $bytes, SI; \
+	ADDQ $256, DI; \
+	ADDQ $32, R8; \
+	ADDQ $32, R9; \
+	DECQ CX; \
+	JNZ loop; \
+	VMOVUPS Z0, (DX); \
+	VMOVUPS Z1, 64(DX); \
+	VMOVUPS Z2, 128(DX); \
+	VMOVUPS Z3, 192(DX); \
+	VMOVUPS Z4, 256(DX); \
+	VMOVUPS Z5, 320(DX); \
+	VMOVUPS Z6, 384(DX); \
+	VMOVUPS Z7, 448(DX); \
+	VZEROUPPER; \
+	RET
+
+// VECTOR is a kernel over one column: the weights stream from memory, so
+// it prefetches a kilobyte ahead (five lines cover a q4_0 block, nine a
+// q8_0 one; the PREFETCH list is the type's).
+#define VECTOR(LOAD, PREFETCH, bytes) \
+	PACKED_SETUP; \
+	VPXORD Z0, Z0, Z0; \
+loop:; \
+	PREFETCH; \
+	VCVTPH2PS (SI), Z16; \
+	LOAD; \
+	COLUMN(0, 0, Z0, Z18, Z19, Z26); \
+	ADDQ $bytes, SI; \
+	ADDQ $32, DI; \
+	ADDQ $4, R8; \
+	ADDQ $4, R9; \
+	DECQ CX; \
+	JNZ loop; \
+	VMOVUPS Z0, (DX); \
+	VZEROUPPER; \
+	RET
+
+#define PREFETCH_Q4 \
+	PREFETCHT0 1024(SI); \
+	PREFETCHT0 1088(SI); \
+	PREFETCHT0 1152(SI); \
+	PREFETCHT0 1216(SI); \
+	PREFETCHT0 1280(SI)
+
+#define PREFETCH_Q8 \
+	PREFETCHT0 1024(SI); \
+	PREFETCHT0 1088(SI); \
+	PREFETCHT0 1152(SI); \
+	PREFETCHT0 1216(SI); \
+	PREFETCHT0 1280(SI); \
+	PREFETCHT0 1344(SI); \
+	PREFETCHT0 1408(SI); \
+	PREFETCHT0 1472(SI); \
+	PREFETCHT0 1536(SI)
+
+// func packedQ4x1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+TEXT ·packedQ4x1VNNI(SB), NOSPLIT, $0-48
+	VECTOR(Q4_UNPACK8, PREFETCH_Q4, 288)
+
+// func packedQ4x8VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+TEXT ·packedQ4x8VNNI(SB), NOSPLIT, $0-48
+	PANEL8(Q4_UNPACK8, 288)
+
+// func packedQ8x1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+TEXT ·packedQ8x1VNNI(SB), NOSPLIT, $0-48
+	VECTOR(Q8_LOAD8, PREFETCH_Q8, 544)
+
+// func packedQ8x8VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+TEXT ·packedQ8x8VNNI(SB), NOSPLIT, $0-48
+	PANEL8(Q8_LOAD8, 544)

@@ -1,0 +1,9 @@
+//go:build !amd64 || noasm
+
+package cpu
+
+import "github.com/graphc/graphc/runtime"
+
+func packedKernelAsm(runtime.DType, int, []byte, []byte, []float32, []int32, int, []float32) bool {
+	return false
+}
