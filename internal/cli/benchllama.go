@@ -275,15 +275,21 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 			fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's flash attention stays on (the harness does not know this release's parameters)\n")
 		}
 	}
+	vocab := weights["token_embd.weight"].Ne[1]
 	gPP := func(m *interp.Machine, n int) (time.Duration, error) {
+		in := batchInputs(n, 0, vocab)
 		start := time.Now()
-		_, err := m.Eval(map[string]int{"n_tokens": n, "n_kv": n}, nil)
+		_, err := m.Eval(map[string]int{"n_tokens": n, "n_kv": n}, in)
 		return time.Since(start), err
 	}
 	gTG := func(m *interp.Machine, n int) (time.Duration, error) {
+		ins := make([]map[string]runtime.Tensor, n)
+		for i := range ins {
+			ins[i] = batchInputs(1, i, vocab)
+		}
 		start := time.Now()
-		for i := 1; i <= n; i++ {
-			if _, err := m.Eval(map[string]int{"n_tokens": 1, "n_kv": i}, nil); err != nil {
+		for i, in := range ins {
+			if _, err := m.Eval(map[string]int{"n_tokens": 1, "n_kv": i + 1}, in); err != nil {
 				return 0, err
 			}
 		}
@@ -355,6 +361,23 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 		}
 	}
 	return order, nil
+}
+
+// batchInputs are the inputs of a batch of n tokens going to cache slot
+// pos, as a program driving the model builds them (runtime.CausalBatch),
+// with token ids spread over the vocabulary as llama-bench's random ones
+// are.
+func batchInputs(n, pos, vocab int) map[string]runtime.Tensor {
+	positions, mask := runtime.CausalBatch(n, pos)
+	tok := runtime.NewTensor(runtime.I32, [4]int{n, 1, 1, 1})
+	for i := range tok.I32s() {
+		tok.I32s()[i] = int32((pos + i) * 7919 % vocab)
+	}
+	p := runtime.NewTensor(runtime.I32, [4]int{n, 1, 1, 1})
+	copy(p.I32s(), positions)
+	m := runtime.NewTensor(runtime.F32, [4]int{pos + n, n, 1, 1})
+	copy(m.F32s(), mask)
+	return map[string]runtime.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m}
 }
 
 func llamaNote(r *benchRow) string {

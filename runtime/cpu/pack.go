@@ -26,7 +26,7 @@ import (
 //
 // Rows past the matrix's last (m not a multiple of 16) are zeros: scale 0.
 // The unsigned quants are what vpdpbusd multiplies (unsigned by signed);
-// the kernels subtract the offset's share (8 or 128 times the activation
+// the kernels take the offset's share (8 or 128 times the activation
 // block's quant sum) from each block's integer sum, which is then exactly
 // ggml's.
 

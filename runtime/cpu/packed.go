@@ -10,8 +10,9 @@ import (
 // once per product, into panels of panelCols columns (one column for a
 // matrix-vector product): per block, the panel's columns' 32 quants one
 // after the other, and beside them each column's block scale as float32
-// (xd) and the offset's share of its block sum (xc: 8·Σq for q4_0,
-// 128·Σq for q8_0, see pack.go). A kernel then computes one row group
+// (xd) and the offset's share of its block sum, negated (xc: −8·Σq for
+// q4_0, −128·Σq for q8_0, see pack.go): a kernel starts each block's
+// integer sum from it. A kernel then computes one row group
 // against one panel over the whole k: every block's integer sums, less
 // xc, converted and multiplied by the two scales' product, added up in
 // float32 — ggml's terms, summed in another order.
@@ -139,13 +140,12 @@ type panelTask struct {
 func (q *panelTask) run(chunk, nchunks, tid int) {
 	t, x := q.t, &q.x
 	k, nb, pc := x.Ne[0], q.t.p.nb, t.pc
-	shift := 3 // q4_0's offset 8
+	shift := uint(3) // q4_0's offset 8
 	if q.typ == runtime.Q8_0 {
 		shift = 7 // q8_0's offset 128
 	}
 	lo, hi := split(t.panels*t.batches, chunk, nchunks)
 	xs := x.F32s()
-	var blk [34]byte
 	for pi := lo; pi < hi; pi++ {
 		batch, pn := pi/t.panels, pi%t.panels
 		i2, i3 := batch%t.ne2, batch/t.ne2
@@ -170,17 +170,33 @@ func (q *panelTask) run(chunk, nchunks, tid int) {
 					row[i] = xs[(base+i*x.Nb[0])/4]
 				}
 			}
-			for b := 0; b < nb; b++ {
-				quantizeQ8_0Go(blk[:0], row[b*32:b*32+32])
-				var sum int32
-				for _, v := range blk[2:] {
-					sum += int32(int8(v))
-				}
-				copy(xq[(b*pc+j)*32:][:32], blk[2:])
-				xd[b*pc+j] = runtime.F16ToF32(binary.LittleEndian.Uint16(blk[:]))
-				xc[b*pc+j] = sum << shift
-			}
+			quantizeColumn(row, nb, xq[j*32:], pc*32, xd[j:], xc[j:], pc, shift)
 		}
+	}
+}
+
+// quantizeColumn quantizes a column of x (nb blocks of row) into a panel:
+// block b's quants to xq[b·qs:], as quantizeActivations writes them, its
+// scale as float32 to xd[b·ss] and its quants' sum shifted left by shift,
+// negated, to xc[b·ss].
+func quantizeColumn(row []float32, nb int, xq []byte, qs int, xd []float32, xc []int32, ss int, shift uint) {
+	if !quantizeColumnAsm(row, nb, xq, qs, xd, xc, ss, shift) {
+		quantizeColumnGo(row, nb, xq, qs, xd, xc, ss, shift)
+	}
+}
+
+// quantizeColumnGo is quantizeColumn's reference loop.
+func quantizeColumnGo(row []float32, nb int, xq []byte, qs int, xd []float32, xc []int32, ss int, shift uint) {
+	var blk [34]byte
+	for b := 0; b < nb; b++ {
+		quantizeQ8_0Go(blk[:0], row[b*32:b*32+32])
+		var sum int32
+		for _, v := range blk[2:] {
+			sum += int32(int8(v))
+		}
+		copy(xq[b*qs:][:32], blk[2:])
+		xd[b*ss] = runtime.F16ToF32(binary.LittleEndian.Uint16(blk[:]))
+		xc[b*ss] = -(sum << shift)
 	}
 }
 
@@ -218,7 +234,7 @@ func packedKernelGo(typ runtime.DType, pc int, w, xq []byte, xd []float32, xc []
 						}
 					}
 				}
-				s -= xc[b*pc+j]
+				s += xc[b*pc+j]
 				tile[j*packRows+r] += float32(s) * (da * xd[b*pc+j])
 			}
 		}

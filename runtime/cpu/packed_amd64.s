@@ -6,7 +6,8 @@
 //
 //	SI the group's block (scales at 0, quant chunks from 32)
 //	DI the panel's block: column j's quants at 32j
-//	R8, R9 the panel's block scales (float32) and offset shares (int32)
+//	R8, R9 the panel's block scales (float32) and negated offset shares
+//	       (int32), which start each block's integer sums
 //	CX blocks left, DX the tile
 //	Z31 bytes 0x0f
 //
@@ -57,11 +58,27 @@
 	VMOVDQU32 480(SI), Z15
 
 // COLUMN adds column j's block term to acc: the integer sums of Z8..Z15
-// against the column's quants at x(DI) (two chains, T and U), less its
-// offset share at s(R9), converted, times the rows' scales (Z16) times its
-// scale at s(R8). S is a scratch register.
-#define COLUMN(x, s, acc, T, U, S) \
-	VPXORD T, T, T; \
+// against the column's quants at x(DI), from the negated offset share at
+// s(R9) (a broadcast load: no zeroing, no subtraction), converted, times
+// the rows' scales (Z16) times the column's scale at s(R8). S is scratch.
+#define COLUMN(x, s, acc, T, S) \
+	VPBROADCASTD s(R9), T; \
+	VPDPBUSD.BCST (x+0)(DI), Z8, T; \
+	VPDPBUSD.BCST (x+4)(DI), Z9, T; \
+	VPDPBUSD.BCST (x+8)(DI), Z10, T; \
+	VPDPBUSD.BCST (x+12)(DI), Z11, T; \
+	VPDPBUSD.BCST (x+16)(DI), Z12, T; \
+	VPDPBUSD.BCST (x+20)(DI), Z13, T; \
+	VPDPBUSD.BCST (x+24)(DI), Z14, T; \
+	VPDPBUSD.BCST (x+28)(DI), Z15, T; \
+	VCVTDQ2PS T, T; \
+	VMULPS.BCST s(R8), Z16, S; \
+	VFMADD231PS S, T, acc
+
+// COLUMN2 is COLUMN with the sums in two chains (T and U), for one column
+// where no other column's work hides vpdpbusd's latency.
+#define COLUMN2(x, s, acc, T, U, S) \
+	VPBROADCASTD s(R9), T; \
 	VPXORD U, U, U; \
 	VPDPBUSD.BCST (x+0)(DI), Z8, T; \
 	VPDPBUSD.BCST (x+16)(DI), Z12, U; \
@@ -72,7 +89,6 @@
 	VPDPBUSD.BCST (x+12)(DI), Z11, T; \
 	VPDPBUSD.BCST (x+28)(DI), Z15, U; \
 	VPADDD U, T, T; \
-	VPSUBD.BCST s(R9), T, T; \
 	VCVTDQ2PS T, T; \
 	VMULPS.BCST s(R8), Z16, S; \
 	VFMADD231PS S, T, acc
@@ -92,14 +108,14 @@
 loop:; \
 	VCVTPH2PS (SI), Z16; \
 	LOAD; \
-	COLUMN(0, 0, Z0, Z18, Z19, Z26); \
-	COLUMN(32, 4, Z1, Z20, Z21, Z27); \
-	COLUMN(64, 8, Z2, Z22, Z23, Z28); \
-	COLUMN(96, 12, Z3, Z24, Z25, Z29); \
-	COLUMN(128, 16, Z4, Z18, Z19, Z26); \
-	COLUMN(160, 20, Z5, Z20, Z21, Z27); \
-	COLUMN(192, 24, Z6, Z22, Z23, Z28); \
-	COLUMN(224, 28, Z7, Z24, Z25, Z29); \
+	COLUMN(0, 0, Z0, Z18, Z26); \
+	COLUMN(32, 4, Z1, Z19, Z27); \
+	COLUMN(64, 8, Z2, Z20, Z28); \
+	COLUMN(96, 12, Z3, Z21, Z29); \
+	COLUMN(128, 16, Z4, Z22, Z26); \
+	COLUMN(160, 20, Z5, Z23, Z27); \
+	COLUMN(192, 24, Z6, Z24, Z28); \
+	COLUMN(224, 28, Z7, Z25, Z29); \
 	ADDQ $bytes, SI; \
 	ADDQ $256, DI; \
 	ADDQ $32, R8; \
@@ -127,7 +143,7 @@ loop:; \
 	PREFETCH; \
 	VCVTPH2PS (SI), Z16; \
 	LOAD; \
-	COLUMN(0, 0, Z0, Z18, Z19, Z26); \
+	COLUMN2(0, 0, Z0, Z18, Z19, Z26); \
 	ADDQ $bytes, SI; \
 	ADDQ $32, DI; \
 	ADDQ $4, R8; \
@@ -171,3 +187,85 @@ TEXT ·packedQ8x1VNNI(SB), NOSPLIT, $0-48
 // func packedQ8x8VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 TEXT ·packedQ8x8VNNI(SB), NOSPLIT, $0-48
 	PANEL8(Q8_LOAD8, 544)
+
+// func quantizeColumnAVX512(row *float32, nb int, xq *byte, qs int, xd *float32, xc *int32, ss int, shift int)
+//
+// quantizeQ8_0Go's arithmetic per block of 32: amax, d = amax/127 and
+// id = 127/amax (0 when d is), the values times id rounded half to even
+// (vcvtps2dq under Go's default rounding mode), d rounded to f16 and back
+// (vcvtps2ph $0: to nearest even, as runtime.F32ToF16) — then the quants'
+// sum shifted left by shift, negated. Block b's quants go to xq+b·qs, its scale and
+// share to xd+b·ss and xc+b·ss.
+TEXT ·quantizeColumnAVX512(SB), NOSPLIT, $0-64
+	MOVQ row+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ xq+16(FP), DI
+	MOVQ qs+24(FP), R10
+	MOVQ xd+32(FP), R8
+	MOVQ xc+40(FP), R9
+	MOVQ ss+48(FP), R11
+	MOVQ shift+56(FP), R12
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x42fe0000, AX // 127.0
+	VMOVD AX, X30
+	VXORPS X29, X29, X29
+	TESTQ CX, CX
+	JZ qdone
+
+qloop:
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VPANDD Z31, Z0, Z2
+	VPANDD Z31, Z1, Z3
+	VMAXPS Z3, Z2, Z2
+	VEXTRACTF32X8 $1, Z2, Y3
+	VMAXPS Y3, Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VMAXPS X3, X2, X2
+	VPERMILPS $0x4e, X2, X3
+	VMAXPS X3, X2, X2
+	VPERMILPS $0xb1, X2, X3
+	VMAXPS X3, X2, X2
+	VDIVSS X30, X2, X4 // d
+	VXORPS X5, X5, X5
+	VUCOMISS X29, X4
+	JEQ qzero
+	VDIVSS X2, X30, X5 // id
+
+qzero:
+	VBROADCASTSS X5, Z5
+	VMULPS Z5, Z0, Z0
+	VMULPS Z5, Z1, Z1
+	VCVTPS2DQ Z0, Z0
+	VCVTPS2DQ Z1, Z1
+	VPMOVSDB Z0, X8
+	VPMOVSDB Z1, X9
+	VMOVDQU X8, (DI)
+	VMOVDQU X9, 16(DI)
+	VPADDD Z1, Z0, Z6
+	VEXTRACTI32X8 $1, Z6, Y7
+	VPADDD Y7, Y6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0x4e, X6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0xb1, X6, X7
+	VPADDD X7, X6, X6
+	VMOVD X6, AX
+	SHLXL R12, AX, AX
+	NEGL AX
+	MOVL AX, (R9)
+	VCVTPS2PH $0, X4, X10
+	VCVTPH2PS X10, X10
+	VMOVSS X10, (R8)
+	ADDQ $128, SI
+	ADDQ R10, DI
+	ADDQ R11, R8
+	ADDQ R11, R9
+	DECQ CX
+	JNZ qloop
+
+qdone:
+	VZEROUPPER
+	RET

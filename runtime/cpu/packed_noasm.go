@@ -7,3 +7,5 @@ import "github.com/graphc/graphc/runtime"
 func packedKernelAsm(runtime.DType, int, []byte, []byte, []float32, []int32, int, []float32) bool {
 	return false
 }
+
+func quantizeColumnAsm([]float32, int, []byte, int, []float32, []int32, int, uint) bool { return false }

@@ -119,3 +119,39 @@ func TestPackRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeColumn: the assembly quantizer writes exactly the Go loop's
+// quants, scales and sums, on blocks of every magnitude, all-zero blocks
+// (scale 0) and values halfway between two quants (rounding to even).
+func TestQuantizeColumn(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const nb, qs, ss = 40, 64, 3
+	row := make([]float32, nb*32)
+	for b := 0; b < nb; b++ {
+		scale := float32(math.Pow(10, float64(r.IntN(20)-10)))
+		for i := 0; i < 32; i++ {
+			switch b % 5 {
+			case 0:
+				row[b*32+i] = 0
+			case 1:
+				row[b*32+i] = float32(i-16) + 0.5 // ties after scaling by 127/amax when amax = 127
+			default:
+				row[b*32+i] = float32(r.NormFloat64()) * scale
+			}
+		}
+		if b%5 == 1 {
+			row[b*32] = 127
+		}
+	}
+	for _, shift := range []uint{3, 7} {
+		got := [3]any{make([]byte, nb*qs), make([]float32, nb*ss), make([]int32, nb*ss)}
+		want := [3]any{make([]byte, nb*qs), make([]float32, nb*ss), make([]int32, nb*ss)}
+		cpu.QuantizeColumn(row, nb, got[0].([]byte), qs, got[1].([]float32), got[2].([]int32), ss, shift)
+		cpu.QuantizeColumnGo(row, nb, want[0].([]byte), qs, want[1].([]float32), want[2].([]int32), ss, shift)
+		for i := range got {
+			if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
+				t.Fatalf("shift %d, output %d (quants, scales, sums):\n got %v\nwant %v", shift, i, got[i], want[i])
+			}
+		}
+	}
+}
