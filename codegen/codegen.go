@@ -103,6 +103,7 @@ type generator struct {
 	fillUses   map[string]bool // index variables the fill being emitted reads
 	weights    []*ir.Tensor    // declaration order
 	states     []*ir.Tensor    //
+	packedVar  []string        // per backend that packs weights: its table of them ("" for none)
 }
 
 func (gen *generator) file(f *jen.File) {
@@ -138,14 +139,18 @@ func (gen *generator) file(f *jen.File) {
 		f.Comment("Compute buffer layout: byte offsets planned at the dims' bounds.")
 		f.Const().Defs(defs...)
 	}
-	hostBytes, weightBytes := gen.hostMemory()
+	hostBytes, weightBytes, packedBytes := gen.hostMemory()
 	f.Comment("Host memory the plan needs, checked against the machine's before it is allocated:")
 	f.Comment("hostBytes for New's compute buffers and state in host memory, weightBytes more for")
 	f.Comment("the weights when main fills them there.")
-	f.Const().Defs(
+	defs := []jen.Code{
 		jen.Id("hostBytes").Op("=").Lit(int(hostBytes)),
 		jen.Id("weightBytes").Op("=").Lit(int(weightBytes)),
-	)
+	}
+	if packedBytes > 0 {
+		defs = append(defs, jen.Id("packedBytes").Op("=").Lit(int(packedBytes)).Comment("the packed copies of weights New makes (Pack)"))
+	}
+	f.Const().Defs(defs...)
 	if len(gen.versions) > 0 {
 		var defs []jen.Code
 		for _, t := range gen.versionKeys() {
@@ -174,10 +179,11 @@ func (gen *generator) file(f *jen.File) {
 }
 
 // hostMemory is what the generated New allocates in host memory (compute
-// buffers and state of host backends) and the bytes of all weights, which
-// the generated main fills in host memory. Saturated sums still exceed
-// any machine's memory, so the check at New stays right.
-func (gen *generator) hostMemory() (host, weights int64) {
+// buffers and state of host backends, and apart from them the packed
+// copies of weights host backends make) and the bytes of all weights,
+// which the generated main fills in host memory. Saturated sums still
+// exceed any machine's memory, so the check at New stays right.
+func (gen *generator) hostMemory() (host, weights, packed int64) {
 	g := gen.g
 	for _, b := range g.Buffers {
 		if g.Backends[b.Backend].Host {
@@ -192,5 +198,10 @@ func (gen *generator) hostMemory() (host, weights int64) {
 			host = ir.SumBytes(host, t.MaxBytes())
 		}
 	}
-	return host, weights
+	for k, be := range g.Backends {
+		if _, n := g.PackedWeights(k); be.Host {
+			packed = ir.SumBytes(packed, n)
+		}
+	}
+	return host, weights, packed
 }

@@ -99,6 +99,21 @@ func (gen *generator) decls(f *jen.File) {
 		}
 		return vals
 	}
+	for k, be := range gen.g.Backends {
+		if gen.packedVar[k] == "" {
+			continue
+		}
+		ws, n := gen.g.PackedWeights(k)
+		var vals []jen.Code
+		for _, t := range ws {
+			// jen writes a list's separators after each item's comment:
+			// the comma is written by hand, before it.
+			vals = append(vals, jen.Id(gen.paramConst[t]).Op(",").Comment(fmt.Sprintf("%s%s: %d bytes packed", t.Type, t.ShapeString(), t.Packed.Bytes)))
+		}
+		f.Comment(fmt.Sprintf("%s are the weights whose packed copy %s's matrix products read (Pack, ggml's", gen.packedVar[k], be.Name))
+		f.Comment(fmt.Sprintf("CPU_REPACK), made once by New: %d bytes beside the weights. Other ops read the weights.", n))
+		f.Var().Id(gen.packedVar[k]).Op("=").Index().Int().Custom(jen.Options{Open: "{", Close: "}", Multi: true}, vals...)
+	}
 	f.Comment("weightBackend and stateBackend are the backends whose memory holds each weight and")
 	f.Comment("state tensor, in declaration order.")
 	f.Var().Defs(

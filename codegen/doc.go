@@ -10,8 +10,10 @@
 // The generated code holds each backend of the target by its own type
 // (cpu.Backend, sim.Backend, openblas.Backend, cuda.Backend, …) to launch
 // kernels, and drives them all through a runtime.Sched: New allocates each
-// compute buffer on the first backend of its buffer type and puts weights
-// and state in their backend's memory; each split method calls
+// compute buffer on the first backend of its buffer type, puts weights
+// and state in their backend's memory and has the backends that pack
+// weights (the CPU) make the plan's packed copies of them (cpu.Backend.Pack,
+// from a table per backend); each split method calls
 // BeginSplit, copies the split's inputs in with CopyInput (the scheduler
 // orders the backends' streams with events, as ggml's
 // ggml_backend_sched_compute_splits does), launches its nodes' kernels,

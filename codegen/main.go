@@ -83,7 +83,7 @@ func (gen *generator) main(f *jen.File) {
 			checkMeta,
 			jen.If(jen.List(jen.Id("weights"), jen.Err()).Op("=").Id("f").Dot("Weights").Call(jen.Id("Weights")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		).Else().Block(
-			jen.If(jen.Err().Op(":=").Qual(pkgRuntime, "CheckHostMemory").Call(jen.Lit("the filled weights, compute buffers and state"), jen.Id("weightBytes"), jen.Id("hostBytes")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+			jen.If(jen.Err().Op(":=").Qual(pkgRuntime, "CheckHostMemory").Call(gen.hostNeeds([]string{"the filled weights", "compute buffers", "state"}, "weightBytes", "hostBytes")...), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 			jen.Id("weights").Op("=").Map(jen.String()).Qual(pkgRuntime, "Tensor").Values(),
 			jen.For(jen.List(jen.Id("k"), jen.Id("w")).Op(":=").Range().Id("Weights")).Block(
 				jen.Id("t").Op(":=").Qual(pkgRuntime, "NewTensor").Call(jen.Id("w").Dot("Type"), jen.Id("w").Dot("Ne")),

@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -86,6 +87,19 @@ func (gen *generator) model(f *jen.File) {
 			jen.List(jen.Id("m").Dot("weights"), jen.Err()).Op("=").Id("m").Dot("sched").Dot("UploadAll").Call(jen.Id("weightBackend"), jen.Id("w")),
 			jen.Err().Op("!=").Nil(),
 		).Block(ret.Clone()),
+	)
+	for k, be := range g.Backends {
+		if gen.packedVar[k] == "" {
+			continue
+		}
+		body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(gen.packedVar[k])).Block(
+			jen.If(
+				jen.Err().Op("=").Id("m").Dot(gen.beField[k]).Dot("Pack").Call(jen.Op("&").Id("m").Dot("weights").Index(jen.Id("k"))),
+				jen.Err().Op("!=").Nil(),
+			).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("packing weight %s for "+be.Name+": %w"), jen.Id("Weights").Index(jen.Id("k")).Dot("Name"), jen.Err()))),
+		))
+	}
+	body = append(body,
 		jen.List(jen.Id("m").Dot("state"), jen.Err()).Op("=").Qual(pkgRuntime, "StartDriver").Call(
 			jen.Op("&").Id("m").Dot("driver"), jen.Id("m").Dot("sched"), jen.Id("States"), jen.Id("stateBackend")),
 		jen.Return(jen.Err()),
@@ -96,7 +110,7 @@ func (gen *generator) model(f *jen.File) {
 	f.Func().Id("New").Params(jen.Id("weights").Map(jen.String()).Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Op("*").Id("Model"), jen.Error()).Block(
 		jen.List(jen.Id("w"), jen.Err()).Op(":=").Qual(pkgRuntime, "BindWeights").Call(jen.Id("Weights"), jen.Id("weights")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.If(jen.Err().Op(":=").Qual(pkgRuntime, "CheckHostMemory").Call(jen.Lit("the compute buffers and state"), jen.Id("hostBytes")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.If(jen.Err().Op(":=").Qual(pkgRuntime, "CheckHostMemory").Call(gen.hostNeeds([]string{"the compute buffers", "state"}, "hostBytes")...), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		jen.Id("m").Op(":=").Op("&").Id("Model").Values(),
 		jen.If(jen.Err().Op(":=").Id("m").Dot("start").Call(jen.Id("w"), jen.Id("threads")), jen.Err().Op("!=").Nil()).Block(
 			jen.Id("m").Dot("Close").Call(),
@@ -154,4 +168,19 @@ func (gen *generator) tensor(t *ir.Tensor) jen.Code {
 	}
 	buf, off := gen.loc(t)
 	return jen.Qual(pkgRuntime, "At").Call(buf, off, dtypeCode(t.Type), gen.shape(t.Ne, nil), gen.shape(t.Nb, nil))
+}
+
+// hostNeeds are CheckHostMemory's arguments for what (phrases) of the
+// named sizes, and for the packed copies of weights when the plan makes
+// some.
+func (gen *generator) hostNeeds(what []string, sizes ...string) []jen.Code {
+	if _, _, packed := gen.hostMemory(); packed > 0 {
+		what = append(what, "the weights' packed copies")
+		sizes = append(sizes, "packedBytes")
+	}
+	args := []jen.Code{jen.Lit(strings.Join(what[:len(what)-1], ", ") + " and " + what[len(what)-1])}
+	for _, s := range sizes {
+		args = append(args, jen.Id(s))
+	}
+	return args
 }

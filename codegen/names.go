@@ -95,7 +95,7 @@ var reserved = map[string]bool{
 	"d": true, "m": true, "in": true, "out": true, "err": true, "runtime": true, "fmt": true,
 	"math": true, "sync": true, "os": true, "flag": true, "errors": true,
 	"c": true, "p": true, "i": true, "s": true, "w": true, "t": true, "k": true, "lo": true, "hi": true, "be": true,
-	"regionParts": true, "regions": true, "hostBytes": true, "weightBytes": true,
+	"regionParts": true, "regions": true, "hostBytes": true, "weightBytes": true, "packedBytes": true,
 }
 
 func init() {

@@ -80,6 +80,18 @@ func (gen *generator) prepare() error {
 		}
 		gen.opsVar = append(gen.opsVar, ops)
 	}
+	for k, be := range g.Backends {
+		packed := ""
+		if ws, _ := g.PackedWeights(k); len(ws) > 0 {
+			// Pack is a method only of kinds whose description packs
+			// (internal/backends checks that).
+			if d := gen.kinds[k].Describe(gen.devNum[k]); d.PackWeight == nil {
+				return fmt.Errorf("BUG: the plan packs %d weights for %s, whose description packs none", len(ws), be.Name)
+			}
+			packed = gen.names.local("", be.Name+"_packed")
+		}
+		gen.packedVar = append(gen.packedVar, packed)
+	}
 	for _, b := range g.Buffers {
 		if len(b.Chunks) > 1 {
 			return fmt.Errorf("buffer %s: %d bytes in %d chunks; generated code allocates one piece per buffer type", b.BufferType, b.Size, len(b.Chunks))

@@ -146,6 +146,9 @@ func (s *Settings) merge(cfg Config) Config {
 	if s.Options["parallel_regions"] != 0 {
 		cfg.Options.Regions = true
 	}
+	if v, ok := s.Options["pack_weights"]; ok && v == 0 {
+		cfg.Options.NoPack = true
+	}
 	if v, ok := s.Options["offload_batch"]; ok && cfg.OffloadMinBatch == 0 {
 		cfg.OffloadMinBatch = int(v)
 	}

@@ -51,14 +51,15 @@ type MemoryUse struct {
 	Backends   []string // the target's backends that use this buffer type
 	BufferType string
 	Weights    int64
+	Packed     int64 // packed copies its backends make of weights (pack_weights), beside them
 	State      int64
 	Compute    int64 // the planned compute buffer, all pipeline copies included
 	Budget     int64 // 0: none
 	Usable     int64 // Budget less the margin
 }
 
-// Total is weights, state and compute together.
-func (m MemoryUse) Total() int64 { return ir.SumBytes(m.Weights, m.State, m.Compute) }
+// Total is weights, packed copies, state and compute together.
+func (m MemoryUse) Total() int64 { return ir.SumBytes(m.Weights, m.Packed, m.State, m.Compute) }
 
 // Over is by how many bytes the total exceeds the usable budget (0 when it
 // fits or has no budget).
@@ -71,8 +72,9 @@ func (m MemoryUse) Over() int64 {
 
 // MemoryOf measures a compiled plan per buffer type, in target order:
 // weights and state where their placement puts them, each padded to the
-// buffer's alignment as the runtime allocates them, and the planned compute
-// buffers.
+// buffer's alignment as the runtime allocates them, the packed copies of
+// weights in the memory of the backend that packs them, and the planned
+// compute buffers.
 func MemoryOf(g *ir.Graph) []MemoryUse {
 	var out []MemoryUse
 	index := map[string]int{}
@@ -94,6 +96,10 @@ func MemoryOf(g *ir.Graph) []MemoryUse {
 		n := alignUp(t.MaxBytes(), g.Backends[b].Alignment)
 		if t.Kind == ir.KindWeight {
 			m.Weights = ir.SumBytes(m.Weights, n)
+			if t.IsPacked() {
+				p := &out[index[g.Backends[t.Packed.Backend].BufferType]]
+				p.Packed = ir.SumBytes(p.Packed, t.Packed.Bytes)
+			}
 		} else {
 			m.State = ir.SumBytes(m.State, n)
 		}
@@ -233,8 +239,12 @@ func fitPlan(f *dsl.File, src []byte, cfg Config, settings *Settings) (*Result, 
 	var over []string
 	for _, m := range rows {
 		if m.Over() > 0 {
-			over = append(over, fmt.Sprintf("%s needs %s (weights %s, state %s, compute %s) but its budget %s leaves %s usable (%.0f%% margin): %s over",
-				strings.Join(m.Backends, "+"), Size(m.Total()), Size(m.Weights), Size(m.State), Size(m.Compute), Size(m.Budget), Size(m.Usable), margin*100, Size(m.Over())))
+			packed := ""
+			if m.Packed > 0 {
+				packed = ", packed " + Size(m.Packed)
+			}
+			over = append(over, fmt.Sprintf("%s needs %s (weights %s%s, state %s, compute %s) but its budget %s leaves %s usable (%.0f%% margin): %s over",
+				strings.Join(m.Backends, "+"), Size(m.Total()), Size(m.Weights), packed, Size(m.State), Size(m.Compute), Size(m.Budget), Size(m.Usable), margin*100, Size(m.Over())))
 		}
 	}
 	if len(over) > 0 {

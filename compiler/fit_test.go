@@ -4,6 +4,10 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/passes"
+	"github.com/graphc/graphc/runtime"
 )
 
 func compileLlama(t *testing.T, cfg Config) *Result {
@@ -87,5 +91,50 @@ func TestParseBudgets(t *testing.T) {
 		if _, err := ParseBudgets(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// TestFitCountsPackedWeights: the CPU's packed copies of q4_0 weights are
+// memory -fit counts. A budget that holds the llama example's q4_0 weights
+// but not their copies fits with -pack=false only.
+func TestFitCountsPackedWeights(t *testing.T) {
+	src, err := os.ReadFile("../examples/llama/llama.g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compile := func(cfg Config) (*Result, error) {
+		cfg.Backends = []string{"cpu"}
+		return Compile("llama.g", src, cfg)
+	}
+	f32, err := compile(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]runtime.DType{}
+	for _, w := range f32.Graph.Params {
+		if ne0, _ := w.Ne[0].Constant(); w.Kind == ir.KindWeight && ne0%32 == 0 && !ir.Equal(w.Ne[1], ir.Const(1)) {
+			types[w.Name] = runtime.Q4_0
+		}
+	}
+	plain, err := compile(Config{WeightTypes: types, Options: passes.Options{NoPack: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed, err := compile(Config{WeightTypes: types})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, q := rowOf(MemoryOf(plain.Graph), "cpu"), rowOf(MemoryOf(packed.Graph), "cpu")
+	ws, n := packed.Graph.PackedWeights(0)
+	if len(ws) == 0 || p.Packed != 0 || q.Packed != n || q.Total() != p.Total()+n {
+		t.Fatalf("%d weights packed, %d bytes; rows without packing %+v, with %+v", len(ws), n, p, q)
+	}
+	budget := int64(float64(p.Total())/(1-DefaultFitMargin)) + 2
+	fit := &Fit{Budgets: map[string]int64{"cpu": budget}, Margin: -1}
+	if _, err := compile(Config{WeightTypes: types, Options: passes.Options{NoPack: true}, Fit: fit}); err != nil {
+		t.Errorf("without packing, cpu=%d: %v", budget, err)
+	}
+	if _, err := compile(Config{WeightTypes: types, Fit: fit}); err == nil || !strings.Contains(err.Error(), ", packed "+Size(n)) {
+		t.Errorf("with packing, cpu=%d: %v; want cpu over, its packed %s named", budget, err, Size(n))
 	}
 }

@@ -79,7 +79,46 @@ func (g *Graph) Format() string {
 		}
 		b.WriteString("\n")
 	}
+	for k, be := range g.Backends {
+		if ws, n := g.PackedWeights(k); len(ws) > 0 {
+			plural := "s"
+			if len(ws) == 1 {
+				plural = ""
+			}
+			fmt.Fprintf(&b, "packed for %s: %d weight%s (%s), %d bytes (%s) of copies its mul_mats read\n", be.Name, len(ws), plural, typeCounts(ws), n, humanBytes(n))
+		}
+	}
 	return b.String()
+}
+
+// typeCounts says how many of ts have each type: "q4_0 12, q8_0 1".
+func typeCounts(ts []*Tensor) string {
+	counts := map[DType]int{}
+	var order []DType
+	for _, t := range ts {
+		if counts[t.Type] == 0 {
+			order = append(order, t.Type)
+		}
+		counts[t.Type]++
+	}
+	var parts []string
+	for _, dt := range order {
+		parts = append(parts, fmt.Sprintf("%s %d", dt, counts[dt]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// humanBytes is n in the largest binary unit it reaches: "562.3 MiB".
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }
 
 func (g *Graph) annotations(t *Tensor) string {
@@ -92,6 +131,9 @@ func (g *Graph) annotations(t *Tensor) string {
 		if t.Cause != "" {
 			s += " " + t.Cause
 		}
+	}
+	if t.IsPacked() && t.Packed.Backend >= 0 && t.Packed.Backend < len(g.Backends) {
+		s += fmt.Sprintf(" packed for %s: %d bytes", g.Backends[t.Packed.Backend].Name, t.Packed.Bytes)
 	}
 	switch t.Alloc.Kind {
 	case AllocCompute:

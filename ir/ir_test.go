@@ -144,3 +144,41 @@ func TestVerifyCatchesOrder(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+// TestVerifyCatchesPacking: only weights have packed copies, made by a
+// backend that runs a mul_mat reading them.
+func TestVerifyCatchesPacking(t *testing.T) {
+	g, out := buildChain(t)
+	g.Expand(out)
+	g.Backends = []*ir.Backend{{Name: "gpu"}, {Name: "cpu"}}
+	for _, x := range g.Nodes {
+		x.Backend = 1
+	}
+	var w, b *ir.Tensor
+	for _, l := range g.Leafs {
+		switch l.Name {
+		case "w":
+			w = l
+		case "b":
+			b = l
+		}
+	}
+	for _, tc := range []struct {
+		t    *ir.Tensor
+		p    ir.Packing
+		want string
+	}{
+		{w, ir.Packing{Backend: 1, Bytes: 64}, ""},
+		{w, ir.Packing{Backend: 0, Bytes: 64}, "weight w is packed for gpu, where no mul_mat reads it"},
+		{w, ir.Packing{Backend: 2, Bytes: 64}, "weight w is packed by backend 2, want one of the 2 backends"},
+		{b, ir.Packing{Backend: 1, Bytes: 64}, "weight b is packed for cpu, where no mul_mat reads it"},
+		{g.Nodes[0], ir.Packing{Backend: 1, Bytes: 64}, "node mm has a packed copy of 64 bytes, want only weights packed"},
+	} {
+		tc.t.Packed = tc.p
+		err := g.Verify()
+		tc.t.Packed = ir.Packing{}
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s packed %+v: got %v, want %q", tc.t.Name, tc.p, err, tc.want)
+		}
+	}
+}

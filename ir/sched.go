@@ -100,3 +100,16 @@ func (b *Backend) ReadsBufferType(name string) bool {
 	}
 	return false
 }
+
+// PackedWeights lists the weights backend b keeps packed copies of, in
+// declaration order, and the copies' bytes together: what the backend
+// allocates beside the weights when the model is made.
+func (g *Graph) PackedWeights(b int) (ws []*Tensor, bytes int64) {
+	for _, t := range g.Params {
+		if t.IsPacked() && t.Packed.Backend == b {
+			ws = append(ws, t)
+			bytes = SumBytes(bytes, t.Packed.Bytes)
+		}
+	}
+	return ws, bytes
+}

@@ -83,7 +83,24 @@ type Tensor struct {
 	Backend int    // index into Graph.Backends; -1 until assigned
 	Cause   string // ggml's cause code: 1.dst, 2.sup, 4.cpy, usr, …
 	Alloc   Alloc  // where the tensor's bytes live
+	// Packed is, for a weight, the copy of it in another layout that a
+	// backend makes once and its matrix products read (pack_weights);
+	// the zero value when there is none.
+	Packed Packing
 }
+
+// Packing is a weight's packed copy: the backend that makes it and reads
+// it (an index into Graph.Backends) and its bytes. Bytes is 0 when the
+// weight is not packed. The weight itself stays as loaded for every other
+// reader, as llama.cpp keeps a tied token_embd for get_rows and loads a
+// second copy for the output's mul_mat.
+type Packing struct {
+	Backend int
+	Bytes   int64
+}
+
+// IsPacked reports whether a backend keeps a packed copy of t.
+func (t *Tensor) IsPacked() bool { return t.Packed.Bytes > 0 }
 
 // IsLeaf mirrors ggml: a tensor with no op is a leaf, everything else
 // (views included) is a node.

@@ -67,7 +67,35 @@ func (g *Graph) Verify() error {
 		g.verifySplits(bad)
 		g.verifyRegions(bad)
 	}
+	g.verifyPacked(bad)
 	return errors.Join(errs...)
+}
+
+// verifyPacked checks that only weights have packed copies, each made by
+// a backend of the target that runs a mul_mat reading the weight itself:
+// a copy nobody reads is memory wasted, and codegen would make it.
+func (g *Graph) verifyPacked(bad func(string, ...any)) {
+	readers := map[*Tensor]map[int]bool{}
+	for _, t := range g.Nodes {
+		if t.Op == OpMulMat && len(t.Src) > 0 {
+			if readers[t.Src[0]] == nil {
+				readers[t.Src[0]] = map[int]bool{}
+			}
+			readers[t.Src[0]][t.Backend] = true
+		}
+	}
+	for _, t := range g.Tensors {
+		p := t.Packed
+		switch {
+		case p == Packing{}:
+		case t.Kind != KindWeight || p.Bytes <= 0:
+			bad("%s %s has a packed copy of %d bytes, want only weights packed, with a size", t.Kind, t.Name, p.Bytes)
+		case p.Backend < 0 || p.Backend >= len(g.Backends):
+			bad("weight %s is packed by backend %d, want one of the %d backends", t.Name, p.Backend, len(g.Backends))
+		case !readers[t][p.Backend]:
+			bad("weight %s is packed for %s, where no mul_mat reads it", t.Name, g.Backends[p.Backend].Name)
+		}
+	}
 }
 
 // verifySplits checks the plan split_graph made: the splits cover the

@@ -23,6 +23,11 @@ type Backend struct {
 	OffloadOp func(t *ir.Tensor) bool
 	// Parts: the backend runs parallel regions (runtime.Description.Parts).
 	Parts bool
+	// PackWeight is, for node t reading a weight as its source 0, the
+	// bytes of the packed copy of that weight the backend would read
+	// instead (runtime.Description.PackWeight); 0: the weight as it is.
+	// Nil means never.
+	PackWeight func(t *ir.Tensor) int64
 }
 
 // FromDescription adapts a runtime backend description for planning.
@@ -46,6 +51,9 @@ func FromDescription(d *runtime.Description, others []runtime.BufferType, minBat
 			bt, ok := bufts[name]
 			return ok && d.SupportsBufferType(bt)
 		},
+	}
+	if d.PackWeight != nil {
+		b.PackWeight = func(t *ir.Tensor) int64 { return d.PackWeight(Query(t)) }
 	}
 	if d.OffloadOp != nil {
 		if minBatch <= 0 {
@@ -89,6 +97,9 @@ type Options struct {
 	Placement string
 	// Cost is place_by_cost's model; nil means DefaultCostModel.
 	Cost *CostModel
+	// NoPack turns pack_weights off: every op reads the weights as
+	// loaded, as in ggml without its CPU_REPACK buffer type.
+	NoPack bool
 }
 
 // Context carries the target and options through the pipeline, and

@@ -17,6 +17,7 @@ import (
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/passes"
 	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/cpu"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -46,6 +47,7 @@ type caseOptions struct {
 	NCopies   int                 `json:"n_copies,omitempty"`
 	OpOffload bool                `json:"op_offload,omitempty"`
 	Regions   bool                `json:"regions,omitempty"`
+	NoPack    bool                `json:"no_pack,omitempty"`
 }
 
 // fakeBackend returns a preset backend:
@@ -55,7 +57,8 @@ type caseOptions struct {
 //	uma        an integrated GPU: own buffer type, also reads "cpu" buffers
 //	blas       shares the CPU's host buffer type; supports mul_mat when
 //	           ne0, ne1 and src1's ne0 are >= 32 (ggml-blas), views and leaves
-//	cpu        host memory, every op
+//	cpu        host memory, every op; packs q4_0 and q8_0 weights for
+//	           mul_mat as runtime/cpu's description does
 func fakeBackend(name string, reject []string) *passes.Backend {
 	rejected := func(t *ir.Tensor) bool {
 		return slices.Contains(reject, t.Op.String()) || slices.Contains(reject, t.Name)
@@ -82,6 +85,7 @@ func fakeBackend(name string, reject []string) *passes.Backend {
 		}
 	case "cpu":
 		b.Host, b.Device, b.Parts = true, "CPU", true
+		b.PackWeight = func(t *ir.Tensor) int64 { return cpu.Description.PackWeight(passes.Query(t)) }
 	default:
 		panic("no fake backend " + name)
 	}
@@ -111,6 +115,13 @@ func dims(ne []int64) []*ir.Expr {
 // weight declares an f32 weight in the buffer of backend on ("" = the last).
 func (b *builder) weight(on, name string, ne ...int64) *ir.Tensor {
 	t := mustLeaf(b.g.NewLeaf(ir.KindWeight, name, runtime.F32, dims(ne), b.pos()))
+	t.Placement = on
+	return t
+}
+
+// typed declares a weight of type dt in the buffer of backend on.
+func (b *builder) typed(on, name string, dt runtime.DType, ne ...int64) *ir.Tensor {
+	t := mustLeaf(b.g.NewLeaf(ir.KindWeight, name, dt, dims(ne), b.pos()))
 	t.Placement = on
 	return t
 }
@@ -171,7 +182,7 @@ func (c *goldenCase) plan(t *testing.T, pass string) (g *ir.Graph, pc *passes.Co
 	b := &builder{t: t, g: ir.NewGraph("test.g")}
 	c.build(b)
 	input = b.g.Format()
-	pc = &passes.Context{Options: passes.Options{NCopies: c.opts.NCopies, OpOffload: c.opts.OpOffload, Regions: c.opts.Regions}, Debug: 1}
+	pc = &passes.Context{Options: passes.Options{NCopies: c.opts.NCopies, OpOffload: c.opts.OpOffload, Regions: c.opts.Regions, NoPack: c.opts.NoPack}, Debug: 1}
 	for _, name := range c.opts.Backends {
 		pc.Backends = append(pc.Backends, fakeBackend(name, c.opts.Reject[name]))
 	}

@@ -33,6 +33,7 @@ const (
 	costed   fact = "assignment improved by the cost model, where asked"
 	split    fact = "splits and their input copies"
 	regions  fact = "parallel regions"
+	packed   fact = "weights packed for their matrix products"
 	offsets  fact = "compute buffer offsets"
 )
 
@@ -40,7 +41,9 @@ const (
 // passes are ggml_backend_sched_split_graph's passes 1–5 in ggml's order,
 // place_by_cost (off unless asked) between 4 and 5, where every node has a
 // backend and none is split yet; regions need the final splits; memory planning needs splits and regions
-// (a region stretches its tensors' lifetimes).
+// (a region stretches its tensors' lifetimes). pack_weights needs the
+// final splits too: a mul_mat reads a weight itself only where no copy
+// was inserted for it.
 var pipeline = []Pass{
 	{Name: "assign_backends", Fn: assignBackends, Provides: []fact{seeded}},
 	{Name: "expand_backends", Fn: expandBackends, Needs: []fact{seeded}, Provides: []fact{expanded}},
@@ -51,6 +54,8 @@ var pipeline = []Pass{
 	{Name: "split_graph", Fn: splitGraph, Needs: []fact{assigned, costed}, Provides: []fact{split}},
 	{Name: "plan_regions", Fn: planRegions, Enabled: func(o *Options) bool { return o.Regions },
 		Needs: []fact{split}, Provides: []fact{regions}},
+	{Name: "pack_weights", Fn: packWeights, Enabled: func(o *Options) bool { return !o.NoPack },
+		Needs: []fact{split}, Provides: []fact{packed}},
 	{Name: "plan_memory", Fn: planMemory, Needs: []fact{split, regions}, Provides: []fact{offsets}},
 }
 

@@ -57,6 +57,12 @@ type Description struct {
 	// Parts: the backend runs parallel regions, one part per thread, each
 	// on a single-threaded lane of its own (cpu.Backend.RunParts).
 	Parts bool
+	// PackWeight is, for an op that reads a weight as its source 0, the
+	// bytes of the repacked copy of that weight the backend reads instead
+	// (ggml's extra buffer types, CPU_REPACK), or 0 when it reads the
+	// weight as it is. A backend that sets it has a method
+	// Pack(*Tensor) error making the copy. Nil: it packs nothing.
+	PackWeight func(q *OpQuery) int64
 }
 
 // Only is the SupportsBufferType of a device that reads no memory but its

@@ -120,7 +120,9 @@ func TestKindsComplete(t *testing.T) {
 }
 
 // checkPackage reads k.Package's source for what generated code calls:
-// the package name it imports it under, Type and New([n,] threads).
+// the package name it imports it under, Type and New([n,] threads), and
+// for a kind whose description packs weights Type's Pack(*runtime.Tensor)
+// error.
 func checkPackage(t *testing.T, k *Kind) {
 	t.Helper()
 	rel, ok := strings.CutPrefix(k.Package, module+"/")
@@ -133,7 +135,7 @@ func checkPackage(t *testing.T, k *Kind) {
 		t.Fatalf("package %s: no Go files (%v)", k.Package, err)
 	}
 	var typ *ast.TypeSpec
-	var ctor, flagSet *ast.FuncDecl
+	var ctor, flagSet, pack *ast.FuncDecl
 	for _, file := range files {
 		if strings.HasSuffix(file, "_test.go") {
 			continue
@@ -153,6 +155,9 @@ func checkPackage(t *testing.T, k *Kind) {
 				}
 				if decl.Recv == nil && k.FlagSet != "" && decl.Name.Name == k.FlagSet {
 					flagSet = decl
+				}
+				if decl.Recv != nil && decl.Name.Name == "Pack" && fields(decl.Recv) == "*"+k.Type {
+					pack = decl
 				}
 			case *ast.GenDecl:
 				for _, spec := range decl.Specs {
@@ -181,6 +186,14 @@ func checkPackage(t *testing.T, k *Kind) {
 	}
 	if got := fields(ctor.Type.Results); got != wantResults {
 		t.Errorf("%s.%s returns (%s), want (%s)", k.PackageName(), k.New, got, wantResults)
+	}
+	if k.Describe(0).PackWeight != nil {
+		// Generated New calls it on every weight the plan packs.
+		if pack == nil {
+			t.Errorf("%s's description packs weights, but %s has no method Pack", k.Name, k.Type)
+		} else if p, r := fields(pack.Type.Params), fields(pack.Type.Results); p != "*runtime.Tensor" || r != "error" {
+			t.Errorf("(*%s).Pack(%s) (%s), want (*runtime.Tensor) error", k.Type, p, r)
+		}
 	}
 	if (k.Flag == "") != (k.FlagSet == "") || (k.Flag == "") != (k.FlagUsage == "") {
 		t.Errorf("kind %s: Flag %q, FlagSet %q, FlagUsage %q: all or none", k.Name, k.Flag, k.FlagSet, k.FlagUsage)
@@ -214,6 +227,8 @@ func types(e ast.Expr) string {
 		return e.Name
 	case *ast.StarExpr:
 		return "*" + types(e.X)
+	case *ast.SelectorExpr:
+		return types(e.X) + "." + e.Sel.Name
 	}
 	return fmt.Sprintf("%T", e)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -137,6 +138,66 @@ func TestPlanShowsRegions(t *testing.T) {
 	_, out, _ = runCLI("plan", "-dot", "-regions", "../../examples/llama/llama.g")
 	if n := strings.Count(out, "subgraph cluster_region"); n != 5 || strings.Count(out, "{") != strings.Count(out, "}") {
 		t.Errorf("plan -dot shows %d regions (braces %d/%d), want 5", n, strings.Count(out, "{"), strings.Count(out, "}"))
+	}
+}
+
+// TestPlanShowsPacked: the weights the CPU packs are in plan's text (each
+// weight and the total), in plan -json and in -fit's memory table; -pack=false
+// and the model's set pack_weights = 0 pack none.
+func TestPlanShowsPacked(t *testing.T) {
+	dir := t.TempDir()
+	model := "dim n_embd = 64\ndim n_tokens <= 4\ninput tokens: i32[n_tokens]\n" +
+		"weight token_embd.weight: q8_0[n_embd, 100]\nweight up.weight: q4_0[n_embd, 20]\nweight down.weight: f32[20, n_embd]\n" +
+		"x = get_rows(token_embd.weight, tokens)\noutput logits = mul_mat(token_embd.weight, mul_mat(down.weight, mul_mat(up.weight, x)))\n"
+	packed := filepath.Join(dir, "packed.g")
+	off := filepath.Join(dir, "off.g")
+	os.WriteFile(packed, []byte(model), 0o644)
+	os.WriteFile(off, []byte("set pack_weights = 0\n"+model), 0o644)
+
+	// token_embd: 112 of its 100 rows × 68 bytes; up: 32 of its 20 rows × 36.
+	const total = 112*68 + 32*36
+	code, out, stderr := runCLI("plan", packed)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{
+		"weight token_embd.weight: q8_0[64, 100] @cpu 1.dst packed for cpu: 7616 bytes\n",
+		"weight up.weight: q4_0[64, 20] @cpu 1.dst packed for cpu: 1152 bytes\n",
+		"weight down.weight: f32[20, 64] @cpu 1.dst\n",
+		fmt.Sprintf("packed for cpu: 2 weights (q8_0 1, q4_0 1), %d bytes (8.6 KiB) of copies its mul_mats read\n", total),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+	for _, args := range [][]string{{"-pack=false", packed}, {off}} {
+		if _, out, _ := runCLI(append([]string{"plan"}, args...)...); strings.Contains(out, "packed") {
+			t.Errorf("plan %s packs:\n%s", strings.Join(args, " "), out)
+		}
+	}
+
+	_, out, _ = runCLI("plan", "-json", packed)
+	var p planview.Plan
+	if err := json.Unmarshal([]byte(out), &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Packed) != 1 || p.Packed[0].Backend != "cpu" || p.Packed[0].Bytes != total ||
+		strings.Join(p.Packed[0].Weights, ",") != "token_embd.weight,up.weight" {
+		t.Errorf("plan -json packed: %+v", p.Packed)
+	}
+	for _, l := range p.Leafs {
+		if (l.PackedFor == "cpu") != (l.Name != "down.weight" && l.Kind == "weight") {
+			t.Errorf("plan -json leaf %s: packed for %q, %d bytes", l.Name, l.PackedFor, l.PackedBytes)
+		}
+	}
+	_, out, _ = runCLI("plan", "-json", "-pack=false", packed)
+	if !strings.Contains(out, `"packed": []`) {
+		t.Errorf("plan -json -pack=false: want an empty packed list:\n%s", out)
+	}
+
+	_, out, _ = runCLI("plan", "-fit", "-mem", "cpu=1GiB", packed)
+	if !strings.Contains(out, "weights    packed") || !strings.Contains(out, "8.56 KiB") {
+		t.Errorf("plan -fit: want a packed column with the copies' 8.56 KiB:\n%s", out)
 	}
 }
 

@@ -137,7 +137,7 @@ func fitReport(r *compiler.FitReport) string {
 	fmt.Fprintf(&b, "; %s: the rest; %.0f%% of each budget kept free\n", r.Backend[len(r.Backend)-1], r.Margin*100)
 	var rows []planview.MemoryRow
 	for _, m := range r.Memory {
-		rows = append(rows, planview.MemoryRow{Device: strings.Join(m.Backends, "+"), Weights: m.Weights, State: m.State, Compute: m.Compute, Budget: m.Budget, Usable: m.Usable})
+		rows = append(rows, planview.MemoryRow{Device: strings.Join(m.Backends, "+"), Weights: m.Weights, Packed: m.Packed, State: m.State, Compute: m.Compute, Budget: m.Budget, Usable: m.Usable})
 	}
 	for _, line := range strings.Split(strings.TrimRight(planview.MemoryTable(rows), "\n"), "\n") {
 		b.WriteString("# " + line + "\n")

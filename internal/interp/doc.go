@@ -10,9 +10,10 @@
 // at its planned offset and every view over its source, weights and state
 // filled by the conformance traces' rule (runtime.GGMLFill, by declaration
 // order), inputs by their fill expressions (ir.FillExpr.Eval, ir.DefaultFill)
-// unless the caller passes them, split inputs copied in, nodes in plan order
-// with runtime/cpu's kernels — parallel regions part by part on the CPU
-// backend's lanes — and the outputs copied out. The kernel of each op and
+// unless the caller passes them, the plan's packed copies of weights made
+// once by the CPU backend (cpu.Backend.Pack), split inputs copied in, nodes
+// in plan order with runtime/cpu's kernels — parallel regions part by part
+// on the CPU backend's lanes — and the outputs copied out. The kernel of each op and
 // the order of its arguments come from the op table (ir.Op.Info), as in
 // codegen's kernel calls, so the same thread count gives the same bits as
 // the generated package.

@@ -100,6 +100,18 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 		return nil, fmt.Errorf("interp: %d of Config.Weights name no weight of the plan", len(cfg.Weights)-used)
 	}
 	m.be = cpu.New(cfg.Threads)
+	// Every backend's nodes run on the one CPU backend, so it makes every
+	// packed copy the plan has, in declaration order as generated New does.
+	for _, t := range g.Params {
+		if !t.IsPacked() {
+			continue
+		}
+		w := m.params[t]
+		if err := m.be.Pack(&w); err != nil {
+			m.be.Close()
+			return nil, fmt.Errorf("interp: packing weight %s for %s: %w", t.Name, g.Backends[t.Packed.Backend].Name, err)
+		}
+	}
 	return m, nil
 }
 
@@ -147,6 +159,9 @@ func (m *Machine) budget() error {
 		}
 		n, ok := denseBytes(t.Type, ne)
 		if err := add(n, ok, fmt.Sprintf("%s %s", t.Kind, t.Name)); err != nil {
+			return err
+		}
+		if err := add(t.Packed.Bytes, true, fmt.Sprintf("the packed copy of %s", t.Name)); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,15 @@ type Plan struct {
 	Buffers            []Buffer  `json:"buffers"`
 	BytesCopiedPerEval int64     `json:"bytes_copied_per_eval"`
 	NCopies            int       `json:"n_copies"`
+	Packed             []Packed  `json:"packed"`
+}
+
+// Packed is what one backend packs (pack_weights): the copies of weights
+// its matrix products read, in declaration order, and their bytes.
+type Packed struct {
+	Backend string   `json:"backend"`
+	Weights []string `json:"weights"`
+	Bytes   int64    `json:"bytes"`
 }
 
 // Backend is one backend of the target, in priority order.
@@ -40,6 +49,10 @@ type Tensor struct {
 	Buffer string `json:"buffer,omitempty"`
 	Offset *int64 `json:"offset,omitempty"`
 	ViewOf string `json:"view_of,omitempty"`
+	// PackedFor and PackedBytes: a weight of which that backend makes a
+	// packed copy of PackedBytes for its matrix products.
+	PackedFor   string `json:"packed_for,omitempty"`
+	PackedBytes int64  `json:"packed_bytes,omitempty"`
 }
 
 // Split is a run of nodes on one backend, with the inputs copied in first.
@@ -88,7 +101,7 @@ type Buffer struct {
 
 // JSON converts a plan into its JSON form.
 func JSON(g *ir.Graph) *Plan {
-	p := &Plan{Source: g.Source, NCopies: g.NCopies, Leafs: []Tensor{}, Nodes: []Tensor{}, Splits: []Split{}, Regions: []Region{}, Buffers: []Buffer{}}
+	p := &Plan{Source: g.Source, NCopies: g.NCopies, Leafs: []Tensor{}, Nodes: []Tensor{}, Splits: []Split{}, Regions: []Region{}, Buffers: []Buffer{}, Packed: []Packed{}}
 	backend := func(i int) string {
 		if i >= 0 && i < len(g.Backends) {
 			return g.Backends[i].Name
@@ -116,6 +129,9 @@ func JSON(g *ir.Graph) *Plan {
 			pt.Alloc = "weight"
 		case ir.AllocState:
 			pt.Alloc = "state"
+		}
+		if t.IsPacked() {
+			pt.PackedFor, pt.PackedBytes = backend(t.Packed.Backend), t.Packed.Bytes
 		}
 		return pt
 	}
@@ -154,6 +170,15 @@ func JSON(g *ir.Graph) *Plan {
 	p.BytesCopiedPerEval = g.BytesCopiedPerEval()
 	for _, b := range g.Buffers {
 		p.Buffers = append(p.Buffers, Buffer{b.BufferType, b.Size, b.LowerBound, b.NaiveSize})
+	}
+	for k, b := range g.Backends {
+		if ws, n := g.PackedWeights(k); len(ws) > 0 {
+			pp := Packed{Backend: b.Name, Bytes: n}
+			for _, t := range ws {
+				pp.Weights = append(pp.Weights, t.Name)
+			}
+			p.Packed = append(p.Packed, pp)
+		}
 	}
 	return p
 }

@@ -2,6 +2,7 @@ package planview
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -10,23 +11,38 @@ import (
 type MemoryRow struct {
 	Device                  string // the backends sharing the buffer type, e.g. "blas+cpu"
 	Weights, State, Compute int64
+	Packed                  int64 // packed copies of weights (pack_weights)
 	Budget                  int64 // 0: none
 	Usable                  int64 // the budget less -fit's margin
 }
 
 // MemoryTable renders a per-device memory table like llama.cpp's --fit
-// report: what the plan puts on each device against its budget.
+// report: what the plan puts on each device against its budget. A
+// "packed" column follows the weights when some device packs weights.
 func MemoryTable(rows []MemoryRow) string {
+	packs := false
+	for _, r := range rows {
+		packs = packs || r.Packed > 0
+	}
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "device\tweights\tstate\tcompute\ttotal\tbudget\tusable\tfree\t")
+	line := func(cols ...string) { fmt.Fprintln(w, strings.Join(cols, "\t")+"\t") }
+	head := []string{"device", "weights", "state", "compute", "total", "budget", "usable", "free"}
+	if packs {
+		head = slices.Insert(head, 2, "packed")
+	}
+	line(head...)
 	for _, r := range rows {
-		total := r.Weights + r.State + r.Compute
+		total := r.Weights + r.Packed + r.State + r.Compute
 		budget, usable, free := "-", "-", "-"
 		if r.Budget > 0 {
 			budget, usable, free = bytesText(r.Budget), bytesText(r.Usable), bytesText(r.Usable-total)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Device, bytesText(r.Weights), bytesText(r.State), bytesText(r.Compute), bytesText(total), budget, usable, free)
+		cols := []string{r.Device, bytesText(r.Weights), bytesText(r.State), bytesText(r.Compute), bytesText(total), budget, usable, free}
+		if packs {
+			cols = slices.Insert(cols, 2, bytesText(r.Packed))
+		}
+		line(cols...)
 	}
 	w.Flush()
 	return b.String()

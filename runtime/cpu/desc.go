@@ -17,5 +17,19 @@ var Description = runtime.Description{
 	SupportsBufferType: func(b runtime.BufferType) bool {
 		return b.Host
 	},
-	Parts: true,
+	Parts:      true,
+	PackWeight: packWeight,
+}
+
+// packWeight is repack.cpp's extra_buffer_type::supports_op: a matrix
+// product reads a dense Packable weight from the copy Pack makes.
+func packWeight(q *runtime.OpQuery) int64 {
+	if q.Op != "mul_mat" || len(q.Src) == 0 {
+		return 0
+	}
+	a := q.Src[0]
+	if !a.Contiguous || !Packable(a.Type) {
+		return 0
+	}
+	return PackedBytes(a.Type, [4]int{int(a.Ne[0]), int(a.Ne[1]), int(a.Ne[2]), int(a.Ne[3])})
 }

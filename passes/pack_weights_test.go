@@ -1,0 +1,54 @@
+package passes_test
+
+import (
+	"testing"
+
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime"
+)
+
+// quantized is a small model with one weight of each kind pack_weights
+// tells apart: a tied q8_0 embedding (get_rows and the output's mul_mat),
+// a q4_0 and an odd-rowed q4_0 matrix, an f32 matrix, and a q4_0 matrix
+// on the first backend (gpu, "" for none).
+func quantized(b *builder, gpu string) {
+	tokens := b.input("inp_tokens", runtime.I32, 4)
+	embd := b.typed("", "token_embd.weight", runtime.Q8_0, 64, 100)
+	x := b.op(ir.OpGetRows, "inp_embd", ir.Args{}, embd, tokens)
+	h := b.mulMat("q4", b.typed("", "blk.0.q4.weight", runtime.Q4_0, 64, 64), x)
+	h = b.mulMat("f32", b.weight("", "blk.0.f32.weight", 64, 64), h)
+	if gpu != "" {
+		h = b.mulMat("on_gpu", b.typed(gpu, "blk.0.gpu.weight", runtime.Q4_0, 64, 64), h)
+	}
+	b.out(b.mulMat("odd", b.typed("", "blk.0.odd.weight", runtime.Q4_0, 64, 20), h))
+	b.out(b.mulMat("result_output", embd, h))
+}
+
+func TestPackWeights(t *testing.T) {
+	runGolden(t, "pack_weights", []goldenCase{{
+		name: "quantized",
+		doc:  "The CPU packs every q4_0 and q8_0 weight its mul_mats read, the tied embedding too (get_rows keeps reading the original); the f32 weight and the one on the GPU stay as they are. The 20-row weight's copy is padded to 32 rows.",
+		opts: caseOptions{Backends: []string{"gpu", "cpu"}},
+		build: func(b *builder) {
+			quantized(b, "gpu")
+		},
+	}, {
+		name: "off",
+		doc:  "With packing off (-pack=false, set pack_weights = 0) nothing is packed.",
+		opts: caseOptions{Backends: []string{"gpu", "cpu"}, NoPack: true},
+		build: func(b *builder) {
+			quantized(b, "gpu")
+		},
+	}, {
+		name: "offloaded",
+		doc:  "With op_offload the GPU takes the 32-token products of the CPU's q4_0 weight through a copy: no mul_mat reads the weight itself on the CPU, so it is not packed; the tied embedding's output product stays on the CPU and is.",
+		opts: caseOptions{Backends: []string{"gpu", "cpu"}, OpOffload: true},
+		build: func(b *builder) {
+			tokens := b.input("inp_tokens", runtime.I32, 32)
+			embd := b.typed("", "token_embd.weight", runtime.Q8_0, 64, 100)
+			x := b.op(ir.OpGetRows, "inp_embd", ir.Args{}, embd, tokens)
+			h := b.mulMat("q4", b.typed("", "blk.0.q4.weight", runtime.Q4_0, 64, 64), x)
+			b.out(b.on("cpu", b.mulMat("result_output", embd, h)))
+		},
+	}})
+}
