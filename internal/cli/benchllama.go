@@ -19,6 +19,7 @@ import (
 	"github.com/graphc/graphc/internal/interp"
 	"github.com/graphc/graphc/internal/llamacpp"
 	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/cpu"
 )
 
 // llamaBench is `graphc bench -llama`: llama-bench's pp and tg tests, for
@@ -97,6 +98,7 @@ type benchRow struct {
 	n, threads    int
 	graphc, llama []time.Duration
 	memmove       []float64 // GB/s, measured beside each repetition
+	read          []float64 // GB/s read by a streaming kernel, beside each repetition
 	weightBytes   int64     // read per generated token
 }
 
@@ -307,6 +309,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 		return rows[k]
 	}
 	buf := newMemmove(bufBytes)
+	defer buf.close()
 	for rep := 0; rep < lb.reps; rep++ {
 		for _, t := range lb.threads {
 			m := machines[t]
@@ -331,7 +334,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 					}
 				}
 			}
-			gbps := buf.gbps(t)
+			gbps, read := buf.gbps(t), buf.readGBps(t)
 			for _, test := range []struct {
 				name string
 				n    int
@@ -340,6 +343,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 			}{{"pp", lb.pp, gPP, nil}, {"tg", lb.tg, gTG, nil}} {
 				r := row(test.name, test.n, t)
 				r.memmove = append(r.memmove, gbps)
+				r.read = append(r.read, read)
 				d, err := test.g(m, test.n)
 				if err != nil {
 					return nil, err
@@ -407,11 +411,17 @@ func medianF(xs []float64) float64 {
 }
 
 func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int) {
-	fmt.Fprintf(w, "tokens/s, the median of the repetitions; GB/s: weights read per generated token × tokens/s, beside memmove's GB/s (bytes copied per second, a %d MiB buffer, one copy per thread)\n", bufBytes>>20)
+	fmt.Fprintf(w, "tokens/s, the median of the repetitions; GB/s: weights read per generated token × tokens/s (%% of read), beside\n"+
+		"read: GB/s an f32 matrix-vector product streams from a %d MiB matrix (the machine's read bandwidth as a kernel sees it), and\n"+
+		"memmove: bytes copied per second between two %d MiB buffers, one copy per thread\n", bufBytes>>20, bufBytes>>20)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "file\ttest\tthreads\tgraphc t/s\tllama.cpp t/s\tgraphc/llama.cpp\tweights GB\tgraphc GB/s\tllama.cpp GB/s\tmemmove GB/s\t")
+	fmt.Fprintln(tw, "file\ttest\tthreads\tgraphc t/s\tllama.cpp t/s\tgraphc/llama.cpp\tweights GB\tgraphc GB/s\tllama.cpp GB/s\tread GB/s\tmemmove GB/s\t")
 	for _, r := range rows {
 		tps := func(ds []time.Duration) float64 { return float64(r.n) / median(ds).Seconds() }
+		streamed := func(tokensPerSecond float64) string {
+			gb := tokensPerSecond * float64(r.weightBytes) / 1e9
+			return fmt.Sprintf("%.1f (%.0f%%)", gb, 100*gb/medianF(r.read))
+		}
 		g := tps(r.graphc)
 		l, ratio := "—", "—"
 		lGB := "—"
@@ -420,21 +430,26 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int) {
 			lt := tps(r.llama)
 			l, ratio = fmt.Sprintf("%.2f", lt), fmt.Sprintf("%.2f", g/lt)
 			if r.test == "tg" {
-				lGB = fmt.Sprintf("%.1f", lt*float64(r.weightBytes)/1e9)
+				lGB = streamed(lt)
 			}
 		}
 		if r.test == "tg" {
-			gGB = fmt.Sprintf("%.1f", g*float64(r.weightBytes)/1e9)
+			gGB = streamed(g)
 		}
-		fmt.Fprintf(tw, "%s\t%s%d\t%d\t%.2f\t%s\t%s\t%.3f\t%s\t%s\t%.1f\t\n", r.file, r.test, r.n, r.threads, g, l, ratio,
-			float64(r.weightBytes)/1e9, gGB, lGB, medianF(r.memmove))
+		fmt.Fprintf(tw, "%s\t%s%d\t%d\t%.2f\t%s\t%s\t%.3f\t%s\t%s\t%.1f\t%.1f\t\n", r.file, r.test, r.n, r.threads, g, l, ratio,
+			float64(r.weightBytes)/1e9, gGB, lGB, medianF(r.read), medianF(r.memmove))
 	}
 	tw.Flush()
 }
 
 // memmove measures the machine's memory bandwidth: copies between buffers
-// larger than the caches, one part per thread.
-type memmove struct{ src, dst []byte }
+// larger than the caches, one part per thread, and reads of the source as
+// an f32 matrix by the CPU backend's matrix-vector product (the kernel
+// that streams its matrix once, like a generated token its weights).
+type memmove struct {
+	src, dst []byte
+	backends map[int]*cpu.Backend
+}
 
 // memmoveBytes is twice the last-level cache (as Linux reports it), at
 // least 256 MiB and at most 2 GiB; 32 MiB for -short.
@@ -462,10 +477,41 @@ func memmoveBytes(short bool) int {
 func newMemmove(n int) *memmove {
 	m := &memmove{src: make([]byte, n), dst: make([]byte, n)}
 	for i := range m.src {
-		m.src[i] = byte(i)
+		m.src[i] = byte(i) &^ 0x80 // as f32: small and finite
 	}
 	copy(m.dst, m.src)
 	return m
+}
+
+// readGBps is the best of three f32 matrix-vector products over the
+// whole source buffer on threads threads, in bytes read per second.
+func (m *memmove) readGBps(threads int) float64 {
+	if m.backends == nil {
+		m.backends = map[int]*cpu.Backend{}
+	}
+	be := m.backends[threads]
+	if be == nil {
+		be = cpu.New(threads)
+		m.backends[threads] = be
+	}
+	const k = 4096
+	rows := len(m.src) / (4 * k)
+	a := runtime.Tensor{Type: runtime.F32, Ne: [4]int{k, rows, 1, 1}, Nb: runtime.ContiguousStrides(runtime.F32, [4]int{k, rows, 1, 1}), Data: m.src[:4*k*rows]}
+	x, y := runtime.NewTensor(runtime.F32, [4]int{k, 1, 1, 1}), runtime.NewTensor(runtime.F32, [4]int{rows, 1, 1, 1})
+	best := time.Duration(1 << 62)
+	for range 3 {
+		start := time.Now()
+		be.MulMat(&y, &a, &x)
+		best = min(best, time.Since(start))
+	}
+	return float64(len(a.Data)) / best.Seconds() / 1e9
+}
+
+// close stops the read measurement's backends.
+func (m *memmove) close() {
+	for _, be := range m.backends {
+		be.Close()
+	}
 }
 
 // gbps is the best of three copies of the whole buffer by threads
