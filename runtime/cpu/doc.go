@@ -58,10 +58,12 @@
 // 4×1 and 4×4 blocks and row panels for small products and matrix-vector
 // products), f16 (F16C row conversions), exp (the exponential of soft_max and
 // silu, float64 inside, bit-identical to its Go loop), vec (elementwise
-// add/sub/mul/div/scale, the mask add, row max, sums of squares), rope and
+// add/sub/mul/div/scale, the mask add, row max, sums of squares), rope,
 // qdot (q8_0·q8_0 and q4_0·q8_0 block dot products, AVX-512 VNNI where the
 // processor has it, else AVX2; quant.go holds the quantized MulMat and
-// GetRows around them).
+// GetRows around them) and packed (Pack's q4_0/q8_0 row groups against
+// panels of quantized columns, packed.go: AVX-512 VNNI, else AVX2 in
+// packed_avx2_amd64.s).
 // The tests run every kernel at every level the machine has (forISAs) with
 // guard bands, unaligned operands and read-only checks; CI also runs them
 // with -tags noasm.

@@ -21,26 +21,53 @@ func packedQ8x1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 //go:noescape
 func packedQ8x8VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
+// The same four at the avx2 level (packed_avx2_amd64.s), for processors
+// without AVX-512 VNNI: a group block as two halves of 8 rows, one ymm lane
+// per row, vpmaddubsw and vpmaddwd for vpdpbusd. The q8_0 ones sum q·x
+// with ggml's sign trick and so ignore xc: their tile is the others' where
+// xc holds −128·Σx, as the panels do.
+
+//go:noescape
+func packedQ4x1AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
+//go:noescape
+func packedQ4x8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
+//go:noescape
+func packedQ8x1AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
+//go:noescape
+func packedQ8x8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
 // packedKernelAsm runs packedKernel in assembly where this machine has it,
-// and reports whether it did.
+// and reports whether it did: the VNNI kernels at the avx512 level with
+// VNNI, else the AVX2 ones.
 func packedKernelAsm(typ runtime.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
-	if level != isaAVX512 || !hasVNNI || nb < 1 {
+	if level < isaAVX2 || nb < 1 || (pc != 1 && pc != panelCols) || (typ != runtime.Q4_0 && typ != runtime.Q8_0) {
 		return false
 	}
 	if len(w) < nb*packBlockBytes(typ) || len(xq) < nb*pc*32 || len(xd) < nb*pc || len(xc) < nb*pc || len(tile) < packRows*pc {
 		bug("packed kernel: %d blocks, %d columns: w %d, xq %d, xd %d, xc %d, tile %d", nb, pc, len(w), len(xq), len(xd), len(xc), len(tile))
 	}
+	vnni := level == isaAVX512 && hasVNNI
+	q4 := typ == runtime.Q4_0
 	switch {
-	case typ == runtime.Q4_0 && pc == 1:
+	case vnni && q4 && pc == 1:
 		packedQ4x1VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
-	case typ == runtime.Q4_0 && pc == panelCols:
+	case vnni && q4:
 		packedQ4x8VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
-	case typ == runtime.Q8_0 && pc == 1:
+	case vnni && pc == 1:
 		packedQ8x1VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
-	case typ == runtime.Q8_0 && pc == panelCols:
+	case vnni:
 		packedQ8x8VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	case q4 && pc == 1:
+		packedQ4x1AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	case q4:
+		packedQ4x8AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	case pc == 1:
+		packedQ8x1AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	default:
-		return false
+		packedQ8x8AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	}
 	return true
 }

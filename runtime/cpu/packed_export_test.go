@@ -1,8 +1,24 @@
 package cpu
 
-// The packed products' activation quantizer at the current level, and its
-// Go loop.
+import "github.com/graphc/graphc/runtime"
+
+// The packed kernels: PackedKernel at the current level, PackedKernelGo its
+// Go loop, both over one packed row group (nb blocks of PackedBlockBytes)
+// and one panel of pc columns (1 or PanelCols); PackedKernelAsm reports
+// whether the current level runs them in assembly. QuantizeColumn is the
+// activation quantizer at the current level, QuantizeColumnGo its Go loop.
 var (
+	PackedKernel     = packedKernel
+	PackedKernelGo   = packedKernelGo
+	PackedKernelAsm  = packedKernelAsm
 	QuantizeColumn   = quantizeColumn
 	QuantizeColumnGo = quantizeColumnGo
 )
+
+const (
+	PackRows  = packRows
+	PanelCols = panelCols
+)
+
+// PackedBlockBytes is the bytes of one packed group's block of type dt.
+func PackedBlockBytes(dt runtime.DType) int { return packBlockBytes(dt) }

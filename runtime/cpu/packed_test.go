@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/graphc/graphc/runtime"
@@ -151,6 +152,145 @@ func TestQuantizeColumn(t *testing.T) {
 		for i := range got {
 			if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
 				t.Fatalf("shift %d, output %d (quants, scales, sums):\n got %v\nwant %v", shift, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestPackedKernels compares the packed kernels of every level with the Go
+// loop on one row group against one panel, built in the packed layout
+// (pack.go): random quants and the extremes (q4_0 nibbles 0 and 15, q8_0
+// quants −128 and 127, activations ±127, all of one sign: the int16 pair
+// sums at their largest), nb = 1, 3 and 64, a padding row (scale 0). The
+// kernels sum the same block terms in the same order, with or without
+// FMA: 1e-6 relative to Σ|terms|. The tile must be overwritten, not added
+// to, and nothing past it written.
+func TestPackedKernels(t *testing.T) {
+	forISAs(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, dt := range []runtime.DType{runtime.Q4_0, runtime.Q8_0} {
+			for _, pc := range []int{1, cpu.PanelCols} {
+				for _, nb := range []int{1, 3, 64} {
+					for _, fill := range []string{"random", "max", "min", "extremes", "mixed"} {
+						name := fmt.Sprintf("%s/pc=%d/nb=%d/%s", dt, pc, nb, fill)
+						checkPackedKernel(t, r, name, dt, pc, nb, fill)
+					}
+				}
+			}
+		}
+	})
+}
+
+func checkPackedKernel(t *testing.T, r *rand.Rand, name string, dt runtime.DType, pc, nb int, fill string) {
+	t.Helper()
+	pb := cpu.PackedBlockBytes(dt)
+	w := make([]byte, nb*pb)
+	xq := make([]byte, nb*pc*32)
+	xd := make([]float32, nb*pc)
+	xc := make([]int32, nb*pc)
+	// wbyte and xbyte draw one stored weight byte and one activation quant.
+	hi := byte(0xff) // q4_0: nibbles 15, 15; q8_0: q = 127
+	lo := byte(0x00) // q4_0: nibbles 0, 0; q8_0: q = −128
+	wbyte := func() byte {
+		switch fill {
+		case "max":
+			return hi
+		case "min":
+			return lo
+		case "extremes", "mixed":
+			return [2]byte{lo, hi}[r.IntN(2)]
+		}
+		return byte(r.IntN(256))
+	}
+	xsign := int8(1 - 2*r.IntN(2))
+	xbyte := func() byte {
+		switch fill {
+		case "max", "min", "extremes":
+			return byte(127 * xsign)
+		case "mixed":
+			return byte(int8(127 * (1 - 2*r.IntN(2))))
+		}
+		return byte(int8(r.IntN(255) - 127))
+	}
+	for b := 0; b < nb; b++ {
+		wb := w[b*pb : (b+1)*pb]
+		for row := 0; row < cpu.PackRows; row++ {
+			d := runtime.F32ToF16(float32(r.Float64()*2 - 1))
+			if row == cpu.PackRows-1 {
+				d = 0 // a padding row
+			}
+			wb[2*row], wb[2*row+1] = byte(d), byte(d>>8)
+		}
+		for i := 32; i < pb; i++ {
+			wb[i] = wbyte()
+		}
+		for j := 0; j < pc; j++ {
+			var sum int32
+			for i := 0; i < 32; i++ {
+				q := xbyte()
+				xq[(b*pc+j)*32+i] = q
+				sum += int32(int8(q))
+			}
+			xd[b*pc+j] = float32(r.Float64() * 0.1)
+			if dt == runtime.Q4_0 {
+				xc[b*pc+j] = -8 * sum
+			} else {
+				xc[b*pc+j] = -128 * sum
+			}
+		}
+	}
+	w0, xq0 := slices.Clone(w), slices.Clone(xq)
+
+	want := make([]float32, cpu.PackRows*pc)
+	cpu.PackedKernelGo(dt, pc, w, xq, xd, xc, nb, want)
+	if asm := cpu.PackedKernelAsm(dt, pc, w, xq, xd, xc, nb, make([]float32, cpu.PackRows*pc)); asm != (cpu.ISA() != "go") {
+		t.Fatalf("%s: packed kernel in assembly: %v at level %s", name, asm, cpu.ISA())
+	}
+	buf := make([]float32, cpu.PackRows*pc+cpu.PackRows)
+	for i := range buf {
+		buf[i] = float32(math.NaN())
+	}
+	guard := float32(-7.25)
+	for i := cpu.PackRows * pc; i < len(buf); i++ {
+		buf[i] = guard
+	}
+	got := buf[:cpu.PackRows*pc]
+	cpu.PackedKernel(dt, pc, w, xq, xd, xc, nb, got)
+
+	for i, v := range buf[len(got):] {
+		if v != guard {
+			t.Fatalf("%s: wrote %g past the tile at %d", name, v, i)
+		}
+	}
+	if !slices.Equal(w, w0) || !slices.Equal(xq, xq0) {
+		t.Fatalf("%s: the kernel wrote its inputs", name)
+	}
+	for j := 0; j < pc; j++ {
+		for row := 0; row < cpu.PackRows; row++ {
+			var mag float64
+			for b := 0; b < nb; b++ {
+				wb := w[b*pb:]
+				da := runtime.F16ToF32(uint16(wb[2*row]) | uint16(wb[2*row+1])<<8)
+				x := xq[(b*pc+j)*32:][:32]
+				var s int64
+				for i := 0; i < 32; i++ {
+					var q int64
+					if dt == runtime.Q4_0 {
+						v := wb[32+64*(i%16/4)+4*row+i%4]
+						q = int64(v&15) - 8
+						if i >= 16 {
+							q = int64(v>>4) - 8
+						}
+					} else {
+						q = int64(wb[32+64*(i/4)+4*row+i%4]) - 128
+					}
+					s += q * int64(int8(x[i]))
+				}
+				mag += math.Abs(float64(s) * float64(da) * float64(xd[b*pc+j]))
+			}
+			g, wv := got[j*cpu.PackRows+row], want[j*cpu.PackRows+row]
+			if math.IsNaN(float64(g)) || math.Abs(float64(g)-float64(wv)) > 1e-6*mag {
+				t.Fatalf("%s: tile[col %d, row %d] = %g, Go loop %g (Σ|terms| %g)", name, j, row, g, wv, mag)
 			}
 		}
 	}
