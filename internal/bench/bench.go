@@ -140,7 +140,7 @@ func Measure(c *Case, minTime time.Duration) float64 {
 
 // WriteTable prints results as an aligned table.
 func WriteTable(w io.Writer, rs []Result) error {
-	if _, err := fmt.Fprintf(w, "%-12s %-6s %6s %6s %6s %7s %10s %9s %12s\n",
+	if _, err := fmt.Fprintf(w, "%-13s %-6s %6s %6s %6s %7s %10s %9s %12s\n",
 		"kernel", "dtype", "m", "n", "k", "threads", "GFLOP/s", "GB/s", "ns/op"); err != nil {
 		return err
 	}
@@ -151,7 +151,7 @@ func WriteTable(w io.Writer, rs []Result) error {
 		return fmt.Sprintf("%.4g", v)
 	}
 	for _, r := range rs {
-		if _, err := fmt.Fprintf(w, "%-12s %-6s %6d %6d %6d %7d %10s %9s %12.0f\n", r.Kernel, r.DType, r.M, r.N, r.K, r.Threads,
+		if _, err := fmt.Fprintf(w, "%-13s %-6s %6d %6d %6d %7d %10s %9s %12.0f\n", r.Kernel, r.DType, r.M, r.N, r.K, r.Threads,
 			num(r.GFLOPS), num(r.GBps), r.NsPerOp); err != nil {
 			return err
 		}

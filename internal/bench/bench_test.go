@@ -1,6 +1,8 @@
 package bench_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	. "github.com/graphc/graphc/internal/bench"
@@ -41,5 +43,33 @@ func Benchmark(b *testing.B) {
 				b.ReportMetric(r.GBps, "GB/s")
 			}
 		})
+	}
+}
+
+// TestGGMLCases: -ggml compares the plain q4_0 and q8_0 products at every
+// column count and thread count, and Cases has a packed twin of each.
+func TestGGMLCases(t *testing.T) {
+	names := map[string]bool{}
+	for _, n := range Names([]int{1, 2}) {
+		names[n] = true
+	}
+	var got []string
+	for _, c := range GGMLCases([]int{1, 2}) {
+		got = append(got, c.Name())
+		packed := strings.Replace(c.Name(), c.Kernel+"/", c.Kernel+"_packed/", 1)
+		if !names[packed] {
+			t.Errorf("%s has no packed case %s", c.Name(), packed)
+		}
+	}
+	for _, want := range []string{
+		"matvec/q4_0/m=4096,n=1,k=4096/threads=1", "gemm/q8_0/m=4096,n=8,k=4096/threads=2",
+		"gemm/q4_0/m=4096,n=32,k=4096/threads=1", "gemm/q8_0/m=4096,n=512,k=4096/threads=2",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("no case %s in %v", want, got)
+		}
+	}
+	if len(got) != 2*2*4 {
+		t.Errorf("%d cases, want 16 (2 types, 4 column counts, 2 thread counts): %v", len(got), got)
 	}
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/graphc/graphc/runtime"
@@ -41,32 +42,73 @@ func mulMatCase(kernel string, at runtime.DType, M, N, K, threads int) Case {
 	}
 }
 
-// quantMulMatCases are MulMat with q8_0 and q4_0 weights (x is quantized
-// to q8_0 inside each call, as ggml does): 4096² matrix-vector products
-// and a 4096×8×4096 product, a batch of 8 tokens. Their GB/s counts the
-// weight bytes read only (34 bytes per 32 q8_0 weights, 18 per q4_0),
-// the traffic that bounds them.
+// quantNs are the column counts of the quantized products: a
+// matrix-vector product (one generated token), a batch of 8 and of 32
+// tokens, and a 512-token prompt, llama-bench's pp512.
+var quantNs = []int{1, 8, 32, 512}
+
+// quantMulMatCases are MulMat with q8_0 and q4_0 4096×4096 weights (x is
+// quantized to q8_0 inside each call, as ggml does), n columns each of
+// quantNs, once on the weight as given and once packed (Pack) first, as a
+// model's weights are: kernel "matvec" or "gemm", and "matvec_packed" or
+// "gemm_packed". The GB/s of the matrix-vector products and the batches of
+// 8 count the weight bytes read only (34 bytes per 32 q8_0 weights, 18 per
+// q4_0), the traffic that bounds them; the larger batches are bound by
+// arithmetic and report GFLOP/s only.
 func quantMulMatCases(th int) []Case {
 	var cs []Case
 	for _, at := range []runtime.DType{runtime.Q8_0, runtime.Q4_0} {
-		for _, n := range []int{1, 8} {
-			kernel := "matvec"
-			if n > 1 {
-				kernel = "gemm"
+		for _, n := range quantNs {
+			for _, packed := range []bool{false, true} {
+				cs = append(cs, quantMulMatCase(at, n, th, packed))
 			}
-			const M, K = 4096, 4096
-			cs = append(cs, Case{
-				Kernel: kernel, DType: at.String(), M: M, N: n, K: K, Threads: th,
-				Flops: 2 * float64(M) * float64(n) * float64(K),
-				Bytes: float64(at.RowSize(K) * M),
-				Setup: withBackend(func(be *cpu.Backend) func() {
-					a, x, d := quantTensor(at, 1, K, M), tensor(runtime.F32, 2, K, n), tensor(runtime.F32, 3, M, n)
-					return func() { be.MulMat(d, a, x) }
-				}),
-			})
 		}
 	}
 	return cs
+}
+
+// quantM and quantK are the quantized products' weight shape: a 4096-wide
+// model's attention projection.
+const quantM, quantK = 4096, 4096
+
+func quantMulMatCase(at runtime.DType, n, th int, packed bool) Case {
+	kernel := "matvec"
+	if n > 1 {
+		kernel = "gemm"
+	}
+	if packed {
+		kernel += "_packed"
+	}
+	c := Case{
+		Kernel: kernel, DType: at.String(), M: quantM, N: n, K: quantK, Threads: th,
+		Flops: 2 * float64(quantM) * float64(n) * float64(quantK),
+		Setup: withBackend(func(be *cpu.Backend) func() {
+			a, x, d := quantOperands(at, n)
+			if packed {
+				mustPack(be, a)
+			}
+			return func() { be.MulMat(d, a, x) }
+		}),
+	}
+	if n <= 8 {
+		c.Bytes = float64(at.RowSize(quantK) * quantM)
+	}
+	return c
+}
+
+// quantOperands are a quantized product's weight, x and result, the same
+// values on every call: ggml's side of `graphc bench -ggml` computes the
+// product graphc's does.
+func quantOperands(at runtime.DType, n int) (a, x, d *runtime.Tensor) {
+	return quantTensor(at, 1, quantK, quantM), tensor(runtime.F32, 2, quantK, n), tensor(runtime.F32, 3, quantM, n)
+}
+
+// mustPack packs weight a on be; a Packable dense weight that does not
+// pack is a broken backend.
+func mustPack(be *cpu.Backend, a *runtime.Tensor) {
+	if err := be.Pack(a); err != nil {
+		panic(fmt.Sprintf("BUG: bench: Pack of a %s%v weight: %v", a.Type, a.Ne, err))
+	}
 }
 
 // quantTensor is tensor for a block-quantized type: fill's values, quantized.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/graphc/graphc/internal/bench"
+	"github.com/graphc/graphc/runtime/ggml"
 )
 
 // cmdBench is `graphc bench`: the internal/bench cases, as a table or JSON.
@@ -17,6 +18,7 @@ func cmdBench(e *env, args []string) error {
 	run := fs.String("run", "", "only the cases whose name (kernel/dtype/m=,n=,k=/threads=) matches this regular expression")
 	threads := fs.String("threads", "1,2", "comma-separated thread counts")
 	minTime := fs.Duration("time", 300*time.Millisecond, "time spent on each case")
+	withGGML := fs.Bool("ggml", false, "instead of the kernels: the q4_0 and q8_0 products (matvec and gemm, 4096×4096 weights, n 1, 8, 32, 512), graphc's plain and packed beside ggml's CPU mul_mat with the weight in ggml's plain buffer and in each extra buffer type that repacks it (CPU_REPACK, AMX), run in turns, with the ratios ggml/graphc (-json, -run, -threads, -time apply; ggml's libraries from $"+ggml.PathEnv+")")
 	llama := fs.Bool("llama", false, "instead of the kernels: llama-bench's pp512 and tg128 for graphc and for llama.cpp on the same GGUF files, interleaved, with their ratios (see -file, -short)")
 	var lb llamaBench
 	lb.register(fs)
@@ -40,6 +42,22 @@ func cmdBench(e *env, args []string) error {
 			return &usageError{fmt.Sprintf("-threads: %q is not a positive number", f)}
 		}
 		opts.Threads = append(opts.Threads, n)
+	}
+	if *withGGML {
+		if *llama {
+			return &usageError{"-ggml and -llama: one or the other"}
+		}
+		r, err := bench.CompareGGML(opts)
+		if err != nil {
+			return err
+		}
+		if r.GGML == nil {
+			fmt.Fprintf(e.stderr, "graphc: bench: ggml's columns skipped: %s\n", r.Skipped)
+		}
+		if *asJSON {
+			return bench.WriteGGMLJSON(e.stdout, r)
+		}
+		return bench.WriteGGMLTable(e.stdout, r)
 	}
 	if *llama {
 		if *asJSON || *run != "" {

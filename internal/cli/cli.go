@@ -55,7 +55,7 @@ func init() {
 		{"run", "[-json] [-stats] [-fill ggml] [-weights FILE.gguf] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
 		{"ggml-check", "[-run [-sim] [-rpc]] [-json] TRACE.json...", "compare graphc's plans with ggml's recorded decisions, one line per trace", cmdGGMLCheck},
 		{"gguf", "new [-fill ggml|random] [-seed N] [-type TYPE] model.g out.gguf | info file.gguf", "write a GGUF file with a model's weights, or list a GGUF file's metadata and tensors", cmdGGUF},
-		{"bench", "[-json] [-run REGEX] [-threads LIST] [-time DUR] | -llama [-short] [-file F.gguf …] [-threads LIST]", "measure the CPU kernels: GEMM and matvec GFLOP/s, bandwidth-bound ops GB/s; -llama: pp512/tg128 beside llama.cpp on the same files", cmdBench},
+		{"bench", "[-ggml] [-json] [-run REGEX] [-threads LIST] [-time DUR] | -llama [-short] [-file F.gguf …] [-threads LIST]", "measure the CPU kernels: GEMM and matvec GFLOP/s, bandwidth-bound ops GB/s; -ggml: the q4_0/q8_0 products beside ggml's CPU mul_mat, plain and repacked; -llama: pp512/tg128 beside llama.cpp on the same files", cmdBench},
 		{"calibrate", "[-o FILE] [-time DUR] [-threads N]", "measure the kernels and copies the cost model prices, for -placement cost -cost FILE", cmdCalibrate},
 		{"devices", "", "list graphc's backends and the ggml devices this machine has (GPUs through $GRAPHC_GGML_PATH)", cmdDevices},
 		{"fmt", "[-w] model.g", "print the model in canonical form (-w: rewrite the file)", cmdFmt},

@@ -24,6 +24,7 @@ type api struct {
 	version func() string `sym:"ggml_version"`
 	commit  func() string `sym:"ggml_commit"`
 
+	sym          func(name string) uintptr   // the loaded libraries' symbols, for bindings made later (cpumulmat.go)
 	initSym      uintptr                     // ggml_init takes a struct by value: see initContext
 	free         func(context)               `sym:"ggml_free"`
 	getMemSize   func(context) uintptr       `sym:"ggml_get_mem_size"`

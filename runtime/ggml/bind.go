@@ -10,9 +10,10 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// bindFields binds each func field of *a tagged sym:"name" to that symbol.
-// The fields are unexported, so they are reached through their addresses.
-func bindFields(a *api, sym func(string) uintptr) error {
+// bindFields binds each func field of the struct *a points to, tagged
+// sym:"name", to that symbol. The fields are unexported, so they are
+// reached through their addresses.
+func bindFields(a any, sym func(string) uintptr) error {
 	v := reflect.ValueOf(a).Elem()
 	t := v.Type()
 	for i := range t.NumField() {
@@ -30,3 +31,11 @@ func bindFields(a *api, sym func(string) uintptr) error {
 	}
 	return nil
 }
+
+// bindFunc binds the func variable *fp points to to the C function at p,
+// an address ggml hands out (ggml_backend_reg_get_proc_address).
+func bindFunc(fp any, p uintptr) { purego.RegisterFunc(fp, p) }
+
+// newCallback makes a C function pointer of a Go function (ggml_log_set's
+// logger).
+func newCallback(fn any) uintptr { return purego.NewCallback(fn) }

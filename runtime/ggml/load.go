@@ -46,13 +46,13 @@ func load() (*api, *Libraries, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading %s: %v", libs.Registry, err)
 	}
-	a := new(api)
 	sym := func(name string) uintptr {
 		if p := reg(name); p != 0 {
 			return p
 		}
 		return base(name)
 	}
+	a := &api{sym: sym}
 	if err := a.bind(sym); err != nil {
 		// A ggml too old or too new lacks symbols; its version, when it
 		// has one, says why better than the missing name.
