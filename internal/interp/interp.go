@@ -45,6 +45,20 @@ type Machine struct {
 	params  map[*ir.Tensor]runtime.Tensor // weights and state, each in memory of its own
 	kernels map[ir.Op]reflect.Value
 	bytes   int64 // what Load allocated, against Config.MaxBytes
+	// The dims-independent sizes and view extents, computed once: an
+	// evaluation only substitutes the dims (a generated token's fixed cost).
+	maxBytes map[*ir.Tensor]int64
+	viewEnds map[*ir.Tensor]*ir.Expr // a view's offset plus its bytes
+}
+
+// maxBytesOf is t.MaxBytes, computed once per tensor.
+func (m *Machine) maxBytesOf(t *ir.Tensor) int64 {
+	n, ok := m.maxBytes[t]
+	if !ok {
+		n = t.MaxBytes()
+		m.maxBytes[t] = n
+	}
+	return n
 }
 
 // Load allocates g's memory as the plan lays it out and fills weights and
@@ -54,7 +68,13 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 	if len(g.Splits) == 0 && len(g.Nodes) > 0 {
 		panic("BUG: interp: the plan has nodes but no splits")
 	}
-	m := &Machine{g: g, cfg: cfg, params: map[*ir.Tensor]runtime.Tensor{}, kernels: map[ir.Op]reflect.Value{}}
+	m := &Machine{g: g, cfg: cfg, params: map[*ir.Tensor]runtime.Tensor{}, kernels: map[ir.Op]reflect.Value{},
+		maxBytes: map[*ir.Tensor]int64{}, viewEnds: map[*ir.Tensor]*ir.Expr{}}
+	for _, t := range g.Nodes {
+		if t.ViewSrc != nil {
+			m.viewEnds[t] = ir.Add(t.ViewOffs, t.Bytes())
+		}
+	}
 	if err := m.budget(); err != nil {
 		return nil, err
 	}
@@ -435,10 +455,10 @@ func (ev *evaluation) checkViews() error {
 		if t.ViewSrc == nil || !ev.m.g.InGraph(t) {
 			continue
 		}
-		end := ir.Add(t.ViewOffs, t.Bytes())
+		end := ev.m.viewEnds[t]
 		lo, ok1 := t.ViewOffs.Eval(ev.dim)
 		hi, ok2 := end.Eval(ev.dim)
-		size := t.ViewSrc.MaxBytes()
+		size := ev.m.maxBytesOf(t.ViewSrc)
 		if !ok1 || !ok2 || lo < 0 || hi > size {
 			var dimText []string
 			for _, d := range t.ViewOffs.Dims(end.Dims(nil)) {
@@ -488,7 +508,7 @@ func (ev *evaluation) placeOne(t *ir.Tensor) (*placed, error) {
 	case ir.AllocCompute:
 		a := root.Alloc
 		p.buf, p.off = ev.m.chunks[a.Buffer][a.Chunk], a.Offset
-		reserved = root.MaxBytes()
+		reserved = ev.m.maxBytesOf(root)
 		ne, ok1 := evalAll(root.Ne, ev.dim)
 		nb, ok2 := evalAll(root.Nb, ev.dim)
 		_, hi, _, ok3 := extent(root.Type, ne, nb)

@@ -80,6 +80,9 @@ func (b *Backend) Close() {
 	}
 	b.cleanup.Stop()
 	b.pool.close()
+	for _, p := range b.packed.m {
+		p.free()
+	}
 	clear(b.packed.m)
 }
 

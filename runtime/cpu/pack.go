@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	goruntime "runtime"
 
 	"github.com/graphc/graphc/runtime"
 )
@@ -52,6 +53,7 @@ func packBlockBytes(dt runtime.DType) int { return packRows * dt.RowSize(32) }
 
 // packedWeight is a packed copy of one weight.
 type packedWeight struct {
+	free    func() // releases data (allocPacked)
 	typ     runtime.DType
 	ne      [4]int
 	nb      int // blocks per row
@@ -82,10 +84,18 @@ func (b *Backend) Pack(w *runtime.Tensor) error {
 		return err
 	}
 	p := &packedWeight{typ: w.Type, ne: w.Ne, nb: w.Ne[0] / 32, groups: ceilDiv(w.Ne[1], packRows)}
-	p.data = make([]byte, PackedBytes(w.Type, w.Ne))
+	var free func()
+	p.data, free = allocPacked(int(PackedBytes(w.Type, w.Ne)))
+	// Close frees the copies; a Backend dropped without Close frees each
+	// once it is unreachable.
+	cleanup := goruntime.AddCleanup(p, func(f func()) { f() }, free)
+	p.free = func() { cleanup.Stop(); free() }
 	p.matSize = p.groups * p.nb * packBlockBytes(w.Type)
 	t := &packTaskQ{w: w, p: p}
 	b.parallel(t, len(p.data), w.Ne[2]*w.Ne[3]*p.groups)
+	if old := b.packed.m[&w.Data[0]]; old != nil {
+		old.free()
+	}
 	b.packed.m[&w.Data[0]] = p
 	return nil
 }

@@ -94,36 +94,91 @@ func (b *Backend) mulMatPacked(dst *runtime.Tensor, p *packedWeight, x *runtime.
 
 // run computes a range of (batch, column chunk, row group) units: row
 // groups vary fastest, so a chunk's quants are read by consecutive units.
+// A matrix-vector product runs two row groups at once, half the range
+// apart: two streams from memory.
 func (t *packedMulMat) run(chunk, nchunks, _ int) {
-	p := t.p
-	units := t.batches * t.nchunk * p.groups
-	lo, hi := split(units, chunk, nchunks)
-	nb := p.nb
+	lo, hi := split(t.batches*t.nchunk*t.p.groups, chunk, nchunks)
 	var tile [packRows * panelCols]float32
-	d := t.dst.F32s()
-	for u := lo; u < hi; u++ {
-		g := u % p.groups
-		c := u / p.groups % t.nchunk
-		batch := u / p.groups / t.nchunk
-		i2, i3 := batch%t.ne2, batch/t.ne2
-		w := p.group((i3/t.r3)*p.ne[2]+i2/t.r2, g)
-		p0, p1 := c*t.chunk, min(c*t.chunk+t.chunk, t.panels)
-		rows := min(packRows, p.ne[1]-g*packRows)
-		for pn := p0; pn < p1; pn++ {
-			s := (batch*t.panels + pn) * nb * t.pc
-			xq, xd, xc := t.xq[s*32:(s+nb*t.pc)*32], t.xd[s:s+nb*t.pc], t.xc[s:s+nb*t.pc]
-			packedKernel(p.typ, t.pc, w, xq, xd, xc, nb, tile[:packRows*t.pc])
-			cols := min(t.pc, t.n-pn*t.pc)
-			for j := 0; j < cols; j++ {
-				base := (pn*t.pc+j)*t.dst.Nb[1] + i2*t.dst.Nb[2] + i3*t.dst.Nb[3] + g*packRows*t.dst.Nb[0]
-				if t.dst.Nb[0] == 4 {
-					copy(d[base/4:base/4+rows], tile[j*packRows:j*packRows+rows])
-					continue
-				}
-				for r := 0; r < rows; r++ {
-					d[(base+r*t.dst.Nb[0])/4] = tile[j*packRows+r]
-				}
+	if t.pc == 1 {
+		half := (hi - lo) / 2
+		for u := lo; u < lo+half; u++ {
+			if !t.vector2(u, u+half, tile[:2*packRows]) {
+				t.unit(u, tile[:])
+				t.unit(u+half, tile[:])
 			}
+		}
+		if (hi-lo)%2 == 1 {
+			t.unit(hi-1, tile[:])
+		}
+		return
+	}
+	for u := lo; u < hi; u++ {
+		t.unit(u, tile[:])
+	}
+}
+
+// coords are unit u's batch, column chunk and row group.
+func (t *packedMulMat) coords(u int) (batch, c, g int) {
+	g = u % t.p.groups
+	c = u / t.p.groups % t.nchunk
+	return u / t.p.groups / t.nchunk, c, g
+}
+
+// group is row group g of the weight matrix batch reads.
+func (t *packedMulMat) group(batch, g int) []byte {
+	i2, i3 := batch%t.ne2, batch/t.ne2
+	return t.p.group((i3/t.r3)*t.p.ne[2]+i2/t.r2, g)
+}
+
+// panel is panel pn of batch: its quants, scales and offset shares.
+func (t *packedMulMat) panel(batch, pn int) ([]byte, []float32, []int32) {
+	nb := t.p.nb
+	s := (batch*t.panels + pn) * nb * t.pc
+	return t.xq[s*32 : (s+nb*t.pc)*32], t.xd[s : s+nb*t.pc], t.xc[s : s+nb*t.pc]
+}
+
+// unit computes one unit: its row group against each panel of its chunk.
+func (t *packedMulMat) unit(u int, tile []float32) {
+	batch, c, g := t.coords(u)
+	w := t.group(batch, g)
+	for pn := c * t.chunk; pn < min(c*t.chunk+t.chunk, t.panels); pn++ {
+		xq, xd, xc := t.panel(batch, pn)
+		packedKernel(t.p.typ, t.pc, w, xq, xd, xc, t.p.nb, tile[:packRows*t.pc])
+		t.store(batch, g, pn, tile)
+	}
+}
+
+// vector2 computes units u and v of a one-column product with one kernel
+// call, if this machine has it and they share x; it reports whether it did.
+func (t *packedMulMat) vector2(u, v int, tile []float32) bool {
+	bu, _, gu := t.coords(u)
+	bv, _, gv := t.coords(v)
+	if bu != bv {
+		return false
+	}
+	xq, xd, xc := t.panel(bu, 0)
+	if !packedVector2Asm(t.p.typ, t.group(bu, gu), t.group(bv, gv), xq, xd, xc, t.p.nb, tile) {
+		return false
+	}
+	t.store(bu, gu, 0, tile[:packRows])
+	t.store(bv, gv, 0, tile[packRows:])
+	return true
+}
+
+// store writes the tile of row group g against panel pn of batch into dst.
+func (t *packedMulMat) store(batch, g, pn int, tile []float32) {
+	i2, i3 := batch%t.ne2, batch/t.ne2
+	rows := min(packRows, t.p.ne[1]-g*packRows)
+	cols := min(t.pc, t.n-pn*t.pc)
+	d := t.dst.F32s()
+	for j := 0; j < cols; j++ {
+		base := (pn*t.pc+j)*t.dst.Nb[1] + i2*t.dst.Nb[2] + i3*t.dst.Nb[3] + g*packRows*t.dst.Nb[0]
+		if t.dst.Nb[0] == 4 {
+			copy(d[base/4:base/4+rows], tile[j*packRows:j*packRows+rows])
+			continue
+		}
+		for r := 0; r < rows; r++ {
+			d[(base+r*t.dst.Nb[0])/4] = tile[j*packRows+r]
 		}
 	}
 }

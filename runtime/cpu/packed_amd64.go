@@ -88,3 +88,34 @@ func quantizeColumnAsm(row []float32, nb int, xq []byte, qs int, xd []float32, x
 	quantizeColumnAVX512(&row[0], nb, &xq[0], qs, &xd[0], &xc[0], ss*4, int(shift))
 	return true
 }
+
+// The one-column kernels over two row groups at once (w and w2; the tile
+// holds w's 16 rows, then w2's).
+
+//go:noescape
+func packedQ4x1x2VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
+
+//go:noescape
+func packedQ8x1x2VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
+
+// packedVector2Asm is packedKernel for one column over the row groups w
+// and w2 (tile: 32 rows) in assembly where this machine has it, and
+// reports whether it did.
+func packedVector2Asm(typ runtime.DType, w, w2, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
+	if level != isaAVX512 || !hasVNNI || nb < 1 {
+		return false
+	}
+	wb := nb * packBlockBytes(typ)
+	if len(w) < wb || len(w2) < wb || len(xq) < nb*32 || len(xd) < nb || len(xc) < nb || len(tile) < 2*packRows {
+		bug("packed kernel: %d blocks: w %d, w2 %d, xq %d, xd %d, xc %d, tile %d", nb, len(w), len(w2), len(xq), len(xd), len(xc), len(tile))
+	}
+	switch typ {
+	case runtime.Q4_0:
+		packedQ4x1x2VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0], &w2[0])
+	case runtime.Q8_0:
+		packedQ8x1x2VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0], &w2[0])
+	default:
+		return false
+	}
+	return true
+}

@@ -9,3 +9,7 @@ func packedKernelAsm(runtime.DType, int, []byte, []byte, []float32, []int32, int
 }
 
 func quantizeColumnAsm([]float32, int, []byte, int, []float32, []int32, int, uint) bool { return false }
+
+func packedVector2Asm(runtime.DType, []byte, []byte, []byte, []float32, []int32, int, []float32) bool {
+	return false
+}

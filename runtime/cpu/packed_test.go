@@ -33,6 +33,10 @@ func TestMulMatPackedWeights(t *testing.T) {
 					{2, 32 * 9, 33, 9, 2, 1, false},
 					{2, 32 * 3, 17, 17, 2, 2, true},
 					{1, 32 * 5, 40, 3, 1, 1, true},
+					// one column, several groups: two row groups per kernel
+					// call, with an odd one left and across batches
+					{1, 32 * 3, 100, 1, 1, 1, false},
+					{2, 32 * 5, 70, 1, 2, 2, false},
 				} {
 					name := fmt.Sprintf("%s/%+v", dt, c)
 					vals := make([]float32, c.k*c.m*c.wne2)
