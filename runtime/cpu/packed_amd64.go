@@ -75,17 +75,24 @@ func packedKernelAsm(typ runtime.DType, pc int, w, xq []byte, xd []float32, xc [
 //go:noescape
 func quantizeColumnAVX512(row *float32, nb int, xq *byte, qs int, xd *float32, xc *int32, ss int, shift int)
 
+//go:noescape
+func quantizeColumnAVX2(row *float32, nb int, xq *byte, qs int, xd *float32, xc *int32, ss int, shift int)
+
 // quantizeColumnAsm is quantizeColumn in assembly where this machine has
 // it, and reports whether it did.
 func quantizeColumnAsm(row []float32, nb int, xq []byte, qs int, xd []float32, xc []int32, ss int, shift uint) bool {
-	if level != isaAVX512 || nb < 1 {
+	if level < isaAVX2 || nb < 1 {
 		return false
 	}
 	last := (nb - 1) * ss
 	if len(row) < nb*32 || len(xq) < (nb-1)*qs+32 || len(xd) <= last || len(xc) <= last {
 		bug("quantizeColumn: %d blocks: row %d, xq %d (stride %d), xd %d, xc %d (stride %d)", nb, len(row), len(xq), qs, len(xd), len(xc), ss)
 	}
-	quantizeColumnAVX512(&row[0], nb, &xq[0], qs, &xd[0], &xc[0], ss*4, int(shift))
+	if level == isaAVX512 {
+		quantizeColumnAVX512(&row[0], nb, &xq[0], qs, &xd[0], &xc[0], ss*4, int(shift))
+	} else {
+		quantizeColumnAVX2(&row[0], nb, &xq[0], qs, &xd[0], &xc[0], ss*4, int(shift))
+	}
 	return true
 }
 

@@ -25,6 +25,32 @@
 	MOVL $0x0f0f0f0f, AX; \
 	VPBROADCASTD AX, Z31
 
+// QUANT_SETUP loads the quantizers' arguments (see quantizeColumnAVX512).
+#define QUANT_SETUP \
+	MOVQ row+0(FP), SI; \
+	MOVQ nb+8(FP), R13; \
+	MOVQ xq+16(FP), DI; \
+	MOVQ qs+24(FP), R10; \
+	MOVQ xd+32(FP), R8; \
+	MOVQ xc+40(FP), R9; \
+	MOVQ ss+48(FP), R11; \
+	MOVQ shift+56(FP), CX
+
+// QUANT_STORE stores the block's share (its quant sum in X6, shifted by
+// CL and negated) and scale (X4 through f16), and steps to the next block.
+#define QUANT_STORE \
+	VMOVD X6, AX; \
+	SHLL CL, AX; \
+	NEGL AX; \
+	MOVL AX, (R9); \
+	VCVTPS2PH $0, X4, X10; \
+	VCVTPH2PS X10, X10; \
+	VMOVSS X10, (R8); \
+	ADDQ $128, SI; \
+	ADDQ R10, DI; \
+	ADDQ R11, R8; \
+	ADDQ R11, R9
+
 // Q4_UNPACK sets W0..W7 to the q4_0 group block's chunks at base: low
 // nibbles of chunks 0..3 (the column's dwords 0..3), then their high
 // nibbles (dwords 4..7). Q4_UNPACK8 is it for SI into Z8..Z15.
@@ -238,23 +264,16 @@ TEXT ·packedQ8x8VNNI(SB), NOSPLIT, $0-48
 // id = 127/amax (0 when d is), the values times id rounded half to even
 // (vcvtps2dq under Go's default rounding mode), d rounded to f16 and back
 // (vcvtps2ph $0: to nearest even, as runtime.F32ToF16) — then the quants'
-// sum shifted left by shift, negated. Block b's quants go to xq+b·qs, its scale and
-// share to xd+b·ss and xc+b·ss.
+// sum shifted left by shift, negated. Block b's quants go to xq+b·qs, its
+// scale and share to xd+b·ss and xc+b·ss.
 TEXT ·quantizeColumnAVX512(SB), NOSPLIT, $0-64
-	MOVQ row+0(FP), SI
-	MOVQ nb+8(FP), CX
-	MOVQ xq+16(FP), DI
-	MOVQ qs+24(FP), R10
-	MOVQ xd+32(FP), R8
-	MOVQ xc+40(FP), R9
-	MOVQ ss+48(FP), R11
-	MOVQ shift+56(FP), R12
+	QUANT_SETUP
 	MOVL $0x7fffffff, AX
 	VPBROADCASTD AX, Z31
 	MOVL $0x42fe0000, AX // 127.0
 	VMOVD AX, X30
 	VXORPS X29, X29, X29
-	TESTQ CX, CX
+	TESTQ R13, R13
 	JZ qdone
 
 qloop:
@@ -271,13 +290,13 @@ qloop:
 	VMAXPS X3, X2, X2
 	VPERMILPS $0xb1, X2, X3
 	VMAXPS X3, X2, X2
-	VDIVSS X30, X2, X4 // d
+	VDIVSS X30, X2, X4
 	VXORPS X5, X5, X5
 	VUCOMISS X29, X4
-	JEQ qzero
-	VDIVSS X2, X30, X5 // id
+	JEQ qscaled
+	VDIVSS X2, X30, X5
 
-qzero:
+qscaled:
 	VBROADCASTSS X5, Z5
 	VMULPS Z5, Z0, Z0
 	VMULPS Z5, Z1, Z1
@@ -296,21 +315,94 @@ qzero:
 	VPADDD X7, X6, X6
 	VPSHUFD $0xb1, X6, X7
 	VPADDD X7, X6, X6
-	VMOVD X6, AX
-	SHLXL R12, AX, AX
-	NEGL AX
-	MOVL AX, (R9)
-	VCVTPS2PH $0, X4, X10
-	VCVTPH2PS X10, X10
-	VMOVSS X10, (R8)
-	ADDQ $128, SI
-	ADDQ R10, DI
-	ADDQ R11, R8
-	ADDQ R11, R9
-	DECQ CX
+	QUANT_STORE
+	DECQ R13
 	JNZ qloop
 
 qdone:
+	VZEROUPPER
+	RET
+
+// quantPerm puts the dwords of vpacksswb's lane-interleaved result back in
+// element order.
+DATA quantPerm<>+0(SB)/4, $0
+DATA quantPerm<>+4(SB)/4, $4
+DATA quantPerm<>+8(SB)/4, $1
+DATA quantPerm<>+12(SB)/4, $5
+DATA quantPerm<>+16(SB)/4, $2
+DATA quantPerm<>+20(SB)/4, $6
+DATA quantPerm<>+24(SB)/4, $3
+DATA quantPerm<>+28(SB)/4, $7
+GLOBL quantPerm<>(SB), RODATA|NOPTR, $32
+
+// func quantizeColumnAVX2(row *float32, nb int, xq *byte, qs int, xd *float32, xc *int32, ss int, shift int)
+//
+// quantizeColumnAVX512 with 256-bit vectors (X30/X29 are X14/X13 here).
+TEXT ·quantizeColumnAVX2(SB), NOSPLIT, $0-64
+	QUANT_SETUP
+	MOVL $0x7fffffff, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL $0x42fe0000, AX // 127.0
+	VMOVD AX, X14
+	VXORPS X13, X13, X13
+	VMOVDQU quantPerm<>(SB), Y12
+	TESTQ R13, R13
+	JZ q2done
+
+q2loop:
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVUPS 64(SI), Y2
+	VMOVUPS 96(SI), Y3
+	VANDPS Y15, Y0, Y4
+	VANDPS Y15, Y1, Y5
+	VMAXPS Y5, Y4, Y4
+	VANDPS Y15, Y2, Y5
+	VMAXPS Y5, Y4, Y4
+	VANDPS Y15, Y3, Y5
+	VMAXPS Y5, Y4, Y4
+	VEXTRACTF128 $1, Y4, X5
+	VMAXPS X5, X4, X8
+	VPERMILPS $0x4e, X8, X5
+	VMAXPS X5, X8, X8
+	VPERMILPS $0xb1, X8, X5
+	VMAXPS X5, X8, X8
+	VDIVSS X14, X8, X4
+	VXORPS X5, X5, X5
+	VUCOMISS X13, X4
+	JEQ q2scaled
+	VDIVSS X8, X14, X5
+
+q2scaled:
+	VBROADCASTSS X5, Y5
+	VMULPS Y5, Y0, Y0
+	VMULPS Y5, Y1, Y1
+	VMULPS Y5, Y2, Y2
+	VMULPS Y5, Y3, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPADDD Y1, Y0, Y6
+	VPADDD Y3, Y2, Y7
+	VPADDD Y7, Y6, Y6
+	VEXTRACTI128 $1, Y6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0x4e, X6, X7
+	VPADDD X7, X6, X6
+	VPSHUFD $0xb1, X6, X7
+	VPADDD X7, X6, X6
+	VPACKSSDW Y1, Y0, Y0
+	VPACKSSDW Y3, Y2, Y2
+	VPACKSSWB Y2, Y0, Y0
+	VPERMD Y0, Y12, Y0
+	VMOVDQU Y0, (DI)
+	QUANT_STORE
+	DECQ R13
+	JNZ q2loop
+
+q2done:
 	VZEROUPPER
 	RET
 

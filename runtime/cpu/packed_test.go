@@ -125,9 +125,10 @@ func TestPackRefuses(t *testing.T) {
 	}
 }
 
-// TestQuantizeColumn: the assembly quantizer writes exactly the Go loop's
-// quants, scales and sums, on blocks of every magnitude, all-zero blocks
-// (scale 0) and values halfway between two quants (rounding to even).
+// TestQuantizeColumn: the assembly quantizers (avx512, avx2) write exactly
+// the Go loop's quants, scales and sums, on blocks of every magnitude,
+// all-zero blocks (scale 0) and values halfway between two quants
+// (rounding to even).
 func TestQuantizeColumn(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	const nb, qs, ss = 40, 64, 3
@@ -148,17 +149,19 @@ func TestQuantizeColumn(t *testing.T) {
 			row[b*32] = 127
 		}
 	}
-	for _, shift := range []uint{3, 7} {
-		got := [3]any{make([]byte, nb*qs), make([]float32, nb*ss), make([]int32, nb*ss)}
-		want := [3]any{make([]byte, nb*qs), make([]float32, nb*ss), make([]int32, nb*ss)}
-		cpu.QuantizeColumn(row, nb, got[0].([]byte), qs, got[1].([]float32), got[2].([]int32), ss, shift)
-		cpu.QuantizeColumnGo(row, nb, want[0].([]byte), qs, want[1].([]float32), want[2].([]int32), ss, shift)
-		for i := range got {
-			if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
-				t.Fatalf("shift %d, output %d (quants, scales, sums):\n got %v\nwant %v", shift, i, got[i], want[i])
+	forISAs(t, func(t *testing.T) {
+		for _, shift := range []uint{3, 7} {
+			got := [3]any{make([]byte, nb*qs), make([]float32, nb*ss), make([]int32, nb*ss)}
+			want := [3]any{make([]byte, nb*qs), make([]float32, nb*ss), make([]int32, nb*ss)}
+			cpu.QuantizeColumn(row, nb, got[0].([]byte), qs, got[1].([]float32), got[2].([]int32), ss, shift)
+			cpu.QuantizeColumnGo(row, nb, want[0].([]byte), qs, want[1].([]float32), want[2].([]int32), ss, shift)
+			for i := range got {
+				if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
+					t.Fatalf("shift %d, output %d (quants, scales, sums):\n got %v\nwant %v", shift, i, got[i], want[i])
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestPackedKernels compares the packed kernels of every level with the Go
