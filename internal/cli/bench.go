@@ -19,14 +19,14 @@ func cmdBench(e *env, args []string) error {
 	threads := fs.String("threads", "1,2", "comma-separated thread counts")
 	minTime := fs.Duration("time", 300*time.Millisecond, "time spent on each case")
 	withGGML := fs.Bool("ggml", false, "instead of the kernels: the q4_0 and q8_0 products (matvec and gemm, 4096×4096 weights, n 1, 8, 32, 512), graphc's plain and packed beside ggml's CPU mul_mat with the weight in ggml's plain buffer and in each extra buffer type that repacks it (CPU_REPACK, AMX), run in turns, with the ratios ggml/graphc (-json, -run, -threads, -time apply; ggml's libraries from $"+ggml.PathEnv+")")
-	llama := fs.Bool("llama", false, "instead of the kernels: llama-bench's pp512 and tg128 for graphc and for llama.cpp on the same GGUF files, interleaved, with their ratios (see -file, -short)")
+	llama := fs.Bool("llama", false, "instead of the kernels: llama-bench's pp512 and tg128 for graphc (the package generated for each file, built with go build and run in a process per thread count; see -interp) and for llama.cpp on the same GGUF files, interleaved, with their ratios (see -file, -short)")
 	var lb llamaBench
 	lb.register(fs)
 	if _, err := parseFlags(fs, args, 0, 0); err != nil {
 		return err
 	}
-	if !*llama && (lb.short || lb.files != nil || lb.types != nil || lb.reps != 0 || lb.pp != 0 || lb.tg != 0) {
-		return &usageError{"-short, -file, -type, -reps, -pp and -tg go with -llama"}
+	if !*llama && (lb.short || lb.interp || lb.files != nil || lb.types != nil || lb.reps != 0 || lb.pp != 0 || lb.tg != 0) {
+		return &usageError{"-short, -interp, -file, -type, -reps, -pp and -tg go with -llama"}
 	}
 	opts := bench.Options{MinTime: *minTime}
 	if *run != "" {

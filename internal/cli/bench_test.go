@@ -2,7 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"go/format"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -48,22 +55,150 @@ func TestBenchUsage(t *testing.T) {
 	}
 }
 
-// TestBenchLlamaShort runs bench -llama -short at one thread: a row per
-// file and test, graphc's speed positive (llama.cpp's side runs where its
-// libraries are installed, and is skipped otherwise).
+// TestBenchLlamaShort runs bench -llama -short at one thread, with graphc's
+// side the generated package (the default) and internal/interp (-interp):
+// a row per file and test with graphc's speed positive, and the line naming
+// the side (llama.cpp's side runs where its libraries are installed, and is
+// skipped otherwise).
 func TestBenchLlamaShort(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes two small files and compiles a model for each")
 	}
+	for _, c := range []struct {
+		flags []string
+		side  string
+	}{
+		{nil, "graphc: the generated package (go build, "},
+		{[]string{"-interp"}, "graphc: internal/interp (-interp)\n"},
+	} {
+		var out, errb bytes.Buffer
+		code := Main(append([]string{"bench", "-llama", "-short", "-threads", "1"}, c.flags...), &out, &errb)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", c.flags, code, errb.String())
+		}
+		if !strings.HasPrefix(out.String(), c.side) {
+			t.Errorf("%v: output does not start with %q:\n%s", c.flags, c.side, out.String())
+		}
+		checkBenchRows(t, out.String(), "q4_0.gguf pp64", "q4_0.gguf tg16", "q8_0.gguf pp64", "q8_0.gguf tg16")
+	}
+}
+
+// TestBenchLlamaNoGo runs bench -llama -short without go on $PATH: graphc's
+// side falls back to internal/interp, saying so.
+func TestBenchLlamaNoGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a small file and compiles a model for it")
+	}
+	t.Setenv("PATH", t.TempDir())
 	var out, errb bytes.Buffer
-	code := Main([]string{"bench", "-llama", "-short", "-threads", "1"}, &out, &errb)
+	code := Main([]string{"bench", "-llama", "-short", "-threads", "1", "-type", "q4_0"}, &out, &errb)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"q4_0.gguf  pp64", "q4_0.gguf  tg16", "q8_0.gguf  pp64", "q8_0.gguf  tg16"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("no %q row in\n%s", want, out.String())
+	if !strings.Contains(errb.String(), "no Go toolchain") || !strings.HasPrefix(out.String(), "graphc: internal/interp (no Go toolchain)\n") {
+		t.Errorf("no word of the fallback:\nstdout:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+	checkBenchRows(t, out.String(), "q4_0.gguf pp64", "q4_0.gguf tg16")
+}
+
+// checkBenchRows checks that bench -llama's table has a row per want
+// ("FILE-SUFFIX TEST") with a positive graphc t/s.
+func checkBenchRows(t *testing.T, table string, want ...string) {
+	t.Helper()
+	speeds := map[string]string{}
+	for _, line := range strings.Split(table, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && strings.HasSuffix(f[0], ".gguf") {
+			speeds[f[0]+" "+f[1]] = f[3]
 		}
+	}
+	for _, w := range want {
+		suffix, test, _ := strings.Cut(w, " ")
+		found := false
+		for k, v := range speeds {
+			file, tt, _ := strings.Cut(k, " ")
+			if !strings.HasSuffix(file, suffix) || tt != test {
+				continue
+			}
+			found = true
+			if x, err := strconv.ParseFloat(v, 64); err != nil || x <= 0 {
+				t.Errorf("%s: graphc t/s %q, want a positive number", k, v)
+			}
+		}
+		if !found {
+			t.Errorf("no %q row in\n%s", w, table)
+		}
+	}
+}
+
+// TestBenchDriverFails starts the generated package's bench driver on a
+// file that is not GGUF, and asks a working one for a batch over the
+// model's bound: both are errors naming the driver, with what it wrote
+// to stderr, not a hang.
+func TestBenchDriverFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a small file and builds the generated package for it")
+	}
+	if !haveGo() {
+		t.Skip("no go on $PATH to build the generated package with")
+	}
+	e := &env{context.Background(), io.Discard, io.Discard}
+	lb := &llamaBench{short: true, types: []string{"q4_0"}}
+	if err := lb.defaults(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := lb.defaultFiles(e, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, res, err := lb.compile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, cleanup, err := buildBenchDriver(e.ctx, res, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+
+	bad := filepath.Join(dir, "bad.gguf")
+	if err := os.WriteFile(bad, []byte("not a GGUF file"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := startDriver(e.ctx, bin, bad, 1, 512); err == nil {
+		d.close()
+		t.Error("the driver started on a file that is not GGUF")
+	} else if msg := err.Error(); !strings.Contains(msg, "bench driver (bad.gguf, 1 thread(s))") || !strings.Contains(msg, "exit status 1") || !strings.Contains(msg, bad) {
+		t.Errorf("error %q: want the driver, its exit status and gguf's word on the file", msg)
+	}
+
+	d, err := startDriver(e.ctx, bin, files[0], 1, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	if took, err := d.pp(8); err != nil || took <= 0 {
+		t.Fatalf("pp 8: %v, %v", took, err)
+	}
+	_, err = d.pp(lb.pp + 1)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("exit status 1:\npp %d: dim n_", lb.pp+1)) || !strings.Contains(err.Error(), "is outside [0, ") {
+		t.Errorf("pp over the bound: %v, want Eval's error", err)
+	}
+	if _, err := d.tg(1); err == nil {
+		t.Error("tg after the driver failed: no error")
+	}
+}
+
+// TestBenchDriverSourceFormatted keeps the embedded driver gofmt'd, as the
+// checks that see .go files cannot see it.
+func TestBenchDriverSourceFormatted(t *testing.T) {
+	got, err := format.Source(benchDriverSource)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, benchDriverSource) {
+		t.Error("internal/cli/benchdriver.go.tmpl is not gofmt'd: gofmt -w it (as a .go file)")
 	}
 }
 

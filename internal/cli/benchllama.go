@@ -26,11 +26,15 @@ import (
 // graphc and for llama.cpp on the same GGUF file, interleaved.
 type llamaBench struct {
 	short   bool
+	interp  bool // graphc's side through internal/interp, not the generated package
 	files   []string
 	types   []string
 	threads []int
 	reps    int
 	pp, tg  int
+
+	noGo   bool            // -interp because the Go toolchain is missing
+	builds []time.Duration // go build of the generated package, per file
 }
 
 // benchShape is Llama-3.2-1B's shape; benchShortShape a small file of the
@@ -50,6 +54,7 @@ func (f *fileList) Set(s string) error { *f = append(*f, s); return nil }
 
 func (lb *llamaBench) register(fs *flag.FlagSet) {
 	fs.BoolVar(&lb.short, "short", false, "-llama: a small file (2 layers, n_embd 256), pp64 and tg16, one repetition: seconds, for CI; its speeds mean nothing")
+	fs.BoolVar(&lb.interp, "interp", false, "-llama: run graphc's side in process through internal/interp (a reflective call per node) instead of the generated package built with go build (the default, what users run; without a Go toolchain -interp is used)")
 	fs.Var((*fileList)(&lb.files), "file", "-llama: a llama-architecture GGUF file to measure (repeatable; default: files at Llama-3.2-1B's shapes written by gguf new -arch llama, one per -type, kept in the user cache directory)")
 	fs.Func("type", "-llama: comma-separated types of the default files (default q4_0,q8_0,f16; -short: q4_0,q8_0)", func(s string) error {
 		lb.types = strings.Split(s, ",")
@@ -106,6 +111,10 @@ func cmdBenchLlama(e *env, lb *llamaBench) error {
 	if err := lb.defaults(); err != nil {
 		return err
 	}
+	if !lb.interp && !haveGo() {
+		fmt.Fprintf(e.stderr, "graphc: bench: no Go toolchain (go is not in $PATH) to build the generated package: graphc's side runs in process through internal/interp, as with -interp\n")
+		lb.interp, lb.noGo = true, true
+	}
 	tmp, err := os.MkdirTemp("", "graphc-bench-")
 	if err != nil {
 		return err
@@ -133,8 +142,23 @@ func cmdBenchLlama(e *env, lb *llamaBench) error {
 		}
 		rows = append(rows, r...)
 	}
-	writeBenchLlama(e.stdout, rows, bufBytes)
+	writeBenchLlama(e.stdout, rows, bufBytes, lb.side())
 	return nil
+}
+
+// side names graphc's side for the table's first line.
+func (lb *llamaBench) side() string {
+	switch {
+	case lb.noGo:
+		return "internal/interp (no Go toolchain)"
+	case lb.interp:
+		return "internal/interp (-interp)"
+	}
+	var ts []string
+	for _, d := range lb.builds {
+		ts = append(ts, fmt.Sprintf("%.1f s", d.Seconds()))
+	}
+	return fmt.Sprintf("the generated package (go build, %s)", strings.Join(ts, ", "))
 }
 
 // defaultFiles writes (or finds, in the cache) the files to measure; those
@@ -214,24 +238,32 @@ func benchModel(batch, ctx int) (name string, src []byte, err error) {
 	return name, []byte(s), nil
 }
 
+// compile compiles the bench model for the file at path, for this
+// machine; name is the model's source file.
+func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, err error) {
+	name, src, err := benchModel(lb.pp, max(lb.pp, lb.tg))
+	if err != nil {
+		return "", nil, err
+	}
+	file, err := compiler.ReadWeightsFile(path)
+	if err != nil {
+		return "", nil, &compiler.UserError{Msg: err.Error()}
+	}
+	res, err = compiler.Compile(name, src, compiler.Config{File: file, ThisMachine: true})
+	return name, res, err
+}
+
 // benchFile measures one file at every thread count, graphc and llama.cpp
 // interleaved: per repetition and thread count, memmove, graphc's pp,
 // llama.cpp's pp, graphc's tg, llama.cpp's tg.
 //
-// graphc's side is internal/interp running the plan compiled for the file,
-// in process: it calls the generated package's kernels, with the same
-// parallel regions and thread count, and adds a reflective call per node
-// (microseconds per token; see the README's Speed section).
+// graphc's side is the package generated from the plan compiled for the
+// file, built once and run in a process per thread count (driverSide), or
+// with -interp internal/interp running the plan in process: the same
+// kernels, parallel regions and thread count, plus a reflective call per
+// node and no Go toolchain needed (see the README's Speed section).
 func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufBytes int) ([]*benchRow, error) {
-	name, src, err := benchModel(lb.pp, max(lb.pp, lb.tg))
-	if err != nil {
-		return nil, err
-	}
-	file, err := compiler.ReadWeightsFile(path)
-	if err != nil {
-		return nil, &compiler.UserError{Msg: err.Error()}
-	}
-	res, err := compiler.Compile(name, src, compiler.Config{File: file, ThisMachine: true})
+	name, res, err := lb.compile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -254,18 +286,44 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 		}
 		streamed += int64(len(w.Data))
 	}
-	machines := map[int]*interp.Machine{}
+	vocab := weights["token_embd.weight"].Ne[1]
+	sides := map[int]graphcSide{}
+	removeModule := func() {}
 	defer func() {
-		for _, m := range machines {
-			m.Close()
+		for _, s := range sides {
+			s.close()
 		}
+		removeModule()
 	}()
-	for _, t := range lb.threads {
-		m, err := interp.Load(res.Graph, interp.Config{Threads: t, Weights: weights})
+	if lb.interp {
+		for _, t := range lb.threads {
+			m, err := interp.Load(res.Graph, interp.Config{Threads: t, Weights: weights})
+			if err != nil {
+				return nil, err
+			}
+			sides[t] = &interpSide{m, vocab}
+		}
+	} else {
+		fmt.Fprintf(e.stderr, "graphc: bench: building the generated package for %s…\n", path)
+		start := time.Now()
+		bin, cleanup, err := buildBenchDriver(e.ctx, res, name)
 		if err != nil {
 			return nil, err
 		}
-		machines[t] = m
+		removeModule = cleanup
+		took := time.Since(start)
+		lb.builds = append(lb.builds, took)
+		fmt.Fprintf(e.stderr, "graphc: bench: built in %.1fs\n", took.Seconds())
+		// One process per thread count, as New takes the count; each
+		// lives for the whole file, so that its repetitions interleave
+		// with llama.cpp's as the interpreter's do.
+		for _, t := range lb.threads {
+			d, err := startDriver(e.ctx, bin, path, t, vocab)
+			if err != nil {
+				return nil, err
+			}
+			sides[t] = d
+		}
 	}
 	var lc *llamacpp.Bencher
 	if h != nil {
@@ -276,26 +334,6 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 		if !lc.FlashAttnOff {
 			fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's flash attention stays on (the harness does not know this release's parameters)\n")
 		}
-	}
-	vocab := weights["token_embd.weight"].Ne[1]
-	gPP := func(m *interp.Machine, n int) (time.Duration, error) {
-		in := batchInputs(n, 0, vocab)
-		start := time.Now()
-		_, err := m.Eval(map[string]int{"n_tokens": n, "n_kv": n}, in)
-		return time.Since(start), err
-	}
-	gTG := func(m *interp.Machine, n int) (time.Duration, error) {
-		ins := make([]map[string]runtime.Tensor, n)
-		for i := range ins {
-			ins[i] = batchInputs(1, i, vocab)
-		}
-		start := time.Now()
-		for i, in := range ins {
-			if _, err := m.Eval(map[string]int{"n_tokens": 1, "n_kv": i + 1}, in); err != nil {
-				return 0, err
-			}
-		}
-		return time.Since(start), nil
 	}
 	base := filepath.Base(path)
 	rows := map[string]*benchRow{}
@@ -312,17 +350,17 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 	defer buf.close()
 	for rep := 0; rep < lb.reps; rep++ {
 		for _, t := range lb.threads {
-			m := machines[t]
+			g := sides[t]
 			if lc != nil {
 				if err := lc.Threads(t); err != nil {
 					return nil, err
 				}
 			}
 			if rep == 0 { // warm up both: page in the weights, start the threads
-				if _, err := gPP(m, min(lb.pp, 32)); err != nil {
+				if _, err := g.pp(min(lb.pp, 32)); err != nil {
 					return nil, err
 				}
-				if _, err := gTG(m, 1); err != nil {
+				if _, err := g.tg(1); err != nil {
 					return nil, err
 				}
 				if lc != nil {
@@ -338,13 +376,12 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 			for _, test := range []struct {
 				name string
 				n    int
-				g    func(*interp.Machine, int) (time.Duration, error)
-				l    func(int) (time.Duration, error)
-			}{{"pp", lb.pp, gPP, nil}, {"tg", lb.tg, gTG, nil}} {
+				g    func(int) (time.Duration, error)
+			}{{"pp", lb.pp, g.pp}, {"tg", lb.tg, g.tg}} {
 				r := row(test.name, test.n, t)
 				r.memmove = append(r.memmove, gbps)
 				r.read = append(r.read, read)
-				d, err := test.g(m, test.n)
+				d, err := test.g(test.n)
 				if err != nil {
 					return nil, err
 				}
@@ -410,7 +447,8 @@ func medianF(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int) {
+func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
+	fmt.Fprintf(w, "graphc: %s\n", side)
 	fmt.Fprintf(w, "tokens/s, the median of the repetitions; GB/s: weights read per generated token × tokens/s (%% of read), beside\n"+
 		"read: GB/s an f32 matrix-vector product streams from a %d MiB matrix (the machine's read bandwidth as a kernel sees it), and\n"+
 		"memmove: bytes copied per second between two %d MiB buffers, one copy per thread\n", bufBytes>>20, bufBytes>>20)

@@ -16,7 +16,14 @@ import (
 // temporary module whose graphc dependency is replaced by this repository.
 // cleanup removes the temporary files.
 func buildMain(ctx context.Context, code []byte) (bin string, cleanup func(), err error) {
-	dir, cleanup, err := tempModule(map[string][]byte{"model_gen.go": code})
+	return buildModule(ctx, map[string][]byte{"model_gen.go": code})
+}
+
+// buildModule builds the main package at the root of a temporary module
+// holding files (see tempModule). cleanup removes the module, binary
+// included.
+func buildModule(ctx context.Context, files map[string][]byte) (bin string, cleanup func(), err error) {
+	dir, cleanup, err := tempModule(files)
 	if err != nil {
 		return "", nil, err
 	}

@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/graphc/graphc/codegen"
+	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/internal/interp"
+	"github.com/graphc/graphc/runtime"
+)
+
+// graphcSide runs graphc's tests at one thread count: pp, one batch of n
+// tokens at positions 0..n-1; tg, n single tokens at positions 0..n-1, the
+// cache growing from empty. Both return the time of the evaluations alone.
+type graphcSide interface {
+	pp(n int) (time.Duration, error)
+	tg(n int) (time.Duration, error)
+	close()
+}
+
+// interpSide is graphc's side in process, through internal/interp.
+type interpSide struct {
+	m     *interp.Machine
+	vocab int
+}
+
+func (s *interpSide) pp(n int) (time.Duration, error) {
+	in := batchInputs(n, 0, s.vocab)
+	start := time.Now()
+	_, err := s.m.Eval(map[string]int{"n_tokens": n, "n_kv": n}, in)
+	return time.Since(start), err
+}
+
+func (s *interpSide) tg(n int) (time.Duration, error) {
+	ins := make([]map[string]runtime.Tensor, n)
+	for i := range ins {
+		ins[i] = batchInputs(1, i, s.vocab)
+	}
+	start := time.Now()
+	for i, in := range ins {
+		if _, err := s.m.Eval(map[string]int{"n_tokens": 1, "n_kv": i + 1}, in); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+func (s *interpSide) close() { s.m.Close() }
+
+// benchDriverSource is the main package that drives the generated package
+// (see the file's comment for its commands). It is a .tmpl file, not a .go
+// one, so that go build ./... does not compile it here, where its import
+// of the generated package has nothing to resolve to.
+//
+//go:embed benchdriver.go.tmpl
+var benchDriverSource []byte
+
+// haveGo reports whether the Go toolchain that builds the generated
+// package is on $PATH, as graphc run needs it.
+func haveGo() bool {
+	_, err := exec.LookPath("go")
+	return err == nil
+}
+
+// buildBenchDriver generates the package of the compiled bench model res
+// and builds it with the driver into a binary in a temporary module;
+// cleanup removes the module.
+func buildBenchDriver(ctx context.Context, res *compiler.Result, source string) (bin string, cleanup func(), err error) {
+	code, err := compiler.Generate(res, codegen.Options{PkgPath: "graphcrun/llama", PkgName: "llama", Source: filepath.Base(source)})
+	if err != nil {
+		return "", nil, err
+	}
+	// As in graphc run: go build needs the memory the plan and its
+	// rendering left behind.
+	debug.FreeOSMemory()
+	return buildModule(ctx, map[string][]byte{"llama/llama_gen.go": code, "main.go": benchDriverSource})
+}
+
+// driverSide is graphc's side as users run it: the generated package, in a
+// process of its own (benchDriverSource) that keeps the model made by New
+// for one thread count and runs the tests it is sent.
+type driverSide struct {
+	what   string // for errors: the file and thread count
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Scanner
+	stderr *lockedBuffer
+	done   bool // the process has been waited for
+}
+
+// lockedBuffer is the driver's stderr, written by exec's copying goroutine
+// and read when the driver has failed.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startDriver starts bin on the GGUF file at path with threads threads and
+// waits until its model is made. The process is killed, with its process
+// group, when ctx ends.
+func startDriver(ctx context.Context, bin, path string, threads, vocab int) (*driverSide, error) {
+	d := &driverSide{
+		what:   fmt.Sprintf("the generated package's bench driver (%s, %d thread(s))", filepath.Base(path), threads),
+		cmd:    exec.CommandContext(ctx, bin, "-weights", path, "-threads", fmt.Sprint(threads), "-vocab", fmt.Sprint(vocab)),
+		stderr: &lockedBuffer{},
+	}
+	killGroupOnCancel(d.cmd)
+	d.cmd.Stderr = d.stderr
+	var err error
+	if d.in, err = d.cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	out, err := d.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	d.out = bufio.NewScanner(out)
+	if err := d.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %v", d.what, err)
+	}
+	line, err := d.read()
+	if err == nil && line != "ready" {
+		err = d.fail(fmt.Sprintf("said %q, want ready", line))
+	}
+	if err != nil {
+		d.close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// read is the driver's next line; at EOF, an error with how the process
+// ended and what it wrote to stderr.
+func (d *driverSide) read() (string, error) {
+	if d.out.Scan() {
+		return d.out.Text(), nil
+	}
+	why := "closed its output"
+	if err := d.out.Err(); err != nil {
+		why = err.Error()
+	}
+	d.done = true
+	if err := d.cmd.Wait(); err != nil {
+		why = err.Error()
+	}
+	return "", d.fail(why)
+}
+
+func (d *driverSide) fail(why string) error {
+	msg := fmt.Sprintf("%s: %s", d.what, why)
+	if s := strings.TrimSpace(d.stderr.String()); s != "" {
+		msg += ":\n" + s
+	}
+	return errors.New(msg)
+}
+
+func (d *driverSide) pp(n int) (time.Duration, error) { return d.test("pp", n) }
+func (d *driverSide) tg(n int) (time.Duration, error) { return d.test("tg", n) }
+
+func (d *driverSide) test(kind string, n int) (time.Duration, error) {
+	if _, err := fmt.Fprintf(d.in, "%s %d\n", kind, n); err != nil {
+		// The driver is gone; its stderr says why.
+		_, rerr := d.read()
+		if rerr == nil {
+			rerr = d.fail(err.Error())
+		}
+		return 0, rerr
+	}
+	line, err := d.read()
+	if err != nil {
+		return 0, err
+	}
+	var test string
+	var got int
+	var secs float64
+	if _, err := fmt.Sscanf(line, "%s %d %g", &test, &got, &secs); err != nil || test != kind || got != n {
+		return 0, d.fail(fmt.Sprintf("answered %q to %s %d", line, kind, n))
+	}
+	return time.Duration(secs * float64(time.Second)), nil
+}
+
+// close ends the driver: EOF on its stdin, and if it has not exited a few
+// seconds later (it should at once), a kill of its process group.
+func (d *driverSide) close() {
+	d.in.Close()
+	if d.done {
+		return
+	}
+	d.done = true
+	t := time.AfterFunc(10*time.Second, func() { d.cmd.Cancel() })
+	defer t.Stop()
+	d.cmd.Wait()
+}
