@@ -27,6 +27,9 @@ type graphcSide interface {
 	pp(n int) (time.Duration, error)
 	tg(n int) (time.Duration, error)
 	close()
+	// peakRSS is the peak resident memory of graphc's side so far, in
+	// bytes; 0 where it is not a process of its own.
+	peakRSS() int64
 }
 
 // interpSide is graphc's side in process, through internal/interp.
@@ -57,6 +60,8 @@ func (s *interpSide) tg(n int) (time.Duration, error) {
 }
 
 func (s *interpSide) close() { s.m.Close() }
+
+func (s *interpSide) peakRSS() int64 { return 0 }
 
 // benchDriverSource is the main package that drives the generated package
 // (see the file's comment for its commands). It is a .tmpl file, not a .go
@@ -204,6 +209,13 @@ func (d *driverSide) test(kind string, n int) (time.Duration, error) {
 
 // close ends the driver: EOF on its stdin, and if it has not exited a few
 // seconds later (it should at once), a kill of its process group.
+func (d *driverSide) peakRSS() int64 {
+	if d.done {
+		return 0
+	}
+	return peakRSS(d.cmd.Process.Pid)
+}
+
 func (d *driverSide) close() {
 	d.in.Close()
 	if d.done {

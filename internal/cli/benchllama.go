@@ -35,6 +35,7 @@ type llamaBench struct {
 
 	noGo   bool            // -interp because the Go toolchain is missing
 	builds []time.Duration // go build of the generated package, per file
+	rss    []string        // peak resident memory of each side, per file
 }
 
 // benchShape is Llama-3.2-1B's shape; benchShortShape a small file of the
@@ -143,6 +144,9 @@ func cmdBenchLlama(e *env, lb *llamaBench) error {
 		rows = append(rows, r...)
 	}
 	writeBenchLlama(e.stdout, rows, bufBytes, lb.side())
+	if len(lb.rss) > 0 {
+		fmt.Fprintf(e.stdout, "peak resident memory (mapped weights count as they are read):\n  %s\n", strings.Join(lb.rss, "\n  "))
+	}
 	return nil
 }
 
@@ -399,6 +403,18 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 				}
 				fmt.Fprintf(e.stderr, "graphc: bench: %s %s%d %d thread(s) rep %d: graphc %.3fs%s\n", base, test.name, test.n, t, rep+1, d.Seconds(), llamaNote(r))
 			}
+		}
+	}
+	// Peak memory: the generated package's per thread count, llama.cpp's
+	// over all of them.
+	for _, t := range lb.threads {
+		if r := sides[t].peakRSS(); r > 0 {
+			lb.rss = append(lb.rss, fmt.Sprintf("%s: graphc (%d thread(s)) %.0f MiB", base, t, float64(r)/(1<<20)))
+		}
+	}
+	if lc != nil {
+		if r := peakRSS(lc.Pid()); r > 0 {
+			lb.rss = append(lb.rss, fmt.Sprintf("%s: llama.cpp %.0f MiB", base, float64(r)/(1<<20)))
 		}
 	}
 	return order, nil

@@ -103,6 +103,12 @@ func (b *Bencher) test(kind string, n int) (time.Duration, error) {
 
 // Close ends the harness process.
 func (b *Bencher) Close() error {
+	if b.cmd.ProcessState != nil {
+		return nil // closed before
+	}
 	b.in.Close()
 	return b.cmd.Wait()
 }
+
+// Pid is the harness process's id (for its memory use, while it runs).
+func (b *Bencher) Pid() int { return b.cmd.Process.Pid }
