@@ -11,11 +11,10 @@ import (
 // matrix-vector product): per block, the panel's columns' 32 quants one
 // after the other, and beside them each column's block scale as float32
 // (xd) and the offset's share of its block sum, negated (xc: −8·Σq for
-// q4_0, −128·Σq for q8_0, see pack.go): a kernel starts each block's
-// integer sum from it. A kernel then computes one row group
-// against one panel over the whole k: every block's integer sums, less
-// xc, converted and multiplied by the two scales' product, added up in
-// float32 — ggml's terms, summed in another order.
+// q4_0, −128·Σq for q8_0, see pack.go). A kernel computes one row group
+// against one panel over the whole k: each block's integer sums, started
+// from xc, converted and multiplied by the two scales' product, added up
+// in float32 — ggml's terms, summed in another order.
 //
 // Threads take row groups; for wide x, columns are cut into chunks whose
 // quants fit the L2 cache, and a thread runs each of its row groups (in
