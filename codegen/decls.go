@@ -106,13 +106,21 @@ func (gen *generator) decls(f *jen.File) {
 		ws, n := gen.g.PackedWeights(k)
 		var vals []jen.Code
 		for _, t := range ws {
+			what := fmt.Sprintf("%s%s: %d bytes packed", t.Type, t.ShapeString(), t.Packed.Bytes)
+			if !t.Packed.Sole {
+				what += ", read as loaded by other ops too"
+			}
 			// jen writes a list's separators after each item's comment:
 			// the comma is written by hand, before it.
-			vals = append(vals, jen.Id(gen.paramConst[t]).Op(",").Comment(fmt.Sprintf("%s%s: %d bytes packed", t.Type, t.ShapeString(), t.Packed.Bytes)))
+			vals = append(vals, jen.Values(jen.Id(gen.paramConst[t]), jen.Lit(t.Packed.Sole)).Op(",").Comment(what))
 		}
 		f.Comment(fmt.Sprintf("%s are the weights whose packed copy %s's matrix products read (Pack, ggml's", gen.packedVar[k], be.Name))
-		f.Comment(fmt.Sprintf("CPU_REPACK), made once by New: %d bytes beside the weights. Other ops read the weights.", n))
-		f.Var().Id(gen.packedVar[k]).Op("=").Index().Int().Custom(jen.Options{Open: "{", Close: "}", Multi: true}, vals...)
+		f.Comment(fmt.Sprintf("CPU_REPACK), made once by New: %d bytes beside the weights. Other ops read the weights;", n))
+		f.Comment("a weight only its copy reads (sole) is released once packed (runtime.ReleasePages).")
+		f.Var().Id(gen.packedVar[k]).Op("=").Index().Struct(
+			jen.Id("weight").Int(),
+			jen.Id("sole").Bool(),
+		).Custom(jen.Options{Open: "{", Close: "}", Multi: true}, vals...)
 	}
 	f.Comment("weightBackend and stateBackend are the backends whose memory holds each weight and")
 	f.Comment("state tensor, in declaration order.")

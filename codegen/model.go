@@ -92,11 +92,15 @@ func (gen *generator) model(f *jen.File) {
 		if gen.packedVar[k] == "" {
 			continue
 		}
-		body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id("k")).Op(":=").Range().Id(gen.packedVar[k])).Block(
+		w := jen.Id("m").Dot("weights").Index(jen.Id("p").Dot("weight"))
+		body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id("p")).Op(":=").Range().Id(gen.packedVar[k])).Block(
 			jen.If(
-				jen.Err().Op("=").Id("m").Dot(gen.beField[k]).Dot("Pack").Call(jen.Op("&").Id("m").Dot("weights").Index(jen.Id("k"))),
+				jen.Err().Op("=").Id("m").Dot(gen.beField[k]).Dot("Pack").Call(jen.Op("&").Add(w.Clone())),
 				jen.Err().Op("!=").Nil(),
-			).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("packing weight %s for "+be.Name+": %w"), jen.Id("Weights").Index(jen.Id("k")).Dot("Name"), jen.Err()))),
+			).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("packing weight %s for "+be.Name+": %w"), jen.Id("Weights").Index(jen.Id("p").Dot("weight")).Dot("Name"), jen.Err()))),
+			jen.If(jen.Id("p").Dot("sole")).Block(
+				jen.Qual(pkgRuntime, "ReleasePages").Call(w.Clone().Dot("Data")),
+			),
 		))
 	}
 	body = append(body,

@@ -97,6 +97,10 @@ type Tensor struct {
 type Packing struct {
 	Backend int
 	Bytes   int64
+	// Sole: the copy is the weight's only reader (no other op, view or
+	// split input reads it), so once the copy is made the weight's own
+	// memory can leave RAM (runtime.ReleasePages).
+	Sole bool
 }
 
 // IsPacked reports whether a backend keeps a packed copy of t.

@@ -14,7 +14,8 @@ import (
 // A weight other ops read as well (a tied token_embd.weight, read by
 // get_rows and by the output's mul_mat) is packed all the same: the copy
 // serves the backend's matrix products, the weight stays as loaded for the
-// rest. The first backend in node order to pack a weight makes its copy;
+// rest. A weight nothing else reads is marked Sole: programs release its
+// memory once the copy is made, so that the copy does not double it. The first backend in node order to pack a weight makes its copy;
 // products on any other backend read the weight as loaded.
 //
 // Mirrors llama.cpp's select_weight_buft (src/llama-model.cpp), which at
@@ -51,8 +52,32 @@ func packWeights(g *ir.Graph, pc *Context) error {
 		if n <= 0 {
 			continue
 		}
-		w.Packed = ir.Packing{Backend: t.Backend, Bytes: n}
+		w.Packed = ir.Packing{Backend: t.Backend, Bytes: n, Sole: true}
 		pc.Notef(w.Pos, "%s: packed for %s (%d bytes), which reads it in %s", w.Name, be.Name, n, t.Name)
+	}
+	// A packed weight is read only packed unless something else reads it:
+	// another op (get_rows of a tied embedding), a source other than a
+	// packing mul_mat's first, a view, or a split input's copy.
+	other := func(w *ir.Tensor) {
+		if w.IsPacked() {
+			w.Packed.Sole = false
+		}
+	}
+	for _, t := range g.Nodes {
+		if t.ViewSrc != nil {
+			other(t.ViewSrc)
+		}
+		for i, s := range t.Src {
+			if s == nil || i == 0 && t.Op == ir.OpMulMat && t.Backend == s.Packed.Backend {
+				continue
+			}
+			other(s)
+		}
+	}
+	for _, s := range g.Splits {
+		for _, in := range s.Inputs {
+			other(in.Tensor)
+		}
 	}
 	return nil
 }

@@ -131,6 +131,9 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 			m.be.Close()
 			return nil, fmt.Errorf("interp: packing weight %s for %s: %w", t.Name, g.Backends[t.Packed.Backend].Name, err)
 		}
+		if t.Packed.Sole {
+			runtime.ReleasePages(w.Data)
+		}
 	}
 	return m, nil
 }

@@ -50,9 +50,11 @@ type Tensor struct {
 	Offset *int64 `json:"offset,omitempty"`
 	ViewOf string `json:"view_of,omitempty"`
 	// PackedFor and PackedBytes: a weight of which that backend makes a
-	// packed copy of PackedBytes for its matrix products.
+	// packed copy of PackedBytes for its matrix products; PackedSole: only
+	// that copy is read (the weight's memory is released once packed).
 	PackedFor   string `json:"packed_for,omitempty"`
 	PackedBytes int64  `json:"packed_bytes,omitempty"`
+	PackedSole  bool   `json:"packed_sole,omitempty"`
 }
 
 // Split is a run of nodes on one backend, with the inputs copied in first.
@@ -131,7 +133,7 @@ func JSON(g *ir.Graph) *Plan {
 			pt.Alloc = "state"
 		}
 		if t.IsPacked() {
-			pt.PackedFor, pt.PackedBytes = backend(t.Packed.Backend), t.Packed.Bytes
+			pt.PackedFor, pt.PackedBytes, pt.PackedSole = backend(t.Packed.Backend), t.Packed.Bytes, t.Packed.Sole
 		}
 		return pt
 	}
