@@ -37,6 +37,8 @@ func TestMulMatPackedWeights(t *testing.T) {
 					// call, with an odd one left and across batches
 					{1, 32 * 3, 100, 1, 1, 1, false},
 					{2, 32 * 5, 70, 1, 2, 2, false},
+					// a copy of 2 MiB or more: a huge-page mapping of its own
+					{2, 2048, 1040, 2, 1, 1, false},
 				} {
 					name := fmt.Sprintf("%s/%+v", dt, c)
 					vals := make([]float32, c.k*c.m*c.wne2)
