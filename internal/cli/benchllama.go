@@ -350,7 +350,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 		}
 		return rows[k]
 	}
-	buf := newMemmove(bufBytes)
+	buf := newBandwidth(bufBytes)
 	defer buf.close()
 	for rep := 0; rep < lb.reps; rep++ {
 		for _, t := range lb.threads {
@@ -496,11 +496,11 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 	tw.Flush()
 }
 
-// memmove measures the machine's memory bandwidth: copies between buffers
+// bandwidth measures the machine's memory bandwidth: copies between buffers
 // larger than the caches, one part per thread, and reads of the source as
 // an f32 matrix by the CPU backend's matrix-vector product (the kernel
 // that streams its matrix once, like a generated token its weights).
-type memmove struct {
+type bandwidth struct {
 	src, dst []byte
 	backends map[int]*cpu.Backend
 }
@@ -528,8 +528,8 @@ func memmoveBytes(short bool) int {
 	return min(n, 2<<30)
 }
 
-func newMemmove(n int) *memmove {
-	m := &memmove{src: make([]byte, n), dst: make([]byte, n)}
+func newBandwidth(n int) *bandwidth {
+	m := &bandwidth{src: make([]byte, n), dst: make([]byte, n)}
 	for i := range m.src {
 		m.src[i] = byte(i) &^ 0x80 // as f32: small and finite
 	}
@@ -539,7 +539,7 @@ func newMemmove(n int) *memmove {
 
 // readGBps is the best of three f32 matrix-vector products over the
 // whole source buffer on threads threads, in bytes read per second.
-func (m *memmove) readGBps(threads int) float64 {
+func (m *bandwidth) readGBps(threads int) float64 {
 	if m.backends == nil {
 		m.backends = map[int]*cpu.Backend{}
 	}
@@ -562,7 +562,7 @@ func (m *memmove) readGBps(threads int) float64 {
 }
 
 // close stops the read measurement's backends.
-func (m *memmove) close() {
+func (m *bandwidth) close() {
 	for _, be := range m.backends {
 		be.Close()
 	}
@@ -570,7 +570,7 @@ func (m *memmove) close() {
 
 // gbps is the best of three copies of the whole buffer by threads
 // goroutines, in bytes copied per second.
-func (m *memmove) gbps(threads int) float64 {
+func (m *bandwidth) gbps(threads int) float64 {
 	best := time.Duration(1 << 62)
 	n := len(m.src)
 	for range 3 {

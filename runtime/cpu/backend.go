@@ -42,7 +42,7 @@ type Backend struct {
 	qmm      blockMulMat
 	pmm      packedMulMat
 	pq       panelTask
-	packed   packedSet // Pack's copies, shared with the lanes
+	packed   map[*byte]*packedWeight // Pack's copies by their weight's first byte, shared with the lanes
 
 	// lanes are single-threaded backends, one per thread, that run the
 	// parts of a parallel region (RunParts).
@@ -57,7 +57,7 @@ func New(threads int) *Backend {
 		threads = goruntime.GOMAXPROCS(0)
 	}
 	initTables()
-	b := &Backend{pool: newPool(threads), scratch: make([][]float32, threads), packed: packedSet{m: map[*byte]*packedWeight{}}}
+	b := &Backend{pool: newPool(threads), scratch: make([][]float32, threads), packed: map[*byte]*packedWeight{}}
 	if threads > 1 {
 		for range threads {
 			b.lanes = append(b.lanes, &Backend{pool: newPool(1), scratch: make([][]float32, 1), packed: b.packed})
@@ -80,10 +80,10 @@ func (b *Backend) Close() {
 	}
 	b.cleanup.Stop()
 	b.pool.close()
-	for _, p := range b.packed.m {
+	for _, p := range b.packed {
 		p.free()
 	}
-	clear(b.packed.m)
+	clear(b.packed)
 }
 
 // Threads is the number of threads kernels are split over.

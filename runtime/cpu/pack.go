@@ -93,29 +93,25 @@ func (b *Backend) Pack(w *runtime.Tensor) error {
 	p.matSize = p.groups * p.nb * packBlockBytes(w.Type)
 	t := &packTaskQ{w: w, p: p}
 	b.parallel(t, len(p.data), w.Ne[2]*w.Ne[3]*p.groups)
-	if old := b.packed.m[&w.Data[0]]; old != nil {
+	if old := b.packed[&w.Data[0]]; old != nil {
 		old.free()
 	}
-	b.packed.m[&w.Data[0]] = p
+	b.packed[&w.Data[0]] = p
 	return nil
 }
 
 // packedFor returns the packed copy of a, or nil: a is the weight Pack
 // was given, the same bytes with the same type and shape.
 func (b *Backend) packedFor(a *runtime.Tensor) *packedWeight {
-	if len(b.packed.m) == 0 || len(a.Data) == 0 {
+	if len(b.packed) == 0 || len(a.Data) == 0 {
 		return nil
 	}
-	p := b.packed.m[&a.Data[0]]
+	p := b.packed[&a.Data[0]]
 	if p == nil || p.typ != a.Type || p.ne != a.Ne || !a.Contiguous() {
 		return nil
 	}
 	return p
 }
-
-// packedSet is the backend's packed weights by their first byte, shared
-// with its lanes.
-type packedSet struct{ m map[*byte]*packedWeight }
 
 // packTaskQ packs a weight, a chunk of row groups per chunk.
 type packTaskQ struct {
@@ -132,13 +128,13 @@ func (t *packTaskQ) run(chunk, nchunks, _ int) {
 	pb := packBlockBytes(w.Type)
 	for i := lo; i < hi; i++ {
 		mat, g := i/p.groups, i%p.groups
+		i2, i3 := mat%w.Ne[2], mat/w.Ne[2]
 		dst := p.group(mat, g)
 		for r := 0; r < packRows; r++ {
 			row := g*packRows + r
 			if row >= w.Ne[1] {
 				break // padding rows stay zero
 			}
-			i2, i3 := mat%w.Ne[2], mat/w.Ne[2]
 			src := w.Data[i3*w.Nb[3]+i2*w.Nb[2]+row*w.Nb[1]:][:rowBytes]
 			for blk := 0; blk < p.nb; blk++ {
 				s, d := src[blk*bs:(blk+1)*bs], dst[blk*pb:(blk+1)*pb]
@@ -150,9 +146,9 @@ func (t *packTaskQ) run(chunk, nchunks, _ int) {
 					}
 					continue
 				}
-				for g := 0; g < 8; g++ {
+				for c := 0; c < 8; c++ {
 					for i := 0; i < 4; i++ {
-						d[32+64*g+4*r+i] = q[4*g+i] ^ 0x80
+						d[32+64*c+4*r+i] = q[4*c+i] ^ 0x80
 					}
 				}
 			}

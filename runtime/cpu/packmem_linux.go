@@ -13,7 +13,7 @@ const hugePage = 2 << 20
 // pages (MADV_HUGEPAGE; Go's heap does not, and transparent huge pages are
 // usually "madvise" only): a weight streamed once per token then crosses
 // no 4 KiB page boundary, where the hardware prefetcher stops — measured
-// 10–15% more GB/s on one thread. Copies smaller than a huge page, and
+// 7–15% more GB/s on one thread. Copies smaller than a huge page, and
 // any the mapping fails for, come from the Go heap (a mapping each would
 // fault in, and zero, a whole huge page for a few kilobytes).
 func allocPacked(n int) (data []byte, free func()) {
