@@ -119,6 +119,21 @@ func (b *Backend) parallel(t task, work, units int) {
 	b.pool.run(t, nchunks, nth)
 }
 
+// guidedChunksPerThread is how many chunks per thread parallelGuided cuts
+// an op into: shares that halve every round (guidedSplit) end in ones
+// 1/2^7 of the first round's.
+const guidedChunksPerThread = 8
+
+// guidedChunksFor is chunksFor for a task that takes its units by
+// guidedSplit(units, chunk, nchunks, nth).
+func (b *Backend) guidedChunksFor(work, units int) (nchunks, nth int) {
+	nchunks, nth = b.chunksFor(work, units)
+	if nth > 1 {
+		nchunks = min(work/minWork, units, guidedChunksPerThread*nth, maxChunks)
+	}
+	return nchunks, nth
+}
+
 // growScratch makes the first nth threads' scratch at least n floats.
 func (b *Backend) growScratch(nth, n int) {
 	for i := 0; i < nth; i++ {

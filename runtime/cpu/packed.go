@@ -40,6 +40,7 @@ type packedMulMat struct {
 	ne2     int       // x's batches along dim 2
 	r2, r3  int       // broadcast ratios
 	batches int
+	threads int // that share the units (guidedSplit)
 }
 
 // mulMatPacked is MulMat with the packed copy p of a.
@@ -87,7 +88,9 @@ func (b *Backend) mulMatPacked(dst *runtime.Tensor, p *packedWeight, x *runtime.
 	*q = panelTask{}
 
 	units := t.batches * t.nchunk * p.groups
-	b.parallel(t, 2*m*n*k*t.batches/4, units)
+	nchunks, nth := b.guidedChunksFor(2*m*n*k*t.batches/4, units)
+	t.threads = nth
+	b.pool.run(t, nchunks, nth)
 	*t = packedMulMat{}
 }
 
@@ -96,7 +99,7 @@ func (b *Backend) mulMatPacked(dst *runtime.Tensor, p *packedWeight, x *runtime.
 // A matrix-vector product runs two row groups at once, half the range
 // apart: two streams from memory.
 func (t *packedMulMat) run(chunk, nchunks, _ int) {
-	lo, hi := split(t.batches*t.nchunk*t.p.groups, chunk, nchunks)
+	lo, hi := guidedSplit(t.batches*t.nchunk*t.p.groups, chunk, nchunks, t.threads)
 	var tile [packRows * panelCols]float32
 	if t.pc == 1 {
 		half := (hi - lo) / 2
