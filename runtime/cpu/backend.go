@@ -93,6 +93,12 @@ func (b *Backend) Threads() int { return b.pool.n }
 // lower it to split even tiny ops.
 var minWork = 4000
 
+// missNs is the work, in chunksFor's units, of a cache line that comes
+// from memory in an op that reads or writes few elements per line (a K/V
+// cache once per token): such ops are bound by misses, not arithmetic,
+// and two threads have twice the misses in flight.
+const missNs = 20
+
 // chunksPerThread is how many chunks per thread a big op is cut into, so
 // that threads that start late or run slow (a shared machine) even out.
 const chunksPerThread = 4

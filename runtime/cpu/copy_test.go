@@ -104,14 +104,22 @@ func TestGetRows(t *testing.T) {
 	})
 }
 
-// TestCpyTransposed is the llama V-cache copy: the transpose of a [64, 8]
-// f32 matrix (contiguous along dim 1) into f16 rows of a cache with a row
-// stride, and the f32, f16 and same-type variants.
+// TestCpyTransposed is the llama V-cache copy: the transpose of an
+// [nEmbd, nTok] f32 matrix (contiguous along dim 1) into f16 rows of a cache
+// with a row stride, and the f32, f16 and same-type variants; columns of
+// one piece, of several and a partial one, one token (generation) and more.
 func TestCpyTransposed(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
-			for _, pr := range [][2]runtime.DType{{runtime.F32, runtime.F16}, {runtime.F32, runtime.F32}, {runtime.F16, runtime.F32}} {
-				const nEmbd, nTok, nCtx = 64, 8, 19
+			for _, c := range []struct {
+				pr          [2]runtime.DType
+				nEmbd, nTok int
+			}{
+				{[2]runtime.DType{runtime.F32, runtime.F16}, 64, 8}, {[2]runtime.DType{runtime.F32, runtime.F32}, 64, 8},
+				{[2]runtime.DType{runtime.F16, runtime.F32}, 64, 8}, {[2]runtime.DType{runtime.F32, runtime.F16}, 150, 1},
+				{[2]runtime.DType{runtime.F32, runtime.F16}, 150, 3},
+			} {
+				pr, nEmbd, nTok, nCtx := c.pr, c.nEmbd, c.nTok, 19
 				v := mk(r, pr[0], [4]int{nEmbd, nTok, 1, 1}, dense)
 				vt := &tt{Tensor: &runtime.Tensor{Type: pr[0], Ne: [4]int{nTok, nEmbd, 1, 1},
 					Nb: [4]int{v.Nb[1], v.Nb[0], v.Nb[2], v.Nb[3]}, Data: v.Data}, buf: v.buf, off: v.off}

@@ -24,22 +24,26 @@ func (b *Backend) Cpy(dst, src *runtime.Tensor) {
 		return
 	}
 	scratch := min(s.ne[0], d.ne[0]) // convertRow's f16→f32 buffer
-	units := d.nelem()
+	units, work := d.nelem(), d.nelem()/2
 	switch {
 	case d.contiguous() && s.contiguous():
 		t.mode = cpyFlat
 	case d.ne[0] == s.ne[0] && s.st[0] != 1 && d.st[0] == 1 && s.ne[1] > 1 && s.st[1] == 1 &&
 		d.ne[2] == 1 && d.ne[3] == 1 && s.ne[2] == 1 && s.ne[3] == 1:
 		// a transposed matrix (V into the KV cache): copy the source's
-		// contiguous columns into strided rows of dst
+		// contiguous columns, in pieces, into strided rows of dst; every
+		// row of dst is a cache line or more, from memory when the cache
+		// is written once per token
 		t.mode = cpyTransposed
-		units = s.ne[0]
-		scratch = s.ne[1]
+		t.pieces = ceilDiv(s.ne[1], cpyPiece)
+		units = s.ne[0] * t.pieces
+		scratch = cpyPiece
+		work = max(work, d.ne[1]*ceilDiv(d.ne[0]*d.typ.Size(), 64)*missNs)
 	case d.ne[0] == s.ne[0]:
 		units = s.nrows()
 	}
 	b.growScratch(b.pool.n, scratch)
-	b.parallel(t, d.nelem()/2, units)
+	b.parallel(t, work, units)
 	*t = cpyTask{}
 }
 
@@ -50,10 +54,14 @@ const (
 )
 
 type cpyTask struct {
-	b    *Backend
-	d, s tview
-	mode int
+	b      *Backend
+	d, s   tview
+	mode   int
+	pieces int // cpyTransposed: pieces of cpyPiece elements per source column
 }
+
+// cpyPiece is the elements of a transposed copy's unit.
+const cpyPiece = 64
 
 // contiguous reports whether v's elements are adjacent in logical order.
 func (v *tview) contiguous() bool {
@@ -92,9 +100,10 @@ func (t *cpyTask) run(chunk, nchunks, tid int) {
 		}
 		return
 	case cpyTransposed:
-		lo, hi := split(s.ne[0], chunk, nchunks)
-		for i0 := lo; i0 < hi; i0++ {
-			convertRow(d, i0, d.st[1], s, i0*s.st[0], 1, s.ne[1], buf)
+		lo, hi := split(s.ne[0]*t.pieces, chunk, nchunks)
+		for u := lo; u < hi; u++ {
+			i0, p := u/t.pieces, u%t.pieces*cpyPiece
+			convertRow(d, i0+p*d.st[1], d.st[1], s, i0*s.st[0]+p, 1, min(cpyPiece, s.ne[1]-p), buf)
 		}
 		return
 	}

@@ -67,6 +67,27 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 		*p = packTask{}
 	}
 
+	// One column per batch, batches in fours sharing a (grouped-query
+	// attention while generating: four query heads per K/V head): the four
+	// batches' columns, adjacent in xp, run as one 4-column product, each
+	// row of a read once instead of four times.
+	if t.N == 1 && t.xp != nil && t.r2%4 == 0 && t.ne2%4 == 0 && d.st[0] == 1 &&
+		av.typ == runtime.F16 && av.st[0] == 1 && level == isaAVX512 {
+		// Work: the flops, or the cache lines of a if more (a K/V cache
+		// read once per token comes from memory, a miss per line).
+		lines := t.M * (nbatch / t.r2) * ceilDiv(2*t.K, 64)
+		_, nth := b.chunksFor(max(2*t.M*t.K*nbatch/mmFlopsPerNs[level], lines*missNs), 1<<30)
+		t.rc = mmRows
+		for nth > 1 && t.rc > mmMinRows && nbatch/4*ceilDiv(t.M, t.rc) < chunksPerThread*nth {
+			t.rc /= 2
+		}
+		t.nrc, t.ncc = ceilDiv(t.M, t.rc), 1
+		t.batches4 = true
+		b.pool.run(t, nbatch/4*t.nrc, nth)
+		b.mmClear()
+		return
+	}
+
 	// Chunks: up to mmRows rows of a × mmCols columns of x within one batch,
 	// claimed dynamically; rows shrink until every thread gets several (one
 	// thread, a lane of a parallel region, takes whole panels).
@@ -124,9 +145,14 @@ type mulMatTask struct {
 	aDirect     bool // a is dense f32: use its rows in place
 	aF16Direct  bool // a is dense f16 and chunks are narrow: f16 kernels
 	aF16Rows    bool // a's f16 rows are dense: blocks of four columns convert them as they load
+	batches4    bool // one column per batch, four batches per chunk (runBatches4)
 }
 
 func (t *mulMatTask) run(ch, _, tid int) {
+	if t.batches4 {
+		t.runBatches4(ch)
+		return
+	}
 	d, a, x := &t.d, &t.a, &t.x
 	K := t.K
 	cci := ch % t.ncc
@@ -235,6 +261,33 @@ func (t *mulMatTask) run(ch, _, tid int) {
 		ar := rowF32(r, 0)
 		for j := 0; j < nc; j++ {
 			out[dc0+j*dst1+r*ds] = dotF32(ar, xcol(j))
+		}
+	}
+}
+
+// runBatches4 computes chunk ch of a product whose four batches b0..b0+3
+// read the same dense-row f16 matrix of a and one column each of xp: rows
+// r0..r1 of a against the four columns, into the batches' dst columns.
+func (t *mulMatTask) runBatches4(ch int) {
+	d, a := &t.d, &t.a
+	K := t.K
+	rci, b0 := ch%t.nrc, ch/t.nrc*4
+	i12, i13 := b0%t.ne2, b0/t.ne2
+	abase := (i12/t.r2)*a.st[2] + (i13/t.r3)*a.st[3]
+	r0, r1 := rci*t.rc, min(rci*t.rc+t.rc, t.M)
+	xs := t.xp[b0*K : (b0+4)*K]
+	dc0, ldc := d.off(0, i12, i13), d.st[2]
+	out := d.f32
+	r := r0
+	for ; r+4 <= r1; r += 4 {
+		o, s := abase+r*a.st[1], a.st[1]
+		p := dc0 + r
+		dot4x4F16AVX512(a.f16[o:o+3*s+K], s, xs, K, K, out[p:p+3*ldc+4], ldc)
+	}
+	for ; r < r1; r++ {
+		o := abase + r*a.st[1]
+		for j := 0; j < 4; j++ {
+			out[dc0+j*ldc+r] = dotF16(a.f16[o:o+K], xs[j*K:(j+1)*K])
 		}
 	}
 }

@@ -152,6 +152,40 @@ func TestMulMatAttention(t *testing.T) {
 	})
 }
 
+// TestMulMatAttentionDecode is an attention step of one token with four
+// query heads per K/V head (the batches-in-fours path on AVX-512): k a view
+// of an f16 cache by rows, v a view of a transposed one (llama.cpp's V cache
+// without flash attention), kq's rows not a multiple of four.
+func TestMulMatAttentionDecode(t *testing.T) {
+	forISAs(t, func(t *testing.T) {
+		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
+			const hd, nHead, nHeadKV, nCtx = 16, 8, 2, 48
+			for _, nKV := range []int{1, 11, 37} {
+				kc := mk(r, runtime.F16, [4]int{hd * nHeadKV, nCtx, 1, 1}, dense)
+				k := &tt{Tensor: &runtime.Tensor{Type: runtime.F16, Ne: [4]int{hd, nKV, nHeadKV, 1},
+					Nb: [4]int{2, hd * nHeadKV * 2, hd * 2, hd * nHeadKV * 2 * nKV}}, buf: kc.buf, off: kc.off}
+				k.Data = kc.Data[:k.Span()]
+				qcur := mk(r, runtime.F32, [4]int{hd, nHead, 1, 1}, dense)
+				q := &tt{Tensor: &runtime.Tensor{Type: runtime.F32, Ne: [4]int{hd, 1, nHead, 1},
+					Nb: [4]int{4, qcur.Nb[2], qcur.Nb[1], qcur.Nb[3]}, Data: qcur.Data}, buf: qcur.buf, off: qcur.off}
+				kq := mkOut(r, runtime.F32, [4]int{nKV, 1, nHead, 1}, dense)
+				want, mag := refMulMat(k, q, true)
+				b.MulMat(kq.Tensor, k.Tensor, q.Tensor)
+				expectClose(t, kq, want, mulMatTol(hd, mag))
+
+				vc := mk(r, runtime.F16, [4]int{nCtx * hd * nHeadKV, 1, 1, 1}, dense)
+				v := &tt{Tensor: &runtime.Tensor{Type: runtime.F16, Ne: [4]int{nKV, hd, nHeadKV, 1},
+					Nb: [4]int{2, nCtx * 2, nCtx * hd * 2, nCtx * hd * nHeadKV * 2}}, buf: vc.buf, off: vc.off}
+				v.Data = vc.Data[:v.Span()]
+				kqv := mkOut(r, runtime.F32, [4]int{hd, 1, nHead, 1}, dense)
+				want, mag = refMulMat(v, kq, true)
+				b.MulMat(kqv.Tensor, v.Tensor, kq.Tensor)
+				expectClose(t, kqv, want, mulMatTol(nKV, mag))
+			}
+		})
+	})
+}
+
 // TestMulMatLarge runs shapes big enough to split over threads by default.
 func TestMulMatLarge(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
