@@ -195,6 +195,8 @@ loop:; \
 #define VECTOR2(LOAD, PREFETCH, bytes) \
 	PACKED_SETUP; \
 	MOVQ w2+48(FP), BX; \
+	PREFETCH_HEAD(SI); \
+	PREFETCH_HEAD(BX); \
 	VPXORD Z0, Z0, Z0; \
 	VPXORD Z1, Z1, Z1; \
 loop:; \
@@ -222,6 +224,43 @@ loop:; \
 // measured on a 755 MB stream of 2048-wide q4_0 rows (huge pages), 2 KiB
 // into L2 beat 0.5, 1, 1.5 and 3 KiB into L1 by 5–15%.
 #define PF_AHEAD 2048
+
+// PREFETCH_HEAD asks for the PF_AHEAD bytes a one-column kernel reads
+// before its own prefetches reach them: the start of a stream, where a
+// thread takes a new chunk.
+#define PREFETCH_HEAD(base) \
+	PREFETCHT1 0(base); \
+	PREFETCHT1 64(base); \
+	PREFETCHT1 128(base); \
+	PREFETCHT1 192(base); \
+	PREFETCHT1 256(base); \
+	PREFETCHT1 320(base); \
+	PREFETCHT1 384(base); \
+	PREFETCHT1 448(base); \
+	PREFETCHT1 512(base); \
+	PREFETCHT1 576(base); \
+	PREFETCHT1 640(base); \
+	PREFETCHT1 704(base); \
+	PREFETCHT1 768(base); \
+	PREFETCHT1 832(base); \
+	PREFETCHT1 896(base); \
+	PREFETCHT1 960(base); \
+	PREFETCHT1 1024(base); \
+	PREFETCHT1 1088(base); \
+	PREFETCHT1 1152(base); \
+	PREFETCHT1 1216(base); \
+	PREFETCHT1 1280(base); \
+	PREFETCHT1 1344(base); \
+	PREFETCHT1 1408(base); \
+	PREFETCHT1 1472(base); \
+	PREFETCHT1 1536(base); \
+	PREFETCHT1 1600(base); \
+	PREFETCHT1 1664(base); \
+	PREFETCHT1 1728(base); \
+	PREFETCHT1 1792(base); \
+	PREFETCHT1 1856(base); \
+	PREFETCHT1 1920(base); \
+	PREFETCHT1 1984(base)
 
 #define PREFETCH_Q4 PREFETCH_Q4_AT(SI)
 #define PREFETCH_Q8 PREFETCH_Q8_AT(SI)
