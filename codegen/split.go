@@ -79,6 +79,9 @@ func (gen *generator) chunks(first, end int, wholeRegions bool) []nodeRange {
 		if r, ok := gen.regionAt[i]; ok && wholeRegions {
 			next = g.Regions[r].End
 		}
+		if n := g.Nodes[i].Group; n > 0 {
+			next = i + n // one call: its results are the call's locals
+		}
 		for _, t := range g.Nodes[i:next] {
 			if !t.Op.IsView() {
 				computed++
@@ -150,11 +153,35 @@ func (gen *generator) nodes(b *body, s *ir.Split, first, end int) {
 		if t.Op.IsView() {
 			continue
 		}
+		if t.Group > 0 {
+			gen.group(b, be, s, g.Nodes[i:i+t.Group])
+			i += t.Group - 1
+			continue
+		}
 		call := gen.kernel(t, b.ref)
 		b.add(
 			jen.Add(be.Clone()).Dot(call.method).Call(call.args...).Comment(fmt.Sprintf("%s %s", t.Name, t.Op)),
 			sched.Clone().Dot("Inspect").Call(jen.Id(gen.beConst[s.Backend]), jen.Lit(t.Name), b.ref(t)),
 		)
+	}
+}
+
+// group adds the statements running a group of products (group_products)
+// on split s's backend: one MulMats call, then each product's report.
+func (gen *generator) group(b *body, be jen.Code, s *ir.Split, ms []*ir.Tensor) {
+	x := b.ref(ms[0].Src[1])
+	args := []jen.Code{x}
+	var names []string
+	for _, m := range ms {
+		args = append(args, jen.Qual(pkgRuntime, "Product").Values(jen.Dict{
+			jen.Id("Dst"): b.ref(m),
+			jen.Id("W"):   b.ref(m.Src[0]),
+		}))
+		names = append(names, m.Name)
+	}
+	b.add(jen.Add(be).Dot("MulMats").Call(args...).Comment(strings.Join(names, ", ") + " mul_mat"))
+	for _, m := range ms {
+		b.add(jen.Id("m").Dot("sched").Dot("Inspect").Call(jen.Id(gen.beConst[s.Backend]), jen.Lit(m.Name), b.ref(m)))
 	}
 }
 

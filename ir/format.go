@@ -138,6 +138,9 @@ func (g *Graph) annotations(t *Tensor) string {
 			s += ", read only packed"
 		}
 	}
+	if t.Group > 0 {
+		s += fmt.Sprintf(" first of %d products in one call", t.Group)
+	}
 	switch t.Alloc.Kind {
 	case AllocCompute:
 		if t.Alloc.Chunk > 0 {

@@ -87,6 +87,11 @@ type Tensor struct {
 	// backend makes once and its matrix products read (pack_weights);
 	// the zero value when there is none.
 	Packed Packing
+	// Group is, on the first of consecutive mul_mat nodes that read the
+	// same activation through weights packed by their backend, how many
+	// there are (group_products): the program runs them as one call. 0 on
+	// every other node.
+	Group int
 }
 
 // Packing is a weight's packed copy: the backend that makes it and reads

@@ -68,6 +68,7 @@ func (g *Graph) Verify() error {
 		g.verifyRegions(bad)
 	}
 	g.verifyPacked(bad)
+	g.verifyGroups(bad)
 	return errors.Join(errs...)
 }
 
@@ -95,6 +96,44 @@ func (g *Graph) verifyPacked(bad func(string, ...any)) {
 		case !readers[t][p.Backend]:
 			bad("weight %s is packed for %s, where no mul_mat reads it", t.Name, g.Backends[p.Backend].Name)
 		}
+	}
+}
+
+// verifyGroups checks product groups: each is consecutive mul_mat nodes of
+// one backend, in one split, reading one activation, each through a weight
+// that backend packs; no node belongs to two.
+func (g *Graph) verifyGroups(bad func(string, ...any)) {
+	splitOf := func(i int) int {
+		for k, s := range g.Splits {
+			if s.First <= i && i < s.End {
+				return k
+			}
+		}
+		return -1
+	}
+	for i := 0; i < len(g.Nodes); i++ {
+		t := g.Nodes[i]
+		if t.Group == 0 {
+			continue
+		}
+		if t.Group < 2 || i+t.Group > len(g.Nodes) {
+			bad("%s leads a group of %d products, want at least 2 within the %d nodes", t.Name, t.Group, len(g.Nodes))
+			continue
+		}
+		split := splitOf(i)
+		for j, m := range g.Nodes[i : i+t.Group] {
+			switch {
+			case m.Op != OpMulMat || m.Src[1] != t.Src[1] || m.Backend != t.Backend:
+				bad("%s in %s's group: %s reading %s on backend %d, want mul_mat reading %s on %d", m.Name, t.Name, m.Op, m.Src[min(1, len(m.Src)-1)].Name, m.Backend, t.Src[1].Name, t.Backend)
+			case m.Src[0].Packed.Bytes == 0 || m.Src[0].Packed.Backend != t.Backend:
+				bad("%s in %s's group reads %s, which its backend does not pack", m.Name, t.Name, m.Src[0].Name)
+			case j > 0 && m.Group != 0:
+				bad("%s leads a group inside %s's", m.Name, t.Name)
+			case splitOf(i+j) != split:
+				bad("%s's group crosses from split %d to %d", t.Name, split, splitOf(i+j))
+			}
+		}
+		i += t.Group - 1
 	}
 }
 

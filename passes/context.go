@@ -28,6 +28,10 @@ type Backend struct {
 	// instead (runtime.Description.PackWeight); 0: the weight as it is.
 	// Nil means never.
 	PackWeight func(t *ir.Tensor) int64
+	// GroupProducts is the most products of packed weights sharing an
+	// activation the backend runs as one call
+	// (runtime.Description.GroupProducts); 0: none.
+	GroupProducts int
 }
 
 // FromDescription adapts a runtime backend description for planning.
@@ -41,9 +45,10 @@ func FromDescription(d *runtime.Description, others []runtime.BufferType, minBat
 	}
 	bufts[d.BufferType.Name] = d.BufferType
 	b := &Backend{
-		Backend: ir.Backend{Name: d.Name, BufferType: d.BufferType.Name, Host: d.BufferType.Host, Alignment: d.BufferType.Alignment, MaxSize: d.BufferType.MaxSize},
-		Device:  d.Device,
-		Parts:   d.Parts,
+		Backend:       ir.Backend{Name: d.Name, BufferType: d.BufferType.Name, Host: d.BufferType.Host, Alignment: d.BufferType.Alignment, MaxSize: d.BufferType.MaxSize},
+		Device:        d.Device,
+		Parts:         d.Parts,
+		GroupProducts: d.GroupProducts,
 		SupportsOp: func(t *ir.Tensor) bool {
 			return d.SupportsOp(Query(t))
 		},

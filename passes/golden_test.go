@@ -58,7 +58,8 @@ type caseOptions struct {
 //	blas       shares the CPU's host buffer type; supports mul_mat when
 //	           ne0, ne1 and src1's ne0 are >= 32 (ggml-blas), views and leaves
 //	cpu        host memory, every op; packs q4_0 and q8_0 weights for
-//	           mul_mat as runtime/cpu's description does
+//	           mul_mat and groups their products as runtime/cpu's
+//	           description does
 func fakeBackend(name string, reject []string) *passes.Backend {
 	rejected := func(t *ir.Tensor) bool {
 		return slices.Contains(reject, t.Op.String()) || slices.Contains(reject, t.Name)
@@ -86,6 +87,7 @@ func fakeBackend(name string, reject []string) *passes.Backend {
 	case "cpu":
 		b.Host, b.Device, b.Parts = true, "CPU", true
 		b.PackWeight = func(t *ir.Tensor) int64 { return cpu.Description.PackWeight(passes.Query(t)) }
+		b.GroupProducts = cpu.Description.GroupProducts
 	default:
 		panic("no fake backend " + name)
 	}

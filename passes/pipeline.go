@@ -34,6 +34,7 @@ const (
 	split    fact = "splits and their input copies"
 	regions  fact = "parallel regions"
 	packed   fact = "weights packed for their matrix products"
+	grouped  fact = "products of packed weights sharing an activation grouped"
 	offsets  fact = "compute buffer offsets"
 )
 
@@ -43,7 +44,8 @@ const (
 // backend and none is split yet; regions need the final splits; memory planning needs splits and regions
 // (a region stretches its tensors' lifetimes). pack_weights needs the
 // final splits too: a mul_mat reads a weight itself only where no copy
-// was inserted for it.
+// was inserted for it. group_products moves nodes, so memory planning
+// follows it.
 var pipeline = []Pass{
 	{Name: "assign_backends", Fn: assignBackends, Provides: []fact{seeded}},
 	{Name: "expand_backends", Fn: expandBackends, Needs: []fact{seeded}, Provides: []fact{expanded}},
@@ -56,7 +58,9 @@ var pipeline = []Pass{
 		Needs: []fact{split}, Provides: []fact{regions}},
 	{Name: "pack_weights", Fn: packWeights, Enabled: func(o *Options) bool { return !o.NoPack },
 		Needs: []fact{split}, Provides: []fact{packed}},
-	{Name: "plan_memory", Fn: planMemory, Needs: []fact{split, regions}, Provides: []fact{offsets}},
+	{Name: "group_products", Fn: groupProducts, Enabled: func(o *Options) bool { return !o.NoPack },
+		Needs: []fact{split, regions, packed}, Provides: []fact{grouped}},
+	{Name: "plan_memory", Fn: planMemory, Needs: []fact{split, regions, grouped}, Provides: []fact{offsets}},
 }
 
 func init() {

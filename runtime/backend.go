@@ -63,6 +63,16 @@ type Description struct {
 	// weight as it is. A backend that sets it has a method
 	// Pack(*Tensor) error making the copy. Nil: it packs nothing.
 	PackWeight func(q *OpQuery) int64
+	// GroupProducts is the most matrix products reading one activation
+	// through weights it packs that the backend runs as one call, a
+	// method MulMats(x *Tensor, ps ...Product); 0: it has none.
+	GroupProducts int
+}
+
+// Product is one matrix product of a group (Description.GroupProducts):
+// Dst = mul_mat(W, x) for the group's shared x.
+type Product struct {
+	Dst, W *Tensor
 }
 
 // Only is the SupportsBufferType of a device that reads no memory but its

@@ -135,7 +135,7 @@ func checkPackage(t *testing.T, k *Kind) {
 		t.Fatalf("package %s: no Go files (%v)", k.Package, err)
 	}
 	var typ *ast.TypeSpec
-	var ctor, flagSet, pack *ast.FuncDecl
+	var ctor, flagSet, pack, mulMats *ast.FuncDecl
 	for _, file := range files {
 		if strings.HasSuffix(file, "_test.go") {
 			continue
@@ -158,6 +158,9 @@ func checkPackage(t *testing.T, k *Kind) {
 				}
 				if decl.Recv != nil && decl.Name.Name == "Pack" && fields(decl.Recv) == "*"+k.Type {
 					pack = decl
+				}
+				if decl.Recv != nil && decl.Name.Name == "MulMats" && fields(decl.Recv) == "*"+k.Type {
+					mulMats = decl
 				}
 			case *ast.GenDecl:
 				for _, spec := range decl.Specs {
@@ -195,6 +198,17 @@ func checkPackage(t *testing.T, k *Kind) {
 			t.Errorf("(*%s).Pack(%s) (%s), want (*runtime.Tensor) error", k.Type, p, r)
 		}
 	}
+	if d := k.Describe(0); d.GroupProducts > 0 {
+		// Generated code calls it for every group of products the plan makes.
+		if d.PackWeight == nil {
+			t.Errorf("%s's description groups products of packed weights, but packs none", k.Name)
+		}
+		if mulMats == nil {
+			t.Errorf("%s's description groups products, but %s has no method MulMats", k.Name, k.Type)
+		} else if p, r := fields(mulMats.Type.Params), fields(mulMats.Type.Results); p != "*runtime.Tensor, ...runtime.Product" || r != "" {
+			t.Errorf("(*%s).MulMats(%s) (%s), want (*runtime.Tensor, ...runtime.Product)", k.Type, p, r)
+		}
+	}
 	if (k.Flag == "") != (k.FlagSet == "") || (k.Flag == "") != (k.FlagUsage == "") {
 		t.Errorf("kind %s: Flag %q, FlagSet %q, FlagUsage %q: all or none", k.Name, k.Flag, k.FlagSet, k.FlagUsage)
 	}
@@ -229,6 +243,8 @@ func types(e ast.Expr) string {
 		return "*" + types(e.X)
 	case *ast.SelectorExpr:
 		return types(e.X) + "." + e.Sel.Name
+	case *ast.Ellipsis:
+		return "..." + types(e.Elt)
 	}
 	return fmt.Sprintf("%T", e)
 }

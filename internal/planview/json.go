@@ -55,6 +55,9 @@ type Tensor struct {
 	PackedFor   string `json:"packed_for,omitempty"`
 	PackedBytes int64  `json:"packed_bytes,omitempty"`
 	PackedSole  bool   `json:"packed_sole,omitempty"`
+	// Group: on the first of consecutive mul_mats run as one call
+	// (group_products), how many.
+	Group int `json:"group,omitempty"`
 }
 
 // Split is a run of nodes on one backend, with the inputs copied in first.
@@ -135,6 +138,7 @@ func JSON(g *ir.Graph) *Plan {
 		if t.IsPacked() {
 			pt.PackedFor, pt.PackedBytes, pt.PackedSole = backend(t.Packed.Backend), t.Packed.Bytes, t.Packed.Sole
 		}
+		pt.Group = t.Group
 		return pt
 	}
 	for _, t := range g.Leafs {

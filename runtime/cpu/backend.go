@@ -41,6 +41,7 @@ type Backend struct {
 	cpy      cpyTask
 	qmm      blockMulMat
 	pmm      packedMulMat
+	pgroup   packedGroup
 	pq       panelTask
 	packed   map[*byte]*packedWeight // Pack's copies by their weight's first byte, shared with the lanes
 

@@ -17,8 +17,9 @@ var Description = runtime.Description{
 	SupportsBufferType: func(b runtime.BufferType) bool {
 		return b.Host
 	},
-	Parts:      true,
-	PackWeight: packWeight,
+	Parts:         true,
+	PackWeight:    packWeight,
+	GroupProducts: maxGroup,
 }
 
 // packWeight is repack.cpp's extra_buffer_type::supports_op: a matrix

@@ -1,0 +1,148 @@
+package cpu
+
+import "github.com/graphc/graphc/runtime"
+
+// maxGroup is the most products MulMats runs as one task (the
+// description's GroupProducts).
+const maxGroup = 8
+
+// MulMats computes MulMat(p.Dst, p.W, x) for every p, with MulMat's results
+// bit for bit. Products of one column of x through packed weights of one
+// type (a token's Q, K and V, or its gate and up, while generating) run as
+// one task: x is quantized once and the weights' row groups are shared out
+// over the threads as one product's are, so that the small products stream
+// as one long one and the threads wait for each other once, not once per
+// product. Other products run one MulMat each.
+func (b *Backend) MulMats(x *runtime.Tensor, ps ...runtime.Product) {
+	if !b.mulMatsPacked(x, ps) {
+		for _, p := range ps {
+			b.MulMat(p.Dst, p.W, x)
+		}
+	}
+}
+
+type groupMember struct {
+	p     *packedWeight
+	dst   runtime.Tensor
+	first int // the member's first unit
+}
+
+// packedGroup is MulMats' task: units are row groups of the members'
+// weights, one after the other.
+type packedGroup struct {
+	ms      [maxGroup]groupMember
+	n       int // members
+	units   int
+	typ     runtime.DType
+	nb      int
+	xq      []byte
+	xd      []float32
+	xc      []int32
+	threads int
+}
+
+// mulMatsPacked runs ps as one packed task if they qualify; it reports
+// whether it did.
+func (b *Backend) mulMatsPacked(x *runtime.Tensor, ps []runtime.Product) bool {
+	if len(ps) < 2 || len(ps) > maxGroup || x.Type != runtime.F32 || x.Ne[1] != 1 || x.Ne[2] != 1 || x.Ne[3] != 1 {
+		return false
+	}
+	t := &b.pgroup
+	*t = packedGroup{}
+	for i, pr := range ps {
+		p := b.packedFor(pr.W)
+		if p == nil || p.ne[0] != x.Ne[0] || p.ne[2] != 1 || p.ne[3] != 1 || i > 0 && p.typ != t.typ ||
+			pr.Dst.Type != runtime.F32 || pr.Dst.Ne != [4]int{p.ne[1], 1, 1, 1} {
+			*t = packedGroup{}
+			return false
+		}
+		t.ms[i] = groupMember{p: p, dst: *pr.Dst, first: t.units}
+		t.units += p.groups
+		t.typ, t.nb = p.typ, p.nb
+	}
+	t.n = len(ps)
+
+	// x as one panel of one column, as mulMatPacked quantizes it.
+	q := &b.pmm
+	*q = packedMulMat{p: t.ms[0].p, n: 1, pc: 1, panels: 1, chunk: 1, nchunk: 1, ne2: 1, r2: 1, r3: 1, batches: 1}
+	if cap(b.qx) < t.nb*32 {
+		b.qx = make([]byte, t.nb*32)
+	}
+	if cap(b.qxd) < t.nb {
+		b.qxd = make([]float32, t.nb)
+	}
+	if cap(b.qxs) < t.nb {
+		b.qxs = make([]int32, t.nb)
+	}
+	q.xq, q.xd, q.xc = b.qx[:t.nb*32], b.qxd[:t.nb], b.qxs[:t.nb]
+	pt := &b.pq
+	*pt = panelTask{t: q, x: *x, typ: t.typ}
+	if x.Nb[0] != 4 {
+		b.growScratch(1, x.Ne[0])
+		pt.scratch = b.scratch
+	}
+	pt.run(0, 1, 0)
+	*pt = panelTask{}
+	t.xq, t.xd, t.xc = q.xq, q.xd, q.xc
+	*q = packedMulMat{}
+
+	rows := 0
+	for _, m := range t.ms[:t.n] {
+		rows += m.p.ne[1]
+	}
+	nchunks, nth := b.guidedChunksFor(2*rows*x.Ne[0]/4, t.units)
+	t.threads = nth
+	b.pool.run(t, nchunks, nth)
+	*t = packedGroup{}
+	return true
+}
+
+// member returns the member unit u belongs to and u's row group in it.
+func (t *packedGroup) member(u int) (*groupMember, int) {
+	i := t.n - 1
+	for i > 0 && t.ms[i].first > u {
+		i--
+	}
+	return &t.ms[i], u - t.ms[i].first
+}
+
+// run computes a range of units, as packedMulMat.run does a one-column
+// product's: two row groups per call, half the range apart.
+func (t *packedGroup) run(chunk, nchunks, _ int) {
+	lo, hi := guidedSplit(t.units, chunk, nchunks, t.threads)
+	var tile [2 * packRows]float32
+	half := (hi - lo) / 2
+	for u := lo; u < lo+half; u++ {
+		mu, gu := t.member(u)
+		mv, gv := t.member(u + half)
+		if packedVector2Asm(t.typ, mu.p.group(0, gu), mv.p.group(0, gv), t.xq, t.xd, t.xc, t.nb, tile[:]) {
+			t.store(mu, gu, tile[:packRows])
+			t.store(mv, gv, tile[packRows:])
+			continue
+		}
+		t.unit(u, tile[:packRows])
+		t.unit(u+half, tile[:packRows])
+	}
+	if (hi-lo)%2 == 1 {
+		t.unit(hi-1, tile[:packRows])
+	}
+}
+
+func (t *packedGroup) unit(u int, tile []float32) {
+	m, g := t.member(u)
+	packedKernel(t.typ, 1, m.p.group(0, g), t.xq, t.xd, t.xc, t.nb, tile)
+	t.store(m, g, tile)
+}
+
+// store writes row group g's results into m's dst.
+func (t *packedGroup) store(m *groupMember, g int, tile []float32) {
+	rows := min(packRows, m.p.ne[1]-g*packRows)
+	d, s := m.dst.F32s(), m.dst.Nb[0]
+	if s == 4 {
+		copy(d[g*packRows:g*packRows+rows], tile[:rows])
+		return
+	}
+	for r := 0; r < rows; r++ {
+		d[(g*packRows+r)*s/4] = tile[r]
+	}
+}

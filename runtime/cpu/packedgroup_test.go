@@ -1,0 +1,80 @@
+package cpu_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/cpu"
+)
+
+// TestMulMats checks that MulMats equals one MulMat per product bit for
+// bit, on every ISA and thread count: packed groups of one type (rows not
+// a multiple of the 16-row groups; a strided dst), and the cases that fall
+// back to one MulMat each (mixed types, an unpacked weight, several
+// columns).
+func TestMulMats(t *testing.T) {
+	forISAs(t, func(t *testing.T) {
+		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
+			const k = 96
+			weight := func(dt runtime.DType, m int, pack bool) *runtime.Tensor {
+				vals := make([]float32, k*m)
+				for i := range vals {
+					vals[i] = r.Float32()*2 - 1
+				}
+				ne := [4]int{k, m, 1, 1}
+				w := &runtime.Tensor{Type: dt, Ne: ne, Nb: runtime.ContiguousStrides(dt, ne), Data: runtime.Quantize(nil, dt, vals)}
+				if pack {
+					if err := b.Pack(w); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return w
+			}
+			for _, c := range []struct {
+				name  string
+				types []runtime.DType
+				rows  []int
+				pack  []bool
+				n     int
+			}{
+				{"q4_0 qkv", []runtime.DType{runtime.Q4_0, runtime.Q4_0, runtime.Q4_0}, []int{40, 24, 24}, []bool{true, true, true}, 1},
+				{"q8_0 gate up", []runtime.DType{runtime.Q8_0, runtime.Q8_0}, []int{77, 77}, []bool{true, true}, 1},
+				{"mixed types", []runtime.DType{runtime.Q4_0, runtime.Q8_0}, []int{32, 32}, []bool{true, true}, 1},
+				{"one unpacked", []runtime.DType{runtime.Q4_0, runtime.Q4_0}, []int{32, 48}, []bool{true, false}, 1},
+				{"three columns", []runtime.DType{runtime.Q8_0, runtime.Q8_0}, []int{16, 33}, []bool{true, true}, 3},
+			} {
+				x := runtime.NewTensor(runtime.F32, [4]int{k, c.n, 1, 1})
+				for i := range x.F32s() {
+					x.F32s()[i] = r.Float32()*2 - 1
+				}
+				var ps []runtime.Product
+				var want [][]float32
+				for i, dt := range c.types {
+					w := weight(dt, c.rows[i], c.pack[i])
+					ref := runtime.NewTensor(runtime.F32, [4]int{c.rows[i], c.n, 1, 1})
+					b.MulMat(&ref, w, &x)
+					want = append(want, slices.Clone(ref.F32s()))
+					dst := runtime.NewTensor(runtime.F32, [4]int{c.rows[i], c.n, 1, 1})
+					if i == 1 && c.n == 1 { // a strided dst: every other float
+						dst = runtime.Tensor{Type: runtime.F32, Ne: dst.Ne, Nb: [4]int{8, 8 * c.rows[i], 8 * c.rows[i], 8 * c.rows[i]}, Data: make([]byte, 8*c.rows[i])}
+					}
+					ps = append(ps, runtime.Product{Dst: &dst, W: w})
+				}
+				b.MulMats(&x, ps...)
+				for i, p := range ps {
+					got := make([]float32, p.Dst.NElem())
+					for j := range got {
+						row, col := j%p.Dst.Ne[0], j/p.Dst.Ne[0]
+						got[j] = p.Dst.F32s()[(row*p.Dst.Nb[0]+col*p.Dst.Nb[1])/4]
+					}
+					if fmt.Sprint(got) != fmt.Sprint(want[i]) {
+						t.Errorf("%s: product %d: MulMats %v, MulMat %v", c.name, i, got, want[i])
+					}
+				}
+			}
+		})
+	})
+}
