@@ -182,3 +182,56 @@ func TestVerifyCatchesPacking(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyCatchesGroups: a group is at least two consecutive mul_mats
+// reading one activation through weights their backend packs.
+func TestVerifyCatchesGroups(t *testing.T) {
+	g := ir.NewGraph("t.g")
+	x := must(g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(32)}, ir.Pos{}))(t)
+	y := must(g.NewLeaf(ir.KindInput, "y", runtime.F32, []*ir.Expr{ir.Const(32)}, ir.Pos{}))(t)
+	var ws []*ir.Tensor
+	for _, name := range []string{"w1", "w2", "w3"} {
+		w := must(g.NewLeaf(ir.KindWeight, name, runtime.Q4_0, []*ir.Expr{ir.Const(32), ir.Const(16)}, ir.Pos{}))(t)
+		ws = append(ws, w)
+	}
+	m1 := must(g.NewOp(ir.OpMulMat, "m1", []*ir.Tensor{ws[0], x}, ir.Args{}, ir.Pos{}))(t)
+	m2 := must(g.NewOp(ir.OpMulMat, "m2", []*ir.Tensor{ws[1], x}, ir.Args{}, ir.Pos{}))(t)
+	m3 := must(g.NewOp(ir.OpMulMat, "m3", []*ir.Tensor{ws[2], y}, ir.Args{}, ir.Pos{}))(t)
+	s := must(g.NewOp(ir.OpAdd, "s", []*ir.Tensor{m1, m2}, ir.Args{}, ir.Pos{}))(t)
+	out := must(g.NewOp(ir.OpAdd, "out", []*ir.Tensor{s, m3}, ir.Args{}, ir.Pos{}))(t)
+	g.Expand(out)
+	g.SetOrder(g.Leafs, []*ir.Tensor{m1, m2, m3, s, out})
+	g.Backends = []*ir.Backend{{Name: "cpu"}}
+	for _, n := range g.Nodes {
+		n.Backend = 0
+	}
+	for _, w := range ws {
+		w.Packed = ir.Packing{Backend: 0, Bytes: 576}
+	}
+	for _, tc := range []struct {
+		lead   *ir.Tensor
+		n      int
+		unpack *ir.Tensor
+		want   string
+	}{
+		{m1, 2, nil, ""},
+		{m1, 1, nil, "m1 leads a group of 1 products, want at least 2"},
+		{m1, 3, nil, "m3 in m1's group: mul_mat reading y on backend 0, want mul_mat reading x on 0"},
+		{m2, 2, nil, "m3 in m2's group"},
+		{m1, 2, ws[1], "m2 in m1's group reads w2, which its backend does not pack"},
+		{s, 2, nil, "s in s's group: add"},
+	} {
+		tc.lead.Group = tc.n
+		if tc.unpack != nil {
+			tc.unpack.Packed = ir.Packing{}
+		}
+		err := g.Verify()
+		tc.lead.Group = 0
+		if tc.unpack != nil {
+			tc.unpack.Packed = ir.Packing{Backend: 0, Bytes: 576}
+		}
+		if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s leading %d: got %v, want %q", tc.lead.Name, tc.n, err, tc.want)
+		}
+	}
+}
