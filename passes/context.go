@@ -102,8 +102,9 @@ type Options struct {
 	Placement string
 	// Cost is place_by_cost's model; nil means DefaultCostModel.
 	Cost *CostModel
-	// NoPack turns pack_weights off: every op reads the weights as
-	// loaded, as in ggml without its CPU_REPACK buffer type.
+	// NoPack turns pack_weights off, and with it group_products: every op
+	// reads the weights as loaded, as in ggml without its CPU_REPACK
+	// buffer type.
 	NoPack bool
 }
 
