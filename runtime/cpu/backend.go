@@ -126,7 +126,7 @@ func (b *Backend) parallel(t task, work, units int) {
 	b.pool.run(t, nchunks, nth)
 }
 
-// guidedChunksPerThread is how many chunks per thread parallelGuided cuts
+// guidedChunksPerThread is how many chunks per thread guidedChunksFor cuts
 // an op into: shares that halve every round (guidedSplit) end in ones
 // 1/2^7 of the first round's.
 const guidedChunksPerThread = 8

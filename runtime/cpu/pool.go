@@ -224,10 +224,13 @@ func split(n, i, k int) (lo, hi int) {
 // tokens/s at two threads.
 func guidedSplit(n, i, k, nth int) (lo, hi int) {
 	rounds := (k + nth - 1) / nth
-	before := func(c int) int { // the weight of shares 0..c-1
-		w := 0
-		for j := 0; j < c; j++ {
-			w += 1 << (rounds - 1 - j/nth)
+	// before is the weight of shares 0..c-1, share j weighing
+	// 2^(rounds-1-j/nth): r whole rounds, then m shares of round r.
+	before := func(c int) int {
+		r, m := c/nth, c%nth
+		w := nth * (1<<rounds - 1<<(rounds-r))
+		if m > 0 {
+			w += m << (rounds - 1 - r)
 		}
 		return w
 	}

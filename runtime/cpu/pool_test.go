@@ -30,3 +30,29 @@ func TestGuidedSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestGuidedSplitWeights checks the closed form against the shares'
+// weights summed one by one.
+func TestGuidedSplitWeights(t *testing.T) {
+	for nth := 1; nth <= 8; nth++ {
+		for k := 1; k <= 8*nth; k++ {
+			rounds := (k + nth - 1) / nth
+			total := 0
+			for j := 0; j < k; j++ {
+				total += 1 << (rounds - 1 - j/nth)
+			}
+			const n = 1 << 20
+			w := 0
+			for i := 0; i < k; i++ {
+				lo, hi := guidedSplit(n, i, k, nth)
+				if want := n * w / total; lo != want {
+					t.Fatalf("guidedSplit(%d, %d, %d, %d) starts at %d, want %d", n, i, k, nth, lo, want)
+				}
+				w += 1 << (rounds - 1 - i/nth)
+				if want := n * w / total; hi != want {
+					t.Fatalf("guidedSplit(%d, %d, %d, %d) ends at %d, want %d", n, i, k, nth, hi, want)
+				}
+			}
+		}
+	}
+}
