@@ -12,7 +12,9 @@ import "github.com/graphc/graphc/runtime"
 func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 	if isBlockType(a.Type) {
 		if p := b.packedFor(a); p != nil {
-			b.mulMatPacked(dst, p, x)
+			if !b.mulMatsPacked(x, []runtime.Product{{Dst: dst, W: a}}) {
+				b.mulMatPacked(dst, p, x)
+			}
 			return
 		}
 		b.mulMatBlocks(dst, a, x)

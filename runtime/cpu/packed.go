@@ -96,24 +96,11 @@ func (b *Backend) mulMatPacked(dst *runtime.Tensor, p *packedWeight, x *runtime.
 
 // run computes a range of (batch, column chunk, row group) units: row
 // groups vary fastest, so a chunk's quants are read by consecutive units.
-// A matrix-vector product runs two row groups at once, half the range
-// apart: two streams from memory.
+// (A 2-D product of one column runs as MulMats' task instead, two row
+// groups per kernel call.)
 func (t *packedMulMat) run(chunk, nchunks, _ int) {
 	lo, hi := guidedSplit(t.batches*t.nchunk*t.p.groups, chunk, nchunks, t.threads)
 	var tile [packRows * panelCols]float32
-	if t.pc == 1 {
-		half := (hi - lo) / 2
-		for u := lo; u < lo+half; u++ {
-			if !t.vector2(u, u+half, tile[:2*packRows]) {
-				t.unit(u, tile[:])
-				t.unit(u+half, tile[:])
-			}
-		}
-		if (hi-lo)%2 == 1 {
-			t.unit(hi-1, tile[:])
-		}
-		return
-	}
 	for u := lo; u < hi; u++ {
 		t.unit(u, tile[:])
 	}
@@ -148,23 +135,6 @@ func (t *packedMulMat) unit(u int, tile []float32) {
 		packedKernel(t.p.typ, t.pc, w, xq, xd, xc, t.p.nb, tile[:packRows*t.pc])
 		t.store(batch, g, pn, tile)
 	}
-}
-
-// vector2 computes units u and v of a one-column product with one kernel
-// call, if this machine has it and they share x; it reports whether it did.
-func (t *packedMulMat) vector2(u, v int, tile []float32) bool {
-	bu, _, gu := t.coords(u)
-	bv, _, gv := t.coords(v)
-	if bu != bv {
-		return false
-	}
-	xq, xd, xc := t.panel(bu, 0)
-	if !packedVector2Asm(t.p.typ, t.group(bu, gu), t.group(bv, gv), xq, xd, xc, t.p.nb, tile) {
-		return false
-	}
-	t.store(bu, gu, 0, tile[:packRows])
-	t.store(bv, gv, 0, tile[packRows:])
-	return true
 }
 
 // store writes the tile of row group g against panel pn of batch into dst.

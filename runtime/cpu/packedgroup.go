@@ -27,7 +27,8 @@ type groupMember struct {
 	first int // the member's first unit
 }
 
-// packedGroup is MulMats' task: units are row groups of the members'
+// packedGroup is the task of one-column products of packed weights, one
+// (MulMat) or several (MulMats): units are row groups of the members'
 // weights, one after the other.
 type packedGroup struct {
 	ms      [maxGroup]groupMember
@@ -41,10 +42,10 @@ type packedGroup struct {
 	threads int
 }
 
-// mulMatsPacked runs ps as one packed task if they qualify; it reports
-// whether it did.
+// mulMatsPacked runs ps as one packed task if they qualify (one column of
+// x, 2-D weights packed, of one type); it reports whether it did.
 func (b *Backend) mulMatsPacked(x *runtime.Tensor, ps []runtime.Product) bool {
-	if len(ps) < 2 || len(ps) > maxGroup || x.Type != runtime.F32 || x.Ne[1] != 1 || x.Ne[2] != 1 || x.Ne[3] != 1 {
+	if len(ps) < 1 || len(ps) > maxGroup || x.Type != runtime.F32 || x.Ne[1] != 1 || x.Ne[2] != 1 || x.Ne[3] != 1 {
 		return false
 	}
 	t := &b.pgroup
@@ -106,8 +107,8 @@ func (t *packedGroup) member(u int) (*groupMember, int) {
 	return &t.ms[i], u - t.ms[i].first
 }
 
-// run computes a range of units, as packedMulMat.run does a one-column
-// product's: two row groups per call, half the range apart.
+// run computes a range of units two row groups per kernel call, half the
+// range apart: two streams from memory.
 func (t *packedGroup) run(chunk, nchunks, _ int) {
 	lo, hi := guidedSplit(t.units, chunk, nchunks, t.threads)
 	var tile [2 * packRows]float32
