@@ -11,8 +11,9 @@ import (
 // backend's GroupProducts: the program runs a group as one call
 // (cpu.Backend.MulMats), which for a generated token quantizes the
 // activation once and streams the group's weights as one long product —
-// small products, such as a 0.6 MB K, stream at half the bandwidth of
-// long ones — and makes the threads wait for each other once per group.
+// on its own a small product, such as a 0.6 MB K, streams well below the
+// bandwidth of long ones — and makes the threads wait for each other once
+// per group.
 // Results are bit for bit those of one call per product.
 //
 // A later product moves up to the group's first past the nodes between
