@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"unsafe"
+
+	"github.com/graphc/graphc/runtime"
+)
 
 // MulMat is ggml_mul_mat: dst[i0,i1,i2,i3] = Σk a[k,i0,j2,j3]·x[k,i1,i2,i3]
 // with j2 = i2/(x.Ne[2]/a.Ne[2]), j3 = i3/(x.Ne[3]/a.Ne[3]) (a broadcast over
@@ -280,8 +284,19 @@ func (t *mulMatTask) runBatches4(ch int) {
 	xs := t.xp[b0*K : (b0+4)*K]
 	dc0, ldc := d.off(0, i12, i13), d.st[2]
 	out := d.f32
+	// The rows were last read a token ago, from memory: ask for them
+	// ahead rows ahead of the kernel, which would otherwise wait for them a
+	// few lines at a time.
+	ahead := max(4, batches4Ahead/ceilDiv(2*K, 64)) &^ 3
+	prefetch := func(r, n int) {
+		if n = min(n, r1-r); n > 0 && K > 0 {
+			prefetchRows(unsafe.Pointer(&a.f16[abase+r*a.st[1]]), n, 2*a.st[1], 2*K)
+		}
+	}
+	prefetch(r0, ahead)
 	r := r0
 	for ; r+4 <= r1; r += 4 {
+		prefetch(r+ahead, 4)
 		o, s := abase+r*a.st[1], a.st[1]
 		p := dc0 + r
 		dot4x4F16AVX512(a.f16[o:o+3*s+K], s, xs, K, K, out[p:p+3*ldc+4], ldc)
@@ -293,6 +308,9 @@ func (t *mulMatTask) runBatches4(ch int) {
 		}
 	}
 }
+
+// batches4Ahead is how many cache lines of a runBatches4 asks for ahead.
+const batches4Ahead = 64
 
 // rows4 is four rows of a, ld elements apart: f16 (dense rows), or
 // float32 in place or converted.

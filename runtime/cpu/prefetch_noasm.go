@@ -1,0 +1,8 @@
+//go:build !amd64 || noasm
+
+package cpu
+
+import "unsafe"
+
+// prefetchRows is a hint, and this build has no instruction for it.
+func prefetchRows(p unsafe.Pointer, rows, stride, bytes int) {}
