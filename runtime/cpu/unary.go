@@ -39,10 +39,12 @@ func (b *Backend) Gelu(dst, a *runtime.Tensor) {
 func (b *Backend) Silu(dst, a *runtime.Tensor) { b.unary(opSilu, dst, a, 0) }
 
 type unaryTask struct {
-	b    *Backend
-	op   unOp
-	s    float32
-	d, a tview
+	b      *Backend
+	op     unOp
+	s      float32
+	d, a   tview
+	dense  bool // dst and a are dense f32: rows in place, in pieces
+	pieces int  // units per row: pieces of unaryPiece elements if dense, else 1
 }
 
 func (b *Backend) unary(op unOp, dst, a *runtime.Tensor, s float32) {
@@ -64,21 +66,35 @@ func (b *Backend) unary(op unOp, dst, a *runtime.Tensor, s float32) {
 	if op == opSilu && level == isaAVX512 {
 		cost = 2 // the vector exponential
 	}
-	b.parallel(t, t.a.nelem()*cost, t.a.nrows())
+	// Dense f32 rows split into pieces: a token's one long row (the
+	// feed-forward's silu while generating) is shared by the threads too.
+	t.pieces = 1
+	if t.dense = t.d.isF32() && t.a.isF32() && t.d.dense() && t.a.dense(); t.dense {
+		t.pieces = max(1, ceilDiv(t.a.ne[0], unaryPiece))
+	}
+	b.parallel(t, t.a.nelem()*cost, t.a.nrows()*t.pieces)
 	*t = unaryTask{}
 }
+
+// unaryPiece is the elements of a unit of a dense row.
+const unaryPiece = 2048
 
 func (t *unaryTask) run(chunk, nchunks, tid int) {
 	d, a := &t.d, &t.a
 	n := a.ne[0]
-	fast := d.isF32() && a.isF32() && d.dense() && a.dense()
+	if t.dense {
+		lo, hi := split(a.nrows()*t.pieces, chunk, nchunks)
+		for u := lo; u < hi; u++ {
+			r, j0 := u/t.pieces, u%t.pieces*unaryPiece
+			j1 := min(n, j0+unaryPiece)
+			ao, do := a.rowOff(r), d.rowOff(r)
+			t.apply(d.f32[do+j0:do+j1], a.f32[ao+j0:ao+j1])
+		}
+		return
+	}
 	lo, hi := split(a.nrows(), chunk, nchunks)
 	for r := lo; r < hi; r++ {
 		ao, do := a.rowOff(r), d.rowOff(r)
-		if fast {
-			t.apply(d.f32[do:do+n], a.f32[ao:ao+n])
-			continue
-		}
 		buf := t.b.scratch[tid][:n]
 		t.apply(buf, a.loadRow(ao, buf))
 		d.storeRow(do, buf)
