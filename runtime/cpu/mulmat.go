@@ -284,9 +284,9 @@ func (t *mulMatTask) runBatches4(ch int) {
 	xs := t.xp[b0*K : (b0+4)*K]
 	dc0, ldc := d.off(0, i12, i13), d.st[2]
 	out := d.f32
-	// The rows were last read a token ago, from memory: ask for them
-	// ahead rows ahead of the kernel, which would otherwise wait for them a
-	// few lines at a time.
+	// The rows were last read a token ago and come from memory: ask for
+	// them ahead rows (about batches4Ahead lines) before the kernel reads
+	// them, which would otherwise wait for them a few lines at a time.
 	ahead := max(4, batches4Ahead/ceilDiv(2*K, 64)) &^ 3
 	prefetch := func(r, n int) {
 		if n = min(n, r1-r); n > 0 && K > 0 {

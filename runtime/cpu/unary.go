@@ -59,18 +59,19 @@ func (b *Backend) unary(op unOp, dst, a *runtime.Tensor, s float32) {
 	if !isFloat(t.d.typ) || !isFloat(t.a.typ) {
 		bug("%s: types dst %v, a %v", name, t.d.typ, t.a.typ)
 	}
-	if !t.d.isF32() || !t.a.isF32() || !t.d.dense() || !t.a.dense() {
+	// Dense f32 rows are used in place and split into pieces: a token's
+	// one long row (the feed-forward's silu while generating) is shared by
+	// the threads too. Other rows go through the scratch whole.
+	t.dense = t.d.isF32() && t.a.isF32() && t.d.dense() && t.a.dense()
+	t.pieces = 1
+	if t.dense {
+		t.pieces = max(1, ceilDiv(t.a.ne[0], unaryPiece))
+	} else {
 		b.growScratch(b.pool.n, t.a.ne[0])
 	}
 	cost := unOpCost[op]
 	if op == opSilu && level == isaAVX512 {
 		cost = 2 // the vector exponential
-	}
-	// Dense f32 rows split into pieces: a token's one long row (the
-	// feed-forward's silu while generating) is shared by the threads too.
-	t.pieces = 1
-	if t.dense = t.d.isF32() && t.a.isF32() && t.d.dense() && t.a.dense(); t.dense {
-		t.pieces = max(1, ceilDiv(t.a.ne[0], unaryPiece))
 	}
 	b.parallel(t, t.a.nelem()*cost, t.a.nrows()*t.pieces)
 	*t = unaryTask{}
