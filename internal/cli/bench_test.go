@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestBenchJSON(t *testing.T) {
@@ -295,5 +296,69 @@ func TestBenchGGML(t *testing.T) {
 	}
 	if strings.Contains(table, " !") {
 		t.Errorf("a ggml product differs from the plain one:\n%s", table)
+	}
+}
+
+// fakeSide is a benchSide that logs what it is asked to do.
+type fakeSide struct {
+	name string
+	log  *[]string
+}
+
+func (s *fakeSide) pp(n int) (time.Duration, error) {
+	*s.log = append(*s.log, fmt.Sprintf("%s pp%d", s.name, n))
+	return time.Duration(n), nil
+}
+
+func (s *fakeSide) tg(n int) (time.Duration, error) {
+	*s.log = append(*s.log, fmt.Sprintf("%s tg%d", s.name, n))
+	return time.Duration(2 * n), nil
+}
+
+func (s *fakeSide) close()         { *s.log = append(*s.log, s.name+" close") }
+func (s *fakeSide) peakRSS() int64 { return 0 }
+
+// TestBenchPairOrder checks that a repetition's pair starts, warms up and
+// runs both sides in the order it is given, each test on both before the
+// next, and that llama.cpp's side may be missing.
+func TestBenchPairOrder(t *testing.T) {
+	for _, c := range []struct {
+		graphcFirst, llama bool
+		want               string
+	}{
+		{true, true, "graphc open 2, llama open 2, graphc pp4, graphc tg1, llama pp4, llama tg1, graphc tg8, llama tg8, graphc close, llama close"},
+		{false, true, "llama open 2, graphc open 2, llama pp4, llama tg1, graphc pp4, graphc tg1, llama tg8, graphc tg8, graphc close, llama close"},
+		{false, false, "graphc open 2, graphc pp4, graphc tg1, graphc tg8, graphc close"},
+	} {
+		var log []string
+		opener := func(name string) func(int) (benchSide, error) {
+			return func(threads int) (benchSide, error) {
+				log = append(log, fmt.Sprintf("%s open %d", name, threads))
+				return &fakeSide{name, &log}, nil
+			}
+		}
+		openLlama := opener("llama")
+		if !c.llama {
+			openLlama = nil
+		}
+		p := &benchPair{graphcFirst: c.graphcFirst}
+		if err := p.start(opener("graphc"), openLlama, 2); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.warmUp(4); err != nil {
+			t.Fatal(err)
+		}
+		d, err := p.run("tg", 8)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.close()
+		want := [2]time.Duration{16, 16}
+		if !c.llama {
+			want[1] = 0
+		}
+		if got := strings.Join(log, ", "); got != c.want || d != want {
+			t.Errorf("graphcFirst %v, llama %v:\n got %s, times %v\nwant %s, times %v", c.graphcFirst, c.llama, got, d, c.want, want)
+		}
 	}
 }

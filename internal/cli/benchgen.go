@@ -17,20 +17,30 @@ import (
 	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/internal/interp"
+	"github.com/graphc/graphc/internal/llamacpp"
 	"github.com/graphc/graphc/runtime"
 )
 
-// graphcSide runs graphc's tests at one thread count: pp, one batch of n
+// benchSide runs one side's tests at one thread count: pp, one batch of n
 // tokens at positions 0..n-1; tg, n single tokens at positions 0..n-1, the
 // cache growing from empty. Both return the time of the evaluations alone.
-type graphcSide interface {
+// graphc's side is a driverSide or an interpSide, llama.cpp's a llamaSide.
+type benchSide interface {
 	pp(n int) (time.Duration, error)
 	tg(n int) (time.Duration, error)
 	close()
-	// peakRSS is the peak resident memory of graphc's side so far, in
-	// bytes; 0 where it is not a process of its own.
+	// peakRSS is the peak resident memory of the side so far, in bytes; 0
+	// where it is not a process of its own.
 	peakRSS() int64
 }
+
+// llamaSide is llama.cpp's side: the harness in its timing mode.
+type llamaSide struct{ b *llamacpp.Bencher }
+
+func (s llamaSide) pp(n int) (time.Duration, error) { return s.b.PP(n) }
+func (s llamaSide) tg(n int) (time.Duration, error) { return s.b.TG(n) }
+func (s llamaSide) close()                          { s.b.Close() }
+func (s llamaSide) peakRSS() int64                  { return peakRSS(s.b.Pid()) }
 
 // interpSide is graphc's side in process, through internal/interp.
 type interpSide struct {

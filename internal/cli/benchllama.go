@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,6 +37,9 @@ type llamaBench struct {
 	noGo   bool            // -interp because the Go toolchain is missing
 	builds []time.Duration // go build of the generated package, per file
 	rss    []string        // peak resident memory of each side, per file
+	// toldFlashAttn: the note that llama.cpp's flash attention stays on
+	// has been printed.
+	toldFlashAttn bool
 }
 
 // benchShape is Llama-3.2-1B's shape; benchShortShape a small file of the
@@ -258,14 +262,15 @@ func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, e
 }
 
 // benchFile measures one file at every thread count, graphc and llama.cpp
-// interleaved: per repetition and thread count, memmove, graphc's pp,
-// llama.cpp's pp, graphc's tg, llama.cpp's tg.
+// interleaved: per repetition and thread count, both sides start afresh,
+// then memmove, graphc's pp and llama.cpp's, graphc's tg and llama.cpp's,
+// the two sides' order alternating (benchPair).
 //
 // graphc's side is the package generated from the plan compiled for the
-// file, built once and run in a process per thread count (driverSide), or
-// with -interp internal/interp running the plan in process: the same
-// kernels, parallel regions and thread count, plus a reflective call per
-// node and no Go toolchain needed (see the README's Speed section).
+// file, built once and run in a process (driverSide), or with -interp
+// internal/interp running the plan in process: the same kernels, parallel
+// regions and thread count, plus a reflective call per node and no Go
+// toolchain needed (see the README's Speed section).
 func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufBytes int) ([]*benchRow, error) {
 	name, res, err := lb.compile(path)
 	if err != nil {
@@ -291,53 +296,52 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 		streamed += int64(len(w.Data))
 	}
 	vocab := weights["token_embd.weight"].Ne[1]
-	sides := map[int]graphcSide{}
-	removeModule := func() {}
-	defer func() {
-		for _, s := range sides {
-			s.close()
+	var bin string
+	if !lb.interp {
+		fmt.Fprintf(e.stderr, "graphc: bench: building the generated package for %s…\n", path)
+		start := time.Now()
+		b, cleanup, err := buildBenchDriver(e.ctx, res, name)
+		if err != nil {
+			return nil, err
 		}
-		removeModule()
-	}()
-	if lb.interp {
-		for _, t := range lb.threads {
+		defer cleanup()
+		bin = b
+		took := time.Since(start)
+		lb.builds = append(lb.builds, took)
+		fmt.Fprintf(e.stderr, "graphc: bench: built in %.1fs\n", took.Seconds())
+	}
+	// Fresh processes for every repetition and thread count, started and
+	// run in an order that alternates: on this kind of machine (a VM whose
+	// guest memory the host backs lazily) the same binary runs up to ~17 %
+	// faster or slower depending on when its process started, and a fixed
+	// order would hand that to one side (see the README's Speed section).
+	open := func(t int) (benchSide, error) {
+		if bin == "" {
 			m, err := interp.Load(res.Graph, interp.Config{Threads: t, Weights: weights})
 			if err != nil {
 				return nil, err
 			}
-			sides[t] = &interpSide{m, vocab}
+			return &interpSide{m, vocab}, nil
 		}
-	} else {
-		fmt.Fprintf(e.stderr, "graphc: bench: building the generated package for %s…\n", path)
-		start := time.Now()
-		bin, cleanup, err := buildBenchDriver(e.ctx, res, name)
+		return startDriver(e.ctx, bin, path, t, vocab)
+	}
+	openLlama := func(t int) (benchSide, error) {
+		lc, err := h.Bench(path)
 		if err != nil {
 			return nil, err
 		}
-		removeModule = cleanup
-		took := time.Since(start)
-		lb.builds = append(lb.builds, took)
-		fmt.Fprintf(e.stderr, "graphc: bench: built in %.1fs\n", took.Seconds())
-		// One process per thread count, as New takes the count; each
-		// lives for the whole file, so that its repetitions interleave
-		// with llama.cpp's as the interpreter's do.
-		for _, t := range lb.threads {
-			d, err := startDriver(e.ctx, bin, path, t, vocab)
-			if err != nil {
-				return nil, err
-			}
-			sides[t] = d
-		}
-	}
-	var lc *llamacpp.Bencher
-	if h != nil {
-		if lc, err = h.Bench(path); err != nil {
-			return nil, err
-		}
-		defer lc.Close()
-		if !lc.FlashAttnOff {
+		if !lc.FlashAttnOff && !lb.toldFlashAttn {
+			lb.toldFlashAttn = true
 			fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's flash attention stays on (the harness does not know this release's parameters)\n")
 		}
+		if err := lc.Threads(t); err != nil {
+			lc.Close()
+			return nil, err
+		}
+		return llamaSide{lc}, nil
+	}
+	if h == nil {
+		openLlama = nil
 	}
 	base := filepath.Base(path)
 	rows := map[string]*benchRow{}
@@ -350,74 +354,148 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 		}
 		return rows[k]
 	}
+	// The peak resident memory of each side is the lowest of its
+	// repetitions' peaks: graphc releases the pages of the weights it
+	// packs (runtime.ReleasePages), which the kernel cannot do while
+	// llama.cpp, started first, maps the same file.
+	peak := map[int]*[2]int64{}
 	buf := newBandwidth(bufBytes)
 	defer buf.close()
 	for rep := 0; rep < lb.reps; rep++ {
-		for _, t := range lb.threads {
-			g := sides[t]
-			if lc != nil {
-				if err := lc.Threads(t); err != nil {
-					return nil, err
-				}
+		for ti, t := range lb.threads {
+			pair := &benchPair{graphcFirst: (rep+ti)%2 == 0}
+			err := pair.start(open, openLlama, t)
+			if err == nil {
+				err = pair.warmUp(min(lb.pp, 32))
 			}
-			if rep == 0 { // warm up both: page in the weights, start the threads
-				if _, err := g.pp(min(lb.pp, 32)); err != nil {
-					return nil, err
-				}
-				if _, err := g.tg(1); err != nil {
-					return nil, err
-				}
-				if lc != nil {
-					if _, err := lc.PP(min(lb.pp, 32)); err != nil {
-						return nil, err
-					}
-					if _, err := lc.TG(1); err != nil {
-						return nil, err
-					}
-				}
+			if err != nil {
+				pair.close()
+				return nil, err
 			}
 			gbps, read := buf.gbps(t), buf.readGBps(t)
 			for _, test := range []struct {
 				name string
 				n    int
-				g    func(int) (time.Duration, error)
-			}{{"pp", lb.pp, g.pp}, {"tg", lb.tg, g.tg}} {
+			}{{"pp", lb.pp}, {"tg", lb.tg}} {
 				r := row(test.name, test.n, t)
 				r.memmove = append(r.memmove, gbps)
 				r.read = append(r.read, read)
-				d, err := test.g(test.n)
+				d, err := pair.run(test.name, test.n)
 				if err != nil {
+					pair.close()
 					return nil, err
 				}
-				r.graphc = append(r.graphc, d)
-				if lc != nil {
-					l := lc.PP
-					if test.name == "tg" {
-						l = lc.TG
-					}
-					d, err := l(test.n)
-					if err != nil {
-						return nil, err
-					}
-					r.llama = append(r.llama, d)
+				r.graphc = append(r.graphc, d[0])
+				note := ""
+				if pair.sides[1] != nil {
+					r.llama = append(r.llama, d[1])
+					note = fmt.Sprintf(", llama.cpp %.3fs (%s first)", d[1].Seconds(), pair.firstName())
 				}
-				fmt.Fprintf(e.stderr, "graphc: bench: %s %s%d %d thread(s) rep %d: graphc %.3fs%s\n", base, test.name, test.n, t, rep+1, d.Seconds(), llamaNote(r))
+				fmt.Fprintf(e.stderr, "graphc: bench: %s %s%d %d thread(s) rep %d: graphc %.3fs%s\n", base, test.name, test.n, t, rep+1, d[0].Seconds(), note)
+			}
+			if peak[t] == nil {
+				peak[t] = &[2]int64{math.MaxInt64, math.MaxInt64}
+			}
+			for i, s := range pair.sides {
+				if s != nil {
+					peak[t][i] = min(peak[t][i], s.peakRSS())
+				}
+			}
+			pair.close()
+		}
+	}
+	for _, t := range lb.threads {
+		var sides []string
+		for i, name := range []string{"graphc", "llama.cpp"} {
+			if r := peak[t][i]; r > 0 && r < math.MaxInt64 {
+				sides = append(sides, fmt.Sprintf("%s %.0f MiB", name, float64(r)/(1<<20)))
 			}
 		}
-	}
-	// Peak memory: the generated package's per thread count, llama.cpp's
-	// over all of them.
-	for _, t := range lb.threads {
-		if r := sides[t].peakRSS(); r > 0 {
-			lb.rss = append(lb.rss, fmt.Sprintf("%s: graphc (%d thread(s)) %.0f MiB", base, t, float64(r)/(1<<20)))
-		}
-	}
-	if lc != nil {
-		if r := peakRSS(lc.Pid()); r > 0 {
-			lb.rss = append(lb.rss, fmt.Sprintf("%s: llama.cpp %.0f MiB", base, float64(r)/(1<<20)))
+		if len(sides) > 0 {
+			lb.rss = append(lb.rss, fmt.Sprintf("%s, %d thread(s): %s", base, t, strings.Join(sides, ", ")))
 		}
 	}
 	return order, nil
+}
+
+// benchPair is one repetition's two sides, graphc's and llama.cpp's (nil
+// without llama.cpp), each a fresh process (or, with -interp, graphc's a
+// fresh model in this one), which start, warm up and run each test in
+// the order graphcFirst says.
+type benchPair struct {
+	graphcFirst bool
+	sides       [2]benchSide // graphc, llama.cpp
+}
+
+func (p *benchPair) firstName() string {
+	if p.graphcFirst {
+		return "graphc"
+	}
+	return "llama.cpp"
+}
+
+// each runs f on the sides' indices in the pair's order.
+func (p *benchPair) each(f func(i int) error) error {
+	order := [2]int{0, 1}
+	if !p.graphcFirst {
+		order = [2]int{1, 0}
+	}
+	for _, i := range order {
+		if err := f(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start opens both sides at t threads; openLlama nil: graphc's alone.
+func (p *benchPair) start(openGraphc, openLlama func(t int) (benchSide, error), t int) error {
+	opens := [2]func(int) (benchSide, error){openGraphc, openLlama}
+	return p.each(func(i int) (err error) {
+		if opens[i] == nil {
+			return nil
+		}
+		p.sides[i], err = opens[i](t)
+		return err
+	})
+}
+
+// warmUp pages in the weights and starts the threads of both.
+func (p *benchPair) warmUp(n int) error {
+	return p.each(func(i int) error {
+		if p.sides[i] == nil {
+			return nil
+		}
+		if _, err := p.sides[i].pp(n); err != nil {
+			return err
+		}
+		_, err := p.sides[i].tg(1)
+		return err
+	})
+}
+
+// run times test ("pp" or "tg") over n tokens on both sides.
+func (p *benchPair) run(test string, n int) (d [2]time.Duration, err error) {
+	err = p.each(func(i int) (err error) {
+		if p.sides[i] == nil {
+			return nil
+		}
+		f := p.sides[i].pp
+		if test == "tg" {
+			f = p.sides[i].tg
+		}
+		d[i], err = f(n)
+		return err
+	})
+	return d, err
+}
+
+func (p *benchPair) close() {
+	for _, s := range p.sides {
+		if s != nil {
+			s.close()
+		}
+	}
 }
 
 // batchInputs are the inputs of a batch of n tokens going to cache slot
@@ -435,13 +513,6 @@ func batchInputs(n, pos, vocab int) map[string]runtime.Tensor {
 	m := runtime.NewTensor(runtime.F32, [4]int{pos + n, n, 1, 1})
 	copy(m.F32s(), mask)
 	return map[string]runtime.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m}
-}
-
-func llamaNote(r *benchRow) string {
-	if len(r.llama) == 0 {
-		return ""
-	}
-	return fmt.Sprintf(", llama.cpp %.3fs", r.llama[len(r.llama)-1].Seconds())
 }
 
 // median of the repetitions' durations.
@@ -467,9 +538,10 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 	fmt.Fprintf(w, "graphc: %s\n", side)
 	fmt.Fprintf(w, "tokens/s, the median of the repetitions; GB/s: weights read per generated token × tokens/s (%% of read), beside\n"+
 		"read: GB/s an f32 matrix-vector product streams from a %d MiB matrix (the machine's read bandwidth as a kernel sees it), and\n"+
-		"memmove: bytes copied per second between two %d MiB buffers, one copy per thread\n", bufBytes>>20, bufBytes>>20)
+		"memmove: bytes copied per second between two %d MiB buffers, one copy per thread;\n"+
+		"each repetition starts both sides afresh, in alternating order; range: the lowest and highest repetition's ratio\n", bufBytes>>20, bufBytes>>20)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "file\ttest\tthreads\tgraphc t/s\tllama.cpp t/s\tgraphc/llama.cpp\tweights GB\tgraphc GB/s\tllama.cpp GB/s\tread GB/s\tmemmove GB/s\t")
+	fmt.Fprintln(tw, "file\ttest\tthreads\tgraphc t/s\tllama.cpp t/s\tgraphc/llama.cpp\trange\tweights GB\tgraphc GB/s\tllama.cpp GB/s\tread GB/s\tmemmove GB/s\t")
 	for _, r := range rows {
 		tps := func(ds []time.Duration) float64 { return float64(r.n) / median(ds).Seconds() }
 		streamed := func(tokensPerSecond float64) string {
@@ -477,12 +549,13 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 			return fmt.Sprintf("%.1f (%.0f%%)", gb, 100*gb/medianF(r.read))
 		}
 		g := tps(r.graphc)
-		l, ratio := "—", "—"
+		l, ratio, spread := "—", "—", "—"
 		lGB := "—"
 		gGB := "—"
 		if len(r.llama) > 0 {
 			lt := tps(r.llama)
 			l, ratio = fmt.Sprintf("%.2f", lt), fmt.Sprintf("%.2f", g/lt)
+			spread = ratioRange(r.graphc, r.llama)
 			if r.test == "tg" {
 				lGB = streamed(lt)
 			}
@@ -490,10 +563,21 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 		if r.test == "tg" {
 			gGB = streamed(g)
 		}
-		fmt.Fprintf(tw, "%s\t%s%d\t%d\t%.2f\t%s\t%s\t%.3f\t%s\t%s\t%.1f\t%.1f\t\n", r.file, r.test, r.n, r.threads, g, l, ratio,
+		fmt.Fprintf(tw, "%s\t%s%d\t%d\t%.2f\t%s\t%s\t%s\t%.3f\t%s\t%s\t%.1f\t%.1f\t\n", r.file, r.test, r.n, r.threads, g, l, ratio, spread,
 			float64(r.weightBytes)/1e9, gGB, lGB, medianF(r.read), medianF(r.memmove))
 	}
 	tw.Flush()
+}
+
+// ratioRange is the lowest and highest of the repetitions' speed ratios
+// graphc / llama.cpp (times llama / graphc, each repetition's pair).
+func ratioRange(graphc, llama []time.Duration) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range graphc {
+		r := llama[i].Seconds() / graphc[i].Seconds()
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	return fmt.Sprintf("%.2f–%.2f", lo, hi)
 }
 
 // bandwidth measures the machine's memory bandwidth: copies between buffers
