@@ -165,10 +165,11 @@ loop:; \
 	RET
 
 // VECTOR is a kernel over one column: the weights stream from memory, so
-// it prefetches them into L2 PF_AHEAD bytes ahead (five lines cover a q4_0
-// block, nine a q8_0 one; the PREFETCH list is the type's).
+// it prefetches them into L2 ·streamAhead bytes ahead (in R10; five lines
+// cover a q4_0 block, nine a q8_0 one; the PREFETCH list is the type's).
 #define VECTOR(LOAD, PREFETCH, bytes) \
 	PACKED_SETUP; \
+	MOVQ ·streamAhead(SB), R10; \
 	VPXORD Z0, Z0, Z0; \
 loop:; \
 	PREFETCH; \
@@ -195,6 +196,7 @@ loop:; \
 #define VECTOR2(LOAD, PREFETCH, bytes) \
 	PACKED_SETUP; \
 	MOVQ w2+48(FP), BX; \
+	MOVQ ·streamAhead(SB), R10; \
 	PREFETCH_HEAD(SI); \
 	PREFETCH_HEAD(BX); \
 	VPXORD Z0, Z0, Z0; \
@@ -220,14 +222,9 @@ loop:; \
 	VZEROUPPER; \
 	RET
 
-// PF_AHEAD is how far ahead of the block the one-column kernels prefetch:
-// measured on a 755 MB stream of 2048-wide q4_0 rows (huge pages), 2 KiB
-// into L2 beat 0.5, 1, 1.5 and 3 KiB into L1 by 5–15%.
-#define PF_AHEAD 2048
-
-// PREFETCH_HEAD asks for the PF_AHEAD bytes a one-column kernel reads
-// before its own prefetches reach them: the start of a stream, where a
-// thread takes a new chunk.
+// PREFETCH_HEAD asks for the first 2 KiB a one-column kernel reads, at
+// least as far as its own prefetches run ahead (streamAhead, at most 2 KiB):
+// the start of a stream, where a thread takes a new chunk.
 #define PREFETCH_HEAD(base) \
 	PREFETCHT1 0(base); \
 	PREFETCHT1 64(base); \
@@ -266,22 +263,22 @@ loop:; \
 #define PREFETCH_Q8 PREFETCH_Q8_AT(SI)
 
 #define PREFETCH_Q4_AT(base) \
-	PREFETCHT1 (PF_AHEAD+0)(base); \
-	PREFETCHT1 (PF_AHEAD+64)(base); \
-	PREFETCHT1 (PF_AHEAD+128)(base); \
-	PREFETCHT1 (PF_AHEAD+192)(base); \
-	PREFETCHT1 (PF_AHEAD+256)(base)
+	PREFETCHT1 0(base)(R10*1); \
+	PREFETCHT1 64(base)(R10*1); \
+	PREFETCHT1 128(base)(R10*1); \
+	PREFETCHT1 192(base)(R10*1); \
+	PREFETCHT1 256(base)(R10*1)
 
 #define PREFETCH_Q8_AT(base) \
-	PREFETCHT1 (PF_AHEAD+0)(base); \
-	PREFETCHT1 (PF_AHEAD+64)(base); \
-	PREFETCHT1 (PF_AHEAD+128)(base); \
-	PREFETCHT1 (PF_AHEAD+192)(base); \
-	PREFETCHT1 (PF_AHEAD+256)(base); \
-	PREFETCHT1 (PF_AHEAD+320)(base); \
-	PREFETCHT1 (PF_AHEAD+384)(base); \
-	PREFETCHT1 (PF_AHEAD+448)(base); \
-	PREFETCHT1 (PF_AHEAD+512)(base)
+	PREFETCHT1 0(base)(R10*1); \
+	PREFETCHT1 64(base)(R10*1); \
+	PREFETCHT1 128(base)(R10*1); \
+	PREFETCHT1 192(base)(R10*1); \
+	PREFETCHT1 256(base)(R10*1); \
+	PREFETCHT1 320(base)(R10*1); \
+	PREFETCHT1 384(base)(R10*1); \
+	PREFETCHT1 448(base)(R10*1); \
+	PREFETCHT1 512(base)(R10*1)
 
 // func packedQ4x1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 TEXT ·packedQ4x1VNNI(SB), NOSPLIT, $0-48
