@@ -65,7 +65,7 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 		lb.types = strings.Split(s, ",")
 		return nil
 	})
-	fs.IntVar(&lb.reps, "reps", 0, "-llama: repetitions of each test (default 3; -short: 1)")
+	fs.IntVar(&lb.reps, "reps", 0, "-llama: repetitions of each test, each with fresh processes, the sides' order alternating (default 4; -short: 1)")
 	fs.IntVar(&lb.pp, "pp", 0, "-llama: prompt tokens of the pp test, at most 512 (default 512; -short: 64)")
 	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
 }
@@ -79,7 +79,7 @@ func (lb *llamaBench) defaults() error {
 			}
 		}
 	}
-	def(&lb.reps, 3, 1)
+	def(&lb.reps, 4, 1)
 	def(&lb.pp, 512, 64)
 	def(&lb.tg, 128, 16)
 	if lb.types == nil {
