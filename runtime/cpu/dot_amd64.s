@@ -256,6 +256,7 @@ TEXT ·dot4x1F32AVX512(SB), NOSPLIT, $0-64
 	MOVQ lda+24(FP), R8
 	SHLQ $2, R8             // R8 = row stride in bytes
 	LEAQ (R8)(R8*2), R11     // R11 = 3 rows
+	LEAQ (SI)(R8*4), R9      // the next four rows, as dot4x1F16AVX512
 	MOVQ x_base+32(FP), DI
 	MOVQ x_len+40(FP), CX
 	TAIL16
@@ -273,6 +274,15 @@ TEXT ·dot4x1F32AVX512(SB), NOSPLIT, $0-64
 	TESTQ BX, BX
 	JZ dot4x1F32AVX512_one
 dot4x1F32AVX512_two:
+	PREFETCHT1 (R9)
+	PREFETCHT1 64(R9)
+	PREFETCHT1 (R9)(R8*1)
+	PREFETCHT1 64(R9)(R8*1)
+	PREFETCHT1 (R9)(R8*2)
+	PREFETCHT1 64(R9)(R8*2)
+	PREFETCHT1 (R9)(R11*1)
+	PREFETCHT1 64(R9)(R11*1)
+	ADDQ $128, R9
 	VMOVUPS (DI), Z0
 	VMOVUPS 64(DI), Z1
 	VFMADD231PS (SI), Z0, Z16
@@ -334,11 +344,22 @@ dot4x1F32AVX512_tail:
 // func dot4x1F16AVX512(a []uint16, lda int, x []float32, c *[4]float32)
 //
 // Z16–Z19: rows 0–3 on even blocks of 16, Z20–Z23 on odd blocks.
+//
+// The rows are usually a weight read in place from the file's mapping:
+// 4 KiB pages, where the hardware prefetcher stops, and a row of a
+// 2048-wide f16 matrix is one page. So each step asks for the same
+// columns of the next four rows (R9), which the next call reads, into L2:
+// a 2048×65536 f16 matrix-vector product went from 14.5 to 19.5 GB/s on
+// one thread and from 25.5 to 29.4 on two (AMD Zen 4; into L1 instead,
+// 12.9 and 25.0; eight rows ahead, 19.7 and 30.1; the AVX2 kernel from 17
+// to 22 on one thread). The f32 kernels do the same (4096-wide rows, four
+// pages each: 22 to 24.6 GB/s on one thread, 32 either way on two).
 TEXT ·dot4x1F16AVX512(SB), NOSPLIT, $0-64
 	MOVQ a_base+0(FP), SI
 	MOVQ lda+24(FP), R8
 	SHLQ $1, R8             // R8 = row stride in bytes
 	LEAQ (R8)(R8*2), R11     // R11 = 3 rows
+	LEAQ (SI)(R8*4), R9      // R9 = the next four rows
 	MOVQ x_base+32(FP), DI
 	MOVQ x_len+40(FP), CX
 	TAIL16
@@ -356,6 +377,11 @@ TEXT ·dot4x1F16AVX512(SB), NOSPLIT, $0-64
 	TESTQ BX, BX
 	JZ dot4x1F16AVX512_one
 dot4x1F16AVX512_two:
+	PREFETCHT1 (R9)
+	PREFETCHT1 (R9)(R8*1)
+	PREFETCHT1 (R9)(R8*2)
+	PREFETCHT1 (R9)(R11*1)
+	ADDQ $64, R9
 	VMOVUPS (DI), Z0
 	VMOVUPS 64(DI), Z1
 	VCVTPH2PS (SI), Z2
@@ -620,6 +646,7 @@ TEXT ·dot4x1F32AVX2(SB), NOSPLIT, $0-64
 	MOVQ lda+24(FP), R8
 	SHLQ $2, R8
 	LEAQ (R8)(R8*2), R11
+	LEAQ (SI)(R8*4), R9      // the next four rows, as dot4x1F16AVX512
 	MOVQ x_base+32(FP), DI
 	MOVQ x_len+40(FP), CX
 	SHRQ $3, CX
@@ -630,6 +657,14 @@ TEXT ·dot4x1F32AVX2(SB), NOSPLIT, $0-64
 	TESTQ CX, CX
 	JZ dot4x1F32AVX2_done
 dot4x1F32AVX2_loop:
+	TESTQ $1, CX // one step in two: the next 64 bytes of each row
+	JNZ dot4x1F32AVX2_fetched
+	PREFETCHT1 (R9)
+	PREFETCHT1 (R9)(R8*1)
+	PREFETCHT1 (R9)(R8*2)
+	PREFETCHT1 (R9)(R11*1)
+	ADDQ $64, R9
+dot4x1F32AVX2_fetched:
 	VMOVUPS (DI), Y0
 	VFMADD231PS (SI), Y0, Y6
 	VFMADD231PS (SI)(R8*1), Y0, Y7
@@ -658,6 +693,7 @@ TEXT ·dot4x1F16AVX2(SB), NOSPLIT, $0-64
 	MOVQ lda+24(FP), R8
 	SHLQ $1, R8
 	LEAQ (R8)(R8*2), R11
+	LEAQ (SI)(R8*4), R9      // the next four rows, as dot4x1F16AVX512
 	MOVQ x_base+32(FP), DI
 	MOVQ x_len+40(FP), CX
 	SHRQ $3, CX
@@ -668,6 +704,14 @@ TEXT ·dot4x1F16AVX2(SB), NOSPLIT, $0-64
 	TESTQ CX, CX
 	JZ dot4x1F16AVX2_done
 dot4x1F16AVX2_loop:
+	TESTQ $3, CX // one step in four: the next 64 bytes of each row
+	JNZ dot4x1F16AVX2_fetched
+	PREFETCHT1 (R9)
+	PREFETCHT1 (R9)(R8*1)
+	PREFETCHT1 (R9)(R8*2)
+	PREFETCHT1 (R9)(R11*1)
+	ADDQ $64, R9
+dot4x1F16AVX2_fetched:
 	VMOVUPS (DI), Y0
 	VCVTPH2PS (SI), Y1
 	VFMADD231PS Y0, Y1, Y6
