@@ -358,9 +358,12 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 	// repetitions' peaks: graphc releases the pages of the weights it
 	// packs (runtime.ReleasePages), which the kernel cannot do while
 	// llama.cpp, started first, maps the same file.
-	peak := map[int]*[2]int64{}
+	peak := map[int]*[2]int64{} // per thread count: graphc's, llama.cpp's; 0 unknown
 	buf := newBandwidth(bufBytes)
 	defer buf.close()
+	for _, t := range lb.threads {
+		peak[t] = &[2]int64{}
+	}
 	for rep := 0; rep < lb.reps; rep++ {
 		for ti, t := range lb.threads {
 			pair := &benchPair{graphcFirst: (rep+ti)%2 == 0}
@@ -393,12 +396,12 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 				}
 				fmt.Fprintf(e.stderr, "graphc: bench: %s %s%d %d thread(s) rep %d: graphc %.3fs%s\n", base, test.name, test.n, t, rep+1, d[0].Seconds(), note)
 			}
-			if peak[t] == nil {
-				peak[t] = &[2]int64{math.MaxInt64, math.MaxInt64}
-			}
 			for i, s := range pair.sides {
-				if s != nil {
-					peak[t][i] = min(peak[t][i], s.peakRSS())
+				if s == nil {
+					continue
+				}
+				if r := s.peakRSS(); r > 0 && (peak[t][i] == 0 || r < peak[t][i]) {
+					peak[t][i] = r
 				}
 			}
 			pair.close()
@@ -407,7 +410,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 	for _, t := range lb.threads {
 		var sides []string
 		for i, name := range []string{"graphc", "llama.cpp"} {
-			if r := peak[t][i]; r > 0 && r < math.MaxInt64 {
+			if r := peak[t][i]; r > 0 {
 				sides = append(sides, fmt.Sprintf("%s %.0f MiB", name, float64(r)/(1<<20)))
 			}
 		}

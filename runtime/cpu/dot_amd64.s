@@ -3,6 +3,16 @@
 #include "textflag.h"
 #include "asm_amd64.h"
 
+// NEXT_ROWS asks, into L2, for the line at byte off of each of the four
+// rows after the four a dot4x1 kernel reads: R9 walks those rows as SI
+// walks its own, R8 and R11 are one and three row strides (see
+// dot4x1F16AVX512 for why).
+#define NEXT_ROWS(off) \
+	PREFETCHT1 off(R9); \
+	PREFETCHT1 off(R9)(R8*1); \
+	PREFETCHT1 off(R9)(R8*2); \
+	PREFETCHT1 off(R9)(R11*1)
+
 // The 4×4 dot blocks (dot4x4F32AVX512, dot4x4F16AVX512, dotPanelF32AVX512):
 // rows i of a in Z0–Z3, four columns j of x at DI, DI+R10, DI+2·R10, DI+R11
 // (bytes), the sums of row i · column j in Z(16+4i+j).
@@ -274,14 +284,8 @@ TEXT ·dot4x1F32AVX512(SB), NOSPLIT, $0-64
 	TESTQ BX, BX
 	JZ dot4x1F32AVX512_one
 dot4x1F32AVX512_two:
-	PREFETCHT1 (R9)
-	PREFETCHT1 64(R9)
-	PREFETCHT1 (R9)(R8*1)
-	PREFETCHT1 64(R9)(R8*1)
-	PREFETCHT1 (R9)(R8*2)
-	PREFETCHT1 64(R9)(R8*2)
-	PREFETCHT1 (R9)(R11*1)
-	PREFETCHT1 64(R9)(R11*1)
+	NEXT_ROWS(0)
+	NEXT_ROWS(64)
 	ADDQ $128, R9
 	VMOVUPS (DI), Z0
 	VMOVUPS 64(DI), Z1
@@ -377,10 +381,7 @@ TEXT ·dot4x1F16AVX512(SB), NOSPLIT, $0-64
 	TESTQ BX, BX
 	JZ dot4x1F16AVX512_one
 dot4x1F16AVX512_two:
-	PREFETCHT1 (R9)
-	PREFETCHT1 (R9)(R8*1)
-	PREFETCHT1 (R9)(R8*2)
-	PREFETCHT1 (R9)(R11*1)
+	NEXT_ROWS(0)
 	ADDQ $64, R9
 	VMOVUPS (DI), Z0
 	VMOVUPS 64(DI), Z1
@@ -659,10 +660,7 @@ TEXT ·dot4x1F32AVX2(SB), NOSPLIT, $0-64
 dot4x1F32AVX2_loop:
 	TESTQ $1, CX // one step in two: the next 64 bytes of each row
 	JNZ dot4x1F32AVX2_fetched
-	PREFETCHT1 (R9)
-	PREFETCHT1 (R9)(R8*1)
-	PREFETCHT1 (R9)(R8*2)
-	PREFETCHT1 (R9)(R11*1)
+	NEXT_ROWS(0)
 	ADDQ $64, R9
 dot4x1F32AVX2_fetched:
 	VMOVUPS (DI), Y0
@@ -706,10 +704,7 @@ TEXT ·dot4x1F16AVX2(SB), NOSPLIT, $0-64
 dot4x1F16AVX2_loop:
 	TESTQ $3, CX // one step in four: the next 64 bytes of each row
 	JNZ dot4x1F16AVX2_fetched
-	PREFETCHT1 (R9)
-	PREFETCHT1 (R9)(R8*1)
-	PREFETCHT1 (R9)(R8*2)
-	PREFETCHT1 (R9)(R11*1)
+	NEXT_ROWS(0)
 	ADDQ $64, R9
 dot4x1F16AVX2_fetched:
 	VMOVUPS (DI), Y0
