@@ -175,10 +175,10 @@ func dotPanelF32Go(m int, a []float32, lda int, x []float32, ldx, k int, c []flo
 // held as float32, so every product is exact, as in ggml_vec_dot_f16.
 func dotF16(a []uint16, x []float32) float32 {
 	a = a[:len(x)]
-	switch level {
-	case isaAVX512:
+	switch {
+	case level == isaAVX512 && !narrowF16:
 		return dotF16AVX512(a, x)
-	case isaAVX2:
+	case level >= isaAVX2:
 		n := len(x) &^ 7
 		return dotF16AVX2(a[:n], x[:n]) + dotF16Go(a[n:], x[n:])
 	}
@@ -208,11 +208,16 @@ func dot4x1F16(a []uint16, lda int, x []float32) (c [4]float32) {
 		return
 	}
 	_ = a[3*lda+k-1]
-	switch level {
-	case isaAVX512:
+	switch {
+	case level == isaAVX512 && !narrowF16:
 		dot4x1F16AVX512(a, lda, x, &c)
 		return
-	case isaAVX2:
+	case level >= isaAVX2 && narrowF16 && lda == k && k <= oneStreamF16:
+		for i := range c {
+			c[i] = dotF16(a[i*k:(i+1)*k], x)
+		}
+		return
+	case level >= isaAVX2:
 		n := k &^ 7
 		if n > 0 {
 			dot4x1F16AVX2(a, lda, x[:n], &c)

@@ -40,6 +40,14 @@ func SetISA(name string) (restore func()) {
 	panic("SetISA: level " + name + " not available")
 }
 
+// SetNarrowF16 sets narrowF16 and returns a function restoring it. Not
+// concurrency-safe.
+func SetNarrowF16(narrow bool) (restore func()) {
+	old := narrowF16
+	narrowF16 = narrow
+	return func() { narrowF16 = old }
+}
+
 // GemmKernel is a packed-GEMM microkernel of the current level.
 type GemmKernel struct {
 	MR, NR int

@@ -35,6 +35,24 @@ func bestISA() isa {
 // vpmaddubsw/vpmaddwd kernels.
 var hasVNNI = cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL
 
+// narrowF16 makes the f16 dot kernels (dotF16, dot4x1F16) convert f16 in
+// 256-bit registers at the avx512 level too, and dot4x1F16 read four rows
+// stored back to back, of at most oneStreamF16 elements, one after the
+// other: on AMD Zen 4 a 512-bit VCVTPH2PS costs more than two 256-bit
+// ones (an f16 matrix-vector product kept in L2, 37 GB/s against 55), and
+// the memory streams one run of rows faster than four rows side by side,
+// each a page or less (4 KiB rows: 22.4 GB/s four rows at a time in
+// 512-bit registers, 23.5 in 256-bit ones, 26.9 a row at a time on one
+// thread; 39.7, 44.5 and 46.8 on two, 2048×65536 f16 in turns). Intel
+// machines keep the 512-bit kernels they were measured with.
+var narrowF16 = isAMD()
+
+// oneStreamF16 is the longest row dot4x1F16 reads a row at a time under
+// narrowF16: x, read again for each row, then stays in L1 beside the
+// stream (2 KiB rows: 26.4 GB/s against 22.6 four rows at a time; 8 KiB
+// rows equal; 16 KiB rows, with x as large as L1, 11.8 against 21.4).
+const oneStreamF16 = 2048
+
 // level is the instruction-set level the kernels run at; tests lower it to
 // check every level's kernels on one machine.
 var level = bestISA()

@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -74,97 +75,110 @@ func checkDot(t *testing.T, what string, got float32, want, mag float64, k int) 
 
 var dotLens = []int{0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 47, 48, 63, 64, 65, 100, 127, 128, 129, 256, 1000}
 
+// TestDotKernels checks the dot kernels at every level, with the f16 ones
+// in 512-bit registers and narrowed (narrowF16), rows apart and back to
+// back.
 func TestDotKernels(t *testing.T) {
-	forISAs(t, func(t *testing.T) {
-		r := rand.New(rand.NewPCG(3, 4))
-		for _, k := range dotLens {
-			off := r.IntN(4)
-			lda := k + r.IntN(5)
-			ldx := k + r.IntN(5)
-			a, abuf := guardedF32(r, 3*lda+k, off)
-			a16, a16buf := guardedF16(r, 3*lda+k, off)
-			x, xbuf := guardedF32(r, 3*ldx+k, r.IntN(4))
-			acopy, a16copy, xcopy := append([]float32(nil), abuf...), append([]uint16(nil), a16buf...), append([]float32(nil), xbuf...)
-			ref := func(i, j int, f16 bool) (s, m float64) {
-				for p := 0; p < k; p++ {
-					av := float64(a[i*lda+p])
-					if f16 {
-						av = float64(runtime.F16ToF32(a16[i*lda+p]))
-					}
-					v := av * float64(x[j*ldx+p])
-					s += v
-					m += math.Abs(v)
+	for _, narrow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("narrowF16=%v", narrow), func(t *testing.T) {
+			defer cpu.SetNarrowF16(narrow)()
+			forISAs(t, testDotKernels)
+		})
+	}
+}
+
+func testDotKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i, k := range dotLens {
+		off := r.IntN(4)
+		lda := k
+		if i%2 == 1 {
+			lda += 1 + r.IntN(4)
+		}
+		ldx := k + r.IntN(5)
+		a, abuf := guardedF32(r, 3*lda+k, off)
+		a16, a16buf := guardedF16(r, 3*lda+k, off)
+		x, xbuf := guardedF32(r, 3*ldx+k, r.IntN(4))
+		acopy, a16copy, xcopy := append([]float32(nil), abuf...), append([]uint16(nil), a16buf...), append([]float32(nil), xbuf...)
+		ref := func(i, j int, f16 bool) (s, m float64) {
+			for p := 0; p < k; p++ {
+				av := float64(a[i*lda+p])
+				if f16 {
+					av = float64(runtime.F16ToF32(a16[i*lda+p]))
 				}
-				return
+				v := av * float64(x[j*ldx+p])
+				s += v
+				m += math.Abs(v)
 			}
-			s, m := ref(0, 0, false)
-			checkDot(t, "dotF32", cpu.DotF32(a[:k], x[:k]), s, m, k)
-			s, m = ref(0, 0, true)
-			checkDot(t, "dotF16", cpu.DotF16(a16[:k], x[:k]), s, m, k)
-			c4 := cpu.Dot4x1F32(a, lda, x[:k])
-			c4h := cpu.Dot4x1F16(a16, lda, x[:k])
-			ldc := 4 + r.IntN(3)
-			coff := r.IntN(4)
-			c16, cbuf := guardedF32(r, 3*ldc+4, coff)
-			for i := range c16 {
-				c16[i] = float32(math.NaN())
-			}
-			cpu.Dot4x4F32(a, lda, x, ldx, k, c16, ldc)
-			for i := 0; i < 4; i++ {
-				s, m := ref(i, 0, false)
-				checkDot(t, "dot4x1F32", c4[i], s, m, k)
-				s, m = ref(i, 0, true)
-				checkDot(t, "dot4x1F16", c4h[i], s, m, k)
-				for j := 0; j < 4; j++ {
-					s, m := ref(i, j, false)
-					checkDot(t, "dot4x4F32", c16[j*ldc+i], s, m, k)
-				}
-			}
-			// the panel: rows 0..3 as above, the c block now m rows tall
-			pm := 4 * (1 + r.IntN(3))
-			pa, _ := guardedF32(r, (pm-1)*lda+k, off)
-			pc, pbuf := guardedF32(r, 3*(pm+2)+pm, 3)
-			for i := range pc {
-				pc[i] = float32(math.NaN())
-			}
-			cpu.DotPanelF32(pm, pa, lda, x, ldx, k, pc, pm+2)
+			return
+		}
+		s, m := ref(0, 0, false)
+		checkDot(t, "dotF32", cpu.DotF32(a[:k], x[:k]), s, m, k)
+		s, m = ref(0, 0, true)
+		checkDot(t, "dotF16", cpu.DotF16(a16[:k], x[:k]), s, m, k)
+		c4 := cpu.Dot4x1F32(a, lda, x[:k])
+		c4h := cpu.Dot4x1F16(a16, lda, x[:k])
+		ldc := 4 + r.IntN(3)
+		coff := r.IntN(4)
+		c16, cbuf := guardedF32(r, 3*ldc+4, coff)
+		for i := range c16 {
+			c16[i] = float32(math.NaN())
+		}
+		cpu.Dot4x4F32(a, lda, x, ldx, k, c16, ldc)
+		for i := 0; i < 4; i++ {
+			s, m := ref(i, 0, false)
+			checkDot(t, "dot4x1F32", c4[i], s, m, k)
+			s, m = ref(i, 0, true)
+			checkDot(t, "dot4x1F16", c4h[i], s, m, k)
 			for j := 0; j < 4; j++ {
-				for i := 0; i < pm+2 && j*(pm+2)+i < len(pc); i++ {
-					got := pc[j*(pm+2)+i]
-					if i >= pm {
-						if got == got {
-							t.Fatalf("dotPanelF32 k=%d wrote element %d of the gap after column %d", k, i, j)
-						}
-						continue
-					}
-					var s, mag float64
-					for p := 0; p < k; p++ {
-						v := float64(pa[i*lda+p]) * float64(x[j*ldx+p])
-						s += v
-						mag += math.Abs(v)
-					}
-					checkDot(t, "dotPanelF32", got, s, mag, k)
-				}
-			}
-			checkGuardsF32(t, pbuf, gd+3, gd+3+len(pc))
-			for e, v := range c16 {
-				if e%ldc >= 4 && v == v {
-					t.Fatalf("dot4x4F32 k=%d wrote element %d between columns %d apart", k, e, ldc)
-				}
-			}
-			checkGuardsF32(t, cbuf, gd+coff, gd+coff+len(c16))
-			for i := range abuf {
-				if math.Float32bits(abuf[i]) != math.Float32bits(acopy[i]) || a16buf[i] != a16copy[i] {
-					t.Fatalf("k=%d: a modified", k)
-				}
-			}
-			for i := range xbuf {
-				if math.Float32bits(xbuf[i]) != math.Float32bits(xcopy[i]) {
-					t.Fatalf("k=%d: x modified", k)
-				}
+				s, m := ref(i, j, false)
+				checkDot(t, "dot4x4F32", c16[j*ldc+i], s, m, k)
 			}
 		}
-	})
+		// the panel: rows 0..3 as above, the c block now m rows tall
+		pm := 4 * (1 + r.IntN(3))
+		pa, _ := guardedF32(r, (pm-1)*lda+k, off)
+		pc, pbuf := guardedF32(r, 3*(pm+2)+pm, 3)
+		for i := range pc {
+			pc[i] = float32(math.NaN())
+		}
+		cpu.DotPanelF32(pm, pa, lda, x, ldx, k, pc, pm+2)
+		for j := 0; j < 4; j++ {
+			for i := 0; i < pm+2 && j*(pm+2)+i < len(pc); i++ {
+				got := pc[j*(pm+2)+i]
+				if i >= pm {
+					if got == got {
+						t.Fatalf("dotPanelF32 k=%d wrote element %d of the gap after column %d", k, i, j)
+					}
+					continue
+				}
+				var s, mag float64
+				for p := 0; p < k; p++ {
+					v := float64(pa[i*lda+p]) * float64(x[j*ldx+p])
+					s += v
+					mag += math.Abs(v)
+				}
+				checkDot(t, "dotPanelF32", got, s, mag, k)
+			}
+		}
+		checkGuardsF32(t, pbuf, gd+3, gd+3+len(pc))
+		for e, v := range c16 {
+			if e%ldc >= 4 && v == v {
+				t.Fatalf("dot4x4F32 k=%d wrote element %d between columns %d apart", k, e, ldc)
+			}
+		}
+		checkGuardsF32(t, cbuf, gd+coff, gd+coff+len(c16))
+		for i := range abuf {
+			if math.Float32bits(abuf[i]) != math.Float32bits(acopy[i]) || a16buf[i] != a16copy[i] {
+				t.Fatalf("k=%d: a modified", k)
+			}
+		}
+		for i := range xbuf {
+			if math.Float32bits(xbuf[i]) != math.Float32bits(xcopy[i]) {
+				t.Fatalf("k=%d: x modified", k)
+			}
+		}
+	}
 }
 
 func TestGemmKernel(t *testing.T) {
