@@ -115,3 +115,20 @@ func dot4x1F16AVX2(a []uint16, lda int, x []float32, c *[4]float32)
 //
 //go:noescape
 func dotPanelF32AVX512(m int, a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int)
+
+// dotBF16AVX512 is the dot of the bf16 values a and x (little-endian, two
+// bytes each; len(a) a multiple of 64, x at least as long):
+//
+//	for i := 0; i < len(a); i += 2 {
+//		s += bf16(a[i:]) * bf16(x[i:])
+//	}
+//
+// The products are fused, the sum order differs; the caller checks the bounds.
+//
+//go:noescape
+func dotBF16AVX512(a, x []byte) float32
+
+// dotBF16AVX2 is dotBF16AVX512 with AVX2; len(a) is a multiple of 32.
+//
+//go:noescape
+func dotBF16AVX2(a, x []byte) float32

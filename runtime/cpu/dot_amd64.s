@@ -870,3 +870,79 @@ panel_reduce:
 panel_done:
 	VZEROUPPER
 	RET
+
+// func dotBF16AVX512(a, x []byte) float32
+//
+// len(a) is a multiple of 64 (32 values). A bf16 value is the top half of
+// its float32, so unpacking a block's words with zeros below them gives
+// float32s: the same lane order for a and x, which is all a dot needs.
+TEXT ·dotBF16AVX512(SB), NOSPLIT, $0-52
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), CX
+	MOVQ x_base+24(FP), DI
+	SHRQ $6, CX
+	VPXORD Z31, Z31, Z31
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	TESTQ CX, CX
+	JZ dotBF16AVX512_done
+dotBF16AVX512_loop:
+	VMOVDQU64 (SI), Z8
+	VMOVDQU64 (DI), Z9
+	VPUNPCKLWD Z8, Z31, Z4
+	VPUNPCKLWD Z9, Z31, Z5
+	VFMADD231PS Z5, Z4, Z0
+	VPUNPCKHWD Z8, Z31, Z6
+	VPUNPCKHWD Z9, Z31, Z7
+	VFMADD231PS Z7, Z6, Z1
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ dotBF16AVX512_loop
+dotBF16AVX512_done:
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	MOVSS X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func dotBF16AVX2(a, x []byte) float32
+//
+// dotBF16AVX512 with AVX2; len(a) is a multiple of 32 (16 values).
+TEXT ·dotBF16AVX2(SB), NOSPLIT, $0-52
+	MOVQ a_base+0(FP), SI
+	MOVQ a_len+8(FP), CX
+	MOVQ x_base+24(FP), DI
+	SHRQ $5, CX
+	VPXOR Y15, Y15, Y15
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	TESTQ CX, CX
+	JZ dotBF16AVX2_done
+dotBF16AVX2_loop:
+	VMOVDQU (SI), Y8
+	VMOVDQU (DI), Y9
+	VPUNPCKLWD Y8, Y15, Y4
+	VPUNPCKLWD Y9, Y15, Y5
+	VFMADD231PS Y5, Y4, Y0
+	VPUNPCKHWD Y8, Y15, Y6
+	VPUNPCKHWD Y9, Y15, Y7
+	VFMADD231PS Y7, Y6, Y1
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ dotBF16AVX2_loop
+dotBF16AVX2_done:
+	VADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS X1, X0, X0
+	VHADDPS X0, X0, X0
+	VHADDPS X0, X0, X0
+	MOVSS X0, ret+48(FP)
+	VZEROUPPER
+	RET

@@ -56,3 +56,7 @@ func dot4x1F16AVX2(a []uint16, lda int, x []float32, c *[4]float32) {
 func dotPanelF32AVX512(m int, a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int) {
 	dotPanelF32Go(m, a, lda, x, ldx, k, c, ldc)
 }
+
+func dotBF16AVX512(a, x []byte) float32 { return dotBF16Go(a, x, len(a)/2) }
+
+func dotBF16AVX2(a, x []byte) float32 { return dotBF16Go(a, x, len(a)/2) }

@@ -67,6 +67,7 @@ var (
 	DotPanelF32 = dotPanelF32
 	DotF16      = dotF16
 	Dot4x1F16   = dot4x1F16
+	DotBF16     = func(a, x []byte, k int) float32 { return dotBF16(a, x, nil, nil, k) }
 	F16ToF32Row = f16ToF32Row
 	F32ToF16Row = f32ToF16Row
 	RoundF16Row = roundF16Row

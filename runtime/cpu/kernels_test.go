@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -443,6 +444,29 @@ func TestTranspose8(t *testing.T) {
 					t.Fatalf("k=%d: dst[%d·%d+%d] = %g, want %g", k, p, ldd, i, v, src[i*lds+p])
 				}
 			}
+		}
+	})
+}
+
+// TestDotBF16 checks the bf16 dot at every level against float64 sums of
+// the same products, over lengths that leave tails after the 16- and
+// 32-value SIMD blocks.
+func TestDotBF16(t *testing.T) {
+	forISAs(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(5, 6))
+		for _, k := range append(dotLens, 2048, 2049, 4095) {
+			a, x := make([]byte, 2*k), make([]byte, 2*k)
+			var want, mag float64
+			for i := 0; i < k; i++ {
+				av := runtime.F32ToBF16(float32(2*r.Float64() - 1))
+				xv := runtime.F32ToBF16(float32(2*r.Float64() - 1))
+				binary.LittleEndian.PutUint16(a[2*i:], av)
+				binary.LittleEndian.PutUint16(x[2*i:], xv)
+				p := float64(runtime.BF16ToF32(av)) * float64(runtime.BF16ToF32(xv))
+				want += p
+				mag += math.Abs(p)
+			}
+			checkDot(t, "dotBF16", cpu.DotBF16(a, x, k), want, mag, k)
 		}
 	})
 }

@@ -164,8 +164,27 @@ func quantizeQ8_0Go(dst []byte, row []float32) []byte {
 	return dst
 }
 
-// dotBF16 is ggml_vec_dot_bf16: float products of the bf16 values.
+// dotBF16 is ggml_vec_dot_bf16: float products of the bf16 values, summed
+// in float32 (in SIMD lanes, as ggml's AVX2 and AVX-512 loops do).
 func dotBF16(a, x []byte, _ []float32, _ []int32, k int) float32 {
+	a, x = a[:2*k], x[:2*k]
+	n := 0
+	var sum float32
+	switch level {
+	case isaAVX512:
+		if n = k &^ 31; n > 0 {
+			sum = dotBF16AVX512(a[:2*n], x[:2*n])
+		}
+	case isaAVX2:
+		if n = k &^ 15; n > 0 {
+			sum = dotBF16AVX2(a[:2*n], x[:2*n])
+		}
+	}
+	return sum + dotBF16Go(a[2*n:], x[2*n:], k-n)
+}
+
+// dotBF16Go is dotBF16's loop.
+func dotBF16Go(a, x []byte, k int) float32 {
 	var sum float32
 	for i := 0; i < k; i++ {
 		sum += runtime.BF16ToF32(binary.LittleEndian.Uint16(a[2*i:])) * runtime.BF16ToF32(binary.LittleEndian.Uint16(x[2*i:]))
