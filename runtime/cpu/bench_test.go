@@ -44,6 +44,7 @@ func BenchmarkMulMat(b *testing.B) {
 		{runtime.F32, 4096, 1, 4096},
 		{runtime.F16, 4096, 1, 4096},
 		{runtime.F16, 4096, 8, 4096},
+		{runtime.BF16, 4096, 1, 4096},
 	} {
 		b.Run(fmt.Sprintf("%v/M=%d,N=%d,K=%d", c.at, c.M, c.N, c.K), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
