@@ -31,6 +31,9 @@ type Kind struct {
 	// not. It only looks for what the backend needs, loading nothing, so
 	// that compiling for a missing device stays cheap. Nil: always.
 	Available func() (bool, string)
+	// Detail, when set, says what this machine runs of an available kind,
+	// for graphc devices.
+	Detail func() string
 	// Fallback, when set, lets the planner drop the kind from a target
 	// this machine cannot run, and says who does its work instead for the
 	// warning. Only a kind whose memory is the CPU's and whose ops are a
@@ -70,6 +73,9 @@ const runtimePackage = "github.com/graphc/graphc/runtime"
 var Kinds = []*Kind{
 	{
 		Name: "cpu", Describe: one(&cpu.Description),
+		Detail: func() string {
+			return fmt.Sprintf("kernels at level %s (this machine has %s; $%s picks one)", cpu.ISA(), strings.Join(cpu.ISAs(), ", "), cpu.ISAEnv)
+		},
 		Package: runtimePackage + "/cpu", Type: "Backend", New: "New", Host: true,
 	},
 	{

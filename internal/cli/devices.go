@@ -22,6 +22,9 @@ func cmdDevices(e *env, args []string) error {
 	fmt.Fprintln(w, "graphc backends:")
 	for _, k := range backends.Kinds {
 		state := "available"
+		if k.Detail != nil {
+			state += ": " + k.Detail()
+		}
 		if k.Available != nil {
 			if ok, why := k.Available(); !ok {
 				state = "unavailable: " + why

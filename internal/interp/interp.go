@@ -33,6 +33,10 @@ type Config struct {
 	// on that file. Each must have its weight's type and shape; Load
 	// keeps them, not copies. Weights not named here are filled.
 	Weights map[string]runtime.Tensor
+	// Observe, when set, is called with every node an evaluation computes,
+	// in plan order, once its value is final (a parallel region's nodes
+	// once the region ends). t is valid only during the call.
+	Observe func(name string, t *runtime.Tensor)
 }
 
 // Machine holds one plan's memory and runs evaluations of it. It is not
@@ -567,6 +571,9 @@ func (ev *evaluation) runSplit(s *ir.Split) {
 		if r := g.RegionOf(i); r != nil {
 			units, _ := r.Units.Eval(ev.dim)
 			ev.m.be.RunParts(&regionParts{ev: ev, r: r}, int(units))
+			for _, t := range g.Nodes[r.First:r.End] {
+				ev.observe(t, whole)
+			}
 			i = r.End - 1
 			continue
 		}
@@ -575,6 +582,14 @@ func (ev *evaluation) runSplit(s *ir.Split) {
 			continue
 		}
 		call(ev.m.kernels[t.Op], ev.m.be, t, whole)
+		ev.observe(t, whole)
+	}
+}
+
+// observe hands a computed node to Config.Observe.
+func (ev *evaluation) observe(t *ir.Tensor, whole func(*ir.Tensor) *runtime.Tensor) {
+	if ev.m.cfg.Observe != nil && !t.Op.IsView() {
+		ev.m.cfg.Observe(t.Name, whole(t))
 	}
 }
 

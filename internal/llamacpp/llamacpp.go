@@ -12,9 +12,11 @@ package llamacpp
 
 import (
 	_ "embed"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,6 +70,55 @@ func LibDir() (string, error) {
 // Harness is the compiled C program.
 type Harness struct {
 	bin, libDir string
+	dir         string // Build's directory, where Variant's directories go
+}
+
+// OracleVariants are the llama.cpp CPU builds the oracle tests compare
+// with, where the processor can run them: each sums products its own way
+// (haswell: AVX2, and llamafile's tinyBLAS for f32/f16/q8_0/q4_0
+// matrices; skylakex: AVX-512; icelake: AVX-512 VNNI and VBMI; zen4: the
+// same with AVX-512 BF16; sapphirerapids: AMX tiles for q4_0 and q8_0).
+var OracleVariants = []string{"haswell", "skylakex", "icelake", "zen4", "sapphirerapids"}
+
+// Variants returns the names of OracleVariants this processor can run
+// (ggml_backend_score of the build is above 0), in OracleVariants' order,
+// and each variant's score.
+func (h *Harness) Variants() ([]string, map[string]int, error) {
+	out, err := exec.Command(h.bin, "-scores", h.libDir).Output()
+	if err != nil {
+		return nil, nil, fmt.Errorf("llama.cpp harness -scores %s: %v", h.libDir, err)
+	}
+	scores := map[string]int{}
+	if err := json.Unmarshal(out, &scores); err != nil {
+		return nil, nil, fmt.Errorf("llama.cpp harness -scores: %v: %s", err, out)
+	}
+	var names []string
+	for _, v := range OracleVariants {
+		if scores[v] > 0 {
+			names = append(names, v)
+		}
+	}
+	return names, scores, nil
+}
+
+// variantDir returns a directory holding only the named CPU build, for the
+// harness's -libdir: ggml loads the best build it finds there.
+func (h *Harness) variantDir(name string) (string, error) {
+	lib := filepath.Join(h.libDir, "libggml-cpu-"+name+".so")
+	if _, err := os.Stat(lib); err != nil {
+		return "", fmt.Errorf("llama.cpp's CPU build %q: %w", name, err)
+	}
+	dir := filepath.Join(h.dir, "variant-"+name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	link := filepath.Join(dir, filepath.Base(lib))
+	if _, err := os.Lstat(link); err != nil {
+		if err := os.Symlink(lib, link); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 // Build compiles the harness into dir against the libraries in LibDir.
@@ -96,11 +147,11 @@ func Build(dir string) (*Harness, error) {
 		// -l: links the file by its name, versioned or not.
 		args = append(args, "-l:"+filepath.Base(m[0]))
 	}
-	args = append(args, "-Wl,-rpath,"+libDir)
+	args = append(args, "-Wl,-rpath,"+libDir, "-ldl")
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building the llama.cpp harness: %v\n%s", err, out)
 	}
-	return &Harness{bin: filepath.Join(dir, "harness"), libDir: libDir}, nil
+	return &Harness{bin: filepath.Join(dir, "harness"), libDir: libDir, dir: dir}, nil
 }
 
 // Request is what to ask llama.cpp.
@@ -112,6 +163,12 @@ type Request struct {
 	// Tokens are evaluated as one batch, then Steps greedy decode steps.
 	Tokens []int32
 	Steps  int
+	// Variant names the one CPU build of llama.cpp to load (one of
+	// Variants); "" loads the best this processor runs.
+	Variant string
+	// Dump, when set, asks for every contiguous f32 tensor each
+	// evaluation computes, by ggml's name (Result.Tensors).
+	Dump bool
 }
 
 // Result is what llama.cpp answered.
@@ -132,6 +189,15 @@ type Result struct {
 	// knows where the flag is only in the release Package carries); on,
 	// llama.cpp's CPU attention sums in f16.
 	FlashAttnOff bool `json:"flash_attn_off"`
+	// Tensors are each evaluation's f32 tensors by name, the prompt's
+	// batch first, when Request.Dump asked for them.
+	Tensors []map[string]Dumped `json:"-"`
+}
+
+// Dumped is one tensor llama.cpp computed.
+type Dumped struct {
+	Ne     [4]int
+	Values []float32
 }
 
 // Run asks llama.cpp.
@@ -145,13 +211,26 @@ func (h *Harness) Run(req Request) (*Result, error) {
 	if err := os.WriteFile(promptFile, []byte(req.Prompt), 0o644); err != nil {
 		return nil, err
 	}
-	args := []string{req.Model, "-libdir", h.libDir, "-prompt-file", promptFile}
+	libDir := h.libDir
+	if req.Variant != "" {
+		if libDir, err = h.variantDir(req.Variant); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{req.Model, "-libdir", libDir, "-prompt-file", promptFile}
 	if len(req.Tokens) > 0 {
 		s := make([]string, len(req.Tokens))
 		for i, t := range req.Tokens {
 			s[i] = fmt.Sprint(t)
 		}
 		args = append(args, "-tokens", strings.Join(s, ","), "-n", fmt.Sprint(req.Steps))
+	}
+	dumpDir := filepath.Join(dir, "dump")
+	if req.Dump {
+		if err := os.Mkdir(dumpDir, 0o755); err != nil {
+			return nil, err
+		}
+		args = append(args, "-dump", dumpDir)
 	}
 	cmd := exec.Command(h.bin, args...)
 	var stderr strings.Builder
@@ -164,5 +243,44 @@ func (h *Harness) Run(req Request) (*Result, error) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		return nil, fmt.Errorf("llama.cpp harness output: %v\n%s", err, stderr.String())
 	}
+	for i := 0; req.Dump && i <= req.Steps; i++ {
+		ts, err := readDump(filepath.Join(dumpDir, fmt.Sprint(i)))
+		if err != nil {
+			return nil, err
+		}
+		res.Tensors = append(res.Tensors, ts)
+	}
 	return &res, nil
+}
+
+// readDump reads the files of the harness's -dump.
+func readDump(dir string) (map[string]Dumped, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	tensors := make(map[string]Dumped, len(entries))
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		var d Dumped
+		n := 1
+		for i := range d.Ne {
+			if len(b) >= 32 {
+				d.Ne[i] = int(binary.LittleEndian.Uint64(b[8*i:]))
+			}
+			n *= d.Ne[i]
+		}
+		if len(b) != 32+4*n {
+			return nil, fmt.Errorf("llama.cpp harness: dumped tensor %s has %d bytes, want 32 + 4×%d", e.Name(), len(b), n)
+		}
+		d.Values = make([]float32, n)
+		for i := range d.Values {
+			d.Values[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[32+4*i:]))
+		}
+		tensors[e.Name()] = d
+	}
+	return tensors, nil
 }

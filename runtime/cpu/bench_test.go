@@ -3,26 +3,11 @@ package cpu_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
 )
-
-// TestMain runs the tests and benchmarks at the level $GRAPHC_CPU_ISA names
-// (go, avx2, avx512) when it is set, rather than the best: to time a lower
-// level's kernels on a machine that has a higher one, e.g.
-//
-//	GRAPHC_CPU_ISA=avx2 go test -run - -bench MulMatPacked ./runtime/cpu
-//
-// The tests that run every level (forISAs) still do.
-func TestMain(m *testing.M) {
-	if l := os.Getenv("GRAPHC_CPU_ISA"); l != "" {
-		cpu.SetISA(l)
-	}
-	os.Exit(m.Run())
-}
 
 // benchThreads runs f with 1 thread and with GOMAXPROCS threads.
 func benchThreads(b *testing.B, f func(b *testing.B, be *cpu.Backend)) {

@@ -41,7 +41,8 @@
 //
 // The inner loops are assembly for amd64, picked once at start-up from
 // golang.org/x/sys/cpu (see isa.go): AVX-512 (F, VL, BW) where the processor
-// has it, else AVX2 with FMA and F16C, else the Go loops. Each kernel family
+// has it, else AVX2 with FMA and F16C, else the Go loops; $GRAPHC_CPU_ISA
+// (ISAEnv) or SetISA picks a lower level the machine has. Each kernel family
 // follows gonum's layout:
 //
 //   - name.go: the API the kernels call, dispatching on the level, and the

@@ -15,29 +15,14 @@ func SetMinWork(n int) (restore func()) {
 	return func() { minWork = old }
 }
 
-// ISAs lists the instruction-set levels this machine and build can run,
-// best last.
-func ISAs() []string {
-	var l []string
-	for i := isaGo; i <= bestISA(); i++ {
-		l = append(l, i.String())
-	}
-	return l
-}
-
-// SetISA makes the kernels run at the named level and returns a function
-// restoring the old one; it also fills the f16 table the Go kernels use.
-// Not concurrency-safe.
-func SetISA(name string) (restore func()) {
-	initTables() // the Go kernels' f16 table
+// UseISA makes the kernels run at the named level and returns a function
+// restoring the old one. Not concurrency-safe.
+func UseISA(name string) (restore func()) {
 	old := level
-	for i := isaGo; i <= bestISA(); i++ {
-		if i.String() == name {
-			level = i
-			return func() { level = old }
-		}
+	if err := SetISA(name); err != nil {
+		panic(err)
 	}
-	panic("SetISA: level " + name + " not available")
+	return func() { level = old }
 }
 
 // SetNarrowF16 sets narrowF16 and returns a function restoring it. Not

@@ -1,6 +1,11 @@
 package cpu
 
-import "golang.org/x/sys/cpu"
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/cpu"
+)
 
 // An isa is an instruction-set level the kernels are written for. The
 // kernels of the best level the processor has are picked once, at package
@@ -53,10 +58,60 @@ var narrowF16 = isAMD()
 // rows equal; 16 KiB rows, with x as large as L1, 11.8 against 21.4).
 const oneStreamF16 = 2048
 
-// level is the instruction-set level the kernels run at; tests lower it to
-// check every level's kernels on one machine.
-var level = bestISA()
+// ISAEnv names the environment variable that sets the level the kernels
+// start at, one of ISAs (e.g. GRAPHC_CPU_ISA=avx2 on an AVX-512 machine),
+// to run or time a lower level's kernels; a level this machine or build
+// lacks is reported on standard error and the best is used.
+const ISAEnv = "GRAPHC_CPU_ISA"
+
+// level is the instruction-set level the kernels run at.
+var level = startISA()
+
+func startISA() isa {
+	name := os.Getenv(ISAEnv)
+	if name == "" {
+		return bestISA()
+	}
+	l, err := isaNamed(name)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "graphc: %s: %v; using %s\n", ISAEnv, err, bestISA())
+		return bestISA()
+	}
+	return l
+}
+
+func isaNamed(name string) (isa, error) {
+	for l := isaGo; l <= bestISA(); l++ {
+		if l.String() == name {
+			return l, nil
+		}
+	}
+	return 0, fmt.Errorf("level %q is not one of this machine's %v", name, ISAs())
+}
 
 // ISA names the instruction-set level the kernels use: "avx512", "avx2" or
 // "go" (the portable loops, also what -tags noasm builds).
 func ISA() string { return level.String() }
+
+// ISAs lists the instruction-set levels this machine and build can run,
+// best last.
+func ISAs() []string {
+	var l []string
+	for i := isaGo; i <= bestISA(); i++ {
+		l = append(l, i.String())
+	}
+	return l
+}
+
+// SetISA makes the kernels run at the named level, one of ISAs, from the
+// next kernel on. It must not be called while a Backend runs a kernel: a
+// program sets it before it starts, tests between models.
+func SetISA(name string) error {
+	l, err := isaNamed(name)
+	if err != nil {
+		return err
+	}
+	initTables() // the Go kernels' f16 table
+	level = l
+	return nil
+}

@@ -5,19 +5,30 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
+	"github.com/graphc/graphc/internal/isatest"
 	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
 )
 
+// TestMain runs the tests at each level the machine has (isatest.Main).
+func TestMain(m *testing.M) { isatest.Main(m) }
+
 // forISAs runs f at every instruction-set level this machine and build
 // have (go, and avx2/avx512 where the processor has them), so that one
-// machine checks every kernel against the same references.
+// machine checks every kernel against the same references; with
+// $GRAPHC_CPU_ISA set (TestMain's runs at each lower level), only at that
+// one.
 func forISAs(t *testing.T, f func(t *testing.T)) {
-	for _, l := range cpu.ISAs() {
+	levels := cpu.ISAs()
+	if os.Getenv(cpu.ISAEnv) != "" {
+		levels = []string{cpu.ISA()}
+	}
+	for _, l := range levels {
 		t.Run("isa="+l, func(t *testing.T) {
-			defer cpu.SetISA(l)()
+			defer cpu.UseISA(l)()
 			f(t)
 		})
 	}

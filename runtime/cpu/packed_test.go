@@ -20,7 +20,7 @@ import (
 func TestMulMatPackedWeights(t *testing.T) {
 	for _, isa := range cpu.ISAs() {
 		t.Run(isa, func(t *testing.T) {
-			defer cpu.SetISA(isa)()
+			defer cpu.UseISA(isa)()
 			r := rand.New(rand.NewPCG(5, 6))
 			for _, dt := range []runtime.DType{runtime.Q8_0, runtime.Q4_0} {
 				for _, c := range []struct {

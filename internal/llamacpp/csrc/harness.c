@@ -7,20 +7,37 @@
 // library's default parameters (so the file needs its tensors even for
 // tokenizing): setting vocab_only would need the struct's layout.
 //
-//	harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR]
+//	harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS [-dump DIR]] [-libdir DIR]
 //	harness MODEL -bench [-libdir DIR]
+//	harness -scores DIR
 //
 // -bench is a timing mode, llama-bench's tests driven over stdin: each
 // line "pp N" (one batch of N prompt tokens, N <= 512, the default
 // context's size), "tg N" (N single-token decodes, the KV cache growing
 // from empty) or "threads T" is answered by one JSON line on stdout, the
 // tests' with their seconds. Each test starts from an empty KV cache.
+//
+// -scores prints, as one JSON object, ggml's score of each CPU build in DIR
+// (libggml-cpu-NAME.so: NAME, the value its ggml_backend_score returns):
+// 0 where this processor lacks an instruction the build needs, else the
+// higher the better the match. ggml loads the best of those in -libdir.
+//
+// -dump writes every contiguous f32 tensor each evaluation computes to
+// DIR/E/NAME, E counting evaluations from 0 (the prompt's batch) and NAME
+// ggml's (e.g. Qcur-0): four little-endian int64 dims, ne0 first, then the
+// floats. A name ggml gives several tensors of an evaluation (Qcur-0 is the
+// product, then the biased and the rotated query) is the first's; the
+// later ones are NAME#2, NAME#3 and so on. It needs the eval callback's place in the
+// context parameters, known only for the release of flash_attn_off.
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sys/stat.h>
 #include <time.h>
 
 typedef int32_t llama_token;
@@ -44,6 +61,8 @@ struct llama_context_params {
 struct llama_batch {
 	unsigned char opaque[512];
 };
+struct ggml_tensor;
+typedef bool (*eval_callback)(struct ggml_tensor *t, bool ask, void *user_data);
 
 typedef void (*log_callback)(int level, const char *text, void *user_data);
 
@@ -65,6 +84,10 @@ void llama_set_n_threads(struct llama_context *ctx, int32_t n_threads, int32_t n
 void *llama_get_memory(const struct llama_context *ctx);
 void llama_memory_clear(void *mem, bool data);
 void llama_synchronize(struct llama_context *ctx);
+const char *ggml_get_name(const struct ggml_tensor *t);
+size_t ggml_nbytes(const struct ggml_tensor *t);
+bool ggml_is_contiguous(const struct ggml_tensor *t);
+void ggml_backend_tensor_get(const struct ggml_tensor *t, void *data, size_t offset, size_t size);
 
 static void quiet(int level, const char *text, void *user_data) {
 	(void)user_data;
@@ -110,6 +133,55 @@ static bool flash_attn_off(struct llama_context_params *p) {
 		if (field(p, off) != -1) return false;
 	int32_t disabled = 0;
 	memcpy(p->opaque + 52, &disabled, 4);
+	return true;
+}
+
+// set_eval_callback installs cb in the layout flash_attn_off knows:
+// cb_eval and its user data at 88 and 96 (both NULL by default), then
+// type_k and type_v, f16 (1) by default.
+static bool set_eval_callback(struct llama_context_params *p, eval_callback cb, void *user_data) {
+	static const unsigned char zero[16];
+	if (memcmp(p->opaque + 88, zero, 16) || field(p, 104) != 1 || field(p, 108) != 1) return false;
+	memcpy(p->opaque + 88, &cb, sizeof cb);
+	memcpy(p->opaque + 96, &user_data, sizeof user_data);
+	return true;
+}
+
+// The ggml_tensor fields dump reads: its type first, its dims after the
+// buffer pointer; ggml.h has kept them there since the backend API began.
+static int32_t tensor_type(const struct ggml_tensor *t) {
+	int32_t v;
+	memcpy(&v, t, 4);
+	return v;
+}
+
+static const int64_t *tensor_ne(const struct ggml_tensor *t) { return (const int64_t *)((const char *)t + 16); }
+
+// dumping is -dump's state: the directory and the evaluation.
+struct dumping {
+	const char *dir;
+	int eval;
+};
+
+// dump is the eval callback of -dump.
+static bool dump(struct ggml_tensor *t, bool ask, void *user_data) {
+	const struct dumping *d = user_data;
+	bool want = tensor_type(t) == 0 && ggml_is_contiguous(t) && ggml_get_name(t)[0] && !strchr(ggml_get_name(t), '/');
+	if (ask || !want) return ask ? want : true;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%d", d->dir, d->eval);
+	mkdir(path, 0755);
+	snprintf(path, sizeof path, "%s/%d/%s", d->dir, d->eval, ggml_get_name(t));
+	struct stat st;
+	for (int k = 2; stat(path, &st) == 0; k++)
+		snprintf(path, sizeof path, "%s/%d/%s#%d", d->dir, d->eval, ggml_get_name(t), k);
+	FILE *f = fopen(path, "wb");
+	if (!f) die("-dump: cannot create a file in the directory");
+	size_t n = ggml_nbytes(t);
+	void *buf = malloc(n);
+	ggml_backend_tensor_get(t, buf, 0, n);
+	if (fwrite(tensor_ne(t), 8, 4, f) != 4 || fwrite(buf, 1, n, f) != n || fclose(f)) die("-dump: cannot write");
+	free(buf);
 	return true;
 }
 
@@ -177,9 +249,33 @@ static void bench(struct llama_model *model, int n_vocab) {
 	}
 }
 
+// scores is -scores.
+static int scores(const char *dir) {
+	DIR *d = opendir(dir);
+	if (!d) die("-scores: cannot read the directory");
+	const char *prefix = "libggml-cpu-";
+	size_t np = strlen(prefix);
+	printf("{");
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		size_t len = strlen(e->d_name);
+		if (strncmp(e->d_name, prefix, np) || len < np + 4 || strcmp(e->d_name + len - 3, ".so")) continue;
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+		void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		int (*score)(void) = lib ? (int (*)(void))dlsym(lib, "ggml_backend_score") : NULL;
+		printf("%s\"%.*s\":%d", n++ ? "," : "", (int)(len - np - 3), e->d_name + np, score ? score() : 0);
+		if (lib) dlclose(lib);
+	}
+	closedir(d);
+	printf("}\n");
+	return 0;
+}
+
 int main(int argc, char **argv) {
+	if (argc == 3 && !strcmp(argv[1], "-scores")) return scores(argv[2]);
 	if (argc < 2) die("usage: harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR] | MODEL -bench [-libdir DIR]");
-	const char *model_path = argv[1], *prompt_path = NULL, *tokens_arg = NULL, *libdir = NULL;
+	const char *model_path = argv[1], *prompt_path = NULL, *tokens_arg = NULL, *libdir = NULL, *dump_dir = NULL;
 	int steps = 0;
 	bool bench_mode = false;
 	for (int i = 2; i < argc; i++) {
@@ -188,6 +284,7 @@ int main(int argc, char **argv) {
 		else if (!strcmp(argv[i], "-tokens") && i + 1 < argc) tokens_arg = argv[++i];
 		else if (!strcmp(argv[i], "-n") && i + 1 < argc) steps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-libdir") && i + 1 < argc) libdir = argv[++i];
+		else if (!strcmp(argv[i], "-dump") && i + 1 < argc) dump_dir = argv[++i];
 		else die("unknown argument");
 	}
 	if (steps < 0 || steps > 63) die("-n: 0 to 63 steps");
@@ -230,6 +327,8 @@ int main(int argc, char **argv) {
 		// The default context holds 512 tokens and takes them in one batch.
 		struct llama_context_params cp = llama_context_default_params();
 		bool fa_off = flash_attn_off(&cp);
+		struct dumping dumping = {dump_dir, 0};
+		if (dump_dir && !set_eval_callback(&cp, dump, &dumping)) die("-dump: this release's context parameters are laid out unlike the one the harness knows");
 		struct llama_context *ctx = llama_init_from_model(model, cp);
 		if (!ctx) die("llama_init_from_model failed");
 		llama_set_n_threads(ctx, 2, 2);
@@ -246,6 +345,7 @@ int main(int argc, char **argv) {
 			for (int i = 1; i < n_vocab; i++)
 				if (logits[i] > logits[best]) best = i;
 			generated[step] = best;
+			dumping.eval++;
 			if (llama_decode(ctx, llama_batch_get_one(&generated[step], 1))) die("llama_decode of a step failed");
 		}
 		printf("],\"flash_attn_off\":%s,", fa_off ? "true" : "false");
