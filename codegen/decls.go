@@ -7,7 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 func (gen *generator) types(f *jen.File) {
@@ -28,7 +28,7 @@ func (gen *generator) types(f *jen.File) {
 	f.Comment("Outputs are one evaluation's results; they own their memory.")
 	var outFields []jen.Code
 	for _, t := range gen.g.Outputs {
-		outFields = append(outFields, jen.Id(gen.outField[t]).Qual(pkgRuntime, "Tensor").Comment(fmt.Sprintf("%s: %s%s", t.Name, t.Type, t.ShapeString())))
+		outFields = append(outFields, jen.Id(gen.outField[t]).Qual(pkgTensor, "Tensor").Comment(fmt.Sprintf("%s: %s%s", t.Name, t.Type, t.ShapeString())))
 	}
 	f.Type().Id("Outputs").Struct(outFields...)
 
@@ -38,24 +38,24 @@ func (gen *generator) types(f *jen.File) {
 		named = append(named, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(t.Name), jen.Id("Tensor"): jen.Id("o").Dot(gen.outField[t])}))
 	}
 	f.Comment("Named lists the outputs with their names, in declaration order.")
-	f.Func().Params(jen.Id("o").Op("*").Id("Outputs")).Id("Named").Params().Index().Qual(pkgRuntime, "Named").Block(
-		jen.Return(jen.Index().Qual(pkgRuntime, "Named").Values(named...)),
+	f.Func().Params(jen.Id("o").Op("*").Id("Outputs")).Id("Named").Params().Index().Qual(pkgEngine, "Named").Block(
+		jen.Return(jen.Index().Qual(pkgEngine, "Named").Values(named...)),
 	)
 }
 
-func elemType(t runtime.DType) jen.Code {
+func elemType(t tensor.DType) jen.Code {
 	switch t {
-	case runtime.F32:
+	case tensor.F32:
 		return jen.Float32()
-	case runtime.F16:
+	case tensor.F16:
 		return jen.Uint16()
-	case runtime.I32:
+	case tensor.I32:
 		return jen.Int32()
 	}
 	panic("BUG: elemType " + t.String())
 }
 
-func dtypeCode(t runtime.DType) jen.Code { return jen.Qual(pkgRuntime, strings.ToUpper(t.String())) }
+func dtypeCode(t tensor.DType) jen.Code { return jen.Qual(pkgTensor, strings.ToUpper(t.String())) }
 
 var multi = jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}
 
@@ -68,7 +68,7 @@ func (gen *generator) decls(f *jen.File) {
 		return vals
 	}
 	f.Comment("Weights are the weights New expects, in declaration order.")
-	f.Var().Id("Weights").Op("=").Index().Qual(pkgRuntime, "Decl").Custom(multi, declList(gen.weights)...)
+	f.Var().Id("Weights").Op("=").Index().Qual(pkgEngine, "Decl").Custom(multi, declList(gen.weights)...)
 	if len(gen.g.Meta) > 0 {
 		var metas []jen.Code
 		for _, m := range gen.g.Meta {
@@ -80,10 +80,10 @@ func (gen *generator) decls(f *jen.File) {
 		}
 		f.Comment("Meta are the weights-file metadata values the model was compiled for; a file's are checked")
 		f.Comment("against them (gguf's CheckMeta) before its weights are used.")
-		f.Var().Id("Meta").Op("=").Index().Qual(pkgRuntime, "Meta").Custom(multi, metas...)
+		f.Var().Id("Meta").Op("=").Index().Qual(pkgEngine, "Meta").Custom(multi, metas...)
 	}
 	f.Comment("States are the persistent tensors the model keeps across evaluations, in declaration order.")
-	f.Var().Id("States").Op("=").Index().Qual(pkgRuntime, "Decl").Custom(multi, declList(gen.states)...)
+	f.Var().Id("States").Op("=").Index().Qual(pkgEngine, "Decl").Custom(multi, declList(gen.states)...)
 	var idx []jen.Code
 	for _, t := range gen.g.Params {
 		idx = append(idx, jen.Id(gen.paramConst[t]).Op("=").Lit(gen.paramIndex[t]).Comment(t.Name))
@@ -116,7 +116,7 @@ func (gen *generator) decls(f *jen.File) {
 		}
 		f.Comment(fmt.Sprintf("%s are the weights whose packed copy %s's matrix products read (Pack, ggml's", gen.packedVar[k], be.Name))
 		f.Comment(fmt.Sprintf("CPU_REPACK), made once by New: %d bytes beside the weights. Other ops read the weights;", n))
-		f.Comment("a weight only its copy reads (sole) is released once packed (runtime.ReleasePages).")
+		f.Comment("a weight only its copy reads (sole) is released once packed (engine.ReleasePages).")
 		f.Var().Id(gen.packedVar[k]).Op("=").Index().Struct(
 			jen.Id("weight").Int(),
 			jen.Id("sole").Bool(),
@@ -144,7 +144,7 @@ func (gen *generator) plan(f *jen.File) {
 	}
 	f.Comment("bufferTypes are the memory the plan was made for on each backend, in target order;")
 	f.Comment("New checks the backends it gets against them.")
-	f.Var().Id("bufferTypes").Op("=").Index().Qual(pkgRuntime, "BufferType").Custom(multi, bts...)
+	f.Var().Id("bufferTypes").Op("=").Index().Qual(pkgBackend, "BufferType").Custom(multi, bts...)
 	var sps []jen.Code
 	for _, s := range g.Splits {
 		nodes := 0
@@ -166,7 +166,7 @@ func (gen *generator) plan(f *jen.File) {
 		sps = append(sps, jen.Values(info))
 	}
 	f.Comment("splits are the plan's splits in order, for the scheduler.")
-	f.Var().Id("splits").Op("=").Index().Qual(pkgRuntime, "SplitInfo").Custom(multi, sps...)
+	f.Var().Id("splits").Op("=").Index().Qual(pkgEngine, "SplitInfo").Custom(multi, sps...)
 	gen.opTables(f)
 }
 
@@ -208,16 +208,16 @@ func (gen *generator) opTables(f *jen.File) {
 				}
 				seen[key] = true
 				rows = append(rows, jen.Values(
-					field("Op", jen.Lit(t.Op.String())),
+					field("Op", jen.Qual(pkgOps, t.Op.GoName())),
 					field("Type", dtypeCode(t.Type)),
 					field("Ne", int64s(atBounds(t.Ne))),
-					field("Src", jen.Index().Qual(pkgRuntime, "OpSrc").Values(srcs...)),
+					field("Src", jen.Index().Qual(pkgBackend, "OpSrc").Values(srcs...)),
 				))
 			}
 		}
 		f.Commentf("%s are the distinct ops the plan runs on %s, at the dims' bounds: New asks the", gen.opsVar[k], be.Name)
 		f.Comment("device about each, so that one it cannot run stops the program before any work.")
-		f.Var().Id(gen.opsVar[k]).Op("=").Index().Qual(pkgRuntime, "OpQuery").Custom(multi, rows...)
+		f.Var().Id(gen.opsVar[k]).Op("=").Index().Qual(pkgBackend, "OpQuery").Custom(multi, rows...)
 	}
 }
 

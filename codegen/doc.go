@@ -9,7 +9,7 @@
 //
 // The generated code holds each backend of the target by its own type
 // (cpu.Backend, sim.Backend, openblas.Backend, cuda.Backend, …) to launch
-// kernels, and drives them all through a runtime.Sched: New allocates each
+// kernels, and drives them all through a engine.Sched: New allocates each
 // compute buffer on the first backend of its buffer type, puts weights
 // and state in their backend's memory and has the backends that pack
 // weights (the CPU) make the plan's packed copies of them (cpu.Backend.Pack,

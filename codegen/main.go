@@ -8,7 +8,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // main emits a runnable main: weights filled by the ggml traces' rule or
@@ -75,7 +75,7 @@ func (gen *generator) main(f *jen.File) {
 		checkMeta = jen.If(jen.Err().Op(":=").Id("f").Dot("CheckMeta").Call(jen.Id("Meta")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err()))
 	}
 	body := []jen.Code{
-		jen.Var().Id("weights").Map(jen.String()).Qual(pkgRuntime, "Tensor"),
+		jen.Var().Id("weights").Map(jen.String()).Qual(pkgTensor, "Tensor"),
 		jen.If(jen.Id("weightsFile").Op("!=").Lit("")).Block(
 			jen.List(jen.Id("f"), jen.Err()).Op(":=").Qual(pkgGGUF, "Open").Call(jen.Id("weightsFile")),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
@@ -83,11 +83,11 @@ func (gen *generator) main(f *jen.File) {
 			checkMeta,
 			jen.If(jen.List(jen.Id("weights"), jen.Err()).Op("=").Id("f").Dot("Weights").Call(jen.Id("Weights")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		).Else().Block(
-			jen.If(jen.Err().Op(":=").Qual(pkgRuntime, "CheckHostMemory").Call(gen.hostNeeds([]string{"the filled weights", "compute buffers", "state"}, "weightBytes", "hostBytes")...), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-			jen.Id("weights").Op("=").Map(jen.String()).Qual(pkgRuntime, "Tensor").Values(),
+			jen.If(jen.Err().Op(":=").Qual(pkgEngine, "CheckHostMemory").Call(gen.hostNeeds([]string{"the filled weights", "compute buffers", "state"}, "weightBytes", "hostBytes")...), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+			jen.Id("weights").Op("=").Map(jen.String()).Qual(pkgTensor, "Tensor").Values(),
 			jen.For(jen.List(jen.Id("k"), jen.Id("w")).Op(":=").Range().Id("Weights")).Block(
-				jen.Id("t").Op(":=").Qual(pkgRuntime, "NewTensor").Call(jen.Id("w").Dot("Type"), jen.Id("w").Dot("Ne")),
-				jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("t"), jen.Qual(pkgRuntime, "GGMLFill").Call(jen.Id("weightFillIndex").Index(jen.Id("k")))),
+				jen.Id("t").Op(":=").Qual(pkgTensor, "NewTensor").Call(jen.Id("w").Dot("Type"), jen.Id("w").Dot("Ne")),
+				jen.Qual(pkgTensor, "Fill").Call(jen.Op("&").Id("t"), jen.Qual(pkgTensor, "GGMLFill").Call(jen.Id("weightFillIndex").Index(jen.Id("k")))),
 				jen.Id("weights").Index(jen.Id("w").Dot("Name")).Op("=").Id("t"),
 			),
 		),
@@ -95,13 +95,13 @@ func (gen *generator) main(f *jen.File) {
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Defer().Id("m").Dot("Close").Call(),
 		jen.For(jen.List(jen.Id("k"), jen.Id("s")).Op(":=").Range().Id("States")).Block(
-			jen.Id("t").Op(":=").Qual(pkgRuntime, "NewTensor").Call(jen.Id("s").Dot("Type"), jen.Id("s").Dot("Ne")),
-			jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("t"), jen.Qual(pkgRuntime, "GGMLFill").Call(jen.Id("stateFillIndex").Index(jen.Id("k")))),
+			jen.Id("t").Op(":=").Qual(pkgTensor, "NewTensor").Call(jen.Id("s").Dot("Type"), jen.Id("s").Dot("Ne")),
+			jen.Qual(pkgTensor, "Fill").Call(jen.Op("&").Id("t"), jen.Qual(pkgTensor, "GGMLFill").Call(jen.Id("stateFillIndex").Index(jen.Id("k")))),
 			jen.If(jen.Err().Op(":=").Id("m").Dot("WriteState").Call(jen.Id("s").Dot("Name"), jen.Id("t")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		),
 		jen.Id("in").Op(":=").Op("&").Id("Inputs").Values(jen.Dict{jen.Id("Dims"): jen.Id("d")}),
 	}
-	acc := map[runtime.DType]string{runtime.F32: "F32s", runtime.F16: "F16s", runtime.I32: "I32s"}
+	acc := map[tensor.DType]string{tensor.F32: "F32s", tensor.F16: "F16s", tensor.I32: "I32s"}
 	for _, t := range g.Inputs {
 		fe := t.Fill
 		if fe == nil {
@@ -117,8 +117,8 @@ func (gen *generator) main(f *jen.File) {
 			cName = "c"
 		}
 		body = append(body, jen.Block(
-			jen.Id("t").Op(":=").Qual(pkgRuntime, "NewTensor").Call(dtypeCode(t.Type), gen.shapeIn(t.Ne, "d")),
-			jen.Qual(pkgRuntime, "Fill").Call(jen.Op("&").Id("t"), jen.Func().Params(jen.Id(iName).Int(), jen.Id(cName).Index(jen.Lit(4)).Int()).Float64().Block(
+			jen.Id("t").Op(":=").Qual(pkgTensor, "NewTensor").Call(dtypeCode(t.Type), gen.shapeIn(t.Ne, "d")),
+			jen.Qual(pkgTensor, "Fill").Call(jen.Op("&").Id("t"), jen.Func().Params(jen.Id(iName).Int(), jen.Id(cName).Index(jen.Lit(4)).Int()).Float64().Block(
 				jen.Return(fill),
 			)),
 			jen.Id("in").Dot(gen.inField[t]).Op("=").Id("t").Dot(acc[t.Type]).Call(),
@@ -128,7 +128,7 @@ func (gen *generator) main(f *jen.File) {
 		jen.List(jen.Id("out"), jen.Err()).Op(":=").Id("m").Dot("Eval").Call(jen.Id("in")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.If(jen.Id("stats")).Block(jen.Qual("fmt", "Fprint").Call(jen.Qual("os", "Stderr"), jen.Id("m").Dot("Stats").Call())),
-		jen.Return(jen.Qual(pkgRuntime, "PrintOutputs").Call(jen.Qual("os", "Stdout"), jen.Id("asJSON"), jen.Id("out").Dot("Named").Call())),
+		jen.Return(jen.Qual(pkgMainutil, "PrintOutputs").Call(jen.Qual("os", "Stdout"), jen.Id("asJSON"), jen.Id("out").Dot("Named").Call())),
 	)
 	f.Comment("run loads the weights from weightsFile or fills them with the ggml traces' rule,")
 	f.Comment("fills state with the rule and the inputs with their fill expressions, evaluates")
@@ -171,13 +171,13 @@ func (gen *generator) fillGo(e *ir.FillExpr) jen.Code {
 		return jen.Op("-").Add(gen.fillGo(e.Args[0]))
 	case "call":
 		if e.Func == "where" {
-			return jen.Qual(pkgRuntime, "Where").Call(gen.cond(e.Args[0]), gen.fillGo(e.Args[1]), gen.fillGo(e.Args[2]))
+			return jen.Qual(pkgMainutil, "Where").Call(gen.cond(e.Args[0]), gen.fillGo(e.Args[1]), gen.fillGo(e.Args[2]))
 		}
 		return jen.Qual("math", strings.ToUpper(e.Func[:1])+e.Func[1:]).Call(gen.fillGo(e.Args[0]))
 	case "%":
 		return jen.Qual("math", "Mod").Call(gen.fillGo(e.Args[0]), gen.fillGo(e.Args[1]))
 	case "<", "<=", ">", ">=", "==", "!=":
-		return jen.Qual(pkgRuntime, "B2F").Call(gen.cond(e))
+		return jen.Qual(pkgMainutil, "B2F").Call(gen.cond(e))
 	}
 	return jen.Parens(jen.Add(gen.fillGo(e.Args[0])).Op(e.Op).Add(gen.fillGo(e.Args[1])))
 }

@@ -13,7 +13,7 @@ func (gen *generator) model(f *jen.File) {
 	g := gen.g
 	fields := []jen.Code{
 		jen.Id("driver").Comment("evaluations in order, state access, statistics, Close"),
-		jen.Id("sched").Op("*").Qual(pkgRuntime, "Sched").Comment("the driver's: copies, events, statistics, eval callback"),
+		jen.Id("sched").Op("*").Qual(pkgEngine, "Sched").Comment("the driver's: copies, events, statistics, eval callback"),
 	}
 	for k := range g.Backends {
 		kind := gen.kinds[k]
@@ -30,14 +30,14 @@ func (gen *generator) model(f *jen.File) {
 		fields = append(fields, jen.Id("regions").Id("regionParts").Comment("the parallel region being run"))
 	}
 	fields = append(fields,
-		jen.Id("weights").Index().Qual(pkgRuntime, "Tensor").Comment("in the order of Weights, each in its backend's memory"),
-		jen.Id("state").Index().Qual(pkgRuntime, "Tensor").Comment("the driver's: in the order of States, each in its backend's memory"),
+		jen.Id("weights").Index().Qual(pkgTensor, "Tensor").Comment("in the order of Weights, each in its backend's memory"),
+		jen.Id("state").Index().Qual(pkgTensor, "Tensor").Comment("the driver's: in the order of States, each in its backend's memory"),
 	)
-	f.Comment("Model is the compiled model, ready to evaluate. The runtime.Driver it embeds")
+	f.Comment("Model is the compiled model, ready to evaluate. The engine.Driver it embeds")
 	f.Comment("provides State, ReadState, WriteState, Stats, SetEvalCallback and Close.")
 	f.Type().Id("Model").Struct(fields...)
-	f.Comment("driver is runtime.Driver, embedded in Model under an unexported name.")
-	f.Type().Id("driver").Op("=").Qual(pkgRuntime, "Driver")
+	f.Comment("driver is engine.Driver, embedded in Model under an unexported name.")
+	f.Type().Id("driver").Op("=").Qual(pkgEngine, "Driver")
 
 	ret := jen.Return(jen.Err())
 	var body []jen.Code
@@ -58,20 +58,20 @@ func (gen *generator) model(f *jen.File) {
 		} else {
 			body = append(body, field.Clone().Op("=").Qual(kind.Package, kind.New).Call(args...))
 		}
-		body = append(body, jen.Qual(pkgRuntime, "OnClose").Call(jen.Op("&").Id("m").Dot("driver"), field.Clone().Dot("Close")))
+		body = append(body, jen.Qual(pkgEngine, "OnClose").Call(jen.Op("&").Id("m").Dot("driver"), field.Clone().Dot("Close")))
 		if ops := gen.opsVar[k]; ops != "" {
 			body = append(body, jen.If(jen.Err().Op("=").Add(field.Clone()).Dot("Check").Call(jen.Id(ops)), jen.Err().Op("!=").Nil()).Block(ret.Clone()))
 		}
 		if kind.Host {
-			execs = append(execs, jen.Qual(pkgRuntime, "NewHostBackend").Call(jen.Lit(be.Name), jen.Id("bufferTypes").Index(jen.Id(gen.beConst[k]))))
+			execs = append(execs, jen.Qual(pkgEngine, "NewHostBackend").Call(jen.Lit(be.Name), jen.Id("bufferTypes").Index(jen.Id(gen.beConst[k]))))
 		} else {
 			execs = append(execs, field.Clone())
 		}
 	}
 	body = append(body,
 		jen.If(
-			jen.List(jen.Id("m").Dot("sched"), jen.Err()).Op("=").Qual(pkgRuntime, "NewSched").Call(
-				jen.Index().Qual(pkgRuntime, "Backend").Custom(multi, execs...),
+			jen.List(jen.Id("m").Dot("sched"), jen.Err()).Op("=").Qual(pkgEngine, "NewSched").Call(
+				jen.Index().Qual(pkgEngine, "Backend").Custom(multi, execs...),
 				jen.Id("bufferTypes"), jen.Id("splits"), jen.Id("NCopies")),
 			jen.Err().Op("!=").Nil(),
 		).Block(ret.Clone()),
@@ -99,22 +99,22 @@ func (gen *generator) model(f *jen.File) {
 				jen.Err().Op("!=").Nil(),
 			).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("packing weight %s for "+be.Name+": %w"), jen.Id("Weights").Index(jen.Id("p").Dot("weight")).Dot("Name"), jen.Err()))),
 			jen.If(jen.Id("p").Dot("sole")).Block(
-				jen.Qual(pkgRuntime, "ReleasePages").Call(w.Clone().Dot("Data")),
+				jen.Qual(pkgEngine, "ReleasePages").Call(w.Clone().Dot("Data")),
 			),
 		))
 	}
 	body = append(body,
-		jen.List(jen.Id("m").Dot("state"), jen.Err()).Op("=").Qual(pkgRuntime, "StartDriver").Call(
+		jen.List(jen.Id("m").Dot("state"), jen.Err()).Op("=").Qual(pkgEngine, "StartDriver").Call(
 			jen.Op("&").Id("m").Dot("driver"), jen.Id("m").Dot("sched"), jen.Id("States"), jen.Id("stateBackend")),
 		jen.Return(jen.Err()),
 	)
 	f.Comment("New starts the backends, binds the weights (used in place in host memory, copied to")
 	f.Comment("the others) and allocates the compute buffers and zeroed state. threads <= 0 uses")
 	f.Comment("every core. A backend this machine cannot run is an error.")
-	f.Func().Id("New").Params(jen.Id("weights").Map(jen.String()).Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Op("*").Id("Model"), jen.Error()).Block(
-		jen.List(jen.Id("w"), jen.Err()).Op(":=").Qual(pkgRuntime, "BindWeights").Call(jen.Id("Weights"), jen.Id("weights")),
+	f.Func().Id("New").Params(jen.Id("weights").Map(jen.String()).Qual(pkgTensor, "Tensor"), jen.Id("threads").Int()).Params(jen.Op("*").Id("Model"), jen.Error()).Block(
+		jen.List(jen.Id("w"), jen.Err()).Op(":=").Qual(pkgEngine, "BindWeights").Call(jen.Id("Weights"), jen.Id("weights")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-		jen.If(jen.Err().Op(":=").Qual(pkgRuntime, "CheckHostMemory").Call(gen.hostNeeds([]string{"the compute buffers", "state"}, "hostBytes")...), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.If(jen.Err().Op(":=").Qual(pkgEngine, "CheckHostMemory").Call(gen.hostNeeds([]string{"the compute buffers", "state"}, "hostBytes")...), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		jen.Id("m").Op(":=").Op("&").Id("Model").Values(),
 		jen.If(jen.Err().Op(":=").Id("m").Dot("start").Call(jen.Id("w"), jen.Id("threads")), jen.Err().Op("!=").Nil()).Block(
 			jen.Id("m").Dot("Close").Call(),
@@ -123,7 +123,7 @@ func (gen *generator) model(f *jen.File) {
 		jen.Return(jen.Id("m"), jen.Nil()),
 	)
 	f.Comment("start is New's work on the bound weights w; on an error New closes what it started.")
-	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("start").Params(jen.Id("w").Index().Qual(pkgRuntime, "Tensor"), jen.Id("threads").Int()).Params(jen.Err().Error()).Block(body...)
+	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("start").Params(jen.Id("w").Index().Qual(pkgTensor, "Tensor"), jen.Id("threads").Int()).Params(jen.Err().Error()).Block(body...)
 }
 
 // loc renders the buffer and byte offset where t's first element lives.
@@ -161,7 +161,7 @@ func (gen *generator) loc(t *ir.Tensor) (buf, off jen.Code) {
 	return buf, jen.Add(base).Op("+").Add(gen.expr(vo))
 }
 
-// tensor renders an expression of type runtime.Tensor for t.
+// tensor renders an expression of type tensor.Tensor for t.
 func (gen *generator) tensor(t *ir.Tensor) jen.Code {
 	if t.ViewSrc == nil && (t.Alloc.Kind == ir.AllocWeight || t.Alloc.Kind == ir.AllocState) {
 		field := "weights"
@@ -171,7 +171,7 @@ func (gen *generator) tensor(t *ir.Tensor) jen.Code {
 		return jen.Id("m").Dot(field).Index(jen.Id(gen.paramConst[t]))
 	}
 	buf, off := gen.loc(t)
-	return jen.Qual(pkgRuntime, "At").Call(buf, off, dtypeCode(t.Type), gen.shape(t.Ne, nil), gen.shape(t.Nb, nil))
+	return jen.Qual(pkgTensor, "At").Call(buf, off, dtypeCode(t.Type), gen.shape(t.Ne, nil), gen.shape(t.Nb, nil))
 }
 
 // hostNeeds are CheckHostMemory's arguments for what (phrases) of the

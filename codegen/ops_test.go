@@ -7,16 +7,17 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/runtime/engine"
 )
 
 // TestEveryOpHasKernelCall renders the kernel call of every op that
 // computes something, with and without its optional sources, and wants a
-// runtime.Kernels method taking that many arguments.
+// engine.Kernels method taking that many arguments.
 func TestEveryOpHasKernelCall(t *testing.T) {
-	kernels := reflect.TypeFor[runtime.Kernels]()
+	kernels := reflect.TypeFor[engine.Kernels]()
 	ref := func(s *ir.Tensor) jen.Code { return jen.Id(s.Name) }
-	for _, op := range ir.Ops() {
+	for _, op := range ops.All() {
 		if op.IsView() {
 			continue // split emits no call for views
 		}
@@ -39,9 +40,9 @@ func TestEveryOpHasKernelCall(t *testing.T) {
 			}
 			m, ok := kernels.MethodByName(call.method)
 			if !ok {
-				t.Errorf("op %s: codegen calls %s, which runtime.Kernels lacks", op, call.method)
+				t.Errorf("op %s: codegen calls %s, which engine.Kernels lacks", op, call.method)
 			} else if m.Type.NumIn() != len(call.args) {
-				t.Errorf("op %s with %d sources: codegen passes %d arguments to %s, runtime.Kernels's takes %d", op, n, len(call.args), call.method, m.Type.NumIn())
+				t.Errorf("op %s with %d sources: codegen passes %d arguments to %s, engine.Kernels's takes %d", op, n, len(call.args), call.method, m.Type.NumIn())
 			}
 		}
 	}

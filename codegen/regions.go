@@ -191,7 +191,7 @@ func (gen *generator) regionNodes(k, first, end int) []jen.Code {
 	return body
 }
 
-// slice renders an expression of type runtime.Tensor for the part of t
+// slice renders an expression of type tensor.Tensor for the part of t
 // that units [lo, hi) cover under s.
 func (gen *generator) slice(t *ir.Tensor, s ir.Slice) jen.Code {
 	if s.IsWhole() {
@@ -219,5 +219,5 @@ func (gen *generator) slice(t *ir.Tensor, s ir.Slice) jen.Code {
 			ne = append(ne, jen.Parens(jen.Id("hi").Op("-").Id("lo")).Op("*").Lit(int(s.Per)))
 		}
 	}
-	return jen.Qual(pkgRuntime, "At").Call(buf, off, dtypeCode(t.Type), jen.Index(jen.Lit(4)).Int().Values(ne...), gen.shape(t.Nb, nil))
+	return jen.Qual(pkgTensor, "At").Call(buf, off, dtypeCode(t.Type), jen.Index(jen.Lit(4)).Int().Values(ne...), gen.shape(t.Nb, nil))
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 )
 
 // maxChunkNodes bounds the nodes one generated method runs. The Go
@@ -173,7 +174,7 @@ func (gen *generator) group(b *body, be jen.Code, s *ir.Split, ms []*ir.Tensor) 
 	args := []jen.Code{x}
 	var names []string
 	for _, m := range ms {
-		args = append(args, jen.Qual(pkgRuntime, "Product").Values(jen.Dict{
+		args = append(args, jen.Qual(pkgEngine, "Product").Values(jen.Dict{
 			jen.Id("Dst"): b.ref(m),
 			jen.Id("W"):   b.ref(m.Src[0]),
 		}))
@@ -217,7 +218,7 @@ func (gen *generator) kernel(t *ir.Tensor, ref func(*ir.Tensor) jen.Code) kernel
 	}
 	srcs := t.Src
 	var dst jen.Code
-	if info.Flags&ir.FlagWritesSrc != 0 {
+	if info.Flags&ops.FlagWritesSrc != 0 {
 		// The result is the last source itself, declared before what is
 		// copied into it.
 		dst = ref(t)
@@ -240,17 +241,17 @@ func (gen *generator) kernel(t *ir.Tensor, ref func(*ir.Tensor) jen.Code) kernel
 }
 
 // param renders scalar operand p as its kernel argument.
-func param(p ir.Param, params *ir.Params) jen.Code {
+func param(p ops.Param, params *ops.Params) jen.Code {
 	switch p.Field {
-	case ir.ParamEps:
+	case ops.ParamEps:
 		return f32(params.Eps)
-	case ir.ParamScale:
+	case ops.ParamScale:
 		return f32(params.Scale)
-	case ir.ParamMaxBias:
+	case ops.ParamMaxBias:
 		return f32(params.MaxBias)
-	case ir.ParamRope:
+	case ops.ParamRope:
 		r := params.Rope
-		return jen.Qual(pkgRuntime, "RopeParams").Values(jen.Dict{
+		return jen.Qual(pkgOps, "RopeParams").Values(jen.Dict{
 			jen.Id("NDims"):      jen.Lit(r.NDims),
 			jen.Id("Mode"):       jen.Lit(r.Mode),
 			jen.Id("NCtxOrig"):   jen.Lit(r.NCtxOrig),

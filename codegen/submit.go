@@ -7,7 +7,8 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 // submit emits Submit, Pending and Eval.
@@ -16,7 +17,7 @@ func (gen *generator) submit(f *jen.File) {
 	fail := func(err jen.Code) jen.Code { return jen.Return(jen.Nil(), err) }
 	var body []jen.Code
 	body = append(body,
-		jen.If(jen.Id("in").Op("==").Nil()).Block(fail(jen.Qual(pkgRuntime, "ErrNoInputs"))),
+		jen.If(jen.Id("in").Op("==").Nil()).Block(fail(jen.Qual(pkgEngine, "ErrNoInputs"))),
 		jen.Id("d").Op(":=").Op("&").Id("in").Dot("Dims"))
 	for _, d := range gen.bounded {
 		fd := jen.Id("d").Dot(gen.dimField[d])
@@ -78,7 +79,7 @@ func (gen *generator) submit(f *jen.File) {
 		if !g.InGraph(t) {
 			continue
 		}
-		acc := map[runtime.DType]string{runtime.F32: "F32s", runtime.F16: "F16s", runtime.I32: "I32s"}[t.Type]
+		acc := map[tensor.DType]string{tensor.F32: "F32s", tensor.F16: "F16s", tensor.I32: "I32s"}[t.Type]
 		v := gen.names.local("", t.Name)
 		issue = append(issue,
 			jen.Id(v).Op(":=").Add(gen.tensor(t)),
@@ -100,7 +101,7 @@ func (gen *generator) submit(f *jen.File) {
 		)
 	}
 	issue = append(issue, jen.Return(jen.Id("out")))
-	body = append(body, jen.Return(jen.Qual(pkgRuntime, "Issue").Call(
+	body = append(body, jen.Return(jen.Qual(pkgEngine, "Issue").Call(
 		jen.Op("&").Id("m").Dot("driver"),
 		jen.Func().Params(jen.Id("c").Int()).Op("*").Id("Outputs").Block(issue...),
 	)))
@@ -115,7 +116,7 @@ func (gen *generator) submit(f *jen.File) {
 
 	f.Comment("Pending is a submitted evaluation: Wait returns its outputs, Done reports without")
 	f.Comment("blocking whether it is done.")
-	f.Type().Id("Pending").Op("=").Qual(pkgRuntime, "Pending").Types(jen.Id("Outputs"))
+	f.Type().Id("Pending").Op("=").Qual(pkgEngine, "Pending").Types(jen.Id("Outputs"))
 	f.Comment("Eval runs one evaluation and returns its outputs: Submit, then Wait.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("Eval").Params(jen.Id("in").Op("*").Id("Inputs")).Params(jen.Op("*").Id("Outputs"), jen.Error()).Block(
 		jen.List(jen.Id("p"), jen.Err()).Op(":=").Id("m").Dot("Submit").Call(jen.Id("in")),
@@ -133,7 +134,7 @@ func (gen *generator) indexChecks() []jen.Code {
 	var checks []check
 	seen := map[check]bool{}
 	for _, t := range gen.g.Nodes {
-		if t.Op != ir.OpGetRows || !gen.g.InGraph(t) {
+		if t.Op != ops.GetRows || !gen.g.InGraph(t) {
 			continue
 		}
 		c := check{input: t.Src[1], table: t.Src[0]}
@@ -146,7 +147,7 @@ func (gen *generator) indexChecks() []jen.Code {
 	var code []jen.Code
 	for _, c := range checks {
 		code = append(code, jen.If(
-			jen.Err().Op(":=").Qual(pkgRuntime, "CheckIndices").Call(jen.Lit(c.input.Name), jen.Lit(c.table.Name),
+			jen.Err().Op(":=").Qual(pkgEngine, "CheckIndices").Call(jen.Lit(c.input.Name), jen.Lit(c.table.Name),
 				jen.Id("in").Dot(gen.inField[c.input]), gen.expr(c.table.Ne[1])),
 			jen.Err().Op("!=").Nil(),
 		).Block(jen.Return(jen.Nil(), jen.Err())))

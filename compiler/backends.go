@@ -3,9 +3,9 @@ package compiler
 import (
 	"fmt"
 
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/internal/backends"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
 )
 
 // Unavailable returns, for the backends of target that this machine cannot
@@ -33,7 +33,7 @@ func Target(names []string, offloadMinBatch int) ([]*passes.Backend, error) {
 	if len(names) == 0 {
 		names = []string{"cpu"}
 	}
-	var descs []*runtime.Description
+	var descs []*backend.Description
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
@@ -49,7 +49,7 @@ func Target(names []string, offloadMinBatch int) ([]*passes.Backend, error) {
 	if descs[len(descs)-1].Device != "CPU" {
 		return nil, fmt.Errorf("the last backend must be the cpu, which supports every op (got %s)", names[len(names)-1])
 	}
-	var bufts []runtime.BufferType
+	var bufts []backend.BufferType
 	for _, d := range descs {
 		bufts = append(bufts, d.BufferType)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/graphc/graphc/dsl"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // DefaultMaxCopies is ggml's GGML_SCHED_MAX_COPIES: the most pipeline
@@ -34,7 +34,7 @@ type Config struct {
 	Placement Placement
 	// WeightTypes retypes declared weights to the types of the weights
 	// file the model is compiled for (see WeightTypesOf).
-	WeightTypes map[string]runtime.DType
+	WeightTypes map[string]tensor.DType
 	// File is the weights file the model is compiled for: its metadata
 	// gives meta(…) values, its tensor list decides `or` weights, and its
 	// types are the WeightTypes when those are not set. Nil: compiled
@@ -123,7 +123,7 @@ func Compile(filename string, src []byte, cfg Config) (res *Result, err error) {
 
 // weightTypes are the types to compile weights as: WeightTypes, else the
 // file's.
-func (cfg *Config) weightTypes() map[string]runtime.DType {
+func (cfg *Config) weightTypes() map[string]tensor.DType {
 	if cfg.WeightTypes == nil && cfg.File != nil {
 		return cfg.File.Types
 	}

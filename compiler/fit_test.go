@@ -7,7 +7,7 @@ import (
 
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 func compileLlama(t *testing.T, cfg Config) *Result {
@@ -110,10 +110,10 @@ func TestFitCountsPackedWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types := map[string]runtime.DType{}
+	types := map[string]tensor.DType{}
 	for _, w := range f32.Graph.Params {
 		if ne0, _ := w.Ne[0].Constant(); w.Kind == ir.KindWeight && ne0%32 == 0 && !ir.Equal(w.Ne[1], ir.Const(1)) {
-			types[w.Name] = runtime.Q4_0
+			types[w.Name] = tensor.Q4_0
 		}
 	}
 	plain, err := compile(Config{WeightTypes: types, Options: passes.Options{NoPack: true}})

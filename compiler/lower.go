@@ -14,7 +14,9 @@ import (
 	"github.com/graphc/graphc/dsl"
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Settings are what a model file says about its target: the `backends`
@@ -33,7 +35,7 @@ type Settings struct {
 // file, when not nil, is the weights file compiled for: meta(…) reads its
 // metadata, and a weight declared with `or` that it lacks is the other
 // weight. Every problem is reported, positioned, in one dsl.ErrorList.
-func Lower(f *dsl.File, weightTypes map[string]runtime.DType, file *WeightsFile) (*ir.Graph, *Settings, error) {
+func Lower(f *dsl.File, weightTypes map[string]tensor.DType, file *WeightsFile) (*ir.Graph, *Settings, error) {
 	l := &lowerer{
 		weightTypes: weightTypes,
 		file:        file,
@@ -73,7 +75,7 @@ type lowerer struct {
 	settings *Settings
 	budget   int // statements left to unroll
 
-	weightTypes map[string]runtime.DType
+	weightTypes map[string]tensor.DType
 	file        *WeightsFile
 	params      map[string]float64
 	metaIndex   map[string]int // key → index in g.Meta
@@ -207,7 +209,7 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 		delete(l.failed, name)
 		l.place(t, s.On)
 		l.scope[name] = t
-		if t.Op.Info().Flags&ir.FlagWritesSrc != 0 && t.Root().Kind == ir.KindState {
+		if t.Op.Info().Flags&ops.FlagWritesSrc != 0 && t.Root().Kind == ir.KindState {
 			l.g.Expand(t) // a write into state is a root, like ggml_build_forward_expand(cpy)
 		}
 	case *dsl.CallStmt:
@@ -256,7 +258,7 @@ func (l *lowerer) place(t *ir.Tensor, on *dsl.Ident) {
 
 func (l *lowerer) decl(s *dsl.Decl) {
 	name := l.resolve(s.Name)
-	dt, ok := runtime.ParseDType(s.Type.DType.Name)
+	dt, ok := tensor.ParseDType(s.Type.DType.Name)
 	if !ok {
 		l.errorf(s.Type.DType, "unknown dtype %s (known: %s)", s.Type.DType.Name, strings.Join(dsl.DTypes(), ", "))
 		return
@@ -373,12 +375,12 @@ func (l *lowerer) metaValue(c *dsl.Call) (float64, bool) {
 				l.errorf(c, "meta(%q): the weights file's value is %T, not a number or an array", key, raw)
 				return 0, false
 			}
-			return l.recordMeta(c, runtime.Meta{Key: key, Value: v, Default: def != nil}), true
+			return l.recordMeta(c, engine.Meta{Key: key, Value: v, Default: def != nil}), true
 		}
 	}
 	switch {
 	case def != nil:
-		return l.recordMeta(c, runtime.Meta{Key: key, Value: *def, Default: true}), true
+		return l.recordMeta(c, engine.Meta{Key: key, Value: *def, Default: true}), true
 	case l.file == nil:
 		l.errorf(c, "meta(%q): compiled without a weights file to read it from: give one (-weights FILE) or a default, meta(%q, VALUE)", key, key)
 	default:
@@ -387,7 +389,7 @@ func (l *lowerer) metaValue(c *dsl.Call) (float64, bool) {
 	return 0, false
 }
 
-func (l *lowerer) recordMeta(c *dsl.Call, m runtime.Meta) float64 {
+func (l *lowerer) recordMeta(c *dsl.Call, m engine.Meta) float64 {
 	if i, ok := l.metaIndex[m.Key]; ok {
 		if prev := l.g.Meta[i]; prev.Value != m.Value {
 			l.errorf(c, "meta(%q) is %v here and %v where used before: give every use the same default", m.Key, m.Value, prev.Value)

@@ -7,27 +7,27 @@ import (
 
 	"github.com/graphc/graphc/dsl"
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
 )
 
 // opByName maps a DSL function to its op; ggml's spelled-out variants
 // (view_2d, reshape_3d, cont_2d, soft_max_ext, rope_ext) are accepted too.
-func opByName(name string) (ir.Op, bool) {
+func opByName(name string) (ops.Op, bool) {
 	switch name {
 	case "view_1d", "view_2d", "view_3d", "view_4d":
-		return ir.OpView, true
+		return ops.View, true
 	case "reshape_1d", "reshape_2d", "reshape_3d", "reshape_4d":
-		return ir.OpReshape, true
+		return ops.Reshape, true
 	case "cont_1d", "cont_2d", "cont_3d", "cont_4d":
-		return ir.OpCont, true
+		return ops.Cont, true
 	case "soft_max_ext":
-		return ir.OpSoftMax, true
+		return ops.SoftMax, true
 	case "rope_ext":
-		return ir.OpRope, true
+		return ops.Rope, true
 	case "view":
 		return 0, false // needs its rank: view_1d … view_4d
 	}
-	return ir.LookupOp(name)
+	return ops.Lookup(name)
 }
 
 // keyParam is a keyword parameter of an op, with its default.
@@ -35,31 +35,31 @@ type keyParam struct {
 	name     string
 	def      float64
 	required bool
-	set      func(p *ir.Params, v float64)
+	set      func(p *ops.Params, v float64)
 }
 
-var normParams = []keyParam{{name: "eps", def: 1e-5, set: func(p *ir.Params, v float64) { p.Eps = float32(v) }}}
+var normParams = []keyParam{{name: "eps", def: 1e-5, set: func(p *ops.Params, v float64) { p.Eps = float32(v) }}}
 
 // opKeys lists each op's keyword parameters. ggml's defaults for rope are
 // those of llama.cpp's llama models.
-var opKeys = map[ir.Op][]keyParam{
-	ir.OpRMSNorm: normParams,
-	ir.OpNorm:    normParams,
-	ir.OpScale:   {{name: "s", required: true, set: func(p *ir.Params, v float64) { p.Scale = float32(v) }}},
-	ir.OpSoftMax: {
-		{name: "scale", def: 1, set: func(p *ir.Params, v float64) { p.Scale = float32(v) }},
-		{name: "max_bias", def: 0, set: func(p *ir.Params, v float64) { p.MaxBias = float32(v) }},
+var opKeys = map[ops.Op][]keyParam{
+	ops.RMSNorm: normParams,
+	ops.Norm:    normParams,
+	ops.Scale:   {{name: "s", required: true, set: func(p *ops.Params, v float64) { p.Scale = float32(v) }}},
+	ops.SoftMax: {
+		{name: "scale", def: 1, set: func(p *ops.Params, v float64) { p.Scale = float32(v) }},
+		{name: "max_bias", def: 0, set: func(p *ops.Params, v float64) { p.MaxBias = float32(v) }},
 	},
-	ir.OpRope: {
-		{name: "n_dims", required: true, set: func(p *ir.Params, v float64) { p.Rope.NDims = int(v) }},
-		{name: "mode", def: 0, set: func(p *ir.Params, v float64) { p.Rope.Mode = int(v) }},
-		{name: "n_ctx_orig", def: 0, set: func(p *ir.Params, v float64) { p.Rope.NCtxOrig = int(v) }},
-		{name: "freq_base", def: 10000, set: func(p *ir.Params, v float64) { p.Rope.FreqBase = float32(v) }},
-		{name: "freq_scale", def: 1, set: func(p *ir.Params, v float64) { p.Rope.FreqScale = float32(v) }},
-		{name: "ext_factor", def: 0, set: func(p *ir.Params, v float64) { p.Rope.ExtFactor = float32(v) }},
-		{name: "attn_factor", def: 1, set: func(p *ir.Params, v float64) { p.Rope.AttnFactor = float32(v) }},
-		{name: "beta_fast", def: 32, set: func(p *ir.Params, v float64) { p.Rope.BetaFast = float32(v) }},
-		{name: "beta_slow", def: 1, set: func(p *ir.Params, v float64) { p.Rope.BetaSlow = float32(v) }},
+	ops.Rope: {
+		{name: "n_dims", required: true, set: func(p *ops.Params, v float64) { p.Rope.NDims = int(v) }},
+		{name: "mode", def: 0, set: func(p *ops.Params, v float64) { p.Rope.Mode = int(v) }},
+		{name: "n_ctx_orig", def: 0, set: func(p *ops.Params, v float64) { p.Rope.NCtxOrig = int(v) }},
+		{name: "freq_base", def: 10000, set: func(p *ops.Params, v float64) { p.Rope.FreqBase = float32(v) }},
+		{name: "freq_scale", def: 1, set: func(p *ops.Params, v float64) { p.Rope.FreqScale = float32(v) }},
+		{name: "ext_factor", def: 0, set: func(p *ops.Params, v float64) { p.Rope.ExtFactor = float32(v) }},
+		{name: "attn_factor", def: 1, set: func(p *ops.Params, v float64) { p.Rope.AttnFactor = float32(v) }},
+		{name: "beta_fast", def: 32, set: func(p *ops.Params, v float64) { p.Rope.BetaFast = float32(v) }},
+		{name: "beta_slow", def: 1, set: func(p *ops.Params, v float64) { p.Rope.BetaSlow = float32(v) }},
 	},
 }
 
@@ -98,8 +98,8 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 	op, ok := opByName(fn)
 	if !ok {
 		var known []string
-		for _, o := range ir.Ops() {
-			if o == ir.OpView {
+		for _, o := range ops.All() {
+			if o == ops.View {
 				known = append(known, "view_1d…view_4d")
 			} else {
 				known = append(known, o.String())
@@ -132,7 +132,7 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 
 	// Tensor operands come first; soft_max's mask is optional.
 	nt := info.MinSrcs
-	if op == ir.OpSoftMax && len(posArgs) > 1 {
+	if op == ops.SoftMax && len(posArgs) > 1 {
 		nt = 2
 	}
 	if len(posArgs) < nt {
@@ -174,18 +174,18 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 		rank = int(fn[i+1] - '0')
 	}
 	switch op {
-	case ir.OpView:
+	case ops.View:
 		v := ints(2*rank, 2*rank)
 		if v == nil {
 			return nil
 		}
 		args.Ne, args.Nb, args.Offset = v[:rank], v[rank:2*rank-1], v[2*rank-1]
-	case ir.OpReshape, ir.OpCont:
+	case ops.Reshape, ops.Cont:
 		lo, hi := 1, 4
 		if rank > 0 {
 			lo, hi = rank, rank
 		}
-		if op == ir.OpCont && rank == 0 {
+		if op == ops.Cont && rank == 0 {
 			lo = 0
 		}
 		v := ints(lo, hi)
@@ -193,7 +193,7 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 			return nil
 		}
 		args.Ne = v
-	case ir.OpPermute:
+	case ops.Permute:
 		v := ints(4, 4)
 		if v == nil {
 			return nil
@@ -206,7 +206,7 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 			}
 			args.Params.Axes[i] = int(c)
 		}
-	case ir.OpScale:
+	case ops.Scale:
 		if len(rest) == 1 && keys["s"] == nil {
 			keys["s"] = rest[0]
 			rest = nil
@@ -230,7 +230,7 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 }
 
 // paramList names op's keyword parameters for an error message.
-func paramList(op ir.Op) string {
+func paramList(op ops.Op) string {
 	if len(opKeys[op]) == 0 {
 		return " (it has none)"
 	}
@@ -238,7 +238,7 @@ func paramList(op ir.Op) string {
 }
 
 // keyNames lists op's keyword parameters as they are written, "name=".
-func keyNames(op ir.Op) []string {
+func keyNames(op ops.Op) []string {
 	var names []string
 	for _, k := range opKeys[op] {
 		names = append(names, k.name+"=")
@@ -248,7 +248,7 @@ func keyNames(op ir.Op) []string {
 
 // keyList names op's keyword parameters after its operands, for the
 // message about an extra operand.
-func keyList(op ir.Op) string {
+func keyList(op ops.Op) string {
 	if len(opKeys[op]) == 0 {
 		return ""
 	}
@@ -256,7 +256,7 @@ func keyList(op ir.Op) string {
 }
 
 // keyParams applies keyword arguments and defaults.
-func (l *lowerer) keyParams(c *dsl.Call, op ir.Op, keys map[string]*dsl.Arg, p *ir.Params) bool {
+func (l *lowerer) keyParams(c *dsl.Call, op ops.Op, keys map[string]*dsl.Arg, p *ops.Params) bool {
 	ok := true
 	known := map[string]bool{}
 	for _, k := range opKeys[op] {
@@ -288,7 +288,7 @@ func (l *lowerer) keyParams(c *dsl.Call, op ir.Op, keys map[string]*dsl.Arg, p *
 		l.errorf(keys[name].Key, "%s has no parameter %s%s", c.Func.Name, name, paramList(op))
 		ok = false
 	}
-	if op == ir.OpRope && ok && p.Rope.Mode != 0 && p.Rope.Mode != runtime.RopeNeox {
+	if op == ops.Rope && ok && p.Rope.Mode != 0 && p.Rope.Mode != ops.RopeNeox {
 		l.errorf(keys["mode"], "rope: mode %d is not supported (0: normal, 2: neox)", p.Rope.Mode)
 		ok = false
 	}

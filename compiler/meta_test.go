@@ -4,7 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 const metaModel = `dim n = meta("m.width")
@@ -28,14 +29,14 @@ func TestMetaFromFile(t *testing.T) {
 	file := &WeightsFile{
 		Meta:    map[string]any{"m.width": uint32(32), "m.eps": float32(1e-6)},
 		Tensors: map[string]bool{"emb.weight": true},
-		Types:   map[string]runtime.DType{"emb.weight": runtime.F32},
+		Types:   map[string]tensor.DType{"emb.weight": tensor.F32},
 	}
 	res, err := Compile("m.g", []byte(metaModel), Config{File: file})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := res.Graph
-	want := []runtime.Meta{{Key: "m.width", Value: 32}, {Key: "m.vocab", Value: 8, Default: true}, {Key: "m.eps", Value: float64(float32(1e-6)), Default: true}}
+	want := []engine.Meta{{Key: "m.width", Value: 32}, {Key: "m.vocab", Value: 8, Default: true}, {Key: "m.eps", Value: float64(float32(1e-6)), Default: true}}
 	if len(g.Meta) != len(want) {
 		t.Fatalf("meta %v, want %v", g.Meta, want)
 	}
@@ -77,7 +78,7 @@ output y = mul_mat(emb.weight, x)
 	file := &WeightsFile{
 		Meta:    map[string]any{"tokenizer.ggml.tokens": []string{"a", "b", "c", "d", "e"}},
 		Tensors: map[string]bool{"emb.weight": true},
-		Types:   map[string]runtime.DType{"emb.weight": runtime.F32},
+		Types:   map[string]tensor.DType{"emb.weight": tensor.F32},
 	}
 	res, err := Compile("m.g", []byte(src), Config{File: file})
 	if err != nil {

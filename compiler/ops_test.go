@@ -3,32 +3,32 @@ package compiler
 import (
 	"testing"
 
-	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 )
 
 // lowerExamples holds a DSL call of every op, on the tensors of
 // lowerDecls.
-var lowerExamples = map[ir.Op]string{
-	ir.OpGetRows:   "get_rows(w, idx)",
-	ir.OpMulMat:    "mul_mat(w, a)",
-	ir.OpAdd:       "add(a, b)",
-	ir.OpSub:       "sub(a, b)",
-	ir.OpMul:       "mul(a, b)",
-	ir.OpDiv:       "div(a, b)",
-	ir.OpScale:     "scale(a, s=2)",
-	ir.OpRelu:      "relu(a)",
-	ir.OpGelu:      "gelu(a)",
-	ir.OpSilu:      "silu(a)",
-	ir.OpRMSNorm:   "rms_norm(a, eps=1e-6)",
-	ir.OpNorm:      "norm(a)",
-	ir.OpSoftMax:   "soft_max(a, m, scale=0.5)",
-	ir.OpRope:      "rope(a, pos, n_dims=8)",
-	ir.OpCpy:       "cpy(a, s)",
-	ir.OpCont:      "cont(a)",
-	ir.OpView:      "view_2d(a, 8, 4, 32, 0)",
-	ir.OpReshape:   "reshape(a, 64)",
-	ir.OpPermute:   "permute(a, 0, 2, 1, 3)",
-	ir.OpTranspose: "transpose(m)",
+var lowerExamples = map[ops.Op]string{
+	ops.GetRows:   "get_rows(w, idx)",
+	ops.MulMat:    "mul_mat(w, a)",
+	ops.Add:       "add(a, b)",
+	ops.Sub:       "sub(a, b)",
+	ops.Mul:       "mul(a, b)",
+	ops.Div:       "div(a, b)",
+	ops.Scale:     "scale(a, s=2)",
+	ops.Relu:      "relu(a)",
+	ops.Gelu:      "gelu(a)",
+	ops.Silu:      "silu(a)",
+	ops.RMSNorm:   "rms_norm(a, eps=1e-6)",
+	ops.Norm:      "norm(a)",
+	ops.SoftMax:   "soft_max(a, m, scale=0.5)",
+	ops.Rope:      "rope(a, pos, n_dims=8)",
+	ops.Cpy:       "cpy(a, s)",
+	ops.Cont:      "cont(a)",
+	ops.View:      "view_2d(a, 8, 4, 32, 0)",
+	ops.Reshape:   "reshape(a, 64)",
+	ops.Permute:   "permute(a, 0, 2, 1, 3)",
+	ops.Transpose: "transpose(m)",
 }
 
 const lowerDecls = `input a: f32[8, 4, 2] fill i
@@ -42,7 +42,7 @@ state s: f32[64]
 
 // TestEveryOpLowers lowers a call of every op and wants a node of that op.
 func TestEveryOpLowers(t *testing.T) {
-	for _, op := range ir.Ops() {
+	for _, op := range ops.All() {
 		call, ok := lowerExamples[op]
 		if !ok {
 			t.Errorf("op %s has no DSL call in lowerExamples (compiler/ops_test.go)", op)
@@ -68,18 +68,18 @@ func TestEveryOpLowers(t *testing.T) {
 // TestOpKeysMatchTable: the keyword parameters lowering accepts for an op
 // set the scalar operands the op table lists for it, and no others.
 func TestOpKeysMatchTable(t *testing.T) {
-	for _, op := range ir.Ops() {
+	for _, op := range ops.All() {
 		keys := map[string]bool{}
 		for _, k := range opKeys[op] {
 			keys[k.name] = true
 		}
 		for _, p := range op.Info().Params {
 			switch p.Field {
-			case ir.ParamEps, ir.ParamScale, ir.ParamMaxBias:
+			case ops.ParamEps, ops.ParamScale, ops.ParamMaxBias:
 				if !keys[p.Key] {
 					t.Errorf("op %s: parameter %s of the op table has no keyword in opKeys (compiler/lower_ops.go)", op, p.Key)
 				}
-			case ir.ParamRope:
+			case ops.ParamRope:
 				if !keys["n_dims"] {
 					t.Errorf("op %s: the op table's rope parameters have no keywords in opKeys (compiler/lower_ops.go)", op)
 				}

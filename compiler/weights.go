@@ -2,13 +2,13 @@ package compiler
 
 import (
 	"github.com/graphc/graphc/gguf"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // WeightsFile is what compiling for a GGUF file reads of it.
 type WeightsFile struct {
 	// Types are the tensors' types, where graphc's runtime supports them.
-	Types map[string]runtime.DType
+	Types map[string]tensor.DType
 	// Tensors are the names of every tensor in the file: a weight
 	// declared with `or` stands in for one the file lacks.
 	Tensors map[string]bool
@@ -24,7 +24,7 @@ func ReadWeightsFile(path string) (*WeightsFile, error) {
 		return nil, &UserError{err.Error()}
 	}
 	defer m.Close()
-	wf := &WeightsFile{Types: map[string]runtime.DType{}, Tensors: map[string]bool{}, Meta: map[string]any{}}
+	wf := &WeightsFile{Types: map[string]tensor.DType{}, Tensors: map[string]bool{}, Meta: map[string]any{}}
 	for _, t := range m.Tensors {
 		wf.Tensors[t.Name] = true
 		if dt, ok := t.Type.DType(); ok {
@@ -39,7 +39,7 @@ func ReadWeightsFile(path string) (*WeightsFile, error) {
 
 // WeightTypesOf reads the tensor types of a GGUF file, to compile a model
 // for them (Config.WeightTypes).
-func WeightTypesOf(path string) (map[string]runtime.DType, error) {
+func WeightTypesOf(path string) (map[string]tensor.DType, error) {
 	wf, err := ReadWeightsFile(path)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,7 @@ import (
 
 // dtypes are the element types a tensor declaration may use, in the order
 // error messages list them. To support a new type (say q8_0), add a row
-// here; Check accepts it from then on. The names match runtime.DType.
+// here; Check accepts it from then on. The names match tensor.DType.
 var dtypes = []struct {
 	Name string
 	Doc  string

@@ -5,8 +5,9 @@ import (
 	"math"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Rope parameters a trace may leave out: only op_params_i32[0..7] are
@@ -57,7 +58,7 @@ func (tr *Trace) Graph() (*ir.Graph, []*passes.Backend, passes.Options, error) {
 		if lt.Op != "NONE" {
 			return nil, nil, opts, fail(lt, "leaf", "op %s, want NONE", lt.Op)
 		}
-		dt, ok := runtime.ParseDType(lt.Type)
+		dt, ok := tensor.ParseDType(lt.Type)
 		if !ok {
 			return nil, nil, opts, fail(lt, "leaf", "type %s is not supported", lt.Type)
 		}
@@ -94,8 +95,8 @@ func (tr *Trace) Graph() (*ir.Graph, []*passes.Backend, passes.Options, error) {
 		if nt.HasFlag("input") {
 			return nil, nil, opts, fail(nt, "node", "a node flagged input is not supported by graphc (only leaves are inputs)")
 		}
-		op, ok := ir.LookupGGMLOp(nt.Op, nt.opParam(0))
-		if !ok || op == ir.OpNone {
+		op, ok := ops.LookupGGML(nt.Op, nt.opParam(0))
+		if !ok || op == ops.None {
 			return nil, nil, opts, fail(nt, "node", "op %s (%s) is not supported by graphc", nt.Op, nt.OpDesc)
 		}
 		var srcs []*ir.Tensor
@@ -175,13 +176,13 @@ func (nt *Tensor) opParamF32(k int, def float32) float32 {
 // opArgs reads op's non-tensor operands from the traced node nt: its
 // shape for ops that take one, and its op_params as each ggml constructor
 // lays them out.
-func opArgs(op ir.Op, nt *Tensor, srcs []*ir.Tensor) (ir.Args, error) {
+func opArgs(op ops.Op, nt *Tensor, srcs []*ir.Tensor) (ir.Args, error) {
 	var args ir.Args
 	switch op {
-	case ir.OpGetRows, ir.OpMulMat, ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv,
-		ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpCpy, ir.OpTranspose:
+	case ops.GetRows, ops.MulMat, ops.Add, ops.Sub, ops.Mul, ops.Div,
+		ops.Relu, ops.Gelu, ops.Silu, ops.Cpy, ops.Transpose:
 		// No operands besides the tensors (UNARY's sub-op chose the op).
-	case ir.OpView:
+	case ops.View:
 		if len(srcs) == 0 || nt.ViewSrc == nil {
 			return args, fmt.Errorf("VIEW without a source")
 		}
@@ -192,23 +193,23 @@ func opArgs(op ir.Op, nt *Tensor, srcs []*ir.Tensor) (ir.Args, error) {
 		args.Ne = consts(nt.Ne[:])
 		args.Nb = consts(nt.Nb[1:])
 		args.Offset = ir.Const(nt.ViewOffs - base)
-	case ir.OpReshape, ir.OpCont:
+	case ops.Reshape, ops.Cont:
 		args.Ne = consts(nt.Ne[:])
-	case ir.OpPermute:
+	case ops.Permute:
 		for k := range args.Params.Axes {
 			args.Params.Axes[k] = int(nt.opParam(k))
 		}
-	case ir.OpRMSNorm, ir.OpNorm:
+	case ops.RMSNorm, ops.Norm:
 		args.Params.Eps = nt.opParamF32(0, 0)
-	case ir.OpSoftMax:
+	case ops.SoftMax:
 		args.Params.Scale, args.Params.MaxBias = nt.opParamF32(0, 0), nt.opParamF32(1, 0)
-	case ir.OpScale:
+	case ops.Scale:
 		if b := nt.opParamF32(1, 0); b != 0 {
 			return args, fmt.Errorf("SCALE with bias %g is not supported by graphc", b)
 		}
 		args.Params.Scale = nt.opParamF32(0, 0)
-	case ir.OpRope:
-		args.Params.Rope = runtime.RopeParams{
+	case ops.Rope:
+		args.Params.Rope = ops.RopeParams{
 			NDims: int(nt.opParam(1)), Mode: int(nt.opParam(2)), NCtxOrig: int(nt.opParam(4)),
 			FreqBase: nt.opParamF32(5, 0), FreqScale: nt.opParamF32(6, 0), ExtFactor: nt.opParamF32(7, 0),
 			AttnFactor: nt.opParamF32(8, defaultAttnFactor), BetaFast: nt.opParamF32(9, defaultBetaFast), BetaSlow: nt.opParamF32(10, defaultBetaSlow),

@@ -4,19 +4,20 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestEveryOpImports finds every op by the ggml name and op_params a trace
 // records for it, and reads its operands.
 func TestEveryOpImports(t *testing.T) {
 	g := ir.NewGraph("ops_test")
-	src, err := g.NewLeaf(ir.KindInput, "a", runtime.F32, []*ir.Expr{ir.Const(4)}, ir.Pos{})
+	src, err := g.NewLeaf(ir.KindInput, "a", tensor.F32, []*ir.Expr{ir.Const(4)}, ir.Pos{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	srcName := "a"
-	for _, op := range ir.Ops() {
+	for _, op := range ops.All() {
 		t.Run(op.String(), func(t *testing.T) {
 			defer func() {
 				if r := recover(); r != nil {
@@ -28,7 +29,7 @@ func TestEveryOpImports(t *testing.T) {
 			if info.Unary >= 0 {
 				nt.OpParams = []int32{info.Unary} // ggml_unary_impl's op_params[0]
 			}
-			if got, ok := ir.LookupGGMLOp(nt.Op, nt.opParam(0)); !ok || got != op {
+			if got, ok := ops.LookupGGML(nt.Op, nt.opParam(0)); !ok || got != op {
 				t.Errorf("a traced GGML_OP_%s (op_params %v) imports as %v, want %s", nt.Op, nt.OpParams, got, op)
 			}
 			var srcs []*ir.Tensor

@@ -8,7 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/graphc/graphc/gguf"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 func Example() {
@@ -20,7 +21,7 @@ func Example() {
 	if err := w.AddMeta("llama.block_count", uint32(1)); err != nil {
 		log.Fatal(err)
 	}
-	norm := runtime.NewTensor(runtime.F32, [4]int{4, 1, 1, 1})
+	norm := tensor.NewTensor(tensor.F32, [4]int{4, 1, 1, 1})
 	copy(norm.F32s(), []float32{1, 2, 3, 4})
 	if err := w.AddTensor("blk.0.attn_norm.weight", gguf.F32, []int64{4}, norm.Data); err != nil {
 		log.Fatal(err)
@@ -48,7 +49,7 @@ func Example() {
 	arch, _ := m.MetaString("general.architecture")
 	layers, _ := m.MetaInt("llama.block_count")
 	fmt.Println(arch, layers, m.Tensors[0].String())
-	weights, err := m.Weights([]runtime.Decl{{Name: "blk.0.attn_norm.weight", Type: runtime.F32, Ne: [4]int{4, 1, 1, 1}}})
+	weights, err := m.Weights([]engine.Decl{{Name: "blk.0.attn_norm.weight", Type: tensor.F32, Ne: [4]int{4, 1, 1, 1}}})
 	if err != nil {
 		log.Fatal(err)
 	}

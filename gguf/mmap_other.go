@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // mapFile reads the file into an aligned buffer where this package does
@@ -14,7 +14,7 @@ import (
 // path on Linux). The data is the same; only the loading is slower and the
 // memory is not shared with the page cache.
 func mapFile(f *os.File, size int) ([]byte, func([]byte) error, error) {
-	b := runtime.NewBuffer(size)
+	b := tensor.NewBuffer(size)
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, nil, &os.PathError{Op: "read", Path: f.Name(), Err: err}
 	}

@@ -6,16 +6,17 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // DType returns the runtime type of t, if graphc's runtime supports it
 // (the runtime's types carry their ggml ids).
-func (t GGMLType) DType() (runtime.DType, bool) { return runtime.DTypeFromGGML(uint32(t)) }
+func (t GGMLType) DType() (tensor.DType, bool) { return tensor.DTypeFromGGML(uint32(t)) }
 
 func supportedTypes() string {
 	var s []string
-	for _, dt := range runtime.DTypes() {
+	for _, dt := range tensor.DTypes() {
 		s = append(s, dt.String())
 	}
 	return strings.Join(s, ", ")
@@ -23,7 +24,7 @@ func supportedTypes() string {
 
 // Weights returns the file's tensors for a generated model's weight
 // declarations (its package's Weights), ready for its New: each a
-// contiguous runtime.Tensor whose Data is the tensor's bytes in the
+// contiguous tensor.Tensor whose Data is the tensor's bytes in the
 // mapping, not a copy. Declarations match tensors by name, so llama.cpp
 // names such as blk.0.attn_q.weight work as they are.
 //
@@ -31,12 +32,12 @@ func supportedTypes() string {
 // is reported at once. Tensors that no declaration names are not an error
 // (GGUF files often carry more, such as a vocabulary's embeddings for
 // another head); Unused lists them, and an error mentions them as a hint.
-func (m *Mapped) Weights(decls []runtime.Decl) (map[string]runtime.Tensor, error) {
+func (m *Mapped) Weights(decls []engine.Decl) (map[string]tensor.Tensor, error) {
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("gguf: %s: "+format, append([]any{m.path}, args...)...))
 	}
-	out := make(map[string]runtime.Tensor, len(decls))
+	out := make(map[string]tensor.Tensor, len(decls))
 	for i := range decls {
 		d := &decls[i]
 		t, ok := m.Lookup(d.Name)
@@ -54,7 +55,7 @@ func (m *Mapped) Weights(decls []runtime.Decl) (map[string]runtime.Tensor, error
 			ne[j] = int(n)
 		}
 		if dt != d.Type || ne != d.Ne {
-			got := runtime.Decl{Type: dt, Ne: ne}
+			got := engine.Decl{Type: dt, Ne: ne}
 			bad("weight %q is %s in the file, the model wants %s", d.Name, &got, d)
 			continue
 		}
@@ -70,7 +71,7 @@ func (m *Mapped) Weights(decls []runtime.Decl) (map[string]runtime.Tensor, error
 				d.Name, m.DataOffset+t.Offset, dt.Size(), AlignmentKey, m.Alignment)
 			continue
 		}
-		out[d.Name] = runtime.Tensor{Type: dt, Ne: ne, Nb: runtime.ContiguousStrides(dt, ne), Data: data}
+		out[d.Name] = tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: data}
 	}
 	if len(errs) == 0 {
 		return out, nil
@@ -87,7 +88,7 @@ func (m *Mapped) Weights(decls []runtime.Decl) (map[string]runtime.Tensor, error
 }
 
 // Unused lists, in file order, the tensors that no declaration names.
-func (f *File) Unused(decls []runtime.Decl) []string {
+func (f *File) Unused(decls []engine.Decl) []string {
 	declared := make(map[string]bool, len(decls))
 	for _, d := range decls {
 		declared[d.Name] = true

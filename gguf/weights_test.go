@@ -11,7 +11,8 @@ import (
 
 	"github.com/graphc/graphc/examples/mlp"
 	"github.com/graphc/graphc/gguf"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // writeFile writes w to a file in a temporary directory and opens it.
@@ -31,12 +32,12 @@ func writeFile(t *testing.T, w *gguf.Writer) *gguf.Mapped {
 // TestWeightsMLP runs the generated mlp example on weights from a GGUF
 // file and on the same weights in memory: the outputs are identical.
 func TestWeightsMLP(t *testing.T) {
-	mem := map[string]runtime.Tensor{}
+	mem := map[string]tensor.Tensor{}
 	w := gguf.NewWriter()
 	must(t, w.AddMeta("general.architecture", "mlp"))
 	for k, d := range mlp.Weights {
-		x := runtime.NewTensor(d.Type, d.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
+		x := tensor.NewTensor(d.Type, d.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(k))
 		mem[d.Name] = x
 		must(t, w.AddTensor(d.Name, gguf.F32, []int64{int64(d.Ne[0]), int64(d.Ne[1])}, x.Data))
 	}
@@ -54,7 +55,7 @@ func TestWeightsMLP(t *testing.T) {
 		}
 	}
 
-	eval := func(weights map[string]runtime.Tensor) []float32 {
+	eval := func(weights map[string]tensor.Tensor) []float32 {
 		model, err := mlp.New(weights, 1)
 		must(t, err)
 		defer model.Close()
@@ -84,12 +85,12 @@ func TestWeightsErrors(t *testing.T) {
 		must(t, w.AddTensor("extra."+string(rune('a'+i)), gguf.I8, []int64{1}, []byte{0}))
 	}
 	m := writeFile(t, w)
-	decls := []runtime.Decl{
-		{Name: "ok", Type: runtime.F32, Ne: [4]int{4, 2, 1, 1}},
-		{Name: "missing", Type: runtime.F32, Ne: [4]int{3, 1, 1, 1}},
-		{Name: "half", Type: runtime.F32, Ne: [4]int{4, 1, 1, 1}},
-		{Name: "shape", Type: runtime.F32, Ne: [4]int{4, 2, 1, 1}},
-		{Name: "blk.0.attn_q.weight", Type: runtime.F32, Ne: [4]int{32, 2, 1, 1}},
+	decls := []engine.Decl{
+		{Name: "ok", Type: tensor.F32, Ne: [4]int{4, 2, 1, 1}},
+		{Name: "missing", Type: tensor.F32, Ne: [4]int{3, 1, 1, 1}},
+		{Name: "half", Type: tensor.F32, Ne: [4]int{4, 1, 1, 1}},
+		{Name: "shape", Type: tensor.F32, Ne: [4]int{4, 2, 1, 1}},
+		{Name: "blk.0.attn_q.weight", Type: tensor.F32, Ne: [4]int{32, 2, 1, 1}},
 	}
 	got, err := m.Weights(decls)
 	if got != nil {
@@ -123,7 +124,7 @@ func TestWeightsMisaligned(t *testing.T) {
 		if (m.DataOffset+ti.Offset)%4 == 0 {
 			continue
 		}
-		_, err := m.Weights([]runtime.Decl{{Name: "w", Type: runtime.F32, Ne: [4]int{2, 1, 1, 1}}})
+		_, err := m.Weights([]engine.Decl{{Name: "w", Type: tensor.F32, Ne: [4]int{2, 1, 1, 1}}})
 		want := `weight "w": data at file byte ` + strconv.FormatInt(m.DataOffset+ti.Offset, 10) + ` is not aligned to its 4-byte elements (general.alignment = 1)`
 		if err == nil || !strings.Contains(err.Error(), want+"\n") || !strings.HasSuffix(err.Error(), "note: tensors in the file the model does not declare (1): b") {
 			t.Errorf("Weights error: %v\nwant: %s", err, want)

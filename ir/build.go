@@ -3,7 +3,8 @@ package ir
 import (
 	"fmt"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 // NewLeaf declares an input, weight or state tensor, contiguous. A shape
@@ -15,7 +16,7 @@ func (g *Graph) NewLeaf(kind Kind, name string, dt DType, ne []*Expr, pos Pos) (
 	if err := CheckSizes(probe); err != nil {
 		return nil, shapeErrorf("%s %s: %v", kind, name, err)
 	}
-	t := g.newTensor(name, OpNone, nil, dt, probe.Ne, pos)
+	t := g.newTensor(name, ops.None, nil, dt, probe.Ne, pos)
 	t.Kind = kind
 	t.Nb = probe.Nb
 	switch kind {
@@ -27,7 +28,7 @@ func (g *Graph) NewLeaf(kind Kind, name string, dt DType, ne []*Expr, pos Pos) (
 	return t, nil
 }
 
-func (g *Graph) newTensor(name string, op Op, src []*Tensor, dt DType, ne [4]*Expr, pos Pos) *Tensor {
+func (g *Graph) newTensor(name string, op ops.Op, src []*Tensor, dt DType, ne [4]*Expr, pos Pos) *Tensor {
 	t := &Tensor{ID: len(g.Tensors), Name: name, Op: op, Src: src, Type: dt, Ne: ne, Pos: pos, Backend: -1}
 	g.Tensors = append(g.Tensors, t)
 	return t
@@ -68,7 +69,7 @@ type Args struct {
 	Ne     []*Expr // view, reshape, cont: the result's shape
 	Nb     []*Expr // view: strides nb[1..]
 	Offset *Expr   // view: byte offset into the source
-	Params Params
+	Params ops.Params
 }
 
 // ShapeError is a user-fixable problem with an op's operands.
@@ -80,9 +81,9 @@ func shapeErrorf(format string, a ...any) error { return &ShapeError{fmt.Sprintf
 
 // NewOp creates the node op(srcs, args), inferring type, shape and strides
 // with ggml's rules, and checking operands as ggml's constructors assert.
-func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*Tensor, error) {
+func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos) (*Tensor, error) {
 	info := op.Info()
-	if op == OpNone || len(srcs) < info.MinSrcs || len(srcs) > info.MaxSrcs {
+	if op == ops.None || len(srcs) < info.MinSrcs || len(srcs) > info.MaxSrcs {
 		return nil, shapeErrorf("%s takes %d..%d tensor operands, got %d", info.Name, info.MinSrcs, info.MaxSrcs, len(srcs))
 	}
 	a := srcs[0]
@@ -96,7 +97,7 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 	if err := checkArgs(info.Name, args); err != nil {
 		return nil, err
 	}
-	if info.Flags&FlagWritesSrc != 0 {
+	if info.Flags&ops.FlagWritesSrc != 0 {
 		if err := checkWritable(info.Name, srcs[len(srcs)-1]); err != nil {
 			return nil, err
 		}
@@ -108,18 +109,18 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 	offs := Const(0)
 
 	switch op {
-	case OpGetRows:
-		if b.Type != runtime.I32 {
+	case ops.GetRows:
+		if b.Type != tensor.I32 {
 			return nil, shapeErrorf("get_rows: indices must be i32, got %s", b.Type)
 		}
 		if !Equal(a.Ne[2], b.Ne[1]) || !Equal(a.Ne[3], b.Ne[2]) {
 			return nil, shapeErrorf("get_rows: table %s and indices %s disagree in batch dims", a.ShapeString(), b.ShapeString())
 		}
-		if a.Type != runtime.I32 {
-			dt = runtime.F32
+		if a.Type != tensor.I32 {
+			dt = tensor.F32
 		}
 		ne = [4]*Expr{a.Ne[0], b.Ne[0], b.Ne[1], b.Ne[2]}
-	case OpMulMat:
+	case ops.MulMat:
 		if !Equal(a.Ne[0], b.Ne[0]) {
 			return nil, shapeErrorf("mul_mat: inner dims differ: %s has ne0 = %s, %s has ne0 = %s", a.ShapeString(), a.Ne[0], b.ShapeString(), b.Ne[0])
 		}
@@ -128,15 +129,15 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 				return nil, shapeErrorf("mul_mat: %s cannot be broadcast over %s in dim %d", a.ShapeString(), b.ShapeString(), i)
 			}
 		}
-		if b.Type != runtime.F32 {
+		if b.Type != tensor.F32 {
 			return nil, shapeErrorf("mul_mat: second operand must be f32, got %s", b.Type)
 		}
-		if a.Type == runtime.I32 {
+		if a.Type == tensor.I32 {
 			return nil, shapeErrorf("mul_mat: first operand cannot be i32")
 		}
-		dt = runtime.F32
+		dt = tensor.F32
 		ne = [4]*Expr{a.Ne[1], b.Ne[1], b.Ne[2], b.Ne[3]}
-	case OpAdd, OpSub, OpMul, OpDiv:
+	case ops.Add, ops.Sub, ops.Mul, ops.Div:
 		for i := 0; i < 4; i++ {
 			if !divides(b.Ne[i], a.Ne[i]) {
 				return nil, shapeErrorf("%s: %s cannot be repeated to %s", info.Name, b.ShapeString(), a.ShapeString())
@@ -145,50 +146,50 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 		if err := needFloat(info.Name, a, b); err != nil {
 			return nil, err
 		}
-	case OpScale, OpRelu, OpGelu, OpSilu, OpRMSNorm, OpNorm:
-		if a.Type != runtime.F32 {
+	case ops.Scale, ops.Relu, ops.Gelu, ops.Silu, ops.RMSNorm, ops.Norm:
+		if a.Type != tensor.F32 {
 			return nil, shapeErrorf("%s: operand must be f32, got %s", info.Name, a.Type)
 		}
-	case OpSoftMax:
-		if a.Type != runtime.F32 {
+	case ops.SoftMax:
+		if a.Type != tensor.F32 {
 			return nil, shapeErrorf("soft_max: operand must be f32, got %s", a.Type)
 		}
 		if b != nil {
-			if b.Type == runtime.I32 {
+			if b.Type == tensor.I32 {
 				return nil, shapeErrorf("soft_max: mask must be f32 or f16, got %s", b.Type)
 			}
 			if !Equal(b.Ne[0], a.Ne[0]) || b.Ne[1].Max() < a.Ne[1].Max() {
 				return nil, shapeErrorf("soft_max: mask %s does not cover %s", b.ShapeString(), a.ShapeString())
 			}
 		}
-	case OpRope:
-		if b.Type != runtime.I32 || !Equal(b.Ne[0], a.Ne[2]) {
+	case ops.Rope:
+		if b.Type != tensor.I32 || !Equal(b.Ne[0], a.Ne[2]) {
 			return nil, shapeErrorf("rope: positions must be i32[%s], got %s%s", a.Ne[2], b.Type, b.ShapeString())
 		}
-		if a.Type != runtime.F32 {
+		if a.Type != tensor.F32 {
 			return nil, shapeErrorf("rope: operand must be f32, got %s", a.Type)
 		}
 		p := args.Params.Rope
 		if p.NDims <= 0 || p.NDims%2 != 0 || int64(p.NDims) > a.Ne[0].Max() {
 			return nil, shapeErrorf("rope: n_dims = %d must be even, positive and at most ne0 = %s", p.NDims, a.Ne[0])
 		}
-	case OpCpy:
+	case ops.Cpy:
 		if !Equal(a.NElem(), b.NElem()) {
 			return nil, shapeErrorf("cpy: %s and %s have different element counts", a.ShapeString(), b.ShapeString())
 		}
-		if (a.Type == runtime.I32) != (b.Type == runtime.I32) {
+		if (a.Type == tensor.I32) != (b.Type == tensor.I32) {
 			return nil, shapeErrorf("cpy: cannot convert %s to %s", a.Type, b.Type)
 		}
 		dt, ne, nb = b.Type, b.Ne, b.Nb
 		view, offs = b.Root(), viewOffs(b)
-	case OpCont:
+	case ops.Cont:
 		if len(args.Ne) > 0 {
 			ne = pad4(args.Ne)
 			if !Equal(Mul(Mul(ne[0], ne[1]), Mul(ne[2], ne[3])), a.NElem()) {
 				return nil, shapeErrorf("cont: %s has %s elements, not as many as %s", a.ShapeString(), a.NElem(), shapeString(ne))
 			}
 		}
-	case OpReshape:
+	case ops.Reshape:
 		ne = pad4(args.Ne)
 		if !a.Contiguous() {
 			return nil, shapeErrorf("reshape: %s is not contiguous (use cont first)", a.Name)
@@ -197,7 +198,7 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 			return nil, shapeErrorf("reshape: %s has %s elements, %s has %s", a.ShapeString(), a.NElem(), shapeString(ne), Mul(Mul(ne[0], ne[1]), Mul(ne[2], ne[3])))
 		}
 		view, offs = a.Root(), viewOffs(a)
-	case OpView:
+	case ops.View:
 		ne = pad4(args.Ne)
 		nb = contiguousStrides(a.Type, ne)
 		// ggml_view_Nd: given strides, then each further stride spans the
@@ -213,7 +214,7 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 			return nil, err
 		}
 		view, offs = a.Root(), Add(viewOffs(a), args.Offset)
-	case OpPermute:
+	case ops.Permute:
 		ax := args.Params.Axes
 		var seen [4]bool
 		for _, x := range ax {
@@ -227,7 +228,7 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 			nb[ax[i]] = a.Nb[i]
 		}
 		view, offs = a.Root(), viewOffs(a)
-	case OpTranspose:
+	case ops.Transpose:
 		ne = [4]*Expr{a.Ne[1], a.Ne[0], a.Ne[2], a.Ne[3]}
 		nb = [4]*Expr{a.Nb[1], a.Nb[0], a.Nb[2], a.Nb[3]}
 		view, offs = a.Root(), viewOffs(a)
@@ -253,13 +254,13 @@ func (g *Graph) NewOp(op Op, name string, srcs []*Tensor, args Args, pos Pos) (*
 // checkTypes rejects quantized and bf16 operands where graphc's kernels
 // (like most of ggml's) do not take them: they may be matrix weights,
 // embedding tables, and viewed.
-func checkTypes(op Op, srcs []*Tensor) error {
+func checkTypes(op ops.Op, srcs []*Tensor) error {
 	for i, s := range srcs {
-		if !s.Type.Quantized() && s.Type != runtime.BF16 {
+		if !s.Type.Quantized() && s.Type != tensor.BF16 {
 			continue
 		}
 		switch {
-		case (op == OpMulMat || op == OpGetRows) && i == 0:
+		case (op == ops.MulMat || op == ops.GetRows) && i == 0:
 		case op.IsView():
 			if bs := int64(s.Type.BlockSize()); bs > 1 && s.Ne[0].Max()%bs != 0 {
 				return shapeErrorf("%s: %s rows of %s are not whole %s blocks of %d", op, s.Type, s.Ne[0], s.Type, bs)
@@ -290,7 +291,7 @@ func divides(x, y *Expr) bool {
 
 func needFloat(op string, ts ...*Tensor) error {
 	for _, t := range ts {
-		if t.Type == runtime.I32 {
+		if t.Type == tensor.I32 {
 			return shapeErrorf("%s: operands must be f32 or f16, %s is i32", op, t.Name)
 		}
 	}

@@ -1,6 +1,6 @@
 // Package ir is graphc's graph: tensors with ggml's layout conventions
 // (ne[0] fastest, nb strides in bytes, views over a source's memory at an
-// offset), the op table, symbolic dims with upper bounds, shape inference,
+// offset), symbolic dims with upper bounds, shape inference,
 // the node order ggml_build_forward_expand would produce, the scheduling
 // annotations the passes fill in (backend, cause, splits, buffer offsets),
 // Verify, and a deterministic text form used by golden tests.

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // FillExpr computes the deterministic value of an input element from its
@@ -25,7 +25,7 @@ type FillExpr struct {
 // indices. Generated programs and internal/interp both fill by it, so that
 // their runs see the same inputs.
 func DefaultFill(t DType) *FillExpr {
-	if t == runtime.I32 {
+	if t == tensor.I32 {
 		return &FillExpr{Op: "num"}
 	}
 	i := &FillExpr{Op: "var", Var: "i"}

@@ -3,6 +3,8 @@ package ir
 import (
 	"fmt"
 	"strings"
+
+	"github.com/graphc/graphc/ops"
 )
 
 // Format prints the graph deterministically, one declaration or node per
@@ -54,7 +56,7 @@ func (g *Graph) Format() string {
 			srcs[k] = s.Name
 		}
 		fmt.Fprintf(&b, "%s = %s(%s)%s: %s%s", t.Name, t.Op, strings.Join(srcs, ", "), t.paramString(), t.Type, t.ShapeString())
-		if !t.Contiguous() || t.Op == OpView {
+		if !t.Contiguous() || t.Op == ops.View {
 			fmt.Fprintf(&b, " nb%s", shapeString(t.Nb))
 		}
 		if t.ViewSrc != nil {
@@ -155,27 +157,7 @@ func (g *Graph) annotations(t *Tensor) string {
 func (t *Tensor) paramString() string {
 	var s strings.Builder
 	for _, p := range t.Op.Info().Params {
-		s.WriteString(" " + p.format(&t.Params))
+		s.WriteString(" " + p.Format(&t.Params))
 	}
 	return s.String()
-}
-
-// format prints p's value in params as "key=value"; rope prints the
-// parameters that tell its variants apart.
-func (p Param) format(params *Params) string {
-	switch p.Field {
-	case ParamEps:
-		return fmt.Sprintf("%s=%g", p.Key, params.Eps)
-	case ParamScale:
-		return fmt.Sprintf("%s=%g", p.Key, params.Scale)
-	case ParamMaxBias:
-		return fmt.Sprintf("%s=%g", p.Key, params.MaxBias)
-	case ParamRope:
-		r := params.Rope
-		return fmt.Sprintf("n_dims=%d mode=%d freq_base=%g freq_scale=%g", r.NDims, r.Mode, r.FreqBase, r.FreqScale)
-	case ParamAxes:
-		a := params.Axes
-		return fmt.Sprintf("%s=%d,%d,%d,%d", p.Key, a[0], a[1], a[2], a[3])
-	}
-	panic(fmt.Sprintf("BUG: parameter %s: field %d has no format in Param.format (ir/format.go)", p.Key, p.Field))
 }

@@ -1,6 +1,8 @@
 package ir
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/runtime/engine"
+)
 
 // Graph is a model: its dims, declared tensors and the computation, in the
 // node order ggml_build_forward_expand produces, plus the scheduling
@@ -14,7 +16,7 @@ type Graph struct {
 
 	// Meta are the weights-file metadata values the model was compiled
 	// for (the DSL's meta(…)), each key once, in first-use order.
-	Meta []runtime.Meta
+	Meta []engine.Meta
 
 	// Declared tensors in declaration order. Weights and states together, in
 	// declaration order, define the ggml fill index of each (Params).

@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 func TestExprFolding(t *testing.T) {
@@ -41,13 +42,13 @@ func buildChain(t *testing.T) (*ir.Graph, *ir.Tensor) {
 	g := ir.NewGraph("t.g")
 	n := &ir.Dim{Name: "n", Bound: 4, Bounded: true}
 	g.Dims = append(g.Dims, n)
-	x := must(g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(8), ir.DimRef(n)}, ir.Pos{}))(t)
-	w := must(g.NewLeaf(ir.KindWeight, "w", runtime.F32, []*ir.Expr{ir.Const(8), ir.Const(16)}, ir.Pos{}))(t)
-	b := must(g.NewLeaf(ir.KindWeight, "b", runtime.F32, []*ir.Expr{ir.Const(16)}, ir.Pos{}))(t)
-	mm := must(g.NewOp(ir.OpMulMat, "mm", []*ir.Tensor{w, x}, ir.Args{}, ir.Pos{}))(t)
-	add := must(g.NewOp(ir.OpAdd, "add", []*ir.Tensor{mm, b}, ir.Args{}, ir.Pos{}))(t)
-	tr := must(g.NewOp(ir.OpTranspose, "tr", []*ir.Tensor{add}, ir.Args{}, ir.Pos{}))(t)
-	out := must(g.NewOp(ir.OpCont, "out", []*ir.Tensor{tr}, ir.Args{}, ir.Pos{}))(t)
+	x := must(g.NewLeaf(ir.KindInput, "x", tensor.F32, []*ir.Expr{ir.Const(8), ir.DimRef(n)}, ir.Pos{}))(t)
+	w := must(g.NewLeaf(ir.KindWeight, "w", tensor.F32, []*ir.Expr{ir.Const(8), ir.Const(16)}, ir.Pos{}))(t)
+	b := must(g.NewLeaf(ir.KindWeight, "b", tensor.F32, []*ir.Expr{ir.Const(16)}, ir.Pos{}))(t)
+	mm := must(g.NewOp(ops.MulMat, "mm", []*ir.Tensor{w, x}, ir.Args{}, ir.Pos{}))(t)
+	add := must(g.NewOp(ops.Add, "add", []*ir.Tensor{mm, b}, ir.Args{}, ir.Pos{}))(t)
+	tr := must(g.NewOp(ops.Transpose, "tr", []*ir.Tensor{add}, ir.Args{}, ir.Pos{}))(t)
+	out := must(g.NewOp(ops.Cont, "out", []*ir.Tensor{tr}, ir.Args{}, ir.Pos{}))(t)
 	return g, out
 }
 
@@ -95,22 +96,22 @@ func TestShapesAndOrder(t *testing.T) {
 
 func TestShapeErrors(t *testing.T) {
 	g := ir.NewGraph("t.g")
-	a := must(g.NewLeaf(ir.KindInput, "a", runtime.F32, []*ir.Expr{ir.Const(4), ir.Const(3)}, ir.Pos{}))(t)
-	b := must(g.NewLeaf(ir.KindInput, "b", runtime.F32, []*ir.Expr{ir.Const(5), ir.Const(3)}, ir.Pos{}))(t)
-	i := must(g.NewLeaf(ir.KindInput, "i", runtime.F32, []*ir.Expr{ir.Const(3)}, ir.Pos{}))(t)
+	a := must(g.NewLeaf(ir.KindInput, "a", tensor.F32, []*ir.Expr{ir.Const(4), ir.Const(3)}, ir.Pos{}))(t)
+	b := must(g.NewLeaf(ir.KindInput, "b", tensor.F32, []*ir.Expr{ir.Const(5), ir.Const(3)}, ir.Pos{}))(t)
+	i := must(g.NewLeaf(ir.KindInput, "i", tensor.F32, []*ir.Expr{ir.Const(3)}, ir.Pos{}))(t)
 	for _, tc := range []struct {
-		op   ir.Op
+		op   ops.Op
 		srcs []*ir.Tensor
 		args ir.Args
 		want string
 	}{
-		{ir.OpMulMat, []*ir.Tensor{a, b}, ir.Args{}, "mul_mat: inner dims differ: [4, 3] has ne0 = 4, [5, 3] has ne0 = 5"},
-		{ir.OpAdd, []*ir.Tensor{a, b}, ir.Args{}, "add: [5, 3] cannot be repeated to [4, 3]"},
-		{ir.OpGetRows, []*ir.Tensor{a, i}, ir.Args{}, "get_rows: indices must be i32, got f32"},
-		{ir.OpReshape, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{ir.Const(5)}}, "reshape: [4, 3] has 12 elements, [5] has 5"},
-		{ir.OpView, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{ir.Const(8)}, Offset: ir.Const(24)}, "view: bytes [24, 56) exceed a's 48 bytes"},
-		{ir.OpPermute, []*ir.Tensor{a}, ir.Args{Params: ir.Params{Axes: [4]int{0, 0, 1, 2}}}, "permute: axes [0 0 1 2] are not a permutation of 0..3"},
-		{ir.OpRelu, nil, ir.Args{}, "relu takes 1..1 tensor operands, got 0"},
+		{ops.MulMat, []*ir.Tensor{a, b}, ir.Args{}, "mul_mat: inner dims differ: [4, 3] has ne0 = 4, [5, 3] has ne0 = 5"},
+		{ops.Add, []*ir.Tensor{a, b}, ir.Args{}, "add: [5, 3] cannot be repeated to [4, 3]"},
+		{ops.GetRows, []*ir.Tensor{a, i}, ir.Args{}, "get_rows: indices must be i32, got f32"},
+		{ops.Reshape, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{ir.Const(5)}}, "reshape: [4, 3] has 12 elements, [5] has 5"},
+		{ops.View, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{ir.Const(8)}, Offset: ir.Const(24)}, "view: bytes [24, 56) exceed a's 48 bytes"},
+		{ops.Permute, []*ir.Tensor{a}, ir.Args{Params: ops.Params{Axes: [4]int{0, 0, 1, 2}}}, "permute: axes [0 0 1 2] are not a permutation of 0..3"},
+		{ops.Relu, nil, ir.Args{}, "relu takes 1..1 tensor operands, got 0"},
 	} {
 		_, err := g.NewOp(tc.op, "x", tc.srcs, tc.args, ir.Pos{})
 		if err == nil || err.Error() != tc.want {
@@ -121,16 +122,16 @@ func TestShapeErrors(t *testing.T) {
 
 func TestViewStridesFollowGGML(t *testing.T) {
 	g := ir.NewGraph("t.g")
-	c := must(g.NewLeaf(ir.KindState, "cache", runtime.F16, []*ir.Expr{ir.Const(1024)}, ir.Pos{}))(t)
+	c := must(g.NewLeaf(ir.KindState, "cache", tensor.F16, []*ir.Expr{ir.Const(1024)}, ir.Pos{}))(t)
 	// ggml_view_2d: nb[2] = nb[1]*ne1, nb[3] = nb[2].
-	v := must(g.NewOp(ir.OpView, "v", []*ir.Tensor{c}, ir.Args{Ne: []*ir.Expr{ir.Const(8), ir.Const(64)}, Nb: []*ir.Expr{ir.Const(32)}, Offset: ir.Const(16)}, ir.Pos{}))(t)
+	v := must(g.NewOp(ops.View, "v", []*ir.Tensor{c}, ir.Args{Ne: []*ir.Expr{ir.Const(8), ir.Const(64)}, Nb: []*ir.Expr{ir.Const(32)}, Offset: ir.Const(16)}, ir.Pos{}))(t)
 	if got := [4]string{v.Nb[0].String(), v.Nb[1].String(), v.Nb[2].String(), v.Nb[3].String()}; got != [4]string{"2", "32", "2048", "2048"} {
 		t.Errorf("nb %v", got)
 	}
-	src := must(g.NewLeaf(ir.KindInput, "k", runtime.F32, []*ir.Expr{ir.Const(8), ir.Const(64)}, ir.Pos{}))(t)
-	tr := must(g.NewOp(ir.OpTranspose, "kT", []*ir.Tensor{src}, ir.Args{}, ir.Pos{}))(t)
-	cp := must(g.NewOp(ir.OpCpy, "cp", []*ir.Tensor{tr, v}, ir.Args{}, ir.Pos{}))(t)
-	if cp.ViewSrc != c || cp.ViewOffs.String() != "16" || cp.Type != runtime.F16 {
+	src := must(g.NewLeaf(ir.KindInput, "k", tensor.F32, []*ir.Expr{ir.Const(8), ir.Const(64)}, ir.Pos{}))(t)
+	tr := must(g.NewOp(ops.Transpose, "kT", []*ir.Tensor{src}, ir.Args{}, ir.Pos{}))(t)
+	cp := must(g.NewOp(ops.Cpy, "cp", []*ir.Tensor{tr, v}, ir.Args{}, ir.Pos{}))(t)
+	if cp.ViewSrc != c || cp.ViewOffs.String() != "16" || cp.Type != tensor.F16 {
 		t.Errorf("cpy result is a view of its destination: %v %s %s", cp.ViewSrc, cp.ViewOffs, cp.Type)
 	}
 }
@@ -187,18 +188,18 @@ func TestVerifyCatchesPacking(t *testing.T) {
 // reading one activation through weights their backend packs.
 func TestVerifyCatchesGroups(t *testing.T) {
 	g := ir.NewGraph("t.g")
-	x := must(g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(32)}, ir.Pos{}))(t)
-	y := must(g.NewLeaf(ir.KindInput, "y", runtime.F32, []*ir.Expr{ir.Const(32)}, ir.Pos{}))(t)
+	x := must(g.NewLeaf(ir.KindInput, "x", tensor.F32, []*ir.Expr{ir.Const(32)}, ir.Pos{}))(t)
+	y := must(g.NewLeaf(ir.KindInput, "y", tensor.F32, []*ir.Expr{ir.Const(32)}, ir.Pos{}))(t)
 	var ws []*ir.Tensor
 	for _, name := range []string{"w1", "w2", "w3"} {
-		w := must(g.NewLeaf(ir.KindWeight, name, runtime.Q4_0, []*ir.Expr{ir.Const(32), ir.Const(16)}, ir.Pos{}))(t)
+		w := must(g.NewLeaf(ir.KindWeight, name, tensor.Q4_0, []*ir.Expr{ir.Const(32), ir.Const(16)}, ir.Pos{}))(t)
 		ws = append(ws, w)
 	}
-	m1 := must(g.NewOp(ir.OpMulMat, "m1", []*ir.Tensor{ws[0], x}, ir.Args{}, ir.Pos{}))(t)
-	m2 := must(g.NewOp(ir.OpMulMat, "m2", []*ir.Tensor{ws[1], x}, ir.Args{}, ir.Pos{}))(t)
-	m3 := must(g.NewOp(ir.OpMulMat, "m3", []*ir.Tensor{ws[2], y}, ir.Args{}, ir.Pos{}))(t)
-	s := must(g.NewOp(ir.OpAdd, "s", []*ir.Tensor{m1, m2}, ir.Args{}, ir.Pos{}))(t)
-	out := must(g.NewOp(ir.OpAdd, "out", []*ir.Tensor{s, m3}, ir.Args{}, ir.Pos{}))(t)
+	m1 := must(g.NewOp(ops.MulMat, "m1", []*ir.Tensor{ws[0], x}, ir.Args{}, ir.Pos{}))(t)
+	m2 := must(g.NewOp(ops.MulMat, "m2", []*ir.Tensor{ws[1], x}, ir.Args{}, ir.Pos{}))(t)
+	m3 := must(g.NewOp(ops.MulMat, "m3", []*ir.Tensor{ws[2], y}, ir.Args{}, ir.Pos{}))(t)
+	s := must(g.NewOp(ops.Add, "s", []*ir.Tensor{m1, m2}, ir.Args{}, ir.Pos{}))(t)
+	out := must(g.NewOp(ops.Add, "out", []*ir.Tensor{s, m3}, ir.Args{}, ir.Pos{}))(t)
 	g.Expand(out)
 	g.SetOrder(g.Leafs, []*ir.Tensor{m1, m2, m3, s, out})
 	g.Backends = []*ir.Backend{{Name: "cpu"}}

@@ -1,5 +1,7 @@
 package ir
 
+import "github.com/graphc/graphc/ops"
+
 // Helpers the scheduling passes, Verify and trace importers share: where a
 // tensor's bytes live, and building graphs whose order is given rather than
 // derived.
@@ -23,7 +25,7 @@ func (g *Graph) SetOrder(leafs, nodes []*Tensor) {
 // its own). It is a member of the graph, in neither Leafs nor Nodes: the
 // split that imports it lists it.
 func (g *Graph) NewCopy(of *Tensor, name string, backend int) *Tensor {
-	t := g.newTensor(name, OpNone, nil, of.Type, of.Ne, of.Pos)
+	t := g.newTensor(name, ops.None, nil, of.Type, of.Ne, of.Pos)
 	t.Nb = of.Nb
 	t.Kind = KindCopy
 	t.CopyOf = of

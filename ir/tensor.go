@@ -3,11 +3,12 @@ package ir
 import (
 	"fmt"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 // DType is an element type (shared with the runtime, which lays it out).
-type DType = runtime.DType
+type DType = tensor.DType
 
 // Pos is a source position, kept from the DSL through every pass so
 // diagnostics point at the user's text.
@@ -38,27 +39,17 @@ var kindNames = [...]string{KindNode: "node", KindInput: "input", KindWeight: "w
 
 func (k Kind) String() string { return kindNames[k] }
 
-// Params are an op's scalar parameters (ggml's op_params); each op reads
-// only its own fields.
-type Params struct {
-	Eps     float32            // rms_norm, norm
-	Scale   float32            // scale, soft_max
-	MaxBias float32            // soft_max
-	Rope    runtime.RopeParams // rope
-	Axes    [4]int             // permute: source dim i goes to Axes[i]
-}
-
 // Tensor is a leaf or a node of the graph.
 type Tensor struct {
 	ID     int // index in Graph.Tensors, stable and in creation order
 	Name   string
 	Kind   Kind
-	Op     Op
+	Op     ops.Op
 	Src    []*Tensor
 	Type   DType
 	Ne     [4]*Expr // elements per dim, ne[0] fastest
 	Nb     [4]*Expr // strides in bytes
-	Params Params
+	Params ops.Params
 	Pos    Pos
 
 	// ViewSrc is the tensor whose memory a view (or a cpy result) lives
@@ -104,7 +95,7 @@ type Packing struct {
 	Bytes   int64
 	// Sole: the copy is the weight's only reader (no other op, view or
 	// split input reads it), so once the copy is made the weight's own
-	// memory can leave RAM (runtime.ReleasePages).
+	// memory can leave RAM (engine.ReleasePages).
 	Sole bool
 }
 
@@ -113,7 +104,7 @@ func (t *Tensor) IsPacked() bool { return t.Packed.Bytes > 0 }
 
 // IsLeaf mirrors ggml: a tensor with no op is a leaf, everything else
 // (views included) is a node.
-func (t *Tensor) IsLeaf() bool { return t.Op == OpNone }
+func (t *Tensor) IsLeaf() bool { return t.Op == ops.None }
 
 // IsView reports whether t's memory belongs to another tensor.
 func (t *Tensor) IsView() bool { return t.ViewSrc != nil }

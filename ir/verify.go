@@ -3,6 +3,8 @@ package ir
 import (
 	"errors"
 	"fmt"
+
+	"github.com/graphc/graphc/ops"
 )
 
 // Verify checks the graph's structural invariants, and those of the plan as
@@ -78,7 +80,7 @@ func (g *Graph) Verify() error {
 func (g *Graph) verifyPacked(bad func(string, ...any)) {
 	readers := map[*Tensor]map[int]bool{}
 	for _, t := range g.Nodes {
-		if t.Op == OpMulMat && len(t.Src) > 0 {
+		if t.Op == ops.MulMat && len(t.Src) > 0 {
 			if readers[t.Src[0]] == nil {
 				readers[t.Src[0]] = map[int]bool{}
 			}
@@ -123,7 +125,7 @@ func (g *Graph) verifyGroups(bad func(string, ...any)) {
 		split := splitOf(i)
 		for j, m := range g.Nodes[i : i+t.Group] {
 			switch {
-			case m.Op != OpMulMat || m.Src[1] != t.Src[1] || m.Backend != t.Backend:
+			case m.Op != ops.MulMat || m.Src[1] != t.Src[1] || m.Backend != t.Backend:
 				bad("%s in %s's group: %s reading %s on backend %d, want mul_mat reading %s on %d", m.Name, t.Name, m.Op, m.Src[min(1, len(m.Src)-1)].Name, m.Backend, t.Src[1].Name, t.Backend)
 			case m.Src[0].Packed.Bytes == 0 || m.Src[0].Packed.Backend != t.Backend:
 				bad("%s in %s's group reads %s, which its backend does not pack", m.Name, t.Name, m.Src[0].Name)

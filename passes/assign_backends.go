@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 )
 
 // assignBackends is the first scheduling pass: it places every tensor whose
@@ -108,7 +109,7 @@ func backendFromCur(g *ir.Graph, pc *Context, t *ir.Tensor) (b int, cause, why s
 		return last, "1.inp", "graph inputs start on the last backend", nil
 	}
 	// ggml also exempts FLASH_ATTN_EXT, which graphc does not have.
-	if t.Op == ir.OpRope {
+	if t.Op == ops.Rope {
 		return -1, "", "", nil
 	}
 	for i, s := range t.Src {

@@ -4,7 +4,8 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 func TestAssignBackends(t *testing.T) {
@@ -28,9 +29,9 @@ func TestAssignBackends(t *testing.T) {
 		opts: caseOptions{Backends: []string{"gpu", "cpu"}},
 		build: func(b *builder) {
 			w := b.weight("gpu", "rot.weight", 16, 4, 8)
-			pos := b.input("pos", runtime.I32, 8)
-			b.out(b.op(ir.OpRope, "roped", ir.Args{Params: ir.Params{Rope: runtime.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1}}}, w, pos))
-			b.out(b.mulMat("mm", w, b.input("x", runtime.F32, 16, 2, 8)))
+			pos := b.input("pos", tensor.I32, 8)
+			b.out(b.op(ops.Rope, "roped", ir.Args{Params: ops.Params{Rope: ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1}}}, w, pos))
+			b.out(b.mulMat("mm", w, b.input("x", tensor.F32, 16, 2, 8)))
 		},
 	}, {
 		name: "host_weights_blas",
@@ -44,9 +45,9 @@ func TestAssignBackends(t *testing.T) {
 		doc:  "A node or input with a placement is a user override (usr), kept as is; a weight's placement only says where its buffer is.",
 		opts: caseOptions{Backends: []string{"gpu", "cpu"}},
 		build: func(b *builder) {
-			x := b.on("gpu", b.input("x", runtime.F32, 32, 4))
+			x := b.on("gpu", b.input("x", tensor.F32, 32, 4))
 			h := b.on("cpu", b.mulMat("mm", b.weight("gpu", "w", 32, 64), x))
-			b.out(b.on("gpu", b.unary(ir.OpRelu, "relu", h)))
+			b.out(b.on("gpu", b.unary(ops.Relu, "relu", h)))
 		},
 	}, {
 		name: "op_offload",
@@ -67,7 +68,7 @@ func TestAssignBackends(t *testing.T) {
 		doc:  "An op on a weight that no backend reading the weight's buffer supports: ggml records 1.wgt0 and leaves the op unassigned for the later passes.",
 		opts: caseOptions{Backends: []string{"gpu", "cpu"}, Reject: map[string][]string{"gpu": {"mul_mat"}}},
 		build: func(b *builder) {
-			b.out(b.mulMat("mm", b.weight("gpu", "w", 32, 64), b.input("x", runtime.F32, 32, 4)))
+			b.out(b.mulMat("mm", b.weight("gpu", "w", 32, 64), b.input("x", tensor.F32, 32, 4)))
 		},
 	}, {
 		name: "error_prealloc_unsupported",

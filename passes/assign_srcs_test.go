@@ -4,7 +4,8 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 func TestAssignSrcs(t *testing.T) {
@@ -20,7 +21,7 @@ func TestAssignSrcs(t *testing.T) {
 		doc:  "A leaf that is neither a weight nor an input (ggml: a tensor without a buffer) goes where its first consumer is (4.cur).",
 		opts: caseOptions{Backends: []string{"gpu", "cpu"}},
 		build: func(b *builder) {
-			x := b.input("x", runtime.F32, 64, 4)
+			x := b.input("x", tensor.F32, 64, 4)
 			h := b.mulMat("mm", b.weight("gpu", "w", 64, 64), x)
 			b.out(b.add("biased", h, b.leaf("bias", 64)))
 		},
@@ -30,8 +31,8 @@ func TestAssignSrcs(t *testing.T) {
 		opts: caseOptions{Backends: []string{"gpu", "cpu"}},
 		build: func(b *builder) {
 			l := b.leaf("table", 64, 4)
-			v := b.op(ir.OpReshape, "table_3d", ir.Args{Ne: dims([]int64{16, 4, 4})}, l)
-			b.out(b.unary(ir.OpRelu, "relu", v))
+			v := b.op(ops.Reshape, "table_3d", ir.Args{Ne: dims([]int64{16, 4, 4})}, l)
+			b.out(b.unary(ops.Relu, "relu", v))
 		},
 	}, {
 		name: "error_no_backend",

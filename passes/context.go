@@ -3,13 +3,13 @@ package passes
 import (
 	"fmt"
 
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
 )
 
 // Backend is a target backend as the passes see it: the plan's static
 // description plus the capability queries, answered either from a
-// runtime.Description or from a recorded ggml trace.
+// backend.Description or from a recorded ggml trace.
 type Backend struct {
 	ir.Backend
 	Device string // "CPU", "GPU" or "ACCEL"
@@ -21,16 +21,16 @@ type Backend struct {
 	// OffloadOp reports whether the backend wants node t although its
 	// weight is in host memory. Nil means never.
 	OffloadOp func(t *ir.Tensor) bool
-	// Parts: the backend runs parallel regions (runtime.Description.Parts).
+	// Parts: the backend runs parallel regions (backend.Description.Parts).
 	Parts bool
 	// PackWeight is, for node t reading a weight as its source 0, the
 	// bytes of the packed copy of that weight the backend would read
-	// instead (runtime.Description.PackWeight); 0: the weight as it is.
+	// instead (backend.Description.PackWeight); 0: the weight as it is.
 	// Nil means never.
 	PackWeight func(t *ir.Tensor) int64
 	// GroupProducts is the most products of packed weights sharing an
 	// activation the backend runs as one call
-	// (runtime.Description.GroupProducts); 0: none.
+	// (backend.Description.GroupProducts); 0: none.
 	GroupProducts int
 }
 
@@ -38,8 +38,8 @@ type Backend struct {
 // others lists every buffer type of the target, so that name lookups in
 // SupportsBufferType can be answered; minBatch overrides the backend's
 // offload threshold when positive.
-func FromDescription(d *runtime.Description, others []runtime.BufferType, minBatch int) *Backend {
-	bufts := map[string]runtime.BufferType{}
+func FromDescription(d *backend.Description, others []backend.BufferType, minBatch int) *Backend {
+	bufts := map[string]backend.BufferType{}
 	for _, b := range others {
 		bufts[b.Name] = b
 	}
@@ -70,10 +70,10 @@ func FromDescription(d *runtime.Description, others []runtime.BufferType, minBat
 }
 
 // Query describes node t to a backend, shapes at the dims' bounds.
-func Query(t *ir.Tensor) *runtime.OpQuery {
-	q := &runtime.OpQuery{Op: t.Op.String(), Type: t.Type, Ne: bounds(t.Ne)}
+func Query(t *ir.Tensor) *backend.OpQuery {
+	q := &backend.OpQuery{Op: t.Op, Type: t.Type, Ne: bounds(t.Ne)}
 	for _, s := range t.Src {
-		q.Src = append(q.Src, runtime.OpSrc{Type: s.Type, Ne: bounds(s.Ne), Nb: bounds(s.Nb), Contiguous: s.Contiguous()})
+		q.Src = append(q.Src, backend.OpSrc{Type: s.Type, Ne: bounds(s.Ne), Nb: bounds(s.Nb), Contiguous: s.Contiguous()})
 	}
 	return q
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 )
 
 // OpCost is what running nodes costs on one backend, in nanoseconds: a
@@ -114,11 +115,11 @@ func (m *CostModel) copyCost(from, to *Backend) CopyCost {
 
 // NodeNs estimates node t on backend b; views run nowhere and cost nothing.
 func (m *CostModel) NodeNs(t *ir.Tensor, b *Backend) float64 {
-	if t.Op.IsView() || t.Op == ir.OpNone {
+	if t.Op.IsView() || t.Op == ops.None {
 		return 0
 	}
 	c := m.op(b)
-	if t.Op == ir.OpMulMat && len(t.Src) == 2 {
+	if t.Op == ops.MulMat && len(t.Src) == 2 {
 		k := t.Src[0].Ne[0].AtBounds()
 		return c.NodeNs + c.NsPerFlop*2*float64(k)*float64(elems(t))
 	}

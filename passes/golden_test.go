@@ -15,9 +15,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -69,7 +70,7 @@ func fakeBackend(name string, reject []string) *passes.Backend {
 	switch name {
 	case "gpu", "gpu1":
 		b.OffloadOp = func(t *ir.Tensor) bool {
-			return (t.Op == ir.OpMulMat || t.Op == ir.OpAdd) && t.Ne[1].AtBounds() >= 32
+			return (t.Op == ops.MulMat || t.Op == ops.Add) && t.Ne[1].AtBounds() >= 32
 		}
 	case "uma":
 		b.SupportsBufferType = func(bt string) bool { return bt == "uma" || bt == "cpu" }
@@ -82,7 +83,7 @@ func fakeBackend(name string, reject []string) *passes.Backend {
 			if t.IsLeaf() || t.Op.IsView() {
 				return true
 			}
-			return t.Op == ir.OpMulMat && t.Ne[0].AtBounds() >= 32 && t.Ne[1].AtBounds() >= 32 && t.Src[1].Ne[0].AtBounds() >= 32
+			return t.Op == ops.MulMat && t.Ne[0].AtBounds() >= 32 && t.Ne[1].AtBounds() >= 32 && t.Src[1].Ne[0].AtBounds() >= 32
 		}
 	case "cpu":
 		b.Host, b.Device, b.Parts = true, "CPU", true
@@ -116,13 +117,13 @@ func dims(ne []int64) []*ir.Expr {
 
 // weight declares an f32 weight in the buffer of backend on ("" = the last).
 func (b *builder) weight(on, name string, ne ...int64) *ir.Tensor {
-	t := mustLeaf(b.g.NewLeaf(ir.KindWeight, name, runtime.F32, dims(ne), b.pos()))
+	t := mustLeaf(b.g.NewLeaf(ir.KindWeight, name, tensor.F32, dims(ne), b.pos()))
 	t.Placement = on
 	return t
 }
 
 // typed declares a weight of type dt in the buffer of backend on.
-func (b *builder) typed(on, name string, dt runtime.DType, ne ...int64) *ir.Tensor {
+func (b *builder) typed(on, name string, dt tensor.DType, ne ...int64) *ir.Tensor {
 	t := mustLeaf(b.g.NewLeaf(ir.KindWeight, name, dt, dims(ne), b.pos()))
 	t.Placement = on
 	return t
@@ -130,21 +131,21 @@ func (b *builder) typed(on, name string, dt runtime.DType, ne ...int64) *ir.Tens
 
 // state declares an f16 state (KV cache) in the buffer of backend on.
 func (b *builder) state(on, name string, ne ...int64) *ir.Tensor {
-	t := mustLeaf(b.g.NewLeaf(ir.KindState, name, runtime.F16, dims(ne), b.pos()))
+	t := mustLeaf(b.g.NewLeaf(ir.KindState, name, tensor.F16, dims(ne), b.pos()))
 	t.Placement = on
 	return t
 }
 
-func (b *builder) input(name string, dt runtime.DType, ne ...int64) *ir.Tensor {
+func (b *builder) input(name string, dt tensor.DType, ne ...int64) *ir.Tensor {
 	return mustLeaf(b.g.NewLeaf(ir.KindInput, name, dt, dims(ne), b.pos()))
 }
 
 // leaf declares a leaf in the compute buffer: neither input nor weight.
 func (b *builder) leaf(name string, ne ...int64) *ir.Tensor {
-	return mustLeaf(b.g.NewLeaf(ir.KindNode, name, runtime.F32, dims(ne), b.pos()))
+	return mustLeaf(b.g.NewLeaf(ir.KindNode, name, tensor.F32, dims(ne), b.pos()))
 }
 
-func (b *builder) op(op ir.Op, name string, args ir.Args, srcs ...*ir.Tensor) *ir.Tensor {
+func (b *builder) op(op ops.Op, name string, args ir.Args, srcs ...*ir.Tensor) *ir.Tensor {
 	b.t.Helper()
 	t, err := b.g.NewOp(op, name, srcs, args, b.pos())
 	if err != nil {
@@ -154,12 +155,12 @@ func (b *builder) op(op ir.Op, name string, args ir.Args, srcs ...*ir.Tensor) *i
 }
 
 func (b *builder) mulMat(name string, w, x *ir.Tensor) *ir.Tensor {
-	return b.op(ir.OpMulMat, name, ir.Args{}, w, x)
+	return b.op(ops.MulMat, name, ir.Args{}, w, x)
 }
 func (b *builder) add(name string, x, y *ir.Tensor) *ir.Tensor {
-	return b.op(ir.OpAdd, name, ir.Args{}, x, y)
+	return b.op(ops.Add, name, ir.Args{}, x, y)
 }
-func (b *builder) unary(op ir.Op, name string, x *ir.Tensor) *ir.Tensor {
+func (b *builder) unary(op ops.Op, name string, x *ir.Tensor) *ir.Tensor {
 	return b.op(op, name, ir.Args{}, x)
 }
 

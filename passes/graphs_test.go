@@ -2,7 +2,8 @@ package passes_test
 
 import (
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Graphs shared by the scheduling passes' golden cases, built like
@@ -12,13 +13,13 @@ import (
 // mlp is the traces' 3-layer MLP: layer 0's weights on backend on0, layers
 // 1 and 2's on on1 ("" = the last backend), batch tokens of width in.
 func mlp(b *builder, on0, on1 string, in, batch int64) {
-	x := b.input("mlp_in", runtime.F32, in, batch)
+	x := b.input("mlp_in", tensor.F32, in, batch)
 	h := b.mulMat("fc0_mm", b.weight(on0, "fc0.weight", in, 64), x)
 	h = b.add("fc0_add", h, b.weight(on0, "fc0.bias", 64))
-	h = b.unary(ir.OpRelu, "fc0_relu", h)
+	h = b.unary(ops.Relu, "fc0_relu", h)
 	h = b.mulMat("fc1_mm", b.weight(on1, "fc1.weight", 64, 64), h)
 	h = b.add("fc1_add", h, b.weight(on1, "fc1.bias", 64))
-	h = b.unary(ir.OpGelu, "fc1_gelu", h)
+	h = b.unary(ops.Gelu, "fc1_gelu", h)
 	h = b.mulMat("fc2_mm", b.weight(on1, "fc2.weight", 64, 16), h)
 	b.out(b.add("mlp_out", h, b.weight(on1, "fc2.bias", 16)))
 }
@@ -30,32 +31,32 @@ func mlp(b *builder, on0, on1 string, in, batch int64) {
 // views of the cache.
 func attention(b *builder, on, kv string) {
 	const nTok, nKV, kvHead = 8, 16, 8
-	tokens := b.input("inp_tokens", runtime.I32, nTok)
-	x := b.op(ir.OpGetRows, "inp_embd", ir.Args{}, b.weight("", "token_embd.weight", 64, 128), tokens)
-	n := b.op(ir.OpRMSNorm, "norm", ir.Args{Params: ir.Params{Eps: 1e-5}}, x)
-	n = b.op(ir.OpMul, "attn_norm", ir.Args{}, n, b.weight(on, "attn_norm.weight", 64))
-	pos := b.input("inp_pos", runtime.I32, nTok)
-	rope := ir.Params{Rope: runtime.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}}
+	tokens := b.input("inp_tokens", tensor.I32, nTok)
+	x := b.op(ops.GetRows, "inp_embd", ir.Args{}, b.weight("", "token_embd.weight", 64, 128), tokens)
+	n := b.op(ops.RMSNorm, "norm", ir.Args{Params: ops.Params{Eps: 1e-5}}, x)
+	n = b.op(ops.Mul, "attn_norm", ir.Args{}, n, b.weight(on, "attn_norm.weight", 64))
+	pos := b.input("inp_pos", tensor.I32, nTok)
+	rope := ops.Params{Rope: ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}}
 
 	cacheK := b.state(kv, "cache_k", 64, nKV)
 	cacheV := b.state(kv, "cache_v", nKV, 64)
 	k := b.mulMat("Kcur", b.weight(on, "attn_k.weight", 64, 64), n)
-	k = b.op(ir.OpReshape, "Kcur_3d", ir.Args{Ne: dims([]int64{16, 4, nTok})}, k)
-	k = b.op(ir.OpRope, "Kcur_rope", ir.Args{Params: rope}, k, pos)
-	kView := b.op(ir.OpView, "k_cache_view", ir.Args{Ne: dims([]int64{64 * nTok}), Offset: ir.Const(kvHead * 64 * 2)}, cacheK)
-	b.root(b.op(ir.OpCpy, "k_cache_cpy", ir.Args{}, k, kView))
+	k = b.op(ops.Reshape, "Kcur_3d", ir.Args{Ne: dims([]int64{16, 4, nTok})}, k)
+	k = b.op(ops.Rope, "Kcur_rope", ir.Args{Params: rope}, k, pos)
+	kView := b.op(ops.View, "k_cache_view", ir.Args{Ne: dims([]int64{64 * nTok}), Offset: ir.Const(kvHead * 64 * 2)}, cacheK)
+	b.root(b.op(ops.Cpy, "k_cache_cpy", ir.Args{}, k, kView))
 
-	kk := b.op(ir.OpView, "k", ir.Args{Ne: dims([]int64{16, nKV, 4}), Nb: dims([]int64{128, 32, 2048}), Offset: ir.Const(0)}, cacheK)
-	vv := b.op(ir.OpView, "v", ir.Args{Ne: dims([]int64{nKV, 16, 4}), Nb: dims([]int64{32, 512, 2048}), Offset: ir.Const(0)}, cacheV)
+	kk := b.op(ops.View, "k", ir.Args{Ne: dims([]int64{16, nKV, 4}), Nb: dims([]int64{128, 32, 2048}), Offset: ir.Const(0)}, cacheK)
+	vv := b.op(ops.View, "v", ir.Args{Ne: dims([]int64{nKV, 16, 4}), Nb: dims([]int64{32, 512, 2048}), Offset: ir.Const(0)}, cacheV)
 	q := b.mulMat("Qcur", b.weight(on, "attn_q.weight", 64, 64), n)
-	q = b.op(ir.OpReshape, "Qcur_3d", ir.Args{Ne: dims([]int64{16, 4, nTok})}, q)
-	q = b.op(ir.OpRope, "Qcur_rope", ir.Args{Params: rope}, q, pos)
-	q = b.op(ir.OpPermute, "q", ir.Args{Params: ir.Params{Axes: [4]int{0, 2, 1, 3}}}, q)
+	q = b.op(ops.Reshape, "Qcur_3d", ir.Args{Ne: dims([]int64{16, 4, nTok})}, q)
+	q = b.op(ops.Rope, "Qcur_rope", ir.Args{Params: rope}, q, pos)
+	q = b.op(ops.Permute, "q", ir.Args{Params: ops.Params{Axes: [4]int{0, 2, 1, 3}}}, q)
 	kq := b.mulMat("kq", kk, q)
-	kq = b.op(ir.OpSoftMax, "kq_soft_max", ir.Args{Params: ir.Params{Scale: 0.25}}, kq, b.input("KQ_mask", runtime.F32, nKV, nTok))
+	kq = b.op(ops.SoftMax, "kq_soft_max", ir.Args{Params: ops.Params{Scale: 0.25}}, kq, b.input("KQ_mask", tensor.F32, nKV, nTok))
 	kqv := b.mulMat("kqv", vv, kq)
-	kqv = b.op(ir.OpPermute, "kqv_merged", ir.Args{Params: ir.Params{Axes: [4]int{0, 2, 1, 3}}}, kqv)
-	kqv = b.op(ir.OpCont, "kqv_merged_cont", ir.Args{Ne: dims([]int64{64, nTok})}, kqv)
+	kqv = b.op(ops.Permute, "kqv_merged", ir.Args{Params: ops.Params{Axes: [4]int{0, 2, 1, 3}}}, kqv)
+	kqv = b.op(ops.Cont, "kqv_merged_cont", ir.Args{Ne: dims([]int64{64, nTok})}, kqv)
 	out := b.mulMat("attn_out", b.weight(on, "attn_output.weight", 64, 64), kqv)
 	b.out(b.add("ffn_inp", out, x))
 }

@@ -2,6 +2,7 @@ package passes
 
 import (
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 )
 
 // groupProducts gathers the mul_mats of a split that read one activation
@@ -35,7 +36,7 @@ func groupProducts(g *ir.Graph, pc *Context) error {
 		t.Group = 0
 	}
 	groupable := func(t *ir.Tensor) bool {
-		if t.Op != ir.OpMulMat || t.Backend < 0 || pc.Backends[t.Backend].GroupProducts < 2 {
+		if t.Op != ops.MulMat || t.Backend < 0 || pc.Backends[t.Backend].GroupProducts < 2 {
 			return false
 		}
 		w := t.Src[0]

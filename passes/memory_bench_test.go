@@ -5,7 +5,8 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Synthetic graphs for planning time and planned size.
@@ -24,8 +25,8 @@ func scheduleOnCPU(g *ir.Graph) {
 	g.Splits = []*ir.Split{{Backend: 0, First: 0, End: len(g.Nodes)}}
 }
 
-func mustOp(g *ir.Graph, op ir.Op, name string, srcs ...*ir.Tensor) *ir.Tensor {
-	t, err := g.NewOp(op, name, srcs, ir.Args{Params: ir.Params{Scale: 0.5}}, ir.Pos{})
+func mustOp(g *ir.Graph, op ops.Op, name string, srcs ...*ir.Tensor) *ir.Tensor {
+	t, err := g.NewOp(op, name, srcs, ir.Args{Params: ops.Params{Scale: 0.5}}, ir.Pos{})
 	if err != nil {
 		panic(err)
 	}
@@ -39,18 +40,18 @@ func chainGraph(n int) *ir.Graph {
 	g := ir.NewGraph("chain.g")
 	benchTarget(g)
 	widths := []int64{128, 256, 512, 256, 128, 64}
-	x := mustLeaf(g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(64), ir.Const(8)}, ir.Pos{}))
+	x := mustLeaf(g.NewLeaf(ir.KindInput, "x", tensor.F32, []*ir.Expr{ir.Const(64), ir.Const(8)}, ir.Pos{}))
 	var ws []*ir.Tensor
 	prev := int64(64)
 	for i, w := range widths {
-		ws = append(ws, mustLeaf(g.NewLeaf(ir.KindWeight, fmt.Sprint("w", i), runtime.F32, []*ir.Expr{ir.Const(prev), ir.Const(w)}, ir.Pos{})))
+		ws = append(ws, mustLeaf(g.NewLeaf(ir.KindWeight, fmt.Sprint("w", i), tensor.F32, []*ir.Expr{ir.Const(prev), ir.Const(w)}, ir.Pos{})))
 		prev = w
 	}
 	for i := 0; i < n; i++ {
 		if i%2 == 0 {
-			x = mustOp(g, ir.OpMulMat, fmt.Sprint("mm", i), ws[i/2%len(ws)], x)
+			x = mustOp(g, ops.MulMat, fmt.Sprint("mm", i), ws[i/2%len(ws)], x)
 		} else {
-			x = mustOp(g, ir.OpRelu, fmt.Sprint("act", i), x)
+			x = mustOp(g, ops.Relu, fmt.Sprint("act", i), x)
 		}
 	}
 	x.Output = true
@@ -67,18 +68,18 @@ func ladderGraph(n int) *ir.Graph {
 	const k = 8
 	g := ir.NewGraph("ladder.g")
 	benchTarget(g)
-	x := mustLeaf(g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(64), ir.Const(8)}, ir.Pos{}))
-	w := mustLeaf(g.NewLeaf(ir.KindWeight, "w", runtime.F32, []*ir.Expr{ir.Const(64), ir.Const(64)}, ir.Pos{}))
+	x := mustLeaf(g.NewLeaf(ir.KindInput, "x", tensor.F32, []*ir.Expr{ir.Const(64), ir.Const(8)}, ir.Pos{}))
+	w := mustLeaf(g.NewLeaf(ir.KindWeight, "w", tensor.F32, []*ir.Expr{ir.Const(64), ir.Const(64)}, ir.Pos{}))
 	ring := make([]*ir.Tensor, k)
 	for i := range ring {
 		ring[i] = x
 	}
 	for i := 0; len(g.Tensors) < n+2; i++ {
-		h := mustOp(g, ir.OpRelu, fmt.Sprint("h", i), x)
+		h := mustOp(g, ops.Relu, fmt.Sprint("h", i), x)
 		if i%3 == 0 {
-			h = mustOp(g, ir.OpMulMat, fmt.Sprint("m", i), w, h)
+			h = mustOp(g, ops.MulMat, fmt.Sprint("m", i), w, h)
 		}
-		x = mustOp(g, ir.OpAdd, fmt.Sprint("x", i), h, ring[i%k])
+		x = mustOp(g, ops.Add, fmt.Sprint("x", i), h, ring[i%k])
 		ring[i%k] = x
 	}
 	x.Output = true

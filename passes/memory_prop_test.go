@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Property tests: plan_memory on thousands of random scheduled graphs.
@@ -37,20 +38,20 @@ func (rg *randGraph) pos() ir.Pos { return ir.Pos{File: "rand.g", Line: rg.n + 1
 
 func (rg *randGraph) pick() *ir.Tensor { return rg.pool[rg.r.Intn(len(rg.pool))] }
 
-func (rg *randGraph) leaf(kind ir.Kind, dt runtime.DType, ne ...*ir.Expr) *ir.Tensor {
+func (rg *randGraph) leaf(kind ir.Kind, dt tensor.DType, ne ...*ir.Expr) *ir.Tensor {
 	t := mustLeaf(rg.g.NewLeaf(kind, rg.name(kind.String()[:1]), dt, ne, rg.pos()))
-	if dt == runtime.F32 {
+	if dt == tensor.F32 {
 		rg.pool = append(rg.pool, t)
 	}
 	return t
 }
 
-func (rg *randGraph) op(op ir.Op, srcs []*ir.Tensor, args ir.Args) *ir.Tensor {
+func (rg *randGraph) op(op ops.Op, srcs []*ir.Tensor, args ir.Args) *ir.Tensor {
 	t, err := rg.g.NewOp(op, rg.name(op.String()+"_"), srcs, args, rg.pos())
 	if err != nil {
 		return nil
 	}
-	if t.Type == runtime.F32 {
+	if t.Type == tensor.F32 {
 		rg.pool = append(rg.pool, t)
 	}
 	return t
@@ -72,27 +73,27 @@ var randSizes = []int64{2, 4, 8, 16}
 func (rg *randGraph) size() *ir.Expr { return c(randSizes[rg.r.Intn(len(randSizes))]) }
 
 // build adds one random op; false if its operands did not fit.
-func (rg *randGraph) build(op ir.Op, roots *[]*ir.Tensor) *ir.Tensor {
+func (rg *randGraph) build(op ops.Op, roots *[]*ir.Tensor) *ir.Tensor {
 	r := rg.r
 	a := rg.pick()
 	switch op {
-	case ir.OpGetRows:
-		table := rg.leaf(ir.KindWeight, runtime.F32, rg.size(), c(16))
-		idx := rg.leaf(ir.KindInput, runtime.I32, rg.size())
+	case ops.GetRows:
+		table := rg.leaf(ir.KindWeight, tensor.F32, rg.size(), c(16))
+		idx := rg.leaf(ir.KindInput, tensor.I32, rg.size())
 		return rg.op(op, []*ir.Tensor{table, idx}, ir.Args{})
-	case ir.OpMulMat:
+	case ops.MulMat:
 		var w *ir.Tensor
 		if r.Intn(3) == 0 {
 			w = rg.pick()
 		} else {
-			w = rg.leaf(ir.KindWeight, runtime.F32, a.Ne[0], rg.size())
+			w = rg.leaf(ir.KindWeight, tensor.F32, a.Ne[0], rg.size())
 		}
 		return rg.op(op, []*ir.Tensor{w, a}, ir.Args{})
-	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv:
+	case ops.Add, ops.Sub, ops.Mul, ops.Div:
 		b := a
 		switch r.Intn(4) {
 		case 0:
-			b = rg.leaf(ir.KindWeight, runtime.F32, a.Ne[0])
+			b = rg.leaf(ir.KindWeight, tensor.F32, a.Ne[0])
 		case 1, 2:
 			for _, x := range rg.pool {
 				if x != a && sameShape(x, a) && r.Intn(2) == 0 {
@@ -101,22 +102,22 @@ func (rg *randGraph) build(op ir.Op, roots *[]*ir.Tensor) *ir.Tensor {
 			}
 		}
 		return rg.op(op, []*ir.Tensor{a, b}, ir.Args{})
-	case ir.OpScale, ir.OpRelu, ir.OpGelu, ir.OpSilu, ir.OpRMSNorm, ir.OpNorm:
-		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ir.Params{Eps: 1e-5, Scale: 0.5}})
-	case ir.OpSoftMax:
+	case ops.Scale, ops.Relu, ops.Gelu, ops.Silu, ops.RMSNorm, ops.Norm:
+		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.Params{Eps: 1e-5, Scale: 0.5}})
+	case ops.SoftMax:
 		srcs := []*ir.Tensor{a}
 		if r.Intn(2) == 0 {
-			srcs = append(srcs, rg.leaf(ir.KindInput, runtime.F32, a.Ne[0], a.Ne[1]))
+			srcs = append(srcs, rg.leaf(ir.KindInput, tensor.F32, a.Ne[0], a.Ne[1]))
 		}
-		return rg.op(op, srcs, ir.Args{Params: ir.Params{Scale: 0.5}})
-	case ir.OpRope:
-		x := rg.op(ir.OpReshape, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{a.Ne[0], c(1), ir.Mul(a.Ne[1], ir.Mul(a.Ne[2], a.Ne[3]))}})
+		return rg.op(op, srcs, ir.Args{Params: ops.Params{Scale: 0.5}})
+	case ops.Rope:
+		x := rg.op(ops.Reshape, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{a.Ne[0], c(1), ir.Mul(a.Ne[1], ir.Mul(a.Ne[2], a.Ne[3]))}})
 		if x == nil {
 			return nil
 		}
-		pos := rg.leaf(ir.KindInput, runtime.I32, x.Ne[2])
-		return rg.op(op, []*ir.Tensor{x, pos}, ir.Args{Params: ir.Params{Rope: runtime.RopeParams{NDims: 2, FreqBase: 10000, FreqScale: 1}}})
-	case ir.OpCpy:
+		pos := rg.leaf(ir.KindInput, tensor.I32, x.Ne[2])
+		return rg.op(op, []*ir.Tensor{x, pos}, ir.Args{Params: ops.Params{Rope: ops.RopeParams{NDims: 2, FreqBase: 10000, FreqScale: 1}}})
+	case ops.Cpy:
 		if !constShape(a) {
 			return nil
 		}
@@ -130,8 +131,8 @@ func (rg *randGraph) build(op ir.Op, roots *[]*ir.Tensor) *ir.Tensor {
 			}
 		}
 		if dst == nil {
-			st := mustLeaf(rg.g.NewLeaf(ir.KindState, rg.name("s"), runtime.F16, []*ir.Expr{c(2 * n)}, rg.pos()))
-			dst = rg.op(ir.OpView, []*ir.Tensor{st}, ir.Args{Ne: []*ir.Expr{c(n)}, Offset: c(int64(r.Intn(2)) * n * 2)})
+			st := mustLeaf(rg.g.NewLeaf(ir.KindState, rg.name("s"), tensor.F16, []*ir.Expr{c(2 * n)}, rg.pos()))
+			dst = rg.op(ops.View, []*ir.Tensor{st}, ir.Args{Ne: []*ir.Expr{c(n)}, Offset: c(int64(r.Intn(2)) * n * 2)})
 			if dst == nil {
 				return nil
 			}
@@ -141,24 +142,24 @@ func (rg *randGraph) build(op ir.Op, roots *[]*ir.Tensor) *ir.Tensor {
 			*roots = append(*roots, t)
 		}
 		return t
-	case ir.OpCont:
+	case ops.Cont:
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{})
-	case ir.OpView:
+	case ops.View:
 		if !constShape(a) || !a.Contiguous() {
 			return nil
 		}
 		n, _ := a.NElem().Constant()
 		half := max(n/2, 1)
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{c(half)}, Offset: c(int64(r.Intn(2)) * (n - half) * int64(a.Type.Size()))})
-	case ir.OpReshape:
+	case ops.Reshape:
 		if r.Intn(2) == 0 {
 			return rg.op(op, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{a.NElem()}})
 		}
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{a.Ne[0], ir.Mul(a.Ne[1], a.Ne[2]), a.Ne[3]}})
-	case ir.OpPermute:
+	case ops.Permute:
 		axes := r.Perm(4)
-		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ir.Params{Axes: [4]int(axes)}})
-	case ir.OpTranspose:
+		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.Params{Axes: [4]int(axes)}})
+	case ops.Transpose:
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{})
 	}
 	panic("no generator for op " + op.String())
@@ -219,24 +220,24 @@ func newRandGraph(seed int64) *ir.Graph {
 		if len(dims) > 0 && r.Intn(2) == 0 {
 			ne[1] = dims[0]
 		}
-		rg.leaf(ir.KindInput, runtime.F32, ne...)
+		rg.leaf(ir.KindInput, tensor.F32, ne...)
 	}
 	if r.Intn(2) == 0 {
-		rg.leaf(ir.KindWeight, runtime.F32, rg.size(), rg.size())
+		rg.leaf(ir.KindWeight, tensor.F32, rg.size(), rg.size())
 	}
 	if r.Intn(3) == 0 {
-		rg.leaf(ir.KindNode, runtime.F32, rg.size(), rg.size()) // a leaf in compute memory
+		rg.leaf(ir.KindNode, tensor.F32, rg.size(), rg.size()) // a leaf in compute memory
 	}
 	var roots []*ir.Tensor
-	ops := ir.Ops()
+	all := ops.All()
 	var nodes []*ir.Tensor
 	for i, n := 0, 3+r.Intn(30); i < n; i++ {
-		if t := rg.build(ops[r.Intn(len(ops))], &roots); t != nil {
+		if t := rg.build(all[r.Intn(len(all))], &roots); t != nil {
 			nodes = append(nodes, t)
 		}
 	}
 	if len(nodes) == 0 {
-		nodes = append(nodes, rg.op(ir.OpRelu, []*ir.Tensor{rg.pool[0]}, ir.Args{}))
+		nodes = append(nodes, rg.op(ops.Relu, []*ir.Tensor{rg.pool[0]}, ir.Args{}))
 	}
 	outs := []*ir.Tensor{nodes[len(nodes)-1]}
 	for _, t := range nodes {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 )
 
 // TestEveryOpHasRegionRule asks regionRule (computed ops) or viewSlice
@@ -12,7 +13,7 @@ import (
 func TestEveryOpHasRegionRule(t *testing.T) {
 	four := [4]*ir.Expr{ir.Const(4), ir.Const(4), ir.Const(1), ir.Const(1)}
 	d := ir.Slice{Axis: 1, Per: 1}
-	for _, op := range ir.Ops() {
+	for _, op := range ops.All() {
 		t.Run(op.String(), func(t *testing.T) {
 			defer func() {
 				if r := recover(); r != nil {

@@ -2,6 +2,7 @@ package passes
 
 import (
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 )
 
 // packWeights marks every weight that some mul_mat reads directly (as its
@@ -40,7 +41,7 @@ func packWeights(g *ir.Graph, pc *Context) error {
 		t.Packed = ir.Packing{}
 	}
 	for _, t := range g.Nodes {
-		if t.Op != ir.OpMulMat || t.Backend < 0 {
+		if t.Op != ops.MulMat || t.Backend < 0 {
 			continue
 		}
 		w := t.Src[0]
@@ -68,7 +69,7 @@ func packWeights(g *ir.Graph, pc *Context) error {
 			other(t.ViewSrc)
 		}
 		for i, s := range t.Src {
-			if s == nil || i == 0 && t.Op == ir.OpMulMat && t.Backend == s.Packed.Backend {
+			if s == nil || i == 0 && t.Op == ops.MulMat && t.Backend == s.Packed.Backend {
 				continue
 			}
 			other(s)

@@ -4,7 +4,8 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 // quantized is a small model with one weight of each kind pack_weights
@@ -12,15 +13,15 @@ import (
 // a q4_0 and an odd-rowed q4_0 matrix, an f32 matrix, and a q4_0 matrix
 // on the first backend (gpu, "" for none).
 func quantized(b *builder, gpu string) {
-	tokens := b.input("inp_tokens", runtime.I32, 4)
-	embd := b.typed("", "token_embd.weight", runtime.Q8_0, 64, 100)
-	x := b.op(ir.OpGetRows, "inp_embd", ir.Args{}, embd, tokens)
-	h := b.mulMat("q4", b.typed("", "blk.0.q4.weight", runtime.Q4_0, 64, 64), x)
+	tokens := b.input("inp_tokens", tensor.I32, 4)
+	embd := b.typed("", "token_embd.weight", tensor.Q8_0, 64, 100)
+	x := b.op(ops.GetRows, "inp_embd", ir.Args{}, embd, tokens)
+	h := b.mulMat("q4", b.typed("", "blk.0.q4.weight", tensor.Q4_0, 64, 64), x)
 	h = b.mulMat("f32", b.weight("", "blk.0.f32.weight", 64, 64), h)
 	if gpu != "" {
-		h = b.mulMat("on_gpu", b.typed(gpu, "blk.0.gpu.weight", runtime.Q4_0, 64, 64), h)
+		h = b.mulMat("on_gpu", b.typed(gpu, "blk.0.gpu.weight", tensor.Q4_0, 64, 64), h)
 	}
-	b.out(b.mulMat("odd", b.typed("", "blk.0.odd.weight", runtime.Q4_0, 64, 20), h))
+	b.out(b.mulMat("odd", b.typed("", "blk.0.odd.weight", tensor.Q4_0, 64, 20), h))
 	b.out(b.mulMat("result_output", embd, h))
 }
 
@@ -44,10 +45,10 @@ func TestPackWeights(t *testing.T) {
 		doc:  "With op_offload the GPU takes the 32-token products of the CPU's q4_0 weight through a copy: no mul_mat reads the weight itself on the CPU, so it is not packed; the tied embedding's output product stays on the CPU and is.",
 		opts: caseOptions{Backends: []string{"gpu", "cpu"}, OpOffload: true},
 		build: func(b *builder) {
-			tokens := b.input("inp_tokens", runtime.I32, 32)
-			embd := b.typed("", "token_embd.weight", runtime.Q8_0, 64, 100)
-			x := b.op(ir.OpGetRows, "inp_embd", ir.Args{}, embd, tokens)
-			h := b.mulMat("q4", b.typed("", "blk.0.q4.weight", runtime.Q4_0, 64, 64), x)
+			tokens := b.input("inp_tokens", tensor.I32, 32)
+			embd := b.typed("", "token_embd.weight", tensor.Q8_0, 64, 100)
+			x := b.op(ops.GetRows, "inp_embd", ir.Args{}, embd, tokens)
+			h := b.mulMat("q4", b.typed("", "blk.0.q4.weight", tensor.Q4_0, 64, 64), x)
 			b.out(b.on("cpu", b.mulMat("result_output", embd, h)))
 		},
 	}})

@@ -13,8 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // plan_memory's golden cases: small graphs built in Go, scheduled by hand
@@ -173,7 +174,7 @@ func TestPlanMemory(t *testing.T) {
 	}
 }
 
-func f32(b *builder, name string, ne ...int64) *ir.Tensor { return b.input(name, runtime.F32, ne...) }
+func f32(b *builder, name string, ne ...int64) *ir.Tensor { return b.input(name, tensor.F32, ne...) }
 
 var memCases = []memCase{
 	{
@@ -186,8 +187,8 @@ place; the output is never freed.`,
 			x := f32(b, "x", 16, 4)
 			h := b.mulMat("mm", b.weight("", "w", 16, 32), x)
 			h = b.add("add", h, b.weight("", "bias", 32))
-			h = b.unary(ir.OpRelu, "relu", h)
-			b.out(b.op(ir.OpScale, "scale", ir.Args{Params: ir.Params{Scale: 0.5}}, h))
+			h = b.unary(ops.Relu, "relu", h)
+			b.out(b.op(ops.Scale, "scale", ir.Args{Params: ops.Params{Scale: 0.5}}, h))
 			return nil
 		},
 	},
@@ -200,17 +201,17 @@ place; e reuses its second source d (its first is a weight).`,
 		opts: memOptions{Backends: []string{"cpu"}},
 		build: func(b *builder) map[string]string {
 			x := f32(b, "x", 8, 8)
-			a := b.unary(ir.OpRelu, "a", x)
-			a1 := b.unary(ir.OpSilu, "a1", a)
+			a := b.unary(ops.Relu, "a", x)
+			a1 := b.unary(ops.Silu, "a1", a)
 			a2 := b.add("a2", a1, a)
-			out := b.unary(ir.OpGelu, "b", a2)
+			out := b.unary(ops.Gelu, "b", a2)
 			out.Output = true
 			b.g.Outputs = append(b.g.Outputs, out)
-			o2 := b.unary(ir.OpRelu, "o2", out)
-			r := b.unary(ir.OpRelu, "r", f32(b, "row", 8))
+			o2 := b.unary(ops.Relu, "o2", out)
+			r := b.unary(ops.Relu, "r", f32(b, "row", 8))
 			sum := b.add("s", o2, r)
 			mm := b.mulMat("mm", sum, sum)
-			d := b.unary(ir.OpRelu, "d", mm)
+			d := b.unary(ops.Relu, "d", mm)
 			b.out(b.add("e", b.weight("", "w", 8, 8), d))
 			return nil
 		},
@@ -224,16 +225,16 @@ over the reshaped matmul, so the best plan is smaller.`,
 		opts: memOptions{Backends: []string{"cpu"}},
 		build: func(b *builder) map[string]string {
 			x := f32(b, "x", 64, 8)
-			pos := b.input("pos", runtime.I32, 8)
+			pos := b.input("pos", tensor.I32, 8)
 			k := b.mulMat("Kcur", b.weight("", "wk", 64, 64), x)
-			k3 := b.op(ir.OpReshape, "Kcur_3d", ir.Args{Ne: dims([]int64{16, 4, 8})}, k)
-			r := b.op(ir.OpRope, "Kcur_rope", ir.Args{Params: ir.Params{Rope: runtime.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1}}}, k3, pos)
-			p := b.op(ir.OpPermute, "k", ir.Args{Params: ir.Params{Axes: [4]int{0, 2, 1, 3}}}, r)
+			k3 := b.op(ops.Reshape, "Kcur_3d", ir.Args{Ne: dims([]int64{16, 4, 8})}, k)
+			r := b.op(ops.Rope, "Kcur_rope", ir.Args{Params: ops.Params{Rope: ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1}}}, k3, pos)
+			p := b.op(ops.Permute, "k", ir.Args{Params: ops.Params{Axes: [4]int{0, 2, 1, 3}}}, r)
 			q := b.mulMat("Qcur", b.weight("", "wq", 64, 64), x)
-			q3 := b.op(ir.OpReshape, "Qcur_3d", ir.Args{Ne: dims([]int64{16, 4, 8})}, q)
-			qp := b.op(ir.OpPermute, "q", ir.Args{Params: ir.Params{Axes: [4]int{0, 2, 1, 3}}}, q3)
+			q3 := b.op(ops.Reshape, "Qcur_3d", ir.Args{Ne: dims([]int64{16, 4, 8})}, q)
+			qp := b.op(ops.Permute, "q", ir.Args{Params: ops.Params{Axes: [4]int{0, 2, 1, 3}}}, q3)
 			kq := b.mulMat("kq", p, qp)
-			b.out(b.op(ir.OpSoftMax, "kq_soft_max", ir.Args{Params: ir.Params{Scale: 0.25}}, kq))
+			b.out(b.op(ops.SoftMax, "kq_soft_max", ir.Args{Params: ops.Params{Scale: 0.25}}, kq))
 			return nil
 		},
 	},
@@ -290,8 +291,8 @@ of its own; offsets are per chunk ([cpu#1+0] is chunk 1).`,
 		build: func(b *builder) map[string]string {
 			x := f32(b, "x", 64, 4)
 			h := b.mulMat("up", b.weight("", "w_up", 64, 256), x)
-			g := b.unary(ir.OpSilu, "gate", b.mulMat("gate_mm", b.weight("", "w_gate", 64, 256), x))
-			h = b.op(ir.OpMul, "par", ir.Args{}, g, h)
+			g := b.unary(ops.Silu, "gate", b.mulMat("gate_mm", b.weight("", "w_gate", 64, 256), x))
+			h = b.op(ops.Mul, "par", ir.Args{}, g, h)
 			h = b.mulMat("down", b.weight("", "w_down", 256, 64), h)
 			b.out(b.add("res", h, x))
 			return nil
@@ -306,9 +307,9 @@ so the same offsets serve any n_tokens up to 32.`,
 			d := &ir.Dim{Name: "n_tokens", Bound: 32, Bounded: true}
 			b.g.Dims = append(b.g.Dims, d)
 			n := ir.DimRef(d)
-			x := mustLeaf(b.g.NewLeaf(ir.KindInput, "x", runtime.F32, []*ir.Expr{ir.Const(16), n}, b.pos()))
+			x := mustLeaf(b.g.NewLeaf(ir.KindInput, "x", tensor.F32, []*ir.Expr{ir.Const(16), n}, b.pos()))
 			h := b.mulMat("mm", b.weight("", "w", 16, 16), x)
-			h = b.unary(ir.OpRelu, "relu", h)
+			h = b.unary(ops.Relu, "relu", h)
 			b.out(b.add("res", h, x))
 			return nil
 		},
@@ -334,7 +335,7 @@ first over the known lifetimes puts mm1 at 0 and the others around it:
 		doc:  `An unknown strategy is the user's error.`,
 		opts: memOptions{Backends: []string{"cpu"}, Strategy: "first_fit"},
 		build: func(b *builder) map[string]string {
-			b.out(b.unary(ir.OpRelu, "r", f32(b, "x", 4)))
+			b.out(b.unary(ops.Relu, "r", f32(b, "x", 4)))
 			return nil
 		},
 	},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 )
 
 // planRegions groups the nodes of every split whose backend runs parts
@@ -230,7 +231,7 @@ func sharedSmall(t *ir.Tensor, srcs []ir.Slice) bool {
 
 // isCpyDest reports whether source k of t is a cpy's destination, which
 // t writes and does not read.
-func isCpyDest(t *ir.Tensor, k int) bool { return t.Op == ir.OpCpy && k == 1 }
+func isCpyDest(t *ir.Tensor, k int) bool { return t.Op == ops.Cpy && k == 1 }
 
 // perUnit returns n / units when n is that constant multiple of units.
 func perUnit(n, units *ir.Expr) (int64, bool) {
@@ -272,16 +273,16 @@ func regionRule(t *ir.Tensor, d ir.Slice, units *ir.Expr) (srcs []ir.Slice, ok b
 	src := func(i int) func() (ir.Slice, bool) { return func() (ir.Slice, bool) { return bcast(t.Src[i]) } }
 	fixed := func(s ir.Slice) func() (ir.Slice, bool) { return func() (ir.Slice, bool) { return s, true } }
 	switch t.Op {
-	case ir.OpAdd, ir.OpSub, ir.OpMul, ir.OpDiv:
+	case ops.Add, ops.Sub, ops.Mul, ops.Div:
 		return all(src(0), src(1))
-	case ir.OpScale, ir.OpRelu, ir.OpGelu, ir.OpSilu:
+	case ops.Scale, ops.Relu, ops.Gelu, ops.Silu:
 		return all(src(0))
-	case ir.OpRMSNorm, ir.OpNorm:
+	case ops.RMSNorm, ops.Norm:
 		if k == 0 {
 			return nil, false
 		}
 		return all(src(0))
-	case ir.OpSoftMax:
+	case ops.SoftMax:
 		// ALiBi slopes depend on the head index, which a cut along dim 2
 		// would renumber.
 		if k == 0 || (k == 2 && t.Params.MaxBias != 0) {
@@ -291,7 +292,7 @@ func regionRule(t *ir.Tensor, d ir.Slice, units *ir.Expr) (srcs []ir.Slice, ok b
 			return all(src(0))
 		}
 		return all(src(0), src(1))
-	case ir.OpRope:
+	case ops.Rope:
 		if k == 0 || (t.Params.Rope.Mode != 0 && t.Params.Rope.Mode != 2) {
 			return nil, false
 		}
@@ -303,13 +304,13 @@ func regionRule(t *ir.Tensor, d ir.Slice, units *ir.Expr) (srcs []ir.Slice, ok b
 			pos = fixed(ir.Slice{Axis: 0, Per: d.Per})
 		}
 		return all(src(0), pos)
-	case ir.OpGetRows:
+	case ops.GetRows:
 		table, idx := t.Src[0], t.Src[1]
 		if k != 1 || !isOne(table.Ne[2]) || !isOne(table.Ne[3]) || !ir.Equal(idx.Ne[0], t.Ne[1]) {
 			return nil, false
 		}
 		return all(fixed(ir.Whole), fixed(ir.Slice{Axis: 0, Per: d.Per}))
-	case ir.OpMulMat:
+	case ops.MulMat:
 		a, x := t.Src[0], t.Src[1]
 		switch k {
 		case 1:
@@ -323,14 +324,14 @@ func regionRule(t *ir.Tensor, d ir.Slice, units *ir.Expr) (srcs []ir.Slice, ok b
 			}
 		}
 		return nil, false
-	case ir.OpCont, ir.OpCpy:
+	case ops.Cont, ops.Cpy:
 		var s ir.Slice
 		if sameShape(t.Src[0], t) {
 			s = d
 		} else if s, ok = flatSlice(t, d, t.Src[0], units); !ok {
 			return nil, false
 		}
-		if t.Op == ir.OpCpy {
+		if t.Op == ops.Cpy {
 			return []ir.Slice{s, d}, true
 		}
 		return []ir.Slice{s}, true
@@ -346,16 +347,16 @@ func viewSlice(v *ir.Tensor, p partOf, units *ir.Expr) (ir.Slice, bool) {
 	}
 	s := p.slice
 	switch v.Op {
-	case ir.OpPermute:
+	case ops.Permute:
 		return ir.Slice{Axis: v.Params.Axes[s.Axis], Per: s.Per}, true
-	case ir.OpTranspose:
+	case ops.Transpose:
 		if s.Axis < 2 {
 			s.Axis = 1 - s.Axis
 		}
 		return s, true
-	case ir.OpReshape:
+	case ops.Reshape:
 		return flatSlice(v.Src[0], s, v, units)
-	case ir.OpView:
+	case ops.View:
 		return ir.Slice{}, false // arbitrary offset and strides: no slice maps in general
 	}
 	panic(fmt.Sprintf("BUG: view op %s has no rule in viewSlice (passes/plan_regions.go)", v.Op))

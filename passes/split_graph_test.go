@@ -6,8 +6,9 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 func TestSplitGraph(t *testing.T) {
@@ -23,9 +24,9 @@ func TestSplitGraph(t *testing.T) {
 		doc:  "x is copied to the GPU once, by the first GPU split; the later GPU split reads the same copy.",
 		opts: caseOptions{Backends: []string{"gpu", "cpu"}},
 		build: func(b *builder) {
-			x := b.input("x", runtime.F32, 64, 4)
+			x := b.input("x", tensor.F32, 64, 4)
 			h := b.mulMat("a", b.weight("gpu", "w0", 64, 64), x)
-			h = b.on("cpu", b.unary(ir.OpRelu, "b", h))
+			h = b.on("cpu", b.unary(ops.Relu, "b", h))
 			h = b.mulMat("c", b.weight("gpu", "w1", 64, 64), h)
 			b.out(b.add("d", h, x))
 		},
@@ -41,9 +42,9 @@ func TestSplitGraph(t *testing.T) {
 		doc:  fmt.Sprintf("A GPU split reading 31 CPU inputs: its input list is full at %d, so the node needing the 31st starts a new split on the same backend.", passes.MaxSplitInputs),
 		opts: caseOptions{Backends: []string{"gpu", "cpu"}},
 		build: func(b *builder) {
-			h := b.mulMat("n0", b.weight("gpu", "w", 64, 64), b.input("in0", runtime.F32, 64, 4))
+			h := b.mulMat("n0", b.weight("gpu", "w", 64, 64), b.input("in0", tensor.F32, 64, 4))
 			for k := 1; k <= passes.MaxSplitInputs; k++ {
-				h = b.add(fmt.Sprintf("n%d", k), h, b.input(fmt.Sprintf("in%d", k), runtime.F32, 64, 4))
+				h = b.add(fmt.Sprintf("n%d", k), h, b.input(fmt.Sprintf("in%d", k), tensor.F32, 64, 4))
 			}
 			b.out(h)
 		},
@@ -52,7 +53,7 @@ func TestSplitGraph(t *testing.T) {
 		doc:  fmt.Sprintf("A node adding two inputs to a split holding %d overfills the list, which doubles: the split then takes more inputs without splitting.", passes.MaxSplitInputs-1),
 		opts: caseOptions{Backends: []string{"gpu", "cpu"}},
 		build: func(b *builder) {
-			in := func(k int) *ir.Tensor { return b.input(fmt.Sprintf("in%d", k), runtime.F32, 64, 4) }
+			in := func(k int) *ir.Tensor { return b.input(fmt.Sprintf("in%d", k), tensor.F32, 64, 4) }
 			h := b.mulMat("n0", b.weight("gpu", "w", 64, 64), in(0))
 			k := 1
 			for ; k < passes.MaxSplitInputs-1; k++ {
@@ -81,12 +82,12 @@ func TestSplitGraph(t *testing.T) {
 		doc:  "BLAS and the CPU share host memory: their splits alternate without copies; the GPU's and the CPU's do not.",
 		opts: caseOptions{Backends: []string{"gpu", "blas", "cpu"}},
 		build: func(b *builder) {
-			x := b.input("x_in", runtime.F32, 64, 32)
+			x := b.input("x_in", tensor.F32, 64, 32)
 			gpu := b.mulMat("gpu_mm", b.weight("gpu", "w_gpu", 64, 64), x)
 			b.out(b.add("gpu_add", gpu, b.weight("", "b_cpu", 64)))
 			h := b.mulMat("mm0", b.weight("", "w0", 64, 64), x)
 			h = b.add("add0", h, b.weight("", "b0", 64))
-			h = b.unary(ir.OpRelu, "relu0", h)
+			h = b.unary(ops.Relu, "relu0", h)
 			b.out(b.mulMat("gram", h, h))
 		},
 	}, {
@@ -94,10 +95,10 @@ func TestSplitGraph(t *testing.T) {
 		doc:  "An integrated GPU reads host memory in place: it takes the CPU's weights and their ops too (the highest-priority backend reading their buffer), and reads the input without a copy; the CPU cannot read the GPU's buffer and copies add.",
 		opts: caseOptions{Backends: []string{"uma", "cpu"}},
 		build: func(b *builder) {
-			x := b.input("x", runtime.F32, 64, 4)
+			x := b.input("x", tensor.F32, 64, 4)
 			h := b.mulMat("mm", b.weight("uma", "w_uma", 64, 64), x)
 			h = b.add("add", h, b.weight("", "b_cpu", 64))
-			b.out(b.on("cpu", b.unary(ir.OpRelu, "relu", h)))
+			b.out(b.on("cpu", b.unary(ops.Relu, "relu", h)))
 		},
 	}})
 }
@@ -128,11 +129,11 @@ func TestVerifyCatchesMissingCopy(t *testing.T) {
 // the earlier passes: the split rules depend on the assignments only.
 func TestSplitGraphAlone(t *testing.T) {
 	b := &builder{t: t, g: ir.NewGraph("test.g")}
-	x := b.input("x", runtime.F32, 64, 4)
-	h := b.unary(ir.OpRelu, "r0", x)
-	h = b.unary(ir.OpRelu, "r1", h)
-	h = b.op(ir.OpReshape, "r1_3d", ir.Args{Ne: dims([]int64{16, 4, 4})}, h)
-	b.out(b.unary(ir.OpRelu, "r2", h))
+	x := b.input("x", tensor.F32, 64, 4)
+	h := b.unary(ops.Relu, "r0", x)
+	h = b.unary(ops.Relu, "r1", h)
+	h = b.op(ops.Reshape, "r1_3d", ir.Args{Ne: dims([]int64{16, 4, 4})}, h)
+	b.out(b.unary(ops.Relu, "r2", h))
 	g := b.g
 	pc := &passes.Context{Backends: []*passes.Backend{fakeBackend("gpu", nil), fakeBackend("cpu", nil)}}
 	for _, be := range pc.Backends {

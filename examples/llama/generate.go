@@ -3,14 +3,14 @@ package llama
 import (
 	"fmt"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
 )
 
 // batch returns the inputs of a batch of tokens whose first token goes to
 // KV cache slot pos: positions pos.., and a causal mask over the pos+len
 // slots in use.
 func batch(tokens []int32, pos int) *Inputs {
-	positions, mask := runtime.CausalBatch(len(tokens), pos)
+	positions, mask := engine.CausalBatch(len(tokens), pos)
 	return &Inputs{Dims: Dims{NTokens: len(tokens), NKv: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
 }
 

@@ -6,17 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // newFilledWeights builds the model on the given number of threads (0:
 // every core) with the traces' weights: the k-th weight holds
 // (float)(sin(i*0.01 + k)*0.1); the KV cache starts empty.
 func newFilledWeights(t testing.TB, threads int) *Model {
-	weights := map[string]runtime.Tensor{}
+	weights := map[string]tensor.Tensor{}
 	for k, w := range Weights {
-		x := runtime.NewTensor(w.Type, w.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
+		x := tensor.NewTensor(w.Type, w.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(k))
 		weights[w.Name] = x
 	}
 	m, err := New(weights, threads)

@@ -10,7 +10,8 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/compiler"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // ggmlOutput is the output ggml computed for the same graph, weights and
@@ -26,7 +27,7 @@ type ggmlOutput struct {
 func newGGMLModel(t testing.TB, threads int) *Model {
 	m := newFilledWeights(t, threads)
 	for k := range States {
-		runtime.Fill(&m.state[k], runtime.GGMLFill(len(Weights)+k))
+		tensor.Fill(&m.state[k], tensor.GGMLFill(len(Weights)+k))
 	}
 	return m
 }
@@ -113,13 +114,13 @@ func TestEvalErrors(t *testing.T) {
 			t.Errorf("token id %d: got %v, want %q", id, err, want)
 		}
 	}
-	if _, err := m.Eval(nil); !errors.Is(err, runtime.ErrNoInputs) {
+	if _, err := m.Eval(nil); !errors.Is(err, engine.ErrNoInputs) {
 		t.Errorf("Eval(nil): got %v", err)
 	}
 	if _, err := m.Eval(traceInputs(8, 8)); err != nil {
 		t.Errorf("after the refused evaluations: %v", err)
 	}
-	if _, err := New(map[string]runtime.Tensor{}, 1); err == nil {
+	if _, err := New(map[string]tensor.Tensor{}, 1); err == nil {
 		t.Error("New without weights: no error")
 	}
 }

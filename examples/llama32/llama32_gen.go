@@ -6,8 +6,11 @@ package llama32
 
 import (
 	"fmt"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Bounds of the bounded dims: the plan holds for every value up to them.
@@ -733,1797 +736,1797 @@ type Inputs struct {
 
 // Outputs are one evaluation's results; they own their memory.
 type Outputs struct {
-	ResultOutput runtime.Tensor // result_output: f32[128, n_tokens]
+	ResultOutput tensor.Tensor // result_output: f32[128, n_tokens]
 }
 
 // Named lists the outputs with their names, in declaration order.
-func (o *Outputs) Named() []runtime.Named {
-	return []runtime.Named{{
+func (o *Outputs) Named() []engine.Named {
+	return []engine.Named{{
 		Name:   "result_output",
 		Tensor: o.ResultOutput,
 	}}
 }
 
 // Weights are the weights New expects, in declaration order.
-var Weights = []runtime.Decl{
+var Weights = []engine.Decl{
 	{
 		Name: "token_embd.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.4.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.4.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.4.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.4.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.4.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.4.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.4.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.4.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.4.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.5.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.5.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.5.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.5.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.5.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.5.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.5.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.5.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.5.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.6.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.6.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.6.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.6.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.6.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.6.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.6.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.6.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.6.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.7.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.7.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.7.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.7.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.7.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.7.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.7.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.7.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.7.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.8.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.8.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.8.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.8.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.8.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.8.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.8.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.8.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.8.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.9.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.9.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.9.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.9.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.9.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.9.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.9.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.9.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.9.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.10.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.10.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.10.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.10.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.10.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.10.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.10.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.10.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.10.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.11.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.11.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.11.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.11.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.11.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.11.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.11.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.11.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.11.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.12.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.12.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.12.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.12.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.12.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.12.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.12.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.12.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.12.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.13.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.13.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.13.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.13.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.13.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.13.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.13.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.13.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.13.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.14.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.14.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.14.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.14.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.14.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.14.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.14.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.14.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.14.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.15.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.15.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.15.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.15.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.15.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.15.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.15.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.15.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.15.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.16.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.16.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.16.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.16.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.16.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.16.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.16.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.16.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.16.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.17.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.17.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.17.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.17.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.17.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.17.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.17.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.17.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.17.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.18.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.18.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.18.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.18.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.18.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.18.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.18.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.18.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.18.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.19.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.19.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.19.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.19.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.19.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.19.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.19.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.19.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.19.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.20.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.20.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.20.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.20.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.20.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.20.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.20.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.20.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.20.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.21.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.21.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.21.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.21.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.21.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.21.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.21.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.21.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.21.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.22.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.22.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.22.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.22.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.22.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.22.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.22.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.22.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.22.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.23.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.23.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.23.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.23.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.23.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.23.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.23.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.23.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.23.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.24.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.24.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.24.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.24.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.24.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.24.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.24.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.24.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.24.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.25.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.25.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.25.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.25.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.25.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.25.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.25.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.25.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.25.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.26.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.26.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.26.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.26.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.26.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.26.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.26.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.26.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.26.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.27.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.27.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.27.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.27.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.27.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.27.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.27.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.27.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.27.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.28.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.28.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.28.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.28.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.28.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.28.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.28.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.28.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.28.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.29.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.29.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.29.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.29.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.29.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.29.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.29.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.29.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.29.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.30.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.30.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.30.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.30.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.30.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.30.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.30.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.30.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.30.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.31.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.31.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.31.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.31.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.31.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.31.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.31.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.31.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.31.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "output_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "output.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
-var States = []runtime.Decl{
+var States = []engine.Decl{
 	{
 		Name: "cache_k_l0",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l0",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l1",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l1",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l2",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l2",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l3",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l3",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l4",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l4",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l5",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l5",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l6",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l6",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l7",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l7",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l8",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l8",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l9",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l9",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l10",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l10",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l11",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l11",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l12",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l12",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l13",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l13",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l14",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l14",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l15",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l15",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l16",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l16",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l17",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l17",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l18",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l18",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l19",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l19",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l20",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l20",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l21",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l21",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l22",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l22",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l23",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l23",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l24",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l24",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l25",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l25",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l26",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l26",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l27",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l27",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l28",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l28",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l29",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l29",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l30",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l30",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l31",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l31",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 }
 
@@ -2895,7 +2898,7 @@ var (
 
 // bufferTypes are the memory the plan was made for on each backend, in target order;
 // New checks the backends it gets against them.
-var bufferTypes = []runtime.BufferType{
+var bufferTypes = []backend.BufferType{
 	{
 		Alignment: 32,
 		Host:      true,
@@ -2904,7 +2907,7 @@ var bufferTypes = []runtime.BufferType{
 }
 
 // splits are the plan's splits in order, for the scheduler.
-var splits = []runtime.SplitInfo{
+var splits = []engine.SplitInfo{
 	{
 		Backend: backendCpu,
 		First:   "inp_embd",
@@ -2914,30 +2917,30 @@ var splits = []runtime.SplitInfo{
 	},
 }
 
-// Model is the compiled model, ready to evaluate. The runtime.Driver it embeds
+// Model is the compiled model, ready to evaluate. The engine.Driver it embeds
 // provides State, ReadState, WriteState, Stats, SetEvalCallback and Close.
 type Model struct {
-	driver                    // evaluations in order, state access, statistics, Close
-	sched      *runtime.Sched // the driver's: copies, events, statistics, eval callback
+	driver                   // evaluations in order, state access, statistics, Close
+	sched      *engine.Sched // the driver's: copies, events, statistics, eval callback
 	cpuBackend *cpu.Backend
-	bufCPU     []byte           // compute buffer CPU
-	regions    regionParts      // the parallel region being run
-	weights    []runtime.Tensor // in the order of Weights, each in its backend's memory
-	state      []runtime.Tensor // the driver's: in the order of States, each in its backend's memory
+	bufCPU     []byte          // compute buffer CPU
+	regions    regionParts     // the parallel region being run
+	weights    []tensor.Tensor // in the order of Weights, each in its backend's memory
+	state      []tensor.Tensor // the driver's: in the order of States, each in its backend's memory
 }
 
-// driver is runtime.Driver, embedded in Model under an unexported name.
-type driver = runtime.Driver
+// driver is engine.Driver, embedded in Model under an unexported name.
+type driver = engine.Driver
 
 // New starts the backends, binds the weights (used in place in host memory, copied to
 // the others) and allocates the compute buffers and zeroed state. threads <= 0 uses
 // every core. A backend this machine cannot run is an error.
-func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
-	w, err := runtime.BindWeights(Weights, weights)
+func New(weights map[string]tensor.Tensor, threads int) (*Model, error) {
+	w, err := engine.BindWeights(Weights, weights)
 	if err != nil {
 		return nil, err
 	}
-	if err := runtime.CheckHostMemory("the compute buffers and state", hostBytes); err != nil {
+	if err := engine.CheckHostMemory("the compute buffers and state", hostBytes); err != nil {
 		return nil, err
 	}
 	m := &Model{}
@@ -2949,11 +2952,11 @@ func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
 }
 
 // start is New's work on the bound weights w; on an error New closes what it started.
-func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
+func (m *Model) start(w []tensor.Tensor, threads int) (err error) {
 	m.cpuBackend = cpu.New(threads)
-	runtime.OnClose(&m.driver, m.cpuBackend.Close)
-	if m.sched, err = runtime.NewSched([]runtime.Backend{
-		runtime.NewHostBackend("cpu", bufferTypes[backendCpu]),
+	engine.OnClose(&m.driver, m.cpuBackend.Close)
+	if m.sched, err = engine.NewSched([]engine.Backend{
+		engine.NewHostBackend("cpu", bufferTypes[backendCpu]),
 	}, bufferTypes, splits, NCopies); err != nil {
 		return err
 	}
@@ -2963,7 +2966,7 @@ func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 	if m.weights, err = m.sched.UploadAll(weightBackend, w); err != nil {
 		return err
 	}
-	m.state, err = runtime.StartDriver(&m.driver, m.sched, States, stateBackend)
+	m.state, err = engine.StartDriver(&m.driver, m.sched, States, stateBackend)
 	return err
 }
 
@@ -2976,7 +2979,7 @@ func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 // once (pipeline parallelism). State persists from one evaluation to the next.
 func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if in == nil {
-		return nil, runtime.ErrNoInputs
+		return nil, engine.ErrNoInputs
 	}
 	d := &in.Dims
 	if d.NKv < 0 || d.NKv > MaxNKv {
@@ -2994,7 +2997,7 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if len(in.KQMask) != d.NKv*d.NTokens {
 		return nil, fmt.Errorf("input KQ_mask: got %d elements, want %d (f32[n_kv, n_tokens])", len(in.KQMask), d.NKv*d.NTokens)
 	}
-	if err := runtime.CheckIndices("inp_tokens", "token_embd.weight", in.InpTokens, 128); err != nil {
+	if err := engine.CheckIndices("inp_tokens", "token_embd.weight", in.InpTokens, 128); err != nil {
 		return nil, err
 	}
 	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
@@ -3381,16 +3384,16 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
 		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-31 of cache_v_l31 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
 	}
-	return runtime.Issue(&m.driver, func(c int) *Outputs {
-		inpTokens := runtime.At(m.bufCPU, offInpTokens, runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	return engine.Issue(&m.driver, func(c int) *Outputs {
+		inpTokens := tensor.At(m.bufCPU, offInpTokens, tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 		copy(inpTokens.I32s(), in.InpTokens)
-		inpPos := runtime.At(m.bufCPU, offInpPos, runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+		inpPos := tensor.At(m.bufCPU, offInpPos, tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 		copy(inpPos.I32s(), in.InpPos)
-		kqMask := runtime.At(m.bufCPU, offKQMask, runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+		kqMask := tensor.At(m.bufCPU, offKQMask, tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 		copy(kqMask.F32s(), in.KQMask)
 		m.split0(d, c)
 		out := &Outputs{}
-		resultOutput := runtime.At(m.bufCPU, offResultOutput, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		resultOutput := tensor.At(m.bufCPU, offResultOutput, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		out.ResultOutput = m.sched.Output(backendCpu, &resultOutput)
 		return out
 	})
@@ -3398,7 +3401,7 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 
 // Pending is a submitted evaluation: Wait returns its outputs, Done reports without
 // blocking whether it is done.
-type Pending = runtime.Pending[Outputs]
+type Pending = engine.Pending[Outputs]
 
 // Eval runs one evaluation and returns its outputs: Submit, then Wait.
 func (m *Model) Eval(in *Inputs) (*Outputs, error) {
@@ -3433,25 +3436,25 @@ func (m *Model) split0Chunk0(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // inp_embd … Qcur_rope-0
 	if m.sched.Inspecting() {
-		inpEmbd := runtime.At(m.bufCPU, offInpEmbd, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		inpEmbd := tensor.At(m.bufCPU, offInpEmbd, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "inp_embd", &inpEmbd)
-		norm0 := runtime.At(m.bufCPU, offNorm0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm0 := tensor.At(m.bufCPU, offNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-0", &norm0)
-		attnNorm0 := runtime.At(m.bufCPU, offAttnNorm0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm0 := tensor.At(m.bufCPU, offAttnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-0", &attnNorm0)
-		kcur0 := runtime.At(m.bufCPU, offKcur0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur0 := tensor.At(m.bufCPU, offKcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-0", &kcur0)
-		kcurRope0 := runtime.At(m.bufCPU, offKcurRope0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope0 := tensor.At(m.bufCPU, offKcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-0", &kcurRope0)
-		kCacheCpy0 := runtime.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy0 := tensor.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-0", &kCacheCpy0)
-		vcur0 := runtime.At(m.bufCPU, offVcur0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur0 := tensor.At(m.bufCPU, offVcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-0", &vcur0)
-		vCacheCpy0 := runtime.At(m.state[stateCacheVL0].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy0 := tensor.At(m.state[stateCacheVL0].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-0", &vCacheCpy0)
-		qcur0 := runtime.At(m.bufCPU, offQcur0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur0 := tensor.At(m.bufCPU, offQcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-0", &qcur0)
-		qcurRope0 := runtime.At(m.bufCPU, offQcurRope0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope0 := tensor.At(m.bufCPU, offQcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-0", &qcurRope0)
 	}
 	m.regions = regionParts{
@@ -3462,51 +3465,51 @@ func (m *Model) split0Chunk0(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-0 … Qcur_rope-1
 	if m.sched.Inspecting() {
-		kq0 := runtime.At(m.bufCPU, offKq0, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq0 := tensor.At(m.bufCPU, offKq0, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-0", &kq0)
-		kqSoftMax0 := runtime.At(m.bufCPU, offKqSoftMax0, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax0 := tensor.At(m.bufCPU, offKqSoftMax0, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-0", &kqSoftMax0)
-		kqv0 := runtime.At(m.bufCPU, offKqv0, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv0 := tensor.At(m.bufCPU, offKqv0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-0", &kqv0)
-		kqvMergedCont0 := runtime.At(m.bufCPU, offKqvMergedCont0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont0 := tensor.At(m.bufCPU, offKqvMergedCont0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-0", &kqvMergedCont0)
-		attnOut0 := runtime.At(m.bufCPU, offAttnOut0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut0 := tensor.At(m.bufCPU, offAttnOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-0", &attnOut0)
-		ffnInp0 := runtime.At(m.bufCPU, offFfnInp0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp0 := tensor.At(m.bufCPU, offFfnInp0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-0", &ffnInp0)
-		normFfn0 := runtime.At(m.bufCPU, offNormFfn0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn0 := tensor.At(m.bufCPU, offNormFfn0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-0", &normFfn0)
-		ffnNorm0 := runtime.At(m.bufCPU, offFfnNorm0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm0 := tensor.At(m.bufCPU, offFfnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-0", &ffnNorm0)
-		ffnGate0 := runtime.At(m.bufCPU, offFfnGate0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate0 := tensor.At(m.bufCPU, offFfnGate0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-0", &ffnGate0)
-		ffnSilu0 := runtime.At(m.bufCPU, offFfnSilu0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu0 := tensor.At(m.bufCPU, offFfnSilu0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-0", &ffnSilu0)
-		ffnUp0 := runtime.At(m.bufCPU, offFfnUp0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp0 := tensor.At(m.bufCPU, offFfnUp0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-0", &ffnUp0)
-		ffnGatePar0 := runtime.At(m.bufCPU, offFfnGatePar0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar0 := tensor.At(m.bufCPU, offFfnGatePar0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-0", &ffnGatePar0)
-		ffnOut0 := runtime.At(m.bufCPU, offFfnOut0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut0 := tensor.At(m.bufCPU, offFfnOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-0", &ffnOut0)
-		lOut0 := runtime.At(m.bufCPU, offLOut0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut0 := tensor.At(m.bufCPU, offLOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-0", &lOut0)
-		norm1 := runtime.At(m.bufCPU, offNorm1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm1 := tensor.At(m.bufCPU, offNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-1", &norm1)
-		attnNorm1 := runtime.At(m.bufCPU, offAttnNorm1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm1 := tensor.At(m.bufCPU, offAttnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-1", &attnNorm1)
-		kcur1 := runtime.At(m.bufCPU, offKcur1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur1 := tensor.At(m.bufCPU, offKcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-1", &kcur1)
-		kcurRope1 := runtime.At(m.bufCPU, offKcurRope1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope1 := tensor.At(m.bufCPU, offKcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-1", &kcurRope1)
-		kCacheCpy1 := runtime.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy1 := tensor.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-1", &kCacheCpy1)
-		vcur1 := runtime.At(m.bufCPU, offVcur1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur1 := tensor.At(m.bufCPU, offVcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-1", &vcur1)
-		vCacheCpy1 := runtime.At(m.state[stateCacheVL1].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy1 := tensor.At(m.state[stateCacheVL1].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-1", &vCacheCpy1)
-		qcur1 := runtime.At(m.bufCPU, offQcur1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur1 := tensor.At(m.bufCPU, offQcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-1", &qcur1)
-		qcurRope1 := runtime.At(m.bufCPU, offQcurRope1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope1 := tensor.At(m.bufCPU, offQcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-1", &qcurRope1)
 	}
 	m.regions = regionParts{
@@ -3517,51 +3520,51 @@ func (m *Model) split0Chunk0(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-1 … Qcur_rope-2
 	if m.sched.Inspecting() {
-		kq1 := runtime.At(m.bufCPU, offKq1, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq1 := tensor.At(m.bufCPU, offKq1, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-1", &kq1)
-		kqSoftMax1 := runtime.At(m.bufCPU, offKqSoftMax1, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax1 := tensor.At(m.bufCPU, offKqSoftMax1, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-1", &kqSoftMax1)
-		kqv1 := runtime.At(m.bufCPU, offKqv1, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv1 := tensor.At(m.bufCPU, offKqv1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-1", &kqv1)
-		kqvMergedCont1 := runtime.At(m.bufCPU, offKqvMergedCont1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont1 := tensor.At(m.bufCPU, offKqvMergedCont1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-1", &kqvMergedCont1)
-		attnOut1 := runtime.At(m.bufCPU, offAttnOut1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut1 := tensor.At(m.bufCPU, offAttnOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-1", &attnOut1)
-		ffnInp1 := runtime.At(m.bufCPU, offFfnInp1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp1 := tensor.At(m.bufCPU, offFfnInp1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-1", &ffnInp1)
-		normFfn1 := runtime.At(m.bufCPU, offNormFfn1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn1 := tensor.At(m.bufCPU, offNormFfn1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-1", &normFfn1)
-		ffnNorm1 := runtime.At(m.bufCPU, offFfnNorm1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm1 := tensor.At(m.bufCPU, offFfnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-1", &ffnNorm1)
-		ffnGate1 := runtime.At(m.bufCPU, offFfnGate1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate1 := tensor.At(m.bufCPU, offFfnGate1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-1", &ffnGate1)
-		ffnSilu1 := runtime.At(m.bufCPU, offFfnSilu1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu1 := tensor.At(m.bufCPU, offFfnSilu1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-1", &ffnSilu1)
-		ffnUp1 := runtime.At(m.bufCPU, offFfnUp1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp1 := tensor.At(m.bufCPU, offFfnUp1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-1", &ffnUp1)
-		ffnGatePar1 := runtime.At(m.bufCPU, offFfnGatePar1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar1 := tensor.At(m.bufCPU, offFfnGatePar1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-1", &ffnGatePar1)
-		ffnOut1 := runtime.At(m.bufCPU, offFfnOut1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut1 := tensor.At(m.bufCPU, offFfnOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-1", &ffnOut1)
-		lOut1 := runtime.At(m.bufCPU, offLOut1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut1 := tensor.At(m.bufCPU, offLOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-1", &lOut1)
-		norm2 := runtime.At(m.bufCPU, offNorm2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm2 := tensor.At(m.bufCPU, offNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-2", &norm2)
-		attnNorm2 := runtime.At(m.bufCPU, offAttnNorm2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm2 := tensor.At(m.bufCPU, offAttnNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-2", &attnNorm2)
-		kcur2 := runtime.At(m.bufCPU, offKcur2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur2 := tensor.At(m.bufCPU, offKcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-2", &kcur2)
-		kcurRope2 := runtime.At(m.bufCPU, offKcurRope2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope2 := tensor.At(m.bufCPU, offKcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-2", &kcurRope2)
-		kCacheCpy2 := runtime.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy2 := tensor.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-2", &kCacheCpy2)
-		vcur2 := runtime.At(m.bufCPU, offVcur2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur2 := tensor.At(m.bufCPU, offVcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-2", &vcur2)
-		vCacheCpy2 := runtime.At(m.state[stateCacheVL2].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy2 := tensor.At(m.state[stateCacheVL2].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-2", &vCacheCpy2)
-		qcur2 := runtime.At(m.bufCPU, offQcur2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur2 := tensor.At(m.bufCPU, offQcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-2", &qcur2)
-		qcurRope2 := runtime.At(m.bufCPU, offQcurRope2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope2 := tensor.At(m.bufCPU, offQcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-2", &qcurRope2)
 	}
 	m.regions = regionParts{
@@ -3572,51 +3575,51 @@ func (m *Model) split0Chunk0(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-2 … Qcur_rope-3
 	if m.sched.Inspecting() {
-		kq2 := runtime.At(m.bufCPU, offKq2, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq2 := tensor.At(m.bufCPU, offKq2, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-2", &kq2)
-		kqSoftMax2 := runtime.At(m.bufCPU, offKqSoftMax2, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax2 := tensor.At(m.bufCPU, offKqSoftMax2, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-2", &kqSoftMax2)
-		kqv2 := runtime.At(m.bufCPU, offKqv2, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv2 := tensor.At(m.bufCPU, offKqv2, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-2", &kqv2)
-		kqvMergedCont2 := runtime.At(m.bufCPU, offKqvMergedCont2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont2 := tensor.At(m.bufCPU, offKqvMergedCont2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-2", &kqvMergedCont2)
-		attnOut2 := runtime.At(m.bufCPU, offAttnOut2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut2 := tensor.At(m.bufCPU, offAttnOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-2", &attnOut2)
-		ffnInp2 := runtime.At(m.bufCPU, offFfnInp2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp2 := tensor.At(m.bufCPU, offFfnInp2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-2", &ffnInp2)
-		normFfn2 := runtime.At(m.bufCPU, offNormFfn2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn2 := tensor.At(m.bufCPU, offNormFfn2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-2", &normFfn2)
-		ffnNorm2 := runtime.At(m.bufCPU, offFfnNorm2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm2 := tensor.At(m.bufCPU, offFfnNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-2", &ffnNorm2)
-		ffnGate2 := runtime.At(m.bufCPU, offFfnGate2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate2 := tensor.At(m.bufCPU, offFfnGate2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-2", &ffnGate2)
-		ffnSilu2 := runtime.At(m.bufCPU, offFfnSilu2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu2 := tensor.At(m.bufCPU, offFfnSilu2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-2", &ffnSilu2)
-		ffnUp2 := runtime.At(m.bufCPU, offFfnUp2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp2 := tensor.At(m.bufCPU, offFfnUp2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-2", &ffnUp2)
-		ffnGatePar2 := runtime.At(m.bufCPU, offFfnGatePar2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar2 := tensor.At(m.bufCPU, offFfnGatePar2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-2", &ffnGatePar2)
-		ffnOut2 := runtime.At(m.bufCPU, offFfnOut2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut2 := tensor.At(m.bufCPU, offFfnOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-2", &ffnOut2)
-		lOut2 := runtime.At(m.bufCPU, offLOut2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut2 := tensor.At(m.bufCPU, offLOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-2", &lOut2)
-		norm3 := runtime.At(m.bufCPU, offNorm3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm3 := tensor.At(m.bufCPU, offNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-3", &norm3)
-		attnNorm3 := runtime.At(m.bufCPU, offAttnNorm3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm3 := tensor.At(m.bufCPU, offAttnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-3", &attnNorm3)
-		kcur3 := runtime.At(m.bufCPU, offKcur3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur3 := tensor.At(m.bufCPU, offKcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-3", &kcur3)
-		kcurRope3 := runtime.At(m.bufCPU, offKcurRope3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope3 := tensor.At(m.bufCPU, offKcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-3", &kcurRope3)
-		kCacheCpy3 := runtime.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy3 := tensor.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-3", &kCacheCpy3)
-		vcur3 := runtime.At(m.bufCPU, offVcur3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur3 := tensor.At(m.bufCPU, offVcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-3", &vcur3)
-		vCacheCpy3 := runtime.At(m.state[stateCacheVL3].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy3 := tensor.At(m.state[stateCacheVL3].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-3", &vCacheCpy3)
-		qcur3 := runtime.At(m.bufCPU, offQcur3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur3 := tensor.At(m.bufCPU, offQcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-3", &qcur3)
-		qcurRope3 := runtime.At(m.bufCPU, offQcurRope3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope3 := tensor.At(m.bufCPU, offQcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-3", &qcurRope3)
 	}
 	m.regions = regionParts{
@@ -3627,51 +3630,51 @@ func (m *Model) split0Chunk0(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-3 … Qcur_rope-4
 	if m.sched.Inspecting() {
-		kq3 := runtime.At(m.bufCPU, offKq3, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq3 := tensor.At(m.bufCPU, offKq3, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-3", &kq3)
-		kqSoftMax3 := runtime.At(m.bufCPU, offKqSoftMax3, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax3 := tensor.At(m.bufCPU, offKqSoftMax3, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-3", &kqSoftMax3)
-		kqv3 := runtime.At(m.bufCPU, offKqv3, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv3 := tensor.At(m.bufCPU, offKqv3, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-3", &kqv3)
-		kqvMergedCont3 := runtime.At(m.bufCPU, offKqvMergedCont3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont3 := tensor.At(m.bufCPU, offKqvMergedCont3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-3", &kqvMergedCont3)
-		attnOut3 := runtime.At(m.bufCPU, offAttnOut3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut3 := tensor.At(m.bufCPU, offAttnOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-3", &attnOut3)
-		ffnInp3 := runtime.At(m.bufCPU, offFfnInp3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp3 := tensor.At(m.bufCPU, offFfnInp3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-3", &ffnInp3)
-		normFfn3 := runtime.At(m.bufCPU, offNormFfn3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn3 := tensor.At(m.bufCPU, offNormFfn3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-3", &normFfn3)
-		ffnNorm3 := runtime.At(m.bufCPU, offFfnNorm3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm3 := tensor.At(m.bufCPU, offFfnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-3", &ffnNorm3)
-		ffnGate3 := runtime.At(m.bufCPU, offFfnGate3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate3 := tensor.At(m.bufCPU, offFfnGate3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-3", &ffnGate3)
-		ffnSilu3 := runtime.At(m.bufCPU, offFfnSilu3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu3 := tensor.At(m.bufCPU, offFfnSilu3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-3", &ffnSilu3)
-		ffnUp3 := runtime.At(m.bufCPU, offFfnUp3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp3 := tensor.At(m.bufCPU, offFfnUp3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-3", &ffnUp3)
-		ffnGatePar3 := runtime.At(m.bufCPU, offFfnGatePar3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar3 := tensor.At(m.bufCPU, offFfnGatePar3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-3", &ffnGatePar3)
-		ffnOut3 := runtime.At(m.bufCPU, offFfnOut3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut3 := tensor.At(m.bufCPU, offFfnOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-3", &ffnOut3)
-		lOut3 := runtime.At(m.bufCPU, offLOut3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut3 := tensor.At(m.bufCPU, offLOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-3", &lOut3)
-		norm4 := runtime.At(m.bufCPU, offNorm4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm4 := tensor.At(m.bufCPU, offNorm4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-4", &norm4)
-		attnNorm4 := runtime.At(m.bufCPU, offAttnNorm4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm4 := tensor.At(m.bufCPU, offAttnNorm4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-4", &attnNorm4)
-		kcur4 := runtime.At(m.bufCPU, offKcur4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur4 := tensor.At(m.bufCPU, offKcur4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-4", &kcur4)
-		kcurRope4 := runtime.At(m.bufCPU, offKcurRope4, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope4 := tensor.At(m.bufCPU, offKcurRope4, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-4", &kcurRope4)
-		kCacheCpy4 := runtime.At(m.state[stateCacheKL4].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy4 := tensor.At(m.state[stateCacheKL4].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-4", &kCacheCpy4)
-		vcur4 := runtime.At(m.bufCPU, offVcur4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur4 := tensor.At(m.bufCPU, offVcur4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-4", &vcur4)
-		vCacheCpy4 := runtime.At(m.state[stateCacheVL4].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy4 := tensor.At(m.state[stateCacheVL4].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-4", &vCacheCpy4)
-		qcur4 := runtime.At(m.bufCPU, offQcur4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur4 := tensor.At(m.bufCPU, offQcur4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-4", &qcur4)
-		qcurRope4 := runtime.At(m.bufCPU, offQcurRope4, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope4 := tensor.At(m.bufCPU, offQcurRope4, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-4", &qcurRope4)
 	}
 	m.regions = regionParts{
@@ -3682,51 +3685,51 @@ func (m *Model) split0Chunk0(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-4 … Qcur_rope-5
 	if m.sched.Inspecting() {
-		kq4 := runtime.At(m.bufCPU, offKq4, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq4 := tensor.At(m.bufCPU, offKq4, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-4", &kq4)
-		kqSoftMax4 := runtime.At(m.bufCPU, offKqSoftMax4, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax4 := tensor.At(m.bufCPU, offKqSoftMax4, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-4", &kqSoftMax4)
-		kqv4 := runtime.At(m.bufCPU, offKqv4, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv4 := tensor.At(m.bufCPU, offKqv4, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-4", &kqv4)
-		kqvMergedCont4 := runtime.At(m.bufCPU, offKqvMergedCont4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont4 := tensor.At(m.bufCPU, offKqvMergedCont4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-4", &kqvMergedCont4)
-		attnOut4 := runtime.At(m.bufCPU, offAttnOut4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut4 := tensor.At(m.bufCPU, offAttnOut4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-4", &attnOut4)
-		ffnInp4 := runtime.At(m.bufCPU, offFfnInp4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp4 := tensor.At(m.bufCPU, offFfnInp4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-4", &ffnInp4)
-		normFfn4 := runtime.At(m.bufCPU, offNormFfn4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn4 := tensor.At(m.bufCPU, offNormFfn4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-4", &normFfn4)
-		ffnNorm4 := runtime.At(m.bufCPU, offFfnNorm4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm4 := tensor.At(m.bufCPU, offFfnNorm4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-4", &ffnNorm4)
-		ffnGate4 := runtime.At(m.bufCPU, offFfnGate4, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate4 := tensor.At(m.bufCPU, offFfnGate4, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-4", &ffnGate4)
-		ffnSilu4 := runtime.At(m.bufCPU, offFfnSilu4, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu4 := tensor.At(m.bufCPU, offFfnSilu4, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-4", &ffnSilu4)
-		ffnUp4 := runtime.At(m.bufCPU, offFfnUp4, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp4 := tensor.At(m.bufCPU, offFfnUp4, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-4", &ffnUp4)
-		ffnGatePar4 := runtime.At(m.bufCPU, offFfnGatePar4, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar4 := tensor.At(m.bufCPU, offFfnGatePar4, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-4", &ffnGatePar4)
-		ffnOut4 := runtime.At(m.bufCPU, offFfnOut4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut4 := tensor.At(m.bufCPU, offFfnOut4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-4", &ffnOut4)
-		lOut4 := runtime.At(m.bufCPU, offLOut4, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut4 := tensor.At(m.bufCPU, offLOut4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-4", &lOut4)
-		norm5 := runtime.At(m.bufCPU, offNorm5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm5 := tensor.At(m.bufCPU, offNorm5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-5", &norm5)
-		attnNorm5 := runtime.At(m.bufCPU, offAttnNorm5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm5 := tensor.At(m.bufCPU, offAttnNorm5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-5", &attnNorm5)
-		kcur5 := runtime.At(m.bufCPU, offKcur5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur5 := tensor.At(m.bufCPU, offKcur5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-5", &kcur5)
-		kcurRope5 := runtime.At(m.bufCPU, offKcurRope5, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope5 := tensor.At(m.bufCPU, offKcurRope5, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-5", &kcurRope5)
-		kCacheCpy5 := runtime.At(m.state[stateCacheKL5].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy5 := tensor.At(m.state[stateCacheKL5].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-5", &kCacheCpy5)
-		vcur5 := runtime.At(m.bufCPU, offVcur5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur5 := tensor.At(m.bufCPU, offVcur5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-5", &vcur5)
-		vCacheCpy5 := runtime.At(m.state[stateCacheVL5].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy5 := tensor.At(m.state[stateCacheVL5].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-5", &vCacheCpy5)
-		qcur5 := runtime.At(m.bufCPU, offQcur5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur5 := tensor.At(m.bufCPU, offQcur5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-5", &qcur5)
-		qcurRope5 := runtime.At(m.bufCPU, offQcurRope5, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope5 := tensor.At(m.bufCPU, offQcurRope5, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-5", &qcurRope5)
 	}
 }
@@ -3741,51 +3744,51 @@ func (m *Model) split0Chunk1(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-5 … Qcur_rope-6
 	if m.sched.Inspecting() {
-		kq5 := runtime.At(m.bufCPU, offKq5, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq5 := tensor.At(m.bufCPU, offKq5, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-5", &kq5)
-		kqSoftMax5 := runtime.At(m.bufCPU, offKqSoftMax5, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax5 := tensor.At(m.bufCPU, offKqSoftMax5, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-5", &kqSoftMax5)
-		kqv5 := runtime.At(m.bufCPU, offKqv5, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv5 := tensor.At(m.bufCPU, offKqv5, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-5", &kqv5)
-		kqvMergedCont5 := runtime.At(m.bufCPU, offKqvMergedCont5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont5 := tensor.At(m.bufCPU, offKqvMergedCont5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-5", &kqvMergedCont5)
-		attnOut5 := runtime.At(m.bufCPU, offAttnOut5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut5 := tensor.At(m.bufCPU, offAttnOut5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-5", &attnOut5)
-		ffnInp5 := runtime.At(m.bufCPU, offFfnInp5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp5 := tensor.At(m.bufCPU, offFfnInp5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-5", &ffnInp5)
-		normFfn5 := runtime.At(m.bufCPU, offNormFfn5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn5 := tensor.At(m.bufCPU, offNormFfn5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-5", &normFfn5)
-		ffnNorm5 := runtime.At(m.bufCPU, offFfnNorm5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm5 := tensor.At(m.bufCPU, offFfnNorm5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-5", &ffnNorm5)
-		ffnGate5 := runtime.At(m.bufCPU, offFfnGate5, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate5 := tensor.At(m.bufCPU, offFfnGate5, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-5", &ffnGate5)
-		ffnSilu5 := runtime.At(m.bufCPU, offFfnSilu5, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu5 := tensor.At(m.bufCPU, offFfnSilu5, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-5", &ffnSilu5)
-		ffnUp5 := runtime.At(m.bufCPU, offFfnUp5, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp5 := tensor.At(m.bufCPU, offFfnUp5, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-5", &ffnUp5)
-		ffnGatePar5 := runtime.At(m.bufCPU, offFfnGatePar5, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar5 := tensor.At(m.bufCPU, offFfnGatePar5, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-5", &ffnGatePar5)
-		ffnOut5 := runtime.At(m.bufCPU, offFfnOut5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut5 := tensor.At(m.bufCPU, offFfnOut5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-5", &ffnOut5)
-		lOut5 := runtime.At(m.bufCPU, offLOut5, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut5 := tensor.At(m.bufCPU, offLOut5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-5", &lOut5)
-		norm6 := runtime.At(m.bufCPU, offNorm6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm6 := tensor.At(m.bufCPU, offNorm6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-6", &norm6)
-		attnNorm6 := runtime.At(m.bufCPU, offAttnNorm6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm6 := tensor.At(m.bufCPU, offAttnNorm6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-6", &attnNorm6)
-		kcur6 := runtime.At(m.bufCPU, offKcur6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur6 := tensor.At(m.bufCPU, offKcur6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-6", &kcur6)
-		kcurRope6 := runtime.At(m.bufCPU, offKcurRope6, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope6 := tensor.At(m.bufCPU, offKcurRope6, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-6", &kcurRope6)
-		kCacheCpy6 := runtime.At(m.state[stateCacheKL6].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy6 := tensor.At(m.state[stateCacheKL6].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-6", &kCacheCpy6)
-		vcur6 := runtime.At(m.bufCPU, offVcur6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur6 := tensor.At(m.bufCPU, offVcur6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-6", &vcur6)
-		vCacheCpy6 := runtime.At(m.state[stateCacheVL6].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy6 := tensor.At(m.state[stateCacheVL6].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-6", &vCacheCpy6)
-		qcur6 := runtime.At(m.bufCPU, offQcur6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur6 := tensor.At(m.bufCPU, offQcur6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-6", &qcur6)
-		qcurRope6 := runtime.At(m.bufCPU, offQcurRope6, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope6 := tensor.At(m.bufCPU, offQcurRope6, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-6", &qcurRope6)
 	}
 	m.regions = regionParts{
@@ -3796,51 +3799,51 @@ func (m *Model) split0Chunk1(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-6 … Qcur_rope-7
 	if m.sched.Inspecting() {
-		kq6 := runtime.At(m.bufCPU, offKq6, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq6 := tensor.At(m.bufCPU, offKq6, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-6", &kq6)
-		kqSoftMax6 := runtime.At(m.bufCPU, offKqSoftMax6, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax6 := tensor.At(m.bufCPU, offKqSoftMax6, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-6", &kqSoftMax6)
-		kqv6 := runtime.At(m.bufCPU, offKqv6, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv6 := tensor.At(m.bufCPU, offKqv6, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-6", &kqv6)
-		kqvMergedCont6 := runtime.At(m.bufCPU, offKqvMergedCont6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont6 := tensor.At(m.bufCPU, offKqvMergedCont6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-6", &kqvMergedCont6)
-		attnOut6 := runtime.At(m.bufCPU, offAttnOut6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut6 := tensor.At(m.bufCPU, offAttnOut6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-6", &attnOut6)
-		ffnInp6 := runtime.At(m.bufCPU, offFfnInp6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp6 := tensor.At(m.bufCPU, offFfnInp6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-6", &ffnInp6)
-		normFfn6 := runtime.At(m.bufCPU, offNormFfn6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn6 := tensor.At(m.bufCPU, offNormFfn6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-6", &normFfn6)
-		ffnNorm6 := runtime.At(m.bufCPU, offFfnNorm6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm6 := tensor.At(m.bufCPU, offFfnNorm6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-6", &ffnNorm6)
-		ffnGate6 := runtime.At(m.bufCPU, offFfnGate6, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate6 := tensor.At(m.bufCPU, offFfnGate6, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-6", &ffnGate6)
-		ffnSilu6 := runtime.At(m.bufCPU, offFfnSilu6, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu6 := tensor.At(m.bufCPU, offFfnSilu6, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-6", &ffnSilu6)
-		ffnUp6 := runtime.At(m.bufCPU, offFfnUp6, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp6 := tensor.At(m.bufCPU, offFfnUp6, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-6", &ffnUp6)
-		ffnGatePar6 := runtime.At(m.bufCPU, offFfnGatePar6, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar6 := tensor.At(m.bufCPU, offFfnGatePar6, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-6", &ffnGatePar6)
-		ffnOut6 := runtime.At(m.bufCPU, offFfnOut6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut6 := tensor.At(m.bufCPU, offFfnOut6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-6", &ffnOut6)
-		lOut6 := runtime.At(m.bufCPU, offLOut6, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut6 := tensor.At(m.bufCPU, offLOut6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-6", &lOut6)
-		norm7 := runtime.At(m.bufCPU, offNorm7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm7 := tensor.At(m.bufCPU, offNorm7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-7", &norm7)
-		attnNorm7 := runtime.At(m.bufCPU, offAttnNorm7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm7 := tensor.At(m.bufCPU, offAttnNorm7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-7", &attnNorm7)
-		kcur7 := runtime.At(m.bufCPU, offKcur7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur7 := tensor.At(m.bufCPU, offKcur7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-7", &kcur7)
-		kcurRope7 := runtime.At(m.bufCPU, offKcurRope7, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope7 := tensor.At(m.bufCPU, offKcurRope7, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-7", &kcurRope7)
-		kCacheCpy7 := runtime.At(m.state[stateCacheKL7].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy7 := tensor.At(m.state[stateCacheKL7].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-7", &kCacheCpy7)
-		vcur7 := runtime.At(m.bufCPU, offVcur7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur7 := tensor.At(m.bufCPU, offVcur7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-7", &vcur7)
-		vCacheCpy7 := runtime.At(m.state[stateCacheVL7].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy7 := tensor.At(m.state[stateCacheVL7].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-7", &vCacheCpy7)
-		qcur7 := runtime.At(m.bufCPU, offQcur7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur7 := tensor.At(m.bufCPU, offQcur7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-7", &qcur7)
-		qcurRope7 := runtime.At(m.bufCPU, offQcurRope7, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope7 := tensor.At(m.bufCPU, offQcurRope7, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-7", &qcurRope7)
 	}
 	m.regions = regionParts{
@@ -3851,51 +3854,51 @@ func (m *Model) split0Chunk1(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-7 … Qcur_rope-8
 	if m.sched.Inspecting() {
-		kq7 := runtime.At(m.bufCPU, offKq7, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq7 := tensor.At(m.bufCPU, offKq7, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-7", &kq7)
-		kqSoftMax7 := runtime.At(m.bufCPU, offKqSoftMax7, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax7 := tensor.At(m.bufCPU, offKqSoftMax7, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-7", &kqSoftMax7)
-		kqv7 := runtime.At(m.bufCPU, offKqv7, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv7 := tensor.At(m.bufCPU, offKqv7, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-7", &kqv7)
-		kqvMergedCont7 := runtime.At(m.bufCPU, offKqvMergedCont7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont7 := tensor.At(m.bufCPU, offKqvMergedCont7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-7", &kqvMergedCont7)
-		attnOut7 := runtime.At(m.bufCPU, offAttnOut7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut7 := tensor.At(m.bufCPU, offAttnOut7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-7", &attnOut7)
-		ffnInp7 := runtime.At(m.bufCPU, offFfnInp7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp7 := tensor.At(m.bufCPU, offFfnInp7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-7", &ffnInp7)
-		normFfn7 := runtime.At(m.bufCPU, offNormFfn7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn7 := tensor.At(m.bufCPU, offNormFfn7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-7", &normFfn7)
-		ffnNorm7 := runtime.At(m.bufCPU, offFfnNorm7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm7 := tensor.At(m.bufCPU, offFfnNorm7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-7", &ffnNorm7)
-		ffnGate7 := runtime.At(m.bufCPU, offFfnGate7, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate7 := tensor.At(m.bufCPU, offFfnGate7, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-7", &ffnGate7)
-		ffnSilu7 := runtime.At(m.bufCPU, offFfnSilu7, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu7 := tensor.At(m.bufCPU, offFfnSilu7, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-7", &ffnSilu7)
-		ffnUp7 := runtime.At(m.bufCPU, offFfnUp7, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp7 := tensor.At(m.bufCPU, offFfnUp7, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-7", &ffnUp7)
-		ffnGatePar7 := runtime.At(m.bufCPU, offFfnGatePar7, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar7 := tensor.At(m.bufCPU, offFfnGatePar7, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-7", &ffnGatePar7)
-		ffnOut7 := runtime.At(m.bufCPU, offFfnOut7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut7 := tensor.At(m.bufCPU, offFfnOut7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-7", &ffnOut7)
-		lOut7 := runtime.At(m.bufCPU, offLOut7, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut7 := tensor.At(m.bufCPU, offLOut7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-7", &lOut7)
-		norm8 := runtime.At(m.bufCPU, offNorm8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm8 := tensor.At(m.bufCPU, offNorm8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-8", &norm8)
-		attnNorm8 := runtime.At(m.bufCPU, offAttnNorm8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm8 := tensor.At(m.bufCPU, offAttnNorm8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-8", &attnNorm8)
-		kcur8 := runtime.At(m.bufCPU, offKcur8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur8 := tensor.At(m.bufCPU, offKcur8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-8", &kcur8)
-		kcurRope8 := runtime.At(m.bufCPU, offKcurRope8, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope8 := tensor.At(m.bufCPU, offKcurRope8, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-8", &kcurRope8)
-		kCacheCpy8 := runtime.At(m.state[stateCacheKL8].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy8 := tensor.At(m.state[stateCacheKL8].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-8", &kCacheCpy8)
-		vcur8 := runtime.At(m.bufCPU, offVcur8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur8 := tensor.At(m.bufCPU, offVcur8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-8", &vcur8)
-		vCacheCpy8 := runtime.At(m.state[stateCacheVL8].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy8 := tensor.At(m.state[stateCacheVL8].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-8", &vCacheCpy8)
-		qcur8 := runtime.At(m.bufCPU, offQcur8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur8 := tensor.At(m.bufCPU, offQcur8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-8", &qcur8)
-		qcurRope8 := runtime.At(m.bufCPU, offQcurRope8, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope8 := tensor.At(m.bufCPU, offQcurRope8, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-8", &qcurRope8)
 	}
 	m.regions = regionParts{
@@ -3906,51 +3909,51 @@ func (m *Model) split0Chunk1(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-8 … Qcur_rope-9
 	if m.sched.Inspecting() {
-		kq8 := runtime.At(m.bufCPU, offKq8, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq8 := tensor.At(m.bufCPU, offKq8, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-8", &kq8)
-		kqSoftMax8 := runtime.At(m.bufCPU, offKqSoftMax8, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax8 := tensor.At(m.bufCPU, offKqSoftMax8, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-8", &kqSoftMax8)
-		kqv8 := runtime.At(m.bufCPU, offKqv8, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv8 := tensor.At(m.bufCPU, offKqv8, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-8", &kqv8)
-		kqvMergedCont8 := runtime.At(m.bufCPU, offKqvMergedCont8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont8 := tensor.At(m.bufCPU, offKqvMergedCont8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-8", &kqvMergedCont8)
-		attnOut8 := runtime.At(m.bufCPU, offAttnOut8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut8 := tensor.At(m.bufCPU, offAttnOut8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-8", &attnOut8)
-		ffnInp8 := runtime.At(m.bufCPU, offFfnInp8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp8 := tensor.At(m.bufCPU, offFfnInp8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-8", &ffnInp8)
-		normFfn8 := runtime.At(m.bufCPU, offNormFfn8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn8 := tensor.At(m.bufCPU, offNormFfn8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-8", &normFfn8)
-		ffnNorm8 := runtime.At(m.bufCPU, offFfnNorm8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm8 := tensor.At(m.bufCPU, offFfnNorm8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-8", &ffnNorm8)
-		ffnGate8 := runtime.At(m.bufCPU, offFfnGate8, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate8 := tensor.At(m.bufCPU, offFfnGate8, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-8", &ffnGate8)
-		ffnSilu8 := runtime.At(m.bufCPU, offFfnSilu8, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu8 := tensor.At(m.bufCPU, offFfnSilu8, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-8", &ffnSilu8)
-		ffnUp8 := runtime.At(m.bufCPU, offFfnUp8, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp8 := tensor.At(m.bufCPU, offFfnUp8, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-8", &ffnUp8)
-		ffnGatePar8 := runtime.At(m.bufCPU, offFfnGatePar8, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar8 := tensor.At(m.bufCPU, offFfnGatePar8, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-8", &ffnGatePar8)
-		ffnOut8 := runtime.At(m.bufCPU, offFfnOut8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut8 := tensor.At(m.bufCPU, offFfnOut8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-8", &ffnOut8)
-		lOut8 := runtime.At(m.bufCPU, offLOut8, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut8 := tensor.At(m.bufCPU, offLOut8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-8", &lOut8)
-		norm9 := runtime.At(m.bufCPU, offNorm9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm9 := tensor.At(m.bufCPU, offNorm9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-9", &norm9)
-		attnNorm9 := runtime.At(m.bufCPU, offAttnNorm9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm9 := tensor.At(m.bufCPU, offAttnNorm9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-9", &attnNorm9)
-		kcur9 := runtime.At(m.bufCPU, offKcur9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur9 := tensor.At(m.bufCPU, offKcur9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-9", &kcur9)
-		kcurRope9 := runtime.At(m.bufCPU, offKcurRope9, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope9 := tensor.At(m.bufCPU, offKcurRope9, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-9", &kcurRope9)
-		kCacheCpy9 := runtime.At(m.state[stateCacheKL9].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy9 := tensor.At(m.state[stateCacheKL9].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-9", &kCacheCpy9)
-		vcur9 := runtime.At(m.bufCPU, offVcur9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur9 := tensor.At(m.bufCPU, offVcur9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-9", &vcur9)
-		vCacheCpy9 := runtime.At(m.state[stateCacheVL9].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy9 := tensor.At(m.state[stateCacheVL9].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-9", &vCacheCpy9)
-		qcur9 := runtime.At(m.bufCPU, offQcur9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur9 := tensor.At(m.bufCPU, offQcur9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-9", &qcur9)
-		qcurRope9 := runtime.At(m.bufCPU, offQcurRope9, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope9 := tensor.At(m.bufCPU, offQcurRope9, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-9", &qcurRope9)
 	}
 	m.regions = regionParts{
@@ -3961,51 +3964,51 @@ func (m *Model) split0Chunk1(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-9 … Qcur_rope-10
 	if m.sched.Inspecting() {
-		kq9 := runtime.At(m.bufCPU, offKq9, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq9 := tensor.At(m.bufCPU, offKq9, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-9", &kq9)
-		kqSoftMax9 := runtime.At(m.bufCPU, offKqSoftMax9, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax9 := tensor.At(m.bufCPU, offKqSoftMax9, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-9", &kqSoftMax9)
-		kqv9 := runtime.At(m.bufCPU, offKqv9, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv9 := tensor.At(m.bufCPU, offKqv9, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-9", &kqv9)
-		kqvMergedCont9 := runtime.At(m.bufCPU, offKqvMergedCont9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont9 := tensor.At(m.bufCPU, offKqvMergedCont9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-9", &kqvMergedCont9)
-		attnOut9 := runtime.At(m.bufCPU, offAttnOut9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut9 := tensor.At(m.bufCPU, offAttnOut9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-9", &attnOut9)
-		ffnInp9 := runtime.At(m.bufCPU, offFfnInp9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp9 := tensor.At(m.bufCPU, offFfnInp9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-9", &ffnInp9)
-		normFfn9 := runtime.At(m.bufCPU, offNormFfn9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn9 := tensor.At(m.bufCPU, offNormFfn9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-9", &normFfn9)
-		ffnNorm9 := runtime.At(m.bufCPU, offFfnNorm9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm9 := tensor.At(m.bufCPU, offFfnNorm9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-9", &ffnNorm9)
-		ffnGate9 := runtime.At(m.bufCPU, offFfnGate9, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate9 := tensor.At(m.bufCPU, offFfnGate9, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-9", &ffnGate9)
-		ffnSilu9 := runtime.At(m.bufCPU, offFfnSilu9, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu9 := tensor.At(m.bufCPU, offFfnSilu9, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-9", &ffnSilu9)
-		ffnUp9 := runtime.At(m.bufCPU, offFfnUp9, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp9 := tensor.At(m.bufCPU, offFfnUp9, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-9", &ffnUp9)
-		ffnGatePar9 := runtime.At(m.bufCPU, offFfnGatePar9, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar9 := tensor.At(m.bufCPU, offFfnGatePar9, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-9", &ffnGatePar9)
-		ffnOut9 := runtime.At(m.bufCPU, offFfnOut9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut9 := tensor.At(m.bufCPU, offFfnOut9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-9", &ffnOut9)
-		lOut9 := runtime.At(m.bufCPU, offLOut9, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut9 := tensor.At(m.bufCPU, offLOut9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-9", &lOut9)
-		norm10 := runtime.At(m.bufCPU, offNorm10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm10 := tensor.At(m.bufCPU, offNorm10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-10", &norm10)
-		attnNorm10 := runtime.At(m.bufCPU, offAttnNorm10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm10 := tensor.At(m.bufCPU, offAttnNorm10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-10", &attnNorm10)
-		kcur10 := runtime.At(m.bufCPU, offKcur10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur10 := tensor.At(m.bufCPU, offKcur10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-10", &kcur10)
-		kcurRope10 := runtime.At(m.bufCPU, offKcurRope10, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope10 := tensor.At(m.bufCPU, offKcurRope10, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-10", &kcurRope10)
-		kCacheCpy10 := runtime.At(m.state[stateCacheKL10].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy10 := tensor.At(m.state[stateCacheKL10].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-10", &kCacheCpy10)
-		vcur10 := runtime.At(m.bufCPU, offVcur10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur10 := tensor.At(m.bufCPU, offVcur10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-10", &vcur10)
-		vCacheCpy10 := runtime.At(m.state[stateCacheVL10].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy10 := tensor.At(m.state[stateCacheVL10].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-10", &vCacheCpy10)
-		qcur10 := runtime.At(m.bufCPU, offQcur10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur10 := tensor.At(m.bufCPU, offQcur10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-10", &qcur10)
-		qcurRope10 := runtime.At(m.bufCPU, offQcurRope10, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope10 := tensor.At(m.bufCPU, offQcurRope10, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-10", &qcurRope10)
 	}
 }
@@ -4020,51 +4023,51 @@ func (m *Model) split0Chunk2(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-10 … Qcur_rope-11
 	if m.sched.Inspecting() {
-		kq10 := runtime.At(m.bufCPU, offKq10, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq10 := tensor.At(m.bufCPU, offKq10, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-10", &kq10)
-		kqSoftMax10 := runtime.At(m.bufCPU, offKqSoftMax10, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax10 := tensor.At(m.bufCPU, offKqSoftMax10, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-10", &kqSoftMax10)
-		kqv10 := runtime.At(m.bufCPU, offKqv10, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv10 := tensor.At(m.bufCPU, offKqv10, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-10", &kqv10)
-		kqvMergedCont10 := runtime.At(m.bufCPU, offKqvMergedCont10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont10 := tensor.At(m.bufCPU, offKqvMergedCont10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-10", &kqvMergedCont10)
-		attnOut10 := runtime.At(m.bufCPU, offAttnOut10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut10 := tensor.At(m.bufCPU, offAttnOut10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-10", &attnOut10)
-		ffnInp10 := runtime.At(m.bufCPU, offFfnInp10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp10 := tensor.At(m.bufCPU, offFfnInp10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-10", &ffnInp10)
-		normFfn10 := runtime.At(m.bufCPU, offNormFfn10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn10 := tensor.At(m.bufCPU, offNormFfn10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-10", &normFfn10)
-		ffnNorm10 := runtime.At(m.bufCPU, offFfnNorm10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm10 := tensor.At(m.bufCPU, offFfnNorm10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-10", &ffnNorm10)
-		ffnGate10 := runtime.At(m.bufCPU, offFfnGate10, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate10 := tensor.At(m.bufCPU, offFfnGate10, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-10", &ffnGate10)
-		ffnSilu10 := runtime.At(m.bufCPU, offFfnSilu10, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu10 := tensor.At(m.bufCPU, offFfnSilu10, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-10", &ffnSilu10)
-		ffnUp10 := runtime.At(m.bufCPU, offFfnUp10, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp10 := tensor.At(m.bufCPU, offFfnUp10, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-10", &ffnUp10)
-		ffnGatePar10 := runtime.At(m.bufCPU, offFfnGatePar10, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar10 := tensor.At(m.bufCPU, offFfnGatePar10, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-10", &ffnGatePar10)
-		ffnOut10 := runtime.At(m.bufCPU, offFfnOut10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut10 := tensor.At(m.bufCPU, offFfnOut10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-10", &ffnOut10)
-		lOut10 := runtime.At(m.bufCPU, offLOut10, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut10 := tensor.At(m.bufCPU, offLOut10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-10", &lOut10)
-		norm11 := runtime.At(m.bufCPU, offNorm11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm11 := tensor.At(m.bufCPU, offNorm11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-11", &norm11)
-		attnNorm11 := runtime.At(m.bufCPU, offAttnNorm11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm11 := tensor.At(m.bufCPU, offAttnNorm11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-11", &attnNorm11)
-		kcur11 := runtime.At(m.bufCPU, offKcur11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur11 := tensor.At(m.bufCPU, offKcur11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-11", &kcur11)
-		kcurRope11 := runtime.At(m.bufCPU, offKcurRope11, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope11 := tensor.At(m.bufCPU, offKcurRope11, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-11", &kcurRope11)
-		kCacheCpy11 := runtime.At(m.state[stateCacheKL11].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy11 := tensor.At(m.state[stateCacheKL11].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-11", &kCacheCpy11)
-		vcur11 := runtime.At(m.bufCPU, offVcur11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur11 := tensor.At(m.bufCPU, offVcur11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-11", &vcur11)
-		vCacheCpy11 := runtime.At(m.state[stateCacheVL11].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy11 := tensor.At(m.state[stateCacheVL11].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-11", &vCacheCpy11)
-		qcur11 := runtime.At(m.bufCPU, offQcur11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur11 := tensor.At(m.bufCPU, offQcur11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-11", &qcur11)
-		qcurRope11 := runtime.At(m.bufCPU, offQcurRope11, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope11 := tensor.At(m.bufCPU, offQcurRope11, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-11", &qcurRope11)
 	}
 	m.regions = regionParts{
@@ -4075,51 +4078,51 @@ func (m *Model) split0Chunk2(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-11 … Qcur_rope-12
 	if m.sched.Inspecting() {
-		kq11 := runtime.At(m.bufCPU, offKq11, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq11 := tensor.At(m.bufCPU, offKq11, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-11", &kq11)
-		kqSoftMax11 := runtime.At(m.bufCPU, offKqSoftMax11, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax11 := tensor.At(m.bufCPU, offKqSoftMax11, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-11", &kqSoftMax11)
-		kqv11 := runtime.At(m.bufCPU, offKqv11, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv11 := tensor.At(m.bufCPU, offKqv11, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-11", &kqv11)
-		kqvMergedCont11 := runtime.At(m.bufCPU, offKqvMergedCont11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont11 := tensor.At(m.bufCPU, offKqvMergedCont11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-11", &kqvMergedCont11)
-		attnOut11 := runtime.At(m.bufCPU, offAttnOut11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut11 := tensor.At(m.bufCPU, offAttnOut11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-11", &attnOut11)
-		ffnInp11 := runtime.At(m.bufCPU, offFfnInp11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp11 := tensor.At(m.bufCPU, offFfnInp11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-11", &ffnInp11)
-		normFfn11 := runtime.At(m.bufCPU, offNormFfn11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn11 := tensor.At(m.bufCPU, offNormFfn11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-11", &normFfn11)
-		ffnNorm11 := runtime.At(m.bufCPU, offFfnNorm11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm11 := tensor.At(m.bufCPU, offFfnNorm11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-11", &ffnNorm11)
-		ffnGate11 := runtime.At(m.bufCPU, offFfnGate11, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate11 := tensor.At(m.bufCPU, offFfnGate11, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-11", &ffnGate11)
-		ffnSilu11 := runtime.At(m.bufCPU, offFfnSilu11, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu11 := tensor.At(m.bufCPU, offFfnSilu11, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-11", &ffnSilu11)
-		ffnUp11 := runtime.At(m.bufCPU, offFfnUp11, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp11 := tensor.At(m.bufCPU, offFfnUp11, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-11", &ffnUp11)
-		ffnGatePar11 := runtime.At(m.bufCPU, offFfnGatePar11, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar11 := tensor.At(m.bufCPU, offFfnGatePar11, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-11", &ffnGatePar11)
-		ffnOut11 := runtime.At(m.bufCPU, offFfnOut11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut11 := tensor.At(m.bufCPU, offFfnOut11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-11", &ffnOut11)
-		lOut11 := runtime.At(m.bufCPU, offLOut11, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut11 := tensor.At(m.bufCPU, offLOut11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-11", &lOut11)
-		norm12 := runtime.At(m.bufCPU, offNorm12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm12 := tensor.At(m.bufCPU, offNorm12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-12", &norm12)
-		attnNorm12 := runtime.At(m.bufCPU, offAttnNorm12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm12 := tensor.At(m.bufCPU, offAttnNorm12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-12", &attnNorm12)
-		kcur12 := runtime.At(m.bufCPU, offKcur12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur12 := tensor.At(m.bufCPU, offKcur12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-12", &kcur12)
-		kcurRope12 := runtime.At(m.bufCPU, offKcurRope12, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope12 := tensor.At(m.bufCPU, offKcurRope12, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-12", &kcurRope12)
-		kCacheCpy12 := runtime.At(m.state[stateCacheKL12].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy12 := tensor.At(m.state[stateCacheKL12].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-12", &kCacheCpy12)
-		vcur12 := runtime.At(m.bufCPU, offVcur12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur12 := tensor.At(m.bufCPU, offVcur12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-12", &vcur12)
-		vCacheCpy12 := runtime.At(m.state[stateCacheVL12].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy12 := tensor.At(m.state[stateCacheVL12].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-12", &vCacheCpy12)
-		qcur12 := runtime.At(m.bufCPU, offQcur12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur12 := tensor.At(m.bufCPU, offQcur12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-12", &qcur12)
-		qcurRope12 := runtime.At(m.bufCPU, offQcurRope12, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope12 := tensor.At(m.bufCPU, offQcurRope12, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-12", &qcurRope12)
 	}
 	m.regions = regionParts{
@@ -4130,51 +4133,51 @@ func (m *Model) split0Chunk2(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-12 … Qcur_rope-13
 	if m.sched.Inspecting() {
-		kq12 := runtime.At(m.bufCPU, offKq12, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq12 := tensor.At(m.bufCPU, offKq12, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-12", &kq12)
-		kqSoftMax12 := runtime.At(m.bufCPU, offKqSoftMax12, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax12 := tensor.At(m.bufCPU, offKqSoftMax12, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-12", &kqSoftMax12)
-		kqv12 := runtime.At(m.bufCPU, offKqv12, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv12 := tensor.At(m.bufCPU, offKqv12, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-12", &kqv12)
-		kqvMergedCont12 := runtime.At(m.bufCPU, offKqvMergedCont12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont12 := tensor.At(m.bufCPU, offKqvMergedCont12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-12", &kqvMergedCont12)
-		attnOut12 := runtime.At(m.bufCPU, offAttnOut12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut12 := tensor.At(m.bufCPU, offAttnOut12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-12", &attnOut12)
-		ffnInp12 := runtime.At(m.bufCPU, offFfnInp12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp12 := tensor.At(m.bufCPU, offFfnInp12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-12", &ffnInp12)
-		normFfn12 := runtime.At(m.bufCPU, offNormFfn12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn12 := tensor.At(m.bufCPU, offNormFfn12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-12", &normFfn12)
-		ffnNorm12 := runtime.At(m.bufCPU, offFfnNorm12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm12 := tensor.At(m.bufCPU, offFfnNorm12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-12", &ffnNorm12)
-		ffnGate12 := runtime.At(m.bufCPU, offFfnGate12, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate12 := tensor.At(m.bufCPU, offFfnGate12, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-12", &ffnGate12)
-		ffnSilu12 := runtime.At(m.bufCPU, offFfnSilu12, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu12 := tensor.At(m.bufCPU, offFfnSilu12, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-12", &ffnSilu12)
-		ffnUp12 := runtime.At(m.bufCPU, offFfnUp12, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp12 := tensor.At(m.bufCPU, offFfnUp12, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-12", &ffnUp12)
-		ffnGatePar12 := runtime.At(m.bufCPU, offFfnGatePar12, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar12 := tensor.At(m.bufCPU, offFfnGatePar12, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-12", &ffnGatePar12)
-		ffnOut12 := runtime.At(m.bufCPU, offFfnOut12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut12 := tensor.At(m.bufCPU, offFfnOut12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-12", &ffnOut12)
-		lOut12 := runtime.At(m.bufCPU, offLOut12, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut12 := tensor.At(m.bufCPU, offLOut12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-12", &lOut12)
-		norm13 := runtime.At(m.bufCPU, offNorm13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm13 := tensor.At(m.bufCPU, offNorm13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-13", &norm13)
-		attnNorm13 := runtime.At(m.bufCPU, offAttnNorm13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm13 := tensor.At(m.bufCPU, offAttnNorm13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-13", &attnNorm13)
-		kcur13 := runtime.At(m.bufCPU, offKcur13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur13 := tensor.At(m.bufCPU, offKcur13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-13", &kcur13)
-		kcurRope13 := runtime.At(m.bufCPU, offKcurRope13, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope13 := tensor.At(m.bufCPU, offKcurRope13, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-13", &kcurRope13)
-		kCacheCpy13 := runtime.At(m.state[stateCacheKL13].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy13 := tensor.At(m.state[stateCacheKL13].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-13", &kCacheCpy13)
-		vcur13 := runtime.At(m.bufCPU, offVcur13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur13 := tensor.At(m.bufCPU, offVcur13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-13", &vcur13)
-		vCacheCpy13 := runtime.At(m.state[stateCacheVL13].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy13 := tensor.At(m.state[stateCacheVL13].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-13", &vCacheCpy13)
-		qcur13 := runtime.At(m.bufCPU, offQcur13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur13 := tensor.At(m.bufCPU, offQcur13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-13", &qcur13)
-		qcurRope13 := runtime.At(m.bufCPU, offQcurRope13, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope13 := tensor.At(m.bufCPU, offQcurRope13, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-13", &qcurRope13)
 	}
 	m.regions = regionParts{
@@ -4185,51 +4188,51 @@ func (m *Model) split0Chunk2(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-13 … Qcur_rope-14
 	if m.sched.Inspecting() {
-		kq13 := runtime.At(m.bufCPU, offKq13, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq13 := tensor.At(m.bufCPU, offKq13, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-13", &kq13)
-		kqSoftMax13 := runtime.At(m.bufCPU, offKqSoftMax13, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax13 := tensor.At(m.bufCPU, offKqSoftMax13, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-13", &kqSoftMax13)
-		kqv13 := runtime.At(m.bufCPU, offKqv13, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv13 := tensor.At(m.bufCPU, offKqv13, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-13", &kqv13)
-		kqvMergedCont13 := runtime.At(m.bufCPU, offKqvMergedCont13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont13 := tensor.At(m.bufCPU, offKqvMergedCont13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-13", &kqvMergedCont13)
-		attnOut13 := runtime.At(m.bufCPU, offAttnOut13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut13 := tensor.At(m.bufCPU, offAttnOut13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-13", &attnOut13)
-		ffnInp13 := runtime.At(m.bufCPU, offFfnInp13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp13 := tensor.At(m.bufCPU, offFfnInp13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-13", &ffnInp13)
-		normFfn13 := runtime.At(m.bufCPU, offNormFfn13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn13 := tensor.At(m.bufCPU, offNormFfn13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-13", &normFfn13)
-		ffnNorm13 := runtime.At(m.bufCPU, offFfnNorm13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm13 := tensor.At(m.bufCPU, offFfnNorm13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-13", &ffnNorm13)
-		ffnGate13 := runtime.At(m.bufCPU, offFfnGate13, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate13 := tensor.At(m.bufCPU, offFfnGate13, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-13", &ffnGate13)
-		ffnSilu13 := runtime.At(m.bufCPU, offFfnSilu13, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu13 := tensor.At(m.bufCPU, offFfnSilu13, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-13", &ffnSilu13)
-		ffnUp13 := runtime.At(m.bufCPU, offFfnUp13, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp13 := tensor.At(m.bufCPU, offFfnUp13, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-13", &ffnUp13)
-		ffnGatePar13 := runtime.At(m.bufCPU, offFfnGatePar13, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar13 := tensor.At(m.bufCPU, offFfnGatePar13, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-13", &ffnGatePar13)
-		ffnOut13 := runtime.At(m.bufCPU, offFfnOut13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut13 := tensor.At(m.bufCPU, offFfnOut13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-13", &ffnOut13)
-		lOut13 := runtime.At(m.bufCPU, offLOut13, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut13 := tensor.At(m.bufCPU, offLOut13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-13", &lOut13)
-		norm14 := runtime.At(m.bufCPU, offNorm14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm14 := tensor.At(m.bufCPU, offNorm14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-14", &norm14)
-		attnNorm14 := runtime.At(m.bufCPU, offAttnNorm14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm14 := tensor.At(m.bufCPU, offAttnNorm14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-14", &attnNorm14)
-		kcur14 := runtime.At(m.bufCPU, offKcur14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur14 := tensor.At(m.bufCPU, offKcur14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-14", &kcur14)
-		kcurRope14 := runtime.At(m.bufCPU, offKcurRope14, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope14 := tensor.At(m.bufCPU, offKcurRope14, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-14", &kcurRope14)
-		kCacheCpy14 := runtime.At(m.state[stateCacheKL14].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy14 := tensor.At(m.state[stateCacheKL14].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-14", &kCacheCpy14)
-		vcur14 := runtime.At(m.bufCPU, offVcur14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur14 := tensor.At(m.bufCPU, offVcur14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-14", &vcur14)
-		vCacheCpy14 := runtime.At(m.state[stateCacheVL14].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy14 := tensor.At(m.state[stateCacheVL14].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-14", &vCacheCpy14)
-		qcur14 := runtime.At(m.bufCPU, offQcur14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur14 := tensor.At(m.bufCPU, offQcur14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-14", &qcur14)
-		qcurRope14 := runtime.At(m.bufCPU, offQcurRope14, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope14 := tensor.At(m.bufCPU, offQcurRope14, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-14", &qcurRope14)
 	}
 	m.regions = regionParts{
@@ -4240,51 +4243,51 @@ func (m *Model) split0Chunk2(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-14 … Qcur_rope-15
 	if m.sched.Inspecting() {
-		kq14 := runtime.At(m.bufCPU, offKq14, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq14 := tensor.At(m.bufCPU, offKq14, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-14", &kq14)
-		kqSoftMax14 := runtime.At(m.bufCPU, offKqSoftMax14, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax14 := tensor.At(m.bufCPU, offKqSoftMax14, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-14", &kqSoftMax14)
-		kqv14 := runtime.At(m.bufCPU, offKqv14, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv14 := tensor.At(m.bufCPU, offKqv14, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-14", &kqv14)
-		kqvMergedCont14 := runtime.At(m.bufCPU, offKqvMergedCont14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont14 := tensor.At(m.bufCPU, offKqvMergedCont14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-14", &kqvMergedCont14)
-		attnOut14 := runtime.At(m.bufCPU, offAttnOut14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut14 := tensor.At(m.bufCPU, offAttnOut14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-14", &attnOut14)
-		ffnInp14 := runtime.At(m.bufCPU, offFfnInp14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp14 := tensor.At(m.bufCPU, offFfnInp14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-14", &ffnInp14)
-		normFfn14 := runtime.At(m.bufCPU, offNormFfn14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn14 := tensor.At(m.bufCPU, offNormFfn14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-14", &normFfn14)
-		ffnNorm14 := runtime.At(m.bufCPU, offFfnNorm14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm14 := tensor.At(m.bufCPU, offFfnNorm14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-14", &ffnNorm14)
-		ffnGate14 := runtime.At(m.bufCPU, offFfnGate14, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate14 := tensor.At(m.bufCPU, offFfnGate14, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-14", &ffnGate14)
-		ffnSilu14 := runtime.At(m.bufCPU, offFfnSilu14, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu14 := tensor.At(m.bufCPU, offFfnSilu14, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-14", &ffnSilu14)
-		ffnUp14 := runtime.At(m.bufCPU, offFfnUp14, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp14 := tensor.At(m.bufCPU, offFfnUp14, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-14", &ffnUp14)
-		ffnGatePar14 := runtime.At(m.bufCPU, offFfnGatePar14, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar14 := tensor.At(m.bufCPU, offFfnGatePar14, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-14", &ffnGatePar14)
-		ffnOut14 := runtime.At(m.bufCPU, offFfnOut14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut14 := tensor.At(m.bufCPU, offFfnOut14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-14", &ffnOut14)
-		lOut14 := runtime.At(m.bufCPU, offLOut14, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut14 := tensor.At(m.bufCPU, offLOut14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-14", &lOut14)
-		norm15 := runtime.At(m.bufCPU, offNorm15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm15 := tensor.At(m.bufCPU, offNorm15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-15", &norm15)
-		attnNorm15 := runtime.At(m.bufCPU, offAttnNorm15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm15 := tensor.At(m.bufCPU, offAttnNorm15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-15", &attnNorm15)
-		kcur15 := runtime.At(m.bufCPU, offKcur15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur15 := tensor.At(m.bufCPU, offKcur15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-15", &kcur15)
-		kcurRope15 := runtime.At(m.bufCPU, offKcurRope15, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope15 := tensor.At(m.bufCPU, offKcurRope15, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-15", &kcurRope15)
-		kCacheCpy15 := runtime.At(m.state[stateCacheKL15].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy15 := tensor.At(m.state[stateCacheKL15].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-15", &kCacheCpy15)
-		vcur15 := runtime.At(m.bufCPU, offVcur15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur15 := tensor.At(m.bufCPU, offVcur15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-15", &vcur15)
-		vCacheCpy15 := runtime.At(m.state[stateCacheVL15].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy15 := tensor.At(m.state[stateCacheVL15].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-15", &vCacheCpy15)
-		qcur15 := runtime.At(m.bufCPU, offQcur15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur15 := tensor.At(m.bufCPU, offQcur15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-15", &qcur15)
-		qcurRope15 := runtime.At(m.bufCPU, offQcurRope15, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope15 := tensor.At(m.bufCPU, offQcurRope15, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-15", &qcurRope15)
 	}
 }
@@ -4299,51 +4302,51 @@ func (m *Model) split0Chunk3(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-15 … Qcur_rope-16
 	if m.sched.Inspecting() {
-		kq15 := runtime.At(m.bufCPU, offKq15, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq15 := tensor.At(m.bufCPU, offKq15, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-15", &kq15)
-		kqSoftMax15 := runtime.At(m.bufCPU, offKqSoftMax15, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax15 := tensor.At(m.bufCPU, offKqSoftMax15, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-15", &kqSoftMax15)
-		kqv15 := runtime.At(m.bufCPU, offKqv15, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv15 := tensor.At(m.bufCPU, offKqv15, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-15", &kqv15)
-		kqvMergedCont15 := runtime.At(m.bufCPU, offKqvMergedCont15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont15 := tensor.At(m.bufCPU, offKqvMergedCont15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-15", &kqvMergedCont15)
-		attnOut15 := runtime.At(m.bufCPU, offAttnOut15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut15 := tensor.At(m.bufCPU, offAttnOut15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-15", &attnOut15)
-		ffnInp15 := runtime.At(m.bufCPU, offFfnInp15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp15 := tensor.At(m.bufCPU, offFfnInp15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-15", &ffnInp15)
-		normFfn15 := runtime.At(m.bufCPU, offNormFfn15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn15 := tensor.At(m.bufCPU, offNormFfn15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-15", &normFfn15)
-		ffnNorm15 := runtime.At(m.bufCPU, offFfnNorm15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm15 := tensor.At(m.bufCPU, offFfnNorm15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-15", &ffnNorm15)
-		ffnGate15 := runtime.At(m.bufCPU, offFfnGate15, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate15 := tensor.At(m.bufCPU, offFfnGate15, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-15", &ffnGate15)
-		ffnSilu15 := runtime.At(m.bufCPU, offFfnSilu15, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu15 := tensor.At(m.bufCPU, offFfnSilu15, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-15", &ffnSilu15)
-		ffnUp15 := runtime.At(m.bufCPU, offFfnUp15, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp15 := tensor.At(m.bufCPU, offFfnUp15, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-15", &ffnUp15)
-		ffnGatePar15 := runtime.At(m.bufCPU, offFfnGatePar15, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar15 := tensor.At(m.bufCPU, offFfnGatePar15, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-15", &ffnGatePar15)
-		ffnOut15 := runtime.At(m.bufCPU, offFfnOut15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut15 := tensor.At(m.bufCPU, offFfnOut15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-15", &ffnOut15)
-		lOut15 := runtime.At(m.bufCPU, offLOut15, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut15 := tensor.At(m.bufCPU, offLOut15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-15", &lOut15)
-		norm16 := runtime.At(m.bufCPU, offNorm16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm16 := tensor.At(m.bufCPU, offNorm16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-16", &norm16)
-		attnNorm16 := runtime.At(m.bufCPU, offAttnNorm16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm16 := tensor.At(m.bufCPU, offAttnNorm16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-16", &attnNorm16)
-		kcur16 := runtime.At(m.bufCPU, offKcur16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur16 := tensor.At(m.bufCPU, offKcur16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-16", &kcur16)
-		kcurRope16 := runtime.At(m.bufCPU, offKcurRope16, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope16 := tensor.At(m.bufCPU, offKcurRope16, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-16", &kcurRope16)
-		kCacheCpy16 := runtime.At(m.state[stateCacheKL16].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy16 := tensor.At(m.state[stateCacheKL16].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-16", &kCacheCpy16)
-		vcur16 := runtime.At(m.bufCPU, offVcur16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur16 := tensor.At(m.bufCPU, offVcur16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-16", &vcur16)
-		vCacheCpy16 := runtime.At(m.state[stateCacheVL16].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy16 := tensor.At(m.state[stateCacheVL16].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-16", &vCacheCpy16)
-		qcur16 := runtime.At(m.bufCPU, offQcur16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur16 := tensor.At(m.bufCPU, offQcur16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-16", &qcur16)
-		qcurRope16 := runtime.At(m.bufCPU, offQcurRope16, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope16 := tensor.At(m.bufCPU, offQcurRope16, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-16", &qcurRope16)
 	}
 	m.regions = regionParts{
@@ -4354,51 +4357,51 @@ func (m *Model) split0Chunk3(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-16 … Qcur_rope-17
 	if m.sched.Inspecting() {
-		kq16 := runtime.At(m.bufCPU, offKq16, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq16 := tensor.At(m.bufCPU, offKq16, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-16", &kq16)
-		kqSoftMax16 := runtime.At(m.bufCPU, offKqSoftMax16, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax16 := tensor.At(m.bufCPU, offKqSoftMax16, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-16", &kqSoftMax16)
-		kqv16 := runtime.At(m.bufCPU, offKqv16, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv16 := tensor.At(m.bufCPU, offKqv16, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-16", &kqv16)
-		kqvMergedCont16 := runtime.At(m.bufCPU, offKqvMergedCont16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont16 := tensor.At(m.bufCPU, offKqvMergedCont16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-16", &kqvMergedCont16)
-		attnOut16 := runtime.At(m.bufCPU, offAttnOut16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut16 := tensor.At(m.bufCPU, offAttnOut16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-16", &attnOut16)
-		ffnInp16 := runtime.At(m.bufCPU, offFfnInp16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp16 := tensor.At(m.bufCPU, offFfnInp16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-16", &ffnInp16)
-		normFfn16 := runtime.At(m.bufCPU, offNormFfn16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn16 := tensor.At(m.bufCPU, offNormFfn16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-16", &normFfn16)
-		ffnNorm16 := runtime.At(m.bufCPU, offFfnNorm16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm16 := tensor.At(m.bufCPU, offFfnNorm16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-16", &ffnNorm16)
-		ffnGate16 := runtime.At(m.bufCPU, offFfnGate16, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate16 := tensor.At(m.bufCPU, offFfnGate16, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-16", &ffnGate16)
-		ffnSilu16 := runtime.At(m.bufCPU, offFfnSilu16, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu16 := tensor.At(m.bufCPU, offFfnSilu16, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-16", &ffnSilu16)
-		ffnUp16 := runtime.At(m.bufCPU, offFfnUp16, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp16 := tensor.At(m.bufCPU, offFfnUp16, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-16", &ffnUp16)
-		ffnGatePar16 := runtime.At(m.bufCPU, offFfnGatePar16, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar16 := tensor.At(m.bufCPU, offFfnGatePar16, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-16", &ffnGatePar16)
-		ffnOut16 := runtime.At(m.bufCPU, offFfnOut16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut16 := tensor.At(m.bufCPU, offFfnOut16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-16", &ffnOut16)
-		lOut16 := runtime.At(m.bufCPU, offLOut16, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut16 := tensor.At(m.bufCPU, offLOut16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-16", &lOut16)
-		norm17 := runtime.At(m.bufCPU, offNorm17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm17 := tensor.At(m.bufCPU, offNorm17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-17", &norm17)
-		attnNorm17 := runtime.At(m.bufCPU, offAttnNorm17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm17 := tensor.At(m.bufCPU, offAttnNorm17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-17", &attnNorm17)
-		kcur17 := runtime.At(m.bufCPU, offKcur17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur17 := tensor.At(m.bufCPU, offKcur17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-17", &kcur17)
-		kcurRope17 := runtime.At(m.bufCPU, offKcurRope17, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope17 := tensor.At(m.bufCPU, offKcurRope17, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-17", &kcurRope17)
-		kCacheCpy17 := runtime.At(m.state[stateCacheKL17].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy17 := tensor.At(m.state[stateCacheKL17].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-17", &kCacheCpy17)
-		vcur17 := runtime.At(m.bufCPU, offVcur17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur17 := tensor.At(m.bufCPU, offVcur17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-17", &vcur17)
-		vCacheCpy17 := runtime.At(m.state[stateCacheVL17].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy17 := tensor.At(m.state[stateCacheVL17].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-17", &vCacheCpy17)
-		qcur17 := runtime.At(m.bufCPU, offQcur17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur17 := tensor.At(m.bufCPU, offQcur17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-17", &qcur17)
-		qcurRope17 := runtime.At(m.bufCPU, offQcurRope17, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope17 := tensor.At(m.bufCPU, offQcurRope17, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-17", &qcurRope17)
 	}
 	m.regions = regionParts{
@@ -4409,51 +4412,51 @@ func (m *Model) split0Chunk3(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-17 … Qcur_rope-18
 	if m.sched.Inspecting() {
-		kq17 := runtime.At(m.bufCPU, offKq17, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq17 := tensor.At(m.bufCPU, offKq17, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-17", &kq17)
-		kqSoftMax17 := runtime.At(m.bufCPU, offKqSoftMax17, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax17 := tensor.At(m.bufCPU, offKqSoftMax17, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-17", &kqSoftMax17)
-		kqv17 := runtime.At(m.bufCPU, offKqv17, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv17 := tensor.At(m.bufCPU, offKqv17, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-17", &kqv17)
-		kqvMergedCont17 := runtime.At(m.bufCPU, offKqvMergedCont17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont17 := tensor.At(m.bufCPU, offKqvMergedCont17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-17", &kqvMergedCont17)
-		attnOut17 := runtime.At(m.bufCPU, offAttnOut17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut17 := tensor.At(m.bufCPU, offAttnOut17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-17", &attnOut17)
-		ffnInp17 := runtime.At(m.bufCPU, offFfnInp17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp17 := tensor.At(m.bufCPU, offFfnInp17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-17", &ffnInp17)
-		normFfn17 := runtime.At(m.bufCPU, offNormFfn17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn17 := tensor.At(m.bufCPU, offNormFfn17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-17", &normFfn17)
-		ffnNorm17 := runtime.At(m.bufCPU, offFfnNorm17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm17 := tensor.At(m.bufCPU, offFfnNorm17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-17", &ffnNorm17)
-		ffnGate17 := runtime.At(m.bufCPU, offFfnGate17, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate17 := tensor.At(m.bufCPU, offFfnGate17, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-17", &ffnGate17)
-		ffnSilu17 := runtime.At(m.bufCPU, offFfnSilu17, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu17 := tensor.At(m.bufCPU, offFfnSilu17, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-17", &ffnSilu17)
-		ffnUp17 := runtime.At(m.bufCPU, offFfnUp17, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp17 := tensor.At(m.bufCPU, offFfnUp17, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-17", &ffnUp17)
-		ffnGatePar17 := runtime.At(m.bufCPU, offFfnGatePar17, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar17 := tensor.At(m.bufCPU, offFfnGatePar17, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-17", &ffnGatePar17)
-		ffnOut17 := runtime.At(m.bufCPU, offFfnOut17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut17 := tensor.At(m.bufCPU, offFfnOut17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-17", &ffnOut17)
-		lOut17 := runtime.At(m.bufCPU, offLOut17, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut17 := tensor.At(m.bufCPU, offLOut17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-17", &lOut17)
-		norm18 := runtime.At(m.bufCPU, offNorm18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm18 := tensor.At(m.bufCPU, offNorm18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-18", &norm18)
-		attnNorm18 := runtime.At(m.bufCPU, offAttnNorm18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm18 := tensor.At(m.bufCPU, offAttnNorm18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-18", &attnNorm18)
-		kcur18 := runtime.At(m.bufCPU, offKcur18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur18 := tensor.At(m.bufCPU, offKcur18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-18", &kcur18)
-		kcurRope18 := runtime.At(m.bufCPU, offKcurRope18, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope18 := tensor.At(m.bufCPU, offKcurRope18, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-18", &kcurRope18)
-		kCacheCpy18 := runtime.At(m.state[stateCacheKL18].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy18 := tensor.At(m.state[stateCacheKL18].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-18", &kCacheCpy18)
-		vcur18 := runtime.At(m.bufCPU, offVcur18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur18 := tensor.At(m.bufCPU, offVcur18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-18", &vcur18)
-		vCacheCpy18 := runtime.At(m.state[stateCacheVL18].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy18 := tensor.At(m.state[stateCacheVL18].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-18", &vCacheCpy18)
-		qcur18 := runtime.At(m.bufCPU, offQcur18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur18 := tensor.At(m.bufCPU, offQcur18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-18", &qcur18)
-		qcurRope18 := runtime.At(m.bufCPU, offQcurRope18, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope18 := tensor.At(m.bufCPU, offQcurRope18, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-18", &qcurRope18)
 	}
 	m.regions = regionParts{
@@ -4464,51 +4467,51 @@ func (m *Model) split0Chunk3(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-18 … Qcur_rope-19
 	if m.sched.Inspecting() {
-		kq18 := runtime.At(m.bufCPU, offKq18, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq18 := tensor.At(m.bufCPU, offKq18, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-18", &kq18)
-		kqSoftMax18 := runtime.At(m.bufCPU, offKqSoftMax18, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax18 := tensor.At(m.bufCPU, offKqSoftMax18, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-18", &kqSoftMax18)
-		kqv18 := runtime.At(m.bufCPU, offKqv18, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv18 := tensor.At(m.bufCPU, offKqv18, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-18", &kqv18)
-		kqvMergedCont18 := runtime.At(m.bufCPU, offKqvMergedCont18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont18 := tensor.At(m.bufCPU, offKqvMergedCont18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-18", &kqvMergedCont18)
-		attnOut18 := runtime.At(m.bufCPU, offAttnOut18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut18 := tensor.At(m.bufCPU, offAttnOut18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-18", &attnOut18)
-		ffnInp18 := runtime.At(m.bufCPU, offFfnInp18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp18 := tensor.At(m.bufCPU, offFfnInp18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-18", &ffnInp18)
-		normFfn18 := runtime.At(m.bufCPU, offNormFfn18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn18 := tensor.At(m.bufCPU, offNormFfn18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-18", &normFfn18)
-		ffnNorm18 := runtime.At(m.bufCPU, offFfnNorm18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm18 := tensor.At(m.bufCPU, offFfnNorm18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-18", &ffnNorm18)
-		ffnGate18 := runtime.At(m.bufCPU, offFfnGate18, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate18 := tensor.At(m.bufCPU, offFfnGate18, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-18", &ffnGate18)
-		ffnSilu18 := runtime.At(m.bufCPU, offFfnSilu18, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu18 := tensor.At(m.bufCPU, offFfnSilu18, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-18", &ffnSilu18)
-		ffnUp18 := runtime.At(m.bufCPU, offFfnUp18, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp18 := tensor.At(m.bufCPU, offFfnUp18, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-18", &ffnUp18)
-		ffnGatePar18 := runtime.At(m.bufCPU, offFfnGatePar18, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar18 := tensor.At(m.bufCPU, offFfnGatePar18, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-18", &ffnGatePar18)
-		ffnOut18 := runtime.At(m.bufCPU, offFfnOut18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut18 := tensor.At(m.bufCPU, offFfnOut18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-18", &ffnOut18)
-		lOut18 := runtime.At(m.bufCPU, offLOut18, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut18 := tensor.At(m.bufCPU, offLOut18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-18", &lOut18)
-		norm19 := runtime.At(m.bufCPU, offNorm19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm19 := tensor.At(m.bufCPU, offNorm19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-19", &norm19)
-		attnNorm19 := runtime.At(m.bufCPU, offAttnNorm19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm19 := tensor.At(m.bufCPU, offAttnNorm19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-19", &attnNorm19)
-		kcur19 := runtime.At(m.bufCPU, offKcur19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur19 := tensor.At(m.bufCPU, offKcur19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-19", &kcur19)
-		kcurRope19 := runtime.At(m.bufCPU, offKcurRope19, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope19 := tensor.At(m.bufCPU, offKcurRope19, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-19", &kcurRope19)
-		kCacheCpy19 := runtime.At(m.state[stateCacheKL19].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy19 := tensor.At(m.state[stateCacheKL19].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-19", &kCacheCpy19)
-		vcur19 := runtime.At(m.bufCPU, offVcur19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur19 := tensor.At(m.bufCPU, offVcur19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-19", &vcur19)
-		vCacheCpy19 := runtime.At(m.state[stateCacheVL19].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy19 := tensor.At(m.state[stateCacheVL19].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-19", &vCacheCpy19)
-		qcur19 := runtime.At(m.bufCPU, offQcur19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur19 := tensor.At(m.bufCPU, offQcur19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-19", &qcur19)
-		qcurRope19 := runtime.At(m.bufCPU, offQcurRope19, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope19 := tensor.At(m.bufCPU, offQcurRope19, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-19", &qcurRope19)
 	}
 	m.regions = regionParts{
@@ -4519,51 +4522,51 @@ func (m *Model) split0Chunk3(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-19 … Qcur_rope-20
 	if m.sched.Inspecting() {
-		kq19 := runtime.At(m.bufCPU, offKq19, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq19 := tensor.At(m.bufCPU, offKq19, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-19", &kq19)
-		kqSoftMax19 := runtime.At(m.bufCPU, offKqSoftMax19, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax19 := tensor.At(m.bufCPU, offKqSoftMax19, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-19", &kqSoftMax19)
-		kqv19 := runtime.At(m.bufCPU, offKqv19, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv19 := tensor.At(m.bufCPU, offKqv19, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-19", &kqv19)
-		kqvMergedCont19 := runtime.At(m.bufCPU, offKqvMergedCont19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont19 := tensor.At(m.bufCPU, offKqvMergedCont19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-19", &kqvMergedCont19)
-		attnOut19 := runtime.At(m.bufCPU, offAttnOut19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut19 := tensor.At(m.bufCPU, offAttnOut19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-19", &attnOut19)
-		ffnInp19 := runtime.At(m.bufCPU, offFfnInp19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp19 := tensor.At(m.bufCPU, offFfnInp19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-19", &ffnInp19)
-		normFfn19 := runtime.At(m.bufCPU, offNormFfn19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn19 := tensor.At(m.bufCPU, offNormFfn19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-19", &normFfn19)
-		ffnNorm19 := runtime.At(m.bufCPU, offFfnNorm19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm19 := tensor.At(m.bufCPU, offFfnNorm19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-19", &ffnNorm19)
-		ffnGate19 := runtime.At(m.bufCPU, offFfnGate19, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate19 := tensor.At(m.bufCPU, offFfnGate19, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-19", &ffnGate19)
-		ffnSilu19 := runtime.At(m.bufCPU, offFfnSilu19, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu19 := tensor.At(m.bufCPU, offFfnSilu19, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-19", &ffnSilu19)
-		ffnUp19 := runtime.At(m.bufCPU, offFfnUp19, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp19 := tensor.At(m.bufCPU, offFfnUp19, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-19", &ffnUp19)
-		ffnGatePar19 := runtime.At(m.bufCPU, offFfnGatePar19, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar19 := tensor.At(m.bufCPU, offFfnGatePar19, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-19", &ffnGatePar19)
-		ffnOut19 := runtime.At(m.bufCPU, offFfnOut19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut19 := tensor.At(m.bufCPU, offFfnOut19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-19", &ffnOut19)
-		lOut19 := runtime.At(m.bufCPU, offLOut19, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut19 := tensor.At(m.bufCPU, offLOut19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-19", &lOut19)
-		norm20 := runtime.At(m.bufCPU, offNorm20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm20 := tensor.At(m.bufCPU, offNorm20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-20", &norm20)
-		attnNorm20 := runtime.At(m.bufCPU, offAttnNorm20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm20 := tensor.At(m.bufCPU, offAttnNorm20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-20", &attnNorm20)
-		kcur20 := runtime.At(m.bufCPU, offKcur20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur20 := tensor.At(m.bufCPU, offKcur20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-20", &kcur20)
-		kcurRope20 := runtime.At(m.bufCPU, offKcurRope20, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope20 := tensor.At(m.bufCPU, offKcurRope20, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-20", &kcurRope20)
-		kCacheCpy20 := runtime.At(m.state[stateCacheKL20].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy20 := tensor.At(m.state[stateCacheKL20].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-20", &kCacheCpy20)
-		vcur20 := runtime.At(m.bufCPU, offVcur20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur20 := tensor.At(m.bufCPU, offVcur20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-20", &vcur20)
-		vCacheCpy20 := runtime.At(m.state[stateCacheVL20].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy20 := tensor.At(m.state[stateCacheVL20].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-20", &vCacheCpy20)
-		qcur20 := runtime.At(m.bufCPU, offQcur20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur20 := tensor.At(m.bufCPU, offQcur20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-20", &qcur20)
-		qcurRope20 := runtime.At(m.bufCPU, offQcurRope20, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope20 := tensor.At(m.bufCPU, offQcurRope20, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-20", &qcurRope20)
 	}
 }
@@ -4578,51 +4581,51 @@ func (m *Model) split0Chunk4(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-20 … Qcur_rope-21
 	if m.sched.Inspecting() {
-		kq20 := runtime.At(m.bufCPU, offKq20, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq20 := tensor.At(m.bufCPU, offKq20, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-20", &kq20)
-		kqSoftMax20 := runtime.At(m.bufCPU, offKqSoftMax20, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax20 := tensor.At(m.bufCPU, offKqSoftMax20, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-20", &kqSoftMax20)
-		kqv20 := runtime.At(m.bufCPU, offKqv20, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv20 := tensor.At(m.bufCPU, offKqv20, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-20", &kqv20)
-		kqvMergedCont20 := runtime.At(m.bufCPU, offKqvMergedCont20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont20 := tensor.At(m.bufCPU, offKqvMergedCont20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-20", &kqvMergedCont20)
-		attnOut20 := runtime.At(m.bufCPU, offAttnOut20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut20 := tensor.At(m.bufCPU, offAttnOut20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-20", &attnOut20)
-		ffnInp20 := runtime.At(m.bufCPU, offFfnInp20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp20 := tensor.At(m.bufCPU, offFfnInp20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-20", &ffnInp20)
-		normFfn20 := runtime.At(m.bufCPU, offNormFfn20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn20 := tensor.At(m.bufCPU, offNormFfn20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-20", &normFfn20)
-		ffnNorm20 := runtime.At(m.bufCPU, offFfnNorm20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm20 := tensor.At(m.bufCPU, offFfnNorm20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-20", &ffnNorm20)
-		ffnGate20 := runtime.At(m.bufCPU, offFfnGate20, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate20 := tensor.At(m.bufCPU, offFfnGate20, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-20", &ffnGate20)
-		ffnSilu20 := runtime.At(m.bufCPU, offFfnSilu20, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu20 := tensor.At(m.bufCPU, offFfnSilu20, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-20", &ffnSilu20)
-		ffnUp20 := runtime.At(m.bufCPU, offFfnUp20, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp20 := tensor.At(m.bufCPU, offFfnUp20, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-20", &ffnUp20)
-		ffnGatePar20 := runtime.At(m.bufCPU, offFfnGatePar20, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar20 := tensor.At(m.bufCPU, offFfnGatePar20, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-20", &ffnGatePar20)
-		ffnOut20 := runtime.At(m.bufCPU, offFfnOut20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut20 := tensor.At(m.bufCPU, offFfnOut20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-20", &ffnOut20)
-		lOut20 := runtime.At(m.bufCPU, offLOut20, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut20 := tensor.At(m.bufCPU, offLOut20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-20", &lOut20)
-		norm21 := runtime.At(m.bufCPU, offNorm21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm21 := tensor.At(m.bufCPU, offNorm21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-21", &norm21)
-		attnNorm21 := runtime.At(m.bufCPU, offAttnNorm21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm21 := tensor.At(m.bufCPU, offAttnNorm21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-21", &attnNorm21)
-		kcur21 := runtime.At(m.bufCPU, offKcur21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur21 := tensor.At(m.bufCPU, offKcur21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-21", &kcur21)
-		kcurRope21 := runtime.At(m.bufCPU, offKcurRope21, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope21 := tensor.At(m.bufCPU, offKcurRope21, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-21", &kcurRope21)
-		kCacheCpy21 := runtime.At(m.state[stateCacheKL21].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy21 := tensor.At(m.state[stateCacheKL21].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-21", &kCacheCpy21)
-		vcur21 := runtime.At(m.bufCPU, offVcur21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur21 := tensor.At(m.bufCPU, offVcur21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-21", &vcur21)
-		vCacheCpy21 := runtime.At(m.state[stateCacheVL21].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy21 := tensor.At(m.state[stateCacheVL21].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-21", &vCacheCpy21)
-		qcur21 := runtime.At(m.bufCPU, offQcur21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur21 := tensor.At(m.bufCPU, offQcur21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-21", &qcur21)
-		qcurRope21 := runtime.At(m.bufCPU, offQcurRope21, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope21 := tensor.At(m.bufCPU, offQcurRope21, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-21", &qcurRope21)
 	}
 	m.regions = regionParts{
@@ -4633,51 +4636,51 @@ func (m *Model) split0Chunk4(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-21 … Qcur_rope-22
 	if m.sched.Inspecting() {
-		kq21 := runtime.At(m.bufCPU, offKq21, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq21 := tensor.At(m.bufCPU, offKq21, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-21", &kq21)
-		kqSoftMax21 := runtime.At(m.bufCPU, offKqSoftMax21, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax21 := tensor.At(m.bufCPU, offKqSoftMax21, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-21", &kqSoftMax21)
-		kqv21 := runtime.At(m.bufCPU, offKqv21, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv21 := tensor.At(m.bufCPU, offKqv21, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-21", &kqv21)
-		kqvMergedCont21 := runtime.At(m.bufCPU, offKqvMergedCont21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont21 := tensor.At(m.bufCPU, offKqvMergedCont21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-21", &kqvMergedCont21)
-		attnOut21 := runtime.At(m.bufCPU, offAttnOut21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut21 := tensor.At(m.bufCPU, offAttnOut21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-21", &attnOut21)
-		ffnInp21 := runtime.At(m.bufCPU, offFfnInp21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp21 := tensor.At(m.bufCPU, offFfnInp21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-21", &ffnInp21)
-		normFfn21 := runtime.At(m.bufCPU, offNormFfn21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn21 := tensor.At(m.bufCPU, offNormFfn21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-21", &normFfn21)
-		ffnNorm21 := runtime.At(m.bufCPU, offFfnNorm21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm21 := tensor.At(m.bufCPU, offFfnNorm21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-21", &ffnNorm21)
-		ffnGate21 := runtime.At(m.bufCPU, offFfnGate21, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate21 := tensor.At(m.bufCPU, offFfnGate21, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-21", &ffnGate21)
-		ffnSilu21 := runtime.At(m.bufCPU, offFfnSilu21, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu21 := tensor.At(m.bufCPU, offFfnSilu21, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-21", &ffnSilu21)
-		ffnUp21 := runtime.At(m.bufCPU, offFfnUp21, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp21 := tensor.At(m.bufCPU, offFfnUp21, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-21", &ffnUp21)
-		ffnGatePar21 := runtime.At(m.bufCPU, offFfnGatePar21, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar21 := tensor.At(m.bufCPU, offFfnGatePar21, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-21", &ffnGatePar21)
-		ffnOut21 := runtime.At(m.bufCPU, offFfnOut21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut21 := tensor.At(m.bufCPU, offFfnOut21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-21", &ffnOut21)
-		lOut21 := runtime.At(m.bufCPU, offLOut21, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut21 := tensor.At(m.bufCPU, offLOut21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-21", &lOut21)
-		norm22 := runtime.At(m.bufCPU, offNorm22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm22 := tensor.At(m.bufCPU, offNorm22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-22", &norm22)
-		attnNorm22 := runtime.At(m.bufCPU, offAttnNorm22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm22 := tensor.At(m.bufCPU, offAttnNorm22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-22", &attnNorm22)
-		kcur22 := runtime.At(m.bufCPU, offKcur22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur22 := tensor.At(m.bufCPU, offKcur22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-22", &kcur22)
-		kcurRope22 := runtime.At(m.bufCPU, offKcurRope22, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope22 := tensor.At(m.bufCPU, offKcurRope22, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-22", &kcurRope22)
-		kCacheCpy22 := runtime.At(m.state[stateCacheKL22].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy22 := tensor.At(m.state[stateCacheKL22].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-22", &kCacheCpy22)
-		vcur22 := runtime.At(m.bufCPU, offVcur22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur22 := tensor.At(m.bufCPU, offVcur22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-22", &vcur22)
-		vCacheCpy22 := runtime.At(m.state[stateCacheVL22].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy22 := tensor.At(m.state[stateCacheVL22].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-22", &vCacheCpy22)
-		qcur22 := runtime.At(m.bufCPU, offQcur22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur22 := tensor.At(m.bufCPU, offQcur22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-22", &qcur22)
-		qcurRope22 := runtime.At(m.bufCPU, offQcurRope22, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope22 := tensor.At(m.bufCPU, offQcurRope22, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-22", &qcurRope22)
 	}
 	m.regions = regionParts{
@@ -4688,51 +4691,51 @@ func (m *Model) split0Chunk4(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-22 … Qcur_rope-23
 	if m.sched.Inspecting() {
-		kq22 := runtime.At(m.bufCPU, offKq22, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq22 := tensor.At(m.bufCPU, offKq22, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-22", &kq22)
-		kqSoftMax22 := runtime.At(m.bufCPU, offKqSoftMax22, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax22 := tensor.At(m.bufCPU, offKqSoftMax22, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-22", &kqSoftMax22)
-		kqv22 := runtime.At(m.bufCPU, offKqv22, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv22 := tensor.At(m.bufCPU, offKqv22, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-22", &kqv22)
-		kqvMergedCont22 := runtime.At(m.bufCPU, offKqvMergedCont22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont22 := tensor.At(m.bufCPU, offKqvMergedCont22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-22", &kqvMergedCont22)
-		attnOut22 := runtime.At(m.bufCPU, offAttnOut22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut22 := tensor.At(m.bufCPU, offAttnOut22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-22", &attnOut22)
-		ffnInp22 := runtime.At(m.bufCPU, offFfnInp22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp22 := tensor.At(m.bufCPU, offFfnInp22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-22", &ffnInp22)
-		normFfn22 := runtime.At(m.bufCPU, offNormFfn22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn22 := tensor.At(m.bufCPU, offNormFfn22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-22", &normFfn22)
-		ffnNorm22 := runtime.At(m.bufCPU, offFfnNorm22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm22 := tensor.At(m.bufCPU, offFfnNorm22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-22", &ffnNorm22)
-		ffnGate22 := runtime.At(m.bufCPU, offFfnGate22, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate22 := tensor.At(m.bufCPU, offFfnGate22, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-22", &ffnGate22)
-		ffnSilu22 := runtime.At(m.bufCPU, offFfnSilu22, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu22 := tensor.At(m.bufCPU, offFfnSilu22, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-22", &ffnSilu22)
-		ffnUp22 := runtime.At(m.bufCPU, offFfnUp22, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp22 := tensor.At(m.bufCPU, offFfnUp22, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-22", &ffnUp22)
-		ffnGatePar22 := runtime.At(m.bufCPU, offFfnGatePar22, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar22 := tensor.At(m.bufCPU, offFfnGatePar22, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-22", &ffnGatePar22)
-		ffnOut22 := runtime.At(m.bufCPU, offFfnOut22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut22 := tensor.At(m.bufCPU, offFfnOut22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-22", &ffnOut22)
-		lOut22 := runtime.At(m.bufCPU, offLOut22, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut22 := tensor.At(m.bufCPU, offLOut22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-22", &lOut22)
-		norm23 := runtime.At(m.bufCPU, offNorm23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm23 := tensor.At(m.bufCPU, offNorm23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-23", &norm23)
-		attnNorm23 := runtime.At(m.bufCPU, offAttnNorm23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm23 := tensor.At(m.bufCPU, offAttnNorm23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-23", &attnNorm23)
-		kcur23 := runtime.At(m.bufCPU, offKcur23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur23 := tensor.At(m.bufCPU, offKcur23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-23", &kcur23)
-		kcurRope23 := runtime.At(m.bufCPU, offKcurRope23, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope23 := tensor.At(m.bufCPU, offKcurRope23, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-23", &kcurRope23)
-		kCacheCpy23 := runtime.At(m.state[stateCacheKL23].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy23 := tensor.At(m.state[stateCacheKL23].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-23", &kCacheCpy23)
-		vcur23 := runtime.At(m.bufCPU, offVcur23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur23 := tensor.At(m.bufCPU, offVcur23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-23", &vcur23)
-		vCacheCpy23 := runtime.At(m.state[stateCacheVL23].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy23 := tensor.At(m.state[stateCacheVL23].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-23", &vCacheCpy23)
-		qcur23 := runtime.At(m.bufCPU, offQcur23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur23 := tensor.At(m.bufCPU, offQcur23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-23", &qcur23)
-		qcurRope23 := runtime.At(m.bufCPU, offQcurRope23, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope23 := tensor.At(m.bufCPU, offQcurRope23, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-23", &qcurRope23)
 	}
 	m.regions = regionParts{
@@ -4743,51 +4746,51 @@ func (m *Model) split0Chunk4(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-23 … Qcur_rope-24
 	if m.sched.Inspecting() {
-		kq23 := runtime.At(m.bufCPU, offKq23, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq23 := tensor.At(m.bufCPU, offKq23, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-23", &kq23)
-		kqSoftMax23 := runtime.At(m.bufCPU, offKqSoftMax23, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax23 := tensor.At(m.bufCPU, offKqSoftMax23, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-23", &kqSoftMax23)
-		kqv23 := runtime.At(m.bufCPU, offKqv23, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv23 := tensor.At(m.bufCPU, offKqv23, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-23", &kqv23)
-		kqvMergedCont23 := runtime.At(m.bufCPU, offKqvMergedCont23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont23 := tensor.At(m.bufCPU, offKqvMergedCont23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-23", &kqvMergedCont23)
-		attnOut23 := runtime.At(m.bufCPU, offAttnOut23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut23 := tensor.At(m.bufCPU, offAttnOut23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-23", &attnOut23)
-		ffnInp23 := runtime.At(m.bufCPU, offFfnInp23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp23 := tensor.At(m.bufCPU, offFfnInp23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-23", &ffnInp23)
-		normFfn23 := runtime.At(m.bufCPU, offNormFfn23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn23 := tensor.At(m.bufCPU, offNormFfn23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-23", &normFfn23)
-		ffnNorm23 := runtime.At(m.bufCPU, offFfnNorm23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm23 := tensor.At(m.bufCPU, offFfnNorm23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-23", &ffnNorm23)
-		ffnGate23 := runtime.At(m.bufCPU, offFfnGate23, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate23 := tensor.At(m.bufCPU, offFfnGate23, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-23", &ffnGate23)
-		ffnSilu23 := runtime.At(m.bufCPU, offFfnSilu23, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu23 := tensor.At(m.bufCPU, offFfnSilu23, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-23", &ffnSilu23)
-		ffnUp23 := runtime.At(m.bufCPU, offFfnUp23, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp23 := tensor.At(m.bufCPU, offFfnUp23, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-23", &ffnUp23)
-		ffnGatePar23 := runtime.At(m.bufCPU, offFfnGatePar23, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar23 := tensor.At(m.bufCPU, offFfnGatePar23, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-23", &ffnGatePar23)
-		ffnOut23 := runtime.At(m.bufCPU, offFfnOut23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut23 := tensor.At(m.bufCPU, offFfnOut23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-23", &ffnOut23)
-		lOut23 := runtime.At(m.bufCPU, offLOut23, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut23 := tensor.At(m.bufCPU, offLOut23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-23", &lOut23)
-		norm24 := runtime.At(m.bufCPU, offNorm24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm24 := tensor.At(m.bufCPU, offNorm24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-24", &norm24)
-		attnNorm24 := runtime.At(m.bufCPU, offAttnNorm24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm24 := tensor.At(m.bufCPU, offAttnNorm24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-24", &attnNorm24)
-		kcur24 := runtime.At(m.bufCPU, offKcur24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur24 := tensor.At(m.bufCPU, offKcur24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-24", &kcur24)
-		kcurRope24 := runtime.At(m.bufCPU, offKcurRope24, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope24 := tensor.At(m.bufCPU, offKcurRope24, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-24", &kcurRope24)
-		kCacheCpy24 := runtime.At(m.state[stateCacheKL24].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy24 := tensor.At(m.state[stateCacheKL24].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-24", &kCacheCpy24)
-		vcur24 := runtime.At(m.bufCPU, offVcur24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur24 := tensor.At(m.bufCPU, offVcur24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-24", &vcur24)
-		vCacheCpy24 := runtime.At(m.state[stateCacheVL24].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy24 := tensor.At(m.state[stateCacheVL24].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-24", &vCacheCpy24)
-		qcur24 := runtime.At(m.bufCPU, offQcur24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur24 := tensor.At(m.bufCPU, offQcur24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-24", &qcur24)
-		qcurRope24 := runtime.At(m.bufCPU, offQcurRope24, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope24 := tensor.At(m.bufCPU, offQcurRope24, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-24", &qcurRope24)
 	}
 	m.regions = regionParts{
@@ -4798,51 +4801,51 @@ func (m *Model) split0Chunk4(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-24 … Qcur_rope-25
 	if m.sched.Inspecting() {
-		kq24 := runtime.At(m.bufCPU, offKq24, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq24 := tensor.At(m.bufCPU, offKq24, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-24", &kq24)
-		kqSoftMax24 := runtime.At(m.bufCPU, offKqSoftMax24, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax24 := tensor.At(m.bufCPU, offKqSoftMax24, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-24", &kqSoftMax24)
-		kqv24 := runtime.At(m.bufCPU, offKqv24, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv24 := tensor.At(m.bufCPU, offKqv24, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-24", &kqv24)
-		kqvMergedCont24 := runtime.At(m.bufCPU, offKqvMergedCont24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont24 := tensor.At(m.bufCPU, offKqvMergedCont24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-24", &kqvMergedCont24)
-		attnOut24 := runtime.At(m.bufCPU, offAttnOut24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut24 := tensor.At(m.bufCPU, offAttnOut24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-24", &attnOut24)
-		ffnInp24 := runtime.At(m.bufCPU, offFfnInp24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp24 := tensor.At(m.bufCPU, offFfnInp24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-24", &ffnInp24)
-		normFfn24 := runtime.At(m.bufCPU, offNormFfn24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn24 := tensor.At(m.bufCPU, offNormFfn24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-24", &normFfn24)
-		ffnNorm24 := runtime.At(m.bufCPU, offFfnNorm24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm24 := tensor.At(m.bufCPU, offFfnNorm24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-24", &ffnNorm24)
-		ffnGate24 := runtime.At(m.bufCPU, offFfnGate24, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate24 := tensor.At(m.bufCPU, offFfnGate24, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-24", &ffnGate24)
-		ffnSilu24 := runtime.At(m.bufCPU, offFfnSilu24, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu24 := tensor.At(m.bufCPU, offFfnSilu24, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-24", &ffnSilu24)
-		ffnUp24 := runtime.At(m.bufCPU, offFfnUp24, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp24 := tensor.At(m.bufCPU, offFfnUp24, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-24", &ffnUp24)
-		ffnGatePar24 := runtime.At(m.bufCPU, offFfnGatePar24, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar24 := tensor.At(m.bufCPU, offFfnGatePar24, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-24", &ffnGatePar24)
-		ffnOut24 := runtime.At(m.bufCPU, offFfnOut24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut24 := tensor.At(m.bufCPU, offFfnOut24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-24", &ffnOut24)
-		lOut24 := runtime.At(m.bufCPU, offLOut24, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut24 := tensor.At(m.bufCPU, offLOut24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-24", &lOut24)
-		norm25 := runtime.At(m.bufCPU, offNorm25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm25 := tensor.At(m.bufCPU, offNorm25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-25", &norm25)
-		attnNorm25 := runtime.At(m.bufCPU, offAttnNorm25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm25 := tensor.At(m.bufCPU, offAttnNorm25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-25", &attnNorm25)
-		kcur25 := runtime.At(m.bufCPU, offKcur25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur25 := tensor.At(m.bufCPU, offKcur25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-25", &kcur25)
-		kcurRope25 := runtime.At(m.bufCPU, offKcurRope25, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope25 := tensor.At(m.bufCPU, offKcurRope25, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-25", &kcurRope25)
-		kCacheCpy25 := runtime.At(m.state[stateCacheKL25].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy25 := tensor.At(m.state[stateCacheKL25].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-25", &kCacheCpy25)
-		vcur25 := runtime.At(m.bufCPU, offVcur25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur25 := tensor.At(m.bufCPU, offVcur25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-25", &vcur25)
-		vCacheCpy25 := runtime.At(m.state[stateCacheVL25].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy25 := tensor.At(m.state[stateCacheVL25].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-25", &vCacheCpy25)
-		qcur25 := runtime.At(m.bufCPU, offQcur25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur25 := tensor.At(m.bufCPU, offQcur25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-25", &qcur25)
-		qcurRope25 := runtime.At(m.bufCPU, offQcurRope25, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope25 := tensor.At(m.bufCPU, offQcurRope25, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-25", &qcurRope25)
 	}
 }
@@ -4857,51 +4860,51 @@ func (m *Model) split0Chunk5(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-25 … Qcur_rope-26
 	if m.sched.Inspecting() {
-		kq25 := runtime.At(m.bufCPU, offKq25, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq25 := tensor.At(m.bufCPU, offKq25, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-25", &kq25)
-		kqSoftMax25 := runtime.At(m.bufCPU, offKqSoftMax25, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax25 := tensor.At(m.bufCPU, offKqSoftMax25, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-25", &kqSoftMax25)
-		kqv25 := runtime.At(m.bufCPU, offKqv25, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv25 := tensor.At(m.bufCPU, offKqv25, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-25", &kqv25)
-		kqvMergedCont25 := runtime.At(m.bufCPU, offKqvMergedCont25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont25 := tensor.At(m.bufCPU, offKqvMergedCont25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-25", &kqvMergedCont25)
-		attnOut25 := runtime.At(m.bufCPU, offAttnOut25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut25 := tensor.At(m.bufCPU, offAttnOut25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-25", &attnOut25)
-		ffnInp25 := runtime.At(m.bufCPU, offFfnInp25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp25 := tensor.At(m.bufCPU, offFfnInp25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-25", &ffnInp25)
-		normFfn25 := runtime.At(m.bufCPU, offNormFfn25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn25 := tensor.At(m.bufCPU, offNormFfn25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-25", &normFfn25)
-		ffnNorm25 := runtime.At(m.bufCPU, offFfnNorm25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm25 := tensor.At(m.bufCPU, offFfnNorm25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-25", &ffnNorm25)
-		ffnGate25 := runtime.At(m.bufCPU, offFfnGate25, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate25 := tensor.At(m.bufCPU, offFfnGate25, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-25", &ffnGate25)
-		ffnSilu25 := runtime.At(m.bufCPU, offFfnSilu25, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu25 := tensor.At(m.bufCPU, offFfnSilu25, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-25", &ffnSilu25)
-		ffnUp25 := runtime.At(m.bufCPU, offFfnUp25, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp25 := tensor.At(m.bufCPU, offFfnUp25, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-25", &ffnUp25)
-		ffnGatePar25 := runtime.At(m.bufCPU, offFfnGatePar25, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar25 := tensor.At(m.bufCPU, offFfnGatePar25, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-25", &ffnGatePar25)
-		ffnOut25 := runtime.At(m.bufCPU, offFfnOut25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut25 := tensor.At(m.bufCPU, offFfnOut25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-25", &ffnOut25)
-		lOut25 := runtime.At(m.bufCPU, offLOut25, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut25 := tensor.At(m.bufCPU, offLOut25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-25", &lOut25)
-		norm26 := runtime.At(m.bufCPU, offNorm26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm26 := tensor.At(m.bufCPU, offNorm26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-26", &norm26)
-		attnNorm26 := runtime.At(m.bufCPU, offAttnNorm26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm26 := tensor.At(m.bufCPU, offAttnNorm26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-26", &attnNorm26)
-		kcur26 := runtime.At(m.bufCPU, offKcur26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur26 := tensor.At(m.bufCPU, offKcur26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-26", &kcur26)
-		kcurRope26 := runtime.At(m.bufCPU, offKcurRope26, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope26 := tensor.At(m.bufCPU, offKcurRope26, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-26", &kcurRope26)
-		kCacheCpy26 := runtime.At(m.state[stateCacheKL26].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy26 := tensor.At(m.state[stateCacheKL26].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-26", &kCacheCpy26)
-		vcur26 := runtime.At(m.bufCPU, offVcur26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur26 := tensor.At(m.bufCPU, offVcur26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-26", &vcur26)
-		vCacheCpy26 := runtime.At(m.state[stateCacheVL26].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy26 := tensor.At(m.state[stateCacheVL26].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-26", &vCacheCpy26)
-		qcur26 := runtime.At(m.bufCPU, offQcur26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur26 := tensor.At(m.bufCPU, offQcur26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-26", &qcur26)
-		qcurRope26 := runtime.At(m.bufCPU, offQcurRope26, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope26 := tensor.At(m.bufCPU, offQcurRope26, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-26", &qcurRope26)
 	}
 	m.regions = regionParts{
@@ -4912,51 +4915,51 @@ func (m *Model) split0Chunk5(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-26 … Qcur_rope-27
 	if m.sched.Inspecting() {
-		kq26 := runtime.At(m.bufCPU, offKq26, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq26 := tensor.At(m.bufCPU, offKq26, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-26", &kq26)
-		kqSoftMax26 := runtime.At(m.bufCPU, offKqSoftMax26, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax26 := tensor.At(m.bufCPU, offKqSoftMax26, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-26", &kqSoftMax26)
-		kqv26 := runtime.At(m.bufCPU, offKqv26, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv26 := tensor.At(m.bufCPU, offKqv26, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-26", &kqv26)
-		kqvMergedCont26 := runtime.At(m.bufCPU, offKqvMergedCont26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont26 := tensor.At(m.bufCPU, offKqvMergedCont26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-26", &kqvMergedCont26)
-		attnOut26 := runtime.At(m.bufCPU, offAttnOut26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut26 := tensor.At(m.bufCPU, offAttnOut26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-26", &attnOut26)
-		ffnInp26 := runtime.At(m.bufCPU, offFfnInp26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp26 := tensor.At(m.bufCPU, offFfnInp26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-26", &ffnInp26)
-		normFfn26 := runtime.At(m.bufCPU, offNormFfn26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn26 := tensor.At(m.bufCPU, offNormFfn26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-26", &normFfn26)
-		ffnNorm26 := runtime.At(m.bufCPU, offFfnNorm26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm26 := tensor.At(m.bufCPU, offFfnNorm26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-26", &ffnNorm26)
-		ffnGate26 := runtime.At(m.bufCPU, offFfnGate26, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate26 := tensor.At(m.bufCPU, offFfnGate26, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-26", &ffnGate26)
-		ffnSilu26 := runtime.At(m.bufCPU, offFfnSilu26, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu26 := tensor.At(m.bufCPU, offFfnSilu26, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-26", &ffnSilu26)
-		ffnUp26 := runtime.At(m.bufCPU, offFfnUp26, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp26 := tensor.At(m.bufCPU, offFfnUp26, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-26", &ffnUp26)
-		ffnGatePar26 := runtime.At(m.bufCPU, offFfnGatePar26, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar26 := tensor.At(m.bufCPU, offFfnGatePar26, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-26", &ffnGatePar26)
-		ffnOut26 := runtime.At(m.bufCPU, offFfnOut26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut26 := tensor.At(m.bufCPU, offFfnOut26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-26", &ffnOut26)
-		lOut26 := runtime.At(m.bufCPU, offLOut26, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut26 := tensor.At(m.bufCPU, offLOut26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-26", &lOut26)
-		norm27 := runtime.At(m.bufCPU, offNorm27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm27 := tensor.At(m.bufCPU, offNorm27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-27", &norm27)
-		attnNorm27 := runtime.At(m.bufCPU, offAttnNorm27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm27 := tensor.At(m.bufCPU, offAttnNorm27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-27", &attnNorm27)
-		kcur27 := runtime.At(m.bufCPU, offKcur27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur27 := tensor.At(m.bufCPU, offKcur27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-27", &kcur27)
-		kcurRope27 := runtime.At(m.bufCPU, offKcurRope27, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope27 := tensor.At(m.bufCPU, offKcurRope27, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-27", &kcurRope27)
-		kCacheCpy27 := runtime.At(m.state[stateCacheKL27].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy27 := tensor.At(m.state[stateCacheKL27].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-27", &kCacheCpy27)
-		vcur27 := runtime.At(m.bufCPU, offVcur27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur27 := tensor.At(m.bufCPU, offVcur27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-27", &vcur27)
-		vCacheCpy27 := runtime.At(m.state[stateCacheVL27].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy27 := tensor.At(m.state[stateCacheVL27].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-27", &vCacheCpy27)
-		qcur27 := runtime.At(m.bufCPU, offQcur27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur27 := tensor.At(m.bufCPU, offQcur27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-27", &qcur27)
-		qcurRope27 := runtime.At(m.bufCPU, offQcurRope27, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope27 := tensor.At(m.bufCPU, offQcurRope27, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-27", &qcurRope27)
 	}
 	m.regions = regionParts{
@@ -4967,51 +4970,51 @@ func (m *Model) split0Chunk5(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-27 … Qcur_rope-28
 	if m.sched.Inspecting() {
-		kq27 := runtime.At(m.bufCPU, offKq27, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq27 := tensor.At(m.bufCPU, offKq27, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-27", &kq27)
-		kqSoftMax27 := runtime.At(m.bufCPU, offKqSoftMax27, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax27 := tensor.At(m.bufCPU, offKqSoftMax27, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-27", &kqSoftMax27)
-		kqv27 := runtime.At(m.bufCPU, offKqv27, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv27 := tensor.At(m.bufCPU, offKqv27, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-27", &kqv27)
-		kqvMergedCont27 := runtime.At(m.bufCPU, offKqvMergedCont27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont27 := tensor.At(m.bufCPU, offKqvMergedCont27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-27", &kqvMergedCont27)
-		attnOut27 := runtime.At(m.bufCPU, offAttnOut27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut27 := tensor.At(m.bufCPU, offAttnOut27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-27", &attnOut27)
-		ffnInp27 := runtime.At(m.bufCPU, offFfnInp27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp27 := tensor.At(m.bufCPU, offFfnInp27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-27", &ffnInp27)
-		normFfn27 := runtime.At(m.bufCPU, offNormFfn27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn27 := tensor.At(m.bufCPU, offNormFfn27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-27", &normFfn27)
-		ffnNorm27 := runtime.At(m.bufCPU, offFfnNorm27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm27 := tensor.At(m.bufCPU, offFfnNorm27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-27", &ffnNorm27)
-		ffnGate27 := runtime.At(m.bufCPU, offFfnGate27, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate27 := tensor.At(m.bufCPU, offFfnGate27, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-27", &ffnGate27)
-		ffnSilu27 := runtime.At(m.bufCPU, offFfnSilu27, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu27 := tensor.At(m.bufCPU, offFfnSilu27, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-27", &ffnSilu27)
-		ffnUp27 := runtime.At(m.bufCPU, offFfnUp27, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp27 := tensor.At(m.bufCPU, offFfnUp27, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-27", &ffnUp27)
-		ffnGatePar27 := runtime.At(m.bufCPU, offFfnGatePar27, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar27 := tensor.At(m.bufCPU, offFfnGatePar27, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-27", &ffnGatePar27)
-		ffnOut27 := runtime.At(m.bufCPU, offFfnOut27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut27 := tensor.At(m.bufCPU, offFfnOut27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-27", &ffnOut27)
-		lOut27 := runtime.At(m.bufCPU, offLOut27, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut27 := tensor.At(m.bufCPU, offLOut27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-27", &lOut27)
-		norm28 := runtime.At(m.bufCPU, offNorm28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm28 := tensor.At(m.bufCPU, offNorm28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-28", &norm28)
-		attnNorm28 := runtime.At(m.bufCPU, offAttnNorm28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm28 := tensor.At(m.bufCPU, offAttnNorm28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-28", &attnNorm28)
-		kcur28 := runtime.At(m.bufCPU, offKcur28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur28 := tensor.At(m.bufCPU, offKcur28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-28", &kcur28)
-		kcurRope28 := runtime.At(m.bufCPU, offKcurRope28, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope28 := tensor.At(m.bufCPU, offKcurRope28, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-28", &kcurRope28)
-		kCacheCpy28 := runtime.At(m.state[stateCacheKL28].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy28 := tensor.At(m.state[stateCacheKL28].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-28", &kCacheCpy28)
-		vcur28 := runtime.At(m.bufCPU, offVcur28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur28 := tensor.At(m.bufCPU, offVcur28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-28", &vcur28)
-		vCacheCpy28 := runtime.At(m.state[stateCacheVL28].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy28 := tensor.At(m.state[stateCacheVL28].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-28", &vCacheCpy28)
-		qcur28 := runtime.At(m.bufCPU, offQcur28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur28 := tensor.At(m.bufCPU, offQcur28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-28", &qcur28)
-		qcurRope28 := runtime.At(m.bufCPU, offQcurRope28, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope28 := tensor.At(m.bufCPU, offQcurRope28, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-28", &qcurRope28)
 	}
 	m.regions = regionParts{
@@ -5022,51 +5025,51 @@ func (m *Model) split0Chunk5(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-28 … Qcur_rope-29
 	if m.sched.Inspecting() {
-		kq28 := runtime.At(m.bufCPU, offKq28, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq28 := tensor.At(m.bufCPU, offKq28, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-28", &kq28)
-		kqSoftMax28 := runtime.At(m.bufCPU, offKqSoftMax28, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax28 := tensor.At(m.bufCPU, offKqSoftMax28, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-28", &kqSoftMax28)
-		kqv28 := runtime.At(m.bufCPU, offKqv28, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv28 := tensor.At(m.bufCPU, offKqv28, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-28", &kqv28)
-		kqvMergedCont28 := runtime.At(m.bufCPU, offKqvMergedCont28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont28 := tensor.At(m.bufCPU, offKqvMergedCont28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-28", &kqvMergedCont28)
-		attnOut28 := runtime.At(m.bufCPU, offAttnOut28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut28 := tensor.At(m.bufCPU, offAttnOut28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-28", &attnOut28)
-		ffnInp28 := runtime.At(m.bufCPU, offFfnInp28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp28 := tensor.At(m.bufCPU, offFfnInp28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-28", &ffnInp28)
-		normFfn28 := runtime.At(m.bufCPU, offNormFfn28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn28 := tensor.At(m.bufCPU, offNormFfn28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-28", &normFfn28)
-		ffnNorm28 := runtime.At(m.bufCPU, offFfnNorm28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm28 := tensor.At(m.bufCPU, offFfnNorm28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-28", &ffnNorm28)
-		ffnGate28 := runtime.At(m.bufCPU, offFfnGate28, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate28 := tensor.At(m.bufCPU, offFfnGate28, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-28", &ffnGate28)
-		ffnSilu28 := runtime.At(m.bufCPU, offFfnSilu28, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu28 := tensor.At(m.bufCPU, offFfnSilu28, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-28", &ffnSilu28)
-		ffnUp28 := runtime.At(m.bufCPU, offFfnUp28, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp28 := tensor.At(m.bufCPU, offFfnUp28, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-28", &ffnUp28)
-		ffnGatePar28 := runtime.At(m.bufCPU, offFfnGatePar28, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar28 := tensor.At(m.bufCPU, offFfnGatePar28, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-28", &ffnGatePar28)
-		ffnOut28 := runtime.At(m.bufCPU, offFfnOut28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut28 := tensor.At(m.bufCPU, offFfnOut28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-28", &ffnOut28)
-		lOut28 := runtime.At(m.bufCPU, offLOut28, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut28 := tensor.At(m.bufCPU, offLOut28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-28", &lOut28)
-		norm29 := runtime.At(m.bufCPU, offNorm29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm29 := tensor.At(m.bufCPU, offNorm29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-29", &norm29)
-		attnNorm29 := runtime.At(m.bufCPU, offAttnNorm29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm29 := tensor.At(m.bufCPU, offAttnNorm29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-29", &attnNorm29)
-		kcur29 := runtime.At(m.bufCPU, offKcur29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur29 := tensor.At(m.bufCPU, offKcur29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-29", &kcur29)
-		kcurRope29 := runtime.At(m.bufCPU, offKcurRope29, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope29 := tensor.At(m.bufCPU, offKcurRope29, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-29", &kcurRope29)
-		kCacheCpy29 := runtime.At(m.state[stateCacheKL29].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy29 := tensor.At(m.state[stateCacheKL29].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-29", &kCacheCpy29)
-		vcur29 := runtime.At(m.bufCPU, offVcur29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur29 := tensor.At(m.bufCPU, offVcur29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-29", &vcur29)
-		vCacheCpy29 := runtime.At(m.state[stateCacheVL29].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy29 := tensor.At(m.state[stateCacheVL29].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-29", &vCacheCpy29)
-		qcur29 := runtime.At(m.bufCPU, offQcur29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur29 := tensor.At(m.bufCPU, offQcur29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-29", &qcur29)
-		qcurRope29 := runtime.At(m.bufCPU, offQcurRope29, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope29 := tensor.At(m.bufCPU, offQcurRope29, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-29", &qcurRope29)
 	}
 	m.regions = regionParts{
@@ -5077,51 +5080,51 @@ func (m *Model) split0Chunk5(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-29 … Qcur_rope-30
 	if m.sched.Inspecting() {
-		kq29 := runtime.At(m.bufCPU, offKq29, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq29 := tensor.At(m.bufCPU, offKq29, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-29", &kq29)
-		kqSoftMax29 := runtime.At(m.bufCPU, offKqSoftMax29, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax29 := tensor.At(m.bufCPU, offKqSoftMax29, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-29", &kqSoftMax29)
-		kqv29 := runtime.At(m.bufCPU, offKqv29, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv29 := tensor.At(m.bufCPU, offKqv29, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-29", &kqv29)
-		kqvMergedCont29 := runtime.At(m.bufCPU, offKqvMergedCont29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont29 := tensor.At(m.bufCPU, offKqvMergedCont29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-29", &kqvMergedCont29)
-		attnOut29 := runtime.At(m.bufCPU, offAttnOut29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut29 := tensor.At(m.bufCPU, offAttnOut29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-29", &attnOut29)
-		ffnInp29 := runtime.At(m.bufCPU, offFfnInp29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp29 := tensor.At(m.bufCPU, offFfnInp29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-29", &ffnInp29)
-		normFfn29 := runtime.At(m.bufCPU, offNormFfn29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn29 := tensor.At(m.bufCPU, offNormFfn29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-29", &normFfn29)
-		ffnNorm29 := runtime.At(m.bufCPU, offFfnNorm29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm29 := tensor.At(m.bufCPU, offFfnNorm29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-29", &ffnNorm29)
-		ffnGate29 := runtime.At(m.bufCPU, offFfnGate29, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate29 := tensor.At(m.bufCPU, offFfnGate29, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-29", &ffnGate29)
-		ffnSilu29 := runtime.At(m.bufCPU, offFfnSilu29, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu29 := tensor.At(m.bufCPU, offFfnSilu29, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-29", &ffnSilu29)
-		ffnUp29 := runtime.At(m.bufCPU, offFfnUp29, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp29 := tensor.At(m.bufCPU, offFfnUp29, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-29", &ffnUp29)
-		ffnGatePar29 := runtime.At(m.bufCPU, offFfnGatePar29, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar29 := tensor.At(m.bufCPU, offFfnGatePar29, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-29", &ffnGatePar29)
-		ffnOut29 := runtime.At(m.bufCPU, offFfnOut29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut29 := tensor.At(m.bufCPU, offFfnOut29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-29", &ffnOut29)
-		lOut29 := runtime.At(m.bufCPU, offLOut29, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut29 := tensor.At(m.bufCPU, offLOut29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-29", &lOut29)
-		norm30 := runtime.At(m.bufCPU, offNorm30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm30 := tensor.At(m.bufCPU, offNorm30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-30", &norm30)
-		attnNorm30 := runtime.At(m.bufCPU, offAttnNorm30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm30 := tensor.At(m.bufCPU, offAttnNorm30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-30", &attnNorm30)
-		kcur30 := runtime.At(m.bufCPU, offKcur30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur30 := tensor.At(m.bufCPU, offKcur30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-30", &kcur30)
-		kcurRope30 := runtime.At(m.bufCPU, offKcurRope30, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope30 := tensor.At(m.bufCPU, offKcurRope30, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-30", &kcurRope30)
-		kCacheCpy30 := runtime.At(m.state[stateCacheKL30].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy30 := tensor.At(m.state[stateCacheKL30].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-30", &kCacheCpy30)
-		vcur30 := runtime.At(m.bufCPU, offVcur30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur30 := tensor.At(m.bufCPU, offVcur30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-30", &vcur30)
-		vCacheCpy30 := runtime.At(m.state[stateCacheVL30].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy30 := tensor.At(m.state[stateCacheVL30].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-30", &vCacheCpy30)
-		qcur30 := runtime.At(m.bufCPU, offQcur30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur30 := tensor.At(m.bufCPU, offQcur30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-30", &qcur30)
-		qcurRope30 := runtime.At(m.bufCPU, offQcurRope30, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope30 := tensor.At(m.bufCPU, offQcurRope30, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-30", &qcurRope30)
 	}
 }
@@ -5136,51 +5139,51 @@ func (m *Model) split0Chunk6(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-30 … Qcur_rope-31
 	if m.sched.Inspecting() {
-		kq30 := runtime.At(m.bufCPU, offKq30, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq30 := tensor.At(m.bufCPU, offKq30, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-30", &kq30)
-		kqSoftMax30 := runtime.At(m.bufCPU, offKqSoftMax30, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax30 := tensor.At(m.bufCPU, offKqSoftMax30, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-30", &kqSoftMax30)
-		kqv30 := runtime.At(m.bufCPU, offKqv30, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv30 := tensor.At(m.bufCPU, offKqv30, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-30", &kqv30)
-		kqvMergedCont30 := runtime.At(m.bufCPU, offKqvMergedCont30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont30 := tensor.At(m.bufCPU, offKqvMergedCont30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-30", &kqvMergedCont30)
-		attnOut30 := runtime.At(m.bufCPU, offAttnOut30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut30 := tensor.At(m.bufCPU, offAttnOut30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-30", &attnOut30)
-		ffnInp30 := runtime.At(m.bufCPU, offFfnInp30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp30 := tensor.At(m.bufCPU, offFfnInp30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-30", &ffnInp30)
-		normFfn30 := runtime.At(m.bufCPU, offNormFfn30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn30 := tensor.At(m.bufCPU, offNormFfn30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-30", &normFfn30)
-		ffnNorm30 := runtime.At(m.bufCPU, offFfnNorm30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm30 := tensor.At(m.bufCPU, offFfnNorm30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-30", &ffnNorm30)
-		ffnGate30 := runtime.At(m.bufCPU, offFfnGate30, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate30 := tensor.At(m.bufCPU, offFfnGate30, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-30", &ffnGate30)
-		ffnSilu30 := runtime.At(m.bufCPU, offFfnSilu30, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu30 := tensor.At(m.bufCPU, offFfnSilu30, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-30", &ffnSilu30)
-		ffnUp30 := runtime.At(m.bufCPU, offFfnUp30, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp30 := tensor.At(m.bufCPU, offFfnUp30, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-30", &ffnUp30)
-		ffnGatePar30 := runtime.At(m.bufCPU, offFfnGatePar30, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar30 := tensor.At(m.bufCPU, offFfnGatePar30, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-30", &ffnGatePar30)
-		ffnOut30 := runtime.At(m.bufCPU, offFfnOut30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut30 := tensor.At(m.bufCPU, offFfnOut30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-30", &ffnOut30)
-		lOut30 := runtime.At(m.bufCPU, offLOut30, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut30 := tensor.At(m.bufCPU, offLOut30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-30", &lOut30)
-		norm31 := runtime.At(m.bufCPU, offNorm31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		norm31 := tensor.At(m.bufCPU, offNorm31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm-31", &norm31)
-		attnNorm31 := runtime.At(m.bufCPU, offAttnNorm31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnNorm31 := tensor.At(m.bufCPU, offAttnNorm31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_norm-31", &attnNorm31)
-		kcur31 := runtime.At(m.bufCPU, offKcur31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kcur31 := tensor.At(m.bufCPU, offKcur31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur-31", &kcur31)
-		kcurRope31 := runtime.At(m.bufCPU, offKcurRope31, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		kcurRope31 := tensor.At(m.bufCPU, offKcurRope31, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Kcur_rope-31", &kcurRope31)
-		kCacheCpy31 := runtime.At(m.state[stateCacheKL31].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+		kCacheCpy31 := tensor.At(m.state[stateCacheKL31].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 		m.sched.Inspect(backendCpu, "k_cache_cpy-31", &kCacheCpy31)
-		vcur31 := runtime.At(m.bufCPU, offVcur31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		vcur31 := tensor.At(m.bufCPU, offVcur31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Vcur-31", &vcur31)
-		vCacheCpy31 := runtime.At(m.state[stateCacheVL31].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+		vCacheCpy31 := tensor.At(m.state[stateCacheVL31].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
 		m.sched.Inspect(backendCpu, "v_cache_cpy-31", &vCacheCpy31)
-		qcur31 := runtime.At(m.bufCPU, offQcur31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		qcur31 := tensor.At(m.bufCPU, offQcur31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur-31", &qcur31)
-		qcurRope31 := runtime.At(m.bufCPU, offQcurRope31, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+		qcurRope31 := tensor.At(m.bufCPU, offQcurRope31, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "Qcur_rope-31", &qcurRope31)
 	}
 	m.regions = regionParts{
@@ -5191,39 +5194,39 @@ func (m *Model) split0Chunk6(d *Dims, c int) {
 	}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-31 … result_output
 	if m.sched.Inspecting() {
-		kq31 := runtime.At(m.bufCPU, offKq31, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kq31 := tensor.At(m.bufCPU, offKq31, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq-31", &kq31)
-		kqSoftMax31 := runtime.At(m.bufCPU, offKqSoftMax31, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+		kqSoftMax31 := tensor.At(m.bufCPU, offKqSoftMax31, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kq_soft_max-31", &kqSoftMax31)
-		kqv31 := runtime.At(m.bufCPU, offKqv31, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+		kqv31 := tensor.At(m.bufCPU, offKqv31, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 		m.sched.Inspect(backendCpu, "kqv-31", &kqv31)
-		kqvMergedCont31 := runtime.At(m.bufCPU, offKqvMergedCont31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		kqvMergedCont31 := tensor.At(m.bufCPU, offKqvMergedCont31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "kqv_merged_cont-31", &kqvMergedCont31)
-		attnOut31 := runtime.At(m.bufCPU, offAttnOut31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		attnOut31 := tensor.At(m.bufCPU, offAttnOut31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "attn_out-31", &attnOut31)
-		ffnInp31 := runtime.At(m.bufCPU, offFfnInp31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnInp31 := tensor.At(m.bufCPU, offFfnInp31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_inp-31", &ffnInp31)
-		normFfn31 := runtime.At(m.bufCPU, offNormFfn31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normFfn31 := tensor.At(m.bufCPU, offNormFfn31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_ffn-31", &normFfn31)
-		ffnNorm31 := runtime.At(m.bufCPU, offFfnNorm31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnNorm31 := tensor.At(m.bufCPU, offFfnNorm31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_norm-31", &ffnNorm31)
-		ffnGate31 := runtime.At(m.bufCPU, offFfnGate31, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGate31 := tensor.At(m.bufCPU, offFfnGate31, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate-31", &ffnGate31)
-		ffnSilu31 := runtime.At(m.bufCPU, offFfnSilu31, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnSilu31 := tensor.At(m.bufCPU, offFfnSilu31, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_silu-31", &ffnSilu31)
-		ffnUp31 := runtime.At(m.bufCPU, offFfnUp31, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnUp31 := tensor.At(m.bufCPU, offFfnUp31, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_up-31", &ffnUp31)
-		ffnGatePar31 := runtime.At(m.bufCPU, offFfnGatePar31, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		ffnGatePar31 := tensor.At(m.bufCPU, offFfnGatePar31, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_gate_par-31", &ffnGatePar31)
-		ffnOut31 := runtime.At(m.bufCPU, offFfnOut31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		ffnOut31 := tensor.At(m.bufCPU, offFfnOut31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "ffn_out-31", &ffnOut31)
-		lOut31 := runtime.At(m.bufCPU, offLOut31, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		lOut31 := tensor.At(m.bufCPU, offLOut31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "l_out-31", &lOut31)
-		normOut := runtime.At(m.bufCPU, offNormOut, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		normOut := tensor.At(m.bufCPU, offNormOut, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "norm_out", &normOut)
-		resultNorm := runtime.At(m.bufCPU, offResultNorm, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+		resultNorm := tensor.At(m.bufCPU, offResultNorm, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 		m.sched.Inspect(backendCpu, "result_norm", &resultNorm)
-		resultOutput := runtime.At(m.bufCPU, offResultOutput, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		resultOutput := tensor.At(m.bufCPU, offResultOutput, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		m.sched.Inspect(backendCpu, "result_output", &resultOutput)
 	}
 }
@@ -5311,19 +5314,19 @@ func (p *regionParts) RunPart(be *cpu.Backend, lo, hi int) {
 
 // region0 runs units [lo, hi) of n_tokens of nodes 0..17 (inp_embd … Qcur_rope-0): a parallel region, one part per thread.
 func (m *Model) region0(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	inpTokens := runtime.At(m.bufCPU, offInpTokens+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	inpEmbd := runtime.At(m.bufCPU, offInpEmbd+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	inpTokens := tensor.At(m.bufCPU, offInpTokens+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	inpEmbd := tensor.At(m.bufCPU, offInpEmbd+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.GetRows(&inpEmbd, &m.weights[weightTokenEmbdWeight], &inpTokens) // inp_embd get_rows, part ne1
-	norm0 := runtime.At(m.bufCPU, offNorm0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm0 := tensor.At(m.bufCPU, offNorm0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm0, &inpEmbd, float32(1e-05)) // norm-0 rms_norm, part ne1
-	attnNorm0 := runtime.At(m.bufCPU, offAttnNorm0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm0 := tensor.At(m.bufCPU, offAttnNorm0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm0, &norm0, &m.weights[weightBlk0AttnNormWeight]) // attn_norm-0 mul, part ne1
-	kcur0 := runtime.At(m.bufCPU, offKcur0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur0 := tensor.At(m.bufCPU, offKcur0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur0, &m.weights[weightBlk0AttnKWeight], &attnNorm0) // Kcur-0 mul_mat, part ne1
-	kcur3d0 := runtime.At(m.bufCPU, offKcur0+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope0 := runtime.At(m.bufCPU, offKcurRope0+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope0, &kcur3d0, &inpPos, runtime.RopeParams{
+	kcur3d0 := tensor.At(m.bufCPU, offKcur0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope0 := tensor.At(m.bufCPU, offKcurRope0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope0, &kcur3d0, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5334,18 +5337,18 @@ func (m *Model) region0(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-0 rope, part ne2
-	kCacheCpy0 := runtime.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy0 := tensor.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 cpy, part ne0*64
-	vcur0 := runtime.At(m.bufCPU, offVcur0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur0 := tensor.At(m.bufCPU, offVcur0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur0, &m.weights[weightBlk0AttnVWeight], &attnNorm0) // Vcur-0 mul_mat, part ne1
-	vCacheCpy0 := runtime.At(m.state[stateCacheVL0].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT0 := runtime.At(m.bufCPU, offVcur0+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy0 := tensor.At(m.state[stateCacheVL0].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT0 := tensor.At(m.bufCPU, offVcur0+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy0, &vcurT0) // v_cache_cpy-0 cpy, part ne0
-	qcur0 := runtime.At(m.bufCPU, offQcur0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur0 := tensor.At(m.bufCPU, offQcur0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur0, &m.weights[weightBlk0AttnQWeight], &attnNorm0) // Qcur-0 mul_mat, part ne1
-	qcur3d0 := runtime.At(m.bufCPU, offQcur0+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope0 := runtime.At(m.bufCPU, offQcurRope0+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope0, &qcur3d0, &inpPos, runtime.RopeParams{
+	qcur3d0 := tensor.At(m.bufCPU, offQcur0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope0 := tensor.At(m.bufCPU, offQcurRope0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope0, &qcur3d0, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5360,50 +5363,50 @@ func (m *Model) region0(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region1 runs units [lo, hi) of n_tokens of nodes 19..50 (kq-0 … Qcur_rope-1): a parallel region, one part per thread.
 func (m *Model) region1(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k0 := runtime.At(m.state[stateCacheKL0].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q0 := runtime.At(m.bufCPU, offQcurRope0+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq0 := runtime.At(m.bufCPU, offKq0+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k0 := tensor.At(m.state[stateCacheKL0].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q0 := tensor.At(m.bufCPU, offQcurRope0+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq0 := tensor.At(m.bufCPU, offKq0+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq0, &k0, &q0) // kq-0 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax0 := runtime.At(m.bufCPU, offKqSoftMax0+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax0 := tensor.At(m.bufCPU, offKqSoftMax0+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax0, &kq0, &kqMask, float32(0.25), float32(0)) // kq_soft_max-0 soft_max, part ne1
-	v0 := runtime.At(m.state[stateCacheVL0].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv0 := runtime.At(m.bufCPU, offKqv0+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv0 := tensor.At(m.bufCPU, offKqv0+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv0, &v0, &kqSoftMax0) // kqv-0 mul_mat, part ne1
-	kqvMerged0 := runtime.At(m.bufCPU, offKqv0+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont0 := runtime.At(m.bufCPU, offKqvMergedCont0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged0 := tensor.At(m.bufCPU, offKqv0+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont0 := tensor.At(m.bufCPU, offKqvMergedCont0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont0, &kqvMerged0) // kqv_merged_cont-0 cont, part ne1
-	attnOut0 := runtime.At(m.bufCPU, offAttnOut0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut0 := tensor.At(m.bufCPU, offAttnOut0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut0, &m.weights[weightBlk0AttnOutputWeight], &kqvMergedCont0) // attn_out-0 mul_mat, part ne1
-	inpEmbd := runtime.At(m.bufCPU, offInpEmbd+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp0 := runtime.At(m.bufCPU, offFfnInp0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	inpEmbd := tensor.At(m.bufCPU, offInpEmbd+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp0 := tensor.At(m.bufCPU, offFfnInp0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp0, &attnOut0, &inpEmbd) // ffn_inp-0 add, part ne1
-	normFfn0 := runtime.At(m.bufCPU, offNormFfn0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn0 := tensor.At(m.bufCPU, offNormFfn0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn0, &ffnInp0, float32(1e-05)) // norm_ffn-0 rms_norm, part ne1
-	ffnNorm0 := runtime.At(m.bufCPU, offFfnNorm0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm0 := tensor.At(m.bufCPU, offFfnNorm0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm0, &normFfn0, &m.weights[weightBlk0FfnNormWeight]) // ffn_norm-0 mul, part ne1
-	ffnGate0 := runtime.At(m.bufCPU, offFfnGate0+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate0 := tensor.At(m.bufCPU, offFfnGate0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate0, &m.weights[weightBlk0FfnGateWeight], &ffnNorm0) // ffn_gate-0 mul_mat, part ne1
-	ffnSilu0 := runtime.At(m.bufCPU, offFfnSilu0+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu0 := tensor.At(m.bufCPU, offFfnSilu0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu0, &ffnGate0) // ffn_silu-0 silu, part ne1
-	ffnUp0 := runtime.At(m.bufCPU, offFfnUp0+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp0 := tensor.At(m.bufCPU, offFfnUp0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp0, &m.weights[weightBlk0FfnUpWeight], &ffnNorm0) // ffn_up-0 mul_mat, part ne1
-	ffnGatePar0 := runtime.At(m.bufCPU, offFfnGatePar0+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar0 := tensor.At(m.bufCPU, offFfnGatePar0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar0, &ffnSilu0, &ffnUp0) // ffn_gate_par-0 mul, part ne1
-	ffnOut0 := runtime.At(m.bufCPU, offFfnOut0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut0 := tensor.At(m.bufCPU, offFfnOut0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut0, &m.weights[weightBlk0FfnDownWeight], &ffnGatePar0) // ffn_out-0 mul_mat, part ne1
-	lOut0 := runtime.At(m.bufCPU, offLOut0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut0 := tensor.At(m.bufCPU, offLOut0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 add, part ne1
-	norm1 := runtime.At(m.bufCPU, offNorm1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm1 := tensor.At(m.bufCPU, offNorm1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm1, &lOut0, float32(1e-05)) // norm-1 rms_norm, part ne1
-	attnNorm1 := runtime.At(m.bufCPU, offAttnNorm1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm1 := tensor.At(m.bufCPU, offAttnNorm1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm1, &norm1, &m.weights[weightBlk1AttnNormWeight]) // attn_norm-1 mul, part ne1
-	kcur1 := runtime.At(m.bufCPU, offKcur1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur1 := tensor.At(m.bufCPU, offKcur1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur1, &m.weights[weightBlk1AttnKWeight], &attnNorm1) // Kcur-1 mul_mat, part ne1
-	kcur3d1 := runtime.At(m.bufCPU, offKcur1+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope1 := runtime.At(m.bufCPU, offKcurRope1+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope1, &kcur3d1, &inpPos, runtime.RopeParams{
+	kcur3d1 := tensor.At(m.bufCPU, offKcur1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope1 := tensor.At(m.bufCPU, offKcurRope1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope1, &kcur3d1, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5414,18 +5417,18 @@ func (m *Model) region1(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-1 rope, part ne2
-	kCacheCpy1 := runtime.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy1 := tensor.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 cpy, part ne0*64
-	vcur1 := runtime.At(m.bufCPU, offVcur1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur1 := tensor.At(m.bufCPU, offVcur1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur1, &m.weights[weightBlk1AttnVWeight], &attnNorm1) // Vcur-1 mul_mat, part ne1
-	vCacheCpy1 := runtime.At(m.state[stateCacheVL1].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT1 := runtime.At(m.bufCPU, offVcur1+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy1 := tensor.At(m.state[stateCacheVL1].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT1 := tensor.At(m.bufCPU, offVcur1+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy1, &vcurT1) // v_cache_cpy-1 cpy, part ne0
-	qcur1 := runtime.At(m.bufCPU, offQcur1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur1 := tensor.At(m.bufCPU, offQcur1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur1, &m.weights[weightBlk1AttnQWeight], &attnNorm1) // Qcur-1 mul_mat, part ne1
-	qcur3d1 := runtime.At(m.bufCPU, offQcur1+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope1 := runtime.At(m.bufCPU, offQcurRope1+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope1, &qcur3d1, &inpPos, runtime.RopeParams{
+	qcur3d1 := tensor.At(m.bufCPU, offQcur1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope1 := tensor.At(m.bufCPU, offQcurRope1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope1, &qcur3d1, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5440,50 +5443,50 @@ func (m *Model) region1(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region2 runs units [lo, hi) of n_tokens of nodes 52..83 (kq-1 … Qcur_rope-2): a parallel region, one part per thread.
 func (m *Model) region2(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k1 := runtime.At(m.state[stateCacheKL1].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q1 := runtime.At(m.bufCPU, offQcurRope1+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq1 := runtime.At(m.bufCPU, offKq1+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k1 := tensor.At(m.state[stateCacheKL1].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q1 := tensor.At(m.bufCPU, offQcurRope1+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq1 := tensor.At(m.bufCPU, offKq1+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq1, &k1, &q1) // kq-1 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax1 := runtime.At(m.bufCPU, offKqSoftMax1+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax1 := tensor.At(m.bufCPU, offKqSoftMax1+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax1, &kq1, &kqMask, float32(0.25), float32(0)) // kq_soft_max-1 soft_max, part ne1
-	v1 := runtime.At(m.state[stateCacheVL1].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv1 := runtime.At(m.bufCPU, offKqv1+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv1 := tensor.At(m.bufCPU, offKqv1+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv1, &v1, &kqSoftMax1) // kqv-1 mul_mat, part ne1
-	kqvMerged1 := runtime.At(m.bufCPU, offKqv1+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont1 := runtime.At(m.bufCPU, offKqvMergedCont1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged1 := tensor.At(m.bufCPU, offKqv1+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont1 := tensor.At(m.bufCPU, offKqvMergedCont1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont1, &kqvMerged1) // kqv_merged_cont-1 cont, part ne1
-	attnOut1 := runtime.At(m.bufCPU, offAttnOut1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut1 := tensor.At(m.bufCPU, offAttnOut1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut1, &m.weights[weightBlk1AttnOutputWeight], &kqvMergedCont1) // attn_out-1 mul_mat, part ne1
-	lOut0 := runtime.At(m.bufCPU, offLOut0+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp1 := runtime.At(m.bufCPU, offFfnInp1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut0 := tensor.At(m.bufCPU, offLOut0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp1 := tensor.At(m.bufCPU, offFfnInp1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 add, part ne1
-	normFfn1 := runtime.At(m.bufCPU, offNormFfn1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn1 := tensor.At(m.bufCPU, offNormFfn1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn1, &ffnInp1, float32(1e-05)) // norm_ffn-1 rms_norm, part ne1
-	ffnNorm1 := runtime.At(m.bufCPU, offFfnNorm1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm1 := tensor.At(m.bufCPU, offFfnNorm1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm1, &normFfn1, &m.weights[weightBlk1FfnNormWeight]) // ffn_norm-1 mul, part ne1
-	ffnGate1 := runtime.At(m.bufCPU, offFfnGate1+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate1 := tensor.At(m.bufCPU, offFfnGate1+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate1, &m.weights[weightBlk1FfnGateWeight], &ffnNorm1) // ffn_gate-1 mul_mat, part ne1
-	ffnSilu1 := runtime.At(m.bufCPU, offFfnSilu1+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu1 := tensor.At(m.bufCPU, offFfnSilu1+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu1, &ffnGate1) // ffn_silu-1 silu, part ne1
-	ffnUp1 := runtime.At(m.bufCPU, offFfnUp1+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp1 := tensor.At(m.bufCPU, offFfnUp1+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp1, &m.weights[weightBlk1FfnUpWeight], &ffnNorm1) // ffn_up-1 mul_mat, part ne1
-	ffnGatePar1 := runtime.At(m.bufCPU, offFfnGatePar1+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar1 := tensor.At(m.bufCPU, offFfnGatePar1+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar1, &ffnSilu1, &ffnUp1) // ffn_gate_par-1 mul, part ne1
-	ffnOut1 := runtime.At(m.bufCPU, offFfnOut1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut1 := tensor.At(m.bufCPU, offFfnOut1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut1, &m.weights[weightBlk1FfnDownWeight], &ffnGatePar1) // ffn_out-1 mul_mat, part ne1
-	lOut1 := runtime.At(m.bufCPU, offLOut1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut1 := tensor.At(m.bufCPU, offLOut1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 add, part ne1
-	norm2 := runtime.At(m.bufCPU, offNorm2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm2 := tensor.At(m.bufCPU, offNorm2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm2, &lOut1, float32(1e-05)) // norm-2 rms_norm, part ne1
-	attnNorm2 := runtime.At(m.bufCPU, offAttnNorm2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm2 := tensor.At(m.bufCPU, offAttnNorm2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm2, &norm2, &m.weights[weightBlk2AttnNormWeight]) // attn_norm-2 mul, part ne1
-	kcur2 := runtime.At(m.bufCPU, offKcur2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur2 := tensor.At(m.bufCPU, offKcur2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur2, &m.weights[weightBlk2AttnKWeight], &attnNorm2) // Kcur-2 mul_mat, part ne1
-	kcur3d2 := runtime.At(m.bufCPU, offKcur2+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope2 := runtime.At(m.bufCPU, offKcurRope2+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope2, &kcur3d2, &inpPos, runtime.RopeParams{
+	kcur3d2 := tensor.At(m.bufCPU, offKcur2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope2 := tensor.At(m.bufCPU, offKcurRope2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope2, &kcur3d2, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5494,18 +5497,18 @@ func (m *Model) region2(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-2 rope, part ne2
-	kCacheCpy2 := runtime.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy2 := tensor.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 cpy, part ne0*64
-	vcur2 := runtime.At(m.bufCPU, offVcur2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur2 := tensor.At(m.bufCPU, offVcur2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur2, &m.weights[weightBlk2AttnVWeight], &attnNorm2) // Vcur-2 mul_mat, part ne1
-	vCacheCpy2 := runtime.At(m.state[stateCacheVL2].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT2 := runtime.At(m.bufCPU, offVcur2+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy2 := tensor.At(m.state[stateCacheVL2].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT2 := tensor.At(m.bufCPU, offVcur2+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy2, &vcurT2) // v_cache_cpy-2 cpy, part ne0
-	qcur2 := runtime.At(m.bufCPU, offQcur2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur2 := tensor.At(m.bufCPU, offQcur2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur2, &m.weights[weightBlk2AttnQWeight], &attnNorm2) // Qcur-2 mul_mat, part ne1
-	qcur3d2 := runtime.At(m.bufCPU, offQcur2+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope2 := runtime.At(m.bufCPU, offQcurRope2+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope2, &qcur3d2, &inpPos, runtime.RopeParams{
+	qcur3d2 := tensor.At(m.bufCPU, offQcur2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope2 := tensor.At(m.bufCPU, offQcurRope2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope2, &qcur3d2, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5520,50 +5523,50 @@ func (m *Model) region2(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region3 runs units [lo, hi) of n_tokens of nodes 85..116 (kq-2 … Qcur_rope-3): a parallel region, one part per thread.
 func (m *Model) region3(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k2 := runtime.At(m.state[stateCacheKL2].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q2 := runtime.At(m.bufCPU, offQcurRope2+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq2 := runtime.At(m.bufCPU, offKq2+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k2 := tensor.At(m.state[stateCacheKL2].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q2 := tensor.At(m.bufCPU, offQcurRope2+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq2 := tensor.At(m.bufCPU, offKq2+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq2, &k2, &q2) // kq-2 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax2 := runtime.At(m.bufCPU, offKqSoftMax2+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax2 := tensor.At(m.bufCPU, offKqSoftMax2+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax2, &kq2, &kqMask, float32(0.25), float32(0)) // kq_soft_max-2 soft_max, part ne1
-	v2 := runtime.At(m.state[stateCacheVL2].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv2 := runtime.At(m.bufCPU, offKqv2+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v2 := tensor.At(m.state[stateCacheVL2].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv2 := tensor.At(m.bufCPU, offKqv2+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv2, &v2, &kqSoftMax2) // kqv-2 mul_mat, part ne1
-	kqvMerged2 := runtime.At(m.bufCPU, offKqv2+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont2 := runtime.At(m.bufCPU, offKqvMergedCont2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged2 := tensor.At(m.bufCPU, offKqv2+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont2 := tensor.At(m.bufCPU, offKqvMergedCont2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont2, &kqvMerged2) // kqv_merged_cont-2 cont, part ne1
-	attnOut2 := runtime.At(m.bufCPU, offAttnOut2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut2 := tensor.At(m.bufCPU, offAttnOut2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut2, &m.weights[weightBlk2AttnOutputWeight], &kqvMergedCont2) // attn_out-2 mul_mat, part ne1
-	lOut1 := runtime.At(m.bufCPU, offLOut1+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp2 := runtime.At(m.bufCPU, offFfnInp2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut1 := tensor.At(m.bufCPU, offLOut1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp2 := tensor.At(m.bufCPU, offFfnInp2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp2, &attnOut2, &lOut1) // ffn_inp-2 add, part ne1
-	normFfn2 := runtime.At(m.bufCPU, offNormFfn2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn2 := tensor.At(m.bufCPU, offNormFfn2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn2, &ffnInp2, float32(1e-05)) // norm_ffn-2 rms_norm, part ne1
-	ffnNorm2 := runtime.At(m.bufCPU, offFfnNorm2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm2 := tensor.At(m.bufCPU, offFfnNorm2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm2, &normFfn2, &m.weights[weightBlk2FfnNormWeight]) // ffn_norm-2 mul, part ne1
-	ffnGate2 := runtime.At(m.bufCPU, offFfnGate2+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate2 := tensor.At(m.bufCPU, offFfnGate2+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate2, &m.weights[weightBlk2FfnGateWeight], &ffnNorm2) // ffn_gate-2 mul_mat, part ne1
-	ffnSilu2 := runtime.At(m.bufCPU, offFfnSilu2+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu2 := tensor.At(m.bufCPU, offFfnSilu2+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu2, &ffnGate2) // ffn_silu-2 silu, part ne1
-	ffnUp2 := runtime.At(m.bufCPU, offFfnUp2+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp2 := tensor.At(m.bufCPU, offFfnUp2+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp2, &m.weights[weightBlk2FfnUpWeight], &ffnNorm2) // ffn_up-2 mul_mat, part ne1
-	ffnGatePar2 := runtime.At(m.bufCPU, offFfnGatePar2+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar2 := tensor.At(m.bufCPU, offFfnGatePar2+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar2, &ffnSilu2, &ffnUp2) // ffn_gate_par-2 mul, part ne1
-	ffnOut2 := runtime.At(m.bufCPU, offFfnOut2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut2 := tensor.At(m.bufCPU, offFfnOut2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut2, &m.weights[weightBlk2FfnDownWeight], &ffnGatePar2) // ffn_out-2 mul_mat, part ne1
-	lOut2 := runtime.At(m.bufCPU, offLOut2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut2 := tensor.At(m.bufCPU, offLOut2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut2, &ffnOut2, &ffnInp2) // l_out-2 add, part ne1
-	norm3 := runtime.At(m.bufCPU, offNorm3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm3 := tensor.At(m.bufCPU, offNorm3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm3, &lOut2, float32(1e-05)) // norm-3 rms_norm, part ne1
-	attnNorm3 := runtime.At(m.bufCPU, offAttnNorm3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm3 := tensor.At(m.bufCPU, offAttnNorm3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm3, &norm3, &m.weights[weightBlk3AttnNormWeight]) // attn_norm-3 mul, part ne1
-	kcur3 := runtime.At(m.bufCPU, offKcur3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur3 := tensor.At(m.bufCPU, offKcur3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur3, &m.weights[weightBlk3AttnKWeight], &attnNorm3) // Kcur-3 mul_mat, part ne1
-	kcur3d3 := runtime.At(m.bufCPU, offKcur3+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope3 := runtime.At(m.bufCPU, offKcurRope3+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope3, &kcur3d3, &inpPos, runtime.RopeParams{
+	kcur3d3 := tensor.At(m.bufCPU, offKcur3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope3 := tensor.At(m.bufCPU, offKcurRope3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope3, &kcur3d3, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5574,18 +5577,18 @@ func (m *Model) region3(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-3 rope, part ne2
-	kCacheCpy3 := runtime.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy3 := tensor.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 cpy, part ne0*64
-	vcur3 := runtime.At(m.bufCPU, offVcur3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur3 := tensor.At(m.bufCPU, offVcur3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur3, &m.weights[weightBlk3AttnVWeight], &attnNorm3) // Vcur-3 mul_mat, part ne1
-	vCacheCpy3 := runtime.At(m.state[stateCacheVL3].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT3 := runtime.At(m.bufCPU, offVcur3+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy3 := tensor.At(m.state[stateCacheVL3].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT3 := tensor.At(m.bufCPU, offVcur3+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy3, &vcurT3) // v_cache_cpy-3 cpy, part ne0
-	qcur3 := runtime.At(m.bufCPU, offQcur3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur3 := tensor.At(m.bufCPU, offQcur3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur3, &m.weights[weightBlk3AttnQWeight], &attnNorm3) // Qcur-3 mul_mat, part ne1
-	qcur3d3 := runtime.At(m.bufCPU, offQcur3+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope3 := runtime.At(m.bufCPU, offQcurRope3+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope3, &qcur3d3, &inpPos, runtime.RopeParams{
+	qcur3d3 := tensor.At(m.bufCPU, offQcur3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope3 := tensor.At(m.bufCPU, offQcurRope3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope3, &qcur3d3, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5600,50 +5603,50 @@ func (m *Model) region3(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region4 runs units [lo, hi) of n_tokens of nodes 118..149 (kq-3 … Qcur_rope-4): a parallel region, one part per thread.
 func (m *Model) region4(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k3 := runtime.At(m.state[stateCacheKL3].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q3 := runtime.At(m.bufCPU, offQcurRope3+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq3 := runtime.At(m.bufCPU, offKq3+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k3 := tensor.At(m.state[stateCacheKL3].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q3 := tensor.At(m.bufCPU, offQcurRope3+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq3 := tensor.At(m.bufCPU, offKq3+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq3, &k3, &q3) // kq-3 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax3 := runtime.At(m.bufCPU, offKqSoftMax3+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax3 := tensor.At(m.bufCPU, offKqSoftMax3+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax3, &kq3, &kqMask, float32(0.25), float32(0)) // kq_soft_max-3 soft_max, part ne1
-	v3 := runtime.At(m.state[stateCacheVL3].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv3 := runtime.At(m.bufCPU, offKqv3+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v3 := tensor.At(m.state[stateCacheVL3].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv3 := tensor.At(m.bufCPU, offKqv3+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv3, &v3, &kqSoftMax3) // kqv-3 mul_mat, part ne1
-	kqvMerged3 := runtime.At(m.bufCPU, offKqv3+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont3 := runtime.At(m.bufCPU, offKqvMergedCont3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged3 := tensor.At(m.bufCPU, offKqv3+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont3 := tensor.At(m.bufCPU, offKqvMergedCont3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont3, &kqvMerged3) // kqv_merged_cont-3 cont, part ne1
-	attnOut3 := runtime.At(m.bufCPU, offAttnOut3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut3 := tensor.At(m.bufCPU, offAttnOut3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut3, &m.weights[weightBlk3AttnOutputWeight], &kqvMergedCont3) // attn_out-3 mul_mat, part ne1
-	lOut2 := runtime.At(m.bufCPU, offLOut2+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp3 := runtime.At(m.bufCPU, offFfnInp3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut2 := tensor.At(m.bufCPU, offLOut2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp3 := tensor.At(m.bufCPU, offFfnInp3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp3, &attnOut3, &lOut2) // ffn_inp-3 add, part ne1
-	normFfn3 := runtime.At(m.bufCPU, offNormFfn3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn3 := tensor.At(m.bufCPU, offNormFfn3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn3, &ffnInp3, float32(1e-05)) // norm_ffn-3 rms_norm, part ne1
-	ffnNorm3 := runtime.At(m.bufCPU, offFfnNorm3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm3 := tensor.At(m.bufCPU, offFfnNorm3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm3, &normFfn3, &m.weights[weightBlk3FfnNormWeight]) // ffn_norm-3 mul, part ne1
-	ffnGate3 := runtime.At(m.bufCPU, offFfnGate3+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate3 := tensor.At(m.bufCPU, offFfnGate3+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate3, &m.weights[weightBlk3FfnGateWeight], &ffnNorm3) // ffn_gate-3 mul_mat, part ne1
-	ffnSilu3 := runtime.At(m.bufCPU, offFfnSilu3+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu3 := tensor.At(m.bufCPU, offFfnSilu3+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu3, &ffnGate3) // ffn_silu-3 silu, part ne1
-	ffnUp3 := runtime.At(m.bufCPU, offFfnUp3+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp3 := tensor.At(m.bufCPU, offFfnUp3+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp3, &m.weights[weightBlk3FfnUpWeight], &ffnNorm3) // ffn_up-3 mul_mat, part ne1
-	ffnGatePar3 := runtime.At(m.bufCPU, offFfnGatePar3+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar3 := tensor.At(m.bufCPU, offFfnGatePar3+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar3, &ffnSilu3, &ffnUp3) // ffn_gate_par-3 mul, part ne1
-	ffnOut3 := runtime.At(m.bufCPU, offFfnOut3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut3 := tensor.At(m.bufCPU, offFfnOut3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut3, &m.weights[weightBlk3FfnDownWeight], &ffnGatePar3) // ffn_out-3 mul_mat, part ne1
-	lOut3 := runtime.At(m.bufCPU, offLOut3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut3 := tensor.At(m.bufCPU, offLOut3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut3, &ffnOut3, &ffnInp3) // l_out-3 add, part ne1
-	norm4 := runtime.At(m.bufCPU, offNorm4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm4 := tensor.At(m.bufCPU, offNorm4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm4, &lOut3, float32(1e-05)) // norm-4 rms_norm, part ne1
-	attnNorm4 := runtime.At(m.bufCPU, offAttnNorm4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm4 := tensor.At(m.bufCPU, offAttnNorm4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm4, &norm4, &m.weights[weightBlk4AttnNormWeight]) // attn_norm-4 mul, part ne1
-	kcur4 := runtime.At(m.bufCPU, offKcur4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur4 := tensor.At(m.bufCPU, offKcur4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur4, &m.weights[weightBlk4AttnKWeight], &attnNorm4) // Kcur-4 mul_mat, part ne1
-	kcur3d4 := runtime.At(m.bufCPU, offKcur4+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope4 := runtime.At(m.bufCPU, offKcurRope4+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope4, &kcur3d4, &inpPos, runtime.RopeParams{
+	kcur3d4 := tensor.At(m.bufCPU, offKcur4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope4 := tensor.At(m.bufCPU, offKcurRope4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope4, &kcur3d4, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5654,18 +5657,18 @@ func (m *Model) region4(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-4 rope, part ne2
-	kCacheCpy4 := runtime.At(m.state[stateCacheKL4].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy4 := tensor.At(m.state[stateCacheKL4].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy4, &kcurRope4) // k_cache_cpy-4 cpy, part ne0*64
-	vcur4 := runtime.At(m.bufCPU, offVcur4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur4 := tensor.At(m.bufCPU, offVcur4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur4, &m.weights[weightBlk4AttnVWeight], &attnNorm4) // Vcur-4 mul_mat, part ne1
-	vCacheCpy4 := runtime.At(m.state[stateCacheVL4].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT4 := runtime.At(m.bufCPU, offVcur4+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy4 := tensor.At(m.state[stateCacheVL4].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT4 := tensor.At(m.bufCPU, offVcur4+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy4, &vcurT4) // v_cache_cpy-4 cpy, part ne0
-	qcur4 := runtime.At(m.bufCPU, offQcur4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur4 := tensor.At(m.bufCPU, offQcur4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur4, &m.weights[weightBlk4AttnQWeight], &attnNorm4) // Qcur-4 mul_mat, part ne1
-	qcur3d4 := runtime.At(m.bufCPU, offQcur4+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope4 := runtime.At(m.bufCPU, offQcurRope4+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope4, &qcur3d4, &inpPos, runtime.RopeParams{
+	qcur3d4 := tensor.At(m.bufCPU, offQcur4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope4 := tensor.At(m.bufCPU, offQcurRope4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope4, &qcur3d4, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5680,50 +5683,50 @@ func (m *Model) region4(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region5 runs units [lo, hi) of n_tokens of nodes 151..182 (kq-4 … Qcur_rope-5): a parallel region, one part per thread.
 func (m *Model) region5(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k4 := runtime.At(m.state[stateCacheKL4].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q4 := runtime.At(m.bufCPU, offQcurRope4+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq4 := runtime.At(m.bufCPU, offKq4+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k4 := tensor.At(m.state[stateCacheKL4].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q4 := tensor.At(m.bufCPU, offQcurRope4+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq4 := tensor.At(m.bufCPU, offKq4+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq4, &k4, &q4) // kq-4 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax4 := runtime.At(m.bufCPU, offKqSoftMax4+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax4 := tensor.At(m.bufCPU, offKqSoftMax4+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax4, &kq4, &kqMask, float32(0.25), float32(0)) // kq_soft_max-4 soft_max, part ne1
-	v4 := runtime.At(m.state[stateCacheVL4].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv4 := runtime.At(m.bufCPU, offKqv4+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v4 := tensor.At(m.state[stateCacheVL4].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv4 := tensor.At(m.bufCPU, offKqv4+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv4, &v4, &kqSoftMax4) // kqv-4 mul_mat, part ne1
-	kqvMerged4 := runtime.At(m.bufCPU, offKqv4+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont4 := runtime.At(m.bufCPU, offKqvMergedCont4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged4 := tensor.At(m.bufCPU, offKqv4+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont4 := tensor.At(m.bufCPU, offKqvMergedCont4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont4, &kqvMerged4) // kqv_merged_cont-4 cont, part ne1
-	attnOut4 := runtime.At(m.bufCPU, offAttnOut4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut4 := tensor.At(m.bufCPU, offAttnOut4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut4, &m.weights[weightBlk4AttnOutputWeight], &kqvMergedCont4) // attn_out-4 mul_mat, part ne1
-	lOut3 := runtime.At(m.bufCPU, offLOut3+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp4 := runtime.At(m.bufCPU, offFfnInp4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut3 := tensor.At(m.bufCPU, offLOut3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp4 := tensor.At(m.bufCPU, offFfnInp4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp4, &attnOut4, &lOut3) // ffn_inp-4 add, part ne1
-	normFfn4 := runtime.At(m.bufCPU, offNormFfn4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn4 := tensor.At(m.bufCPU, offNormFfn4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn4, &ffnInp4, float32(1e-05)) // norm_ffn-4 rms_norm, part ne1
-	ffnNorm4 := runtime.At(m.bufCPU, offFfnNorm4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm4 := tensor.At(m.bufCPU, offFfnNorm4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm4, &normFfn4, &m.weights[weightBlk4FfnNormWeight]) // ffn_norm-4 mul, part ne1
-	ffnGate4 := runtime.At(m.bufCPU, offFfnGate4+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate4 := tensor.At(m.bufCPU, offFfnGate4+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate4, &m.weights[weightBlk4FfnGateWeight], &ffnNorm4) // ffn_gate-4 mul_mat, part ne1
-	ffnSilu4 := runtime.At(m.bufCPU, offFfnSilu4+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu4 := tensor.At(m.bufCPU, offFfnSilu4+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu4, &ffnGate4) // ffn_silu-4 silu, part ne1
-	ffnUp4 := runtime.At(m.bufCPU, offFfnUp4+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp4 := tensor.At(m.bufCPU, offFfnUp4+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp4, &m.weights[weightBlk4FfnUpWeight], &ffnNorm4) // ffn_up-4 mul_mat, part ne1
-	ffnGatePar4 := runtime.At(m.bufCPU, offFfnGatePar4+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar4 := tensor.At(m.bufCPU, offFfnGatePar4+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar4, &ffnSilu4, &ffnUp4) // ffn_gate_par-4 mul, part ne1
-	ffnOut4 := runtime.At(m.bufCPU, offFfnOut4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut4 := tensor.At(m.bufCPU, offFfnOut4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut4, &m.weights[weightBlk4FfnDownWeight], &ffnGatePar4) // ffn_out-4 mul_mat, part ne1
-	lOut4 := runtime.At(m.bufCPU, offLOut4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut4 := tensor.At(m.bufCPU, offLOut4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut4, &ffnOut4, &ffnInp4) // l_out-4 add, part ne1
-	norm5 := runtime.At(m.bufCPU, offNorm5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm5 := tensor.At(m.bufCPU, offNorm5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm5, &lOut4, float32(1e-05)) // norm-5 rms_norm, part ne1
-	attnNorm5 := runtime.At(m.bufCPU, offAttnNorm5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm5 := tensor.At(m.bufCPU, offAttnNorm5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm5, &norm5, &m.weights[weightBlk5AttnNormWeight]) // attn_norm-5 mul, part ne1
-	kcur5 := runtime.At(m.bufCPU, offKcur5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur5 := tensor.At(m.bufCPU, offKcur5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur5, &m.weights[weightBlk5AttnKWeight], &attnNorm5) // Kcur-5 mul_mat, part ne1
-	kcur3d5 := runtime.At(m.bufCPU, offKcur5+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope5 := runtime.At(m.bufCPU, offKcurRope5+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope5, &kcur3d5, &inpPos, runtime.RopeParams{
+	kcur3d5 := tensor.At(m.bufCPU, offKcur5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope5 := tensor.At(m.bufCPU, offKcurRope5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope5, &kcur3d5, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5734,18 +5737,18 @@ func (m *Model) region5(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-5 rope, part ne2
-	kCacheCpy5 := runtime.At(m.state[stateCacheKL5].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy5 := tensor.At(m.state[stateCacheKL5].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy5, &kcurRope5) // k_cache_cpy-5 cpy, part ne0*64
-	vcur5 := runtime.At(m.bufCPU, offVcur5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur5 := tensor.At(m.bufCPU, offVcur5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur5, &m.weights[weightBlk5AttnVWeight], &attnNorm5) // Vcur-5 mul_mat, part ne1
-	vCacheCpy5 := runtime.At(m.state[stateCacheVL5].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT5 := runtime.At(m.bufCPU, offVcur5+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy5 := tensor.At(m.state[stateCacheVL5].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT5 := tensor.At(m.bufCPU, offVcur5+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy5, &vcurT5) // v_cache_cpy-5 cpy, part ne0
-	qcur5 := runtime.At(m.bufCPU, offQcur5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur5 := tensor.At(m.bufCPU, offQcur5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur5, &m.weights[weightBlk5AttnQWeight], &attnNorm5) // Qcur-5 mul_mat, part ne1
-	qcur3d5 := runtime.At(m.bufCPU, offQcur5+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope5 := runtime.At(m.bufCPU, offQcurRope5+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope5, &qcur3d5, &inpPos, runtime.RopeParams{
+	qcur3d5 := tensor.At(m.bufCPU, offQcur5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope5 := tensor.At(m.bufCPU, offQcurRope5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope5, &qcur3d5, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5760,50 +5763,50 @@ func (m *Model) region5(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region6 runs units [lo, hi) of n_tokens of nodes 184..215 (kq-5 … Qcur_rope-6): a parallel region, one part per thread.
 func (m *Model) region6(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k5 := runtime.At(m.state[stateCacheKL5].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q5 := runtime.At(m.bufCPU, offQcurRope5+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq5 := runtime.At(m.bufCPU, offKq5+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k5 := tensor.At(m.state[stateCacheKL5].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q5 := tensor.At(m.bufCPU, offQcurRope5+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq5 := tensor.At(m.bufCPU, offKq5+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq5, &k5, &q5) // kq-5 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax5 := runtime.At(m.bufCPU, offKqSoftMax5+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax5 := tensor.At(m.bufCPU, offKqSoftMax5+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax5, &kq5, &kqMask, float32(0.25), float32(0)) // kq_soft_max-5 soft_max, part ne1
-	v5 := runtime.At(m.state[stateCacheVL5].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv5 := runtime.At(m.bufCPU, offKqv5+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v5 := tensor.At(m.state[stateCacheVL5].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv5 := tensor.At(m.bufCPU, offKqv5+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv5, &v5, &kqSoftMax5) // kqv-5 mul_mat, part ne1
-	kqvMerged5 := runtime.At(m.bufCPU, offKqv5+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont5 := runtime.At(m.bufCPU, offKqvMergedCont5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged5 := tensor.At(m.bufCPU, offKqv5+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont5 := tensor.At(m.bufCPU, offKqvMergedCont5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont5, &kqvMerged5) // kqv_merged_cont-5 cont, part ne1
-	attnOut5 := runtime.At(m.bufCPU, offAttnOut5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut5 := tensor.At(m.bufCPU, offAttnOut5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut5, &m.weights[weightBlk5AttnOutputWeight], &kqvMergedCont5) // attn_out-5 mul_mat, part ne1
-	lOut4 := runtime.At(m.bufCPU, offLOut4+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp5 := runtime.At(m.bufCPU, offFfnInp5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut4 := tensor.At(m.bufCPU, offLOut4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp5 := tensor.At(m.bufCPU, offFfnInp5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp5, &attnOut5, &lOut4) // ffn_inp-5 add, part ne1
-	normFfn5 := runtime.At(m.bufCPU, offNormFfn5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn5 := tensor.At(m.bufCPU, offNormFfn5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn5, &ffnInp5, float32(1e-05)) // norm_ffn-5 rms_norm, part ne1
-	ffnNorm5 := runtime.At(m.bufCPU, offFfnNorm5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm5 := tensor.At(m.bufCPU, offFfnNorm5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm5, &normFfn5, &m.weights[weightBlk5FfnNormWeight]) // ffn_norm-5 mul, part ne1
-	ffnGate5 := runtime.At(m.bufCPU, offFfnGate5+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate5 := tensor.At(m.bufCPU, offFfnGate5+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate5, &m.weights[weightBlk5FfnGateWeight], &ffnNorm5) // ffn_gate-5 mul_mat, part ne1
-	ffnSilu5 := runtime.At(m.bufCPU, offFfnSilu5+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu5 := tensor.At(m.bufCPU, offFfnSilu5+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu5, &ffnGate5) // ffn_silu-5 silu, part ne1
-	ffnUp5 := runtime.At(m.bufCPU, offFfnUp5+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp5 := tensor.At(m.bufCPU, offFfnUp5+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp5, &m.weights[weightBlk5FfnUpWeight], &ffnNorm5) // ffn_up-5 mul_mat, part ne1
-	ffnGatePar5 := runtime.At(m.bufCPU, offFfnGatePar5+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar5 := tensor.At(m.bufCPU, offFfnGatePar5+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar5, &ffnSilu5, &ffnUp5) // ffn_gate_par-5 mul, part ne1
-	ffnOut5 := runtime.At(m.bufCPU, offFfnOut5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut5 := tensor.At(m.bufCPU, offFfnOut5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut5, &m.weights[weightBlk5FfnDownWeight], &ffnGatePar5) // ffn_out-5 mul_mat, part ne1
-	lOut5 := runtime.At(m.bufCPU, offLOut5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut5 := tensor.At(m.bufCPU, offLOut5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut5, &ffnOut5, &ffnInp5) // l_out-5 add, part ne1
-	norm6 := runtime.At(m.bufCPU, offNorm6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm6 := tensor.At(m.bufCPU, offNorm6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm6, &lOut5, float32(1e-05)) // norm-6 rms_norm, part ne1
-	attnNorm6 := runtime.At(m.bufCPU, offAttnNorm6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm6 := tensor.At(m.bufCPU, offAttnNorm6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm6, &norm6, &m.weights[weightBlk6AttnNormWeight]) // attn_norm-6 mul, part ne1
-	kcur6 := runtime.At(m.bufCPU, offKcur6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur6 := tensor.At(m.bufCPU, offKcur6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur6, &m.weights[weightBlk6AttnKWeight], &attnNorm6) // Kcur-6 mul_mat, part ne1
-	kcur3d6 := runtime.At(m.bufCPU, offKcur6+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope6 := runtime.At(m.bufCPU, offKcurRope6+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope6, &kcur3d6, &inpPos, runtime.RopeParams{
+	kcur3d6 := tensor.At(m.bufCPU, offKcur6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope6 := tensor.At(m.bufCPU, offKcurRope6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope6, &kcur3d6, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5814,18 +5817,18 @@ func (m *Model) region6(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-6 rope, part ne2
-	kCacheCpy6 := runtime.At(m.state[stateCacheKL6].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy6 := tensor.At(m.state[stateCacheKL6].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy6, &kcurRope6) // k_cache_cpy-6 cpy, part ne0*64
-	vcur6 := runtime.At(m.bufCPU, offVcur6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur6 := tensor.At(m.bufCPU, offVcur6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur6, &m.weights[weightBlk6AttnVWeight], &attnNorm6) // Vcur-6 mul_mat, part ne1
-	vCacheCpy6 := runtime.At(m.state[stateCacheVL6].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT6 := runtime.At(m.bufCPU, offVcur6+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy6 := tensor.At(m.state[stateCacheVL6].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT6 := tensor.At(m.bufCPU, offVcur6+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy6, &vcurT6) // v_cache_cpy-6 cpy, part ne0
-	qcur6 := runtime.At(m.bufCPU, offQcur6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur6 := tensor.At(m.bufCPU, offQcur6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur6, &m.weights[weightBlk6AttnQWeight], &attnNorm6) // Qcur-6 mul_mat, part ne1
-	qcur3d6 := runtime.At(m.bufCPU, offQcur6+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope6 := runtime.At(m.bufCPU, offQcurRope6+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope6, &qcur3d6, &inpPos, runtime.RopeParams{
+	qcur3d6 := tensor.At(m.bufCPU, offQcur6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope6 := tensor.At(m.bufCPU, offQcurRope6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope6, &qcur3d6, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5840,50 +5843,50 @@ func (m *Model) region6(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region7 runs units [lo, hi) of n_tokens of nodes 217..248 (kq-6 … Qcur_rope-7): a parallel region, one part per thread.
 func (m *Model) region7(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k6 := runtime.At(m.state[stateCacheKL6].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q6 := runtime.At(m.bufCPU, offQcurRope6+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq6 := runtime.At(m.bufCPU, offKq6+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k6 := tensor.At(m.state[stateCacheKL6].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q6 := tensor.At(m.bufCPU, offQcurRope6+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq6 := tensor.At(m.bufCPU, offKq6+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq6, &k6, &q6) // kq-6 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax6 := runtime.At(m.bufCPU, offKqSoftMax6+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax6 := tensor.At(m.bufCPU, offKqSoftMax6+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax6, &kq6, &kqMask, float32(0.25), float32(0)) // kq_soft_max-6 soft_max, part ne1
-	v6 := runtime.At(m.state[stateCacheVL6].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv6 := runtime.At(m.bufCPU, offKqv6+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v6 := tensor.At(m.state[stateCacheVL6].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv6 := tensor.At(m.bufCPU, offKqv6+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv6, &v6, &kqSoftMax6) // kqv-6 mul_mat, part ne1
-	kqvMerged6 := runtime.At(m.bufCPU, offKqv6+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont6 := runtime.At(m.bufCPU, offKqvMergedCont6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged6 := tensor.At(m.bufCPU, offKqv6+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont6 := tensor.At(m.bufCPU, offKqvMergedCont6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont6, &kqvMerged6) // kqv_merged_cont-6 cont, part ne1
-	attnOut6 := runtime.At(m.bufCPU, offAttnOut6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut6 := tensor.At(m.bufCPU, offAttnOut6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut6, &m.weights[weightBlk6AttnOutputWeight], &kqvMergedCont6) // attn_out-6 mul_mat, part ne1
-	lOut5 := runtime.At(m.bufCPU, offLOut5+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp6 := runtime.At(m.bufCPU, offFfnInp6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut5 := tensor.At(m.bufCPU, offLOut5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp6 := tensor.At(m.bufCPU, offFfnInp6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp6, &attnOut6, &lOut5) // ffn_inp-6 add, part ne1
-	normFfn6 := runtime.At(m.bufCPU, offNormFfn6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn6 := tensor.At(m.bufCPU, offNormFfn6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn6, &ffnInp6, float32(1e-05)) // norm_ffn-6 rms_norm, part ne1
-	ffnNorm6 := runtime.At(m.bufCPU, offFfnNorm6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm6 := tensor.At(m.bufCPU, offFfnNorm6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm6, &normFfn6, &m.weights[weightBlk6FfnNormWeight]) // ffn_norm-6 mul, part ne1
-	ffnGate6 := runtime.At(m.bufCPU, offFfnGate6+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate6 := tensor.At(m.bufCPU, offFfnGate6+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate6, &m.weights[weightBlk6FfnGateWeight], &ffnNorm6) // ffn_gate-6 mul_mat, part ne1
-	ffnSilu6 := runtime.At(m.bufCPU, offFfnSilu6+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu6 := tensor.At(m.bufCPU, offFfnSilu6+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu6, &ffnGate6) // ffn_silu-6 silu, part ne1
-	ffnUp6 := runtime.At(m.bufCPU, offFfnUp6+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp6 := tensor.At(m.bufCPU, offFfnUp6+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp6, &m.weights[weightBlk6FfnUpWeight], &ffnNorm6) // ffn_up-6 mul_mat, part ne1
-	ffnGatePar6 := runtime.At(m.bufCPU, offFfnGatePar6+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar6 := tensor.At(m.bufCPU, offFfnGatePar6+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar6, &ffnSilu6, &ffnUp6) // ffn_gate_par-6 mul, part ne1
-	ffnOut6 := runtime.At(m.bufCPU, offFfnOut6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut6 := tensor.At(m.bufCPU, offFfnOut6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut6, &m.weights[weightBlk6FfnDownWeight], &ffnGatePar6) // ffn_out-6 mul_mat, part ne1
-	lOut6 := runtime.At(m.bufCPU, offLOut6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut6 := tensor.At(m.bufCPU, offLOut6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut6, &ffnOut6, &ffnInp6) // l_out-6 add, part ne1
-	norm7 := runtime.At(m.bufCPU, offNorm7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm7 := tensor.At(m.bufCPU, offNorm7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm7, &lOut6, float32(1e-05)) // norm-7 rms_norm, part ne1
-	attnNorm7 := runtime.At(m.bufCPU, offAttnNorm7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm7 := tensor.At(m.bufCPU, offAttnNorm7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm7, &norm7, &m.weights[weightBlk7AttnNormWeight]) // attn_norm-7 mul, part ne1
-	kcur7 := runtime.At(m.bufCPU, offKcur7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur7 := tensor.At(m.bufCPU, offKcur7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur7, &m.weights[weightBlk7AttnKWeight], &attnNorm7) // Kcur-7 mul_mat, part ne1
-	kcur3d7 := runtime.At(m.bufCPU, offKcur7+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope7 := runtime.At(m.bufCPU, offKcurRope7+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope7, &kcur3d7, &inpPos, runtime.RopeParams{
+	kcur3d7 := tensor.At(m.bufCPU, offKcur7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope7 := tensor.At(m.bufCPU, offKcurRope7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope7, &kcur3d7, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5894,18 +5897,18 @@ func (m *Model) region7(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-7 rope, part ne2
-	kCacheCpy7 := runtime.At(m.state[stateCacheKL7].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy7 := tensor.At(m.state[stateCacheKL7].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy7, &kcurRope7) // k_cache_cpy-7 cpy, part ne0*64
-	vcur7 := runtime.At(m.bufCPU, offVcur7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur7 := tensor.At(m.bufCPU, offVcur7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur7, &m.weights[weightBlk7AttnVWeight], &attnNorm7) // Vcur-7 mul_mat, part ne1
-	vCacheCpy7 := runtime.At(m.state[stateCacheVL7].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT7 := runtime.At(m.bufCPU, offVcur7+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy7 := tensor.At(m.state[stateCacheVL7].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT7 := tensor.At(m.bufCPU, offVcur7+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy7, &vcurT7) // v_cache_cpy-7 cpy, part ne0
-	qcur7 := runtime.At(m.bufCPU, offQcur7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur7 := tensor.At(m.bufCPU, offQcur7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur7, &m.weights[weightBlk7AttnQWeight], &attnNorm7) // Qcur-7 mul_mat, part ne1
-	qcur3d7 := runtime.At(m.bufCPU, offQcur7+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope7 := runtime.At(m.bufCPU, offQcurRope7+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope7, &qcur3d7, &inpPos, runtime.RopeParams{
+	qcur3d7 := tensor.At(m.bufCPU, offQcur7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope7 := tensor.At(m.bufCPU, offQcurRope7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope7, &qcur3d7, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5920,50 +5923,50 @@ func (m *Model) region7(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region8 runs units [lo, hi) of n_tokens of nodes 250..281 (kq-7 … Qcur_rope-8): a parallel region, one part per thread.
 func (m *Model) region8(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k7 := runtime.At(m.state[stateCacheKL7].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q7 := runtime.At(m.bufCPU, offQcurRope7+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq7 := runtime.At(m.bufCPU, offKq7+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k7 := tensor.At(m.state[stateCacheKL7].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q7 := tensor.At(m.bufCPU, offQcurRope7+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq7 := tensor.At(m.bufCPU, offKq7+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq7, &k7, &q7) // kq-7 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax7 := runtime.At(m.bufCPU, offKqSoftMax7+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax7 := tensor.At(m.bufCPU, offKqSoftMax7+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax7, &kq7, &kqMask, float32(0.25), float32(0)) // kq_soft_max-7 soft_max, part ne1
-	v7 := runtime.At(m.state[stateCacheVL7].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv7 := runtime.At(m.bufCPU, offKqv7+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v7 := tensor.At(m.state[stateCacheVL7].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv7 := tensor.At(m.bufCPU, offKqv7+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv7, &v7, &kqSoftMax7) // kqv-7 mul_mat, part ne1
-	kqvMerged7 := runtime.At(m.bufCPU, offKqv7+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont7 := runtime.At(m.bufCPU, offKqvMergedCont7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged7 := tensor.At(m.bufCPU, offKqv7+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont7 := tensor.At(m.bufCPU, offKqvMergedCont7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont7, &kqvMerged7) // kqv_merged_cont-7 cont, part ne1
-	attnOut7 := runtime.At(m.bufCPU, offAttnOut7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut7 := tensor.At(m.bufCPU, offAttnOut7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut7, &m.weights[weightBlk7AttnOutputWeight], &kqvMergedCont7) // attn_out-7 mul_mat, part ne1
-	lOut6 := runtime.At(m.bufCPU, offLOut6+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp7 := runtime.At(m.bufCPU, offFfnInp7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut6 := tensor.At(m.bufCPU, offLOut6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp7 := tensor.At(m.bufCPU, offFfnInp7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp7, &attnOut7, &lOut6) // ffn_inp-7 add, part ne1
-	normFfn7 := runtime.At(m.bufCPU, offNormFfn7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn7 := tensor.At(m.bufCPU, offNormFfn7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn7, &ffnInp7, float32(1e-05)) // norm_ffn-7 rms_norm, part ne1
-	ffnNorm7 := runtime.At(m.bufCPU, offFfnNorm7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm7 := tensor.At(m.bufCPU, offFfnNorm7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm7, &normFfn7, &m.weights[weightBlk7FfnNormWeight]) // ffn_norm-7 mul, part ne1
-	ffnGate7 := runtime.At(m.bufCPU, offFfnGate7+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate7 := tensor.At(m.bufCPU, offFfnGate7+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate7, &m.weights[weightBlk7FfnGateWeight], &ffnNorm7) // ffn_gate-7 mul_mat, part ne1
-	ffnSilu7 := runtime.At(m.bufCPU, offFfnSilu7+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu7 := tensor.At(m.bufCPU, offFfnSilu7+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu7, &ffnGate7) // ffn_silu-7 silu, part ne1
-	ffnUp7 := runtime.At(m.bufCPU, offFfnUp7+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp7 := tensor.At(m.bufCPU, offFfnUp7+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp7, &m.weights[weightBlk7FfnUpWeight], &ffnNorm7) // ffn_up-7 mul_mat, part ne1
-	ffnGatePar7 := runtime.At(m.bufCPU, offFfnGatePar7+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar7 := tensor.At(m.bufCPU, offFfnGatePar7+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar7, &ffnSilu7, &ffnUp7) // ffn_gate_par-7 mul, part ne1
-	ffnOut7 := runtime.At(m.bufCPU, offFfnOut7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut7 := tensor.At(m.bufCPU, offFfnOut7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut7, &m.weights[weightBlk7FfnDownWeight], &ffnGatePar7) // ffn_out-7 mul_mat, part ne1
-	lOut7 := runtime.At(m.bufCPU, offLOut7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut7 := tensor.At(m.bufCPU, offLOut7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut7, &ffnOut7, &ffnInp7) // l_out-7 add, part ne1
-	norm8 := runtime.At(m.bufCPU, offNorm8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm8 := tensor.At(m.bufCPU, offNorm8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm8, &lOut7, float32(1e-05)) // norm-8 rms_norm, part ne1
-	attnNorm8 := runtime.At(m.bufCPU, offAttnNorm8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm8 := tensor.At(m.bufCPU, offAttnNorm8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm8, &norm8, &m.weights[weightBlk8AttnNormWeight]) // attn_norm-8 mul, part ne1
-	kcur8 := runtime.At(m.bufCPU, offKcur8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur8 := tensor.At(m.bufCPU, offKcur8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur8, &m.weights[weightBlk8AttnKWeight], &attnNorm8) // Kcur-8 mul_mat, part ne1
-	kcur3d8 := runtime.At(m.bufCPU, offKcur8+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope8 := runtime.At(m.bufCPU, offKcurRope8+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope8, &kcur3d8, &inpPos, runtime.RopeParams{
+	kcur3d8 := tensor.At(m.bufCPU, offKcur8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope8 := tensor.At(m.bufCPU, offKcurRope8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope8, &kcur3d8, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -5974,18 +5977,18 @@ func (m *Model) region8(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-8 rope, part ne2
-	kCacheCpy8 := runtime.At(m.state[stateCacheKL8].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy8 := tensor.At(m.state[stateCacheKL8].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy8, &kcurRope8) // k_cache_cpy-8 cpy, part ne0*64
-	vcur8 := runtime.At(m.bufCPU, offVcur8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur8 := tensor.At(m.bufCPU, offVcur8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur8, &m.weights[weightBlk8AttnVWeight], &attnNorm8) // Vcur-8 mul_mat, part ne1
-	vCacheCpy8 := runtime.At(m.state[stateCacheVL8].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT8 := runtime.At(m.bufCPU, offVcur8+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy8 := tensor.At(m.state[stateCacheVL8].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT8 := tensor.At(m.bufCPU, offVcur8+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy8, &vcurT8) // v_cache_cpy-8 cpy, part ne0
-	qcur8 := runtime.At(m.bufCPU, offQcur8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur8 := tensor.At(m.bufCPU, offQcur8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur8, &m.weights[weightBlk8AttnQWeight], &attnNorm8) // Qcur-8 mul_mat, part ne1
-	qcur3d8 := runtime.At(m.bufCPU, offQcur8+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope8 := runtime.At(m.bufCPU, offQcurRope8+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope8, &qcur3d8, &inpPos, runtime.RopeParams{
+	qcur3d8 := tensor.At(m.bufCPU, offQcur8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope8 := tensor.At(m.bufCPU, offQcurRope8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope8, &qcur3d8, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6000,50 +6003,50 @@ func (m *Model) region8(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region9 runs units [lo, hi) of n_tokens of nodes 283..314 (kq-8 … Qcur_rope-9): a parallel region, one part per thread.
 func (m *Model) region9(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k8 := runtime.At(m.state[stateCacheKL8].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q8 := runtime.At(m.bufCPU, offQcurRope8+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq8 := runtime.At(m.bufCPU, offKq8+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k8 := tensor.At(m.state[stateCacheKL8].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q8 := tensor.At(m.bufCPU, offQcurRope8+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq8 := tensor.At(m.bufCPU, offKq8+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq8, &k8, &q8) // kq-8 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax8 := runtime.At(m.bufCPU, offKqSoftMax8+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax8 := tensor.At(m.bufCPU, offKqSoftMax8+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax8, &kq8, &kqMask, float32(0.25), float32(0)) // kq_soft_max-8 soft_max, part ne1
-	v8 := runtime.At(m.state[stateCacheVL8].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv8 := runtime.At(m.bufCPU, offKqv8+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v8 := tensor.At(m.state[stateCacheVL8].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv8 := tensor.At(m.bufCPU, offKqv8+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv8, &v8, &kqSoftMax8) // kqv-8 mul_mat, part ne1
-	kqvMerged8 := runtime.At(m.bufCPU, offKqv8+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont8 := runtime.At(m.bufCPU, offKqvMergedCont8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged8 := tensor.At(m.bufCPU, offKqv8+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont8 := tensor.At(m.bufCPU, offKqvMergedCont8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont8, &kqvMerged8) // kqv_merged_cont-8 cont, part ne1
-	attnOut8 := runtime.At(m.bufCPU, offAttnOut8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut8 := tensor.At(m.bufCPU, offAttnOut8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut8, &m.weights[weightBlk8AttnOutputWeight], &kqvMergedCont8) // attn_out-8 mul_mat, part ne1
-	lOut7 := runtime.At(m.bufCPU, offLOut7+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp8 := runtime.At(m.bufCPU, offFfnInp8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut7 := tensor.At(m.bufCPU, offLOut7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp8 := tensor.At(m.bufCPU, offFfnInp8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp8, &attnOut8, &lOut7) // ffn_inp-8 add, part ne1
-	normFfn8 := runtime.At(m.bufCPU, offNormFfn8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn8 := tensor.At(m.bufCPU, offNormFfn8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn8, &ffnInp8, float32(1e-05)) // norm_ffn-8 rms_norm, part ne1
-	ffnNorm8 := runtime.At(m.bufCPU, offFfnNorm8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm8 := tensor.At(m.bufCPU, offFfnNorm8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm8, &normFfn8, &m.weights[weightBlk8FfnNormWeight]) // ffn_norm-8 mul, part ne1
-	ffnGate8 := runtime.At(m.bufCPU, offFfnGate8+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate8 := tensor.At(m.bufCPU, offFfnGate8+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate8, &m.weights[weightBlk8FfnGateWeight], &ffnNorm8) // ffn_gate-8 mul_mat, part ne1
-	ffnSilu8 := runtime.At(m.bufCPU, offFfnSilu8+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu8 := tensor.At(m.bufCPU, offFfnSilu8+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu8, &ffnGate8) // ffn_silu-8 silu, part ne1
-	ffnUp8 := runtime.At(m.bufCPU, offFfnUp8+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp8 := tensor.At(m.bufCPU, offFfnUp8+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp8, &m.weights[weightBlk8FfnUpWeight], &ffnNorm8) // ffn_up-8 mul_mat, part ne1
-	ffnGatePar8 := runtime.At(m.bufCPU, offFfnGatePar8+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar8 := tensor.At(m.bufCPU, offFfnGatePar8+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar8, &ffnSilu8, &ffnUp8) // ffn_gate_par-8 mul, part ne1
-	ffnOut8 := runtime.At(m.bufCPU, offFfnOut8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut8 := tensor.At(m.bufCPU, offFfnOut8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut8, &m.weights[weightBlk8FfnDownWeight], &ffnGatePar8) // ffn_out-8 mul_mat, part ne1
-	lOut8 := runtime.At(m.bufCPU, offLOut8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut8 := tensor.At(m.bufCPU, offLOut8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut8, &ffnOut8, &ffnInp8) // l_out-8 add, part ne1
-	norm9 := runtime.At(m.bufCPU, offNorm9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm9 := tensor.At(m.bufCPU, offNorm9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm9, &lOut8, float32(1e-05)) // norm-9 rms_norm, part ne1
-	attnNorm9 := runtime.At(m.bufCPU, offAttnNorm9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm9 := tensor.At(m.bufCPU, offAttnNorm9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm9, &norm9, &m.weights[weightBlk9AttnNormWeight]) // attn_norm-9 mul, part ne1
-	kcur9 := runtime.At(m.bufCPU, offKcur9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur9 := tensor.At(m.bufCPU, offKcur9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur9, &m.weights[weightBlk9AttnKWeight], &attnNorm9) // Kcur-9 mul_mat, part ne1
-	kcur3d9 := runtime.At(m.bufCPU, offKcur9+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope9 := runtime.At(m.bufCPU, offKcurRope9+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope9, &kcur3d9, &inpPos, runtime.RopeParams{
+	kcur3d9 := tensor.At(m.bufCPU, offKcur9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope9 := tensor.At(m.bufCPU, offKcurRope9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope9, &kcur3d9, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6054,18 +6057,18 @@ func (m *Model) region9(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-9 rope, part ne2
-	kCacheCpy9 := runtime.At(m.state[stateCacheKL9].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy9 := tensor.At(m.state[stateCacheKL9].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy9, &kcurRope9) // k_cache_cpy-9 cpy, part ne0*64
-	vcur9 := runtime.At(m.bufCPU, offVcur9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur9 := tensor.At(m.bufCPU, offVcur9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur9, &m.weights[weightBlk9AttnVWeight], &attnNorm9) // Vcur-9 mul_mat, part ne1
-	vCacheCpy9 := runtime.At(m.state[stateCacheVL9].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT9 := runtime.At(m.bufCPU, offVcur9+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy9 := tensor.At(m.state[stateCacheVL9].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT9 := tensor.At(m.bufCPU, offVcur9+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy9, &vcurT9) // v_cache_cpy-9 cpy, part ne0
-	qcur9 := runtime.At(m.bufCPU, offQcur9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur9 := tensor.At(m.bufCPU, offQcur9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur9, &m.weights[weightBlk9AttnQWeight], &attnNorm9) // Qcur-9 mul_mat, part ne1
-	qcur3d9 := runtime.At(m.bufCPU, offQcur9+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope9 := runtime.At(m.bufCPU, offQcurRope9+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope9, &qcur3d9, &inpPos, runtime.RopeParams{
+	qcur3d9 := tensor.At(m.bufCPU, offQcur9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope9 := tensor.At(m.bufCPU, offQcurRope9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope9, &qcur3d9, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6080,50 +6083,50 @@ func (m *Model) region9(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region10 runs units [lo, hi) of n_tokens of nodes 316..347 (kq-9 … Qcur_rope-10): a parallel region, one part per thread.
 func (m *Model) region10(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k9 := runtime.At(m.state[stateCacheKL9].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q9 := runtime.At(m.bufCPU, offQcurRope9+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq9 := runtime.At(m.bufCPU, offKq9+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k9 := tensor.At(m.state[stateCacheKL9].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q9 := tensor.At(m.bufCPU, offQcurRope9+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq9 := tensor.At(m.bufCPU, offKq9+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq9, &k9, &q9) // kq-9 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax9 := runtime.At(m.bufCPU, offKqSoftMax9+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax9 := tensor.At(m.bufCPU, offKqSoftMax9+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax9, &kq9, &kqMask, float32(0.25), float32(0)) // kq_soft_max-9 soft_max, part ne1
-	v9 := runtime.At(m.state[stateCacheVL9].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv9 := runtime.At(m.bufCPU, offKqv9+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v9 := tensor.At(m.state[stateCacheVL9].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv9 := tensor.At(m.bufCPU, offKqv9+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv9, &v9, &kqSoftMax9) // kqv-9 mul_mat, part ne1
-	kqvMerged9 := runtime.At(m.bufCPU, offKqv9+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont9 := runtime.At(m.bufCPU, offKqvMergedCont9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged9 := tensor.At(m.bufCPU, offKqv9+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont9 := tensor.At(m.bufCPU, offKqvMergedCont9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont9, &kqvMerged9) // kqv_merged_cont-9 cont, part ne1
-	attnOut9 := runtime.At(m.bufCPU, offAttnOut9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut9 := tensor.At(m.bufCPU, offAttnOut9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut9, &m.weights[weightBlk9AttnOutputWeight], &kqvMergedCont9) // attn_out-9 mul_mat, part ne1
-	lOut8 := runtime.At(m.bufCPU, offLOut8+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp9 := runtime.At(m.bufCPU, offFfnInp9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut8 := tensor.At(m.bufCPU, offLOut8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp9 := tensor.At(m.bufCPU, offFfnInp9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp9, &attnOut9, &lOut8) // ffn_inp-9 add, part ne1
-	normFfn9 := runtime.At(m.bufCPU, offNormFfn9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn9 := tensor.At(m.bufCPU, offNormFfn9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn9, &ffnInp9, float32(1e-05)) // norm_ffn-9 rms_norm, part ne1
-	ffnNorm9 := runtime.At(m.bufCPU, offFfnNorm9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm9 := tensor.At(m.bufCPU, offFfnNorm9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm9, &normFfn9, &m.weights[weightBlk9FfnNormWeight]) // ffn_norm-9 mul, part ne1
-	ffnGate9 := runtime.At(m.bufCPU, offFfnGate9+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate9 := tensor.At(m.bufCPU, offFfnGate9+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate9, &m.weights[weightBlk9FfnGateWeight], &ffnNorm9) // ffn_gate-9 mul_mat, part ne1
-	ffnSilu9 := runtime.At(m.bufCPU, offFfnSilu9+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu9 := tensor.At(m.bufCPU, offFfnSilu9+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu9, &ffnGate9) // ffn_silu-9 silu, part ne1
-	ffnUp9 := runtime.At(m.bufCPU, offFfnUp9+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp9 := tensor.At(m.bufCPU, offFfnUp9+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp9, &m.weights[weightBlk9FfnUpWeight], &ffnNorm9) // ffn_up-9 mul_mat, part ne1
-	ffnGatePar9 := runtime.At(m.bufCPU, offFfnGatePar9+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar9 := tensor.At(m.bufCPU, offFfnGatePar9+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar9, &ffnSilu9, &ffnUp9) // ffn_gate_par-9 mul, part ne1
-	ffnOut9 := runtime.At(m.bufCPU, offFfnOut9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut9 := tensor.At(m.bufCPU, offFfnOut9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut9, &m.weights[weightBlk9FfnDownWeight], &ffnGatePar9) // ffn_out-9 mul_mat, part ne1
-	lOut9 := runtime.At(m.bufCPU, offLOut9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut9 := tensor.At(m.bufCPU, offLOut9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut9, &ffnOut9, &ffnInp9) // l_out-9 add, part ne1
-	norm10 := runtime.At(m.bufCPU, offNorm10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm10 := tensor.At(m.bufCPU, offNorm10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm10, &lOut9, float32(1e-05)) // norm-10 rms_norm, part ne1
-	attnNorm10 := runtime.At(m.bufCPU, offAttnNorm10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm10 := tensor.At(m.bufCPU, offAttnNorm10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm10, &norm10, &m.weights[weightBlk10AttnNormWeight]) // attn_norm-10 mul, part ne1
-	kcur10 := runtime.At(m.bufCPU, offKcur10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur10 := tensor.At(m.bufCPU, offKcur10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur10, &m.weights[weightBlk10AttnKWeight], &attnNorm10) // Kcur-10 mul_mat, part ne1
-	kcur3d10 := runtime.At(m.bufCPU, offKcur10+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope10 := runtime.At(m.bufCPU, offKcurRope10+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope10, &kcur3d10, &inpPos, runtime.RopeParams{
+	kcur3d10 := tensor.At(m.bufCPU, offKcur10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope10 := tensor.At(m.bufCPU, offKcurRope10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope10, &kcur3d10, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6134,18 +6137,18 @@ func (m *Model) region10(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-10 rope, part ne2
-	kCacheCpy10 := runtime.At(m.state[stateCacheKL10].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy10 := tensor.At(m.state[stateCacheKL10].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy10, &kcurRope10) // k_cache_cpy-10 cpy, part ne0*64
-	vcur10 := runtime.At(m.bufCPU, offVcur10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur10 := tensor.At(m.bufCPU, offVcur10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur10, &m.weights[weightBlk10AttnVWeight], &attnNorm10) // Vcur-10 mul_mat, part ne1
-	vCacheCpy10 := runtime.At(m.state[stateCacheVL10].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT10 := runtime.At(m.bufCPU, offVcur10+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy10 := tensor.At(m.state[stateCacheVL10].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT10 := tensor.At(m.bufCPU, offVcur10+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy10, &vcurT10) // v_cache_cpy-10 cpy, part ne0
-	qcur10 := runtime.At(m.bufCPU, offQcur10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur10 := tensor.At(m.bufCPU, offQcur10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur10, &m.weights[weightBlk10AttnQWeight], &attnNorm10) // Qcur-10 mul_mat, part ne1
-	qcur3d10 := runtime.At(m.bufCPU, offQcur10+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope10 := runtime.At(m.bufCPU, offQcurRope10+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope10, &qcur3d10, &inpPos, runtime.RopeParams{
+	qcur3d10 := tensor.At(m.bufCPU, offQcur10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope10 := tensor.At(m.bufCPU, offQcurRope10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope10, &qcur3d10, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6160,50 +6163,50 @@ func (m *Model) region10(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region11 runs units [lo, hi) of n_tokens of nodes 349..380 (kq-10 … Qcur_rope-11): a parallel region, one part per thread.
 func (m *Model) region11(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k10 := runtime.At(m.state[stateCacheKL10].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q10 := runtime.At(m.bufCPU, offQcurRope10+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq10 := runtime.At(m.bufCPU, offKq10+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k10 := tensor.At(m.state[stateCacheKL10].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q10 := tensor.At(m.bufCPU, offQcurRope10+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq10 := tensor.At(m.bufCPU, offKq10+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq10, &k10, &q10) // kq-10 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax10 := runtime.At(m.bufCPU, offKqSoftMax10+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax10 := tensor.At(m.bufCPU, offKqSoftMax10+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax10, &kq10, &kqMask, float32(0.25), float32(0)) // kq_soft_max-10 soft_max, part ne1
-	v10 := runtime.At(m.state[stateCacheVL10].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv10 := runtime.At(m.bufCPU, offKqv10+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v10 := tensor.At(m.state[stateCacheVL10].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv10 := tensor.At(m.bufCPU, offKqv10+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv10, &v10, &kqSoftMax10) // kqv-10 mul_mat, part ne1
-	kqvMerged10 := runtime.At(m.bufCPU, offKqv10+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont10 := runtime.At(m.bufCPU, offKqvMergedCont10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged10 := tensor.At(m.bufCPU, offKqv10+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont10 := tensor.At(m.bufCPU, offKqvMergedCont10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont10, &kqvMerged10) // kqv_merged_cont-10 cont, part ne1
-	attnOut10 := runtime.At(m.bufCPU, offAttnOut10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut10 := tensor.At(m.bufCPU, offAttnOut10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut10, &m.weights[weightBlk10AttnOutputWeight], &kqvMergedCont10) // attn_out-10 mul_mat, part ne1
-	lOut9 := runtime.At(m.bufCPU, offLOut9+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp10 := runtime.At(m.bufCPU, offFfnInp10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut9 := tensor.At(m.bufCPU, offLOut9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp10 := tensor.At(m.bufCPU, offFfnInp10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp10, &attnOut10, &lOut9) // ffn_inp-10 add, part ne1
-	normFfn10 := runtime.At(m.bufCPU, offNormFfn10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn10 := tensor.At(m.bufCPU, offNormFfn10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn10, &ffnInp10, float32(1e-05)) // norm_ffn-10 rms_norm, part ne1
-	ffnNorm10 := runtime.At(m.bufCPU, offFfnNorm10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm10 := tensor.At(m.bufCPU, offFfnNorm10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm10, &normFfn10, &m.weights[weightBlk10FfnNormWeight]) // ffn_norm-10 mul, part ne1
-	ffnGate10 := runtime.At(m.bufCPU, offFfnGate10+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate10 := tensor.At(m.bufCPU, offFfnGate10+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate10, &m.weights[weightBlk10FfnGateWeight], &ffnNorm10) // ffn_gate-10 mul_mat, part ne1
-	ffnSilu10 := runtime.At(m.bufCPU, offFfnSilu10+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu10 := tensor.At(m.bufCPU, offFfnSilu10+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu10, &ffnGate10) // ffn_silu-10 silu, part ne1
-	ffnUp10 := runtime.At(m.bufCPU, offFfnUp10+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp10 := tensor.At(m.bufCPU, offFfnUp10+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp10, &m.weights[weightBlk10FfnUpWeight], &ffnNorm10) // ffn_up-10 mul_mat, part ne1
-	ffnGatePar10 := runtime.At(m.bufCPU, offFfnGatePar10+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar10 := tensor.At(m.bufCPU, offFfnGatePar10+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar10, &ffnSilu10, &ffnUp10) // ffn_gate_par-10 mul, part ne1
-	ffnOut10 := runtime.At(m.bufCPU, offFfnOut10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut10 := tensor.At(m.bufCPU, offFfnOut10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut10, &m.weights[weightBlk10FfnDownWeight], &ffnGatePar10) // ffn_out-10 mul_mat, part ne1
-	lOut10 := runtime.At(m.bufCPU, offLOut10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut10 := tensor.At(m.bufCPU, offLOut10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut10, &ffnOut10, &ffnInp10) // l_out-10 add, part ne1
-	norm11 := runtime.At(m.bufCPU, offNorm11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm11 := tensor.At(m.bufCPU, offNorm11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm11, &lOut10, float32(1e-05)) // norm-11 rms_norm, part ne1
-	attnNorm11 := runtime.At(m.bufCPU, offAttnNorm11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm11 := tensor.At(m.bufCPU, offAttnNorm11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm11, &norm11, &m.weights[weightBlk11AttnNormWeight]) // attn_norm-11 mul, part ne1
-	kcur11 := runtime.At(m.bufCPU, offKcur11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur11 := tensor.At(m.bufCPU, offKcur11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur11, &m.weights[weightBlk11AttnKWeight], &attnNorm11) // Kcur-11 mul_mat, part ne1
-	kcur3d11 := runtime.At(m.bufCPU, offKcur11+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope11 := runtime.At(m.bufCPU, offKcurRope11+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope11, &kcur3d11, &inpPos, runtime.RopeParams{
+	kcur3d11 := tensor.At(m.bufCPU, offKcur11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope11 := tensor.At(m.bufCPU, offKcurRope11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope11, &kcur3d11, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6214,18 +6217,18 @@ func (m *Model) region11(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-11 rope, part ne2
-	kCacheCpy11 := runtime.At(m.state[stateCacheKL11].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy11 := tensor.At(m.state[stateCacheKL11].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy11, &kcurRope11) // k_cache_cpy-11 cpy, part ne0*64
-	vcur11 := runtime.At(m.bufCPU, offVcur11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur11 := tensor.At(m.bufCPU, offVcur11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur11, &m.weights[weightBlk11AttnVWeight], &attnNorm11) // Vcur-11 mul_mat, part ne1
-	vCacheCpy11 := runtime.At(m.state[stateCacheVL11].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT11 := runtime.At(m.bufCPU, offVcur11+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy11 := tensor.At(m.state[stateCacheVL11].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT11 := tensor.At(m.bufCPU, offVcur11+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy11, &vcurT11) // v_cache_cpy-11 cpy, part ne0
-	qcur11 := runtime.At(m.bufCPU, offQcur11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur11 := tensor.At(m.bufCPU, offQcur11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur11, &m.weights[weightBlk11AttnQWeight], &attnNorm11) // Qcur-11 mul_mat, part ne1
-	qcur3d11 := runtime.At(m.bufCPU, offQcur11+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope11 := runtime.At(m.bufCPU, offQcurRope11+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope11, &qcur3d11, &inpPos, runtime.RopeParams{
+	qcur3d11 := tensor.At(m.bufCPU, offQcur11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope11 := tensor.At(m.bufCPU, offQcurRope11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope11, &qcur3d11, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6240,50 +6243,50 @@ func (m *Model) region11(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region12 runs units [lo, hi) of n_tokens of nodes 382..413 (kq-11 … Qcur_rope-12): a parallel region, one part per thread.
 func (m *Model) region12(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k11 := runtime.At(m.state[stateCacheKL11].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q11 := runtime.At(m.bufCPU, offQcurRope11+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq11 := runtime.At(m.bufCPU, offKq11+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k11 := tensor.At(m.state[stateCacheKL11].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q11 := tensor.At(m.bufCPU, offQcurRope11+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq11 := tensor.At(m.bufCPU, offKq11+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq11, &k11, &q11) // kq-11 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax11 := runtime.At(m.bufCPU, offKqSoftMax11+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax11 := tensor.At(m.bufCPU, offKqSoftMax11+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax11, &kq11, &kqMask, float32(0.25), float32(0)) // kq_soft_max-11 soft_max, part ne1
-	v11 := runtime.At(m.state[stateCacheVL11].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv11 := runtime.At(m.bufCPU, offKqv11+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v11 := tensor.At(m.state[stateCacheVL11].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv11 := tensor.At(m.bufCPU, offKqv11+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv11, &v11, &kqSoftMax11) // kqv-11 mul_mat, part ne1
-	kqvMerged11 := runtime.At(m.bufCPU, offKqv11+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont11 := runtime.At(m.bufCPU, offKqvMergedCont11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged11 := tensor.At(m.bufCPU, offKqv11+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont11 := tensor.At(m.bufCPU, offKqvMergedCont11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont11, &kqvMerged11) // kqv_merged_cont-11 cont, part ne1
-	attnOut11 := runtime.At(m.bufCPU, offAttnOut11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut11 := tensor.At(m.bufCPU, offAttnOut11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut11, &m.weights[weightBlk11AttnOutputWeight], &kqvMergedCont11) // attn_out-11 mul_mat, part ne1
-	lOut10 := runtime.At(m.bufCPU, offLOut10+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp11 := runtime.At(m.bufCPU, offFfnInp11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut10 := tensor.At(m.bufCPU, offLOut10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp11 := tensor.At(m.bufCPU, offFfnInp11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp11, &attnOut11, &lOut10) // ffn_inp-11 add, part ne1
-	normFfn11 := runtime.At(m.bufCPU, offNormFfn11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn11 := tensor.At(m.bufCPU, offNormFfn11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn11, &ffnInp11, float32(1e-05)) // norm_ffn-11 rms_norm, part ne1
-	ffnNorm11 := runtime.At(m.bufCPU, offFfnNorm11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm11 := tensor.At(m.bufCPU, offFfnNorm11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm11, &normFfn11, &m.weights[weightBlk11FfnNormWeight]) // ffn_norm-11 mul, part ne1
-	ffnGate11 := runtime.At(m.bufCPU, offFfnGate11+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate11 := tensor.At(m.bufCPU, offFfnGate11+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate11, &m.weights[weightBlk11FfnGateWeight], &ffnNorm11) // ffn_gate-11 mul_mat, part ne1
-	ffnSilu11 := runtime.At(m.bufCPU, offFfnSilu11+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu11 := tensor.At(m.bufCPU, offFfnSilu11+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu11, &ffnGate11) // ffn_silu-11 silu, part ne1
-	ffnUp11 := runtime.At(m.bufCPU, offFfnUp11+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp11 := tensor.At(m.bufCPU, offFfnUp11+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp11, &m.weights[weightBlk11FfnUpWeight], &ffnNorm11) // ffn_up-11 mul_mat, part ne1
-	ffnGatePar11 := runtime.At(m.bufCPU, offFfnGatePar11+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar11 := tensor.At(m.bufCPU, offFfnGatePar11+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar11, &ffnSilu11, &ffnUp11) // ffn_gate_par-11 mul, part ne1
-	ffnOut11 := runtime.At(m.bufCPU, offFfnOut11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut11 := tensor.At(m.bufCPU, offFfnOut11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut11, &m.weights[weightBlk11FfnDownWeight], &ffnGatePar11) // ffn_out-11 mul_mat, part ne1
-	lOut11 := runtime.At(m.bufCPU, offLOut11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut11 := tensor.At(m.bufCPU, offLOut11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut11, &ffnOut11, &ffnInp11) // l_out-11 add, part ne1
-	norm12 := runtime.At(m.bufCPU, offNorm12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm12 := tensor.At(m.bufCPU, offNorm12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm12, &lOut11, float32(1e-05)) // norm-12 rms_norm, part ne1
-	attnNorm12 := runtime.At(m.bufCPU, offAttnNorm12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm12 := tensor.At(m.bufCPU, offAttnNorm12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm12, &norm12, &m.weights[weightBlk12AttnNormWeight]) // attn_norm-12 mul, part ne1
-	kcur12 := runtime.At(m.bufCPU, offKcur12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur12 := tensor.At(m.bufCPU, offKcur12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur12, &m.weights[weightBlk12AttnKWeight], &attnNorm12) // Kcur-12 mul_mat, part ne1
-	kcur3d12 := runtime.At(m.bufCPU, offKcur12+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope12 := runtime.At(m.bufCPU, offKcurRope12+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope12, &kcur3d12, &inpPos, runtime.RopeParams{
+	kcur3d12 := tensor.At(m.bufCPU, offKcur12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope12 := tensor.At(m.bufCPU, offKcurRope12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope12, &kcur3d12, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6294,18 +6297,18 @@ func (m *Model) region12(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-12 rope, part ne2
-	kCacheCpy12 := runtime.At(m.state[stateCacheKL12].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy12 := tensor.At(m.state[stateCacheKL12].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy12, &kcurRope12) // k_cache_cpy-12 cpy, part ne0*64
-	vcur12 := runtime.At(m.bufCPU, offVcur12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur12 := tensor.At(m.bufCPU, offVcur12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur12, &m.weights[weightBlk12AttnVWeight], &attnNorm12) // Vcur-12 mul_mat, part ne1
-	vCacheCpy12 := runtime.At(m.state[stateCacheVL12].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT12 := runtime.At(m.bufCPU, offVcur12+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy12 := tensor.At(m.state[stateCacheVL12].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT12 := tensor.At(m.bufCPU, offVcur12+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy12, &vcurT12) // v_cache_cpy-12 cpy, part ne0
-	qcur12 := runtime.At(m.bufCPU, offQcur12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur12 := tensor.At(m.bufCPU, offQcur12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur12, &m.weights[weightBlk12AttnQWeight], &attnNorm12) // Qcur-12 mul_mat, part ne1
-	qcur3d12 := runtime.At(m.bufCPU, offQcur12+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope12 := runtime.At(m.bufCPU, offQcurRope12+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope12, &qcur3d12, &inpPos, runtime.RopeParams{
+	qcur3d12 := tensor.At(m.bufCPU, offQcur12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope12 := tensor.At(m.bufCPU, offQcurRope12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope12, &qcur3d12, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6320,50 +6323,50 @@ func (m *Model) region12(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region13 runs units [lo, hi) of n_tokens of nodes 415..446 (kq-12 … Qcur_rope-13): a parallel region, one part per thread.
 func (m *Model) region13(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k12 := runtime.At(m.state[stateCacheKL12].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q12 := runtime.At(m.bufCPU, offQcurRope12+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq12 := runtime.At(m.bufCPU, offKq12+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k12 := tensor.At(m.state[stateCacheKL12].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q12 := tensor.At(m.bufCPU, offQcurRope12+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq12 := tensor.At(m.bufCPU, offKq12+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq12, &k12, &q12) // kq-12 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax12 := runtime.At(m.bufCPU, offKqSoftMax12+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax12 := tensor.At(m.bufCPU, offKqSoftMax12+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax12, &kq12, &kqMask, float32(0.25), float32(0)) // kq_soft_max-12 soft_max, part ne1
-	v12 := runtime.At(m.state[stateCacheVL12].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv12 := runtime.At(m.bufCPU, offKqv12+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v12 := tensor.At(m.state[stateCacheVL12].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv12 := tensor.At(m.bufCPU, offKqv12+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv12, &v12, &kqSoftMax12) // kqv-12 mul_mat, part ne1
-	kqvMerged12 := runtime.At(m.bufCPU, offKqv12+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont12 := runtime.At(m.bufCPU, offKqvMergedCont12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged12 := tensor.At(m.bufCPU, offKqv12+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont12 := tensor.At(m.bufCPU, offKqvMergedCont12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont12, &kqvMerged12) // kqv_merged_cont-12 cont, part ne1
-	attnOut12 := runtime.At(m.bufCPU, offAttnOut12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut12 := tensor.At(m.bufCPU, offAttnOut12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut12, &m.weights[weightBlk12AttnOutputWeight], &kqvMergedCont12) // attn_out-12 mul_mat, part ne1
-	lOut11 := runtime.At(m.bufCPU, offLOut11+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp12 := runtime.At(m.bufCPU, offFfnInp12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut11 := tensor.At(m.bufCPU, offLOut11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp12 := tensor.At(m.bufCPU, offFfnInp12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp12, &attnOut12, &lOut11) // ffn_inp-12 add, part ne1
-	normFfn12 := runtime.At(m.bufCPU, offNormFfn12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn12 := tensor.At(m.bufCPU, offNormFfn12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn12, &ffnInp12, float32(1e-05)) // norm_ffn-12 rms_norm, part ne1
-	ffnNorm12 := runtime.At(m.bufCPU, offFfnNorm12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm12 := tensor.At(m.bufCPU, offFfnNorm12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm12, &normFfn12, &m.weights[weightBlk12FfnNormWeight]) // ffn_norm-12 mul, part ne1
-	ffnGate12 := runtime.At(m.bufCPU, offFfnGate12+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate12 := tensor.At(m.bufCPU, offFfnGate12+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate12, &m.weights[weightBlk12FfnGateWeight], &ffnNorm12) // ffn_gate-12 mul_mat, part ne1
-	ffnSilu12 := runtime.At(m.bufCPU, offFfnSilu12+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu12 := tensor.At(m.bufCPU, offFfnSilu12+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu12, &ffnGate12) // ffn_silu-12 silu, part ne1
-	ffnUp12 := runtime.At(m.bufCPU, offFfnUp12+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp12 := tensor.At(m.bufCPU, offFfnUp12+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp12, &m.weights[weightBlk12FfnUpWeight], &ffnNorm12) // ffn_up-12 mul_mat, part ne1
-	ffnGatePar12 := runtime.At(m.bufCPU, offFfnGatePar12+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar12 := tensor.At(m.bufCPU, offFfnGatePar12+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar12, &ffnSilu12, &ffnUp12) // ffn_gate_par-12 mul, part ne1
-	ffnOut12 := runtime.At(m.bufCPU, offFfnOut12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut12 := tensor.At(m.bufCPU, offFfnOut12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut12, &m.weights[weightBlk12FfnDownWeight], &ffnGatePar12) // ffn_out-12 mul_mat, part ne1
-	lOut12 := runtime.At(m.bufCPU, offLOut12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut12 := tensor.At(m.bufCPU, offLOut12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut12, &ffnOut12, &ffnInp12) // l_out-12 add, part ne1
-	norm13 := runtime.At(m.bufCPU, offNorm13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm13 := tensor.At(m.bufCPU, offNorm13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm13, &lOut12, float32(1e-05)) // norm-13 rms_norm, part ne1
-	attnNorm13 := runtime.At(m.bufCPU, offAttnNorm13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm13 := tensor.At(m.bufCPU, offAttnNorm13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm13, &norm13, &m.weights[weightBlk13AttnNormWeight]) // attn_norm-13 mul, part ne1
-	kcur13 := runtime.At(m.bufCPU, offKcur13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur13 := tensor.At(m.bufCPU, offKcur13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur13, &m.weights[weightBlk13AttnKWeight], &attnNorm13) // Kcur-13 mul_mat, part ne1
-	kcur3d13 := runtime.At(m.bufCPU, offKcur13+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope13 := runtime.At(m.bufCPU, offKcurRope13+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope13, &kcur3d13, &inpPos, runtime.RopeParams{
+	kcur3d13 := tensor.At(m.bufCPU, offKcur13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope13 := tensor.At(m.bufCPU, offKcurRope13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope13, &kcur3d13, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6374,18 +6377,18 @@ func (m *Model) region13(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-13 rope, part ne2
-	kCacheCpy13 := runtime.At(m.state[stateCacheKL13].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy13 := tensor.At(m.state[stateCacheKL13].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy13, &kcurRope13) // k_cache_cpy-13 cpy, part ne0*64
-	vcur13 := runtime.At(m.bufCPU, offVcur13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur13 := tensor.At(m.bufCPU, offVcur13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur13, &m.weights[weightBlk13AttnVWeight], &attnNorm13) // Vcur-13 mul_mat, part ne1
-	vCacheCpy13 := runtime.At(m.state[stateCacheVL13].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT13 := runtime.At(m.bufCPU, offVcur13+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy13 := tensor.At(m.state[stateCacheVL13].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT13 := tensor.At(m.bufCPU, offVcur13+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy13, &vcurT13) // v_cache_cpy-13 cpy, part ne0
-	qcur13 := runtime.At(m.bufCPU, offQcur13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur13 := tensor.At(m.bufCPU, offQcur13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur13, &m.weights[weightBlk13AttnQWeight], &attnNorm13) // Qcur-13 mul_mat, part ne1
-	qcur3d13 := runtime.At(m.bufCPU, offQcur13+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope13 := runtime.At(m.bufCPU, offQcurRope13+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope13, &qcur3d13, &inpPos, runtime.RopeParams{
+	qcur3d13 := tensor.At(m.bufCPU, offQcur13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope13 := tensor.At(m.bufCPU, offQcurRope13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope13, &qcur3d13, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6400,50 +6403,50 @@ func (m *Model) region13(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region14 runs units [lo, hi) of n_tokens of nodes 448..479 (kq-13 … Qcur_rope-14): a parallel region, one part per thread.
 func (m *Model) region14(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k13 := runtime.At(m.state[stateCacheKL13].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q13 := runtime.At(m.bufCPU, offQcurRope13+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq13 := runtime.At(m.bufCPU, offKq13+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k13 := tensor.At(m.state[stateCacheKL13].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q13 := tensor.At(m.bufCPU, offQcurRope13+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq13 := tensor.At(m.bufCPU, offKq13+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq13, &k13, &q13) // kq-13 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax13 := runtime.At(m.bufCPU, offKqSoftMax13+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax13 := tensor.At(m.bufCPU, offKqSoftMax13+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax13, &kq13, &kqMask, float32(0.25), float32(0)) // kq_soft_max-13 soft_max, part ne1
-	v13 := runtime.At(m.state[stateCacheVL13].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv13 := runtime.At(m.bufCPU, offKqv13+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v13 := tensor.At(m.state[stateCacheVL13].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv13 := tensor.At(m.bufCPU, offKqv13+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv13, &v13, &kqSoftMax13) // kqv-13 mul_mat, part ne1
-	kqvMerged13 := runtime.At(m.bufCPU, offKqv13+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont13 := runtime.At(m.bufCPU, offKqvMergedCont13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged13 := tensor.At(m.bufCPU, offKqv13+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont13 := tensor.At(m.bufCPU, offKqvMergedCont13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont13, &kqvMerged13) // kqv_merged_cont-13 cont, part ne1
-	attnOut13 := runtime.At(m.bufCPU, offAttnOut13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut13 := tensor.At(m.bufCPU, offAttnOut13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut13, &m.weights[weightBlk13AttnOutputWeight], &kqvMergedCont13) // attn_out-13 mul_mat, part ne1
-	lOut12 := runtime.At(m.bufCPU, offLOut12+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp13 := runtime.At(m.bufCPU, offFfnInp13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut12 := tensor.At(m.bufCPU, offLOut12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp13 := tensor.At(m.bufCPU, offFfnInp13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp13, &attnOut13, &lOut12) // ffn_inp-13 add, part ne1
-	normFfn13 := runtime.At(m.bufCPU, offNormFfn13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn13 := tensor.At(m.bufCPU, offNormFfn13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn13, &ffnInp13, float32(1e-05)) // norm_ffn-13 rms_norm, part ne1
-	ffnNorm13 := runtime.At(m.bufCPU, offFfnNorm13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm13 := tensor.At(m.bufCPU, offFfnNorm13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm13, &normFfn13, &m.weights[weightBlk13FfnNormWeight]) // ffn_norm-13 mul, part ne1
-	ffnGate13 := runtime.At(m.bufCPU, offFfnGate13+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate13 := tensor.At(m.bufCPU, offFfnGate13+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate13, &m.weights[weightBlk13FfnGateWeight], &ffnNorm13) // ffn_gate-13 mul_mat, part ne1
-	ffnSilu13 := runtime.At(m.bufCPU, offFfnSilu13+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu13 := tensor.At(m.bufCPU, offFfnSilu13+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu13, &ffnGate13) // ffn_silu-13 silu, part ne1
-	ffnUp13 := runtime.At(m.bufCPU, offFfnUp13+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp13 := tensor.At(m.bufCPU, offFfnUp13+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp13, &m.weights[weightBlk13FfnUpWeight], &ffnNorm13) // ffn_up-13 mul_mat, part ne1
-	ffnGatePar13 := runtime.At(m.bufCPU, offFfnGatePar13+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar13 := tensor.At(m.bufCPU, offFfnGatePar13+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar13, &ffnSilu13, &ffnUp13) // ffn_gate_par-13 mul, part ne1
-	ffnOut13 := runtime.At(m.bufCPU, offFfnOut13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut13 := tensor.At(m.bufCPU, offFfnOut13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut13, &m.weights[weightBlk13FfnDownWeight], &ffnGatePar13) // ffn_out-13 mul_mat, part ne1
-	lOut13 := runtime.At(m.bufCPU, offLOut13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut13 := tensor.At(m.bufCPU, offLOut13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut13, &ffnOut13, &ffnInp13) // l_out-13 add, part ne1
-	norm14 := runtime.At(m.bufCPU, offNorm14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm14 := tensor.At(m.bufCPU, offNorm14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm14, &lOut13, float32(1e-05)) // norm-14 rms_norm, part ne1
-	attnNorm14 := runtime.At(m.bufCPU, offAttnNorm14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm14 := tensor.At(m.bufCPU, offAttnNorm14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm14, &norm14, &m.weights[weightBlk14AttnNormWeight]) // attn_norm-14 mul, part ne1
-	kcur14 := runtime.At(m.bufCPU, offKcur14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur14 := tensor.At(m.bufCPU, offKcur14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur14, &m.weights[weightBlk14AttnKWeight], &attnNorm14) // Kcur-14 mul_mat, part ne1
-	kcur3d14 := runtime.At(m.bufCPU, offKcur14+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope14 := runtime.At(m.bufCPU, offKcurRope14+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope14, &kcur3d14, &inpPos, runtime.RopeParams{
+	kcur3d14 := tensor.At(m.bufCPU, offKcur14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope14 := tensor.At(m.bufCPU, offKcurRope14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope14, &kcur3d14, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6454,18 +6457,18 @@ func (m *Model) region14(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-14 rope, part ne2
-	kCacheCpy14 := runtime.At(m.state[stateCacheKL14].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy14 := tensor.At(m.state[stateCacheKL14].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy14, &kcurRope14) // k_cache_cpy-14 cpy, part ne0*64
-	vcur14 := runtime.At(m.bufCPU, offVcur14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur14 := tensor.At(m.bufCPU, offVcur14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur14, &m.weights[weightBlk14AttnVWeight], &attnNorm14) // Vcur-14 mul_mat, part ne1
-	vCacheCpy14 := runtime.At(m.state[stateCacheVL14].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT14 := runtime.At(m.bufCPU, offVcur14+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy14 := tensor.At(m.state[stateCacheVL14].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT14 := tensor.At(m.bufCPU, offVcur14+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy14, &vcurT14) // v_cache_cpy-14 cpy, part ne0
-	qcur14 := runtime.At(m.bufCPU, offQcur14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur14 := tensor.At(m.bufCPU, offQcur14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur14, &m.weights[weightBlk14AttnQWeight], &attnNorm14) // Qcur-14 mul_mat, part ne1
-	qcur3d14 := runtime.At(m.bufCPU, offQcur14+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope14 := runtime.At(m.bufCPU, offQcurRope14+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope14, &qcur3d14, &inpPos, runtime.RopeParams{
+	qcur3d14 := tensor.At(m.bufCPU, offQcur14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope14 := tensor.At(m.bufCPU, offQcurRope14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope14, &qcur3d14, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6480,50 +6483,50 @@ func (m *Model) region14(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region15 runs units [lo, hi) of n_tokens of nodes 481..512 (kq-14 … Qcur_rope-15): a parallel region, one part per thread.
 func (m *Model) region15(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k14 := runtime.At(m.state[stateCacheKL14].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q14 := runtime.At(m.bufCPU, offQcurRope14+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq14 := runtime.At(m.bufCPU, offKq14+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k14 := tensor.At(m.state[stateCacheKL14].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q14 := tensor.At(m.bufCPU, offQcurRope14+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq14 := tensor.At(m.bufCPU, offKq14+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq14, &k14, &q14) // kq-14 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax14 := runtime.At(m.bufCPU, offKqSoftMax14+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax14 := tensor.At(m.bufCPU, offKqSoftMax14+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax14, &kq14, &kqMask, float32(0.25), float32(0)) // kq_soft_max-14 soft_max, part ne1
-	v14 := runtime.At(m.state[stateCacheVL14].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv14 := runtime.At(m.bufCPU, offKqv14+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v14 := tensor.At(m.state[stateCacheVL14].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv14 := tensor.At(m.bufCPU, offKqv14+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv14, &v14, &kqSoftMax14) // kqv-14 mul_mat, part ne1
-	kqvMerged14 := runtime.At(m.bufCPU, offKqv14+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont14 := runtime.At(m.bufCPU, offKqvMergedCont14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged14 := tensor.At(m.bufCPU, offKqv14+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont14 := tensor.At(m.bufCPU, offKqvMergedCont14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont14, &kqvMerged14) // kqv_merged_cont-14 cont, part ne1
-	attnOut14 := runtime.At(m.bufCPU, offAttnOut14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut14 := tensor.At(m.bufCPU, offAttnOut14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut14, &m.weights[weightBlk14AttnOutputWeight], &kqvMergedCont14) // attn_out-14 mul_mat, part ne1
-	lOut13 := runtime.At(m.bufCPU, offLOut13+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp14 := runtime.At(m.bufCPU, offFfnInp14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut13 := tensor.At(m.bufCPU, offLOut13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp14 := tensor.At(m.bufCPU, offFfnInp14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp14, &attnOut14, &lOut13) // ffn_inp-14 add, part ne1
-	normFfn14 := runtime.At(m.bufCPU, offNormFfn14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn14 := tensor.At(m.bufCPU, offNormFfn14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn14, &ffnInp14, float32(1e-05)) // norm_ffn-14 rms_norm, part ne1
-	ffnNorm14 := runtime.At(m.bufCPU, offFfnNorm14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm14 := tensor.At(m.bufCPU, offFfnNorm14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm14, &normFfn14, &m.weights[weightBlk14FfnNormWeight]) // ffn_norm-14 mul, part ne1
-	ffnGate14 := runtime.At(m.bufCPU, offFfnGate14+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate14 := tensor.At(m.bufCPU, offFfnGate14+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate14, &m.weights[weightBlk14FfnGateWeight], &ffnNorm14) // ffn_gate-14 mul_mat, part ne1
-	ffnSilu14 := runtime.At(m.bufCPU, offFfnSilu14+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu14 := tensor.At(m.bufCPU, offFfnSilu14+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu14, &ffnGate14) // ffn_silu-14 silu, part ne1
-	ffnUp14 := runtime.At(m.bufCPU, offFfnUp14+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp14 := tensor.At(m.bufCPU, offFfnUp14+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp14, &m.weights[weightBlk14FfnUpWeight], &ffnNorm14) // ffn_up-14 mul_mat, part ne1
-	ffnGatePar14 := runtime.At(m.bufCPU, offFfnGatePar14+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar14 := tensor.At(m.bufCPU, offFfnGatePar14+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar14, &ffnSilu14, &ffnUp14) // ffn_gate_par-14 mul, part ne1
-	ffnOut14 := runtime.At(m.bufCPU, offFfnOut14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut14 := tensor.At(m.bufCPU, offFfnOut14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut14, &m.weights[weightBlk14FfnDownWeight], &ffnGatePar14) // ffn_out-14 mul_mat, part ne1
-	lOut14 := runtime.At(m.bufCPU, offLOut14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut14 := tensor.At(m.bufCPU, offLOut14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut14, &ffnOut14, &ffnInp14) // l_out-14 add, part ne1
-	norm15 := runtime.At(m.bufCPU, offNorm15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm15 := tensor.At(m.bufCPU, offNorm15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm15, &lOut14, float32(1e-05)) // norm-15 rms_norm, part ne1
-	attnNorm15 := runtime.At(m.bufCPU, offAttnNorm15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm15 := tensor.At(m.bufCPU, offAttnNorm15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm15, &norm15, &m.weights[weightBlk15AttnNormWeight]) // attn_norm-15 mul, part ne1
-	kcur15 := runtime.At(m.bufCPU, offKcur15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur15 := tensor.At(m.bufCPU, offKcur15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur15, &m.weights[weightBlk15AttnKWeight], &attnNorm15) // Kcur-15 mul_mat, part ne1
-	kcur3d15 := runtime.At(m.bufCPU, offKcur15+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope15 := runtime.At(m.bufCPU, offKcurRope15+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope15, &kcur3d15, &inpPos, runtime.RopeParams{
+	kcur3d15 := tensor.At(m.bufCPU, offKcur15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope15 := tensor.At(m.bufCPU, offKcurRope15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope15, &kcur3d15, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6534,18 +6537,18 @@ func (m *Model) region15(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-15 rope, part ne2
-	kCacheCpy15 := runtime.At(m.state[stateCacheKL15].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy15 := tensor.At(m.state[stateCacheKL15].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy15, &kcurRope15) // k_cache_cpy-15 cpy, part ne0*64
-	vcur15 := runtime.At(m.bufCPU, offVcur15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur15 := tensor.At(m.bufCPU, offVcur15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur15, &m.weights[weightBlk15AttnVWeight], &attnNorm15) // Vcur-15 mul_mat, part ne1
-	vCacheCpy15 := runtime.At(m.state[stateCacheVL15].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT15 := runtime.At(m.bufCPU, offVcur15+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy15 := tensor.At(m.state[stateCacheVL15].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT15 := tensor.At(m.bufCPU, offVcur15+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy15, &vcurT15) // v_cache_cpy-15 cpy, part ne0
-	qcur15 := runtime.At(m.bufCPU, offQcur15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur15 := tensor.At(m.bufCPU, offQcur15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur15, &m.weights[weightBlk15AttnQWeight], &attnNorm15) // Qcur-15 mul_mat, part ne1
-	qcur3d15 := runtime.At(m.bufCPU, offQcur15+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope15 := runtime.At(m.bufCPU, offQcurRope15+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope15, &qcur3d15, &inpPos, runtime.RopeParams{
+	qcur3d15 := tensor.At(m.bufCPU, offQcur15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope15 := tensor.At(m.bufCPU, offQcurRope15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope15, &qcur3d15, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6560,50 +6563,50 @@ func (m *Model) region15(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region16 runs units [lo, hi) of n_tokens of nodes 514..545 (kq-15 … Qcur_rope-16): a parallel region, one part per thread.
 func (m *Model) region16(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k15 := runtime.At(m.state[stateCacheKL15].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q15 := runtime.At(m.bufCPU, offQcurRope15+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq15 := runtime.At(m.bufCPU, offKq15+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k15 := tensor.At(m.state[stateCacheKL15].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q15 := tensor.At(m.bufCPU, offQcurRope15+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq15 := tensor.At(m.bufCPU, offKq15+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq15, &k15, &q15) // kq-15 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax15 := runtime.At(m.bufCPU, offKqSoftMax15+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax15 := tensor.At(m.bufCPU, offKqSoftMax15+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax15, &kq15, &kqMask, float32(0.25), float32(0)) // kq_soft_max-15 soft_max, part ne1
-	v15 := runtime.At(m.state[stateCacheVL15].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv15 := runtime.At(m.bufCPU, offKqv15+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v15 := tensor.At(m.state[stateCacheVL15].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv15 := tensor.At(m.bufCPU, offKqv15+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv15, &v15, &kqSoftMax15) // kqv-15 mul_mat, part ne1
-	kqvMerged15 := runtime.At(m.bufCPU, offKqv15+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont15 := runtime.At(m.bufCPU, offKqvMergedCont15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged15 := tensor.At(m.bufCPU, offKqv15+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont15 := tensor.At(m.bufCPU, offKqvMergedCont15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont15, &kqvMerged15) // kqv_merged_cont-15 cont, part ne1
-	attnOut15 := runtime.At(m.bufCPU, offAttnOut15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut15 := tensor.At(m.bufCPU, offAttnOut15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut15, &m.weights[weightBlk15AttnOutputWeight], &kqvMergedCont15) // attn_out-15 mul_mat, part ne1
-	lOut14 := runtime.At(m.bufCPU, offLOut14+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp15 := runtime.At(m.bufCPU, offFfnInp15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut14 := tensor.At(m.bufCPU, offLOut14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp15 := tensor.At(m.bufCPU, offFfnInp15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp15, &attnOut15, &lOut14) // ffn_inp-15 add, part ne1
-	normFfn15 := runtime.At(m.bufCPU, offNormFfn15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn15 := tensor.At(m.bufCPU, offNormFfn15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn15, &ffnInp15, float32(1e-05)) // norm_ffn-15 rms_norm, part ne1
-	ffnNorm15 := runtime.At(m.bufCPU, offFfnNorm15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm15 := tensor.At(m.bufCPU, offFfnNorm15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm15, &normFfn15, &m.weights[weightBlk15FfnNormWeight]) // ffn_norm-15 mul, part ne1
-	ffnGate15 := runtime.At(m.bufCPU, offFfnGate15+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate15 := tensor.At(m.bufCPU, offFfnGate15+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate15, &m.weights[weightBlk15FfnGateWeight], &ffnNorm15) // ffn_gate-15 mul_mat, part ne1
-	ffnSilu15 := runtime.At(m.bufCPU, offFfnSilu15+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu15 := tensor.At(m.bufCPU, offFfnSilu15+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu15, &ffnGate15) // ffn_silu-15 silu, part ne1
-	ffnUp15 := runtime.At(m.bufCPU, offFfnUp15+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp15 := tensor.At(m.bufCPU, offFfnUp15+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp15, &m.weights[weightBlk15FfnUpWeight], &ffnNorm15) // ffn_up-15 mul_mat, part ne1
-	ffnGatePar15 := runtime.At(m.bufCPU, offFfnGatePar15+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar15 := tensor.At(m.bufCPU, offFfnGatePar15+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar15, &ffnSilu15, &ffnUp15) // ffn_gate_par-15 mul, part ne1
-	ffnOut15 := runtime.At(m.bufCPU, offFfnOut15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut15 := tensor.At(m.bufCPU, offFfnOut15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut15, &m.weights[weightBlk15FfnDownWeight], &ffnGatePar15) // ffn_out-15 mul_mat, part ne1
-	lOut15 := runtime.At(m.bufCPU, offLOut15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut15 := tensor.At(m.bufCPU, offLOut15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut15, &ffnOut15, &ffnInp15) // l_out-15 add, part ne1
-	norm16 := runtime.At(m.bufCPU, offNorm16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm16 := tensor.At(m.bufCPU, offNorm16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm16, &lOut15, float32(1e-05)) // norm-16 rms_norm, part ne1
-	attnNorm16 := runtime.At(m.bufCPU, offAttnNorm16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm16 := tensor.At(m.bufCPU, offAttnNorm16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm16, &norm16, &m.weights[weightBlk16AttnNormWeight]) // attn_norm-16 mul, part ne1
-	kcur16 := runtime.At(m.bufCPU, offKcur16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur16 := tensor.At(m.bufCPU, offKcur16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur16, &m.weights[weightBlk16AttnKWeight], &attnNorm16) // Kcur-16 mul_mat, part ne1
-	kcur3d16 := runtime.At(m.bufCPU, offKcur16+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope16 := runtime.At(m.bufCPU, offKcurRope16+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope16, &kcur3d16, &inpPos, runtime.RopeParams{
+	kcur3d16 := tensor.At(m.bufCPU, offKcur16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope16 := tensor.At(m.bufCPU, offKcurRope16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope16, &kcur3d16, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6614,18 +6617,18 @@ func (m *Model) region16(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-16 rope, part ne2
-	kCacheCpy16 := runtime.At(m.state[stateCacheKL16].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy16 := tensor.At(m.state[stateCacheKL16].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy16, &kcurRope16) // k_cache_cpy-16 cpy, part ne0*64
-	vcur16 := runtime.At(m.bufCPU, offVcur16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur16 := tensor.At(m.bufCPU, offVcur16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur16, &m.weights[weightBlk16AttnVWeight], &attnNorm16) // Vcur-16 mul_mat, part ne1
-	vCacheCpy16 := runtime.At(m.state[stateCacheVL16].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT16 := runtime.At(m.bufCPU, offVcur16+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy16 := tensor.At(m.state[stateCacheVL16].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT16 := tensor.At(m.bufCPU, offVcur16+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy16, &vcurT16) // v_cache_cpy-16 cpy, part ne0
-	qcur16 := runtime.At(m.bufCPU, offQcur16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur16 := tensor.At(m.bufCPU, offQcur16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur16, &m.weights[weightBlk16AttnQWeight], &attnNorm16) // Qcur-16 mul_mat, part ne1
-	qcur3d16 := runtime.At(m.bufCPU, offQcur16+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope16 := runtime.At(m.bufCPU, offQcurRope16+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope16, &qcur3d16, &inpPos, runtime.RopeParams{
+	qcur3d16 := tensor.At(m.bufCPU, offQcur16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope16 := tensor.At(m.bufCPU, offQcurRope16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope16, &qcur3d16, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6640,50 +6643,50 @@ func (m *Model) region16(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region17 runs units [lo, hi) of n_tokens of nodes 547..578 (kq-16 … Qcur_rope-17): a parallel region, one part per thread.
 func (m *Model) region17(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k16 := runtime.At(m.state[stateCacheKL16].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q16 := runtime.At(m.bufCPU, offQcurRope16+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq16 := runtime.At(m.bufCPU, offKq16+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k16 := tensor.At(m.state[stateCacheKL16].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q16 := tensor.At(m.bufCPU, offQcurRope16+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq16 := tensor.At(m.bufCPU, offKq16+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq16, &k16, &q16) // kq-16 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax16 := runtime.At(m.bufCPU, offKqSoftMax16+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax16 := tensor.At(m.bufCPU, offKqSoftMax16+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax16, &kq16, &kqMask, float32(0.25), float32(0)) // kq_soft_max-16 soft_max, part ne1
-	v16 := runtime.At(m.state[stateCacheVL16].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv16 := runtime.At(m.bufCPU, offKqv16+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v16 := tensor.At(m.state[stateCacheVL16].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv16 := tensor.At(m.bufCPU, offKqv16+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv16, &v16, &kqSoftMax16) // kqv-16 mul_mat, part ne1
-	kqvMerged16 := runtime.At(m.bufCPU, offKqv16+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont16 := runtime.At(m.bufCPU, offKqvMergedCont16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged16 := tensor.At(m.bufCPU, offKqv16+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont16 := tensor.At(m.bufCPU, offKqvMergedCont16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont16, &kqvMerged16) // kqv_merged_cont-16 cont, part ne1
-	attnOut16 := runtime.At(m.bufCPU, offAttnOut16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut16 := tensor.At(m.bufCPU, offAttnOut16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut16, &m.weights[weightBlk16AttnOutputWeight], &kqvMergedCont16) // attn_out-16 mul_mat, part ne1
-	lOut15 := runtime.At(m.bufCPU, offLOut15+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp16 := runtime.At(m.bufCPU, offFfnInp16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut15 := tensor.At(m.bufCPU, offLOut15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp16 := tensor.At(m.bufCPU, offFfnInp16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp16, &attnOut16, &lOut15) // ffn_inp-16 add, part ne1
-	normFfn16 := runtime.At(m.bufCPU, offNormFfn16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn16 := tensor.At(m.bufCPU, offNormFfn16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn16, &ffnInp16, float32(1e-05)) // norm_ffn-16 rms_norm, part ne1
-	ffnNorm16 := runtime.At(m.bufCPU, offFfnNorm16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm16 := tensor.At(m.bufCPU, offFfnNorm16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm16, &normFfn16, &m.weights[weightBlk16FfnNormWeight]) // ffn_norm-16 mul, part ne1
-	ffnGate16 := runtime.At(m.bufCPU, offFfnGate16+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate16 := tensor.At(m.bufCPU, offFfnGate16+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate16, &m.weights[weightBlk16FfnGateWeight], &ffnNorm16) // ffn_gate-16 mul_mat, part ne1
-	ffnSilu16 := runtime.At(m.bufCPU, offFfnSilu16+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu16 := tensor.At(m.bufCPU, offFfnSilu16+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu16, &ffnGate16) // ffn_silu-16 silu, part ne1
-	ffnUp16 := runtime.At(m.bufCPU, offFfnUp16+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp16 := tensor.At(m.bufCPU, offFfnUp16+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp16, &m.weights[weightBlk16FfnUpWeight], &ffnNorm16) // ffn_up-16 mul_mat, part ne1
-	ffnGatePar16 := runtime.At(m.bufCPU, offFfnGatePar16+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar16 := tensor.At(m.bufCPU, offFfnGatePar16+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar16, &ffnSilu16, &ffnUp16) // ffn_gate_par-16 mul, part ne1
-	ffnOut16 := runtime.At(m.bufCPU, offFfnOut16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut16 := tensor.At(m.bufCPU, offFfnOut16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut16, &m.weights[weightBlk16FfnDownWeight], &ffnGatePar16) // ffn_out-16 mul_mat, part ne1
-	lOut16 := runtime.At(m.bufCPU, offLOut16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut16 := tensor.At(m.bufCPU, offLOut16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut16, &ffnOut16, &ffnInp16) // l_out-16 add, part ne1
-	norm17 := runtime.At(m.bufCPU, offNorm17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm17 := tensor.At(m.bufCPU, offNorm17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm17, &lOut16, float32(1e-05)) // norm-17 rms_norm, part ne1
-	attnNorm17 := runtime.At(m.bufCPU, offAttnNorm17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm17 := tensor.At(m.bufCPU, offAttnNorm17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm17, &norm17, &m.weights[weightBlk17AttnNormWeight]) // attn_norm-17 mul, part ne1
-	kcur17 := runtime.At(m.bufCPU, offKcur17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur17 := tensor.At(m.bufCPU, offKcur17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur17, &m.weights[weightBlk17AttnKWeight], &attnNorm17) // Kcur-17 mul_mat, part ne1
-	kcur3d17 := runtime.At(m.bufCPU, offKcur17+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope17 := runtime.At(m.bufCPU, offKcurRope17+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope17, &kcur3d17, &inpPos, runtime.RopeParams{
+	kcur3d17 := tensor.At(m.bufCPU, offKcur17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope17 := tensor.At(m.bufCPU, offKcurRope17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope17, &kcur3d17, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6694,18 +6697,18 @@ func (m *Model) region17(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-17 rope, part ne2
-	kCacheCpy17 := runtime.At(m.state[stateCacheKL17].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy17 := tensor.At(m.state[stateCacheKL17].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy17, &kcurRope17) // k_cache_cpy-17 cpy, part ne0*64
-	vcur17 := runtime.At(m.bufCPU, offVcur17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur17 := tensor.At(m.bufCPU, offVcur17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur17, &m.weights[weightBlk17AttnVWeight], &attnNorm17) // Vcur-17 mul_mat, part ne1
-	vCacheCpy17 := runtime.At(m.state[stateCacheVL17].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT17 := runtime.At(m.bufCPU, offVcur17+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy17 := tensor.At(m.state[stateCacheVL17].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT17 := tensor.At(m.bufCPU, offVcur17+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy17, &vcurT17) // v_cache_cpy-17 cpy, part ne0
-	qcur17 := runtime.At(m.bufCPU, offQcur17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur17 := tensor.At(m.bufCPU, offQcur17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur17, &m.weights[weightBlk17AttnQWeight], &attnNorm17) // Qcur-17 mul_mat, part ne1
-	qcur3d17 := runtime.At(m.bufCPU, offQcur17+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope17 := runtime.At(m.bufCPU, offQcurRope17+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope17, &qcur3d17, &inpPos, runtime.RopeParams{
+	qcur3d17 := tensor.At(m.bufCPU, offQcur17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope17 := tensor.At(m.bufCPU, offQcurRope17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope17, &qcur3d17, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6720,50 +6723,50 @@ func (m *Model) region17(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region18 runs units [lo, hi) of n_tokens of nodes 580..611 (kq-17 … Qcur_rope-18): a parallel region, one part per thread.
 func (m *Model) region18(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k17 := runtime.At(m.state[stateCacheKL17].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q17 := runtime.At(m.bufCPU, offQcurRope17+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq17 := runtime.At(m.bufCPU, offKq17+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k17 := tensor.At(m.state[stateCacheKL17].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q17 := tensor.At(m.bufCPU, offQcurRope17+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq17 := tensor.At(m.bufCPU, offKq17+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq17, &k17, &q17) // kq-17 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax17 := runtime.At(m.bufCPU, offKqSoftMax17+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax17 := tensor.At(m.bufCPU, offKqSoftMax17+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax17, &kq17, &kqMask, float32(0.25), float32(0)) // kq_soft_max-17 soft_max, part ne1
-	v17 := runtime.At(m.state[stateCacheVL17].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv17 := runtime.At(m.bufCPU, offKqv17+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v17 := tensor.At(m.state[stateCacheVL17].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv17 := tensor.At(m.bufCPU, offKqv17+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv17, &v17, &kqSoftMax17) // kqv-17 mul_mat, part ne1
-	kqvMerged17 := runtime.At(m.bufCPU, offKqv17+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont17 := runtime.At(m.bufCPU, offKqvMergedCont17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged17 := tensor.At(m.bufCPU, offKqv17+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont17 := tensor.At(m.bufCPU, offKqvMergedCont17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont17, &kqvMerged17) // kqv_merged_cont-17 cont, part ne1
-	attnOut17 := runtime.At(m.bufCPU, offAttnOut17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut17 := tensor.At(m.bufCPU, offAttnOut17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut17, &m.weights[weightBlk17AttnOutputWeight], &kqvMergedCont17) // attn_out-17 mul_mat, part ne1
-	lOut16 := runtime.At(m.bufCPU, offLOut16+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp17 := runtime.At(m.bufCPU, offFfnInp17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut16 := tensor.At(m.bufCPU, offLOut16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp17 := tensor.At(m.bufCPU, offFfnInp17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp17, &attnOut17, &lOut16) // ffn_inp-17 add, part ne1
-	normFfn17 := runtime.At(m.bufCPU, offNormFfn17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn17 := tensor.At(m.bufCPU, offNormFfn17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn17, &ffnInp17, float32(1e-05)) // norm_ffn-17 rms_norm, part ne1
-	ffnNorm17 := runtime.At(m.bufCPU, offFfnNorm17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm17 := tensor.At(m.bufCPU, offFfnNorm17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm17, &normFfn17, &m.weights[weightBlk17FfnNormWeight]) // ffn_norm-17 mul, part ne1
-	ffnGate17 := runtime.At(m.bufCPU, offFfnGate17+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate17 := tensor.At(m.bufCPU, offFfnGate17+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate17, &m.weights[weightBlk17FfnGateWeight], &ffnNorm17) // ffn_gate-17 mul_mat, part ne1
-	ffnSilu17 := runtime.At(m.bufCPU, offFfnSilu17+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu17 := tensor.At(m.bufCPU, offFfnSilu17+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu17, &ffnGate17) // ffn_silu-17 silu, part ne1
-	ffnUp17 := runtime.At(m.bufCPU, offFfnUp17+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp17 := tensor.At(m.bufCPU, offFfnUp17+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp17, &m.weights[weightBlk17FfnUpWeight], &ffnNorm17) // ffn_up-17 mul_mat, part ne1
-	ffnGatePar17 := runtime.At(m.bufCPU, offFfnGatePar17+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar17 := tensor.At(m.bufCPU, offFfnGatePar17+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar17, &ffnSilu17, &ffnUp17) // ffn_gate_par-17 mul, part ne1
-	ffnOut17 := runtime.At(m.bufCPU, offFfnOut17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut17 := tensor.At(m.bufCPU, offFfnOut17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut17, &m.weights[weightBlk17FfnDownWeight], &ffnGatePar17) // ffn_out-17 mul_mat, part ne1
-	lOut17 := runtime.At(m.bufCPU, offLOut17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut17 := tensor.At(m.bufCPU, offLOut17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut17, &ffnOut17, &ffnInp17) // l_out-17 add, part ne1
-	norm18 := runtime.At(m.bufCPU, offNorm18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm18 := tensor.At(m.bufCPU, offNorm18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm18, &lOut17, float32(1e-05)) // norm-18 rms_norm, part ne1
-	attnNorm18 := runtime.At(m.bufCPU, offAttnNorm18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm18 := tensor.At(m.bufCPU, offAttnNorm18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm18, &norm18, &m.weights[weightBlk18AttnNormWeight]) // attn_norm-18 mul, part ne1
-	kcur18 := runtime.At(m.bufCPU, offKcur18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur18 := tensor.At(m.bufCPU, offKcur18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur18, &m.weights[weightBlk18AttnKWeight], &attnNorm18) // Kcur-18 mul_mat, part ne1
-	kcur3d18 := runtime.At(m.bufCPU, offKcur18+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope18 := runtime.At(m.bufCPU, offKcurRope18+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope18, &kcur3d18, &inpPos, runtime.RopeParams{
+	kcur3d18 := tensor.At(m.bufCPU, offKcur18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope18 := tensor.At(m.bufCPU, offKcurRope18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope18, &kcur3d18, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6774,18 +6777,18 @@ func (m *Model) region18(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-18 rope, part ne2
-	kCacheCpy18 := runtime.At(m.state[stateCacheKL18].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy18 := tensor.At(m.state[stateCacheKL18].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy18, &kcurRope18) // k_cache_cpy-18 cpy, part ne0*64
-	vcur18 := runtime.At(m.bufCPU, offVcur18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur18 := tensor.At(m.bufCPU, offVcur18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur18, &m.weights[weightBlk18AttnVWeight], &attnNorm18) // Vcur-18 mul_mat, part ne1
-	vCacheCpy18 := runtime.At(m.state[stateCacheVL18].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT18 := runtime.At(m.bufCPU, offVcur18+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy18 := tensor.At(m.state[stateCacheVL18].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT18 := tensor.At(m.bufCPU, offVcur18+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy18, &vcurT18) // v_cache_cpy-18 cpy, part ne0
-	qcur18 := runtime.At(m.bufCPU, offQcur18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur18 := tensor.At(m.bufCPU, offQcur18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur18, &m.weights[weightBlk18AttnQWeight], &attnNorm18) // Qcur-18 mul_mat, part ne1
-	qcur3d18 := runtime.At(m.bufCPU, offQcur18+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope18 := runtime.At(m.bufCPU, offQcurRope18+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope18, &qcur3d18, &inpPos, runtime.RopeParams{
+	qcur3d18 := tensor.At(m.bufCPU, offQcur18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope18 := tensor.At(m.bufCPU, offQcurRope18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope18, &qcur3d18, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6800,50 +6803,50 @@ func (m *Model) region18(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region19 runs units [lo, hi) of n_tokens of nodes 613..644 (kq-18 … Qcur_rope-19): a parallel region, one part per thread.
 func (m *Model) region19(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k18 := runtime.At(m.state[stateCacheKL18].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q18 := runtime.At(m.bufCPU, offQcurRope18+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq18 := runtime.At(m.bufCPU, offKq18+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k18 := tensor.At(m.state[stateCacheKL18].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q18 := tensor.At(m.bufCPU, offQcurRope18+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq18 := tensor.At(m.bufCPU, offKq18+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq18, &k18, &q18) // kq-18 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax18 := runtime.At(m.bufCPU, offKqSoftMax18+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax18 := tensor.At(m.bufCPU, offKqSoftMax18+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax18, &kq18, &kqMask, float32(0.25), float32(0)) // kq_soft_max-18 soft_max, part ne1
-	v18 := runtime.At(m.state[stateCacheVL18].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv18 := runtime.At(m.bufCPU, offKqv18+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v18 := tensor.At(m.state[stateCacheVL18].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv18 := tensor.At(m.bufCPU, offKqv18+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv18, &v18, &kqSoftMax18) // kqv-18 mul_mat, part ne1
-	kqvMerged18 := runtime.At(m.bufCPU, offKqv18+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont18 := runtime.At(m.bufCPU, offKqvMergedCont18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged18 := tensor.At(m.bufCPU, offKqv18+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont18 := tensor.At(m.bufCPU, offKqvMergedCont18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont18, &kqvMerged18) // kqv_merged_cont-18 cont, part ne1
-	attnOut18 := runtime.At(m.bufCPU, offAttnOut18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut18 := tensor.At(m.bufCPU, offAttnOut18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut18, &m.weights[weightBlk18AttnOutputWeight], &kqvMergedCont18) // attn_out-18 mul_mat, part ne1
-	lOut17 := runtime.At(m.bufCPU, offLOut17+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp18 := runtime.At(m.bufCPU, offFfnInp18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut17 := tensor.At(m.bufCPU, offLOut17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp18 := tensor.At(m.bufCPU, offFfnInp18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp18, &attnOut18, &lOut17) // ffn_inp-18 add, part ne1
-	normFfn18 := runtime.At(m.bufCPU, offNormFfn18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn18 := tensor.At(m.bufCPU, offNormFfn18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn18, &ffnInp18, float32(1e-05)) // norm_ffn-18 rms_norm, part ne1
-	ffnNorm18 := runtime.At(m.bufCPU, offFfnNorm18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm18 := tensor.At(m.bufCPU, offFfnNorm18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm18, &normFfn18, &m.weights[weightBlk18FfnNormWeight]) // ffn_norm-18 mul, part ne1
-	ffnGate18 := runtime.At(m.bufCPU, offFfnGate18+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate18 := tensor.At(m.bufCPU, offFfnGate18+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate18, &m.weights[weightBlk18FfnGateWeight], &ffnNorm18) // ffn_gate-18 mul_mat, part ne1
-	ffnSilu18 := runtime.At(m.bufCPU, offFfnSilu18+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu18 := tensor.At(m.bufCPU, offFfnSilu18+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu18, &ffnGate18) // ffn_silu-18 silu, part ne1
-	ffnUp18 := runtime.At(m.bufCPU, offFfnUp18+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp18 := tensor.At(m.bufCPU, offFfnUp18+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp18, &m.weights[weightBlk18FfnUpWeight], &ffnNorm18) // ffn_up-18 mul_mat, part ne1
-	ffnGatePar18 := runtime.At(m.bufCPU, offFfnGatePar18+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar18 := tensor.At(m.bufCPU, offFfnGatePar18+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar18, &ffnSilu18, &ffnUp18) // ffn_gate_par-18 mul, part ne1
-	ffnOut18 := runtime.At(m.bufCPU, offFfnOut18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut18 := tensor.At(m.bufCPU, offFfnOut18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut18, &m.weights[weightBlk18FfnDownWeight], &ffnGatePar18) // ffn_out-18 mul_mat, part ne1
-	lOut18 := runtime.At(m.bufCPU, offLOut18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut18 := tensor.At(m.bufCPU, offLOut18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut18, &ffnOut18, &ffnInp18) // l_out-18 add, part ne1
-	norm19 := runtime.At(m.bufCPU, offNorm19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm19 := tensor.At(m.bufCPU, offNorm19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm19, &lOut18, float32(1e-05)) // norm-19 rms_norm, part ne1
-	attnNorm19 := runtime.At(m.bufCPU, offAttnNorm19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm19 := tensor.At(m.bufCPU, offAttnNorm19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm19, &norm19, &m.weights[weightBlk19AttnNormWeight]) // attn_norm-19 mul, part ne1
-	kcur19 := runtime.At(m.bufCPU, offKcur19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur19 := tensor.At(m.bufCPU, offKcur19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur19, &m.weights[weightBlk19AttnKWeight], &attnNorm19) // Kcur-19 mul_mat, part ne1
-	kcur3d19 := runtime.At(m.bufCPU, offKcur19+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope19 := runtime.At(m.bufCPU, offKcurRope19+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope19, &kcur3d19, &inpPos, runtime.RopeParams{
+	kcur3d19 := tensor.At(m.bufCPU, offKcur19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope19 := tensor.At(m.bufCPU, offKcurRope19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope19, &kcur3d19, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6854,18 +6857,18 @@ func (m *Model) region19(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-19 rope, part ne2
-	kCacheCpy19 := runtime.At(m.state[stateCacheKL19].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy19 := tensor.At(m.state[stateCacheKL19].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy19, &kcurRope19) // k_cache_cpy-19 cpy, part ne0*64
-	vcur19 := runtime.At(m.bufCPU, offVcur19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur19 := tensor.At(m.bufCPU, offVcur19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur19, &m.weights[weightBlk19AttnVWeight], &attnNorm19) // Vcur-19 mul_mat, part ne1
-	vCacheCpy19 := runtime.At(m.state[stateCacheVL19].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT19 := runtime.At(m.bufCPU, offVcur19+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy19 := tensor.At(m.state[stateCacheVL19].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT19 := tensor.At(m.bufCPU, offVcur19+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy19, &vcurT19) // v_cache_cpy-19 cpy, part ne0
-	qcur19 := runtime.At(m.bufCPU, offQcur19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur19 := tensor.At(m.bufCPU, offQcur19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur19, &m.weights[weightBlk19AttnQWeight], &attnNorm19) // Qcur-19 mul_mat, part ne1
-	qcur3d19 := runtime.At(m.bufCPU, offQcur19+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope19 := runtime.At(m.bufCPU, offQcurRope19+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope19, &qcur3d19, &inpPos, runtime.RopeParams{
+	qcur3d19 := tensor.At(m.bufCPU, offQcur19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope19 := tensor.At(m.bufCPU, offQcurRope19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope19, &qcur3d19, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6880,50 +6883,50 @@ func (m *Model) region19(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region20 runs units [lo, hi) of n_tokens of nodes 646..677 (kq-19 … Qcur_rope-20): a parallel region, one part per thread.
 func (m *Model) region20(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k19 := runtime.At(m.state[stateCacheKL19].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q19 := runtime.At(m.bufCPU, offQcurRope19+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq19 := runtime.At(m.bufCPU, offKq19+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k19 := tensor.At(m.state[stateCacheKL19].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q19 := tensor.At(m.bufCPU, offQcurRope19+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq19 := tensor.At(m.bufCPU, offKq19+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq19, &k19, &q19) // kq-19 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax19 := runtime.At(m.bufCPU, offKqSoftMax19+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax19 := tensor.At(m.bufCPU, offKqSoftMax19+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax19, &kq19, &kqMask, float32(0.25), float32(0)) // kq_soft_max-19 soft_max, part ne1
-	v19 := runtime.At(m.state[stateCacheVL19].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv19 := runtime.At(m.bufCPU, offKqv19+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v19 := tensor.At(m.state[stateCacheVL19].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv19 := tensor.At(m.bufCPU, offKqv19+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv19, &v19, &kqSoftMax19) // kqv-19 mul_mat, part ne1
-	kqvMerged19 := runtime.At(m.bufCPU, offKqv19+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont19 := runtime.At(m.bufCPU, offKqvMergedCont19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged19 := tensor.At(m.bufCPU, offKqv19+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont19 := tensor.At(m.bufCPU, offKqvMergedCont19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont19, &kqvMerged19) // kqv_merged_cont-19 cont, part ne1
-	attnOut19 := runtime.At(m.bufCPU, offAttnOut19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut19 := tensor.At(m.bufCPU, offAttnOut19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut19, &m.weights[weightBlk19AttnOutputWeight], &kqvMergedCont19) // attn_out-19 mul_mat, part ne1
-	lOut18 := runtime.At(m.bufCPU, offLOut18+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp19 := runtime.At(m.bufCPU, offFfnInp19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut18 := tensor.At(m.bufCPU, offLOut18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp19 := tensor.At(m.bufCPU, offFfnInp19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp19, &attnOut19, &lOut18) // ffn_inp-19 add, part ne1
-	normFfn19 := runtime.At(m.bufCPU, offNormFfn19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn19 := tensor.At(m.bufCPU, offNormFfn19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn19, &ffnInp19, float32(1e-05)) // norm_ffn-19 rms_norm, part ne1
-	ffnNorm19 := runtime.At(m.bufCPU, offFfnNorm19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm19 := tensor.At(m.bufCPU, offFfnNorm19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm19, &normFfn19, &m.weights[weightBlk19FfnNormWeight]) // ffn_norm-19 mul, part ne1
-	ffnGate19 := runtime.At(m.bufCPU, offFfnGate19+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate19 := tensor.At(m.bufCPU, offFfnGate19+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate19, &m.weights[weightBlk19FfnGateWeight], &ffnNorm19) // ffn_gate-19 mul_mat, part ne1
-	ffnSilu19 := runtime.At(m.bufCPU, offFfnSilu19+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu19 := tensor.At(m.bufCPU, offFfnSilu19+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu19, &ffnGate19) // ffn_silu-19 silu, part ne1
-	ffnUp19 := runtime.At(m.bufCPU, offFfnUp19+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp19 := tensor.At(m.bufCPU, offFfnUp19+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp19, &m.weights[weightBlk19FfnUpWeight], &ffnNorm19) // ffn_up-19 mul_mat, part ne1
-	ffnGatePar19 := runtime.At(m.bufCPU, offFfnGatePar19+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar19 := tensor.At(m.bufCPU, offFfnGatePar19+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar19, &ffnSilu19, &ffnUp19) // ffn_gate_par-19 mul, part ne1
-	ffnOut19 := runtime.At(m.bufCPU, offFfnOut19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut19 := tensor.At(m.bufCPU, offFfnOut19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut19, &m.weights[weightBlk19FfnDownWeight], &ffnGatePar19) // ffn_out-19 mul_mat, part ne1
-	lOut19 := runtime.At(m.bufCPU, offLOut19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut19 := tensor.At(m.bufCPU, offLOut19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut19, &ffnOut19, &ffnInp19) // l_out-19 add, part ne1
-	norm20 := runtime.At(m.bufCPU, offNorm20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm20 := tensor.At(m.bufCPU, offNorm20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm20, &lOut19, float32(1e-05)) // norm-20 rms_norm, part ne1
-	attnNorm20 := runtime.At(m.bufCPU, offAttnNorm20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm20 := tensor.At(m.bufCPU, offAttnNorm20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm20, &norm20, &m.weights[weightBlk20AttnNormWeight]) // attn_norm-20 mul, part ne1
-	kcur20 := runtime.At(m.bufCPU, offKcur20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur20 := tensor.At(m.bufCPU, offKcur20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur20, &m.weights[weightBlk20AttnKWeight], &attnNorm20) // Kcur-20 mul_mat, part ne1
-	kcur3d20 := runtime.At(m.bufCPU, offKcur20+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope20 := runtime.At(m.bufCPU, offKcurRope20+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope20, &kcur3d20, &inpPos, runtime.RopeParams{
+	kcur3d20 := tensor.At(m.bufCPU, offKcur20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope20 := tensor.At(m.bufCPU, offKcurRope20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope20, &kcur3d20, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6934,18 +6937,18 @@ func (m *Model) region20(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-20 rope, part ne2
-	kCacheCpy20 := runtime.At(m.state[stateCacheKL20].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy20 := tensor.At(m.state[stateCacheKL20].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy20, &kcurRope20) // k_cache_cpy-20 cpy, part ne0*64
-	vcur20 := runtime.At(m.bufCPU, offVcur20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur20 := tensor.At(m.bufCPU, offVcur20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur20, &m.weights[weightBlk20AttnVWeight], &attnNorm20) // Vcur-20 mul_mat, part ne1
-	vCacheCpy20 := runtime.At(m.state[stateCacheVL20].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT20 := runtime.At(m.bufCPU, offVcur20+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy20 := tensor.At(m.state[stateCacheVL20].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT20 := tensor.At(m.bufCPU, offVcur20+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy20, &vcurT20) // v_cache_cpy-20 cpy, part ne0
-	qcur20 := runtime.At(m.bufCPU, offQcur20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur20 := tensor.At(m.bufCPU, offQcur20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur20, &m.weights[weightBlk20AttnQWeight], &attnNorm20) // Qcur-20 mul_mat, part ne1
-	qcur3d20 := runtime.At(m.bufCPU, offQcur20+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope20 := runtime.At(m.bufCPU, offQcurRope20+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope20, &qcur3d20, &inpPos, runtime.RopeParams{
+	qcur3d20 := tensor.At(m.bufCPU, offQcur20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope20 := tensor.At(m.bufCPU, offQcurRope20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope20, &qcur3d20, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -6960,50 +6963,50 @@ func (m *Model) region20(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region21 runs units [lo, hi) of n_tokens of nodes 679..710 (kq-20 … Qcur_rope-21): a parallel region, one part per thread.
 func (m *Model) region21(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k20 := runtime.At(m.state[stateCacheKL20].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q20 := runtime.At(m.bufCPU, offQcurRope20+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq20 := runtime.At(m.bufCPU, offKq20+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k20 := tensor.At(m.state[stateCacheKL20].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q20 := tensor.At(m.bufCPU, offQcurRope20+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq20 := tensor.At(m.bufCPU, offKq20+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq20, &k20, &q20) // kq-20 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax20 := runtime.At(m.bufCPU, offKqSoftMax20+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax20 := tensor.At(m.bufCPU, offKqSoftMax20+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax20, &kq20, &kqMask, float32(0.25), float32(0)) // kq_soft_max-20 soft_max, part ne1
-	v20 := runtime.At(m.state[stateCacheVL20].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv20 := runtime.At(m.bufCPU, offKqv20+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v20 := tensor.At(m.state[stateCacheVL20].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv20 := tensor.At(m.bufCPU, offKqv20+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv20, &v20, &kqSoftMax20) // kqv-20 mul_mat, part ne1
-	kqvMerged20 := runtime.At(m.bufCPU, offKqv20+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont20 := runtime.At(m.bufCPU, offKqvMergedCont20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged20 := tensor.At(m.bufCPU, offKqv20+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont20 := tensor.At(m.bufCPU, offKqvMergedCont20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont20, &kqvMerged20) // kqv_merged_cont-20 cont, part ne1
-	attnOut20 := runtime.At(m.bufCPU, offAttnOut20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut20 := tensor.At(m.bufCPU, offAttnOut20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut20, &m.weights[weightBlk20AttnOutputWeight], &kqvMergedCont20) // attn_out-20 mul_mat, part ne1
-	lOut19 := runtime.At(m.bufCPU, offLOut19+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp20 := runtime.At(m.bufCPU, offFfnInp20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut19 := tensor.At(m.bufCPU, offLOut19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp20 := tensor.At(m.bufCPU, offFfnInp20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp20, &attnOut20, &lOut19) // ffn_inp-20 add, part ne1
-	normFfn20 := runtime.At(m.bufCPU, offNormFfn20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn20 := tensor.At(m.bufCPU, offNormFfn20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn20, &ffnInp20, float32(1e-05)) // norm_ffn-20 rms_norm, part ne1
-	ffnNorm20 := runtime.At(m.bufCPU, offFfnNorm20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm20 := tensor.At(m.bufCPU, offFfnNorm20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm20, &normFfn20, &m.weights[weightBlk20FfnNormWeight]) // ffn_norm-20 mul, part ne1
-	ffnGate20 := runtime.At(m.bufCPU, offFfnGate20+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate20 := tensor.At(m.bufCPU, offFfnGate20+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate20, &m.weights[weightBlk20FfnGateWeight], &ffnNorm20) // ffn_gate-20 mul_mat, part ne1
-	ffnSilu20 := runtime.At(m.bufCPU, offFfnSilu20+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu20 := tensor.At(m.bufCPU, offFfnSilu20+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu20, &ffnGate20) // ffn_silu-20 silu, part ne1
-	ffnUp20 := runtime.At(m.bufCPU, offFfnUp20+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp20 := tensor.At(m.bufCPU, offFfnUp20+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp20, &m.weights[weightBlk20FfnUpWeight], &ffnNorm20) // ffn_up-20 mul_mat, part ne1
-	ffnGatePar20 := runtime.At(m.bufCPU, offFfnGatePar20+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar20 := tensor.At(m.bufCPU, offFfnGatePar20+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar20, &ffnSilu20, &ffnUp20) // ffn_gate_par-20 mul, part ne1
-	ffnOut20 := runtime.At(m.bufCPU, offFfnOut20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut20 := tensor.At(m.bufCPU, offFfnOut20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut20, &m.weights[weightBlk20FfnDownWeight], &ffnGatePar20) // ffn_out-20 mul_mat, part ne1
-	lOut20 := runtime.At(m.bufCPU, offLOut20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut20 := tensor.At(m.bufCPU, offLOut20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut20, &ffnOut20, &ffnInp20) // l_out-20 add, part ne1
-	norm21 := runtime.At(m.bufCPU, offNorm21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm21 := tensor.At(m.bufCPU, offNorm21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm21, &lOut20, float32(1e-05)) // norm-21 rms_norm, part ne1
-	attnNorm21 := runtime.At(m.bufCPU, offAttnNorm21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm21 := tensor.At(m.bufCPU, offAttnNorm21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm21, &norm21, &m.weights[weightBlk21AttnNormWeight]) // attn_norm-21 mul, part ne1
-	kcur21 := runtime.At(m.bufCPU, offKcur21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur21 := tensor.At(m.bufCPU, offKcur21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur21, &m.weights[weightBlk21AttnKWeight], &attnNorm21) // Kcur-21 mul_mat, part ne1
-	kcur3d21 := runtime.At(m.bufCPU, offKcur21+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope21 := runtime.At(m.bufCPU, offKcurRope21+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope21, &kcur3d21, &inpPos, runtime.RopeParams{
+	kcur3d21 := tensor.At(m.bufCPU, offKcur21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope21 := tensor.At(m.bufCPU, offKcurRope21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope21, &kcur3d21, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7014,18 +7017,18 @@ func (m *Model) region21(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-21 rope, part ne2
-	kCacheCpy21 := runtime.At(m.state[stateCacheKL21].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy21 := tensor.At(m.state[stateCacheKL21].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy21, &kcurRope21) // k_cache_cpy-21 cpy, part ne0*64
-	vcur21 := runtime.At(m.bufCPU, offVcur21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur21 := tensor.At(m.bufCPU, offVcur21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur21, &m.weights[weightBlk21AttnVWeight], &attnNorm21) // Vcur-21 mul_mat, part ne1
-	vCacheCpy21 := runtime.At(m.state[stateCacheVL21].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT21 := runtime.At(m.bufCPU, offVcur21+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy21 := tensor.At(m.state[stateCacheVL21].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT21 := tensor.At(m.bufCPU, offVcur21+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy21, &vcurT21) // v_cache_cpy-21 cpy, part ne0
-	qcur21 := runtime.At(m.bufCPU, offQcur21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur21 := tensor.At(m.bufCPU, offQcur21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur21, &m.weights[weightBlk21AttnQWeight], &attnNorm21) // Qcur-21 mul_mat, part ne1
-	qcur3d21 := runtime.At(m.bufCPU, offQcur21+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope21 := runtime.At(m.bufCPU, offQcurRope21+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope21, &qcur3d21, &inpPos, runtime.RopeParams{
+	qcur3d21 := tensor.At(m.bufCPU, offQcur21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope21 := tensor.At(m.bufCPU, offQcurRope21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope21, &qcur3d21, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7040,50 +7043,50 @@ func (m *Model) region21(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region22 runs units [lo, hi) of n_tokens of nodes 712..743 (kq-21 … Qcur_rope-22): a parallel region, one part per thread.
 func (m *Model) region22(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k21 := runtime.At(m.state[stateCacheKL21].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q21 := runtime.At(m.bufCPU, offQcurRope21+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq21 := runtime.At(m.bufCPU, offKq21+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k21 := tensor.At(m.state[stateCacheKL21].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q21 := tensor.At(m.bufCPU, offQcurRope21+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq21 := tensor.At(m.bufCPU, offKq21+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq21, &k21, &q21) // kq-21 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax21 := runtime.At(m.bufCPU, offKqSoftMax21+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax21 := tensor.At(m.bufCPU, offKqSoftMax21+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax21, &kq21, &kqMask, float32(0.25), float32(0)) // kq_soft_max-21 soft_max, part ne1
-	v21 := runtime.At(m.state[stateCacheVL21].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv21 := runtime.At(m.bufCPU, offKqv21+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v21 := tensor.At(m.state[stateCacheVL21].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv21 := tensor.At(m.bufCPU, offKqv21+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv21, &v21, &kqSoftMax21) // kqv-21 mul_mat, part ne1
-	kqvMerged21 := runtime.At(m.bufCPU, offKqv21+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont21 := runtime.At(m.bufCPU, offKqvMergedCont21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged21 := tensor.At(m.bufCPU, offKqv21+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont21 := tensor.At(m.bufCPU, offKqvMergedCont21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont21, &kqvMerged21) // kqv_merged_cont-21 cont, part ne1
-	attnOut21 := runtime.At(m.bufCPU, offAttnOut21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut21 := tensor.At(m.bufCPU, offAttnOut21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut21, &m.weights[weightBlk21AttnOutputWeight], &kqvMergedCont21) // attn_out-21 mul_mat, part ne1
-	lOut20 := runtime.At(m.bufCPU, offLOut20+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp21 := runtime.At(m.bufCPU, offFfnInp21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut20 := tensor.At(m.bufCPU, offLOut20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp21 := tensor.At(m.bufCPU, offFfnInp21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp21, &attnOut21, &lOut20) // ffn_inp-21 add, part ne1
-	normFfn21 := runtime.At(m.bufCPU, offNormFfn21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn21 := tensor.At(m.bufCPU, offNormFfn21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn21, &ffnInp21, float32(1e-05)) // norm_ffn-21 rms_norm, part ne1
-	ffnNorm21 := runtime.At(m.bufCPU, offFfnNorm21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm21 := tensor.At(m.bufCPU, offFfnNorm21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm21, &normFfn21, &m.weights[weightBlk21FfnNormWeight]) // ffn_norm-21 mul, part ne1
-	ffnGate21 := runtime.At(m.bufCPU, offFfnGate21+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate21 := tensor.At(m.bufCPU, offFfnGate21+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate21, &m.weights[weightBlk21FfnGateWeight], &ffnNorm21) // ffn_gate-21 mul_mat, part ne1
-	ffnSilu21 := runtime.At(m.bufCPU, offFfnSilu21+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu21 := tensor.At(m.bufCPU, offFfnSilu21+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu21, &ffnGate21) // ffn_silu-21 silu, part ne1
-	ffnUp21 := runtime.At(m.bufCPU, offFfnUp21+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp21 := tensor.At(m.bufCPU, offFfnUp21+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp21, &m.weights[weightBlk21FfnUpWeight], &ffnNorm21) // ffn_up-21 mul_mat, part ne1
-	ffnGatePar21 := runtime.At(m.bufCPU, offFfnGatePar21+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar21 := tensor.At(m.bufCPU, offFfnGatePar21+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar21, &ffnSilu21, &ffnUp21) // ffn_gate_par-21 mul, part ne1
-	ffnOut21 := runtime.At(m.bufCPU, offFfnOut21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut21 := tensor.At(m.bufCPU, offFfnOut21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut21, &m.weights[weightBlk21FfnDownWeight], &ffnGatePar21) // ffn_out-21 mul_mat, part ne1
-	lOut21 := runtime.At(m.bufCPU, offLOut21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut21 := tensor.At(m.bufCPU, offLOut21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut21, &ffnOut21, &ffnInp21) // l_out-21 add, part ne1
-	norm22 := runtime.At(m.bufCPU, offNorm22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm22 := tensor.At(m.bufCPU, offNorm22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm22, &lOut21, float32(1e-05)) // norm-22 rms_norm, part ne1
-	attnNorm22 := runtime.At(m.bufCPU, offAttnNorm22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm22 := tensor.At(m.bufCPU, offAttnNorm22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm22, &norm22, &m.weights[weightBlk22AttnNormWeight]) // attn_norm-22 mul, part ne1
-	kcur22 := runtime.At(m.bufCPU, offKcur22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur22 := tensor.At(m.bufCPU, offKcur22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur22, &m.weights[weightBlk22AttnKWeight], &attnNorm22) // Kcur-22 mul_mat, part ne1
-	kcur3d22 := runtime.At(m.bufCPU, offKcur22+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope22 := runtime.At(m.bufCPU, offKcurRope22+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope22, &kcur3d22, &inpPos, runtime.RopeParams{
+	kcur3d22 := tensor.At(m.bufCPU, offKcur22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope22 := tensor.At(m.bufCPU, offKcurRope22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope22, &kcur3d22, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7094,18 +7097,18 @@ func (m *Model) region22(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-22 rope, part ne2
-	kCacheCpy22 := runtime.At(m.state[stateCacheKL22].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy22 := tensor.At(m.state[stateCacheKL22].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy22, &kcurRope22) // k_cache_cpy-22 cpy, part ne0*64
-	vcur22 := runtime.At(m.bufCPU, offVcur22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur22 := tensor.At(m.bufCPU, offVcur22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur22, &m.weights[weightBlk22AttnVWeight], &attnNorm22) // Vcur-22 mul_mat, part ne1
-	vCacheCpy22 := runtime.At(m.state[stateCacheVL22].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT22 := runtime.At(m.bufCPU, offVcur22+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy22 := tensor.At(m.state[stateCacheVL22].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT22 := tensor.At(m.bufCPU, offVcur22+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy22, &vcurT22) // v_cache_cpy-22 cpy, part ne0
-	qcur22 := runtime.At(m.bufCPU, offQcur22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur22 := tensor.At(m.bufCPU, offQcur22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur22, &m.weights[weightBlk22AttnQWeight], &attnNorm22) // Qcur-22 mul_mat, part ne1
-	qcur3d22 := runtime.At(m.bufCPU, offQcur22+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope22 := runtime.At(m.bufCPU, offQcurRope22+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope22, &qcur3d22, &inpPos, runtime.RopeParams{
+	qcur3d22 := tensor.At(m.bufCPU, offQcur22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope22 := tensor.At(m.bufCPU, offQcurRope22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope22, &qcur3d22, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7120,50 +7123,50 @@ func (m *Model) region22(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region23 runs units [lo, hi) of n_tokens of nodes 745..776 (kq-22 … Qcur_rope-23): a parallel region, one part per thread.
 func (m *Model) region23(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k22 := runtime.At(m.state[stateCacheKL22].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q22 := runtime.At(m.bufCPU, offQcurRope22+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq22 := runtime.At(m.bufCPU, offKq22+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k22 := tensor.At(m.state[stateCacheKL22].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q22 := tensor.At(m.bufCPU, offQcurRope22+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq22 := tensor.At(m.bufCPU, offKq22+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq22, &k22, &q22) // kq-22 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax22 := runtime.At(m.bufCPU, offKqSoftMax22+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax22 := tensor.At(m.bufCPU, offKqSoftMax22+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax22, &kq22, &kqMask, float32(0.25), float32(0)) // kq_soft_max-22 soft_max, part ne1
-	v22 := runtime.At(m.state[stateCacheVL22].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv22 := runtime.At(m.bufCPU, offKqv22+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v22 := tensor.At(m.state[stateCacheVL22].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv22 := tensor.At(m.bufCPU, offKqv22+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv22, &v22, &kqSoftMax22) // kqv-22 mul_mat, part ne1
-	kqvMerged22 := runtime.At(m.bufCPU, offKqv22+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont22 := runtime.At(m.bufCPU, offKqvMergedCont22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged22 := tensor.At(m.bufCPU, offKqv22+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont22 := tensor.At(m.bufCPU, offKqvMergedCont22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont22, &kqvMerged22) // kqv_merged_cont-22 cont, part ne1
-	attnOut22 := runtime.At(m.bufCPU, offAttnOut22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut22 := tensor.At(m.bufCPU, offAttnOut22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut22, &m.weights[weightBlk22AttnOutputWeight], &kqvMergedCont22) // attn_out-22 mul_mat, part ne1
-	lOut21 := runtime.At(m.bufCPU, offLOut21+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp22 := runtime.At(m.bufCPU, offFfnInp22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut21 := tensor.At(m.bufCPU, offLOut21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp22 := tensor.At(m.bufCPU, offFfnInp22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp22, &attnOut22, &lOut21) // ffn_inp-22 add, part ne1
-	normFfn22 := runtime.At(m.bufCPU, offNormFfn22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn22 := tensor.At(m.bufCPU, offNormFfn22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn22, &ffnInp22, float32(1e-05)) // norm_ffn-22 rms_norm, part ne1
-	ffnNorm22 := runtime.At(m.bufCPU, offFfnNorm22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm22 := tensor.At(m.bufCPU, offFfnNorm22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm22, &normFfn22, &m.weights[weightBlk22FfnNormWeight]) // ffn_norm-22 mul, part ne1
-	ffnGate22 := runtime.At(m.bufCPU, offFfnGate22+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate22 := tensor.At(m.bufCPU, offFfnGate22+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate22, &m.weights[weightBlk22FfnGateWeight], &ffnNorm22) // ffn_gate-22 mul_mat, part ne1
-	ffnSilu22 := runtime.At(m.bufCPU, offFfnSilu22+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu22 := tensor.At(m.bufCPU, offFfnSilu22+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu22, &ffnGate22) // ffn_silu-22 silu, part ne1
-	ffnUp22 := runtime.At(m.bufCPU, offFfnUp22+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp22 := tensor.At(m.bufCPU, offFfnUp22+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp22, &m.weights[weightBlk22FfnUpWeight], &ffnNorm22) // ffn_up-22 mul_mat, part ne1
-	ffnGatePar22 := runtime.At(m.bufCPU, offFfnGatePar22+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar22 := tensor.At(m.bufCPU, offFfnGatePar22+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar22, &ffnSilu22, &ffnUp22) // ffn_gate_par-22 mul, part ne1
-	ffnOut22 := runtime.At(m.bufCPU, offFfnOut22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut22 := tensor.At(m.bufCPU, offFfnOut22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut22, &m.weights[weightBlk22FfnDownWeight], &ffnGatePar22) // ffn_out-22 mul_mat, part ne1
-	lOut22 := runtime.At(m.bufCPU, offLOut22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut22 := tensor.At(m.bufCPU, offLOut22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut22, &ffnOut22, &ffnInp22) // l_out-22 add, part ne1
-	norm23 := runtime.At(m.bufCPU, offNorm23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm23 := tensor.At(m.bufCPU, offNorm23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm23, &lOut22, float32(1e-05)) // norm-23 rms_norm, part ne1
-	attnNorm23 := runtime.At(m.bufCPU, offAttnNorm23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm23 := tensor.At(m.bufCPU, offAttnNorm23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm23, &norm23, &m.weights[weightBlk23AttnNormWeight]) // attn_norm-23 mul, part ne1
-	kcur23 := runtime.At(m.bufCPU, offKcur23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur23 := tensor.At(m.bufCPU, offKcur23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur23, &m.weights[weightBlk23AttnKWeight], &attnNorm23) // Kcur-23 mul_mat, part ne1
-	kcur3d23 := runtime.At(m.bufCPU, offKcur23+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope23 := runtime.At(m.bufCPU, offKcurRope23+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope23, &kcur3d23, &inpPos, runtime.RopeParams{
+	kcur3d23 := tensor.At(m.bufCPU, offKcur23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope23 := tensor.At(m.bufCPU, offKcurRope23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope23, &kcur3d23, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7174,18 +7177,18 @@ func (m *Model) region23(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-23 rope, part ne2
-	kCacheCpy23 := runtime.At(m.state[stateCacheKL23].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy23 := tensor.At(m.state[stateCacheKL23].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy23, &kcurRope23) // k_cache_cpy-23 cpy, part ne0*64
-	vcur23 := runtime.At(m.bufCPU, offVcur23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur23 := tensor.At(m.bufCPU, offVcur23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur23, &m.weights[weightBlk23AttnVWeight], &attnNorm23) // Vcur-23 mul_mat, part ne1
-	vCacheCpy23 := runtime.At(m.state[stateCacheVL23].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT23 := runtime.At(m.bufCPU, offVcur23+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy23 := tensor.At(m.state[stateCacheVL23].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT23 := tensor.At(m.bufCPU, offVcur23+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy23, &vcurT23) // v_cache_cpy-23 cpy, part ne0
-	qcur23 := runtime.At(m.bufCPU, offQcur23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur23 := tensor.At(m.bufCPU, offQcur23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur23, &m.weights[weightBlk23AttnQWeight], &attnNorm23) // Qcur-23 mul_mat, part ne1
-	qcur3d23 := runtime.At(m.bufCPU, offQcur23+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope23 := runtime.At(m.bufCPU, offQcurRope23+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope23, &qcur3d23, &inpPos, runtime.RopeParams{
+	qcur3d23 := tensor.At(m.bufCPU, offQcur23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope23 := tensor.At(m.bufCPU, offQcurRope23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope23, &qcur3d23, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7200,50 +7203,50 @@ func (m *Model) region23(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region24 runs units [lo, hi) of n_tokens of nodes 778..809 (kq-23 … Qcur_rope-24): a parallel region, one part per thread.
 func (m *Model) region24(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k23 := runtime.At(m.state[stateCacheKL23].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q23 := runtime.At(m.bufCPU, offQcurRope23+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq23 := runtime.At(m.bufCPU, offKq23+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k23 := tensor.At(m.state[stateCacheKL23].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q23 := tensor.At(m.bufCPU, offQcurRope23+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq23 := tensor.At(m.bufCPU, offKq23+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq23, &k23, &q23) // kq-23 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax23 := runtime.At(m.bufCPU, offKqSoftMax23+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax23 := tensor.At(m.bufCPU, offKqSoftMax23+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax23, &kq23, &kqMask, float32(0.25), float32(0)) // kq_soft_max-23 soft_max, part ne1
-	v23 := runtime.At(m.state[stateCacheVL23].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv23 := runtime.At(m.bufCPU, offKqv23+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v23 := tensor.At(m.state[stateCacheVL23].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv23 := tensor.At(m.bufCPU, offKqv23+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv23, &v23, &kqSoftMax23) // kqv-23 mul_mat, part ne1
-	kqvMerged23 := runtime.At(m.bufCPU, offKqv23+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont23 := runtime.At(m.bufCPU, offKqvMergedCont23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged23 := tensor.At(m.bufCPU, offKqv23+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont23 := tensor.At(m.bufCPU, offKqvMergedCont23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont23, &kqvMerged23) // kqv_merged_cont-23 cont, part ne1
-	attnOut23 := runtime.At(m.bufCPU, offAttnOut23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut23 := tensor.At(m.bufCPU, offAttnOut23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut23, &m.weights[weightBlk23AttnOutputWeight], &kqvMergedCont23) // attn_out-23 mul_mat, part ne1
-	lOut22 := runtime.At(m.bufCPU, offLOut22+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp23 := runtime.At(m.bufCPU, offFfnInp23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut22 := tensor.At(m.bufCPU, offLOut22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp23 := tensor.At(m.bufCPU, offFfnInp23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp23, &attnOut23, &lOut22) // ffn_inp-23 add, part ne1
-	normFfn23 := runtime.At(m.bufCPU, offNormFfn23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn23 := tensor.At(m.bufCPU, offNormFfn23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn23, &ffnInp23, float32(1e-05)) // norm_ffn-23 rms_norm, part ne1
-	ffnNorm23 := runtime.At(m.bufCPU, offFfnNorm23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm23 := tensor.At(m.bufCPU, offFfnNorm23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm23, &normFfn23, &m.weights[weightBlk23FfnNormWeight]) // ffn_norm-23 mul, part ne1
-	ffnGate23 := runtime.At(m.bufCPU, offFfnGate23+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate23 := tensor.At(m.bufCPU, offFfnGate23+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate23, &m.weights[weightBlk23FfnGateWeight], &ffnNorm23) // ffn_gate-23 mul_mat, part ne1
-	ffnSilu23 := runtime.At(m.bufCPU, offFfnSilu23+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu23 := tensor.At(m.bufCPU, offFfnSilu23+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu23, &ffnGate23) // ffn_silu-23 silu, part ne1
-	ffnUp23 := runtime.At(m.bufCPU, offFfnUp23+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp23 := tensor.At(m.bufCPU, offFfnUp23+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp23, &m.weights[weightBlk23FfnUpWeight], &ffnNorm23) // ffn_up-23 mul_mat, part ne1
-	ffnGatePar23 := runtime.At(m.bufCPU, offFfnGatePar23+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar23 := tensor.At(m.bufCPU, offFfnGatePar23+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar23, &ffnSilu23, &ffnUp23) // ffn_gate_par-23 mul, part ne1
-	ffnOut23 := runtime.At(m.bufCPU, offFfnOut23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut23 := tensor.At(m.bufCPU, offFfnOut23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut23, &m.weights[weightBlk23FfnDownWeight], &ffnGatePar23) // ffn_out-23 mul_mat, part ne1
-	lOut23 := runtime.At(m.bufCPU, offLOut23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut23 := tensor.At(m.bufCPU, offLOut23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut23, &ffnOut23, &ffnInp23) // l_out-23 add, part ne1
-	norm24 := runtime.At(m.bufCPU, offNorm24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm24 := tensor.At(m.bufCPU, offNorm24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm24, &lOut23, float32(1e-05)) // norm-24 rms_norm, part ne1
-	attnNorm24 := runtime.At(m.bufCPU, offAttnNorm24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm24 := tensor.At(m.bufCPU, offAttnNorm24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm24, &norm24, &m.weights[weightBlk24AttnNormWeight]) // attn_norm-24 mul, part ne1
-	kcur24 := runtime.At(m.bufCPU, offKcur24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur24 := tensor.At(m.bufCPU, offKcur24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur24, &m.weights[weightBlk24AttnKWeight], &attnNorm24) // Kcur-24 mul_mat, part ne1
-	kcur3d24 := runtime.At(m.bufCPU, offKcur24+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope24 := runtime.At(m.bufCPU, offKcurRope24+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope24, &kcur3d24, &inpPos, runtime.RopeParams{
+	kcur3d24 := tensor.At(m.bufCPU, offKcur24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope24 := tensor.At(m.bufCPU, offKcurRope24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope24, &kcur3d24, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7254,18 +7257,18 @@ func (m *Model) region24(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-24 rope, part ne2
-	kCacheCpy24 := runtime.At(m.state[stateCacheKL24].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy24 := tensor.At(m.state[stateCacheKL24].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy24, &kcurRope24) // k_cache_cpy-24 cpy, part ne0*64
-	vcur24 := runtime.At(m.bufCPU, offVcur24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur24 := tensor.At(m.bufCPU, offVcur24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur24, &m.weights[weightBlk24AttnVWeight], &attnNorm24) // Vcur-24 mul_mat, part ne1
-	vCacheCpy24 := runtime.At(m.state[stateCacheVL24].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT24 := runtime.At(m.bufCPU, offVcur24+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy24 := tensor.At(m.state[stateCacheVL24].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT24 := tensor.At(m.bufCPU, offVcur24+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy24, &vcurT24) // v_cache_cpy-24 cpy, part ne0
-	qcur24 := runtime.At(m.bufCPU, offQcur24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur24 := tensor.At(m.bufCPU, offQcur24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur24, &m.weights[weightBlk24AttnQWeight], &attnNorm24) // Qcur-24 mul_mat, part ne1
-	qcur3d24 := runtime.At(m.bufCPU, offQcur24+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope24 := runtime.At(m.bufCPU, offQcurRope24+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope24, &qcur3d24, &inpPos, runtime.RopeParams{
+	qcur3d24 := tensor.At(m.bufCPU, offQcur24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope24 := tensor.At(m.bufCPU, offQcurRope24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope24, &qcur3d24, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7280,50 +7283,50 @@ func (m *Model) region24(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region25 runs units [lo, hi) of n_tokens of nodes 811..842 (kq-24 … Qcur_rope-25): a parallel region, one part per thread.
 func (m *Model) region25(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k24 := runtime.At(m.state[stateCacheKL24].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q24 := runtime.At(m.bufCPU, offQcurRope24+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq24 := runtime.At(m.bufCPU, offKq24+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k24 := tensor.At(m.state[stateCacheKL24].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q24 := tensor.At(m.bufCPU, offQcurRope24+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq24 := tensor.At(m.bufCPU, offKq24+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq24, &k24, &q24) // kq-24 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax24 := runtime.At(m.bufCPU, offKqSoftMax24+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax24 := tensor.At(m.bufCPU, offKqSoftMax24+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax24, &kq24, &kqMask, float32(0.25), float32(0)) // kq_soft_max-24 soft_max, part ne1
-	v24 := runtime.At(m.state[stateCacheVL24].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv24 := runtime.At(m.bufCPU, offKqv24+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v24 := tensor.At(m.state[stateCacheVL24].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv24 := tensor.At(m.bufCPU, offKqv24+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv24, &v24, &kqSoftMax24) // kqv-24 mul_mat, part ne1
-	kqvMerged24 := runtime.At(m.bufCPU, offKqv24+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont24 := runtime.At(m.bufCPU, offKqvMergedCont24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged24 := tensor.At(m.bufCPU, offKqv24+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont24 := tensor.At(m.bufCPU, offKqvMergedCont24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont24, &kqvMerged24) // kqv_merged_cont-24 cont, part ne1
-	attnOut24 := runtime.At(m.bufCPU, offAttnOut24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut24 := tensor.At(m.bufCPU, offAttnOut24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut24, &m.weights[weightBlk24AttnOutputWeight], &kqvMergedCont24) // attn_out-24 mul_mat, part ne1
-	lOut23 := runtime.At(m.bufCPU, offLOut23+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp24 := runtime.At(m.bufCPU, offFfnInp24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut23 := tensor.At(m.bufCPU, offLOut23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp24 := tensor.At(m.bufCPU, offFfnInp24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp24, &attnOut24, &lOut23) // ffn_inp-24 add, part ne1
-	normFfn24 := runtime.At(m.bufCPU, offNormFfn24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn24 := tensor.At(m.bufCPU, offNormFfn24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn24, &ffnInp24, float32(1e-05)) // norm_ffn-24 rms_norm, part ne1
-	ffnNorm24 := runtime.At(m.bufCPU, offFfnNorm24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm24 := tensor.At(m.bufCPU, offFfnNorm24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm24, &normFfn24, &m.weights[weightBlk24FfnNormWeight]) // ffn_norm-24 mul, part ne1
-	ffnGate24 := runtime.At(m.bufCPU, offFfnGate24+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate24 := tensor.At(m.bufCPU, offFfnGate24+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate24, &m.weights[weightBlk24FfnGateWeight], &ffnNorm24) // ffn_gate-24 mul_mat, part ne1
-	ffnSilu24 := runtime.At(m.bufCPU, offFfnSilu24+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu24 := tensor.At(m.bufCPU, offFfnSilu24+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu24, &ffnGate24) // ffn_silu-24 silu, part ne1
-	ffnUp24 := runtime.At(m.bufCPU, offFfnUp24+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp24 := tensor.At(m.bufCPU, offFfnUp24+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp24, &m.weights[weightBlk24FfnUpWeight], &ffnNorm24) // ffn_up-24 mul_mat, part ne1
-	ffnGatePar24 := runtime.At(m.bufCPU, offFfnGatePar24+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar24 := tensor.At(m.bufCPU, offFfnGatePar24+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar24, &ffnSilu24, &ffnUp24) // ffn_gate_par-24 mul, part ne1
-	ffnOut24 := runtime.At(m.bufCPU, offFfnOut24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut24 := tensor.At(m.bufCPU, offFfnOut24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut24, &m.weights[weightBlk24FfnDownWeight], &ffnGatePar24) // ffn_out-24 mul_mat, part ne1
-	lOut24 := runtime.At(m.bufCPU, offLOut24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut24 := tensor.At(m.bufCPU, offLOut24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut24, &ffnOut24, &ffnInp24) // l_out-24 add, part ne1
-	norm25 := runtime.At(m.bufCPU, offNorm25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm25 := tensor.At(m.bufCPU, offNorm25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm25, &lOut24, float32(1e-05)) // norm-25 rms_norm, part ne1
-	attnNorm25 := runtime.At(m.bufCPU, offAttnNorm25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm25 := tensor.At(m.bufCPU, offAttnNorm25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm25, &norm25, &m.weights[weightBlk25AttnNormWeight]) // attn_norm-25 mul, part ne1
-	kcur25 := runtime.At(m.bufCPU, offKcur25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur25 := tensor.At(m.bufCPU, offKcur25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur25, &m.weights[weightBlk25AttnKWeight], &attnNorm25) // Kcur-25 mul_mat, part ne1
-	kcur3d25 := runtime.At(m.bufCPU, offKcur25+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope25 := runtime.At(m.bufCPU, offKcurRope25+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope25, &kcur3d25, &inpPos, runtime.RopeParams{
+	kcur3d25 := tensor.At(m.bufCPU, offKcur25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope25 := tensor.At(m.bufCPU, offKcurRope25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope25, &kcur3d25, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7334,18 +7337,18 @@ func (m *Model) region25(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-25 rope, part ne2
-	kCacheCpy25 := runtime.At(m.state[stateCacheKL25].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy25 := tensor.At(m.state[stateCacheKL25].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy25, &kcurRope25) // k_cache_cpy-25 cpy, part ne0*64
-	vcur25 := runtime.At(m.bufCPU, offVcur25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur25 := tensor.At(m.bufCPU, offVcur25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur25, &m.weights[weightBlk25AttnVWeight], &attnNorm25) // Vcur-25 mul_mat, part ne1
-	vCacheCpy25 := runtime.At(m.state[stateCacheVL25].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT25 := runtime.At(m.bufCPU, offVcur25+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy25 := tensor.At(m.state[stateCacheVL25].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT25 := tensor.At(m.bufCPU, offVcur25+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy25, &vcurT25) // v_cache_cpy-25 cpy, part ne0
-	qcur25 := runtime.At(m.bufCPU, offQcur25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur25 := tensor.At(m.bufCPU, offQcur25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur25, &m.weights[weightBlk25AttnQWeight], &attnNorm25) // Qcur-25 mul_mat, part ne1
-	qcur3d25 := runtime.At(m.bufCPU, offQcur25+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope25 := runtime.At(m.bufCPU, offQcurRope25+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope25, &qcur3d25, &inpPos, runtime.RopeParams{
+	qcur3d25 := tensor.At(m.bufCPU, offQcur25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope25 := tensor.At(m.bufCPU, offQcurRope25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope25, &qcur3d25, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7360,50 +7363,50 @@ func (m *Model) region25(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region26 runs units [lo, hi) of n_tokens of nodes 844..875 (kq-25 … Qcur_rope-26): a parallel region, one part per thread.
 func (m *Model) region26(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k25 := runtime.At(m.state[stateCacheKL25].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q25 := runtime.At(m.bufCPU, offQcurRope25+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq25 := runtime.At(m.bufCPU, offKq25+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k25 := tensor.At(m.state[stateCacheKL25].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q25 := tensor.At(m.bufCPU, offQcurRope25+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq25 := tensor.At(m.bufCPU, offKq25+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq25, &k25, &q25) // kq-25 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax25 := runtime.At(m.bufCPU, offKqSoftMax25+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax25 := tensor.At(m.bufCPU, offKqSoftMax25+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax25, &kq25, &kqMask, float32(0.25), float32(0)) // kq_soft_max-25 soft_max, part ne1
-	v25 := runtime.At(m.state[stateCacheVL25].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv25 := runtime.At(m.bufCPU, offKqv25+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v25 := tensor.At(m.state[stateCacheVL25].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv25 := tensor.At(m.bufCPU, offKqv25+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv25, &v25, &kqSoftMax25) // kqv-25 mul_mat, part ne1
-	kqvMerged25 := runtime.At(m.bufCPU, offKqv25+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont25 := runtime.At(m.bufCPU, offKqvMergedCont25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged25 := tensor.At(m.bufCPU, offKqv25+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont25 := tensor.At(m.bufCPU, offKqvMergedCont25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont25, &kqvMerged25) // kqv_merged_cont-25 cont, part ne1
-	attnOut25 := runtime.At(m.bufCPU, offAttnOut25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut25 := tensor.At(m.bufCPU, offAttnOut25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut25, &m.weights[weightBlk25AttnOutputWeight], &kqvMergedCont25) // attn_out-25 mul_mat, part ne1
-	lOut24 := runtime.At(m.bufCPU, offLOut24+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp25 := runtime.At(m.bufCPU, offFfnInp25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut24 := tensor.At(m.bufCPU, offLOut24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp25 := tensor.At(m.bufCPU, offFfnInp25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp25, &attnOut25, &lOut24) // ffn_inp-25 add, part ne1
-	normFfn25 := runtime.At(m.bufCPU, offNormFfn25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn25 := tensor.At(m.bufCPU, offNormFfn25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn25, &ffnInp25, float32(1e-05)) // norm_ffn-25 rms_norm, part ne1
-	ffnNorm25 := runtime.At(m.bufCPU, offFfnNorm25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm25 := tensor.At(m.bufCPU, offFfnNorm25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm25, &normFfn25, &m.weights[weightBlk25FfnNormWeight]) // ffn_norm-25 mul, part ne1
-	ffnGate25 := runtime.At(m.bufCPU, offFfnGate25+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate25 := tensor.At(m.bufCPU, offFfnGate25+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate25, &m.weights[weightBlk25FfnGateWeight], &ffnNorm25) // ffn_gate-25 mul_mat, part ne1
-	ffnSilu25 := runtime.At(m.bufCPU, offFfnSilu25+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu25 := tensor.At(m.bufCPU, offFfnSilu25+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu25, &ffnGate25) // ffn_silu-25 silu, part ne1
-	ffnUp25 := runtime.At(m.bufCPU, offFfnUp25+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp25 := tensor.At(m.bufCPU, offFfnUp25+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp25, &m.weights[weightBlk25FfnUpWeight], &ffnNorm25) // ffn_up-25 mul_mat, part ne1
-	ffnGatePar25 := runtime.At(m.bufCPU, offFfnGatePar25+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar25 := tensor.At(m.bufCPU, offFfnGatePar25+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar25, &ffnSilu25, &ffnUp25) // ffn_gate_par-25 mul, part ne1
-	ffnOut25 := runtime.At(m.bufCPU, offFfnOut25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut25 := tensor.At(m.bufCPU, offFfnOut25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut25, &m.weights[weightBlk25FfnDownWeight], &ffnGatePar25) // ffn_out-25 mul_mat, part ne1
-	lOut25 := runtime.At(m.bufCPU, offLOut25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut25 := tensor.At(m.bufCPU, offLOut25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut25, &ffnOut25, &ffnInp25) // l_out-25 add, part ne1
-	norm26 := runtime.At(m.bufCPU, offNorm26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm26 := tensor.At(m.bufCPU, offNorm26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm26, &lOut25, float32(1e-05)) // norm-26 rms_norm, part ne1
-	attnNorm26 := runtime.At(m.bufCPU, offAttnNorm26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm26 := tensor.At(m.bufCPU, offAttnNorm26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm26, &norm26, &m.weights[weightBlk26AttnNormWeight]) // attn_norm-26 mul, part ne1
-	kcur26 := runtime.At(m.bufCPU, offKcur26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur26 := tensor.At(m.bufCPU, offKcur26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur26, &m.weights[weightBlk26AttnKWeight], &attnNorm26) // Kcur-26 mul_mat, part ne1
-	kcur3d26 := runtime.At(m.bufCPU, offKcur26+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope26 := runtime.At(m.bufCPU, offKcurRope26+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope26, &kcur3d26, &inpPos, runtime.RopeParams{
+	kcur3d26 := tensor.At(m.bufCPU, offKcur26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope26 := tensor.At(m.bufCPU, offKcurRope26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope26, &kcur3d26, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7414,18 +7417,18 @@ func (m *Model) region26(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-26 rope, part ne2
-	kCacheCpy26 := runtime.At(m.state[stateCacheKL26].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy26 := tensor.At(m.state[stateCacheKL26].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy26, &kcurRope26) // k_cache_cpy-26 cpy, part ne0*64
-	vcur26 := runtime.At(m.bufCPU, offVcur26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur26 := tensor.At(m.bufCPU, offVcur26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur26, &m.weights[weightBlk26AttnVWeight], &attnNorm26) // Vcur-26 mul_mat, part ne1
-	vCacheCpy26 := runtime.At(m.state[stateCacheVL26].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT26 := runtime.At(m.bufCPU, offVcur26+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy26 := tensor.At(m.state[stateCacheVL26].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT26 := tensor.At(m.bufCPU, offVcur26+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy26, &vcurT26) // v_cache_cpy-26 cpy, part ne0
-	qcur26 := runtime.At(m.bufCPU, offQcur26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur26 := tensor.At(m.bufCPU, offQcur26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur26, &m.weights[weightBlk26AttnQWeight], &attnNorm26) // Qcur-26 mul_mat, part ne1
-	qcur3d26 := runtime.At(m.bufCPU, offQcur26+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope26 := runtime.At(m.bufCPU, offQcurRope26+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope26, &qcur3d26, &inpPos, runtime.RopeParams{
+	qcur3d26 := tensor.At(m.bufCPU, offQcur26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope26 := tensor.At(m.bufCPU, offQcurRope26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope26, &qcur3d26, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7440,50 +7443,50 @@ func (m *Model) region26(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region27 runs units [lo, hi) of n_tokens of nodes 877..908 (kq-26 … Qcur_rope-27): a parallel region, one part per thread.
 func (m *Model) region27(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k26 := runtime.At(m.state[stateCacheKL26].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q26 := runtime.At(m.bufCPU, offQcurRope26+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq26 := runtime.At(m.bufCPU, offKq26+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k26 := tensor.At(m.state[stateCacheKL26].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q26 := tensor.At(m.bufCPU, offQcurRope26+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq26 := tensor.At(m.bufCPU, offKq26+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq26, &k26, &q26) // kq-26 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax26 := runtime.At(m.bufCPU, offKqSoftMax26+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax26 := tensor.At(m.bufCPU, offKqSoftMax26+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax26, &kq26, &kqMask, float32(0.25), float32(0)) // kq_soft_max-26 soft_max, part ne1
-	v26 := runtime.At(m.state[stateCacheVL26].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv26 := runtime.At(m.bufCPU, offKqv26+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v26 := tensor.At(m.state[stateCacheVL26].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv26 := tensor.At(m.bufCPU, offKqv26+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv26, &v26, &kqSoftMax26) // kqv-26 mul_mat, part ne1
-	kqvMerged26 := runtime.At(m.bufCPU, offKqv26+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont26 := runtime.At(m.bufCPU, offKqvMergedCont26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged26 := tensor.At(m.bufCPU, offKqv26+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont26 := tensor.At(m.bufCPU, offKqvMergedCont26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont26, &kqvMerged26) // kqv_merged_cont-26 cont, part ne1
-	attnOut26 := runtime.At(m.bufCPU, offAttnOut26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut26 := tensor.At(m.bufCPU, offAttnOut26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut26, &m.weights[weightBlk26AttnOutputWeight], &kqvMergedCont26) // attn_out-26 mul_mat, part ne1
-	lOut25 := runtime.At(m.bufCPU, offLOut25+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp26 := runtime.At(m.bufCPU, offFfnInp26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut25 := tensor.At(m.bufCPU, offLOut25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp26 := tensor.At(m.bufCPU, offFfnInp26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp26, &attnOut26, &lOut25) // ffn_inp-26 add, part ne1
-	normFfn26 := runtime.At(m.bufCPU, offNormFfn26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn26 := tensor.At(m.bufCPU, offNormFfn26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn26, &ffnInp26, float32(1e-05)) // norm_ffn-26 rms_norm, part ne1
-	ffnNorm26 := runtime.At(m.bufCPU, offFfnNorm26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm26 := tensor.At(m.bufCPU, offFfnNorm26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm26, &normFfn26, &m.weights[weightBlk26FfnNormWeight]) // ffn_norm-26 mul, part ne1
-	ffnGate26 := runtime.At(m.bufCPU, offFfnGate26+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate26 := tensor.At(m.bufCPU, offFfnGate26+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate26, &m.weights[weightBlk26FfnGateWeight], &ffnNorm26) // ffn_gate-26 mul_mat, part ne1
-	ffnSilu26 := runtime.At(m.bufCPU, offFfnSilu26+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu26 := tensor.At(m.bufCPU, offFfnSilu26+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu26, &ffnGate26) // ffn_silu-26 silu, part ne1
-	ffnUp26 := runtime.At(m.bufCPU, offFfnUp26+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp26 := tensor.At(m.bufCPU, offFfnUp26+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp26, &m.weights[weightBlk26FfnUpWeight], &ffnNorm26) // ffn_up-26 mul_mat, part ne1
-	ffnGatePar26 := runtime.At(m.bufCPU, offFfnGatePar26+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar26 := tensor.At(m.bufCPU, offFfnGatePar26+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar26, &ffnSilu26, &ffnUp26) // ffn_gate_par-26 mul, part ne1
-	ffnOut26 := runtime.At(m.bufCPU, offFfnOut26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut26 := tensor.At(m.bufCPU, offFfnOut26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut26, &m.weights[weightBlk26FfnDownWeight], &ffnGatePar26) // ffn_out-26 mul_mat, part ne1
-	lOut26 := runtime.At(m.bufCPU, offLOut26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut26 := tensor.At(m.bufCPU, offLOut26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut26, &ffnOut26, &ffnInp26) // l_out-26 add, part ne1
-	norm27 := runtime.At(m.bufCPU, offNorm27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm27 := tensor.At(m.bufCPU, offNorm27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm27, &lOut26, float32(1e-05)) // norm-27 rms_norm, part ne1
-	attnNorm27 := runtime.At(m.bufCPU, offAttnNorm27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm27 := tensor.At(m.bufCPU, offAttnNorm27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm27, &norm27, &m.weights[weightBlk27AttnNormWeight]) // attn_norm-27 mul, part ne1
-	kcur27 := runtime.At(m.bufCPU, offKcur27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur27 := tensor.At(m.bufCPU, offKcur27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur27, &m.weights[weightBlk27AttnKWeight], &attnNorm27) // Kcur-27 mul_mat, part ne1
-	kcur3d27 := runtime.At(m.bufCPU, offKcur27+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope27 := runtime.At(m.bufCPU, offKcurRope27+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope27, &kcur3d27, &inpPos, runtime.RopeParams{
+	kcur3d27 := tensor.At(m.bufCPU, offKcur27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope27 := tensor.At(m.bufCPU, offKcurRope27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope27, &kcur3d27, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7494,18 +7497,18 @@ func (m *Model) region27(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-27 rope, part ne2
-	kCacheCpy27 := runtime.At(m.state[stateCacheKL27].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy27 := tensor.At(m.state[stateCacheKL27].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy27, &kcurRope27) // k_cache_cpy-27 cpy, part ne0*64
-	vcur27 := runtime.At(m.bufCPU, offVcur27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur27 := tensor.At(m.bufCPU, offVcur27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur27, &m.weights[weightBlk27AttnVWeight], &attnNorm27) // Vcur-27 mul_mat, part ne1
-	vCacheCpy27 := runtime.At(m.state[stateCacheVL27].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT27 := runtime.At(m.bufCPU, offVcur27+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy27 := tensor.At(m.state[stateCacheVL27].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT27 := tensor.At(m.bufCPU, offVcur27+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy27, &vcurT27) // v_cache_cpy-27 cpy, part ne0
-	qcur27 := runtime.At(m.bufCPU, offQcur27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur27 := tensor.At(m.bufCPU, offQcur27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur27, &m.weights[weightBlk27AttnQWeight], &attnNorm27) // Qcur-27 mul_mat, part ne1
-	qcur3d27 := runtime.At(m.bufCPU, offQcur27+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope27 := runtime.At(m.bufCPU, offQcurRope27+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope27, &qcur3d27, &inpPos, runtime.RopeParams{
+	qcur3d27 := tensor.At(m.bufCPU, offQcur27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope27 := tensor.At(m.bufCPU, offQcurRope27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope27, &qcur3d27, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7520,50 +7523,50 @@ func (m *Model) region27(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region28 runs units [lo, hi) of n_tokens of nodes 910..941 (kq-27 … Qcur_rope-28): a parallel region, one part per thread.
 func (m *Model) region28(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k27 := runtime.At(m.state[stateCacheKL27].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q27 := runtime.At(m.bufCPU, offQcurRope27+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq27 := runtime.At(m.bufCPU, offKq27+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k27 := tensor.At(m.state[stateCacheKL27].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q27 := tensor.At(m.bufCPU, offQcurRope27+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq27 := tensor.At(m.bufCPU, offKq27+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq27, &k27, &q27) // kq-27 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax27 := runtime.At(m.bufCPU, offKqSoftMax27+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax27 := tensor.At(m.bufCPU, offKqSoftMax27+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax27, &kq27, &kqMask, float32(0.25), float32(0)) // kq_soft_max-27 soft_max, part ne1
-	v27 := runtime.At(m.state[stateCacheVL27].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv27 := runtime.At(m.bufCPU, offKqv27+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v27 := tensor.At(m.state[stateCacheVL27].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv27 := tensor.At(m.bufCPU, offKqv27+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv27, &v27, &kqSoftMax27) // kqv-27 mul_mat, part ne1
-	kqvMerged27 := runtime.At(m.bufCPU, offKqv27+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont27 := runtime.At(m.bufCPU, offKqvMergedCont27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged27 := tensor.At(m.bufCPU, offKqv27+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont27 := tensor.At(m.bufCPU, offKqvMergedCont27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont27, &kqvMerged27) // kqv_merged_cont-27 cont, part ne1
-	attnOut27 := runtime.At(m.bufCPU, offAttnOut27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut27 := tensor.At(m.bufCPU, offAttnOut27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut27, &m.weights[weightBlk27AttnOutputWeight], &kqvMergedCont27) // attn_out-27 mul_mat, part ne1
-	lOut26 := runtime.At(m.bufCPU, offLOut26+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp27 := runtime.At(m.bufCPU, offFfnInp27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut26 := tensor.At(m.bufCPU, offLOut26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp27 := tensor.At(m.bufCPU, offFfnInp27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp27, &attnOut27, &lOut26) // ffn_inp-27 add, part ne1
-	normFfn27 := runtime.At(m.bufCPU, offNormFfn27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn27 := tensor.At(m.bufCPU, offNormFfn27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn27, &ffnInp27, float32(1e-05)) // norm_ffn-27 rms_norm, part ne1
-	ffnNorm27 := runtime.At(m.bufCPU, offFfnNorm27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm27 := tensor.At(m.bufCPU, offFfnNorm27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm27, &normFfn27, &m.weights[weightBlk27FfnNormWeight]) // ffn_norm-27 mul, part ne1
-	ffnGate27 := runtime.At(m.bufCPU, offFfnGate27+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate27 := tensor.At(m.bufCPU, offFfnGate27+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate27, &m.weights[weightBlk27FfnGateWeight], &ffnNorm27) // ffn_gate-27 mul_mat, part ne1
-	ffnSilu27 := runtime.At(m.bufCPU, offFfnSilu27+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu27 := tensor.At(m.bufCPU, offFfnSilu27+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu27, &ffnGate27) // ffn_silu-27 silu, part ne1
-	ffnUp27 := runtime.At(m.bufCPU, offFfnUp27+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp27 := tensor.At(m.bufCPU, offFfnUp27+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp27, &m.weights[weightBlk27FfnUpWeight], &ffnNorm27) // ffn_up-27 mul_mat, part ne1
-	ffnGatePar27 := runtime.At(m.bufCPU, offFfnGatePar27+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar27 := tensor.At(m.bufCPU, offFfnGatePar27+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar27, &ffnSilu27, &ffnUp27) // ffn_gate_par-27 mul, part ne1
-	ffnOut27 := runtime.At(m.bufCPU, offFfnOut27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut27 := tensor.At(m.bufCPU, offFfnOut27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut27, &m.weights[weightBlk27FfnDownWeight], &ffnGatePar27) // ffn_out-27 mul_mat, part ne1
-	lOut27 := runtime.At(m.bufCPU, offLOut27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut27 := tensor.At(m.bufCPU, offLOut27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut27, &ffnOut27, &ffnInp27) // l_out-27 add, part ne1
-	norm28 := runtime.At(m.bufCPU, offNorm28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm28 := tensor.At(m.bufCPU, offNorm28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm28, &lOut27, float32(1e-05)) // norm-28 rms_norm, part ne1
-	attnNorm28 := runtime.At(m.bufCPU, offAttnNorm28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm28 := tensor.At(m.bufCPU, offAttnNorm28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm28, &norm28, &m.weights[weightBlk28AttnNormWeight]) // attn_norm-28 mul, part ne1
-	kcur28 := runtime.At(m.bufCPU, offKcur28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur28 := tensor.At(m.bufCPU, offKcur28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur28, &m.weights[weightBlk28AttnKWeight], &attnNorm28) // Kcur-28 mul_mat, part ne1
-	kcur3d28 := runtime.At(m.bufCPU, offKcur28+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope28 := runtime.At(m.bufCPU, offKcurRope28+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope28, &kcur3d28, &inpPos, runtime.RopeParams{
+	kcur3d28 := tensor.At(m.bufCPU, offKcur28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope28 := tensor.At(m.bufCPU, offKcurRope28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope28, &kcur3d28, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7574,18 +7577,18 @@ func (m *Model) region28(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-28 rope, part ne2
-	kCacheCpy28 := runtime.At(m.state[stateCacheKL28].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy28 := tensor.At(m.state[stateCacheKL28].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy28, &kcurRope28) // k_cache_cpy-28 cpy, part ne0*64
-	vcur28 := runtime.At(m.bufCPU, offVcur28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur28 := tensor.At(m.bufCPU, offVcur28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur28, &m.weights[weightBlk28AttnVWeight], &attnNorm28) // Vcur-28 mul_mat, part ne1
-	vCacheCpy28 := runtime.At(m.state[stateCacheVL28].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT28 := runtime.At(m.bufCPU, offVcur28+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy28 := tensor.At(m.state[stateCacheVL28].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT28 := tensor.At(m.bufCPU, offVcur28+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy28, &vcurT28) // v_cache_cpy-28 cpy, part ne0
-	qcur28 := runtime.At(m.bufCPU, offQcur28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur28 := tensor.At(m.bufCPU, offQcur28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur28, &m.weights[weightBlk28AttnQWeight], &attnNorm28) // Qcur-28 mul_mat, part ne1
-	qcur3d28 := runtime.At(m.bufCPU, offQcur28+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope28 := runtime.At(m.bufCPU, offQcurRope28+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope28, &qcur3d28, &inpPos, runtime.RopeParams{
+	qcur3d28 := tensor.At(m.bufCPU, offQcur28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope28 := tensor.At(m.bufCPU, offQcurRope28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope28, &qcur3d28, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7600,50 +7603,50 @@ func (m *Model) region28(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region29 runs units [lo, hi) of n_tokens of nodes 943..974 (kq-28 … Qcur_rope-29): a parallel region, one part per thread.
 func (m *Model) region29(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k28 := runtime.At(m.state[stateCacheKL28].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q28 := runtime.At(m.bufCPU, offQcurRope28+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq28 := runtime.At(m.bufCPU, offKq28+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k28 := tensor.At(m.state[stateCacheKL28].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q28 := tensor.At(m.bufCPU, offQcurRope28+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq28 := tensor.At(m.bufCPU, offKq28+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq28, &k28, &q28) // kq-28 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax28 := runtime.At(m.bufCPU, offKqSoftMax28+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax28 := tensor.At(m.bufCPU, offKqSoftMax28+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax28, &kq28, &kqMask, float32(0.25), float32(0)) // kq_soft_max-28 soft_max, part ne1
-	v28 := runtime.At(m.state[stateCacheVL28].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv28 := runtime.At(m.bufCPU, offKqv28+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v28 := tensor.At(m.state[stateCacheVL28].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv28 := tensor.At(m.bufCPU, offKqv28+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv28, &v28, &kqSoftMax28) // kqv-28 mul_mat, part ne1
-	kqvMerged28 := runtime.At(m.bufCPU, offKqv28+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont28 := runtime.At(m.bufCPU, offKqvMergedCont28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged28 := tensor.At(m.bufCPU, offKqv28+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont28 := tensor.At(m.bufCPU, offKqvMergedCont28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont28, &kqvMerged28) // kqv_merged_cont-28 cont, part ne1
-	attnOut28 := runtime.At(m.bufCPU, offAttnOut28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut28 := tensor.At(m.bufCPU, offAttnOut28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut28, &m.weights[weightBlk28AttnOutputWeight], &kqvMergedCont28) // attn_out-28 mul_mat, part ne1
-	lOut27 := runtime.At(m.bufCPU, offLOut27+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp28 := runtime.At(m.bufCPU, offFfnInp28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut27 := tensor.At(m.bufCPU, offLOut27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp28 := tensor.At(m.bufCPU, offFfnInp28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp28, &attnOut28, &lOut27) // ffn_inp-28 add, part ne1
-	normFfn28 := runtime.At(m.bufCPU, offNormFfn28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn28 := tensor.At(m.bufCPU, offNormFfn28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn28, &ffnInp28, float32(1e-05)) // norm_ffn-28 rms_norm, part ne1
-	ffnNorm28 := runtime.At(m.bufCPU, offFfnNorm28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm28 := tensor.At(m.bufCPU, offFfnNorm28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm28, &normFfn28, &m.weights[weightBlk28FfnNormWeight]) // ffn_norm-28 mul, part ne1
-	ffnGate28 := runtime.At(m.bufCPU, offFfnGate28+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate28 := tensor.At(m.bufCPU, offFfnGate28+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate28, &m.weights[weightBlk28FfnGateWeight], &ffnNorm28) // ffn_gate-28 mul_mat, part ne1
-	ffnSilu28 := runtime.At(m.bufCPU, offFfnSilu28+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu28 := tensor.At(m.bufCPU, offFfnSilu28+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu28, &ffnGate28) // ffn_silu-28 silu, part ne1
-	ffnUp28 := runtime.At(m.bufCPU, offFfnUp28+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp28 := tensor.At(m.bufCPU, offFfnUp28+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp28, &m.weights[weightBlk28FfnUpWeight], &ffnNorm28) // ffn_up-28 mul_mat, part ne1
-	ffnGatePar28 := runtime.At(m.bufCPU, offFfnGatePar28+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar28 := tensor.At(m.bufCPU, offFfnGatePar28+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar28, &ffnSilu28, &ffnUp28) // ffn_gate_par-28 mul, part ne1
-	ffnOut28 := runtime.At(m.bufCPU, offFfnOut28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut28 := tensor.At(m.bufCPU, offFfnOut28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut28, &m.weights[weightBlk28FfnDownWeight], &ffnGatePar28) // ffn_out-28 mul_mat, part ne1
-	lOut28 := runtime.At(m.bufCPU, offLOut28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut28 := tensor.At(m.bufCPU, offLOut28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut28, &ffnOut28, &ffnInp28) // l_out-28 add, part ne1
-	norm29 := runtime.At(m.bufCPU, offNorm29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm29 := tensor.At(m.bufCPU, offNorm29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm29, &lOut28, float32(1e-05)) // norm-29 rms_norm, part ne1
-	attnNorm29 := runtime.At(m.bufCPU, offAttnNorm29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm29 := tensor.At(m.bufCPU, offAttnNorm29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm29, &norm29, &m.weights[weightBlk29AttnNormWeight]) // attn_norm-29 mul, part ne1
-	kcur29 := runtime.At(m.bufCPU, offKcur29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur29 := tensor.At(m.bufCPU, offKcur29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur29, &m.weights[weightBlk29AttnKWeight], &attnNorm29) // Kcur-29 mul_mat, part ne1
-	kcur3d29 := runtime.At(m.bufCPU, offKcur29+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope29 := runtime.At(m.bufCPU, offKcurRope29+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope29, &kcur3d29, &inpPos, runtime.RopeParams{
+	kcur3d29 := tensor.At(m.bufCPU, offKcur29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope29 := tensor.At(m.bufCPU, offKcurRope29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope29, &kcur3d29, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7654,18 +7657,18 @@ func (m *Model) region29(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-29 rope, part ne2
-	kCacheCpy29 := runtime.At(m.state[stateCacheKL29].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy29 := tensor.At(m.state[stateCacheKL29].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy29, &kcurRope29) // k_cache_cpy-29 cpy, part ne0*64
-	vcur29 := runtime.At(m.bufCPU, offVcur29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur29 := tensor.At(m.bufCPU, offVcur29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur29, &m.weights[weightBlk29AttnVWeight], &attnNorm29) // Vcur-29 mul_mat, part ne1
-	vCacheCpy29 := runtime.At(m.state[stateCacheVL29].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT29 := runtime.At(m.bufCPU, offVcur29+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy29 := tensor.At(m.state[stateCacheVL29].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT29 := tensor.At(m.bufCPU, offVcur29+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy29, &vcurT29) // v_cache_cpy-29 cpy, part ne0
-	qcur29 := runtime.At(m.bufCPU, offQcur29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur29 := tensor.At(m.bufCPU, offQcur29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur29, &m.weights[weightBlk29AttnQWeight], &attnNorm29) // Qcur-29 mul_mat, part ne1
-	qcur3d29 := runtime.At(m.bufCPU, offQcur29+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope29 := runtime.At(m.bufCPU, offQcurRope29+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope29, &qcur3d29, &inpPos, runtime.RopeParams{
+	qcur3d29 := tensor.At(m.bufCPU, offQcur29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope29 := tensor.At(m.bufCPU, offQcurRope29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope29, &qcur3d29, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7680,50 +7683,50 @@ func (m *Model) region29(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region30 runs units [lo, hi) of n_tokens of nodes 976..1007 (kq-29 … Qcur_rope-30): a parallel region, one part per thread.
 func (m *Model) region30(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k29 := runtime.At(m.state[stateCacheKL29].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q29 := runtime.At(m.bufCPU, offQcurRope29+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq29 := runtime.At(m.bufCPU, offKq29+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k29 := tensor.At(m.state[stateCacheKL29].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q29 := tensor.At(m.bufCPU, offQcurRope29+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq29 := tensor.At(m.bufCPU, offKq29+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq29, &k29, &q29) // kq-29 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax29 := runtime.At(m.bufCPU, offKqSoftMax29+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax29 := tensor.At(m.bufCPU, offKqSoftMax29+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax29, &kq29, &kqMask, float32(0.25), float32(0)) // kq_soft_max-29 soft_max, part ne1
-	v29 := runtime.At(m.state[stateCacheVL29].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv29 := runtime.At(m.bufCPU, offKqv29+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v29 := tensor.At(m.state[stateCacheVL29].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv29 := tensor.At(m.bufCPU, offKqv29+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv29, &v29, &kqSoftMax29) // kqv-29 mul_mat, part ne1
-	kqvMerged29 := runtime.At(m.bufCPU, offKqv29+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont29 := runtime.At(m.bufCPU, offKqvMergedCont29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged29 := tensor.At(m.bufCPU, offKqv29+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont29 := tensor.At(m.bufCPU, offKqvMergedCont29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont29, &kqvMerged29) // kqv_merged_cont-29 cont, part ne1
-	attnOut29 := runtime.At(m.bufCPU, offAttnOut29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut29 := tensor.At(m.bufCPU, offAttnOut29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut29, &m.weights[weightBlk29AttnOutputWeight], &kqvMergedCont29) // attn_out-29 mul_mat, part ne1
-	lOut28 := runtime.At(m.bufCPU, offLOut28+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp29 := runtime.At(m.bufCPU, offFfnInp29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut28 := tensor.At(m.bufCPU, offLOut28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp29 := tensor.At(m.bufCPU, offFfnInp29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp29, &attnOut29, &lOut28) // ffn_inp-29 add, part ne1
-	normFfn29 := runtime.At(m.bufCPU, offNormFfn29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn29 := tensor.At(m.bufCPU, offNormFfn29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn29, &ffnInp29, float32(1e-05)) // norm_ffn-29 rms_norm, part ne1
-	ffnNorm29 := runtime.At(m.bufCPU, offFfnNorm29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm29 := tensor.At(m.bufCPU, offFfnNorm29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm29, &normFfn29, &m.weights[weightBlk29FfnNormWeight]) // ffn_norm-29 mul, part ne1
-	ffnGate29 := runtime.At(m.bufCPU, offFfnGate29+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate29 := tensor.At(m.bufCPU, offFfnGate29+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate29, &m.weights[weightBlk29FfnGateWeight], &ffnNorm29) // ffn_gate-29 mul_mat, part ne1
-	ffnSilu29 := runtime.At(m.bufCPU, offFfnSilu29+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu29 := tensor.At(m.bufCPU, offFfnSilu29+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu29, &ffnGate29) // ffn_silu-29 silu, part ne1
-	ffnUp29 := runtime.At(m.bufCPU, offFfnUp29+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp29 := tensor.At(m.bufCPU, offFfnUp29+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp29, &m.weights[weightBlk29FfnUpWeight], &ffnNorm29) // ffn_up-29 mul_mat, part ne1
-	ffnGatePar29 := runtime.At(m.bufCPU, offFfnGatePar29+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar29 := tensor.At(m.bufCPU, offFfnGatePar29+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar29, &ffnSilu29, &ffnUp29) // ffn_gate_par-29 mul, part ne1
-	ffnOut29 := runtime.At(m.bufCPU, offFfnOut29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut29 := tensor.At(m.bufCPU, offFfnOut29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut29, &m.weights[weightBlk29FfnDownWeight], &ffnGatePar29) // ffn_out-29 mul_mat, part ne1
-	lOut29 := runtime.At(m.bufCPU, offLOut29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut29 := tensor.At(m.bufCPU, offLOut29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut29, &ffnOut29, &ffnInp29) // l_out-29 add, part ne1
-	norm30 := runtime.At(m.bufCPU, offNorm30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm30 := tensor.At(m.bufCPU, offNorm30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm30, &lOut29, float32(1e-05)) // norm-30 rms_norm, part ne1
-	attnNorm30 := runtime.At(m.bufCPU, offAttnNorm30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm30 := tensor.At(m.bufCPU, offAttnNorm30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm30, &norm30, &m.weights[weightBlk30AttnNormWeight]) // attn_norm-30 mul, part ne1
-	kcur30 := runtime.At(m.bufCPU, offKcur30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur30 := tensor.At(m.bufCPU, offKcur30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur30, &m.weights[weightBlk30AttnKWeight], &attnNorm30) // Kcur-30 mul_mat, part ne1
-	kcur3d30 := runtime.At(m.bufCPU, offKcur30+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope30 := runtime.At(m.bufCPU, offKcurRope30+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope30, &kcur3d30, &inpPos, runtime.RopeParams{
+	kcur3d30 := tensor.At(m.bufCPU, offKcur30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope30 := tensor.At(m.bufCPU, offKcurRope30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope30, &kcur3d30, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7734,18 +7737,18 @@ func (m *Model) region30(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-30 rope, part ne2
-	kCacheCpy30 := runtime.At(m.state[stateCacheKL30].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy30 := tensor.At(m.state[stateCacheKL30].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy30, &kcurRope30) // k_cache_cpy-30 cpy, part ne0*64
-	vcur30 := runtime.At(m.bufCPU, offVcur30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur30 := tensor.At(m.bufCPU, offVcur30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur30, &m.weights[weightBlk30AttnVWeight], &attnNorm30) // Vcur-30 mul_mat, part ne1
-	vCacheCpy30 := runtime.At(m.state[stateCacheVL30].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT30 := runtime.At(m.bufCPU, offVcur30+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy30 := tensor.At(m.state[stateCacheVL30].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT30 := tensor.At(m.bufCPU, offVcur30+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy30, &vcurT30) // v_cache_cpy-30 cpy, part ne0
-	qcur30 := runtime.At(m.bufCPU, offQcur30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur30 := tensor.At(m.bufCPU, offQcur30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur30, &m.weights[weightBlk30AttnQWeight], &attnNorm30) // Qcur-30 mul_mat, part ne1
-	qcur3d30 := runtime.At(m.bufCPU, offQcur30+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope30 := runtime.At(m.bufCPU, offQcurRope30+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope30, &qcur3d30, &inpPos, runtime.RopeParams{
+	qcur3d30 := tensor.At(m.bufCPU, offQcur30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope30 := tensor.At(m.bufCPU, offQcurRope30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope30, &qcur3d30, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7760,50 +7763,50 @@ func (m *Model) region30(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region31 runs units [lo, hi) of n_tokens of nodes 1009..1040 (kq-30 … Qcur_rope-31): a parallel region, one part per thread.
 func (m *Model) region31(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k30 := runtime.At(m.state[stateCacheKL30].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q30 := runtime.At(m.bufCPU, offQcurRope30+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq30 := runtime.At(m.bufCPU, offKq30+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k30 := tensor.At(m.state[stateCacheKL30].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q30 := tensor.At(m.bufCPU, offQcurRope30+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq30 := tensor.At(m.bufCPU, offKq30+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq30, &k30, &q30) // kq-30 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax30 := runtime.At(m.bufCPU, offKqSoftMax30+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax30 := tensor.At(m.bufCPU, offKqSoftMax30+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax30, &kq30, &kqMask, float32(0.25), float32(0)) // kq_soft_max-30 soft_max, part ne1
-	v30 := runtime.At(m.state[stateCacheVL30].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv30 := runtime.At(m.bufCPU, offKqv30+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v30 := tensor.At(m.state[stateCacheVL30].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv30 := tensor.At(m.bufCPU, offKqv30+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv30, &v30, &kqSoftMax30) // kqv-30 mul_mat, part ne1
-	kqvMerged30 := runtime.At(m.bufCPU, offKqv30+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont30 := runtime.At(m.bufCPU, offKqvMergedCont30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged30 := tensor.At(m.bufCPU, offKqv30+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont30 := tensor.At(m.bufCPU, offKqvMergedCont30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont30, &kqvMerged30) // kqv_merged_cont-30 cont, part ne1
-	attnOut30 := runtime.At(m.bufCPU, offAttnOut30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut30 := tensor.At(m.bufCPU, offAttnOut30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut30, &m.weights[weightBlk30AttnOutputWeight], &kqvMergedCont30) // attn_out-30 mul_mat, part ne1
-	lOut29 := runtime.At(m.bufCPU, offLOut29+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp30 := runtime.At(m.bufCPU, offFfnInp30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut29 := tensor.At(m.bufCPU, offLOut29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp30 := tensor.At(m.bufCPU, offFfnInp30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp30, &attnOut30, &lOut29) // ffn_inp-30 add, part ne1
-	normFfn30 := runtime.At(m.bufCPU, offNormFfn30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn30 := tensor.At(m.bufCPU, offNormFfn30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn30, &ffnInp30, float32(1e-05)) // norm_ffn-30 rms_norm, part ne1
-	ffnNorm30 := runtime.At(m.bufCPU, offFfnNorm30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm30 := tensor.At(m.bufCPU, offFfnNorm30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm30, &normFfn30, &m.weights[weightBlk30FfnNormWeight]) // ffn_norm-30 mul, part ne1
-	ffnGate30 := runtime.At(m.bufCPU, offFfnGate30+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate30 := tensor.At(m.bufCPU, offFfnGate30+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate30, &m.weights[weightBlk30FfnGateWeight], &ffnNorm30) // ffn_gate-30 mul_mat, part ne1
-	ffnSilu30 := runtime.At(m.bufCPU, offFfnSilu30+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu30 := tensor.At(m.bufCPU, offFfnSilu30+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu30, &ffnGate30) // ffn_silu-30 silu, part ne1
-	ffnUp30 := runtime.At(m.bufCPU, offFfnUp30+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp30 := tensor.At(m.bufCPU, offFfnUp30+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp30, &m.weights[weightBlk30FfnUpWeight], &ffnNorm30) // ffn_up-30 mul_mat, part ne1
-	ffnGatePar30 := runtime.At(m.bufCPU, offFfnGatePar30+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar30 := tensor.At(m.bufCPU, offFfnGatePar30+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar30, &ffnSilu30, &ffnUp30) // ffn_gate_par-30 mul, part ne1
-	ffnOut30 := runtime.At(m.bufCPU, offFfnOut30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut30 := tensor.At(m.bufCPU, offFfnOut30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut30, &m.weights[weightBlk30FfnDownWeight], &ffnGatePar30) // ffn_out-30 mul_mat, part ne1
-	lOut30 := runtime.At(m.bufCPU, offLOut30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut30 := tensor.At(m.bufCPU, offLOut30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut30, &ffnOut30, &ffnInp30) // l_out-30 add, part ne1
-	norm31 := runtime.At(m.bufCPU, offNorm31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm31 := tensor.At(m.bufCPU, offNorm31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&norm31, &lOut30, float32(1e-05)) // norm-31 rms_norm, part ne1
-	attnNorm31 := runtime.At(m.bufCPU, offAttnNorm31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm31 := tensor.At(m.bufCPU, offAttnNorm31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm31, &norm31, &m.weights[weightBlk31AttnNormWeight]) // attn_norm-31 mul, part ne1
-	kcur31 := runtime.At(m.bufCPU, offKcur31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur31 := tensor.At(m.bufCPU, offKcur31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&kcur31, &m.weights[weightBlk31AttnKWeight], &attnNorm31) // Kcur-31 mul_mat, part ne1
-	kcur3d31 := runtime.At(m.bufCPU, offKcur31+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offInpPos+lo*4, runtime.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope31 := runtime.At(m.bufCPU, offKcurRope31+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope31, &kcur3d31, &inpPos, runtime.RopeParams{
+	kcur3d31 := tensor.At(m.bufCPU, offKcur31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	kcurRope31 := tensor.At(m.bufCPU, offKcurRope31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&kcurRope31, &kcur3d31, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7814,18 +7817,18 @@ func (m *Model) region31(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 		NCtxOrig:   0,
 		NDims:      16,
 	}) // Kcur_rope-31 rope, part ne2
-	kCacheCpy31 := runtime.At(m.state[stateCacheKL31].Data, 128*(d.NKv-d.NTokens)+lo*128, runtime.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy31 := tensor.At(m.state[stateCacheKL31].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy31, &kcurRope31) // k_cache_cpy-31 cpy, part ne0*64
-	vcur31 := runtime.At(m.bufCPU, offVcur31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur31 := tensor.At(m.bufCPU, offVcur31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&vcur31, &m.weights[weightBlk31AttnVWeight], &attnNorm31) // Vcur-31 mul_mat, part ne1
-	vCacheCpy31 := runtime.At(m.state[stateCacheVL31].Data, 2*(d.NKv-d.NTokens)+lo*2, runtime.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT31 := runtime.At(m.bufCPU, offVcur31+lo*256, runtime.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy31 := tensor.At(m.state[stateCacheVL31].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT31 := tensor.At(m.bufCPU, offVcur31+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&vCacheCpy31, &vcurT31) // v_cache_cpy-31 cpy, part ne0
-	qcur31 := runtime.At(m.bufCPU, offQcur31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur31 := tensor.At(m.bufCPU, offQcur31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&qcur31, &m.weights[weightBlk31AttnQWeight], &attnNorm31) // Qcur-31 mul_mat, part ne1
-	qcur3d31 := runtime.At(m.bufCPU, offQcur31+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope31 := runtime.At(m.bufCPU, offQcurRope31+lo*256, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope31, &qcur3d31, &inpPos, runtime.RopeParams{
+	qcur3d31 := tensor.At(m.bufCPU, offQcur31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope31 := tensor.At(m.bufCPU, offQcurRope31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	be.Rope(&qcurRope31, &qcur3d31, &inpPos, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -7840,44 +7843,44 @@ func (m *Model) region31(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 
 // region32 runs units [lo, hi) of n_tokens of nodes 1042..1059 (kq-31 … result_output): a parallel region, one part per thread.
 func (m *Model) region32(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k31 := runtime.At(m.state[stateCacheKL31].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q31 := runtime.At(m.bufCPU, offQcurRope31+lo*256, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq31 := runtime.At(m.bufCPU, offKq31+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k31 := tensor.At(m.state[stateCacheKL31].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q31 := tensor.At(m.bufCPU, offQcurRope31+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq31 := tensor.At(m.bufCPU, offKq31+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.MulMat(&kq31, &k31, &q31) // kq-31 mul_mat, part ne1
-	kqMask := runtime.At(m.bufCPU, offKQMask+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax31 := runtime.At(m.bufCPU, offKqSoftMax31+lo*(4*d.NKv), runtime.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqSoftMax31 := tensor.At(m.bufCPU, offKqSoftMax31+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	be.SoftMax(&kqSoftMax31, &kq31, &kqMask, float32(0.25), float32(0)) // kq_soft_max-31 soft_max, part ne1
-	v31 := runtime.At(m.state[stateCacheVL31].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv31 := runtime.At(m.bufCPU, offKqv31+lo*64, runtime.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v31 := tensor.At(m.state[stateCacheVL31].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv31 := tensor.At(m.bufCPU, offKqv31+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv31, &v31, &kqSoftMax31) // kqv-31 mul_mat, part ne1
-	kqvMerged31 := runtime.At(m.bufCPU, offKqv31+lo*64, runtime.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont31 := runtime.At(m.bufCPU, offKqvMergedCont31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged31 := tensor.At(m.bufCPU, offKqv31+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont31 := tensor.At(m.bufCPU, offKqvMergedCont31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Cpy(&kqvMergedCont31, &kqvMerged31) // kqv_merged_cont-31 cont, part ne1
-	attnOut31 := runtime.At(m.bufCPU, offAttnOut31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut31 := tensor.At(m.bufCPU, offAttnOut31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&attnOut31, &m.weights[weightBlk31AttnOutputWeight], &kqvMergedCont31) // attn_out-31 mul_mat, part ne1
-	lOut30 := runtime.At(m.bufCPU, offLOut30+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp31 := runtime.At(m.bufCPU, offFfnInp31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut30 := tensor.At(m.bufCPU, offLOut30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp31 := tensor.At(m.bufCPU, offFfnInp31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp31, &attnOut31, &lOut30) // ffn_inp-31 add, part ne1
-	normFfn31 := runtime.At(m.bufCPU, offNormFfn31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn31 := tensor.At(m.bufCPU, offNormFfn31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normFfn31, &ffnInp31, float32(1e-05)) // norm_ffn-31 rms_norm, part ne1
-	ffnNorm31 := runtime.At(m.bufCPU, offFfnNorm31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm31 := tensor.At(m.bufCPU, offFfnNorm31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm31, &normFfn31, &m.weights[weightBlk31FfnNormWeight]) // ffn_norm-31 mul, part ne1
-	ffnGate31 := runtime.At(m.bufCPU, offFfnGate31+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate31 := tensor.At(m.bufCPU, offFfnGate31+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnGate31, &m.weights[weightBlk31FfnGateWeight], &ffnNorm31) // ffn_gate-31 mul_mat, part ne1
-	ffnSilu31 := runtime.At(m.bufCPU, offFfnSilu31+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu31 := tensor.At(m.bufCPU, offFfnSilu31+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Silu(&ffnSilu31, &ffnGate31) // ffn_silu-31 silu, part ne1
-	ffnUp31 := runtime.At(m.bufCPU, offFfnUp31+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp31 := tensor.At(m.bufCPU, offFfnUp31+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&ffnUp31, &m.weights[weightBlk31FfnUpWeight], &ffnNorm31) // ffn_up-31 mul_mat, part ne1
-	ffnGatePar31 := runtime.At(m.bufCPU, offFfnGatePar31+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar31 := tensor.At(m.bufCPU, offFfnGatePar31+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.Mul(&ffnGatePar31, &ffnSilu31, &ffnUp31) // ffn_gate_par-31 mul, part ne1
-	ffnOut31 := runtime.At(m.bufCPU, offFfnOut31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut31 := tensor.At(m.bufCPU, offFfnOut31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.MulMat(&ffnOut31, &m.weights[weightBlk31FfnDownWeight], &ffnGatePar31) // ffn_out-31 mul_mat, part ne1
-	lOut31 := runtime.At(m.bufCPU, offLOut31+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut31 := tensor.At(m.bufCPU, offLOut31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut31, &ffnOut31, &ffnInp31) // l_out-31 add, part ne1
-	normOut := runtime.At(m.bufCPU, offNormOut+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normOut := tensor.At(m.bufCPU, offNormOut+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.RMSNorm(&normOut, &lOut31, float32(1e-05)) // norm_out rms_norm, part ne1
-	resultNorm := runtime.At(m.bufCPU, offResultNorm+lo*256, runtime.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	resultNorm := tensor.At(m.bufCPU, offResultNorm+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&resultNorm, &normOut, &m.weights[weightOutputNormWeight]) // result_norm mul, part ne1
-	resultOutput := runtime.At(m.bufCPU, offResultOutput+lo*512, runtime.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	resultOutput := tensor.At(m.bufCPU, offResultOutput+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	be.MulMat(&resultOutput, &m.weights[weightOutputWeight], &resultNorm) // result_output mul_mat, part ne1
 }

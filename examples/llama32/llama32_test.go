@@ -9,16 +9,17 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/compiler"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // newModel builds the model with the traces' fill rule: the k-th declared
 // weight or state tensor holds (float)(sin(i*0.01 + k)*0.1).
 func newModel(tb testing.TB, threads int) *Model {
-	weights := map[string]runtime.Tensor{}
+	weights := map[string]tensor.Tensor{}
 	for k, w := range Weights {
-		x := runtime.NewTensor(w.Type, w.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
+		x := tensor.NewTensor(w.Type, w.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(k))
 		weights[w.Name] = x
 	}
 	m, err := New(weights, threads)
@@ -26,7 +27,7 @@ func newModel(tb testing.TB, threads int) *Model {
 		tb.Fatal(err)
 	}
 	for k := range States {
-		runtime.Fill(&m.state[k], runtime.GGMLFill(len(Weights)+k))
+		tensor.Fill(&m.state[k], tensor.GGMLFill(len(Weights)+k))
 	}
 	return m
 }
@@ -140,12 +141,12 @@ func TestEvalCallbackRegions(t *testing.T) {
 		s := seen{values: map[string][]float32{}}
 		m := newModel(t, threads)
 		defer m.Close()
-		m.SetEvalCallback(func(name string, x *runtime.Tensor, ask bool) bool {
+		m.SetEvalCallback(func(name string, x *tensor.Tensor, ask bool) bool {
 			if ask {
 				return true
 			}
 			s.names = append(s.names, name)
-			if x.Type == runtime.F32 {
+			if x.Type == tensor.F32 {
 				s.values[name] = slices.Clone(x.F32s())
 			}
 			return name != stopAt
@@ -172,7 +173,7 @@ func TestEvalCallbackRegions(t *testing.T) {
 		}
 	}
 	stopped, err := record(2, "kq-3")
-	if !errors.Is(err, runtime.ErrStopped) || stopped.names[len(stopped.names)-1] != "kq-3" {
+	if !errors.Is(err, engine.ErrStopped) || stopped.names[len(stopped.names)-1] != "kq-3" {
 		t.Fatalf("stopping at kq-3: %v, last node %q", err, stopped.names[len(stopped.names)-1])
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/internal/interp"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestInterpMatchesCPU runs this package's plan — two simulated devices and
@@ -35,15 +35,15 @@ func TestInterpMatchesCPU(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tensor := func(typ runtime.DType, ne0, ne1 int, fill func(runtime.Tensor)) runtime.Tensor {
-			x := runtime.NewTensor(typ, [4]int{ne0, ne1, 1, 1})
+		mk := func(typ tensor.DType, ne0, ne1 int, fill func(tensor.Tensor)) tensor.Tensor {
+			x := tensor.NewTensor(typ, [4]int{ne0, ne1, 1, 1})
 			fill(x)
 			return x
 		}
-		inputs := map[string]runtime.Tensor{
-			"inp_tokens": tensor(runtime.I32, in.NTokens, 1, func(x runtime.Tensor) { copy(x.I32s(), in.InpTokens) }),
-			"inp_pos":    tensor(runtime.I32, in.NTokens, 1, func(x runtime.Tensor) { copy(x.I32s(), in.InpPos) }),
-			"KQ_mask":    tensor(runtime.F32, in.NKv, in.NTokens, func(x runtime.Tensor) { copy(x.F32s(), in.KQMask) }),
+		inputs := map[string]tensor.Tensor{
+			"inp_tokens": mk(tensor.I32, in.NTokens, 1, func(x tensor.Tensor) { copy(x.I32s(), in.InpTokens) }),
+			"inp_pos":    mk(tensor.I32, in.NTokens, 1, func(x tensor.Tensor) { copy(x.I32s(), in.InpPos) }),
+			"KQ_mask":    mk(tensor.F32, in.NKv, in.NTokens, func(x tensor.Tensor) { copy(x.F32s(), in.KQMask) }),
 		}
 		got, err := im.Eval(map[string]int{"n_tokens": in.NTokens, "n_kv": in.NKv}, inputs)
 		if err != nil {

@@ -14,7 +14,8 @@ import (
 	"github.com/graphc/graphc/examples/llama"
 	"github.com/graphc/graphc/internal/planview"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // config is the go:generate line's: sim0, sim1 and the cpu, four pipeline
@@ -53,10 +54,10 @@ func TestGeneratedUpToDate(t *testing.T) {
 // with the conformance traces' weights and KV cache.
 func models(t testing.TB) (*Model, *llama.Model) {
 	t.Helper()
-	weights := map[string]runtime.Tensor{}
+	weights := map[string]tensor.Tensor{}
 	for k, w := range Weights {
-		x := runtime.NewTensor(w.Type, w.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
+		x := tensor.NewTensor(w.Type, w.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(k))
 		weights[w.Name] = x
 	}
 	m, err := New(weights, 1)
@@ -70,8 +71,8 @@ func models(t testing.TB) (*Model, *llama.Model) {
 	t.Cleanup(m.Close)
 	t.Cleanup(cpu.Close)
 	for k, s := range States {
-		x := runtime.NewTensor(s.Type, s.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(len(Weights)+k))
+		x := tensor.NewTensor(s.Type, s.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(len(Weights)+k))
 		if err := m.WriteState(s.Name, x); err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +85,7 @@ func models(t testing.TB) (*Model, *llama.Model) {
 
 // batch is a batch of tokens whose first goes to KV cache slot pos.
 func batch(tokens []int32, pos int) *Inputs {
-	positions, mask := runtime.CausalBatch(len(tokens), pos)
+	positions, mask := engine.CausalBatch(len(tokens), pos)
 	return &Inputs{Dims: Dims{NTokens: len(tokens), NKv: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
 }
 
@@ -92,7 +93,7 @@ func (in *Inputs) cpu() *llama.Inputs {
 	return &llama.Inputs{Dims: llama.Dims{NTokens: in.NTokens, NKv: in.NKv}, InpTokens: in.InpTokens, InpPos: in.InpPos, KQMask: in.KQMask}
 }
 
-func sameBits(t *testing.T, what string, got, want runtime.Tensor) {
+func sameBits(t *testing.T, what string, got, want tensor.Tensor) {
 	t.Helper()
 	if got.Ne != want.Ne {
 		t.Fatalf("%s: shape %v, cpu %v", what, got.Ne, want.Ne)
@@ -277,16 +278,16 @@ func TestStats(t *testing.T) {
 func TestEvalCallback(t *testing.T) {
 	m, cpu := models(t)
 	watch := regexp.MustCompile(`^(inp_embd|kq_soft_max-1|k_cache_cpy-2|norm_out|result_output)$`)
-	collect := func(into map[string]runtime.Tensor) runtime.EvalCallback {
-		return func(name string, x *runtime.Tensor, ask bool) bool {
+	collect := func(into map[string]tensor.Tensor) engine.EvalCallback {
+		return func(name string, x *tensor.Tensor, ask bool) bool {
 			if ask {
 				return watch.MatchString(name)
 			}
-			into[name] = runtime.Clone(x)
+			into[name] = tensor.Clone(x)
 			return true
 		}
 	}
-	got, want := map[string]runtime.Tensor{}, map[string]runtime.Tensor{}
+	got, want := map[string]tensor.Tensor{}, map[string]tensor.Tensor{}
 	m.SetEvalCallback(collect(got))
 	cpu.SetEvalCallback(collect(want))
 	in := batch([]int32{5, 6, 7}, 0)
@@ -305,7 +306,7 @@ func TestEvalCallback(t *testing.T) {
 			t.Errorf("%s not inspected", name)
 			continue
 		}
-		if w.Type == runtime.F32 {
+		if w.Type == tensor.F32 {
 			sameBits(t, name, g, w)
 		} else if string(g.Data) != string(w.Data) {
 			t.Errorf("%s differs from the cpu's", name)
@@ -315,14 +316,14 @@ func TestEvalCallback(t *testing.T) {
 	// Stop at a node on sim1: the evaluation ends with ErrStopped and the
 	// model goes on working.
 	seen := 0
-	m.SetEvalCallback(func(name string, _ *runtime.Tensor, ask bool) bool {
+	m.SetEvalCallback(func(name string, _ *tensor.Tensor, ask bool) bool {
 		if ask {
 			return name == "ffn_out-2"
 		}
 		seen++
 		return false
 	})
-	if _, err := m.Eval(in); !errors.Is(err, runtime.ErrStopped) || seen != 1 {
+	if _, err := m.Eval(in); !errors.Is(err, engine.ErrStopped) || seen != 1 {
 		t.Fatalf("stopped evaluation: err %v, %d calls", err, seen)
 	}
 	m.SetEvalCallback(nil)
@@ -342,7 +343,7 @@ func TestStateOnDevices(t *testing.T) {
 	if m.State("cache_k_l0") != nil {
 		t.Error("State returned device memory")
 	}
-	x := runtime.NewTensor(States[0].Type, States[0].Ne)
+	x := tensor.NewTensor(States[0].Type, States[0].Ne)
 	for i := range x.F16s() {
 		x.F16s()[i] = uint16(i)
 	}

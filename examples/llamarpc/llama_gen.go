@@ -6,9 +6,12 @@ package llamarpc
 
 import (
 	"fmt"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/runtime/rpc"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Bounds of the bounded dims: the plan holds for every value up to them.
@@ -202,257 +205,257 @@ type Inputs struct {
 
 // Outputs are one evaluation's results; they own their memory.
 type Outputs struct {
-	ResultOutput runtime.Tensor // result_output: f32[128, n_tokens]
+	ResultOutput tensor.Tensor // result_output: f32[128, n_tokens]
 }
 
 // Named lists the outputs with their names, in declaration order.
-func (o *Outputs) Named() []runtime.Named {
-	return []runtime.Named{{
+func (o *Outputs) Named() []engine.Named {
+	return []engine.Named{{
 		Name:   "result_output",
 		Tensor: o.ResultOutput,
 	}}
 }
 
 // Weights are the weights New expects, in declaration order.
-var Weights = []runtime.Decl{
+var Weights = []engine.Decl{
 	{
 		Name: "token_embd.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.0.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.1.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.2.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.attn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.attn_q.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.attn_k.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.attn_v.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.attn_output.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.ffn_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.ffn_gate.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.ffn_up.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "blk.3.ffn_down.weight",
 		Ne:   [4]int{128, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "output_norm.weight",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "output.weight",
 		Ne:   [4]int{64, 128, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
-var States = []runtime.Decl{
+var States = []engine.Decl{
 	{
 		Name: "cache_k_l0",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l0",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l1",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l1",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l2",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l2",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_k_l3",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 	{
 		Name: "cache_v_l3",
 		Ne:   [4]int{1024, 1, 1, 1},
-		Type: runtime.F16,
+		Type: tensor.F16,
 	},
 }
 
@@ -516,7 +519,7 @@ var (
 
 // bufferTypes are the memory the plan was made for on each backend, in target order;
 // New checks the backends it gets against them.
-var bufferTypes = []runtime.BufferType{
+var bufferTypes = []backend.BufferType{
 	{
 		Alignment: 32,
 		Host:      false,
@@ -535,7 +538,7 @@ var bufferTypes = []runtime.BufferType{
 }
 
 // splits are the plan's splits in order, for the scheduler.
-var splits = []runtime.SplitInfo{
+var splits = []engine.SplitInfo{
 	{
 		Backend: backendCpu,
 		First:   "inp_embd",
@@ -559,33 +562,33 @@ var splits = []runtime.SplitInfo{
 	},
 }
 
-// Model is the compiled model, ready to evaluate. The runtime.Driver it embeds
+// Model is the compiled model, ready to evaluate. The engine.Driver it embeds
 // provides State, ReadState, WriteState, Stats, SetEvalCallback and Close.
 type Model struct {
-	driver                     // evaluations in order, state access, statistics, Close
-	sched       *runtime.Sched // the driver's: copies, events, statistics, eval callback
+	driver                    // evaluations in order, state access, statistics, Close
+	sched       *engine.Sched // the driver's: copies, events, statistics, eval callback
 	rpc0Backend *rpc.Backend
 	rpc1Backend *rpc.Backend
 	cpuBackend  *cpu.Backend
-	bufRPC0     []byte           // compute buffer RPC0, in rpc0's memory
-	bufRPC1     []byte           // compute buffer RPC1, in rpc1's memory
-	bufCPU      []byte           // compute buffer CPU
-	weights     []runtime.Tensor // in the order of Weights, each in its backend's memory
-	state       []runtime.Tensor // the driver's: in the order of States, each in its backend's memory
+	bufRPC0     []byte          // compute buffer RPC0, in rpc0's memory
+	bufRPC1     []byte          // compute buffer RPC1, in rpc1's memory
+	bufCPU      []byte          // compute buffer CPU
+	weights     []tensor.Tensor // in the order of Weights, each in its backend's memory
+	state       []tensor.Tensor // the driver's: in the order of States, each in its backend's memory
 }
 
-// driver is runtime.Driver, embedded in Model under an unexported name.
-type driver = runtime.Driver
+// driver is engine.Driver, embedded in Model under an unexported name.
+type driver = engine.Driver
 
 // New starts the backends, binds the weights (used in place in host memory, copied to
 // the others) and allocates the compute buffers and zeroed state. threads <= 0 uses
 // every core. A backend this machine cannot run is an error.
-func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
-	w, err := runtime.BindWeights(Weights, weights)
+func New(weights map[string]tensor.Tensor, threads int) (*Model, error) {
+	w, err := engine.BindWeights(Weights, weights)
 	if err != nil {
 		return nil, err
 	}
-	if err := runtime.CheckHostMemory("the compute buffers and state", hostBytes); err != nil {
+	if err := engine.CheckHostMemory("the compute buffers and state", hostBytes); err != nil {
 		return nil, err
 	}
 	m := &Model{}
@@ -597,21 +600,21 @@ func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
 }
 
 // start is New's work on the bound weights w; on an error New closes what it started.
-func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
+func (m *Model) start(w []tensor.Tensor, threads int) (err error) {
 	if m.rpc0Backend, err = rpc.New(0, threads); err != nil {
 		return err
 	}
-	runtime.OnClose(&m.driver, m.rpc0Backend.Close)
+	engine.OnClose(&m.driver, m.rpc0Backend.Close)
 	if m.rpc1Backend, err = rpc.New(1, threads); err != nil {
 		return err
 	}
-	runtime.OnClose(&m.driver, m.rpc1Backend.Close)
+	engine.OnClose(&m.driver, m.rpc1Backend.Close)
 	m.cpuBackend = cpu.New(threads)
-	runtime.OnClose(&m.driver, m.cpuBackend.Close)
-	if m.sched, err = runtime.NewSched([]runtime.Backend{
+	engine.OnClose(&m.driver, m.cpuBackend.Close)
+	if m.sched, err = engine.NewSched([]engine.Backend{
 		m.rpc0Backend,
 		m.rpc1Backend,
-		runtime.NewHostBackend("cpu", bufferTypes[backendCpu]),
+		engine.NewHostBackend("cpu", bufferTypes[backendCpu]),
 	}, bufferTypes, splits, NCopies); err != nil {
 		return err
 	}
@@ -627,7 +630,7 @@ func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 	if m.weights, err = m.sched.UploadAll(weightBackend, w); err != nil {
 		return err
 	}
-	m.state, err = runtime.StartDriver(&m.driver, m.sched, States, stateBackend)
+	m.state, err = engine.StartDriver(&m.driver, m.sched, States, stateBackend)
 	return err
 }
 
@@ -640,7 +643,7 @@ func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 // once (pipeline parallelism). State persists from one evaluation to the next.
 func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if in == nil {
-		return nil, runtime.ErrNoInputs
+		return nil, engine.ErrNoInputs
 	}
 	d := &in.Dims
 	if d.NKv < 0 || d.NKv > MaxNKv {
@@ -658,7 +661,7 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if len(in.KQMask) != d.NKv*d.NTokens {
 		return nil, fmt.Errorf("input KQ_mask: got %d elements, want %d (f32[n_kv, n_tokens])", len(in.KQMask), d.NKv*d.NTokens)
 	}
-	if err := runtime.CheckIndices("inp_tokens", "token_embd.weight", in.InpTokens, 128); err != nil {
+	if err := engine.CheckIndices("inp_tokens", "token_embd.weight", in.InpTokens, 128); err != nil {
 		return nil, err
 	}
 	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
@@ -709,18 +712,18 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
 		return nil, fmt.Errorf("../llama/llama.g:56:17: view v_cache_cpy-3 of cache_v_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
 	}
-	return runtime.Issue(&m.driver, func(c int) *Outputs {
-		inpTokens := runtime.At(m.bufCPU, offsInpTokens[c], runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	return engine.Issue(&m.driver, func(c int) *Outputs {
+		inpTokens := tensor.At(m.bufCPU, offsInpTokens[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 		copy(inpTokens.I32s(), in.InpTokens)
-		inpPos := runtime.At(m.bufCPU, offsInpPos[c], runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+		inpPos := tensor.At(m.bufCPU, offsInpPos[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 		copy(inpPos.I32s(), in.InpPos)
-		kqMask := runtime.At(m.bufCPU, offsKQMask[c], runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+		kqMask := tensor.At(m.bufCPU, offsKQMask[c], tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 		copy(kqMask.F32s(), in.KQMask)
 		m.split0(d, c)
 		m.split1(d, c)
 		m.split2(d, c)
 		out := &Outputs{}
-		resultOutput := runtime.At(m.bufRPC1, offResultOutput, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+		resultOutput := tensor.At(m.bufRPC1, offResultOutput, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 		out.ResultOutput = m.sched.Output(backendRpc1, &resultOutput)
 		return out
 	})
@@ -728,7 +731,7 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 
 // Pending is a submitted evaluation: Wait returns its outputs, Done reports without
 // blocking whether it is done.
-type Pending = runtime.Pending[Outputs]
+type Pending = engine.Pending[Outputs]
 
 // Eval runs one evaluation and returns its outputs: Submit, then Wait.
 func (m *Model) Eval(in *Inputs) (*Outputs, error) {
@@ -743,8 +746,8 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 func (m *Model) split0(d *Dims, c int) {
 	m.sched.BeginSplit(0)
 	m.sched.Compute(0)
-	inpTokens := runtime.At(m.bufCPU, offsInpTokens[c], runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	inpEmbd := runtime.At(m.bufCPU, offInpEmbd, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	inpTokens := tensor.At(m.bufCPU, offsInpTokens[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	inpEmbd := tensor.At(m.bufCPU, offInpEmbd, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.GetRows(&inpEmbd, &m.weights[weightTokenEmbdWeight], &inpTokens) // inp_embd get_rows
 	m.sched.Inspect(backendCpu, "inp_embd", &inpEmbd)
 	m.sched.EndSplit(0)
@@ -753,28 +756,28 @@ func (m *Model) split0(d *Dims, c int) {
 // split1 runs nodes 1..67 (norm-0 … norm-2) on rpc0, after copying in inp_embd, inp_pos and KQ_mask.
 func (m *Model) split1(d *Dims, c int) {
 	m.sched.BeginSplit(1)
-	rpc0InpEmbd0 := runtime.At(m.bufRPC0, offsRpc0InpEmbd0[c], runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	inpEmbd := runtime.At(m.bufCPU, offInpEmbd, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	rpc0InpEmbd0 := tensor.At(m.bufRPC0, offsRpc0InpEmbd0[c], tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	inpEmbd := tensor.At(m.bufCPU, offInpEmbd, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.sched.CopyInput(1, backendCpu, &rpc0InpEmbd0, &inpEmbd, false) // inp_embd: 2048 bytes from cpu
-	rpc0InpPos0 := runtime.At(m.bufRPC0, offsRpc0InpPos0[c], runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offsInpPos[c], runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	rpc0InpPos0 := tensor.At(m.bufRPC0, offsRpc0InpPos0[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offsInpPos[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	m.sched.CopyInput(1, backendCpu, &rpc0InpPos0, &inpPos, true) // inp_pos: 32 bytes from cpu
-	rpc0KQMask0 := runtime.At(m.bufRPC0, offsRpc0KQMask0[c], runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqMask := runtime.At(m.bufCPU, offsKQMask[c], runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	rpc0KQMask0 := tensor.At(m.bufRPC0, offsRpc0KQMask0[c], tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqMask := tensor.At(m.bufCPU, offsKQMask[c], tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	m.sched.CopyInput(1, backendCpu, &rpc0KQMask0, &kqMask, true) // KQ_mask: 512 bytes from cpu
 	m.sched.Compute(1)
-	norm0 := runtime.At(m.bufRPC0, offNorm0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm0 := tensor.At(m.bufRPC0, offNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.RMSNorm(&norm0, &rpc0InpEmbd0, float32(1e-05)) // norm-0 rms_norm
 	m.sched.Inspect(backendRpc0, "norm-0", &norm0)
-	attnNorm0 := runtime.At(m.bufRPC0, offAttnNorm0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm0 := tensor.At(m.bufRPC0, offAttnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Mul(&attnNorm0, &norm0, &m.weights[weightBlk0AttnNormWeight]) // attn_norm-0 mul
 	m.sched.Inspect(backendRpc0, "attn_norm-0", &attnNorm0)
-	kcur0 := runtime.At(m.bufRPC0, offKcur0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur0 := tensor.At(m.bufRPC0, offKcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.MulMat(&kcur0, &m.weights[weightBlk0AttnKWeight], &attnNorm0) // Kcur-0 mul_mat
 	m.sched.Inspect(backendRpc0, "Kcur-0", &kcur0)
-	kcur3d0 := runtime.At(m.bufRPC0, offKcur0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	kcurRope0 := runtime.At(m.bufRPC0, offKcurRope0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&kcurRope0, &kcur3d0, &rpc0InpPos0, runtime.RopeParams{
+	kcur3d0 := tensor.At(m.bufRPC0, offKcur0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	kcurRope0 := tensor.At(m.bufRPC0, offKcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	m.rpc0Backend.Rope(&kcurRope0, &kcur3d0, &rpc0InpPos0, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -786,22 +789,22 @@ func (m *Model) split1(d *Dims, c int) {
 		NDims:      16,
 	}) // Kcur_rope-0 rope
 	m.sched.Inspect(backendRpc0, "Kcur_rope-0", &kcurRope0)
-	kCacheCpy0 := runtime.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy0 := tensor.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.rpc0Backend.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 cpy
 	m.sched.Inspect(backendRpc0, "k_cache_cpy-0", &kCacheCpy0)
-	vcur0 := runtime.At(m.bufRPC0, offVcur0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur0 := tensor.At(m.bufRPC0, offVcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.MulMat(&vcur0, &m.weights[weightBlk0AttnVWeight], &attnNorm0) // Vcur-0 mul_mat
 	m.sched.Inspect(backendRpc0, "Vcur-0", &vcur0)
-	vCacheCpy0 := runtime.At(m.state[stateCacheVL0].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT0 := runtime.At(m.bufRPC0, offVcur0, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy0 := tensor.At(m.state[stateCacheVL0].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT0 := tensor.At(m.bufRPC0, offVcur0, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Cpy(&vCacheCpy0, &vcurT0) // v_cache_cpy-0 cpy
 	m.sched.Inspect(backendRpc0, "v_cache_cpy-0", &vCacheCpy0)
-	qcur0 := runtime.At(m.bufRPC0, offQcur0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur0 := tensor.At(m.bufRPC0, offQcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.MulMat(&qcur0, &m.weights[weightBlk0AttnQWeight], &attnNorm0) // Qcur-0 mul_mat
 	m.sched.Inspect(backendRpc0, "Qcur-0", &qcur0)
-	qcur3d0 := runtime.At(m.bufRPC0, offQcur0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope0 := runtime.At(m.bufRPC0, offQcurRope0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&qcurRope0, &qcur3d0, &rpc0InpPos0, runtime.RopeParams{
+	qcur3d0 := tensor.At(m.bufRPC0, offQcur0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope0 := tensor.At(m.bufRPC0, offQcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	m.rpc0Backend.Rope(&qcurRope0, &qcur3d0, &rpc0InpPos0, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -813,64 +816,64 @@ func (m *Model) split1(d *Dims, c int) {
 		NDims:      16,
 	}) // Qcur_rope-0 rope
 	m.sched.Inspect(backendRpc0, "Qcur_rope-0", &qcurRope0)
-	k0 := runtime.At(m.state[stateCacheKL0].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q0 := runtime.At(m.bufRPC0, offQcurRope0, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq0 := runtime.At(m.bufRPC0, offKq0, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k0 := tensor.At(m.state[stateCacheKL0].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q0 := tensor.At(m.bufRPC0, offQcurRope0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq0 := tensor.At(m.bufRPC0, offKq0, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.rpc0Backend.MulMat(&kq0, &k0, &q0) // kq-0 mul_mat
 	m.sched.Inspect(backendRpc0, "kq-0", &kq0)
-	kqSoftMax0 := runtime.At(m.bufRPC0, offKqSoftMax0, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqSoftMax0 := tensor.At(m.bufRPC0, offKqSoftMax0, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.rpc0Backend.SoftMax(&kqSoftMax0, &kq0, &rpc0KQMask0, float32(0.25), float32(0)) // kq_soft_max-0 soft_max
 	m.sched.Inspect(backendRpc0, "kq_soft_max-0", &kqSoftMax0)
-	v0 := runtime.At(m.state[stateCacheVL0].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv0 := runtime.At(m.bufRPC0, offKqv0, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv0 := tensor.At(m.bufRPC0, offKqv0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.rpc0Backend.MulMat(&kqv0, &v0, &kqSoftMax0) // kqv-0 mul_mat
 	m.sched.Inspect(backendRpc0, "kqv-0", &kqv0)
-	kqvMerged0 := runtime.At(m.bufRPC0, offKqv0, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont0 := runtime.At(m.bufRPC0, offKqvMergedCont0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged0 := tensor.At(m.bufRPC0, offKqv0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont0 := tensor.At(m.bufRPC0, offKqvMergedCont0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Cpy(&kqvMergedCont0, &kqvMerged0) // kqv_merged_cont-0 cont
 	m.sched.Inspect(backendRpc0, "kqv_merged_cont-0", &kqvMergedCont0)
-	attnOut0 := runtime.At(m.bufRPC0, offAttnOut0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut0 := tensor.At(m.bufRPC0, offAttnOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.MulMat(&attnOut0, &m.weights[weightBlk0AttnOutputWeight], &kqvMergedCont0) // attn_out-0 mul_mat
 	m.sched.Inspect(backendRpc0, "attn_out-0", &attnOut0)
-	ffnInp0 := runtime.At(m.bufRPC0, offFfnInp0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp0 := tensor.At(m.bufRPC0, offFfnInp0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Add(&ffnInp0, &attnOut0, &rpc0InpEmbd0) // ffn_inp-0 add
 	m.sched.Inspect(backendRpc0, "ffn_inp-0", &ffnInp0)
-	normFfn0 := runtime.At(m.bufRPC0, offNormFfn0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn0 := tensor.At(m.bufRPC0, offNormFfn0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.RMSNorm(&normFfn0, &ffnInp0, float32(1e-05)) // norm_ffn-0 rms_norm
 	m.sched.Inspect(backendRpc0, "norm_ffn-0", &normFfn0)
-	ffnNorm0 := runtime.At(m.bufRPC0, offFfnNorm0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm0 := tensor.At(m.bufRPC0, offFfnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Mul(&ffnNorm0, &normFfn0, &m.weights[weightBlk0FfnNormWeight]) // ffn_norm-0 mul
 	m.sched.Inspect(backendRpc0, "ffn_norm-0", &ffnNorm0)
-	ffnGate0 := runtime.At(m.bufRPC0, offFfnGate0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate0 := tensor.At(m.bufRPC0, offFfnGate0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc0Backend.MulMat(&ffnGate0, &m.weights[weightBlk0FfnGateWeight], &ffnNorm0) // ffn_gate-0 mul_mat
 	m.sched.Inspect(backendRpc0, "ffn_gate-0", &ffnGate0)
-	ffnSilu0 := runtime.At(m.bufRPC0, offFfnSilu0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu0 := tensor.At(m.bufRPC0, offFfnSilu0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc0Backend.Silu(&ffnSilu0, &ffnGate0) // ffn_silu-0 silu
 	m.sched.Inspect(backendRpc0, "ffn_silu-0", &ffnSilu0)
-	ffnUp0 := runtime.At(m.bufRPC0, offFfnUp0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp0 := tensor.At(m.bufRPC0, offFfnUp0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc0Backend.MulMat(&ffnUp0, &m.weights[weightBlk0FfnUpWeight], &ffnNorm0) // ffn_up-0 mul_mat
 	m.sched.Inspect(backendRpc0, "ffn_up-0", &ffnUp0)
-	ffnGatePar0 := runtime.At(m.bufRPC0, offFfnGatePar0, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar0 := tensor.At(m.bufRPC0, offFfnGatePar0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc0Backend.Mul(&ffnGatePar0, &ffnSilu0, &ffnUp0) // ffn_gate_par-0 mul
 	m.sched.Inspect(backendRpc0, "ffn_gate_par-0", &ffnGatePar0)
-	ffnOut0 := runtime.At(m.bufRPC0, offFfnOut0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut0 := tensor.At(m.bufRPC0, offFfnOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.MulMat(&ffnOut0, &m.weights[weightBlk0FfnDownWeight], &ffnGatePar0) // ffn_out-0 mul_mat
 	m.sched.Inspect(backendRpc0, "ffn_out-0", &ffnOut0)
-	lOut0 := runtime.At(m.bufRPC0, offLOut0, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut0 := tensor.At(m.bufRPC0, offLOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 add
 	m.sched.Inspect(backendRpc0, "l_out-0", &lOut0)
-	norm1 := runtime.At(m.bufRPC0, offNorm1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm1 := tensor.At(m.bufRPC0, offNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.RMSNorm(&norm1, &lOut0, float32(1e-05)) // norm-1 rms_norm
 	m.sched.Inspect(backendRpc0, "norm-1", &norm1)
-	attnNorm1 := runtime.At(m.bufRPC0, offAttnNorm1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm1 := tensor.At(m.bufRPC0, offAttnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Mul(&attnNorm1, &norm1, &m.weights[weightBlk1AttnNormWeight]) // attn_norm-1 mul
 	m.sched.Inspect(backendRpc0, "attn_norm-1", &attnNorm1)
-	kcur1 := runtime.At(m.bufRPC0, offKcur1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur1 := tensor.At(m.bufRPC0, offKcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.MulMat(&kcur1, &m.weights[weightBlk1AttnKWeight], &attnNorm1) // Kcur-1 mul_mat
 	m.sched.Inspect(backendRpc0, "Kcur-1", &kcur1)
-	kcur3d1 := runtime.At(m.bufRPC0, offKcur1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	kcurRope1 := runtime.At(m.bufRPC0, offKcurRope1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&kcurRope1, &kcur3d1, &rpc0InpPos0, runtime.RopeParams{
+	kcur3d1 := tensor.At(m.bufRPC0, offKcur1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	kcurRope1 := tensor.At(m.bufRPC0, offKcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	m.rpc0Backend.Rope(&kcurRope1, &kcur3d1, &rpc0InpPos0, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -882,22 +885,22 @@ func (m *Model) split1(d *Dims, c int) {
 		NDims:      16,
 	}) // Kcur_rope-1 rope
 	m.sched.Inspect(backendRpc0, "Kcur_rope-1", &kcurRope1)
-	kCacheCpy1 := runtime.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy1 := tensor.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.rpc0Backend.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 cpy
 	m.sched.Inspect(backendRpc0, "k_cache_cpy-1", &kCacheCpy1)
-	vcur1 := runtime.At(m.bufRPC0, offVcur1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur1 := tensor.At(m.bufRPC0, offVcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.MulMat(&vcur1, &m.weights[weightBlk1AttnVWeight], &attnNorm1) // Vcur-1 mul_mat
 	m.sched.Inspect(backendRpc0, "Vcur-1", &vcur1)
-	vCacheCpy1 := runtime.At(m.state[stateCacheVL1].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT1 := runtime.At(m.bufRPC0, offVcur1, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy1 := tensor.At(m.state[stateCacheVL1].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT1 := tensor.At(m.bufRPC0, offVcur1, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Cpy(&vCacheCpy1, &vcurT1) // v_cache_cpy-1 cpy
 	m.sched.Inspect(backendRpc0, "v_cache_cpy-1", &vCacheCpy1)
-	qcur1 := runtime.At(m.bufRPC0, offQcur1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur1 := tensor.At(m.bufRPC0, offQcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.MulMat(&qcur1, &m.weights[weightBlk1AttnQWeight], &attnNorm1) // Qcur-1 mul_mat
 	m.sched.Inspect(backendRpc0, "Qcur-1", &qcur1)
-	qcur3d1 := runtime.At(m.bufRPC0, offQcur1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope1 := runtime.At(m.bufRPC0, offQcurRope1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&qcurRope1, &qcur3d1, &rpc0InpPos0, runtime.RopeParams{
+	qcur3d1 := tensor.At(m.bufRPC0, offQcur1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope1 := tensor.At(m.bufRPC0, offQcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	m.rpc0Backend.Rope(&qcurRope1, &qcur3d1, &rpc0InpPos0, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -909,53 +912,53 @@ func (m *Model) split1(d *Dims, c int) {
 		NDims:      16,
 	}) // Qcur_rope-1 rope
 	m.sched.Inspect(backendRpc0, "Qcur_rope-1", &qcurRope1)
-	k1 := runtime.At(m.state[stateCacheKL1].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q1 := runtime.At(m.bufRPC0, offQcurRope1, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq1 := runtime.At(m.bufRPC0, offKq1, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k1 := tensor.At(m.state[stateCacheKL1].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q1 := tensor.At(m.bufRPC0, offQcurRope1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq1 := tensor.At(m.bufRPC0, offKq1, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.rpc0Backend.MulMat(&kq1, &k1, &q1) // kq-1 mul_mat
 	m.sched.Inspect(backendRpc0, "kq-1", &kq1)
-	kqSoftMax1 := runtime.At(m.bufRPC0, offKqSoftMax1, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqSoftMax1 := tensor.At(m.bufRPC0, offKqSoftMax1, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.rpc0Backend.SoftMax(&kqSoftMax1, &kq1, &rpc0KQMask0, float32(0.25), float32(0)) // kq_soft_max-1 soft_max
 	m.sched.Inspect(backendRpc0, "kq_soft_max-1", &kqSoftMax1)
-	v1 := runtime.At(m.state[stateCacheVL1].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv1 := runtime.At(m.bufRPC0, offKqv1, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv1 := tensor.At(m.bufRPC0, offKqv1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.rpc0Backend.MulMat(&kqv1, &v1, &kqSoftMax1) // kqv-1 mul_mat
 	m.sched.Inspect(backendRpc0, "kqv-1", &kqv1)
-	kqvMerged1 := runtime.At(m.bufRPC0, offKqv1, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont1 := runtime.At(m.bufRPC0, offKqvMergedCont1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged1 := tensor.At(m.bufRPC0, offKqv1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont1 := tensor.At(m.bufRPC0, offKqvMergedCont1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Cpy(&kqvMergedCont1, &kqvMerged1) // kqv_merged_cont-1 cont
 	m.sched.Inspect(backendRpc0, "kqv_merged_cont-1", &kqvMergedCont1)
-	attnOut1 := runtime.At(m.bufRPC0, offAttnOut1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut1 := tensor.At(m.bufRPC0, offAttnOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.MulMat(&attnOut1, &m.weights[weightBlk1AttnOutputWeight], &kqvMergedCont1) // attn_out-1 mul_mat
 	m.sched.Inspect(backendRpc0, "attn_out-1", &attnOut1)
-	ffnInp1 := runtime.At(m.bufRPC0, offFfnInp1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp1 := tensor.At(m.bufRPC0, offFfnInp1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 add
 	m.sched.Inspect(backendRpc0, "ffn_inp-1", &ffnInp1)
-	normFfn1 := runtime.At(m.bufRPC0, offNormFfn1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn1 := tensor.At(m.bufRPC0, offNormFfn1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.RMSNorm(&normFfn1, &ffnInp1, float32(1e-05)) // norm_ffn-1 rms_norm
 	m.sched.Inspect(backendRpc0, "norm_ffn-1", &normFfn1)
-	ffnNorm1 := runtime.At(m.bufRPC0, offFfnNorm1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm1 := tensor.At(m.bufRPC0, offFfnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Mul(&ffnNorm1, &normFfn1, &m.weights[weightBlk1FfnNormWeight]) // ffn_norm-1 mul
 	m.sched.Inspect(backendRpc0, "ffn_norm-1", &ffnNorm1)
-	ffnGate1 := runtime.At(m.bufRPC0, offFfnGate1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate1 := tensor.At(m.bufRPC0, offFfnGate1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc0Backend.MulMat(&ffnGate1, &m.weights[weightBlk1FfnGateWeight], &ffnNorm1) // ffn_gate-1 mul_mat
 	m.sched.Inspect(backendRpc0, "ffn_gate-1", &ffnGate1)
-	ffnSilu1 := runtime.At(m.bufRPC0, offFfnSilu1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu1 := tensor.At(m.bufRPC0, offFfnSilu1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc0Backend.Silu(&ffnSilu1, &ffnGate1) // ffn_silu-1 silu
 	m.sched.Inspect(backendRpc0, "ffn_silu-1", &ffnSilu1)
-	ffnUp1 := runtime.At(m.bufRPC0, offFfnUp1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp1 := tensor.At(m.bufRPC0, offFfnUp1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc0Backend.MulMat(&ffnUp1, &m.weights[weightBlk1FfnUpWeight], &ffnNorm1) // ffn_up-1 mul_mat
 	m.sched.Inspect(backendRpc0, "ffn_up-1", &ffnUp1)
-	ffnGatePar1 := runtime.At(m.bufRPC0, offFfnGatePar1, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar1 := tensor.At(m.bufRPC0, offFfnGatePar1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc0Backend.Mul(&ffnGatePar1, &ffnSilu1, &ffnUp1) // ffn_gate_par-1 mul
 	m.sched.Inspect(backendRpc0, "ffn_gate_par-1", &ffnGatePar1)
-	ffnOut1 := runtime.At(m.bufRPC0, offFfnOut1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut1 := tensor.At(m.bufRPC0, offFfnOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.MulMat(&ffnOut1, &m.weights[weightBlk1FfnDownWeight], &ffnGatePar1) // ffn_out-1 mul_mat
 	m.sched.Inspect(backendRpc0, "ffn_out-1", &ffnOut1)
-	lOut1 := runtime.At(m.bufRPC0, offLOut1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut1 := tensor.At(m.bufRPC0, offLOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 add
 	m.sched.Inspect(backendRpc0, "l_out-1", &lOut1)
-	norm2 := runtime.At(m.bufRPC0, offNorm2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm2 := tensor.At(m.bufRPC0, offNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.RMSNorm(&norm2, &lOut1, float32(1e-05)) // norm-2 rms_norm
 	m.sched.Inspect(backendRpc0, "norm-2", &norm2)
 	m.sched.EndSplit(1)
@@ -964,28 +967,28 @@ func (m *Model) split1(d *Dims, c int) {
 // split2 runs nodes 68..135 (attn_norm-2 … result_output) on rpc1, after copying in norm-2, inp_pos, KQ_mask and l_out-1.
 func (m *Model) split2(d *Dims, c int) {
 	m.sched.BeginSplit(2)
-	rpc1Norm20 := runtime.At(m.bufRPC1, offsRpc1Norm20[c], runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	norm2 := runtime.At(m.bufRPC0, offNorm2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	rpc1Norm20 := tensor.At(m.bufRPC1, offsRpc1Norm20[c], tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm2 := tensor.At(m.bufRPC0, offNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.sched.CopyInput(2, backendRpc0, &rpc1Norm20, &norm2, false) // norm-2: 2048 bytes from rpc0
-	rpc1InpPos0 := runtime.At(m.bufRPC1, offsRpc1InpPos0[c], runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	inpPos := runtime.At(m.bufCPU, offsInpPos[c], runtime.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	rpc1InpPos0 := tensor.At(m.bufRPC1, offsRpc1InpPos0[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+	inpPos := tensor.At(m.bufCPU, offsInpPos[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	m.sched.CopyInput(2, backendCpu, &rpc1InpPos0, &inpPos, true) // inp_pos: 32 bytes from cpu
-	rpc1KQMask0 := runtime.At(m.bufRPC1, offsRpc1KQMask0[c], runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqMask := runtime.At(m.bufCPU, offsKQMask[c], runtime.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	rpc1KQMask0 := tensor.At(m.bufRPC1, offsRpc1KQMask0[c], tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+	kqMask := tensor.At(m.bufCPU, offsKQMask[c], tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	m.sched.CopyInput(2, backendCpu, &rpc1KQMask0, &kqMask, true) // KQ_mask: 512 bytes from cpu
-	rpc1LOut10 := runtime.At(m.bufRPC1, offsRpc1LOut10[c], runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	lOut1 := runtime.At(m.bufRPC0, offLOut1, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	rpc1LOut10 := tensor.At(m.bufRPC1, offsRpc1LOut10[c], tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut1 := tensor.At(m.bufRPC0, offLOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.sched.CopyInput(2, backendRpc0, &rpc1LOut10, &lOut1, false) // l_out-1: 2048 bytes from rpc0
 	m.sched.Compute(2)
-	attnNorm2 := runtime.At(m.bufRPC1, offAttnNorm2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm2 := tensor.At(m.bufRPC1, offAttnNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Mul(&attnNorm2, &rpc1Norm20, &m.weights[weightBlk2AttnNormWeight]) // attn_norm-2 mul
 	m.sched.Inspect(backendRpc1, "attn_norm-2", &attnNorm2)
-	kcur2 := runtime.At(m.bufRPC1, offKcur2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur2 := tensor.At(m.bufRPC1, offKcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.MulMat(&kcur2, &m.weights[weightBlk2AttnKWeight], &attnNorm2) // Kcur-2 mul_mat
 	m.sched.Inspect(backendRpc1, "Kcur-2", &kcur2)
-	kcur3d2 := runtime.At(m.bufRPC1, offKcur2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	kcurRope2 := runtime.At(m.bufRPC1, offKcurRope2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&kcurRope2, &kcur3d2, &rpc1InpPos0, runtime.RopeParams{
+	kcur3d2 := tensor.At(m.bufRPC1, offKcur2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	kcurRope2 := tensor.At(m.bufRPC1, offKcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	m.rpc1Backend.Rope(&kcurRope2, &kcur3d2, &rpc1InpPos0, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -997,22 +1000,22 @@ func (m *Model) split2(d *Dims, c int) {
 		NDims:      16,
 	}) // Kcur_rope-2 rope
 	m.sched.Inspect(backendRpc1, "Kcur_rope-2", &kcurRope2)
-	kCacheCpy2 := runtime.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy2 := tensor.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.rpc1Backend.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 cpy
 	m.sched.Inspect(backendRpc1, "k_cache_cpy-2", &kCacheCpy2)
-	vcur2 := runtime.At(m.bufRPC1, offVcur2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur2 := tensor.At(m.bufRPC1, offVcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.MulMat(&vcur2, &m.weights[weightBlk2AttnVWeight], &attnNorm2) // Vcur-2 mul_mat
 	m.sched.Inspect(backendRpc1, "Vcur-2", &vcur2)
-	vCacheCpy2 := runtime.At(m.state[stateCacheVL2].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT2 := runtime.At(m.bufRPC1, offVcur2, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy2 := tensor.At(m.state[stateCacheVL2].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT2 := tensor.At(m.bufRPC1, offVcur2, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Cpy(&vCacheCpy2, &vcurT2) // v_cache_cpy-2 cpy
 	m.sched.Inspect(backendRpc1, "v_cache_cpy-2", &vCacheCpy2)
-	qcur2 := runtime.At(m.bufRPC1, offQcur2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur2 := tensor.At(m.bufRPC1, offQcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.MulMat(&qcur2, &m.weights[weightBlk2AttnQWeight], &attnNorm2) // Qcur-2 mul_mat
 	m.sched.Inspect(backendRpc1, "Qcur-2", &qcur2)
-	qcur3d2 := runtime.At(m.bufRPC1, offQcur2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope2 := runtime.At(m.bufRPC1, offQcurRope2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&qcurRope2, &qcur3d2, &rpc1InpPos0, runtime.RopeParams{
+	qcur3d2 := tensor.At(m.bufRPC1, offQcur2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope2 := tensor.At(m.bufRPC1, offQcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	m.rpc1Backend.Rope(&qcurRope2, &qcur3d2, &rpc1InpPos0, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -1024,64 +1027,64 @@ func (m *Model) split2(d *Dims, c int) {
 		NDims:      16,
 	}) // Qcur_rope-2 rope
 	m.sched.Inspect(backendRpc1, "Qcur_rope-2", &qcurRope2)
-	k2 := runtime.At(m.state[stateCacheKL2].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q2 := runtime.At(m.bufRPC1, offQcurRope2, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq2 := runtime.At(m.bufRPC1, offKq2, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k2 := tensor.At(m.state[stateCacheKL2].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q2 := tensor.At(m.bufRPC1, offQcurRope2, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq2 := tensor.At(m.bufRPC1, offKq2, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.rpc1Backend.MulMat(&kq2, &k2, &q2) // kq-2 mul_mat
 	m.sched.Inspect(backendRpc1, "kq-2", &kq2)
-	kqSoftMax2 := runtime.At(m.bufRPC1, offKqSoftMax2, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqSoftMax2 := tensor.At(m.bufRPC1, offKqSoftMax2, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.rpc1Backend.SoftMax(&kqSoftMax2, &kq2, &rpc1KQMask0, float32(0.25), float32(0)) // kq_soft_max-2 soft_max
 	m.sched.Inspect(backendRpc1, "kq_soft_max-2", &kqSoftMax2)
-	v2 := runtime.At(m.state[stateCacheVL2].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv2 := runtime.At(m.bufRPC1, offKqv2, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v2 := tensor.At(m.state[stateCacheVL2].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv2 := tensor.At(m.bufRPC1, offKqv2, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.rpc1Backend.MulMat(&kqv2, &v2, &kqSoftMax2) // kqv-2 mul_mat
 	m.sched.Inspect(backendRpc1, "kqv-2", &kqv2)
-	kqvMerged2 := runtime.At(m.bufRPC1, offKqv2, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont2 := runtime.At(m.bufRPC1, offKqvMergedCont2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged2 := tensor.At(m.bufRPC1, offKqv2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont2 := tensor.At(m.bufRPC1, offKqvMergedCont2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Cpy(&kqvMergedCont2, &kqvMerged2) // kqv_merged_cont-2 cont
 	m.sched.Inspect(backendRpc1, "kqv_merged_cont-2", &kqvMergedCont2)
-	attnOut2 := runtime.At(m.bufRPC1, offAttnOut2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut2 := tensor.At(m.bufRPC1, offAttnOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.MulMat(&attnOut2, &m.weights[weightBlk2AttnOutputWeight], &kqvMergedCont2) // attn_out-2 mul_mat
 	m.sched.Inspect(backendRpc1, "attn_out-2", &attnOut2)
-	ffnInp2 := runtime.At(m.bufRPC1, offFfnInp2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp2 := tensor.At(m.bufRPC1, offFfnInp2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Add(&ffnInp2, &attnOut2, &rpc1LOut10) // ffn_inp-2 add
 	m.sched.Inspect(backendRpc1, "ffn_inp-2", &ffnInp2)
-	normFfn2 := runtime.At(m.bufRPC1, offNormFfn2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn2 := tensor.At(m.bufRPC1, offNormFfn2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.RMSNorm(&normFfn2, &ffnInp2, float32(1e-05)) // norm_ffn-2 rms_norm
 	m.sched.Inspect(backendRpc1, "norm_ffn-2", &normFfn2)
-	ffnNorm2 := runtime.At(m.bufRPC1, offFfnNorm2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm2 := tensor.At(m.bufRPC1, offFfnNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Mul(&ffnNorm2, &normFfn2, &m.weights[weightBlk2FfnNormWeight]) // ffn_norm-2 mul
 	m.sched.Inspect(backendRpc1, "ffn_norm-2", &ffnNorm2)
-	ffnGate2 := runtime.At(m.bufRPC1, offFfnGate2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate2 := tensor.At(m.bufRPC1, offFfnGate2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc1Backend.MulMat(&ffnGate2, &m.weights[weightBlk2FfnGateWeight], &ffnNorm2) // ffn_gate-2 mul_mat
 	m.sched.Inspect(backendRpc1, "ffn_gate-2", &ffnGate2)
-	ffnSilu2 := runtime.At(m.bufRPC1, offFfnSilu2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu2 := tensor.At(m.bufRPC1, offFfnSilu2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc1Backend.Silu(&ffnSilu2, &ffnGate2) // ffn_silu-2 silu
 	m.sched.Inspect(backendRpc1, "ffn_silu-2", &ffnSilu2)
-	ffnUp2 := runtime.At(m.bufRPC1, offFfnUp2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp2 := tensor.At(m.bufRPC1, offFfnUp2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc1Backend.MulMat(&ffnUp2, &m.weights[weightBlk2FfnUpWeight], &ffnNorm2) // ffn_up-2 mul_mat
 	m.sched.Inspect(backendRpc1, "ffn_up-2", &ffnUp2)
-	ffnGatePar2 := runtime.At(m.bufRPC1, offFfnGatePar2, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar2 := tensor.At(m.bufRPC1, offFfnGatePar2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc1Backend.Mul(&ffnGatePar2, &ffnSilu2, &ffnUp2) // ffn_gate_par-2 mul
 	m.sched.Inspect(backendRpc1, "ffn_gate_par-2", &ffnGatePar2)
-	ffnOut2 := runtime.At(m.bufRPC1, offFfnOut2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut2 := tensor.At(m.bufRPC1, offFfnOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.MulMat(&ffnOut2, &m.weights[weightBlk2FfnDownWeight], &ffnGatePar2) // ffn_out-2 mul_mat
 	m.sched.Inspect(backendRpc1, "ffn_out-2", &ffnOut2)
-	lOut2 := runtime.At(m.bufRPC1, offLOut2, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut2 := tensor.At(m.bufRPC1, offLOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Add(&lOut2, &ffnOut2, &ffnInp2) // l_out-2 add
 	m.sched.Inspect(backendRpc1, "l_out-2", &lOut2)
-	norm3 := runtime.At(m.bufRPC1, offNorm3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	norm3 := tensor.At(m.bufRPC1, offNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.RMSNorm(&norm3, &lOut2, float32(1e-05)) // norm-3 rms_norm
 	m.sched.Inspect(backendRpc1, "norm-3", &norm3)
-	attnNorm3 := runtime.At(m.bufRPC1, offAttnNorm3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnNorm3 := tensor.At(m.bufRPC1, offAttnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Mul(&attnNorm3, &norm3, &m.weights[weightBlk3AttnNormWeight]) // attn_norm-3 mul
 	m.sched.Inspect(backendRpc1, "attn_norm-3", &attnNorm3)
-	kcur3 := runtime.At(m.bufRPC1, offKcur3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kcur3 := tensor.At(m.bufRPC1, offKcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.MulMat(&kcur3, &m.weights[weightBlk3AttnKWeight], &attnNorm3) // Kcur-3 mul_mat
 	m.sched.Inspect(backendRpc1, "Kcur-3", &kcur3)
-	kcur3d3 := runtime.At(m.bufRPC1, offKcur3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	kcurRope3 := runtime.At(m.bufRPC1, offKcurRope3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&kcurRope3, &kcur3d3, &rpc1InpPos0, runtime.RopeParams{
+	kcur3d3 := tensor.At(m.bufRPC1, offKcur3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	kcurRope3 := tensor.At(m.bufRPC1, offKcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	m.rpc1Backend.Rope(&kcurRope3, &kcur3d3, &rpc1InpPos0, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -1093,22 +1096,22 @@ func (m *Model) split2(d *Dims, c int) {
 		NDims:      16,
 	}) // Kcur_rope-3 rope
 	m.sched.Inspect(backendRpc1, "Kcur_rope-3", &kcurRope3)
-	kCacheCpy3 := runtime.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
+	kCacheCpy3 := tensor.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.rpc1Backend.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 cpy
 	m.sched.Inspect(backendRpc1, "k_cache_cpy-3", &kCacheCpy3)
-	vcur3 := runtime.At(m.bufRPC1, offVcur3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	vcur3 := tensor.At(m.bufRPC1, offVcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.MulMat(&vcur3, &m.weights[weightBlk3AttnVWeight], &attnNorm3) // Vcur-3 mul_mat
 	m.sched.Inspect(backendRpc1, "Vcur-3", &vcur3)
-	vCacheCpy3 := runtime.At(m.state[stateCacheVL3].Data, 2*(d.NKv-d.NTokens), runtime.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT3 := runtime.At(m.bufRPC1, offVcur3, runtime.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	vCacheCpy3 := tensor.At(m.state[stateCacheVL3].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT3 := tensor.At(m.bufRPC1, offVcur3, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Cpy(&vCacheCpy3, &vcurT3) // v_cache_cpy-3 cpy
 	m.sched.Inspect(backendRpc1, "v_cache_cpy-3", &vCacheCpy3)
-	qcur3 := runtime.At(m.bufRPC1, offQcur3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	qcur3 := tensor.At(m.bufRPC1, offQcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.MulMat(&qcur3, &m.weights[weightBlk3AttnQWeight], &attnNorm3) // Qcur-3 mul_mat
 	m.sched.Inspect(backendRpc1, "Qcur-3", &qcur3)
-	qcur3d3 := runtime.At(m.bufRPC1, offQcur3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope3 := runtime.At(m.bufRPC1, offQcurRope3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&qcurRope3, &qcur3d3, &rpc1InpPos0, runtime.RopeParams{
+	qcur3d3 := tensor.At(m.bufRPC1, offQcur3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	qcurRope3 := tensor.At(m.bufRPC1, offQcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
+	m.rpc1Backend.Rope(&qcurRope3, &qcur3d3, &rpc1InpPos0, ops.RopeParams{
 		AttnFactor: float32(1),
 		BetaFast:   float32(32),
 		BetaSlow:   float32(1),
@@ -1120,59 +1123,59 @@ func (m *Model) split2(d *Dims, c int) {
 		NDims:      16,
 	}) // Qcur_rope-3 rope
 	m.sched.Inspect(backendRpc1, "Qcur_rope-3", &qcurRope3)
-	k3 := runtime.At(m.state[stateCacheKL3].Data, 0, runtime.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q3 := runtime.At(m.bufRPC1, offQcurRope3, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq3 := runtime.At(m.bufRPC1, offKq3, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	k3 := tensor.At(m.state[stateCacheKL3].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
+	q3 := tensor.At(m.bufRPC1, offQcurRope3, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kq3 := tensor.At(m.bufRPC1, offKq3, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.rpc1Backend.MulMat(&kq3, &k3, &q3) // kq-3 mul_mat
 	m.sched.Inspect(backendRpc1, "kq-3", &kq3)
-	kqSoftMax3 := runtime.At(m.bufRPC1, offKqSoftMax3, runtime.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
+	kqSoftMax3 := tensor.At(m.bufRPC1, offKqSoftMax3, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
 	m.rpc1Backend.SoftMax(&kqSoftMax3, &kq3, &rpc1KQMask0, float32(0.25), float32(0)) // kq_soft_max-3 soft_max
 	m.sched.Inspect(backendRpc1, "kq_soft_max-3", &kqSoftMax3)
-	v3 := runtime.At(m.state[stateCacheVL3].Data, 0, runtime.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv3 := runtime.At(m.bufRPC1, offKqv3, runtime.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	v3 := tensor.At(m.state[stateCacheVL3].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqv3 := tensor.At(m.bufRPC1, offKqv3, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	m.rpc1Backend.MulMat(&kqv3, &v3, &kqSoftMax3) // kqv-3 mul_mat
 	m.sched.Inspect(backendRpc1, "kqv-3", &kqv3)
-	kqvMerged3 := runtime.At(m.bufRPC1, offKqv3, runtime.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont3 := runtime.At(m.bufRPC1, offKqvMergedCont3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	kqvMerged3 := tensor.At(m.bufRPC1, offKqv3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont3 := tensor.At(m.bufRPC1, offKqvMergedCont3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Cpy(&kqvMergedCont3, &kqvMerged3) // kqv_merged_cont-3 cont
 	m.sched.Inspect(backendRpc1, "kqv_merged_cont-3", &kqvMergedCont3)
-	attnOut3 := runtime.At(m.bufRPC1, offAttnOut3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	attnOut3 := tensor.At(m.bufRPC1, offAttnOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.MulMat(&attnOut3, &m.weights[weightBlk3AttnOutputWeight], &kqvMergedCont3) // attn_out-3 mul_mat
 	m.sched.Inspect(backendRpc1, "attn_out-3", &attnOut3)
-	ffnInp3 := runtime.At(m.bufRPC1, offFfnInp3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnInp3 := tensor.At(m.bufRPC1, offFfnInp3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Add(&ffnInp3, &attnOut3, &lOut2) // ffn_inp-3 add
 	m.sched.Inspect(backendRpc1, "ffn_inp-3", &ffnInp3)
-	normFfn3 := runtime.At(m.bufRPC1, offNormFfn3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normFfn3 := tensor.At(m.bufRPC1, offNormFfn3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.RMSNorm(&normFfn3, &ffnInp3, float32(1e-05)) // norm_ffn-3 rms_norm
 	m.sched.Inspect(backendRpc1, "norm_ffn-3", &normFfn3)
-	ffnNorm3 := runtime.At(m.bufRPC1, offFfnNorm3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnNorm3 := tensor.At(m.bufRPC1, offFfnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Mul(&ffnNorm3, &normFfn3, &m.weights[weightBlk3FfnNormWeight]) // ffn_norm-3 mul
 	m.sched.Inspect(backendRpc1, "ffn_norm-3", &ffnNorm3)
-	ffnGate3 := runtime.At(m.bufRPC1, offFfnGate3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGate3 := tensor.At(m.bufRPC1, offFfnGate3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc1Backend.MulMat(&ffnGate3, &m.weights[weightBlk3FfnGateWeight], &ffnNorm3) // ffn_gate-3 mul_mat
 	m.sched.Inspect(backendRpc1, "ffn_gate-3", &ffnGate3)
-	ffnSilu3 := runtime.At(m.bufRPC1, offFfnSilu3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnSilu3 := tensor.At(m.bufRPC1, offFfnSilu3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc1Backend.Silu(&ffnSilu3, &ffnGate3) // ffn_silu-3 silu
 	m.sched.Inspect(backendRpc1, "ffn_silu-3", &ffnSilu3)
-	ffnUp3 := runtime.At(m.bufRPC1, offFfnUp3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnUp3 := tensor.At(m.bufRPC1, offFfnUp3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc1Backend.MulMat(&ffnUp3, &m.weights[weightBlk3FfnUpWeight], &ffnNorm3) // ffn_up-3 mul_mat
 	m.sched.Inspect(backendRpc1, "ffn_up-3", &ffnUp3)
-	ffnGatePar3 := runtime.At(m.bufRPC1, offFfnGatePar3, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	ffnGatePar3 := tensor.At(m.bufRPC1, offFfnGatePar3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc1Backend.Mul(&ffnGatePar3, &ffnSilu3, &ffnUp3) // ffn_gate_par-3 mul
 	m.sched.Inspect(backendRpc1, "ffn_gate_par-3", &ffnGatePar3)
-	ffnOut3 := runtime.At(m.bufRPC1, offFfnOut3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	ffnOut3 := tensor.At(m.bufRPC1, offFfnOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.MulMat(&ffnOut3, &m.weights[weightBlk3FfnDownWeight], &ffnGatePar3) // ffn_out-3 mul_mat
 	m.sched.Inspect(backendRpc1, "ffn_out-3", &ffnOut3)
-	lOut3 := runtime.At(m.bufRPC1, offLOut3, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	lOut3 := tensor.At(m.bufRPC1, offLOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Add(&lOut3, &ffnOut3, &ffnInp3) // l_out-3 add
 	m.sched.Inspect(backendRpc1, "l_out-3", &lOut3)
-	normOut := runtime.At(m.bufRPC1, offNormOut, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	normOut := tensor.At(m.bufRPC1, offNormOut, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.RMSNorm(&normOut, &lOut3, float32(1e-05)) // norm_out rms_norm
 	m.sched.Inspect(backendRpc1, "norm_out", &normOut)
-	resultNorm := runtime.At(m.bufRPC1, offResultNorm, runtime.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
+	resultNorm := tensor.At(m.bufRPC1, offResultNorm, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Mul(&resultNorm, &normOut, &m.weights[weightOutputNormWeight]) // result_norm mul
 	m.sched.Inspect(backendRpc1, "result_norm", &resultNorm)
-	resultOutput := runtime.At(m.bufRPC1, offResultOutput, runtime.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
+	resultOutput := tensor.At(m.bufRPC1, offResultOutput, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
 	m.rpc1Backend.MulMat(&resultOutput, &m.weights[weightOutputWeight], &resultNorm) // result_output mul_mat
 	m.sched.Inspect(backendRpc1, "result_output", &resultOutput)
 	m.sched.EndSplit(2)

@@ -12,9 +12,10 @@ import (
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/examples/llama"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/runtime/rpc"
 	"github.com/graphc/graphc/runtime/rpc/rpctest"
+	"github.com/graphc/graphc/tensor"
 )
 
 // config is the go:generate line's: rpc0, rpc1 and the cpu, four pipeline
@@ -65,11 +66,11 @@ func servers(t *testing.T) (*rpctest.Server, *rpctest.Server) {
 }
 
 // weights are the conformance traces' weights.
-func weights() map[string]runtime.Tensor {
-	w := map[string]runtime.Tensor{}
+func weights() map[string]tensor.Tensor {
+	w := map[string]tensor.Tensor{}
 	for k, d := range Weights {
-		x := runtime.NewTensor(d.Type, d.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
+		x := tensor.NewTensor(d.Type, d.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(k))
 		w[d.Name] = x
 	}
 	return w
@@ -84,8 +85,8 @@ func newModel(t *testing.T) (*Model, error) {
 	}
 	t.Cleanup(m.Close)
 	for k, s := range States {
-		x := runtime.NewTensor(s.Type, s.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(len(Weights)+k))
+		x := tensor.NewTensor(s.Type, s.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(len(Weights)+k))
 		if err := m.WriteState(s.Name, x); err != nil {
 			return nil, err
 		}
@@ -101,8 +102,8 @@ func cpuModel(t *testing.T) *llama.Model {
 	}
 	t.Cleanup(cpu.Close)
 	for k, s := range llama.States {
-		x := runtime.NewTensor(s.Type, s.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(len(llama.Weights)+k))
+		x := tensor.NewTensor(s.Type, s.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(len(llama.Weights)+k))
 		if err := cpu.WriteState(s.Name, x); err != nil {
 			t.Fatal(err)
 		}
@@ -112,7 +113,7 @@ func cpuModel(t *testing.T) *llama.Model {
 
 // batch is a batch of tokens whose first goes to KV cache slot pos.
 func batch(tokens []int32, pos int) *Inputs {
-	positions, mask := runtime.CausalBatch(len(tokens), pos)
+	positions, mask := engine.CausalBatch(len(tokens), pos)
 	return &Inputs{Dims: Dims{NTokens: len(tokens), NKv: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
 }
 
@@ -131,7 +132,7 @@ func steps() []*Inputs {
 
 // within fails t when got and want differ by more than 1e-5 anywhere:
 // ggml's kernels on the servers are not graphc's, so not bit for bit.
-func within(t *testing.T, what string, got, want runtime.Tensor) float64 {
+func within(t *testing.T, what string, got, want tensor.Tensor) float64 {
 	t.Helper()
 	if got.Ne != want.Ne {
 		t.Fatalf("%s: shape %v, cpu %v", what, got.Ne, want.Ne)

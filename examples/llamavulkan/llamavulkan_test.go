@@ -9,7 +9,8 @@ import (
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/examples/llama"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // config is the go:generate line's.
@@ -60,10 +61,10 @@ const tolerance = 5e-3
 // where ggml's libraries or the device are missing.
 func models(t testing.TB) (*Model, *llama.Model) {
 	t.Helper()
-	weights := map[string]runtime.Tensor{}
+	weights := map[string]tensor.Tensor{}
 	for k, w := range Weights {
-		x := runtime.NewTensor(w.Type, w.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
+		x := tensor.NewTensor(w.Type, w.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(k))
 		weights[w.Name] = x
 	}
 	m, err := New(weights, 1)
@@ -80,8 +81,8 @@ func models(t testing.TB) (*Model, *llama.Model) {
 	t.Cleanup(m.Close)
 	t.Cleanup(cpu.Close)
 	for k, s := range States {
-		x := runtime.NewTensor(s.Type, s.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(len(Weights)+k))
+		x := tensor.NewTensor(s.Type, s.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(len(Weights)+k))
 		if err := m.WriteState(s.Name, x); err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func models(t testing.TB) (*Model, *llama.Model) {
 
 // batch is a batch of tokens whose first goes to KV cache slot pos.
 func batch(tokens []int32, pos int) *Inputs {
-	positions, mask := runtime.CausalBatch(len(tokens), pos)
+	positions, mask := engine.CausalBatch(len(tokens), pos)
 	return &Inputs{Dims: Dims{NTokens: len(tokens), NKv: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
 }
 
@@ -113,7 +114,7 @@ func steps() []*Inputs {
 
 // within fails t when got is farther than tolerance from want anywhere,
 // and returns the largest difference.
-func within(t *testing.T, what string, got, want runtime.Tensor) float64 {
+func within(t *testing.T, what string, got, want tensor.Tensor) float64 {
 	t.Helper()
 	if got.Ne != want.Ne {
 		t.Fatalf("%s: shape %v, cpu %v", what, got.Ne, want.Ne)

@@ -8,7 +8,7 @@ import (
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/internal/interp"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestInterpMatchesGenerated runs mlp.g's plan in process (internal/interp)
@@ -33,10 +33,10 @@ func TestInterpMatchesGenerated(t *testing.T) {
 	if err := json.Unmarshal(b, &ggml); err != nil {
 		t.Fatal(err)
 	}
-	weights := map[string]runtime.Tensor{}
+	weights := map[string]tensor.Tensor{}
 	for k, w := range Weights {
-		x := runtime.NewTensor(w.Type, w.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
+		x := tensor.NewTensor(w.Type, w.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(k))
 		weights[w.Name] = x
 	}
 	for _, threads := range []int{1, 2} {

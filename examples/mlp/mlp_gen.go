@@ -6,8 +6,10 @@ package mlp
 
 import (
 	"fmt"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Bounds of the bounded dims: the plan holds for every value up to them.
@@ -59,53 +61,53 @@ type Inputs struct {
 
 // Outputs are one evaluation's results; they own their memory.
 type Outputs struct {
-	MlpOut runtime.Tensor // mlp_out: f32[16, n_batch]
+	MlpOut tensor.Tensor // mlp_out: f32[16, n_batch]
 }
 
 // Named lists the outputs with their names, in declaration order.
-func (o *Outputs) Named() []runtime.Named {
-	return []runtime.Named{{
+func (o *Outputs) Named() []engine.Named {
+	return []engine.Named{{
 		Name:   "mlp_out",
 		Tensor: o.MlpOut,
 	}}
 }
 
 // Weights are the weights New expects, in declaration order.
-var Weights = []runtime.Decl{
+var Weights = []engine.Decl{
 	{
 		Name: "fc0.weight",
 		Ne:   [4]int{32, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "fc0.bias",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "fc1.weight",
 		Ne:   [4]int{64, 64, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "fc1.bias",
 		Ne:   [4]int{64, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "fc2.weight",
 		Ne:   [4]int{64, 16, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 	{
 		Name: "fc2.bias",
 		Ne:   [4]int{16, 1, 1, 1},
-		Type: runtime.F32,
+		Type: tensor.F32,
 	},
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
-var States = []runtime.Decl{}
+var States = []engine.Decl{}
 
 // Indexes of the weights in Weights and of the state in States.
 const (
@@ -126,7 +128,7 @@ var (
 
 // bufferTypes are the memory the plan was made for on each backend, in target order;
 // New checks the backends it gets against them.
-var bufferTypes = []runtime.BufferType{
+var bufferTypes = []backend.BufferType{
 	{
 		Alignment: 32,
 		Host:      true,
@@ -135,7 +137,7 @@ var bufferTypes = []runtime.BufferType{
 }
 
 // splits are the plan's splits in order, for the scheduler.
-var splits = []runtime.SplitInfo{
+var splits = []engine.SplitInfo{
 	{
 		Backend: backendCpu,
 		First:   "fc0_mm",
@@ -145,29 +147,29 @@ var splits = []runtime.SplitInfo{
 	},
 }
 
-// Model is the compiled model, ready to evaluate. The runtime.Driver it embeds
+// Model is the compiled model, ready to evaluate. The engine.Driver it embeds
 // provides State, ReadState, WriteState, Stats, SetEvalCallback and Close.
 type Model struct {
-	driver                    // evaluations in order, state access, statistics, Close
-	sched      *runtime.Sched // the driver's: copies, events, statistics, eval callback
+	driver                   // evaluations in order, state access, statistics, Close
+	sched      *engine.Sched // the driver's: copies, events, statistics, eval callback
 	cpuBackend *cpu.Backend
-	bufCPU     []byte           // compute buffer CPU
-	weights    []runtime.Tensor // in the order of Weights, each in its backend's memory
-	state      []runtime.Tensor // the driver's: in the order of States, each in its backend's memory
+	bufCPU     []byte          // compute buffer CPU
+	weights    []tensor.Tensor // in the order of Weights, each in its backend's memory
+	state      []tensor.Tensor // the driver's: in the order of States, each in its backend's memory
 }
 
-// driver is runtime.Driver, embedded in Model under an unexported name.
-type driver = runtime.Driver
+// driver is engine.Driver, embedded in Model under an unexported name.
+type driver = engine.Driver
 
 // New starts the backends, binds the weights (used in place in host memory, copied to
 // the others) and allocates the compute buffers and zeroed state. threads <= 0 uses
 // every core. A backend this machine cannot run is an error.
-func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
-	w, err := runtime.BindWeights(Weights, weights)
+func New(weights map[string]tensor.Tensor, threads int) (*Model, error) {
+	w, err := engine.BindWeights(Weights, weights)
 	if err != nil {
 		return nil, err
 	}
-	if err := runtime.CheckHostMemory("the compute buffers and state", hostBytes); err != nil {
+	if err := engine.CheckHostMemory("the compute buffers and state", hostBytes); err != nil {
 		return nil, err
 	}
 	m := &Model{}
@@ -179,11 +181,11 @@ func New(weights map[string]runtime.Tensor, threads int) (*Model, error) {
 }
 
 // start is New's work on the bound weights w; on an error New closes what it started.
-func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
+func (m *Model) start(w []tensor.Tensor, threads int) (err error) {
 	m.cpuBackend = cpu.New(threads)
-	runtime.OnClose(&m.driver, m.cpuBackend.Close)
-	if m.sched, err = runtime.NewSched([]runtime.Backend{
-		runtime.NewHostBackend("cpu", bufferTypes[backendCpu]),
+	engine.OnClose(&m.driver, m.cpuBackend.Close)
+	if m.sched, err = engine.NewSched([]engine.Backend{
+		engine.NewHostBackend("cpu", bufferTypes[backendCpu]),
 	}, bufferTypes, splits, NCopies); err != nil {
 		return err
 	}
@@ -193,7 +195,7 @@ func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 	if m.weights, err = m.sched.UploadAll(weightBackend, w); err != nil {
 		return err
 	}
-	m.state, err = runtime.StartDriver(&m.driver, m.sched, States, stateBackend)
+	m.state, err = engine.StartDriver(&m.driver, m.sched, States, stateBackend)
 	return err
 }
 
@@ -206,7 +208,7 @@ func (m *Model) start(w []runtime.Tensor, threads int) (err error) {
 // once (pipeline parallelism). State persists from one evaluation to the next.
 func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if in == nil {
-		return nil, runtime.ErrNoInputs
+		return nil, engine.ErrNoInputs
 	}
 	d := &in.Dims
 	if d.NBatch < 0 || d.NBatch > MaxNBatch {
@@ -215,12 +217,12 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if len(in.MlpIn) != 32*d.NBatch {
 		return nil, fmt.Errorf("input mlp_in: got %d elements, want %d (f32[32, n_batch])", len(in.MlpIn), 32*d.NBatch)
 	}
-	return runtime.Issue(&m.driver, func(c int) *Outputs {
-		mlpIn := runtime.At(m.bufCPU, offMlpIn, runtime.F32, [4]int{32, d.NBatch, 1, 1}, [4]int{4, 128, 128 * d.NBatch, 128 * d.NBatch})
+	return engine.Issue(&m.driver, func(c int) *Outputs {
+		mlpIn := tensor.At(m.bufCPU, offMlpIn, tensor.F32, [4]int{32, d.NBatch, 1, 1}, [4]int{4, 128, 128 * d.NBatch, 128 * d.NBatch})
 		copy(mlpIn.F32s(), in.MlpIn)
 		m.split0(d, c)
 		out := &Outputs{}
-		mlpOut := runtime.At(m.bufCPU, offMlpOut, runtime.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
+		mlpOut := tensor.At(m.bufCPU, offMlpOut, tensor.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
 		out.MlpOut = m.sched.Output(backendCpu, &mlpOut)
 		return out
 	})
@@ -228,7 +230,7 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 
 // Pending is a submitted evaluation: Wait returns its outputs, Done reports without
 // blocking whether it is done.
-type Pending = runtime.Pending[Outputs]
+type Pending = engine.Pending[Outputs]
 
 // Eval runs one evaluation and returns its outputs: Submit, then Wait.
 func (m *Model) Eval(in *Inputs) (*Outputs, error) {
@@ -243,29 +245,29 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 func (m *Model) split0(d *Dims, c int) {
 	m.sched.BeginSplit(0)
 	m.sched.Compute(0)
-	mlpIn := runtime.At(m.bufCPU, offMlpIn, runtime.F32, [4]int{32, d.NBatch, 1, 1}, [4]int{4, 128, 128 * d.NBatch, 128 * d.NBatch})
-	fc0Mm := runtime.At(m.bufCPU, offFc0Mm, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
+	mlpIn := tensor.At(m.bufCPU, offMlpIn, tensor.F32, [4]int{32, d.NBatch, 1, 1}, [4]int{4, 128, 128 * d.NBatch, 128 * d.NBatch})
+	fc0Mm := tensor.At(m.bufCPU, offFc0Mm, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.MulMat(&fc0Mm, &m.weights[weightFc0Weight], &mlpIn) // fc0_mm mul_mat
 	m.sched.Inspect(backendCpu, "fc0_mm", &fc0Mm)
-	fc0Add := runtime.At(m.bufCPU, offFc0Add, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
+	fc0Add := tensor.At(m.bufCPU, offFc0Add, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.Add(&fc0Add, &fc0Mm, &m.weights[weightFc0Bias]) // fc0_add add
 	m.sched.Inspect(backendCpu, "fc0_add", &fc0Add)
-	fc0Relu := runtime.At(m.bufCPU, offFc0Relu, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
+	fc0Relu := tensor.At(m.bufCPU, offFc0Relu, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.Relu(&fc0Relu, &fc0Add) // fc0_relu relu
 	m.sched.Inspect(backendCpu, "fc0_relu", &fc0Relu)
-	fc1Mm := runtime.At(m.bufCPU, offFc1Mm, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
+	fc1Mm := tensor.At(m.bufCPU, offFc1Mm, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.MulMat(&fc1Mm, &m.weights[weightFc1Weight], &fc0Relu) // fc1_mm mul_mat
 	m.sched.Inspect(backendCpu, "fc1_mm", &fc1Mm)
-	fc1Add := runtime.At(m.bufCPU, offFc1Add, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
+	fc1Add := tensor.At(m.bufCPU, offFc1Add, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.Add(&fc1Add, &fc1Mm, &m.weights[weightFc1Bias]) // fc1_add add
 	m.sched.Inspect(backendCpu, "fc1_add", &fc1Add)
-	fc1Gelu := runtime.At(m.bufCPU, offFc1Gelu, runtime.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
+	fc1Gelu := tensor.At(m.bufCPU, offFc1Gelu, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
 	m.cpuBackend.Gelu(&fc1Gelu, &fc1Add) // fc1_gelu gelu
 	m.sched.Inspect(backendCpu, "fc1_gelu", &fc1Gelu)
-	fc2Mm := runtime.At(m.bufCPU, offFc2Mm, runtime.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
+	fc2Mm := tensor.At(m.bufCPU, offFc2Mm, tensor.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
 	m.cpuBackend.MulMat(&fc2Mm, &m.weights[weightFc2Weight], &fc1Gelu) // fc2_mm mul_mat
 	m.sched.Inspect(backendCpu, "fc2_mm", &fc2Mm)
-	mlpOut := runtime.At(m.bufCPU, offMlpOut, runtime.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
+	mlpOut := tensor.At(m.bufCPU, offMlpOut, tensor.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
 	m.cpuBackend.Add(&mlpOut, &fc2Mm, &m.weights[weightFc2Bias]) // mlp_out add
 	m.sched.Inspect(backendCpu, "mlp_out", &mlpOut)
 	m.sched.EndSplit(0)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/compiler"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestMatchesGGML compares with the output ggml computed for the same graph
@@ -25,10 +25,10 @@ func TestMatchesGGML(t *testing.T) {
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
-	weights := map[string]runtime.Tensor{}
+	weights := map[string]tensor.Tensor{}
 	for k, w := range Weights {
-		x := runtime.NewTensor(w.Type, w.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
+		x := tensor.NewTensor(w.Type, w.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(k))
 		weights[w.Name] = x
 	}
 	m, err := New(weights, 0)

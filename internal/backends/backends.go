@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/runtime/blas"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/cuda"
@@ -26,7 +26,7 @@ type Kind struct {
 	// Describe returns what the compiler plans against for device n (0
 	// for a kind that is not Indexed). It lives in the kind's runtime
 	// package so that the runtime and the compiler agree on it.
-	Describe func(n int) *runtime.Description
+	Describe func(n int) *backend.Description
 	// Available reports whether this machine can run the kind, and why
 	// not. It only looks for what the backend needs, loading nothing, so
 	// that compiling for a missing device stays cheap. Nil: always.
@@ -51,12 +51,12 @@ type Kind struct {
 	New      string
 	Fallible bool
 	// Host: synchronous and computing in host memory; the scheduler drives
-	// it through runtime.NewHostBackend. Otherwise Type itself is a
-	// runtime.Backend, asynchronous, with memory of its own.
+	// it through engine.NewHostBackend. Otherwise Type itself is a
+	// engine.Backend, asynchronous, with memory of its own.
 	Host bool
 	// CheckOps: a ggml device, whose Description answers SupportsOp
 	// without asking the device. Generated New passes Type's method
-	// Check(ops []runtime.OpQuery) error the plan's ops on it, so that an
+	// Check(ops []backend.OpQuery) error the plan's ops on it, so that an
 	// op the real device refuses stops the program when it starts.
 	CheckOps bool
 
@@ -110,8 +110,8 @@ var Kinds = []*Kind{
 }
 
 // one is Describe for a kind with a single device.
-func one(d *runtime.Description) func(int) *runtime.Description {
-	return func(int) *runtime.Description { return d }
+func one(d *backend.Description) func(int) *backend.Description {
+	return func(int) *backend.Description { return d }
 }
 
 // blasAvailable looks for the BLAS library without loading it.
@@ -168,7 +168,7 @@ func Parse(name string) (*Kind, int, error) {
 }
 
 // Describe returns the description of the backend name.
-func Describe(name string) (*runtime.Description, error) {
+func Describe(name string) (*backend.Description, error) {
 	k, n, err := Parse(name)
 	if err != nil {
 		return nil, err

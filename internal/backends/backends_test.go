@@ -121,7 +121,7 @@ func TestKindsComplete(t *testing.T) {
 
 // checkPackage reads k.Package's source for what generated code calls:
 // the package name it imports it under, Type and New([n,] threads), and
-// for a kind whose description packs weights Type's Pack(*runtime.Tensor)
+// for a kind whose description packs weights Type's Pack(*tensor.Tensor)
 // error.
 func checkPackage(t *testing.T, k *Kind) {
 	t.Helper()
@@ -194,8 +194,8 @@ func checkPackage(t *testing.T, k *Kind) {
 		// Generated New calls it on every weight the plan packs.
 		if pack == nil {
 			t.Errorf("%s's description packs weights, but %s has no method Pack", k.Name, k.Type)
-		} else if p, r := fields(pack.Type.Params), fields(pack.Type.Results); p != "*runtime.Tensor" || r != "error" {
-			t.Errorf("(*%s).Pack(%s) (%s), want (*runtime.Tensor) error", k.Type, p, r)
+		} else if p, r := fields(pack.Type.Params), fields(pack.Type.Results); p != "*tensor.Tensor" || r != "error" {
+			t.Errorf("(*%s).Pack(%s) (%s), want (*tensor.Tensor) error", k.Type, p, r)
 		}
 	}
 	if d := k.Describe(0); d.GroupProducts > 0 {
@@ -205,8 +205,8 @@ func checkPackage(t *testing.T, k *Kind) {
 		}
 		if mulMats == nil {
 			t.Errorf("%s's description groups products, but %s has no method MulMats", k.Name, k.Type)
-		} else if p, r := fields(mulMats.Type.Params), fields(mulMats.Type.Results); p != "*runtime.Tensor, ...runtime.Product" || r != "" {
-			t.Errorf("(*%s).MulMats(%s) (%s), want (*runtime.Tensor, ...runtime.Product)", k.Type, p, r)
+		} else if p, r := fields(mulMats.Type.Params), fields(mulMats.Type.Results); p != "*tensor.Tensor, ...engine.Product" || r != "" {
+			t.Errorf("(*%s).MulMats(%s) (%s), want (*tensor.Tensor, ...engine.Product)", k.Type, p, r)
 		}
 	}
 	if (k.Flag == "") != (k.FlagSet == "") || (k.Flag == "") != (k.FlagUsage == "") {

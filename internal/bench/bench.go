@@ -9,8 +9,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 // A Result is one measured case. GFLOPS is set for matrix products, GBps
@@ -80,11 +80,11 @@ func Cases(threads []int) []Case {
 	var cs []Case
 	for _, th := range threads {
 		for _, n := range []int{256, 1024, 2048} {
-			cs = append(cs, mulMatCase("gemm", runtime.F32, n, n, n, th))
+			cs = append(cs, mulMatCase("gemm", tensor.F32, n, n, n, th))
 		}
-		cs = append(cs, mulMatCase("gemm", runtime.F16, 1024, 1024, 1024, th))
-		cs = append(cs, mulMatCase("matvec", runtime.F32, 4096, 1, 4096, th))
-		cs = append(cs, mulMatCase("matvec", runtime.F16, 4096, 1, 4096, th))
+		cs = append(cs, mulMatCase("gemm", tensor.F16, 1024, 1024, 1024, th))
+		cs = append(cs, mulMatCase("matvec", tensor.F32, 4096, 1, 4096, th))
+		cs = append(cs, mulMatCase("matvec", tensor.F16, 4096, 1, 4096, th))
 		cs = append(cs, quantMulMatCases(th)...)
 		cs = append(cs, bandwidthCases(th)...)
 	}

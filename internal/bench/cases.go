@@ -4,19 +4,21 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 // fill gives every element of t a value in [-1, 1].
-func fill(t *runtime.Tensor, k int) {
-	runtime.Fill(t, func(i int, _ [4]int) float64 { return math.Sin(float64(i)*0.37 + float64(k)) })
+func fill(t *tensor.Tensor, k int) {
+	tensor.Fill(t, func(i int, _ [4]int) float64 { return math.Sin(float64(i)*0.37 + float64(k)) })
 }
 
-func tensor(dt runtime.DType, k int, ne ...int) *runtime.Tensor {
+// filled is a new tensor of dt and shape ne, filled by fill with k.
+func filled(dt tensor.DType, k int, ne ...int) *tensor.Tensor {
 	s := [4]int{1, 1, 1, 1}
 	copy(s[:], ne)
-	t := runtime.NewTensor(dt, s)
+	t := tensor.NewTensor(dt, s)
 	fill(&t, k)
 	return &t
 }
@@ -30,13 +32,13 @@ func withBackend(f func(be *cpu.Backend) func()) func(int) (func(), func()) {
 }
 
 // mulMatCase is dst[M, N] = a[K, M] (type at) · x[K, N] (f32), ggml_mul_mat.
-func mulMatCase(kernel string, at runtime.DType, M, N, K, threads int) Case {
+func mulMatCase(kernel string, at tensor.DType, M, N, K, threads int) Case {
 	return Case{
 		Kernel: kernel, DType: at.String(), M: M, N: N, K: K, Threads: threads,
 		Flops: 2 * float64(M) * float64(N) * float64(K),
 		Bytes: matvecBytes(at, M, N, K),
 		Setup: withBackend(func(be *cpu.Backend) func() {
-			a, x, d := tensor(at, 1, K, M), tensor(runtime.F32, 2, K, N), tensor(runtime.F32, 3, M, N)
+			a, x, d := filled(at, 1, K, M), filled(tensor.F32, 2, K, N), filled(tensor.F32, 3, M, N)
 			return func() { be.MulMat(d, a, x) }
 		}),
 	}
@@ -57,7 +59,7 @@ var quantNs = []int{1, 8, 32, 512}
 // arithmetic and report GFLOP/s only.
 func quantMulMatCases(th int) []Case {
 	var cs []Case
-	for _, at := range []runtime.DType{runtime.Q8_0, runtime.Q4_0} {
+	for _, at := range []tensor.DType{tensor.Q8_0, tensor.Q4_0} {
 		for _, n := range quantNs {
 			for _, packed := range []bool{false, true} {
 				cs = append(cs, quantMulMatCase(at, n, th, packed))
@@ -71,7 +73,7 @@ func quantMulMatCases(th int) []Case {
 // model's attention projection.
 const quantM, quantK = 4096, 4096
 
-func quantMulMatCase(at runtime.DType, n, th int, packed bool) Case {
+func quantMulMatCase(at tensor.DType, n, th int, packed bool) Case {
 	kernel := "matvec"
 	if n > 1 {
 		kernel = "gemm"
@@ -99,28 +101,28 @@ func quantMulMatCase(at runtime.DType, n, th int, packed bool) Case {
 // quantOperands are a quantized product's weight, x and result, the same
 // values on every call: ggml's side of `graphc bench -ggml` computes the
 // product graphc's does.
-func quantOperands(at runtime.DType, n int) (a, x, d *runtime.Tensor) {
-	return quantTensor(at, 1, quantK, quantM), tensor(runtime.F32, 2, quantK, n), tensor(runtime.F32, 3, quantM, n)
+func quantOperands(at tensor.DType, n int) (a, x, d *tensor.Tensor) {
+	return quantTensor(at, 1, quantK, quantM), filled(tensor.F32, 2, quantK, n), filled(tensor.F32, 3, quantM, n)
 }
 
 // mustPack packs weight a on be; a Packable dense weight that does not
 // pack is a broken backend.
-func mustPack(be *cpu.Backend, a *runtime.Tensor) {
+func mustPack(be *cpu.Backend, a *tensor.Tensor) {
 	if err := be.Pack(a); err != nil {
 		panic(fmt.Sprintf("BUG: bench: Pack of a %s%v weight: %v", a.Type, a.Ne, err))
 	}
 }
 
 // quantTensor is tensor for a block-quantized type: fill's values, quantized.
-func quantTensor(dt runtime.DType, k, n0, n1 int) *runtime.Tensor {
-	f := tensor(runtime.F32, k, n0, n1)
+func quantTensor(dt tensor.DType, k, n0, n1 int) *tensor.Tensor {
+	f := filled(tensor.F32, k, n0, n1)
 	ne := [4]int{n0, n1, 1, 1}
-	return &runtime.Tensor{Type: dt, Ne: ne, Nb: runtime.ContiguousStrides(dt, ne), Data: runtime.Quantize(nil, dt, f.F32s())}
+	return &tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: tensor.Quantize(nil, dt, f.F32s())}
 }
 
 // matvecBytes is what a matrix-vector product moves (its GB/s says how
 // close it is to the memory's bandwidth); 0 for matrix products.
-func matvecBytes(at runtime.DType, M, N, K int) float64 {
+func matvecBytes(at tensor.DType, M, N, K int) float64 {
 	if N > 1 {
 		return 0
 	}
@@ -145,70 +147,70 @@ func bandwidthCases(th int) []Case {
 		// memmove of a 4096² f32 matrix, 64 MiB each way, past the caches:
 		// the memory's bandwidth, the ceiling of the matvec cases.
 		{Kernel: "cpy", DType: "f32", M: 4096, N: 4096, Threads: th, Bytes: 2 * 4 * 4096 * 4096, Setup: withBackend(func(be *cpu.Backend) func() {
-			a, d := tensor(runtime.F32, 1, 4096, 4096), tensor(runtime.F32, 2, 4096, 4096)
+			a, d := filled(tensor.F32, 1, 4096, 4096), filled(tensor.F32, 2, 4096, 4096)
 			return func() { be.Cpy(d, a) }
 		})},
 		bwCase("cpy", "f32", 2*f32, th, func(be *cpu.Backend) func() { // memmove in cache: the machine's reference
-			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			a, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows)
 			return func() { be.Cpy(d, a) }
 		}),
 		bwCase("cpy", "f32->f16", f32+f16, th, func(be *cpu.Backend) func() {
-			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F16, 2, bwRow, bwRows)
+			a, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F16, 2, bwRow, bwRows)
 			return func() { be.Cpy(d, a) }
 		}),
 		bwCase("cpy", "f16->f32", f16+f32, th, func(be *cpu.Backend) func() {
-			a, d := tensor(runtime.F16, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			a, d := filled(tensor.F16, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows)
 			return func() { be.Cpy(d, a) }
 		}),
 		bwCase("add", "f32", 3*f32, th, func(be *cpu.Backend) func() {
-			a, x, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows), tensor(runtime.F32, 3, bwRow, bwRows)
+			a, x, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows), filled(tensor.F32, 3, bwRow, bwRows)
 			return func() { be.Add(d, a, x) }
 		}),
 		bwCase("mul", "f32", 3*f32, th, func(be *cpu.Backend) func() {
-			a, x, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows), tensor(runtime.F32, 3, bwRow, bwRows)
+			a, x, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows), filled(tensor.F32, 3, bwRow, bwRows)
 			return func() { be.Mul(d, a, x) }
 		}),
 		bwCase("mul_row", "f32", 2*f32, th, func(be *cpu.Backend) func() { // x one row, broadcast: rms_norm's weight
-			a, x, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow), tensor(runtime.F32, 3, bwRow, bwRows)
+			a, x, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow), filled(tensor.F32, 3, bwRow, bwRows)
 			return func() { be.Mul(d, a, x) }
 		}),
 		bwCase("scale", "f32", 2*f32, th, func(be *cpu.Backend) func() {
-			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			a, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows)
 			return func() { be.Scale(d, a, 0.125) }
 		}),
 		bwCase("silu", "f32", 2*f32, th, func(be *cpu.Backend) func() {
-			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			a, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows)
 			return func() { be.Silu(d, a) }
 		}),
 		bwCase("rms_norm", "f32", 2*f32, th, func(be *cpu.Backend) func() {
-			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			a, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows)
 			return func() { be.RMSNorm(d, a, 1e-5) }
 		}),
 		bwCase("soft_max", "f32", 2*f32, th, func(be *cpu.Backend) func() {
-			a, d := tensor(runtime.F32, 1, bwRow, bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
+			a, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows)
 			return func() { be.SoftMax(d, a, nil, 0.125, 0) }
 		}),
 		bwCase("rope", "f32", 2*f32, th, func(be *cpu.Backend) func() {
 			// 256 tokens of 32 heads of 128: a, pos, rotated by NEOX pairs
-			a, d := tensor(runtime.F32, 1, 128, 32, bwRows), tensor(runtime.F32, 2, 128, 32, bwRows)
-			pos := runtime.NewTensor(runtime.I32, [4]int{bwRows, 1, 1, 1})
+			a, d := filled(tensor.F32, 1, 128, 32, bwRows), filled(tensor.F32, 2, 128, 32, bwRows)
+			pos := tensor.NewTensor(tensor.I32, [4]int{bwRows, 1, 1, 1})
 			for i := range pos.I32s() {
 				pos.I32s()[i] = int32(i)
 			}
-			p := runtime.RopeParams{NDims: 128, Mode: runtime.RopeNeox, FreqBase: 10000, FreqScale: 1, AttnFactor: 1}
+			p := ops.RopeParams{NDims: 128, Mode: ops.RopeNeox, FreqBase: 10000, FreqScale: 1, AttnFactor: 1}
 			return func() { be.Rope(d, a, &pos, p) }
 		}),
 		bwCase("get_rows", "f32", 2*f32, th, func(be *cpu.Backend) func() {
-			tab, d := tensor(runtime.F32, 1, bwRow, 4*bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
-			idx := runtime.NewTensor(runtime.I32, [4]int{bwRows, 1, 1, 1})
+			tab, d := filled(tensor.F32, 1, bwRow, 4*bwRows), filled(tensor.F32, 2, bwRow, bwRows)
+			idx := tensor.NewTensor(tensor.I32, [4]int{bwRows, 1, 1, 1})
 			for i := range idx.I32s() {
 				idx.I32s()[i] = int32(i * 37 % (4 * bwRows))
 			}
 			return func() { be.GetRows(d, tab, &idx) }
 		}),
 		bwCase("get_rows", "f16->f32", f16+f32, th, func(be *cpu.Backend) func() {
-			tab, d := tensor(runtime.F16, 1, bwRow, 4*bwRows), tensor(runtime.F32, 2, bwRow, bwRows)
-			idx := runtime.NewTensor(runtime.I32, [4]int{bwRows, 1, 1, 1})
+			tab, d := filled(tensor.F16, 1, bwRow, 4*bwRows), filled(tensor.F32, 2, bwRow, bwRows)
+			idx := tensor.NewTensor(tensor.I32, [4]int{bwRows, 1, 1, 1})
 			for i := range idx.I32s() {
 				idx.I32s()[i] = int32(i * 37 % (4 * bwRows))
 			}

@@ -8,15 +8,15 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/ggml"
+	"github.com/graphc/graphc/tensor"
 )
 
 // `graphc bench -ggml`: graphc's quantized products beside ggml's own CPU
@@ -107,7 +107,7 @@ func GGMLCases(threads []int) []Case {
 // race). Without ggml's libraries only graphc's columns are measured and
 // Skipped says why.
 func CompareGGML(opts Options) (*GGMLReport, error) {
-	r := &GGMLReport{ISA: cpu.ISA(), CPUs: goruntime.NumCPU(), LoadAverage: loadAverage(), Results: []*Comparison{}}
+	r := &GGMLReport{ISA: cpu.ISA(), CPUs: runtime.NumCPU(), LoadAverage: loadAverage(), Results: []*Comparison{}}
 	var bufts []string
 	if _, err := ggml.Library(); err != nil {
 		r.Skipped = "ggml's libraries not found in $" + ggml.PathEnv + ", beside the executable or in the system's library path; " + GGMLHowTo
@@ -154,7 +154,7 @@ type contender struct {
 }
 
 func compareCase(c *Case, bufts []string, minTime time.Duration) (_ *Comparison, err error) {
-	dt, _ := runtime.ParseDType(c.DType)
+	dt, _ := tensor.ParseDType(c.DType)
 	a, x, _ := quantOperands(dt, c.N)
 	var cs []*contender
 	defer func() {
@@ -166,8 +166,8 @@ func compareCase(c *Case, bufts []string, minTime time.Duration) (_ *Comparison,
 	// none finds another's weight in the caches.
 	for _, packed := range []bool{false, true} {
 		be := cpu.New(c.Threads)
-		w := runtime.Clone(a)
-		d := tensor(runtime.F32, 3, c.M, c.N)
+		w := tensor.Clone(a)
+		d := filled(tensor.F32, 3, c.M, c.N)
 		if packed {
 			mustPack(be, &w)
 		}

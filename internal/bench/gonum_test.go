@@ -2,7 +2,7 @@ package bench_test
 
 import (
 	"fmt"
-	goruntime "runtime"
+	"runtime"
 	"testing"
 
 	. "github.com/graphc/graphc/internal/bench"
@@ -25,7 +25,7 @@ func BenchmarkGonum(b *testing.B) {
 			continue
 		}
 		b.Run(c.Name(), func(b *testing.B) {
-			defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(c.Threads))
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(c.Threads))
 			M, N, K := c.M, c.N, c.K
 			a, x, d := make([]float32, M*K), make([]float32, N*K), make([]float32, M*N)
 			for i := range a {

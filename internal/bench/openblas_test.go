@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	. "github.com/graphc/graphc/internal/bench"
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/blas/openblas"
+	"github.com/graphc/graphc/tensor"
 )
 
 // BenchmarkOpenBLAS runs OpenBLAS's cblas_sgemm (through the blas backend)
@@ -27,9 +27,9 @@ func BenchmarkOpenBLAS(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer be.Close()
-			a := runtime.NewTensor(runtime.F32, [4]int{c.K, c.M, 1, 1})
-			x := runtime.NewTensor(runtime.F32, [4]int{c.K, c.N, 1, 1})
-			d := runtime.NewTensor(runtime.F32, [4]int{c.M, c.N, 1, 1})
+			a := tensor.NewTensor(tensor.F32, [4]int{c.K, c.M, 1, 1})
+			x := tensor.NewTensor(tensor.F32, [4]int{c.K, c.N, 1, 1})
+			d := tensor.NewTensor(tensor.F32, [4]int{c.M, c.N, 1, 1})
 			for i := range a.F32s() {
 				a.F32s()[i] = float32(i%7) * 0.1
 			}

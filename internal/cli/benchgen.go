@@ -18,7 +18,7 @@ import (
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/internal/interp"
 	"github.com/graphc/graphc/internal/llamacpp"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // benchSide runs one side's tests at one thread count: pp, one batch of n
@@ -56,7 +56,7 @@ func (s *interpSide) pp(n int) (time.Duration, error) {
 }
 
 func (s *interpSide) tg(n int) (time.Duration, error) {
-	ins := make([]map[string]runtime.Tensor, n)
+	ins := make([]map[string]tensor.Tensor, n)
 	for i := range ins {
 		ins[i] = batchInputs(1, i, s.vocab)
 	}

@@ -19,8 +19,9 @@ import (
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/internal/interp"
 	"github.com/graphc/graphc/internal/llamacpp"
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // llamaBench is `graphc bench -llama`: llama-bench's pp and tg tests, for
@@ -95,7 +96,7 @@ func (lb *llamaBench) defaults() error {
 		return &usageError{"-pp and -tg: 1 to 512 tokens (llama.cpp's default context holds 512)"}
 	}
 	for _, t := range lb.types {
-		if dt, ok := runtime.ParseDType(t); !ok || dt == runtime.I32 {
+		if dt, ok := tensor.ParseDType(t); !ok || dt == tensor.I32 {
 			return &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0 or q4_0", t)}
 		}
 	}
@@ -187,7 +188,7 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	}
 	var files []string
 	for _, t := range lb.types {
-		dt, _ := runtime.ParseDType(t)
+		dt, _ := tensor.ParseDType(t)
 		name := fmt.Sprintf("llama-l%d-e%d-h%d-kv%d-ff%d-v%d-%s", shape.layers, shape.embd, shape.heads, shape.kvHeads, shape.ff, shape.vocab, t)
 		path := filepath.Join(dir, name+".gguf")
 		files = append(files, path)
@@ -356,7 +357,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 	}
 	// The peak resident memory of each side is the lowest of its
 	// repetitions' peaks: graphc releases the pages of the weights it
-	// packs (runtime.ReleasePages), which the kernel cannot do while
+	// packs (engine.ReleasePages), which the kernel cannot do while
 	// llama.cpp, started first, maps the same file.
 	peak := map[int]*[2]int64{} // per thread count: graphc's, llama.cpp's; 0 unknown
 	buf := newBandwidth(bufBytes)
@@ -502,20 +503,20 @@ func (p *benchPair) close() {
 }
 
 // batchInputs are the inputs of a batch of n tokens going to cache slot
-// pos, as a program driving the model builds them (runtime.CausalBatch),
+// pos, as a program driving the model builds them (engine.CausalBatch),
 // with token ids spread over the vocabulary as llama-bench's random ones
 // are.
-func batchInputs(n, pos, vocab int) map[string]runtime.Tensor {
-	positions, mask := runtime.CausalBatch(n, pos)
-	tok := runtime.NewTensor(runtime.I32, [4]int{n, 1, 1, 1})
+func batchInputs(n, pos, vocab int) map[string]tensor.Tensor {
+	positions, mask := engine.CausalBatch(n, pos)
+	tok := tensor.NewTensor(tensor.I32, [4]int{n, 1, 1, 1})
 	for i := range tok.I32s() {
 		tok.I32s()[i] = int32((pos + i) * 7919 % vocab)
 	}
-	p := runtime.NewTensor(runtime.I32, [4]int{n, 1, 1, 1})
+	p := tensor.NewTensor(tensor.I32, [4]int{n, 1, 1, 1})
 	copy(p.I32s(), positions)
-	m := runtime.NewTensor(runtime.F32, [4]int{pos + n, n, 1, 1})
+	m := tensor.NewTensor(tensor.F32, [4]int{pos + n, n, 1, 1})
 	copy(m.F32s(), mask)
-	return map[string]runtime.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m}
+	return map[string]tensor.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m}
 }
 
 // median of the repetitions' durations.
@@ -637,8 +638,8 @@ func (m *bandwidth) readGBps(threads int) float64 {
 	}
 	const k = 4096
 	rows := len(m.src) / (4 * k)
-	a := runtime.Tensor{Type: runtime.F32, Ne: [4]int{k, rows, 1, 1}, Nb: runtime.ContiguousStrides(runtime.F32, [4]int{k, rows, 1, 1}), Data: m.src[:4*k*rows]}
-	x, y := runtime.NewTensor(runtime.F32, [4]int{k, 1, 1, 1}), runtime.NewTensor(runtime.F32, [4]int{rows, 1, 1, 1})
+	a := tensor.Tensor{Type: tensor.F32, Ne: [4]int{k, rows, 1, 1}, Nb: tensor.ContiguousStrides(tensor.F32, [4]int{k, rows, 1, 1}), Data: m.src[:4*k*rows]}
+	x, y := tensor.NewTensor(tensor.F32, [4]int{k, 1, 1, 1}), tensor.NewTensor(tensor.F32, [4]int{rows, 1, 1, 1})
 	best := time.Duration(1 << 62)
 	for range 3 {
 		start := time.Now()

@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 
 	"github.com/graphc/graphc/compiler"
 )
@@ -88,7 +88,7 @@ func repoRoot() (string, error) {
 		}
 		return r, nil
 	}
-	if _, file, _, ok := goruntime.Caller(0); ok { // file is internal/cli/build.go
+	if _, file, _, ok := runtime.Caller(0); ok { // file is internal/cli/build.go
 		if dir := filepath.Dir(filepath.Dir(filepath.Dir(file))); isRoot(dir) {
 			return dir, nil
 		}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	goruntime "runtime"
+	"runtime"
 	"time"
 
 	"github.com/graphc/graphc/internal/atomicfile"
@@ -27,7 +27,7 @@ func cmdCalibrate(e *env, args []string) error {
 	fs := newFlags(e, "calibrate")
 	out := fs.String("o", "graphc-cost.json", "the calibration file to write")
 	minTime := fs.Duration("time", 100*time.Millisecond, "time per measurement")
-	threads := fs.Int("threads", goruntime.NumCPU(), "CPU threads, as graphc run uses them")
+	threads := fs.Int("threads", runtime.NumCPU(), "CPU threads, as graphc run uses them")
 	if _, err := parseFlags(fs, args, 0, 0); err != nil {
 		return err
 	}

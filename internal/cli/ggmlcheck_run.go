@@ -243,7 +243,7 @@ func runTraceOn(ctx context.Context, tr *ggmltrace.Trace, on traceBackends) (*tr
 }
 
 // statsBytesCopied reads the bytes copied from a generated program's
-// -stats report (runtime.Stats.String).
+// -stats report (engine.Stats.String).
 func statsBytesCopied(report string) (int64, error) {
 	for _, line := range strings.Split(report, "\n") {
 		var n int64

@@ -13,7 +13,8 @@ import (
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/internal/atomicfile"
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 func cmdGGUF(e *env, args []string) error {
@@ -45,8 +46,8 @@ func cmdGGUFNew(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dt, ok := runtime.ParseDType(*typ)
-	if !ok || dt == runtime.I32 {
+	dt, ok := tensor.ParseDType(*typ)
+	if !ok || dt == tensor.I32 {
 		return &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0 or q4_0", *typ)}
 	}
 	if shape.arch != "" {
@@ -103,7 +104,7 @@ func writeGGUF(e *env, w *gguf.Writer, path string) error {
 // weightsFile builds a GGUF file of g's weights. Weights read only by
 // mul_mat (as the matrix) and get_rows (as the table) are stored as dt,
 // quantized with ggml's reference rounding; the others keep their type.
-func weightsFile(g *ir.Graph, dt runtime.DType, fill string, seed uint64) (*gguf.Writer, error) {
+func weightsFile(g *ir.Graph, dt tensor.DType, fill string, seed uint64) (*gguf.Writer, error) {
 	w := gguf.NewWriter()
 	if err := w.AddMeta("general.architecture", "graphc"); err != nil {
 		return nil, err
@@ -124,7 +125,7 @@ func weightsFile(g *ir.Graph, dt runtime.DType, fill string, seed uint64) (*gguf
 		vals := make([]float32, ne[0]*ne[1]*ne[2]*ne[3])
 		for i := range vals {
 			if fill == "ggml" {
-				vals[i] = float32(runtime.GGMLFill(k)(i, [4]int{}))
+				vals[i] = float32(tensor.GGMLFill(k)(i, [4]int{}))
 			} else {
 				vals[i] = float32(r.NormFloat64() * 0.1)
 			}
@@ -133,7 +134,7 @@ func weightsFile(g *ir.Graph, dt runtime.DType, fill string, seed uint64) (*gguf
 		if quantizable(g, t, dt) {
 			typ = dt
 		}
-		data := runtime.Quantize(nil, typ, vals)
+		data := tensor.Quantize(nil, typ, vals)
 		ggmlType := gguf.GGMLType(typ.GGMLType())
 		if err := w.AddTensor(t.Name, ggmlType, []int64{int64(ne[0]), int64(ne[1]), int64(ne[2]), int64(ne[3])}[:dims(ne)], data); err != nil {
 			return nil, &compiler.UserError{Msg: fmt.Sprintf("weight %s: %v", t.Name, err)}
@@ -153,8 +154,8 @@ func dims(ne [4]int) int {
 // quantizable reports whether weight t can be stored as dt: an f32 weight
 // whose every reader takes dt (mul_mat as its matrix, get_rows as its
 // table), with whole blocks.
-func quantizable(g *ir.Graph, t *ir.Tensor, dt runtime.DType) bool {
-	if t.Type != runtime.F32 || dt == runtime.F32 {
+func quantizable(g *ir.Graph, t *ir.Tensor, dt tensor.DType) bool {
+	if t.Type != tensor.F32 || dt == tensor.F32 {
 		return false
 	}
 	if n, _ := t.Ne[0].Constant(); n%int64(dt.BlockSize()) != 0 {
@@ -167,7 +168,7 @@ func quantizable(g *ir.Graph, t *ir.Tensor, dt runtime.DType) bool {
 				continue
 			}
 			read = true
-			if i != 0 || (n.Op != ir.OpMulMat && n.Op != ir.OpGetRows) {
+			if i != 0 || (n.Op != ops.MulMat && n.Op != ops.GetRows) {
 				return false
 			}
 		}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 func TestGGUFNewAndInfo(t *testing.T) {
@@ -30,8 +30,8 @@ func TestGGUFNewAndInfo(t *testing.T) {
 		}
 		if typ == "f32" {
 			// The ggml fill: element i of the k-th weight is sin(i*0.01 + k)*0.1.
-			got := runtime.Dequantize(nil, runtime.F32, m.Data(q), 2)
-			if got[1] != float32(runtime.GGMLFill(2)(1, [4]int{})) {
+			got := tensor.Dequantize(nil, tensor.F32, m.Data(q), 2)
+			if got[1] != float32(tensor.GGMLFill(2)(1, [4]int{})) {
 				t.Errorf("blk.0.attn_q.weight[1] = %g", got[1])
 			}
 		}

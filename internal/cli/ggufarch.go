@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/graphc/graphc/gguf"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // archShape is what `graphc gguf new -arch` writes a model file of.
@@ -32,7 +32,7 @@ func (a *archShape) register(fs *flag.FlagSet) {
 	fs.BoolVar(&a.tied, "tied", false, "-arch: no output.weight; the output head is token_embd.weight (Llama 3.2, small Qwen2)")
 }
 
-func (a *archShape) check(dt runtime.DType) error {
+func (a *archShape) check(dt tensor.DType) error {
 	if a.arch != "llama" && a.arch != "qwen2" {
 		return &usageError{fmt.Sprintf("-arch %s: want llama or qwen2", a.arch)}
 	}
@@ -61,8 +61,8 @@ func (a *archShape) check(dt runtime.DType) error {
 }
 
 // fileType is llama.cpp's llama_ftype for files whose matrices are dt.
-func fileType(dt runtime.DType) uint32 {
-	return map[runtime.DType]uint32{runtime.F32: 0, runtime.F16: 1, runtime.Q4_0: 2, runtime.Q8_0: 7, runtime.BF16: 32}[dt]
+func fileType(dt tensor.DType) uint32 {
+	return map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q4_0: 2, tensor.Q8_0: 7, tensor.BF16: 32}[dt]
 }
 
 // archFile builds a GGUF file of architecture a as llama.cpp's converter
@@ -71,7 +71,7 @@ func fileType(dt runtime.DType) uint32 {
 // standard deviation 0.02; norms 1), matrices stored as dt. The tensors'
 // data is produced while the file is written, row by row, so a 1B-class
 // file is never in memory.
-func archFile(a *archShape, dt runtime.DType, seed uint64, name string) (*gguf.Writer, error) {
+func archFile(a *archShape, dt tensor.DType, seed uint64, name string) (*gguf.Writer, error) {
 	w := gguf.NewWriter()
 	p := a.arch + "."
 	headDim := a.embd / a.heads
@@ -105,43 +105,43 @@ func archFile(a *archShape, dt runtime.DType, seed uint64, name string) (*gguf.W
 	}
 
 	kvDim := headDim * a.kvHeads
-	type tensor struct {
+	type weight struct {
 		name   string
 		ne0    int
 		rows   int
 		matrix bool // stored as dt; otherwise f32
 		ones   bool // a norm's weight
 	}
-	ts := []tensor{{name: "token_embd.weight", ne0: a.embd, rows: a.vocab, matrix: true}}
+	ts := []weight{{name: "token_embd.weight", ne0: a.embd, rows: a.vocab, matrix: true}}
 	for l := range a.layers {
 		b := fmt.Sprintf("blk.%d.", l)
 		ts = append(ts,
-			tensor{name: b + "attn_norm.weight", ne0: a.embd, rows: 1, ones: true},
-			tensor{name: b + "attn_q.weight", ne0: a.embd, rows: a.embd, matrix: true},
-			tensor{name: b + "attn_k.weight", ne0: a.embd, rows: kvDim, matrix: true},
-			tensor{name: b + "attn_v.weight", ne0: a.embd, rows: kvDim, matrix: true},
+			weight{name: b + "attn_norm.weight", ne0: a.embd, rows: 1, ones: true},
+			weight{name: b + "attn_q.weight", ne0: a.embd, rows: a.embd, matrix: true},
+			weight{name: b + "attn_k.weight", ne0: a.embd, rows: kvDim, matrix: true},
+			weight{name: b + "attn_v.weight", ne0: a.embd, rows: kvDim, matrix: true},
 		)
 		if a.arch == "qwen2" {
 			ts = append(ts,
-				tensor{name: b + "attn_q.bias", ne0: a.embd, rows: 1},
-				tensor{name: b + "attn_k.bias", ne0: kvDim, rows: 1},
-				tensor{name: b + "attn_v.bias", ne0: kvDim, rows: 1},
+				weight{name: b + "attn_q.bias", ne0: a.embd, rows: 1},
+				weight{name: b + "attn_k.bias", ne0: kvDim, rows: 1},
+				weight{name: b + "attn_v.bias", ne0: kvDim, rows: 1},
 			)
 		}
 		ts = append(ts,
-			tensor{name: b + "attn_output.weight", ne0: a.embd, rows: a.embd, matrix: true},
-			tensor{name: b + "ffn_norm.weight", ne0: a.embd, rows: 1, ones: true},
-			tensor{name: b + "ffn_gate.weight", ne0: a.embd, rows: a.ff, matrix: true},
-			tensor{name: b + "ffn_up.weight", ne0: a.embd, rows: a.ff, matrix: true},
-			tensor{name: b + "ffn_down.weight", ne0: a.ff, rows: a.embd, matrix: true},
+			weight{name: b + "attn_output.weight", ne0: a.embd, rows: a.embd, matrix: true},
+			weight{name: b + "ffn_norm.weight", ne0: a.embd, rows: 1, ones: true},
+			weight{name: b + "ffn_gate.weight", ne0: a.embd, rows: a.ff, matrix: true},
+			weight{name: b + "ffn_up.weight", ne0: a.embd, rows: a.ff, matrix: true},
+			weight{name: b + "ffn_down.weight", ne0: a.ff, rows: a.embd, matrix: true},
 		)
 	}
-	ts = append(ts, tensor{name: "output_norm.weight", ne0: a.embd, rows: 1, ones: true})
+	ts = append(ts, weight{name: "output_norm.weight", ne0: a.embd, rows: 1, ones: true})
 	if !a.tied {
-		ts = append(ts, tensor{name: "output.weight", ne0: a.embd, rows: a.vocab, matrix: true})
+		ts = append(ts, weight{name: "output.weight", ne0: a.embd, rows: a.vocab, matrix: true})
 	}
 	for k, t := range ts {
-		typ := runtime.F32
+		typ := tensor.F32
 		if t.matrix {
 			typ = dt
 		}
@@ -161,7 +161,7 @@ func archFile(a *archShape, dt runtime.DType, seed uint64, name string) (*gguf.W
 						row[i] = float32(r.NormFloat64() * 0.02)
 					}
 				}
-				buf = runtime.Quantize(buf[:0], typ, row)
+				buf = tensor.Quantize(buf[:0], typ, row)
 				if _, err := out.Write(buf); err != nil {
 					return err
 				}

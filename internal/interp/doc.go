@@ -8,7 +8,7 @@
 // A Machine follows the plan as generated code does: one compute buffer
 // per planned buffer (a piece per chunk) at the planned sizes, every tensor
 // at its planned offset and every view over its source, weights and state
-// filled by the conformance traces' rule (runtime.GGMLFill, by declaration
+// filled by the conformance traces' rule (tensor.GGMLFill, by declaration
 // order), inputs by their fill expressions (ir.FillExpr.Eval, ir.DefaultFill)
 // unless the caller passes them, the plan's packed copies of weights made
 // once by the CPU backend (cpu.Backend.Pack), split inputs copied in, nodes
@@ -20,10 +20,10 @@
 //
 // An evaluation checks what generated code checks before it starts (the
 // dims against their bounds, the inputs' shapes, get_rows indices with
-// runtime.CheckIndices, views whose extent depends on the dims) and more:
+// engine.CheckIndices, views whose extent depends on the dims) and more:
 // every tensor's bytes at the evaluation's dims are computed with
 // overflow checks and must lie inside their memory, and a view must not
-// step backwards. Those are errors, as is a kernel's *runtime.KernelError.
+// step backwards. Those are errors, as is a kernel's *engine.KernelError.
 // A plan that contradicts itself (a tensor outside its compute buffer, or
 // larger than the plan reserved for it, at dims within their bounds) is a
 // compiler bug and panics with "BUG:", which is what a fuzzer looks for.

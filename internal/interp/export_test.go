@@ -1,9 +1,11 @@
 package interp
 
-import "github.com/graphc/graphc/ir"
+import (
+	"github.com/graphc/graphc/ops"
+)
 
 // KernelOf reports whether the interpreter can call op's kernel.
-func KernelOf(op ir.Op) error {
+func KernelOf(op ops.Op) error {
 	_, err := kernelOf(op)
 	return err
 }

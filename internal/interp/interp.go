@@ -7,8 +7,10 @@ import (
 	"strings"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // ErrTooBig is returned, wrapped, for a plan or an evaluation over the
@@ -32,11 +34,11 @@ type Config struct {
 	// compiled for a file can be compared with another implementation
 	// on that file. Each must have its weight's type and shape; Load
 	// keeps them, not copies. Weights not named here are filled.
-	Weights map[string]runtime.Tensor
+	Weights map[string]tensor.Tensor
 	// Observe, when set, is called with every node an evaluation computes,
 	// in plan order, once its value is final (a parallel region's nodes
 	// once the region ends). t is valid only during the call.
-	Observe func(name string, t *runtime.Tensor)
+	Observe func(name string, t *tensor.Tensor)
 }
 
 // Machine holds one plan's memory and runs evaluations of it. It is not
@@ -45,9 +47,9 @@ type Machine struct {
 	g       *ir.Graph
 	cfg     Config
 	be      *cpu.Backend
-	chunks  [][][]byte                    // by buffer, then chunk
-	params  map[*ir.Tensor]runtime.Tensor // weights and state, each in memory of its own
-	kernels map[ir.Op]reflect.Value
+	chunks  [][][]byte                   // by buffer, then chunk
+	params  map[*ir.Tensor]tensor.Tensor // weights and state, each in memory of its own
+	kernels map[ops.Op]reflect.Value
 	bytes   int64 // what Load allocated, against Config.MaxBytes
 	// The dims-independent sizes and view extents, computed once: an
 	// evaluation only substitutes the dims (a generated token's fixed cost).
@@ -72,7 +74,7 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 	if len(g.Splits) == 0 && len(g.Nodes) > 0 {
 		panic("BUG: interp: the plan has nodes but no splits")
 	}
-	m := &Machine{g: g, cfg: cfg, params: map[*ir.Tensor]runtime.Tensor{}, kernels: map[ir.Op]reflect.Value{},
+	m := &Machine{g: g, cfg: cfg, params: map[*ir.Tensor]tensor.Tensor{}, kernels: map[ops.Op]reflect.Value{},
 		maxBytes: map[*ir.Tensor]int64{}, viewEnds: map[*ir.Tensor]*ir.Expr{}}
 	for _, t := range g.Nodes {
 		if t.ViewSrc != nil {
@@ -95,7 +97,7 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 	for _, b := range g.Buffers {
 		var pieces [][]byte
 		for _, size := range b.Chunks {
-			pieces = append(pieces, runtime.NewBuffer(int(size)))
+			pieces = append(pieces, tensor.NewBuffer(int(size)))
 		}
 		m.chunks = append(m.chunks, pieces)
 	}
@@ -116,8 +118,8 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 			used++
 			continue
 		}
-		x := runtime.NewTensor(t.Type, ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
+		x := tensor.NewTensor(t.Type, ne)
+		tensor.Fill(&x, tensor.GGMLFill(k))
 		m.params[t] = x
 	}
 	if used != len(cfg.Weights) {
@@ -136,7 +138,7 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 			return nil, fmt.Errorf("interp: packing weight %s for %s: %w", t.Name, g.Backends[t.Packed.Backend].Name, err)
 		}
 		if t.Packed.Sole {
-			runtime.ReleasePages(w.Data)
+			engine.ReleasePages(w.Data)
 		}
 	}
 	return m, nil
@@ -144,13 +146,13 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 
 // WeightDecls lists g's weights as declarations, for loading them from a
 // model file (gguf.Mapped.Weights) into Config.Weights.
-func WeightDecls(g *ir.Graph) []runtime.Decl {
-	var out []runtime.Decl
+func WeightDecls(g *ir.Graph) []engine.Decl {
+	var out []engine.Decl
 	for _, t := range g.Params {
 		if t.Kind != ir.KindWeight {
 			continue
 		}
-		d := runtime.Decl{Name: t.Name, Type: t.Type}
+		d := engine.Decl{Name: t.Name, Type: t.Type}
 		for i, e := range t.Ne {
 			v, _ := e.Constant()
 			d.Ne[i] = int(v)
@@ -235,7 +237,7 @@ type placed struct {
 
 // at is the whole tensor, or with axis >= 0 the elements [lo, hi) of that
 // axis, per elements per unit (a part of a parallel region).
-func (p *placed) at(t *ir.Tensor, axis int, per int64, lo, hi int) runtime.Tensor {
+func (p *placed) at(t *ir.Tensor, axis int, per int64, lo, hi int) tensor.Tensor {
 	var ne, nb [4]int
 	for i := range 4 {
 		ne[i], nb[i] = int(p.ne[i]), int(p.nb[i])
@@ -245,7 +247,7 @@ func (p *placed) at(t *ir.Tensor, axis int, per int64, lo, hi int) runtime.Tenso
 		off += lo * int(per) * nb[axis]
 		ne[axis] = (hi - lo) * int(per)
 	}
-	return runtime.At(p.buf, off, t.Type, ne, nb)
+	return tensor.At(p.buf, off, t.Type, ne, nb)
 }
 
 // evaluation is the state of one Eval.
@@ -253,7 +255,7 @@ type evaluation struct {
 	m      *Machine
 	dim    func(*ir.Dim) int64
 	where  map[*ir.Tensor]*placed
-	inputs map[*ir.Tensor]runtime.Tensor
+	inputs map[*ir.Tensor]tensor.Tensor
 }
 
 // Eval runs one evaluation with the bounded dims valued by dims (every
@@ -261,7 +263,7 @@ type evaluation struct {
 // in memory of its own. inputs may supply any graph input by name, in its
 // type and shape at these dims, contiguous; the others are filled by their
 // fill expressions. State persists from one evaluation to the next.
-func (m *Machine) Eval(dims map[string]int, inputs map[string]runtime.Tensor) (out []runtime.Named, err error) {
+func (m *Machine) Eval(dims map[string]int, inputs map[string]tensor.Tensor) (out []engine.Named, err error) {
 	g := m.g
 	val, err := m.dimValues(dims)
 	if err != nil {
@@ -272,7 +274,7 @@ func (m *Machine) Eval(dims map[string]int, inputs map[string]runtime.Tensor) (o
 			return d.Bound
 		}
 		return val[d]
-	}, where: map[*ir.Tensor]*placed{}, inputs: map[*ir.Tensor]runtime.Tensor{}}
+	}, where: map[*ir.Tensor]*placed{}, inputs: map[*ir.Tensor]tensor.Tensor{}}
 	if err := ev.checkWork(); err != nil {
 		return nil, err
 	}
@@ -290,7 +292,7 @@ func (m *Machine) Eval(dims map[string]int, inputs map[string]runtime.Tensor) (o
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			ke, ok := r.(*runtime.KernelError)
+			ke, ok := r.(*engine.KernelError)
 			if !ok {
 				panic(r)
 			}
@@ -300,7 +302,7 @@ func (m *Machine) Eval(dims map[string]int, inputs map[string]runtime.Tensor) (o
 	for _, t := range g.Inputs {
 		if x, ok := ev.where[t]; ok {
 			dst, src := x.at(t, -1, 0, 0, 0), ev.inputs[t]
-			runtime.Copy(&dst, &src)
+			tensor.Copy(&dst, &src)
 		}
 	}
 	for _, s := range g.Splits {
@@ -308,7 +310,7 @@ func (m *Machine) Eval(dims map[string]int, inputs map[string]runtime.Tensor) (o
 	}
 	for _, t := range g.Outputs {
 		v := ev.where[t].at(t, -1, 0, 0, 0)
-		out = append(out, runtime.Named{Name: t.Name, Tensor: runtime.Clone(&v)})
+		out = append(out, engine.Named{Name: t.Name, Tensor: tensor.Clone(&v)})
 	}
 	return out, nil
 }
@@ -397,7 +399,7 @@ func (ev *evaluation) checkWork() error {
 }
 
 // takeInputs checks the inputs given and fills the others.
-func (ev *evaluation) takeInputs(given map[string]runtime.Tensor) error {
+func (ev *evaluation) takeInputs(given map[string]tensor.Tensor) error {
 	g := ev.m.g
 	known := map[string]bool{}
 	for _, t := range g.Inputs {
@@ -409,17 +411,17 @@ func (ev *evaluation) takeInputs(given map[string]runtime.Tensor) error {
 		}
 		x, ok := given[t.Name]
 		if !ok {
-			x = runtime.NewTensor(t.Type, ne)
+			x = tensor.NewTensor(t.Type, ne)
 			fill := t.Fill
 			if fill == nil {
 				fill = ir.DefaultFill(t.Type)
 			}
-			runtime.Fill(&x, func(i int, c [4]int) float64 {
+			tensor.Fill(&x, func(i int, c [4]int) float64 {
 				return fill.Eval(int64(i), [4]int64{int64(c[0]), int64(c[1]), int64(c[2]), int64(c[3])}, ev.dim)
 			})
 		}
-		want := runtime.Decl{Type: t.Type, Ne: ne}
-		switch got := (runtime.Decl{Type: x.Type, Ne: x.Ne}); {
+		want := engine.Decl{Type: t.Type, Ne: ne}
+		switch got := (engine.Decl{Type: x.Type, Ne: x.Ne}); {
 		case got.Type != want.Type || got.Ne != want.Ne:
 			return fmt.Errorf("input %s: got %s, want %s (%s%s)", t.Name, &got, &want, t.Type, t.ShapeString())
 		case !x.Contiguous() || len(x.Data) < x.Span():
@@ -439,7 +441,7 @@ func (ev *evaluation) takeInputs(given map[string]runtime.Tensor) error {
 // its table, as generated code's Submit does.
 func (ev *evaluation) checkIndices() error {
 	for _, t := range ev.m.g.Nodes {
-		if t.Op != ir.OpGetRows || t.Src[1].Kind != ir.KindInput {
+		if t.Op != ops.GetRows || t.Src[1].Kind != ir.KindInput {
 			continue
 		}
 		table, idx := t.Src[0], ev.inputs[t.Src[1]]
@@ -448,7 +450,7 @@ func (ev *evaluation) checkIndices() error {
 			return fmt.Errorf("get_rows %s: the rows of %s overflow", t.Name, table.Name)
 		}
 		n := idx.NElem()
-		if err := runtime.CheckIndices(t.Src[1].Name, table.Name, idx.I32s()[:max(n, 0)], int(rows)); err != nil {
+		if err := engine.CheckIndices(t.Src[1].Name, table.Name, idx.I32s()[:max(n, 0)], int(rows)); err != nil {
 			return err
 		}
 	}
@@ -561,9 +563,9 @@ func (ev *evaluation) runSplit(s *ir.Split) {
 	for _, in := range s.Inputs {
 		dst := ev.where[in.Copies[0]].at(in.Copies[0], -1, 0, 0, 0)
 		src := ev.where[in.Tensor].at(in.Tensor, -1, 0, 0, 0)
-		runtime.Copy(&dst, &src)
+		tensor.Copy(&dst, &src)
 	}
-	whole := func(t *ir.Tensor) *runtime.Tensor {
+	whole := func(t *ir.Tensor) *tensor.Tensor {
 		v := ev.where[t].at(t, -1, 0, 0, 0)
 		return &v
 	}
@@ -587,7 +589,7 @@ func (ev *evaluation) runSplit(s *ir.Split) {
 }
 
 // observe hands a computed node to Config.Observe.
-func (ev *evaluation) observe(t *ir.Tensor, whole func(*ir.Tensor) *runtime.Tensor) {
+func (ev *evaluation) observe(t *ir.Tensor, whole func(*ir.Tensor) *tensor.Tensor) {
 	if ev.m.cfg.Observe != nil && !t.Op.IsView() {
 		ev.m.cfg.Observe(t.Name, whole(t))
 	}
@@ -609,11 +611,11 @@ func (p *regionParts) RunPart(lane *cpu.Backend, lo, hi int) {
 			continue
 		}
 		srcs := r.Src[t]
-		slice := func(x *ir.Tensor, s ir.Slice) *runtime.Tensor {
+		slice := func(x *ir.Tensor, s ir.Slice) *tensor.Tensor {
 			v := ev.where[x].at(x, s.Axis, s.Per, lo, hi)
 			return &v
 		}
-		call(ev.m.kernels[t.Op], lane, t, func(x *ir.Tensor) *runtime.Tensor {
+		call(ev.m.kernels[t.Op], lane, t, func(x *ir.Tensor) *tensor.Tensor {
 			if x == t {
 				return slice(t, dst)
 			}

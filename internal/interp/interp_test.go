@@ -8,14 +8,15 @@ import (
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/internal/interp"
-	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestEveryOpRuns: the interpreter can call the kernel of every op that
 // computes something, with the arguments the op table implies.
 func TestEveryOpRuns(t *testing.T) {
-	for _, op := range ir.Ops() {
+	for _, op := range ops.All() {
 		if op.IsView() {
 			continue // nothing to call: a view is placed, not computed
 		}
@@ -109,7 +110,7 @@ output e = get_rows(emb, tok)
 `)
 	for _, c := range []struct {
 		dims   map[string]int
-		inputs map[string]runtime.Tensor
+		inputs map[string]tensor.Tensor
 		want   string
 	}{
 		{map[string]int{"n": 5}, nil, "dim n = 5 is outside [0, 4]"},
@@ -118,8 +119,8 @@ output e = get_rows(emb, tok)
 		{map[string]int{"n": 1, "k": 2}, nil, "dim k: not a bounded dim of the model"},
 		{map[string]int{"n": 3}, nil, ""}, // tokens 0, 3, 6
 		{map[string]int{"n": 4}, nil, "input tok: element 3 is 9, not a row of emb (0..7)"},
-		{map[string]int{"n": 2}, map[string]runtime.Tensor{"tok": runtime.NewTensor(runtime.I32, [4]int{3, 1, 1, 1})}, "input tok: got i32[3], want i32[2]"},
-		{map[string]int{"n": 2}, map[string]runtime.Tensor{"nope": runtime.NewTensor(runtime.I32, [4]int{2, 1, 1, 1})}, "input nope: not an input of the model"},
+		{map[string]int{"n": 2}, map[string]tensor.Tensor{"tok": tensor.NewTensor(tensor.I32, [4]int{3, 1, 1, 1})}, "input tok: got i32[3], want i32[2]"},
+		{map[string]int{"n": 2}, map[string]tensor.Tensor{"nope": tensor.NewTensor(tensor.I32, [4]int{2, 1, 1, 1})}, "input nope: not an input of the model"},
 	} {
 		_, err := m.Eval(c.dims, c.inputs)
 		if c.want == "" {
@@ -144,12 +145,12 @@ weight emb: f32[4, 8]
 output e = get_rows(emb, view_1d(tok, 2, 8))
 `)
 	_, err := m.Eval(map[string]int{}, nil)
-	var ke *runtime.KernelError
+	var ke *engine.KernelError
 	if !errors.As(err, &ke) {
-		t.Fatalf("got %v, want a *runtime.KernelError", err)
+		t.Fatalf("got %v, want a *engine.KernelError", err)
 	}
-	tok := runtime.NewTensor(runtime.I32, [4]int{4, 1, 1, 1})
-	if _, err := m.Eval(map[string]int{}, map[string]runtime.Tensor{"tok": tok}); err != nil {
+	tok := tensor.NewTensor(tensor.I32, [4]int{4, 1, 1, 1})
+	if _, err := m.Eval(map[string]int{}, map[string]tensor.Tensor{"tok": tok}); err != nil {
 		t.Fatalf("after the kernel error: %v", err)
 	}
 }
@@ -214,9 +215,9 @@ output y = add(mul(x, w), b)
 	if d := interp.WeightDecls(res.Graph); len(d) != 2 || d[0].Name != "w" || d[0].Ne != [4]int{4, 1, 1, 1} {
 		t.Fatalf("WeightDecls = %v", d)
 	}
-	w := runtime.NewTensor(runtime.F32, [4]int{4, 1, 1, 1})
+	w := tensor.NewTensor(tensor.F32, [4]int{4, 1, 1, 1})
 	copy(w.F32s(), []float32{1, 2, 3, 4})
-	m, err := interp.Load(res.Graph, interp.Config{Threads: 1, Weights: map[string]runtime.Tensor{"w": w}})
+	m, err := interp.Load(res.Graph, interp.Config{Threads: 1, Weights: map[string]tensor.Tensor{"w": w}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,15 +226,15 @@ output y = add(mul(x, w), b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	filled := runtime.NewTensor(runtime.F32, [4]int{4, 1, 1, 1})
-	runtime.Fill(&filled, runtime.GGMLFill(1)) // b, the second weight
+	filled := tensor.NewTensor(tensor.F32, [4]int{4, 1, 1, 1})
+	tensor.Fill(&filled, tensor.GGMLFill(1)) // b, the second weight
 	for i, v := range out[0].Tensor.F32s() {
 		if want := float32(i+1) + filled.F32s()[i]; v != want {
 			t.Errorf("y[%d] = %g, want %g", i, v, want)
 		}
 	}
-	for name, bad := range map[string]runtime.Tensor{"w": runtime.NewTensor(runtime.F32, [4]int{5, 1, 1, 1}), "nope": w} {
-		if _, err := interp.Load(res.Graph, interp.Config{Weights: map[string]runtime.Tensor{name: bad}}); err == nil {
+	for name, bad := range map[string]tensor.Tensor{"w": tensor.NewTensor(tensor.F32, [4]int{5, 1, 1, 1}), "nope": w} {
+		if _, err := interp.Load(res.Graph, interp.Config{Weights: map[string]tensor.Tensor{name: bad}}); err == nil {
 			t.Errorf("Load took weight %s%v", name, bad.Ne)
 		}
 	}

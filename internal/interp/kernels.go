@@ -5,13 +5,14 @@ import (
 	"reflect"
 
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 var (
 	backendType = reflect.TypeFor[*cpu.Backend]()
-	tensorType  = reflect.TypeFor[*runtime.Tensor]()
+	tensorType  = reflect.TypeFor[*tensor.Tensor]()
 	noTensor    = reflect.Zero(tensorType) // an optional source left out
 )
 
@@ -19,7 +20,7 @@ var (
 // checks that it takes what the table implies: dst, the sources (less the
 // one written, for FlagWritesSrc), then the scalar parameters.
 // TestEveryOpRuns asks it about every op.
-func kernelOf(op ir.Op) (reflect.Value, error) {
+func kernelOf(op ops.Op) (reflect.Value, error) {
 	info := op.Info()
 	if info.Kernel == "" {
 		return reflect.Value{}, fmt.Errorf("op %s names no kernel in the op table (ir/ops.go)", op)
@@ -30,14 +31,14 @@ func kernelOf(op ir.Op) (reflect.Value, error) {
 	}
 	want := []reflect.Type{backendType, tensorType}
 	nsrc := info.MaxSrcs
-	if info.Flags&ir.FlagWritesSrc != 0 {
+	if info.Flags&ops.FlagWritesSrc != 0 {
 		nsrc--
 	}
 	for range nsrc {
 		want = append(want, tensorType)
 	}
 	for _, p := range info.Params {
-		v, ok := paramValue(p, &ir.Params{})
+		v, ok := paramValue(p, &ops.Params{})
 		if !ok {
 			return reflect.Value{}, fmt.Errorf("op %s: parameter %s has no kernel-argument form in paramValue (internal/interp/kernels.go)", op, p.Key)
 		}
@@ -55,15 +56,15 @@ func kernelOf(op ir.Op) (reflect.Value, error) {
 }
 
 // paramValue is scalar operand p of a node as its kernel argument.
-func paramValue(p ir.Param, params *ir.Params) (reflect.Value, bool) {
+func paramValue(p ops.Param, params *ops.Params) (reflect.Value, bool) {
 	switch p.Field {
-	case ir.ParamEps:
+	case ops.ParamEps:
 		return reflect.ValueOf(params.Eps), true
-	case ir.ParamScale:
+	case ops.ParamScale:
 		return reflect.ValueOf(params.Scale), true
-	case ir.ParamMaxBias:
+	case ops.ParamMaxBias:
 		return reflect.ValueOf(params.MaxBias), true
-	case ir.ParamRope:
+	case ops.ParamRope:
 		return reflect.ValueOf(params.Rope), true
 	}
 	return reflect.Value{}, false
@@ -72,10 +73,10 @@ func paramValue(p ir.Param, params *ir.Params) (reflect.Value, bool) {
 // call computes node t on be, with ref giving each tensor the kernel sees
 // (the whole tensor, or a part's slice of it in a parallel region). The
 // arguments are codegen's (codegen/split.go, kernel).
-func call(kernel reflect.Value, be *cpu.Backend, t *ir.Tensor, ref func(*ir.Tensor) *runtime.Tensor) {
+func call(kernel reflect.Value, be *cpu.Backend, t *ir.Tensor, ref func(*ir.Tensor) *tensor.Tensor) {
 	info := t.Op.Info()
 	srcs := t.Src
-	if info.Flags&ir.FlagWritesSrc != 0 {
+	if info.Flags&ops.FlagWritesSrc != 0 {
 		// The result is a view of the last source: the kernel writes it
 		// through t and is not passed the source again.
 		srcs = srcs[:len(srcs)-1]

@@ -8,7 +8,8 @@ import (
 	"github.com/graphc/graphc/internal/interp"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // packModel has a weight of each kind pack_weights tells apart: a tied
@@ -39,7 +40,7 @@ output logits = mul_mat(token_embd.weight, h)
 // the packed products may sum in another order, hence 1e-5 of the
 // output's largest magnitude rather than equality.
 func TestPackedSameOutputs(t *testing.T) {
-	run := func(noPack bool) (*ir.Graph, []runtime.Named) {
+	run := func(noPack bool) (*ir.Graph, []engine.Named) {
 		res, err := compiler.Compile("pack.g", []byte(packModel), compiler.Config{Options: passes.Options{NoPack: noPack}, Verify: true})
 		if err != nil {
 			t.Fatal(err)
@@ -81,16 +82,16 @@ func TestPackedSameOutputs(t *testing.T) {
 // quantizedWeights are g's weights with the fill rule's values in their
 // own types: the fill leaves quantized weights zero, which would make the
 // products compare zeros.
-func quantizedWeights(g *ir.Graph) map[string]runtime.Tensor {
-	out := map[string]runtime.Tensor{}
+func quantizedWeights(g *ir.Graph) map[string]tensor.Tensor {
+	out := map[string]tensor.Tensor{}
 	for k, d := range interp.WeightDecls(g) {
 		n := d.Ne[0] * d.Ne[1] * d.Ne[2] * d.Ne[3]
 		vals := make([]float32, n)
 		for i := range vals {
-			vals[i] = float32(runtime.GGMLFill(k)(i, [4]int{}))
+			vals[i] = float32(tensor.GGMLFill(k)(i, [4]int{}))
 		}
-		w := runtime.NewTensor(d.Type, d.Ne)
-		copy(w.Data, runtime.Quantize(nil, d.Type, vals))
+		w := tensor.NewTensor(d.Type, d.Ne)
+		copy(w.Data, tensor.Quantize(nil, d.Type, vals))
 		out[d.Name] = w
 	}
 	return out

@@ -2,7 +2,7 @@ package interp
 
 import (
 	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Sizes here are computed with overflow checks (ir's): a fuzzed model's
@@ -35,7 +35,7 @@ func elems(ne [4]int64) (int64, bool) {
 }
 
 // denseBytes is the size of a contiguous tensor of type t and shape ne.
-func denseBytes(t runtime.DType, ne [4]int64) (int64, bool) {
+func denseBytes(t tensor.DType, ne [4]int64) (int64, bool) {
 	n, ok := elems(ne)
 	if !ok {
 		return 0, false
@@ -47,7 +47,7 @@ func denseBytes(t runtime.DType, ne [4]int64) (int64, bool) {
 // tensor of type t, shape ne and strides nb addresses: [lo, hi), empty
 // when a dim is not positive. backwards reports a stride below zero along
 // a dim of more than one element, which no kernel supports.
-func extent(t runtime.DType, ne, nb [4]int64) (lo, hi int64, backwards, ok bool) {
+func extent(t tensor.DType, ne, nb [4]int64) (lo, hi int64, backwards, ok bool) {
 	if n, _ := elems(ne); n == 0 {
 		return 0, 0, false, true
 	}

@@ -16,8 +16,9 @@ import (
 	"github.com/graphc/graphc/internal/cli"
 	"github.com/graphc/graphc/internal/interp"
 	"github.com/graphc/graphc/internal/llamacpp"
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 	"github.com/graphc/graphc/tokenizer"
 )
 
@@ -151,8 +152,8 @@ func TestArchRoundingSensitivity(t *testing.T) {
 			base := archLogits(t, archExample[tc.arch], path, ids, steps, nil)
 			for seed := range uint64(2) {
 				r := rand.New(rand.NewPCG(seed, 7))
-				got := archLogits(t, archExample[tc.arch], path, ids, steps, func(name string, x *runtime.Tensor) {
-					if x.Type != runtime.F32 || !x.Contiguous() || name == "result_output" {
+				got := archLogits(t, archExample[tc.arch], path, ids, steps, func(name string, x *tensor.Tensor) {
+					if x.Type != tensor.F32 || !x.Contiguous() || name == "result_output" {
 						return
 					}
 					v := x.F32s()
@@ -205,7 +206,7 @@ func encodePrompt(t *testing.T, path string) []int32 {
 // in process on the file's weights: the prompt as one batch, then each of
 // steps as a batch of one. It returns the logits of the prompt's last
 // token and of each step. observe, if not nil, is interp's Config.Observe.
-func archLogits(t *testing.T, model, path string, prompt, steps []int32, observe func(string, *runtime.Tensor)) [][]float32 {
+func archLogits(t *testing.T, model, path string, prompt, steps []int32, observe func(string, *tensor.Tensor)) [][]float32 {
 	t.Helper()
 	src, err := os.ReadFile(model)
 	if err != nil {
@@ -236,14 +237,14 @@ func archLogits(t *testing.T, model, path string, prompt, steps []int32, observe
 	var rows [][]float32
 	eval := func(tokens []int32, pos int) {
 		n, nKV := len(tokens), pos+len(tokens)
-		toks := runtime.NewTensor(runtime.I32, [4]int{n, 1, 1, 1})
+		toks := tensor.NewTensor(tensor.I32, [4]int{n, 1, 1, 1})
 		copy(toks.I32s(), tokens)
-		pos32, mask32 := runtime.CausalBatch(n, pos)
-		positions := runtime.NewTensor(runtime.I32, [4]int{n, 1, 1, 1})
+		pos32, mask32 := engine.CausalBatch(n, pos)
+		positions := tensor.NewTensor(tensor.I32, [4]int{n, 1, 1, 1})
 		copy(positions.I32s(), pos32)
-		mask := runtime.NewTensor(runtime.F32, [4]int{nKV, n, 1, 1})
+		mask := tensor.NewTensor(tensor.F32, [4]int{nKV, n, 1, 1})
 		copy(mask.F32s(), mask32)
-		out, err := m.Eval(map[string]int{"n_tokens": n, "n_kv": nKV}, map[string]runtime.Tensor{"inp_tokens": toks, "inp_pos": positions, "KQ_mask": mask})
+		out, err := m.Eval(map[string]int{"n_tokens": n, "n_kv": nKV}, map[string]tensor.Tensor{"inp_tokens": toks, "inp_pos": positions, "KQ_mask": mask})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -390,9 +391,9 @@ func TestArchTensorsMatchLlamaCpp(t *testing.T) {
 	}
 	dumped := res.Tensors[0]
 	var compared []string
-	archLogits(t, archExample[tc.arch], path, ids, nil, func(name string, x *runtime.Tensor) {
+	archLogits(t, archExample[tc.arch], path, ids, nil, func(name string, x *tensor.Tensor) {
 		d, ok := dumped[name]
-		if !ok || x.Type != runtime.F32 || !x.Contiguous() || d.Ne[0] < x.Ne[0] || d.Ne[1] != x.Ne[1] || d.Ne[2] != x.Ne[2] || d.Ne[3] != x.Ne[3] {
+		if !ok || x.Type != tensor.F32 || !x.Contiguous() || d.Ne[0] < x.Ne[0] || d.Ne[1] != x.Ne[1] || d.Ne[2] != x.Ne[2] || d.Ne[3] != x.Ne[3] {
 			return
 		}
 		var worst, mag float64

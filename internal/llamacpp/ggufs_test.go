@@ -14,7 +14,7 @@ import (
 
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/internal/llamacpp"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 	"github.com/graphc/graphc/tokenizer"
 )
 
@@ -37,10 +37,10 @@ func oracle(t *testing.T) *llamacpp.Harness {
 type model struct {
 	arch                            string
 	nEmbd, nHead, nLayer, nFF, nCtx int
-	tensors                         []tensor
+	tensors                         []ggufTensor
 }
 
-type tensor struct {
+type ggufTensor struct {
 	name string
 	typ  gguf.GGMLType
 	ne   []int64
@@ -116,10 +116,10 @@ func writeGGUF(t *testing.T, m model, v tokenizer.Vocab) string {
 // deterministic pseudo-random weights, the matrices in typ (F32 or Q8_0),
 // and the f32 values llama.cpp will see, by name: Q8_0 matrices
 // dequantized.
-func llamaTensors(m model, nVocab int, typ gguf.GGMLType) ([]tensor, map[string][]float32) {
+func llamaTensors(m model, nVocab int, typ gguf.GGMLType) ([]ggufTensor, map[string][]float32) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	values := map[string][]float32{}
-	var out []tensor
+	var out []ggufTensor
 	add := func(name string, typ gguf.GGMLType, ne ...int) {
 		n := 1
 		var ne64 []int64
@@ -137,8 +137,8 @@ func llamaTensors(m model, nVocab int, typ gguf.GGMLType) ([]tensor, map[string]
 		}
 		var data []byte
 		if typ == gguf.Q8_0 {
-			data = runtime.Quantize(nil, runtime.Q8_0, v)
-			v = runtime.Dequantize(nil, runtime.Q8_0, data, n)
+			data = tensor.Quantize(nil, tensor.Q8_0, v)
+			v = tensor.Dequantize(nil, tensor.Q8_0, data, n)
 		} else {
 			data = make([]byte, 4*n)
 			for i, x := range v {
@@ -146,7 +146,7 @@ func llamaTensors(m model, nVocab int, typ gguf.GGMLType) ([]tensor, map[string]
 			}
 		}
 		values[name] = v
-		out = append(out, tensor{name: name, typ: typ, ne: ne64, data: data})
+		out = append(out, ggufTensor{name: name, typ: typ, ne: ne64, data: data})
 	}
 	add("token_embd.weight", gguf.F32, m.nEmbd, nVocab)
 	for l := 0; l < m.nLayer; l++ {

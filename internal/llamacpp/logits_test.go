@@ -8,7 +8,8 @@ import (
 	"github.com/graphc/graphc/examples/llama"
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/internal/llamacpp"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 	"github.com/graphc/graphc/tokenizer"
 )
 
@@ -128,9 +129,9 @@ func TestLogitsMatchLlamaCpp(t *testing.T) {
 // steps as a batch of one; it returns the logits of the prompt's last
 // token and of each step.
 func graphcLogits(t *testing.T, values map[string][]float32, prompt, steps []int32) [][]float32 {
-	weights := map[string]runtime.Tensor{}
+	weights := map[string]tensor.Tensor{}
 	for _, d := range llama.Weights {
-		w := runtime.NewTensor(runtime.F32, d.Ne)
+		w := tensor.NewTensor(tensor.F32, d.Ne)
 		copy(w.F32s(), values[d.Name])
 		weights[d.Name] = w
 	}
@@ -143,7 +144,7 @@ func graphcLogits(t *testing.T, values map[string][]float32, prompt, steps []int
 	eval := func(tokens []int32, pos int) {
 		n, nKV := len(tokens), pos+len(tokens)
 		in := &llama.Inputs{Dims: llama.Dims{NTokens: n, NKv: nKV}, InpTokens: tokens}
-		in.InpPos, in.KQMask = runtime.CausalBatch(n, pos)
+		in.InpPos, in.KQMask = engine.CausalBatch(n, pos)
 		out, err := m.Eval(in)
 		if err != nil {
 			t.Fatal(err)

@@ -4,8 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/blas"
+	"github.com/graphc/graphc/tensor"
 )
 
 func cpuinfo(vendor string, family, model int, flags string) string {
@@ -51,28 +53,28 @@ func TestLibraryEnv(t *testing.T) {
 }
 
 func TestSupportsOp(t *testing.T) {
-	src := func(typ runtime.DType, contiguous bool, ne ...int64) runtime.OpSrc {
-		s := runtime.OpSrc{Type: typ, Contiguous: contiguous, Ne: [4]int64{1, 1, 1, 1}}
+	src := func(typ tensor.DType, contiguous bool, ne ...int64) backend.OpSrc {
+		s := backend.OpSrc{Type: typ, Contiguous: contiguous, Ne: [4]int64{1, 1, 1, 1}}
 		copy(s.Ne[:], ne)
 		return s
 	}
-	mm := func(m, n int64, a, x runtime.OpSrc) *runtime.OpQuery {
-		return &runtime.OpQuery{Op: "mul_mat", Type: runtime.F32, Ne: [4]int64{m, n, 1, 1}, Src: []runtime.OpSrc{a, x}}
+	mm := func(m, n int64, a, x backend.OpSrc) *backend.OpQuery {
+		return &backend.OpQuery{Op: ops.MulMat, Type: tensor.F32, Ne: [4]int64{m, n, 1, 1}, Src: []backend.OpSrc{a, x}}
 	}
 	for _, tc := range []struct {
-		q    *runtime.OpQuery
+		q    *backend.OpQuery
 		want bool
 	}{
-		{mm(64, 32, src(runtime.F32, true, 64, 64), src(runtime.F32, true, 64, 32)), true},
-		{mm(64, 32, src(runtime.F16, true, 64, 64), src(runtime.F32, true, 64, 32)), true},
-		{mm(64, 31, src(runtime.F32, true, 64, 64), src(runtime.F32, true, 64, 31)), false},
-		{mm(31, 32, src(runtime.F32, true, 64, 31), src(runtime.F32, true, 64, 32)), false},
-		{mm(64, 32, src(runtime.F32, true, 16, 64), src(runtime.F32, true, 16, 32)), false},
-		{mm(64, 32, src(runtime.F32, false, 64, 64), src(runtime.F32, true, 64, 32)), false},
-		{mm(64, 32, src(runtime.F32, true, 64, 64), src(runtime.F16, true, 64, 32)), false},
-		{&runtime.OpQuery{Op: "view"}, true},
-		{&runtime.OpQuery{Op: "add"}, false},
-		{&runtime.OpQuery{Op: "cpy"}, false},
+		{mm(64, 32, src(tensor.F32, true, 64, 64), src(tensor.F32, true, 64, 32)), true},
+		{mm(64, 32, src(tensor.F16, true, 64, 64), src(tensor.F32, true, 64, 32)), true},
+		{mm(64, 31, src(tensor.F32, true, 64, 64), src(tensor.F32, true, 64, 31)), false},
+		{mm(31, 32, src(tensor.F32, true, 64, 31), src(tensor.F32, true, 64, 32)), false},
+		{mm(64, 32, src(tensor.F32, true, 16, 64), src(tensor.F32, true, 16, 32)), false},
+		{mm(64, 32, src(tensor.F32, false, 64, 64), src(tensor.F32, true, 64, 32)), false},
+		{mm(64, 32, src(tensor.F32, true, 64, 64), src(tensor.F16, true, 64, 32)), false},
+		{&backend.OpQuery{Op: ops.View}, true},
+		{&backend.OpQuery{Op: ops.Add}, false},
+		{&backend.OpQuery{Op: ops.Cpy}, false},
 	} {
 		if got := blas.SupportsOp(tc.q); got != tc.want {
 			t.Errorf("SupportsOp(%s %v %+v) = %v, want %v", tc.q.Op, tc.q.Ne, tc.q.Src, got, tc.want)

@@ -2,7 +2,7 @@ package blas
 
 import (
 	"os"
-	goruntime "runtime"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -15,7 +15,7 @@ const CoreTypeEnv = "OPENBLAS_CORETYPE"
 // this machine, or "" when OpenBLAS's own detection is right. It reads
 // /proc/cpuinfo on linux/amd64 only.
 func CoreType() string {
-	if goruntime.GOOS != "linux" || goruntime.GOARCH != "amd64" {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		return ""
 	}
 	b, err := os.ReadFile("/proc/cpuinfo")

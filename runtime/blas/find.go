@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strings"
 
 	"github.com/graphc/graphc/runtime/native"
@@ -36,7 +36,7 @@ func Library() (string, error) {
 			}
 		}
 	}
-	if goruntime.GOOS == "darwin" {
+	if runtime.GOOS == "darwin" {
 		// Accelerate lives in the dyld shared cache, not on disk.
 		return "/System/Library/Frameworks/Accelerate.framework/Accelerate", nil
 	}
@@ -48,7 +48,7 @@ func Library() (string, error) {
 // the dynamic loader's order, without duplicates.
 func candidates() (names []string, dirs native.Dirs) {
 	names = []string{"libopenblas.so.0", "libopenblas.so"}
-	if goruntime.GOOS == "darwin" {
+	if runtime.GOOS == "darwin" {
 		names = []string{"libopenblas.0.dylib", "libopenblas.dylib"}
 		dirs.Add("/opt/homebrew/opt/openblas/lib", "/usr/local/opt/openblas/lib")
 	}

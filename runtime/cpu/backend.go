@@ -1,27 +1,27 @@
 package cpu
 
 import (
-	goruntime "runtime"
+	"runtime"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
 )
 
-var _ runtime.Kernels = (*Backend)(nil)
+var _ engine.Kernels = (*Backend)(nil)
 
-// Backend is the CPU backend: the kernels of runtime.Kernels and the worker
+// Backend is the CPU backend: the kernels of engine.Kernels and the worker
 // goroutines that run them. Its methods must not be called concurrently.
 type Backend struct {
 	pool    *pool
 	closed  bool
-	cleanup goruntime.Cleanup // stops the workers of a Backend dropped without Close
-	scratch [][]float32       // per thread, grown by the caller before a dispatch
-	xpack   []float32         // MulMat's x converted to dense float32 columns
-	gemmA   []float32         // the packed GEMM's packed a
-	gemmB   []float32         // the packed GEMM's packed x
-	qx      []byte            // MulMat's x in a block type's vec_dot_type (quant.go)
-	qrow    []float32         // one strided row of that x, gathered
-	qxd     []float32         // the q8_0 x's block scales as float32
-	qxs     []int32           // the q8_0 x's block quant sums (q4_0 products)
+	cleanup runtime.Cleanup // stops the workers of a Backend dropped without Close
+	scratch [][]float32     // per thread, grown by the caller before a dispatch
+	xpack   []float32       // MulMat's x converted to dense float32 columns
+	gemmA   []float32       // the packed GEMM's packed a
+	gemmB   []float32       // the packed GEMM's packed x
+	qx      []byte          // MulMat's x in a block type's vec_dot_type (quant.go)
+	qrow    []float32       // one strided row of that x, gathered
+	qxd     []float32       // the q8_0 x's block scales as float32
+	qxs     []int32         // the q8_0 x's block quant sums (q4_0 products)
 
 	// One task value per kernel family, reused by every call so that a
 	// dispatch does not allocate.
@@ -55,7 +55,7 @@ type Backend struct {
 // included; threads <= 0 means runtime.GOMAXPROCS(0).
 func New(threads int) *Backend {
 	if threads <= 0 {
-		threads = goruntime.GOMAXPROCS(0)
+		threads = runtime.GOMAXPROCS(0)
 	}
 	initTables()
 	b := &Backend{pool: newPool(threads), scratch: make([][]float32, threads), packed: map[*byte]*packedWeight{}}
@@ -66,7 +66,7 @@ func New(threads int) *Backend {
 	}
 	// The workers reference only the pool (its task is cleared after every
 	// op), so an unreachable Backend can still be collected and stop them.
-	b.cleanup = goruntime.AddCleanup(b, (*pool).close, b.pool)
+	b.cleanup = runtime.AddCleanup(b, (*pool).close, b.pool)
 	return b
 }
 

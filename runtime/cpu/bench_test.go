@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 // benchThreads runs f with 1 thread and with GOMAXPROCS threads.
@@ -20,22 +20,22 @@ func benchThreads(b *testing.B, f func(b *testing.B, be *cpu.Backend)) {
 
 func BenchmarkMulMat(b *testing.B) {
 	for _, c := range []struct {
-		at      runtime.DType
+		at      tensor.DType
 		M, N, K int
 	}{
-		{runtime.F32, 64, 8, 64},
-		{runtime.F32, 512, 512, 512},
-		{runtime.F16, 512, 512, 512},
-		{runtime.F32, 4096, 1, 4096},
-		{runtime.F16, 4096, 1, 4096},
-		{runtime.F16, 4096, 8, 4096},
-		{runtime.BF16, 4096, 1, 4096},
+		{tensor.F32, 64, 8, 64},
+		{tensor.F32, 512, 512, 512},
+		{tensor.F16, 512, 512, 512},
+		{tensor.F32, 4096, 1, 4096},
+		{tensor.F16, 4096, 1, 4096},
+		{tensor.F16, 4096, 8, 4096},
+		{tensor.BF16, 4096, 1, 4096},
 	} {
 		b.Run(fmt.Sprintf("%v/M=%d,N=%d,K=%d", c.at, c.M, c.N, c.K), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
 			a := mk(r, c.at, [4]int{c.K, c.M, 1, 1}, dense)
-			x := mk(r, runtime.F32, [4]int{c.K, c.N, 1, 1}, dense)
-			d := mk(r, runtime.F32, [4]int{c.M, c.N, 1, 1}, dense)
+			x := mk(r, tensor.F32, [4]int{c.K, c.N, 1, 1}, dense)
+			d := mk(r, tensor.F32, [4]int{c.M, c.N, 1, 1}, dense)
 			benchThreads(b, func(b *testing.B, be *cpu.Backend) {
 				b.SetBytes(int64(len(a.Data)))
 				for b.Loop() {
@@ -47,10 +47,10 @@ func BenchmarkMulMat(b *testing.B) {
 	}
 }
 
-func benchRows(b *testing.B, ne [4]int, f func(be *cpu.Backend, d, a *runtime.Tensor)) {
+func benchRows(b *testing.B, ne [4]int, f func(be *cpu.Backend, d, a *tensor.Tensor)) {
 	r := rand.New(rand.NewPCG(1, 2))
-	a := mk(r, runtime.F32, ne, dense)
-	d := mk(r, runtime.F32, ne, dense)
+	a := mk(r, tensor.F32, ne, dense)
+	d := mk(r, tensor.F32, ne, dense)
 	benchThreads(b, func(b *testing.B, be *cpu.Backend) {
 		b.SetBytes(int64(2 * len(a.Data))) // read a, write dst
 		for b.Loop() {
@@ -62,7 +62,7 @@ func benchRows(b *testing.B, ne [4]int, f func(be *cpu.Backend, d, a *runtime.Te
 func BenchmarkRMSNorm(b *testing.B) {
 	for _, ne := range [][4]int{{4096, 1, 1, 1}, {4096, 32, 1, 1}} {
 		b.Run(fmt.Sprint(ne[:2]), func(b *testing.B) {
-			benchRows(b, ne, func(be *cpu.Backend, d, a *runtime.Tensor) { be.RMSNorm(d, a, 1e-5) })
+			benchRows(b, ne, func(be *cpu.Backend, d, a *tensor.Tensor) { be.RMSNorm(d, a, 1e-5) })
 		})
 	}
 }
@@ -71,8 +71,8 @@ func BenchmarkSoftMax(b *testing.B) {
 	for _, ne := range [][4]int{{512, 1, 32, 1}, {512, 512, 8, 1}} {
 		b.Run(fmt.Sprint(ne[:3]), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
-			mask := mk(r, runtime.F16, [4]int{ne[0], ne[1], 1, 1}, dense)
-			benchRows(b, ne, func(be *cpu.Backend, d, a *runtime.Tensor) { be.SoftMax(d, a, mask.Tensor, 0.125, 0) })
+			mask := mk(r, tensor.F16, [4]int{ne[0], ne[1], 1, 1}, dense)
+			benchRows(b, ne, func(be *cpu.Backend, d, a *tensor.Tensor) { be.SoftMax(d, a, mask.Tensor, 0.125, 0) })
 		})
 	}
 }
@@ -81,8 +81,8 @@ func BenchmarkAdd(b *testing.B) {
 	for _, ne := range [][4]int{{4096, 1, 1, 1}, {4096, 64, 1, 1}} {
 		b.Run(fmt.Sprint(ne[:2]), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
-			x := mk(r, runtime.F32, ne, dense)
-			benchRows(b, ne, func(be *cpu.Backend, d, a *runtime.Tensor) { be.Add(d, a, x.Tensor) })
+			x := mk(r, tensor.F32, ne, dense)
+			benchRows(b, ne, func(be *cpu.Backend, d, a *tensor.Tensor) { be.Add(d, a, x.Tensor) })
 		})
 	}
 }
@@ -92,7 +92,7 @@ func BenchmarkAdd(b *testing.B) {
 func BenchmarkDispatch(b *testing.B) {
 	defer cpu.SetMinWork(1)()
 	r := rand.New(rand.NewPCG(1, 2))
-	a := mk(r, runtime.F32, [4]int{128, 2, 1, 1}, dense)
+	a := mk(r, tensor.F32, [4]int{128, 2, 1, 1}, dense)
 	benchThreads(b, func(b *testing.B, be *cpu.Backend) {
 		for b.Loop() {
 			be.Add(a.Tensor, a.Tensor, a.Tensor)
@@ -105,19 +105,19 @@ func BenchmarkDispatch(b *testing.B) {
 // matrix-vector product, a small batch and a prompt-sized one. GFLOP/s.
 func BenchmarkMulMatPacked(b *testing.B) {
 	const k, m = 4096, 4096
-	for _, dt := range []runtime.DType{runtime.Q4_0, runtime.Q8_0} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
 		vals := make([]float32, k*m)
 		for i := range vals {
 			vals[i] = float32(i%17) - 8
 		}
 		ne := [4]int{k, m, 1, 1}
-		a := runtime.Tensor{Type: dt, Ne: ne, Nb: runtime.ContiguousStrides(dt, ne), Data: runtime.Quantize(nil, dt, vals)}
+		a := tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: tensor.Quantize(nil, dt, vals)}
 		for _, n := range []int{1, 8, 512} {
-			x := runtime.NewTensor(runtime.F32, [4]int{k, n, 1, 1})
+			x := tensor.NewTensor(tensor.F32, [4]int{k, n, 1, 1})
 			for i := range x.F32s() {
 				x.F32s()[i] = float32(i%13) - 6
 			}
-			dst := runtime.NewTensor(runtime.F32, [4]int{m, n, 1, 1})
+			dst := tensor.NewTensor(tensor.F32, [4]int{m, n, 1, 1})
 			for _, threads := range []int{1, 2} {
 				for _, packed := range []bool{false, true} {
 					name := fmt.Sprintf("%s/n=%d/threads=%d/packed=%v", dt, n, threads, packed)

@@ -1,6 +1,8 @@
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/tensor"
+)
 
 type binOp uint8
 
@@ -15,16 +17,16 @@ var binOpNames = [...]string{opAdd: "Add", opSub: "Sub", opMul: "Mul", opDiv: "D
 
 // Add is ggml_add: dst = a + x, x repeated to a's shape (every x.Ne[i]
 // divides a.Ne[i]). dst may be a itself. Types f32 or f16, computed in float32.
-func (b *Backend) Add(dst, a, x *runtime.Tensor) { b.binary(opAdd, dst, a, x) }
+func (b *Backend) Add(dst, a, x *tensor.Tensor) { b.binary(opAdd, dst, a, x) }
 
 // Sub is ggml_sub: dst = a - x, x repeated to a's shape.
-func (b *Backend) Sub(dst, a, x *runtime.Tensor) { b.binary(opSub, dst, a, x) }
+func (b *Backend) Sub(dst, a, x *tensor.Tensor) { b.binary(opSub, dst, a, x) }
 
 // Mul is ggml_mul: dst = a · x, x repeated to a's shape.
-func (b *Backend) Mul(dst, a, x *runtime.Tensor) { b.binary(opMul, dst, a, x) }
+func (b *Backend) Mul(dst, a, x *tensor.Tensor) { b.binary(opMul, dst, a, x) }
 
 // Div is ggml_div: dst = a / x, x repeated to a's shape.
-func (b *Backend) Div(dst, a, x *runtime.Tensor) { b.binary(opDiv, dst, a, x) }
+func (b *Backend) Div(dst, a, x *tensor.Tensor) { b.binary(opDiv, dst, a, x) }
 
 type binaryTask struct {
 	b       *Backend
@@ -32,7 +34,7 @@ type binaryTask struct {
 	d, a, x tview
 }
 
-func (b *Backend) binary(op binOp, dst, a, x *runtime.Tensor) {
+func (b *Backend) binary(op binOp, dst, a, x *tensor.Tensor) {
 	name := binOpNames[op]
 	t := &b.bin
 	*t = binaryTask{b: b, op: op}
@@ -53,7 +55,7 @@ func (b *Backend) binary(op binOp, dst, a, x *runtime.Tensor) {
 	*t = binaryTask{}
 }
 
-func isFloat(t runtime.DType) bool { return t == runtime.F32 || t == runtime.F16 }
+func isFloat(t tensor.DType) bool { return t == tensor.F32 || t == tensor.F16 }
 
 func (t *binaryTask) run(chunk, nchunks, tid int) {
 	d, a, x := &t.d, &t.a, &t.x

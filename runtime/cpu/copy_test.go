@@ -4,16 +4,16 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
-// Tolerance: exact (f32→f16 rounds to nearest even, as runtime.F32ToF16).
+// Tolerance: exact (f32→f16 rounds to nearest even, as tensor.F32ToF16).
 func TestCpy(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
-		pairs := [][2]runtime.DType{
-			{runtime.F32, runtime.F32}, {runtime.F32, runtime.F16}, {runtime.F16, runtime.F32},
-			{runtime.F16, runtime.F16}, {runtime.I32, runtime.I32},
+		pairs := [][2]tensor.DType{
+			{tensor.F32, tensor.F32}, {tensor.F32, tensor.F16}, {tensor.F16, tensor.F32},
+			{tensor.F16, tensor.F16}, {tensor.I32, tensor.I32},
 		}
 		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
 			for i := 0; i < 30; i++ {
@@ -34,7 +34,7 @@ func TestCpy(t *testing.T) {
 					dne = sne
 				}
 				s := mk(r, pr[0], sne, layout(r.IntN(int(nLayouts))))
-				if pr[0] == runtime.I32 {
+				if pr[0] == tensor.I32 {
 					for k := 0; k < s.NElem(); k++ {
 						s.set(k, float64(r.Int32()))
 					}
@@ -46,7 +46,7 @@ func TestCpy(t *testing.T) {
 				d := mkOut(r, pr[1], dne, l)
 				want := s.values()
 				for k := range want {
-					if pr[1] != runtime.I32 {
+					if pr[1] != tensor.I32 {
 						want[k] = roundTo(pr[1], want[k])
 					}
 				}
@@ -65,25 +65,25 @@ func TestGetRows(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
 			for i := 0; i < 12; i++ {
-				tt := []runtime.DType{runtime.F32, runtime.F16, runtime.I32}[i%3]
+				tt := []tensor.DType{tensor.F32, tensor.F16, tensor.I32}[i%3]
 				ine := [4]int{1 + r.IntN(9), 1, 1, 1}
 				if i%4 == 3 {
 					ine[1], ine[2] = 1+r.IntN(3), 1+r.IntN(2)
 				}
 				tne := [4]int{1 + r.IntN(300), 1 + r.IntN(20), ine[1], ine[2]}
 				table := mk(r, tt, tne, layout(r.IntN(int(nLayouts))))
-				if tt == runtime.I32 {
+				if tt == tensor.I32 {
 					for k := 0; k < table.NElem(); k++ {
 						table.set(k, float64(r.Int32()))
 					}
 				}
-				idx := mk(r, runtime.I32, ine, layout(r.IntN(int(nLayouts))))
+				idx := mk(r, tensor.I32, ine, layout(r.IntN(int(nLayouts))))
 				for k := 0; k < idx.NElem(); k++ {
 					idx.set(k, float64(r.IntN(tne[1])))
 				}
-				dt := runtime.F32
-				if tt == runtime.I32 {
-					dt = runtime.I32
+				dt := tensor.F32
+				if tt == tensor.I32 {
+					dt = tensor.I32
 				}
 				dne := [4]int{tne[0], ine[0], ine[1], ine[2]}
 				d := mkOut(r, dt, dne, layout(r.IntN(int(nLayouts))))
@@ -112,19 +112,19 @@ func TestCpyTransposed(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
 			for _, c := range []struct {
-				pr          [2]runtime.DType
+				pr          [2]tensor.DType
 				nEmbd, nTok int
 			}{
-				{[2]runtime.DType{runtime.F32, runtime.F16}, 64, 8}, {[2]runtime.DType{runtime.F32, runtime.F32}, 64, 8},
-				{[2]runtime.DType{runtime.F16, runtime.F32}, 64, 8}, {[2]runtime.DType{runtime.F32, runtime.F16}, 150, 1},
-				{[2]runtime.DType{runtime.F32, runtime.F16}, 150, 3},
+				{[2]tensor.DType{tensor.F32, tensor.F16}, 64, 8}, {[2]tensor.DType{tensor.F32, tensor.F32}, 64, 8},
+				{[2]tensor.DType{tensor.F16, tensor.F32}, 64, 8}, {[2]tensor.DType{tensor.F32, tensor.F16}, 150, 1},
+				{[2]tensor.DType{tensor.F32, tensor.F16}, 150, 3},
 			} {
 				pr, nEmbd, nTok, nCtx := c.pr, c.nEmbd, c.nTok, 19
 				v := mk(r, pr[0], [4]int{nEmbd, nTok, 1, 1}, dense)
-				vt := &tt{Tensor: &runtime.Tensor{Type: pr[0], Ne: [4]int{nTok, nEmbd, 1, 1},
+				vt := &tt{Tensor: &tensor.Tensor{Type: pr[0], Ne: [4]int{nTok, nEmbd, 1, 1},
 					Nb: [4]int{v.Nb[1], v.Nb[0], v.Nb[2], v.Nb[3]}, Data: v.Data}, buf: v.buf, off: v.off}
 				cache := mkOut(r, pr[1], [4]int{nCtx, nEmbd, 1, 1}, dense)
-				dst := &tt{Tensor: &runtime.Tensor{Type: pr[1], Ne: [4]int{nTok, nEmbd, 1, 1},
+				dst := &tt{Tensor: &tensor.Tensor{Type: pr[1], Ne: [4]int{nTok, nEmbd, 1, 1},
 					Nb: [4]int{cache.Nb[0], cache.Nb[1], cache.Nb[2], cache.Nb[3]}}, buf: cache.buf, off: cache.off + 3*pr[1].Size()}
 				dst.Data = cache.buf[dst.off : dst.off+dst.Span()]
 				want := vt.values()

@@ -1,13 +1,15 @@
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/tensor"
+)
 
 // Cpy is ggml_cpy (and, into a contiguous dst, ggml_cont): element k of src
 // in logical order (Ne[0] fastest) goes to element k of dst in logical order,
 // whatever either shape and strides; only the element counts must agree.
 // f32↔f16 convert (f32→f16 rounds to nearest even); f32, f16 and i32 copy as
 // they are.
-func (b *Backend) Cpy(dst, src *runtime.Tensor) {
+func (b *Backend) Cpy(dst, src *tensor.Tensor) {
 	t := &b.cpy
 	*t = cpyTask{b: b}
 	t.d.set("Cpy", "dst", dst)
@@ -16,7 +18,7 @@ func (b *Backend) Cpy(dst, src *runtime.Tensor) {
 	if d.nelem() != s.nelem() {
 		bug("Cpy: dst %v has %d elements, src %v has %d", d.ne, d.nelem(), s.ne, s.nelem())
 	}
-	if (d.typ == runtime.I32) != (s.typ == runtime.I32) {
+	if (d.typ == tensor.I32) != (s.typ == tensor.I32) {
 		bug("Cpy: %v to %v", s.typ, d.typ)
 	}
 	if d.nelem() == 0 {
@@ -149,29 +151,29 @@ func convertRow(dst *tview, do, ds int, src *tview, so, ss, n int, buf []float32
 	switch {
 	case dst.typ == src.typ && (ds == 1 || n == 1) && (ss == 1 || n == 1):
 		switch dst.typ {
-		case runtime.F32:
+		case tensor.F32:
 			copy(dst.f32[do:do+n], src.f32[so:so+n])
-		case runtime.F16:
+		case tensor.F16:
 			copy(dst.f16[do:do+n], src.f16[so:so+n])
-		case runtime.I32:
+		case tensor.I32:
 			copy(dst.i32[do:do+n], src.i32[so:so+n])
 		}
 	case dst.typ == src.typ:
 		switch dst.typ {
-		case runtime.F32:
+		case tensor.F32:
 			for i := 0; i < n; i++ {
 				dst.f32[do+i*ds] = src.f32[so+i*ss]
 			}
-		case runtime.F16:
+		case tensor.F16:
 			for i := 0; i < n; i++ {
 				dst.f16[do+i*ds] = src.f16[so+i*ss]
 			}
-		case runtime.I32:
+		case tensor.I32:
 			for i := 0; i < n; i++ {
 				dst.i32[do+i*ds] = src.i32[so+i*ss]
 			}
 		}
-	case dst.typ == runtime.F16 && src.typ == runtime.F32:
+	case dst.typ == tensor.F16 && src.typ == tensor.F32:
 		if ds == 1 && ss == 1 {
 			f32ToF16Row(dst.f16[do:do+n], src.f32[so:so+n])
 			return

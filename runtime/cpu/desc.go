@@ -1,20 +1,23 @@
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
+)
 
 // BufferType is host memory, shared by every backend that computes in it
 // (BLAS, and the CPU itself).
-var BufferType = runtime.BufferType{Name: "CPU", Host: true, Alignment: 32}
+var BufferType = backend.BufferType{Name: "CPU", Host: true, Alignment: 32}
 
 // Description is what the compiler plans against: the CPU runs every op
 // on every type and reads only host memory. It is the last backend of
 // every target.
-var Description = runtime.Description{
+var Description = backend.Description{
 	Name:       "cpu",
 	Device:     "CPU",
 	BufferType: BufferType,
-	SupportsOp: func(*runtime.OpQuery) bool { return true },
-	SupportsBufferType: func(b runtime.BufferType) bool {
+	SupportsOp: func(*backend.OpQuery) bool { return true },
+	SupportsBufferType: func(b backend.BufferType) bool {
 		return b.Host
 	},
 	Parts:         true,
@@ -24,8 +27,8 @@ var Description = runtime.Description{
 
 // packWeight is repack.cpp's extra_buffer_type::supports_op: a matrix
 // product reads a dense Packable weight from the copy Pack makes.
-func packWeight(q *runtime.OpQuery) int64 {
-	if q.Op != "mul_mat" || len(q.Src) == 0 {
+func packWeight(q *backend.OpQuery) int64 {
+	if q.Op != ops.MulMat || len(q.Src) == 0 {
 		return 0
 	}
 	a := q.Src[0]

@@ -1,4 +1,4 @@
-// Package cpu is graphc's CPU backend: every op of runtime.Kernels with the
+// Package cpu is graphc's CPU backend: every op of engine.Kernels with the
 // numerics of ggml's CPU backend (ggml-org/ggml src/ggml-cpu), on strided
 // tensor views, split over a pool of persistent worker goroutines.
 //
@@ -20,7 +20,7 @@
 //     float32 and sums the exponentials in float64.
 //   - Rope builds θ iteratively in float32 (θ *= powf(base, -2/n_dims)),
 //     applies YaRN as rope_yarn does and takes cosf/sinf of the float32 θ.
-//   - f32↔f16 conversions round to nearest even (runtime.F32ToF16), as F16C.
+//   - f32↔f16 conversions round to nearest even (tensor.F32ToF16), as F16C.
 //
 // # Threads
 //

@@ -5,13 +5,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 var binOps = []struct {
 	name string
-	f    func(b *cpu.Backend, dst, a, x *runtime.Tensor)
+	f    func(b *cpu.Backend, dst, a, x *tensor.Tensor)
 	ref  func(a, x float64) float64
 }{
 	{"Add", (*cpu.Backend).Add, func(a, x float64) float64 { return a + x }},
@@ -23,7 +23,7 @@ var binOps = []struct {
 // refBinary is a op x with x repeated, each result rounded to float32 (the
 // op is one float32 operation, so float64-then-round is its exact result)
 // and then to dst's type.
-func refBinary(a, x *tt, dt runtime.DType, op func(a, x float64) float64) []float64 {
+func refBinary(a, x *tt, dt tensor.DType, op func(a, x float64) float64) []float64 {
 	want := make([]float64, a.NElem())
 	for k := range want {
 		i0 := k % a.Ne[0]
@@ -40,7 +40,7 @@ func refBinary(a, x *tt, dt runtime.DType, op func(a, x float64) float64) []floa
 // f32) inputs, rounded once more for an f16 dst.
 func TestBinary(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
-		types := []runtime.DType{runtime.F32, runtime.F16}
+		types := []tensor.DType{tensor.F32, tensor.F16}
 		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
 			for _, op := range binOps {
 				for i := 0; i < 12; i++ {
@@ -48,7 +48,7 @@ func TestBinary(t *testing.T) {
 					if i%3 == 0 {
 						ne = randShape(r, [4]int{3000, 3, 2, 1}) // big rows
 					}
-					at, xt, dt := runtime.F32, runtime.F32, runtime.F32
+					at, xt, dt := tensor.F32, tensor.F32, tensor.F32
 					if i%4 == 3 {
 						at, xt, dt = types[r.IntN(2)], types[r.IntN(2)], types[r.IntN(2)]
 					}
@@ -80,11 +80,11 @@ func TestBinary(t *testing.T) {
 
 var unOps = []struct {
 	name string
-	f    func(b *cpu.Backend, dst, a *runtime.Tensor)
+	f    func(b *cpu.Backend, dst, a *tensor.Tensor)
 	ref  func(x float64) float64 // float64 reference
 	tol  func(x, y float64) float64
 }{
-	{"Scale", func(b *cpu.Backend, d, a *runtime.Tensor) { b.Scale(d, a, 0.375) },
+	{"Scale", func(b *cpu.Backend, d, a *tensor.Tensor) { b.Scale(d, a, 0.375) },
 		func(x float64) float64 { return float64(float32(x * 0.375)) },
 		func(x, y float64) float64 { return 0 }},
 	{"Relu", (*cpu.Backend).Relu, func(x float64) float64 { return math.Max(x, 0) },
@@ -112,9 +112,9 @@ func TestUnary(t *testing.T) {
 					if i%3 == 0 {
 						ne = randShape(r, [4]int{3000, 4, 1, 1})
 					}
-					typ := runtime.F32
+					typ := tensor.F32
 					if i%4 == 3 {
-						typ = runtime.F16
+						typ = tensor.F16
 					}
 					a := mk(r, typ, ne, layout(r.IntN(int(nLayouts))))
 					for k := 0; k < a.NElem(); k++ {
@@ -134,7 +134,7 @@ func TestUnary(t *testing.T) {
 					checkUntouched(t, d, before)
 					expectClose(t, d, want, func(k int) float64 {
 						tol := op.tol(in[k], want[k])
-						if typ == runtime.F16 {
+						if typ == tensor.F16 {
 							tol += math.Abs(want[k]) / 1024
 						}
 						return tol
@@ -155,10 +155,10 @@ func geluGGML(x float32) float32 {
 	case x >= 10:
 		return x
 	}
-	h := runtime.F16ToF32(runtime.F32ToF16(x))
+	h := tensor.F16ToF32(tensor.F32ToF16(x))
 	inner := float32(math.FMA(float64(float32(0.044715)*h), float64(h), 1))
 	th := float32(math.Tanh(float64(float32(0.79788456080286535587989211986876) * h * inner)))
-	return runtime.F16ToF32(runtime.F32ToF16(0.5 * h * (1 + th)))
+	return tensor.F16ToF32(tensor.F32ToF16(0.5 * h * (1 + th)))
 }
 
 // TestGeluMatchesGGML checks the table-driven gelu bit for bit, and the table
@@ -179,11 +179,11 @@ func TestGeluMatchesGGML(t *testing.T) {
 	b := cpu.New(1)
 	defer b.Close()
 	r := rand.New(rand.NewPCG(3, 4))
-	a := mk(r, runtime.F32, [4]int{4096, 1, 1, 1}, dense)
+	a := mk(r, tensor.F32, [4]int{4096, 1, 1, 1}, dense)
 	for k := 0; k < a.NElem(); k++ {
 		a.set(k, 24*(r.Float64()-0.5))
 	}
-	d := mkOut(r, runtime.F32, a.Ne, dense)
+	d := mkOut(r, tensor.F32, a.Ne, dense)
 	b.Gelu(d.Tensor, a.Tensor)
 	want := make([]float64, a.NElem())
 	for k := range want {
@@ -202,28 +202,28 @@ func TestExp(t *testing.T) {
 		defer b.Close()
 		r := rand.New(rand.NewPCG(9, 9))
 		for _, x := range []float64{math.Inf(-1), -120, -103.9, -87.5, -50, -1e-3, 0} {
-			p := mk(r, runtime.F32, [4]int{2, 1, 1, 1}, dense)
+			p := mk(r, tensor.F32, [4]int{2, 1, 1, 1}, dense)
 			p.set(0, 0)
 			p.set(1, x)
-			d := mkOut(r, runtime.F32, p.Ne, dense)
+			d := mkOut(r, tensor.F32, p.Ne, dense)
 			b.SoftMax(d.Tensor, p.Tensor, nil, 1, 0)
 			e := math.Exp(x)
-			want := []float64{roundTo(runtime.F32, 1/(1+e)), roundTo(runtime.F32, e/(1+e))}
+			want := []float64{roundTo(tensor.F32, 1/(1+e)), roundTo(tensor.F32, e/(1+e))}
 			expectClose(t, d, want, func(k int) float64 { return 3e-7*want[k] + 0x1p-149 })
 		}
-		a := mk(r, runtime.F32, [4]int{20000, 1, 1, 1}, dense)
+		a := mk(r, tensor.F32, [4]int{20000, 1, 1, 1}, dense)
 		for k := 0; k < a.NElem(); k++ {
 			a.set(k, 100*(r.Float64()-0.8)) // e^-x up to e^80, and Inf past 89
 		}
 		a.set(0, -95)
 		a.set(1, math.NaN())
-		d := mkOut(r, runtime.F32, a.Ne, dense)
+		d := mkOut(r, tensor.F32, a.Ne, dense)
 		b.Silu(d.Tensor, a.Tensor)
 		want := make([]float64, a.NElem())
 		for k := range want {
 			x := a.at(k)
 			// e^-x overflows float32 past 88.7, as in ggml: silu(-95) = -0
-			want[k] = roundTo(runtime.F32, x/(1+float64(float32(math.Exp(-x)))))
+			want[k] = roundTo(tensor.F32, x/(1+float64(float32(math.Exp(-x)))))
 		}
 		expectClose(t, d, want, func(k int) float64 { return 3e-7*math.Abs(want[k]) + 0x1p-149 })
 	})

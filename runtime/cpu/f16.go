@@ -1,11 +1,13 @@
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/tensor"
+)
 
 // Row conversions between f16 and float32 (ggml_fp16_to_fp32_row,
 // ggml_fp32_to_fp16_row): F16C's VCVTPH2PS / VCVTPS2PH (round to nearest
 // even) on amd64, the exact Go conversions elsewhere. Both give identical
-// bits, NaNs included (see runtime.F16ToF32).
+// bits, NaNs included (see tensor.F16ToF32).
 
 // f16ToF32Row sets d[i] to the float32 value of s[i], i < len(d).
 func f16ToF32Row(d []float32, s []uint16) {
@@ -48,7 +50,7 @@ func f32ToF16Row(d []uint16, s []float32) {
 func f32ToF16Go(d []uint16, s []float32) {
 	s = s[:len(d)]
 	for i, v := range s {
-		d[i] = runtime.F32ToF16(v)
+		d[i] = tensor.F32ToF16(v)
 	}
 }
 
@@ -72,6 +74,6 @@ func roundF16Go(d, s []float32) {
 	s = s[:len(d)]
 	tab := &f16Table
 	for i, v := range s {
-		d[i] = tab[runtime.F32ToF16(v)]
+		d[i] = tab[tensor.F32ToF16(v)]
 	}
 }

@@ -8,7 +8,7 @@ package cpu
 // f16ToF32AVX512 is f16ToF32Row's AVX-512 loop:
 //
 //	for i := range d {
-//		d[i] = runtime.F16ToF32(s[i])
+//		d[i] = tensor.F16ToF32(s[i])
 //	}
 //
 //go:noescape
@@ -22,7 +22,7 @@ func f16ToF32AVX2(d []float32, s []uint16)
 // f32ToF16AVX512 is f32ToF16Row's AVX-512 loop (round to nearest even):
 //
 //	for i := range d {
-//		d[i] = runtime.F32ToF16(s[i])
+//		d[i] = tensor.F32ToF16(s[i])
 //	}
 //
 //go:noescape
@@ -36,7 +36,7 @@ func f32ToF16AVX2(d []uint16, s []float32)
 // roundF16AVX512 is roundF16Row's AVX-512 loop:
 //
 //	for i := range d {
-//		d[i] = runtime.F16ToF32(runtime.F32ToF16(s[i]))
+//		d[i] = tensor.F16ToF32(tensor.F32ToF16(s[i]))
 //	}
 //
 //go:noescape

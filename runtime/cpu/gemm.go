@@ -1,6 +1,8 @@
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/tensor"
+)
 
 // The packed, blocked GEMM behind MulMat's large products (the BLIS
 // scheme): C[i + j·ldc] = Σ_p A[i][p]·B[j][p], A the rows of a and B the
@@ -136,7 +138,7 @@ func (b *Backend) gemm(t *mulMatTask, i12, i13 int) {
 	g := &b.gemmT
 	k := kernelFor(level)
 	*g = gemmTask{b: b, kern: k, d: &t.d, a: &t.a, x: &t.x, K: t.K, M: t.M, N: t.N,
-		round: t.a.typ == runtime.F16 && t.x.typ == runtime.F32,
+		round: t.a.typ == tensor.F16 && t.x.typ == tensor.F32,
 		abase: (i12/t.r2)*t.a.st[2] + (i13/t.r3)*t.a.st[3], xbase: t.x.off(0, i12, i13), i12: i12, i13: i13}
 	g.nkb = ceilDiv(g.K, gemmKC)
 	g.npa = ceilDiv(g.M, k.mr)
@@ -188,7 +190,7 @@ func (g *gemmTask) run(chunk, nchunks, tid int) {
 // of dense f32 at a time go through the transposing kernel.
 func (g *gemmTask) packPanel(dst []float32, v *tview, base, nrows, npanels, w int, round bool, q int, buf []float32) {
 	K := g.K
-	fast := v.typ == runtime.F32 && v.st[0] == 1 && !round && level != isaGo
+	fast := v.typ == tensor.F32 && v.st[0] == 1 && !round && level != isaGo
 	for j0 := 0; j0 < w; j0 += 8 {
 		if fast && j0+8 <= w && q*w+j0+8 <= nrows {
 			for kb := 0; kb < g.nkb; kb++ {

@@ -3,14 +3,15 @@ package cpu
 import (
 	"fmt"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // GetRows is ggml_get_rows: with idx of shape [n, ne1, ne2] (i32), dst[:, i,
 // j, k] = table[:, idx[i, j, k], j, k]; table.Ne[2] == idx.Ne[1] and
 // table.Ne[3] == idx.Ne[2]. table is f32, f16 or i32; dst is f32 (f16 also
 // allowed) for a float table and i32 for an i32 one.
-func (b *Backend) GetRows(dst, table, idx *runtime.Tensor) {
+func (b *Backend) GetRows(dst, table, idx *tensor.Tensor) {
 	if isBlockType(table.Type) {
 		b.getRowsBlocks(dst, table, idx)
 		return
@@ -21,11 +22,11 @@ func (b *Backend) GetRows(dst, table, idx *runtime.Tensor) {
 	t.tab.set("GetRows", "table", table)
 	t.idx.set("GetRows", "idx", idx)
 	d, tb, ix := &t.d, &t.tab, &t.idx
-	if ix.typ != runtime.I32 || ix.ne[3] != 1 ||
+	if ix.typ != tensor.I32 || ix.ne[3] != 1 ||
 		d.ne != [4]int{tb.ne[0], ix.ne[0], ix.ne[1], ix.ne[2]} || tb.ne[2] != ix.ne[1] || tb.ne[3] != ix.ne[2] {
 		bug("GetRows: dst %v%v, table %v%v, idx %v%v", d.typ, d.ne, tb.typ, tb.ne, ix.typ, ix.ne)
 	}
-	if (tb.typ == runtime.I32) != (d.typ == runtime.I32) {
+	if (tb.typ == tensor.I32) != (d.typ == tensor.I32) {
 		bug("GetRows: dst %v from table %v", d.typ, tb.typ)
 	}
 	b.growScratch(b.pool.n, tb.ne[0])
@@ -58,5 +59,5 @@ func (t *getRowsTask) run(chunk, nchunks, tid int) {
 // values' fault, not the plan's, so it is a KernelError that the
 // evaluation returns (generated code checks its inputs before this).
 func rowOutOfRange(row, rows int) {
-	panic(&runtime.KernelError{Op: "get_rows", Msg: fmt.Sprintf("index %d is not a row of the table (0..%d)", row, rows-1)})
+	panic(&engine.KernelError{Op: "get_rows", Msg: fmt.Sprintf("index %d is not a row of the table (0..%d)", row, rows-1)})
 }

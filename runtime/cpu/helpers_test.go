@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 // layout is how a test tensor sits in its buffer.
@@ -26,7 +26,7 @@ func (l layout) String() string { return [...]string{"dense", "padded", "permute
 // tt is a test tensor with the whole allocation around it, to check that
 // kernels write nothing outside their dst's elements.
 type tt struct {
-	*runtime.Tensor
+	*tensor.Tensor
 	buf []byte
 	off int
 }
@@ -36,7 +36,7 @@ const guard = 64
 // mk returns a tensor of type typ and shape ne laid out as l, at a random
 // element-aligned offset in a buffer with guard bytes on both sides, filled
 // with random values in [-1, 1) (f16 exactly representable; i32 0).
-func mk(r *rand.Rand, typ runtime.DType, ne [4]int, l layout) *tt {
+func mk(r *rand.Rand, typ tensor.DType, ne [4]int, l layout) *tt {
 	sz := typ.Size()
 	perm := [4]int{0, 1, 2, 3}
 	pad := [4]int{}
@@ -57,19 +57,19 @@ func mk(r *rand.Rand, typ runtime.DType, ne [4]int, l layout) *tt {
 		nb[perm[i]] = stride
 		stride *= ne[perm[i]] + pad[i]
 	}
-	x := &tt{Tensor: &runtime.Tensor{Type: typ, Ne: ne, Nb: nb}}
+	x := &tt{Tensor: &tensor.Tensor{Type: typ, Ne: ne, Nb: nb}}
 	span := x.Span()
 	x.off = guard + sz*r.IntN(4)
-	x.buf = runtime.NewBuffer(x.off + span + guard)
+	x.buf = tensor.NewBuffer(x.off + span + guard)
 	for i := range x.buf {
 		x.buf[i] = byte(r.Uint32())
 	}
 	x.Data = x.buf[x.off : x.off+span]
 	for k := 0; k < x.NElem(); k++ {
 		switch typ {
-		case runtime.F32, runtime.F16:
+		case tensor.F32, tensor.F16:
 			x.set(k, 2*r.Float64()-1)
-		case runtime.I32:
+		case tensor.I32:
 			x.set(k, 0)
 		}
 	}
@@ -77,7 +77,7 @@ func mk(r *rand.Rand, typ runtime.DType, ne [4]int, l layout) *tt {
 }
 
 // mkOut is mk for a destination: every element starts as NaN (0xff bytes).
-func mkOut(r *rand.Rand, typ runtime.DType, ne [4]int, l layout) *tt {
+func mkOut(r *rand.Rand, typ tensor.DType, ne [4]int, l layout) *tt {
 	x := mk(r, typ, ne, l)
 	for k := 0; k < x.NElem(); k++ {
 		o := x.byteOff(k)
@@ -100,10 +100,10 @@ func (x *tt) byteOff(k int) int {
 func (x *tt) at(k int) float64 {
 	o := x.byteOff(k)
 	switch x.Type {
-	case runtime.F32:
+	case tensor.F32:
 		return float64(x.F32s()[o/4])
-	case runtime.F16:
-		return float64(runtime.F16ToF32(x.F16s()[o/2]))
+	case tensor.F16:
+		return float64(tensor.F16ToF32(x.F16s()[o/2]))
 	default:
 		return float64(x.I32s()[o/4])
 	}
@@ -117,10 +117,10 @@ func (x *tt) at4(i0, i1, i2, i3 int) float64 {
 func (x *tt) set(k int, v float64) {
 	o := x.byteOff(k)
 	switch x.Type {
-	case runtime.F32:
+	case tensor.F32:
 		x.F32s()[o/4] = float32(v)
-	case runtime.F16:
-		x.F16s()[o/2] = runtime.F32ToF16(float32(v))
+	case tensor.F16:
+		x.F16s()[o/2] = tensor.F32ToF16(float32(v))
 	default:
 		x.I32s()[o/4] = int32(v)
 	}
@@ -195,9 +195,9 @@ func expectClose(t *testing.T, got *tt, want []float64, tol func(k int) float64)
 func exact(int) float64 { return 0 }
 
 // roundTo rounds v to what a tensor of type typ stores.
-func roundTo(typ runtime.DType, v float64) float64 {
-	if typ == runtime.F16 {
-		return float64(runtime.F16ToF32(runtime.F32ToF16(float32(v))))
+func roundTo(typ tensor.DType, v float64) float64 {
+	if typ == tensor.F16 {
+		return float64(tensor.F16ToF32(tensor.F32ToF16(float32(v))))
 	}
 	return float64(float32(v))
 }

@@ -9,8 +9,9 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/internal/isatest"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestMain runs the tests at each level the machine has (isatest.Main).
@@ -59,7 +60,7 @@ func guardedF16(r *rand.Rand, n, off int) (s, buf []uint16) {
 	}
 	s = buf[gd+off : gd+off+n]
 	for i := range s {
-		s[i] = runtime.F32ToF16(float32(2*r.Float64() - 1))
+		s[i] = tensor.F32ToF16(float32(2*r.Float64() - 1))
 	}
 	return s, buf
 }
@@ -116,7 +117,7 @@ func testDotKernels(t *testing.T) {
 			for p := 0; p < k; p++ {
 				av := float64(a[i*lda+p])
 				if f16 {
-					av = float64(runtime.F16ToF32(a16[i*lda+p]))
+					av = float64(tensor.F16ToF32(a16[i*lda+p]))
 				}
 				v := av * float64(x[j*ldx+p])
 				s += v
@@ -264,7 +265,7 @@ func TestF16Rows(t *testing.T) {
 			}
 			cpu.F32ToF16Row(h[gd:gd+n], s)
 			for i, v := range s {
-				if got, want := h[gd+i], runtime.F32ToF16(v); got != want {
+				if got, want := h[gd+i], tensor.F32ToF16(v); got != want {
 					t.Fatalf("f32→f16 of %g (%#x): %#x, want %#x", v, math.Float32bits(v), got, want)
 				}
 			}
@@ -276,14 +277,14 @@ func TestF16Rows(t *testing.T) {
 			d, dbuf := guardedF32(r, n, off)
 			cpu.F16ToF32Row(d, h[gd:gd+n])
 			for i := range d {
-				if got, want := math.Float32bits(d[i]), math.Float32bits(runtime.F16ToF32(h[gd+i])); got != want {
+				if got, want := math.Float32bits(d[i]), math.Float32bits(tensor.F16ToF32(h[gd+i])); got != want {
 					t.Fatalf("f16→f32 of %#x: %#x, want %#x", h[gd+i], got, want)
 				}
 			}
 			checkGuardsF32(t, dbuf, gd+off, gd+off+n)
 			cpu.RoundF16Row(d, s)
 			for i := range d {
-				if got, want := math.Float32bits(d[i]), math.Float32bits(runtime.F16ToF32(runtime.F32ToF16(s[i]))); got != want {
+				if got, want := math.Float32bits(d[i]), math.Float32bits(tensor.F16ToF32(tensor.F32ToF16(s[i]))); got != want {
 					t.Fatalf("round of %g: %#x, want %#x", s[i], got, want)
 				}
 			}
@@ -408,7 +409,7 @@ func TestRopeKernels(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(15, 16))
 		for nd := 2; nd <= 100; nd += 2 {
-			for _, mode := range []int{0, runtime.RopeNeox} {
+			for _, mode := range []int{0, ops.RopeNeox} {
 				cs, _ := guardedF32(r, nd, r.IntN(4))
 				x, _ := guardedF32(r, nd+r.IntN(3), r.IntN(4))
 				want := make([]float32, nd)
@@ -469,11 +470,11 @@ func TestDotBF16(t *testing.T) {
 			a, x := make([]byte, 2*k), make([]byte, 2*k)
 			var want, mag float64
 			for i := 0; i < k; i++ {
-				av := runtime.F32ToBF16(float32(2*r.Float64() - 1))
-				xv := runtime.F32ToBF16(float32(2*r.Float64() - 1))
+				av := tensor.F32ToBF16(float32(2*r.Float64() - 1))
+				xv := tensor.F32ToBF16(float32(2*r.Float64() - 1))
 				binary.LittleEndian.PutUint16(a[2*i:], av)
 				binary.LittleEndian.PutUint16(x[2*i:], xv)
-				p := float64(runtime.BF16ToF32(av)) * float64(runtime.BF16ToF32(xv))
+				p := float64(tensor.BF16ToF32(av)) * float64(tensor.BF16ToF32(xv))
 				want += p
 				mag += math.Abs(p)
 			}

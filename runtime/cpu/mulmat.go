@@ -3,7 +3,8 @@ package cpu
 import (
 	"unsafe"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // MulMat is ggml_mul_mat: dst[i0,i1,i2,i3] = Σk a[k,i0,j2,j3]·x[k,i1,i2,i3]
@@ -13,10 +14,10 @@ import (
 // a is f32 or f16, x f32 or f16, dst f32; any strides; dst must not overlap
 // a or x. With an f16 a, x is rounded to f16 first (ggml converts src1 to
 // vec_dot_type) and the f16 products accumulate in float32.
-func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
+func (b *Backend) MulMat(dst, a, x *tensor.Tensor) {
 	if isBlockType(a.Type) {
 		if p := b.packedFor(a); p != nil {
-			if !b.mulMatsPacked(x, []runtime.Product{{Dst: dst, W: a}}) {
+			if !b.mulMatsPacked(x, []engine.Product{{Dst: dst, W: a}}) {
 				b.mulMatPacked(dst, p, x)
 			}
 			return
@@ -61,14 +62,14 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 
 	// x as the vec_dot_type: float32 columns of K, rounded to f16 for an f16 a.
 	t.xp = nil
-	if av.typ == runtime.F16 || !xv.isF32() || !xv.dense() {
+	if av.typ == tensor.F16 || !xv.isF32() || !xv.dense() {
 		n := t.K * t.N * nbatch
 		if cap(b.xpack) < n {
 			b.xpack = make([]float32, n)
 		}
 		t.xp = b.xpack[:n]
 		p := &b.pack
-		*p = packTask{x: *xv, dst: t.xp, K: t.K, round: av.typ == runtime.F16 && xv.typ == runtime.F32}
+		*p = packTask{x: *xv, dst: t.xp, K: t.K, round: av.typ == tensor.F16 && xv.typ == tensor.F32}
 		b.parallel(p, 3*n, t.N*nbatch)
 		*p = packTask{}
 	}
@@ -78,7 +79,7 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 	// batches' columns, adjacent in xp, run as one 4-column product, each
 	// row of a read once instead of four times.
 	if t.N == 1 && t.xp != nil && t.r2%4 == 0 && t.ne2%4 == 0 && d.st[0] == 1 &&
-		av.typ == runtime.F16 && av.st[0] == 1 && level == isaAVX512 {
+		av.typ == tensor.F16 && av.st[0] == 1 && level == isaAVX512 {
 		// Work: the flops, or the cache lines of a if more (a K/V cache
 		// read once per token comes from memory, a miss per line).
 		lines := t.M * (nbatch / t.r2) * ceilDiv(2*t.K, 64)
@@ -109,8 +110,8 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 	t.nrc, t.ncc = ceilDiv(t.M, t.rc), ceilDiv(t.N, t.cc)
 	t.nchunks = nbatch * t.nrc * t.ncc
 	t.aDirect = av.isF32() && av.dense()
-	t.aF16Direct = av.typ == runtime.F16 && av.dense() && t.cc < mmConvertCols
-	t.aF16Rows = av.typ == runtime.F16 && av.st[0] == 1 && !t.aF16Direct && level == isaAVX512
+	t.aF16Direct = av.typ == tensor.F16 && av.dense() && t.cc < mmConvertCols
+	t.aF16Rows = av.typ == tensor.F16 && av.st[0] == 1 && !t.aF16Direct && level == isaAVX512
 	if !t.aDirect && !t.aF16Direct {
 		b.growScratch(b.pool.n, 4*t.K)
 	}

@@ -3,18 +3,18 @@ package cpu
 import (
 	"math"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // RMSNorm is ggml_rms_norm: each row scaled by 1/sqrt(mean(x²)+eps). The
 // squares are float32 products summed in float64; mean and scale are
 // float32, as in ggml. dst may be a.
-func (b *Backend) RMSNorm(dst, a *runtime.Tensor, eps float32) { b.normalize(true, dst, a, eps) }
+func (b *Backend) RMSNorm(dst, a *tensor.Tensor, eps float32) { b.normalize(true, dst, a, eps) }
 
 // Norm is ggml_norm: each row centred on its mean and scaled by
 // 1/sqrt(variance+eps). Sums run in float64, mean and variance are rounded
 // to float32, as in ggml. dst may be a.
-func (b *Backend) Norm(dst, a *runtime.Tensor, eps float32) { b.normalize(false, dst, a, eps) }
+func (b *Backend) Norm(dst, a *tensor.Tensor, eps float32) { b.normalize(false, dst, a, eps) }
 
 type normTask struct {
 	b    *Backend
@@ -23,7 +23,7 @@ type normTask struct {
 	d, a tview
 }
 
-func (b *Backend) normalize(rms bool, dst, a *runtime.Tensor, eps float32) {
+func (b *Backend) normalize(rms bool, dst, a *tensor.Tensor, eps float32) {
 	name := "Norm"
 	if rms {
 		name = "RMSNorm"

@@ -2,9 +2,10 @@ package cpu
 
 import (
 	"fmt"
-	goruntime "runtime"
+	"runtime"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Packed weights: ggml's CPU_REPACK extra buffer type (ggml-cpu/repack.cpp),
@@ -36,11 +37,11 @@ import (
 const packRows = 16
 
 // Packable reports whether Pack takes weights of type dt.
-func Packable(dt runtime.DType) bool { return dt == runtime.Q4_0 || dt == runtime.Q8_0 }
+func Packable(dt tensor.DType) bool { return dt == tensor.Q4_0 || dt == tensor.Q8_0 }
 
 // PackedBytes is the memory Pack's copy of a weight of type dt and shape ne
 // takes: its rows padded to a multiple of packRows per matrix.
-func PackedBytes(dt runtime.DType, ne [4]int) int64 {
+func PackedBytes(dt tensor.DType, ne [4]int) int64 {
 	if !Packable(dt) {
 		return 0
 	}
@@ -49,12 +50,12 @@ func PackedBytes(dt runtime.DType, ne [4]int) int64 {
 }
 
 // packBlockBytes is the bytes of one packed group's block.
-func packBlockBytes(dt runtime.DType) int { return packRows * dt.RowSize(32) }
+func packBlockBytes(dt tensor.DType) int { return packRows * dt.RowSize(32) }
 
 // packedWeight is a packed copy of one weight.
 type packedWeight struct {
 	free    func() // releases data (allocPacked)
-	typ     runtime.DType
+	typ     tensor.DType
 	ne      [4]int
 	nb      int // blocks per row
 	groups  int // row groups per matrix
@@ -73,14 +74,14 @@ func (p *packedWeight) group(mat, g int) []byte {
 // (PackedBytes(w.Type, w.Ne) of memory, held by the backend until Close).
 // w must be a dense Packable weight whose data stays unchanged; other
 // kernels (GetRows of a tied embedding) keep reading w itself.
-func (b *Backend) Pack(w *runtime.Tensor) error {
+func (b *Backend) Pack(w *tensor.Tensor) error {
 	if !Packable(w.Type) {
 		return fmt.Errorf("pack: %s weights are not packed (only q4_0 and q8_0)", w.Type)
 	}
 	if !w.Contiguous() || w.Ne[0]%32 != 0 || len(w.Data) < w.Span() || w.NElem() == 0 {
 		return fmt.Errorf("pack: weight %s%v is not a dense, non-empty matrix of whole blocks", w.Type, w.Ne)
 	}
-	if err := runtime.CheckHostMemory("packed weights", PackedBytes(w.Type, w.Ne)); err != nil {
+	if err := engine.CheckHostMemory("packed weights", PackedBytes(w.Type, w.Ne)); err != nil {
 		return err
 	}
 	p := &packedWeight{typ: w.Type, ne: w.Ne, nb: w.Ne[0] / 32, groups: ceilDiv(w.Ne[1], packRows)}
@@ -88,7 +89,7 @@ func (b *Backend) Pack(w *runtime.Tensor) error {
 	p.data, free = allocPacked(int(PackedBytes(w.Type, w.Ne)))
 	// Close frees the copies; a Backend dropped without Close frees each
 	// once it is unreachable.
-	cleanup := goruntime.AddCleanup(p, func(f func()) { f() }, free)
+	cleanup := runtime.AddCleanup(p, func(f func()) { f() }, free)
 	p.free = func() { cleanup.Stop(); free() }
 	p.matSize = p.groups * p.nb * packBlockBytes(w.Type)
 	t := &packTaskQ{w: w, p: p}
@@ -102,7 +103,7 @@ func (b *Backend) Pack(w *runtime.Tensor) error {
 
 // packedFor returns the packed copy of a, or nil: a is the weight Pack
 // was given, the same bytes with the same type and shape.
-func (b *Backend) packedFor(a *runtime.Tensor) *packedWeight {
+func (b *Backend) packedFor(a *tensor.Tensor) *packedWeight {
 	if len(b.packed) == 0 || len(a.Data) == 0 {
 		return nil
 	}
@@ -115,7 +116,7 @@ func (b *Backend) packedFor(a *runtime.Tensor) *packedWeight {
 
 // packTaskQ packs a weight, a chunk of row groups per chunk.
 type packTaskQ struct {
-	w *runtime.Tensor
+	w *tensor.Tensor
 	p *packedWeight
 }
 
@@ -140,7 +141,7 @@ func (t *packTaskQ) run(chunk, nchunks, _ int) {
 				s, d := src[blk*bs:(blk+1)*bs], dst[blk*pb:(blk+1)*pb]
 				d[2*r], d[2*r+1] = s[0], s[1]
 				q := s[2:]
-				if w.Type == runtime.Q4_0 {
+				if w.Type == tensor.Q4_0 {
 					for c := 0; c < 4; c++ {
 						copy(d[32+64*c+4*r:][:4], q[4*c:4*c+4])
 					}

@@ -3,7 +3,7 @@ package cpu
 import (
 	"encoding/binary"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // MulMat with a packed weight (pack.go). x's columns are quantized to q8_0
@@ -28,7 +28,7 @@ const (
 )
 
 type packedMulMat struct {
-	dst     runtime.Tensor
+	dst     tensor.Tensor
 	p       *packedWeight
 	xq      []byte    // the panels' quants, batch after batch
 	xd      []float32 // their scales
@@ -44,9 +44,9 @@ type packedMulMat struct {
 }
 
 // mulMatPacked is MulMat with the packed copy p of a.
-func (b *Backend) mulMatPacked(dst *runtime.Tensor, p *packedWeight, x *runtime.Tensor) {
+func (b *Backend) mulMatPacked(dst *tensor.Tensor, p *packedWeight, x *tensor.Tensor) {
 	k, m, n := p.ne[0], p.ne[1], x.Ne[1]
-	if x.Type != runtime.F32 || dst.Type != runtime.F32 || x.Ne[0] != k || dst.Ne != [4]int{m, n, x.Ne[2], x.Ne[3]} ||
+	if x.Type != tensor.F32 || dst.Type != tensor.F32 || x.Ne[0] != k || dst.Ne != [4]int{m, n, x.Ne[2], x.Ne[3]} ||
 		x.Ne[2]%p.ne[2] != 0 || x.Ne[3]%p.ne[3] != 0 {
 		bug("MulMat: dst %v%v, packed a %v%v, x %v%v", dst.Type, dst.Ne, p.typ, p.ne, x.Type, x.Ne)
 	}
@@ -159,8 +159,8 @@ func (t *packedMulMat) store(batch, g, pn int, tile []float32) {
 // chunk.
 type panelTask struct {
 	t       *packedMulMat
-	x       runtime.Tensor
-	typ     runtime.DType
+	x       tensor.Tensor
+	typ     tensor.DType
 	scratch [][]float32 // per thread, for strided columns
 }
 
@@ -168,7 +168,7 @@ func (q *panelTask) run(chunk, nchunks, tid int) {
 	t, x := q.t, &q.x
 	k, nb, pc := x.Ne[0], q.t.p.nb, t.pc
 	shift := uint(3) // q4_0's offset 8
-	if q.typ == runtime.Q8_0 {
+	if q.typ == tensor.Q8_0 {
 		shift = 7 // q8_0's offset 128
 	}
 	lo, hi := split(t.panels*t.batches, chunk, nchunks)
@@ -222,14 +222,14 @@ func quantizeColumnGo(row []float32, nb int, xq []byte, qs int, xd []float32, xc
 			sum += int32(int8(v))
 		}
 		copy(xq[b*qs:][:32], blk[2:])
-		xd[b*ss] = runtime.F16ToF32(binary.LittleEndian.Uint16(blk[:]))
+		xd[b*ss] = tensor.F16ToF32(binary.LittleEndian.Uint16(blk[:]))
 		xc[b*ss] = -(sum << shift)
 	}
 }
 
 // packedKernel computes one row group w (nb packed blocks) against one
 // panel of pc columns: tile[j·16 + r] = row r · column j.
-func packedKernel(typ runtime.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) {
+func packedKernel(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) {
 	if packedKernelAsm(typ, pc, w, xq, xd, xc, nb, tile) {
 		return
 	}
@@ -237,17 +237,17 @@ func packedKernel(typ runtime.DType, pc int, w, xq []byte, xd []float32, xc []in
 }
 
 // packedKernelGo is packedKernel's reference loop.
-func packedKernelGo(typ runtime.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) {
+func packedKernelGo(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) {
 	pb := packBlockBytes(typ)
 	clear(tile)
 	for b := 0; b < nb; b++ {
 		wb := w[b*pb : (b+1)*pb]
 		for r := 0; r < packRows; r++ {
-			da := runtime.F16ToF32(binary.LittleEndian.Uint16(wb[2*r:]))
+			da := tensor.F16ToF32(binary.LittleEndian.Uint16(wb[2*r:]))
 			for j := 0; j < pc; j++ {
 				x := xq[(b*pc+j)*32:][:32]
 				var s int32
-				if typ == runtime.Q4_0 {
+				if typ == tensor.Q4_0 {
 					for c := 0; c < 4; c++ {
 						for i := 0; i < 4; i++ {
 							v := int32(wb[32+64*c+4*r+i])

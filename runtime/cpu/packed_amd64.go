@@ -2,7 +2,9 @@
 
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/tensor"
+)
 
 // The packed kernels of packed_amd64.s, AVX-512 VNNI: one zmm lane per row
 // of the group, vpdpbusd of the unsigned weight quants against four of a
@@ -42,15 +44,15 @@ func packedQ8x8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 // packedKernelAsm runs packedKernel in assembly where this machine has it,
 // and reports whether it did: the VNNI kernels at the avx512 level with
 // VNNI, else the AVX2 ones.
-func packedKernelAsm(typ runtime.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
-	if level < isaAVX2 || nb < 1 || (pc != 1 && pc != panelCols) || (typ != runtime.Q4_0 && typ != runtime.Q8_0) {
+func packedKernelAsm(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
+	if level < isaAVX2 || nb < 1 || (pc != 1 && pc != panelCols) || (typ != tensor.Q4_0 && typ != tensor.Q8_0) {
 		return false
 	}
 	if len(w) < nb*packBlockBytes(typ) || len(xq) < nb*pc*32 || len(xd) < nb*pc || len(xc) < nb*pc || len(tile) < packRows*pc {
 		bug("packed kernel: %d blocks, %d columns: w %d, xq %d, xd %d, xc %d, tile %d", nb, pc, len(w), len(xq), len(xd), len(xc), len(tile))
 	}
 	vnni := level == isaAVX512 && hasVNNI
-	q4 := typ == runtime.Q4_0
+	q4 := typ == tensor.Q4_0
 	switch {
 	case vnni && q4 && pc == 1:
 		packedQ4x1VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
@@ -108,7 +110,7 @@ func packedQ8x1x2VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32
 // packedVector2Asm is packedKernel for one column over the row groups w
 // and w2 (tile: 32 rows) in assembly where this machine has it, and
 // reports whether it did.
-func packedVector2Asm(typ runtime.DType, w, w2, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
+func packedVector2Asm(typ tensor.DType, w, w2, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
 	if level != isaAVX512 || !hasVNNI || nb < 1 {
 		return false
 	}
@@ -117,9 +119,9 @@ func packedVector2Asm(typ runtime.DType, w, w2, xq []byte, xd []float32, xc []in
 		bug("packed kernel: %d blocks: w %d, w2 %d, xq %d, xd %d, xc %d, tile %d", nb, len(w), len(w2), len(xq), len(xd), len(xc), len(tile))
 	}
 	switch typ {
-	case runtime.Q4_0:
+	case tensor.Q4_0:
 		packedQ4x1x2VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0], &w2[0])
-	case runtime.Q8_0:
+	case tensor.Q8_0:
 		packedQ8x1x2VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0], &w2[0])
 	default:
 		return false

@@ -1,6 +1,8 @@
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/tensor"
+)
 
 // The packed kernels: PackedKernel at the current level, PackedKernelGo its
 // Go loop, both over one packed row group (nb blocks of PackedBlockBytes)
@@ -21,4 +23,4 @@ const (
 )
 
 // PackedBlockBytes is the bytes of one packed group's block of type dt.
-func PackedBlockBytes(dt runtime.DType) int { return packBlockBytes(dt) }
+func PackedBlockBytes(dt tensor.DType) int { return packBlockBytes(dt) }

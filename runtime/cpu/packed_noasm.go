@@ -2,14 +2,16 @@
 
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/tensor"
+)
 
-func packedKernelAsm(runtime.DType, int, []byte, []byte, []float32, []int32, int, []float32) bool {
+func packedKernelAsm(tensor.DType, int, []byte, []byte, []float32, []int32, int, []float32) bool {
 	return false
 }
 
 func quantizeColumnAsm([]float32, int, []byte, int, []float32, []int32, int, uint) bool { return false }
 
-func packedVector2Asm(runtime.DType, []byte, []byte, []byte, []float32, []int32, int, []float32) bool {
+func packedVector2Asm(tensor.DType, []byte, []byte, []byte, []float32, []int32, int, []float32) bool {
 	return false
 }

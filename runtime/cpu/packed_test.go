@@ -7,8 +7,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestMulMatPackedWeights checks MulMat with packed weights at every level against
@@ -22,7 +22,7 @@ func TestMulMatPackedWeights(t *testing.T) {
 		t.Run(isa, func(t *testing.T) {
 			defer cpu.UseISA(isa)()
 			r := rand.New(rand.NewPCG(5, 6))
-			for _, dt := range []runtime.DType{runtime.Q8_0, runtime.Q4_0} {
+			for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0} {
 				for _, c := range []struct {
 					threads, k, m, n, ne2, wne2 int
 					strided                     bool
@@ -46,15 +46,15 @@ func TestMulMatPackedWeights(t *testing.T) {
 						vals[i] = float32(r.NormFloat64())
 					}
 					ne := [4]int{c.k, c.m, c.wne2, 1}
-					a := runtime.Tensor{Type: dt, Ne: ne, Nb: runtime.ContiguousStrides(dt, ne), Data: runtime.Quantize(nil, dt, vals)}
-					x := runtime.NewTensor(runtime.F32, [4]int{c.k, c.n, c.ne2, 1})
+					a := tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: tensor.Quantize(nil, dt, vals)}
+					x := tensor.NewTensor(tensor.F32, [4]int{c.k, c.n, c.ne2, 1})
 					if c.strided {
 						x.Nb = [4]int{4 * c.n, 4, 4 * c.n * c.k, 4 * c.n * c.k * c.ne2}
 					}
 					for i := range x.F32s() {
 						x.F32s()[i] = float32(r.NormFloat64())
 					}
-					dst := runtime.NewTensor(runtime.F32, [4]int{c.m, c.n, c.ne2, 1})
+					dst := tensor.NewTensor(tensor.F32, [4]int{c.m, c.n, c.ne2, 1})
 					be := cpu.New(c.threads)
 					if err := be.Pack(&a); err != nil {
 						t.Fatal(err)
@@ -62,14 +62,14 @@ func TestMulMatPackedWeights(t *testing.T) {
 					be.MulMat(&dst, &a, &x)
 					be.Close()
 
-					aw := runtime.Dequantize(nil, dt, a.Data, c.k*c.m*c.wne2)
+					aw := tensor.Dequantize(nil, dt, a.Data, c.k*c.m*c.wne2)
 					for b := 0; b < c.n*c.ne2; b++ {
 						col, i2 := b%c.n, b/c.n
 						xr := make([]float32, c.k)
 						for j := range xr {
 							xr[j] = x.F32s()[(j*x.Nb[0]+col*x.Nb[1]+i2*x.Nb[2])/4]
 						}
-						xq := runtime.Dequantize(nil, runtime.Q8_0, runtime.Quantize(nil, runtime.Q8_0, xr), c.k)
+						xq := tensor.Dequantize(nil, tensor.Q8_0, tensor.Quantize(nil, tensor.Q8_0, xr), c.k)
 						w := aw[(i2/(c.ne2/c.wne2))*c.k*c.m:]
 						for i := 0; i < c.m; i++ {
 							var want, mag float64
@@ -95,30 +95,30 @@ func TestMulMatPackedWeights(t *testing.T) {
 func TestPackRefuses(t *testing.T) {
 	be := cpu.New(1)
 	defer be.Close()
-	f := runtime.NewTensor(runtime.F32, [4]int{32, 4, 1, 1})
+	f := tensor.NewTensor(tensor.F32, [4]int{32, 4, 1, 1})
 	if err := be.Pack(&f); err == nil {
 		t.Error("Pack of f32: no error")
 	}
-	q := runtime.Tensor{Type: runtime.Q4_0, Ne: [4]int{64, 4, 1, 1}, Nb: runtime.ContiguousStrides(runtime.Q4_0, [4]int{64, 4, 1, 1})}
+	q := tensor.Tensor{Type: tensor.Q4_0, Ne: [4]int{64, 4, 1, 1}, Nb: tensor.ContiguousStrides(tensor.Q4_0, [4]int{64, 4, 1, 1})}
 	q.Data = make([]byte, q.Span())
 	if err := be.Pack(&q); err != nil {
 		t.Fatal(err)
 	}
 	// The same bytes as a [32, 8] matrix: MulMat must read them as they are.
 	v := q
-	v.Ne, v.Nb = [4]int{32, 8, 1, 1}, runtime.ContiguousStrides(runtime.Q4_0, [4]int{32, 8, 1, 1})
+	v.Ne, v.Nb = [4]int{32, 8, 1, 1}, tensor.ContiguousStrides(tensor.Q4_0, [4]int{32, 8, 1, 1})
 	for i := range v.Data {
 		v.Data[i] = byte(i % 7) // f16 scales 0x0n0m: small, finite
 	}
-	x := runtime.NewTensor(runtime.F32, [4]int{32, 1, 1, 1})
+	x := tensor.NewTensor(tensor.F32, [4]int{32, 1, 1, 1})
 	for i := range x.F32s() {
 		x.F32s()[i] = 1
 	}
-	got := runtime.NewTensor(runtime.F32, [4]int{8, 1, 1, 1})
+	got := tensor.NewTensor(tensor.F32, [4]int{8, 1, 1, 1})
 	be.MulMat(&got, &v, &x)
 	plain := cpu.New(1)
 	defer plain.Close()
-	want := runtime.NewTensor(runtime.F32, [4]int{8, 1, 1, 1})
+	want := tensor.NewTensor(tensor.F32, [4]int{8, 1, 1, 1})
 	plain.MulMat(&want, &v, &x)
 	for i, w := range want.F32s() {
 		if got.F32s()[i] != w {
@@ -177,7 +177,7 @@ func TestQuantizeColumn(t *testing.T) {
 func TestPackedKernels(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(7, 8))
-		for _, dt := range []runtime.DType{runtime.Q4_0, runtime.Q8_0} {
+		for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
 			for _, pc := range []int{1, cpu.PanelCols} {
 				for _, nb := range []int{1, 3, 64} {
 					for _, fill := range []string{"random", "max", "min", "extremes", "mixed"} {
@@ -190,7 +190,7 @@ func TestPackedKernels(t *testing.T) {
 	})
 }
 
-func checkPackedKernel(t *testing.T, r *rand.Rand, name string, dt runtime.DType, pc, nb int, fill string) {
+func checkPackedKernel(t *testing.T, r *rand.Rand, name string, dt tensor.DType, pc, nb int, fill string) {
 	t.Helper()
 	pb := cpu.PackedBlockBytes(dt)
 	w := make([]byte, nb*pb)
@@ -224,7 +224,7 @@ func checkPackedKernel(t *testing.T, r *rand.Rand, name string, dt runtime.DType
 	for b := 0; b < nb; b++ {
 		wb := w[b*pb : (b+1)*pb]
 		for row := 0; row < cpu.PackRows; row++ {
-			d := runtime.F32ToF16(float32(r.Float64()*2 - 1))
+			d := tensor.F32ToF16(float32(r.Float64()*2 - 1))
 			if row == cpu.PackRows-1 {
 				d = 0 // a padding row
 			}
@@ -241,7 +241,7 @@ func checkPackedKernel(t *testing.T, r *rand.Rand, name string, dt runtime.DType
 				sum += int32(int8(q))
 			}
 			xd[b*pc+j] = float32(r.Float64() * 0.1)
-			if dt == runtime.Q4_0 {
+			if dt == tensor.Q4_0 {
 				xc[b*pc+j] = -8 * sum
 			} else {
 				xc[b*pc+j] = -128 * sum
@@ -279,12 +279,12 @@ func checkPackedKernel(t *testing.T, r *rand.Rand, name string, dt runtime.DType
 			var mag float64
 			for b := 0; b < nb; b++ {
 				wb := w[b*pb:]
-				da := runtime.F16ToF32(uint16(wb[2*row]) | uint16(wb[2*row+1])<<8)
+				da := tensor.F16ToF32(uint16(wb[2*row]) | uint16(wb[2*row+1])<<8)
 				x := xq[(b*pc+j)*32:][:32]
 				var s int64
 				for i := 0; i < 32; i++ {
 					var q int64
-					if dt == runtime.Q4_0 {
+					if dt == tensor.Q4_0 {
 						v := wb[32+64*(i%16/4)+4*row+i%4]
 						q = int64(v&15) - 8
 						if i >= 16 {

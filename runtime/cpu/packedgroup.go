@@ -1,6 +1,9 @@
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
+)
 
 // maxGroup is the most products MulMats runs as one task (the
 // description's GroupProducts).
@@ -13,7 +16,7 @@ const maxGroup = 8
 // over the threads as one product's are, so that the small products stream
 // as one long one and the threads wait for each other once, not once per
 // product. Other products run one MulMat each.
-func (b *Backend) MulMats(x *runtime.Tensor, ps ...runtime.Product) {
+func (b *Backend) MulMats(x *tensor.Tensor, ps ...engine.Product) {
 	if !b.mulMatsPacked(x, ps) {
 		for _, p := range ps {
 			b.MulMat(p.Dst, p.W, x)
@@ -23,7 +26,7 @@ func (b *Backend) MulMats(x *runtime.Tensor, ps ...runtime.Product) {
 
 type groupMember struct {
 	p     *packedWeight
-	dst   runtime.Tensor
+	dst   tensor.Tensor
 	first int // the member's first unit
 }
 
@@ -34,7 +37,7 @@ type packedGroup struct {
 	ms      [maxGroup]groupMember
 	n       int // members
 	units   int
-	typ     runtime.DType
+	typ     tensor.DType
 	nb      int
 	xq      []byte
 	xd      []float32
@@ -44,8 +47,8 @@ type packedGroup struct {
 
 // mulMatsPacked runs ps as one packed task if they qualify (one column of
 // x, 2-D weights packed, of one type); it reports whether it did.
-func (b *Backend) mulMatsPacked(x *runtime.Tensor, ps []runtime.Product) bool {
-	if len(ps) < 1 || len(ps) > maxGroup || x.Type != runtime.F32 || x.Ne[1] != 1 || x.Ne[2] != 1 || x.Ne[3] != 1 {
+func (b *Backend) mulMatsPacked(x *tensor.Tensor, ps []engine.Product) bool {
+	if len(ps) < 1 || len(ps) > maxGroup || x.Type != tensor.F32 || x.Ne[1] != 1 || x.Ne[2] != 1 || x.Ne[3] != 1 {
 		return false
 	}
 	t := &b.pgroup
@@ -53,7 +56,7 @@ func (b *Backend) mulMatsPacked(x *runtime.Tensor, ps []runtime.Product) bool {
 	for i, pr := range ps {
 		p := b.packedFor(pr.W)
 		if p == nil || p.ne[0] != x.Ne[0] || p.ne[2] != 1 || p.ne[3] != 1 || i > 0 && p.typ != t.typ ||
-			pr.Dst.Type != runtime.F32 || pr.Dst.Ne != [4]int{p.ne[1], 1, 1, 1} {
+			pr.Dst.Type != tensor.F32 || pr.Dst.Ne != [4]int{p.ne[1], 1, 1, 1} {
 			*t = packedGroup{}
 			return false
 		}

@@ -6,8 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestMulMats checks that MulMats equals one MulMat per product bit for
@@ -19,13 +20,13 @@ func TestMulMats(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
 			const k = 96
-			weight := func(dt runtime.DType, m int, pack bool) *runtime.Tensor {
+			weight := func(dt tensor.DType, m int, pack bool) *tensor.Tensor {
 				vals := make([]float32, k*m)
 				for i := range vals {
 					vals[i] = r.Float32()*2 - 1
 				}
 				ne := [4]int{k, m, 1, 1}
-				w := &runtime.Tensor{Type: dt, Ne: ne, Nb: runtime.ContiguousStrides(dt, ne), Data: runtime.Quantize(nil, dt, vals)}
+				w := &tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: tensor.Quantize(nil, dt, vals)}
 				if pack {
 					if err := b.Pack(w); err != nil {
 						t.Fatal(err)
@@ -35,33 +36,33 @@ func TestMulMats(t *testing.T) {
 			}
 			for _, c := range []struct {
 				name  string
-				types []runtime.DType
+				types []tensor.DType
 				rows  []int
 				pack  []bool
 				n     int
 			}{
-				{"q4_0 qkv", []runtime.DType{runtime.Q4_0, runtime.Q4_0, runtime.Q4_0}, []int{40, 24, 24}, []bool{true, true, true}, 1},
-				{"q8_0 gate up", []runtime.DType{runtime.Q8_0, runtime.Q8_0}, []int{77, 77}, []bool{true, true}, 1},
-				{"mixed types", []runtime.DType{runtime.Q4_0, runtime.Q8_0}, []int{32, 32}, []bool{true, true}, 1},
-				{"one unpacked", []runtime.DType{runtime.Q4_0, runtime.Q4_0}, []int{32, 48}, []bool{true, false}, 1},
-				{"three columns", []runtime.DType{runtime.Q8_0, runtime.Q8_0}, []int{16, 33}, []bool{true, true}, 3},
+				{"q4_0 qkv", []tensor.DType{tensor.Q4_0, tensor.Q4_0, tensor.Q4_0}, []int{40, 24, 24}, []bool{true, true, true}, 1},
+				{"q8_0 gate up", []tensor.DType{tensor.Q8_0, tensor.Q8_0}, []int{77, 77}, []bool{true, true}, 1},
+				{"mixed types", []tensor.DType{tensor.Q4_0, tensor.Q8_0}, []int{32, 32}, []bool{true, true}, 1},
+				{"one unpacked", []tensor.DType{tensor.Q4_0, tensor.Q4_0}, []int{32, 48}, []bool{true, false}, 1},
+				{"three columns", []tensor.DType{tensor.Q8_0, tensor.Q8_0}, []int{16, 33}, []bool{true, true}, 3},
 			} {
-				x := runtime.NewTensor(runtime.F32, [4]int{k, c.n, 1, 1})
+				x := tensor.NewTensor(tensor.F32, [4]int{k, c.n, 1, 1})
 				for i := range x.F32s() {
 					x.F32s()[i] = r.Float32()*2 - 1
 				}
-				var ps []runtime.Product
+				var ps []engine.Product
 				var want [][]float32
 				for i, dt := range c.types {
 					w := weight(dt, c.rows[i], c.pack[i])
-					ref := runtime.NewTensor(runtime.F32, [4]int{c.rows[i], c.n, 1, 1})
+					ref := tensor.NewTensor(tensor.F32, [4]int{c.rows[i], c.n, 1, 1})
 					b.MulMat(&ref, w, &x)
 					want = append(want, slices.Clone(ref.F32s()))
-					dst := runtime.NewTensor(runtime.F32, [4]int{c.rows[i], c.n, 1, 1})
+					dst := tensor.NewTensor(tensor.F32, [4]int{c.rows[i], c.n, 1, 1})
 					if i == 1 && c.n == 1 { // a strided dst: every other float
-						dst = runtime.Tensor{Type: runtime.F32, Ne: dst.Ne, Nb: [4]int{8, 8 * c.rows[i], 8 * c.rows[i], 8 * c.rows[i]}, Data: make([]byte, 8*c.rows[i])}
+						dst = tensor.Tensor{Type: tensor.F32, Ne: dst.Ne, Nb: [4]int{8, 8 * c.rows[i], 8 * c.rows[i], 8 * c.rows[i]}, Data: make([]byte, 8*c.rows[i])}
 					}
-					ps = append(ps, runtime.Product{Dst: &dst, W: w})
+					ps = append(ps, engine.Product{Dst: &dst, W: w})
 				}
 				b.MulMats(&x, ps...)
 				for i, p := range ps {

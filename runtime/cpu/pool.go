@@ -1,7 +1,7 @@
 package cpu
 
 import (
-	goruntime "runtime"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,7 +44,7 @@ func (p *parker) wait(ready func() bool) {
 			return
 		}
 		if i%yieldEvery == 0 {
-			goruntime.Gosched()
+			runtime.Gosched()
 			if i == yieldEvery {
 				start = time.Now()
 			} else if time.Since(start) > spinTime {

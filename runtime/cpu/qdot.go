@@ -3,7 +3,7 @@ package cpu
 import (
 	"encoding/binary"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // The quantized dot products behind MulMat with q8_0 and q4_0 weights:
@@ -70,7 +70,7 @@ func dotQ4_0(a, x []byte, xd []float32, xs []int32, k int) float32 {
 // xScales appends the scales of the q8_0 blocks of x as float32.
 func xScales(dst []float32, x []byte) []float32 {
 	for o := 0; o+34 <= len(x); o += 34 {
-		dst = append(dst, runtime.F16ToF32(binary.LittleEndian.Uint16(x[o:])))
+		dst = append(dst, tensor.F16ToF32(binary.LittleEndian.Uint16(x[o:])))
 	}
 	return dst
 }
@@ -111,7 +111,7 @@ func dotQ4_0Go(a, x []byte, nb int) float32 {
 
 // blockScale is d = da·dx of two blocks, in float32.
 func blockScale(a, x []byte) float32 {
-	return runtime.F16ToF32(binary.LittleEndian.Uint16(a)) * runtime.F16ToF32(binary.LittleEndian.Uint16(x))
+	return tensor.F16ToF32(binary.LittleEndian.Uint16(a)) * tensor.F16ToF32(binary.LittleEndian.Uint16(x))
 }
 
 // blockSumQ8_0 is the integer dot product of two q8_0 blocks' quants.

@@ -9,7 +9,7 @@ package cpu
 //	var sum float32
 //	for b := 0; b < nb; b++ {
 //		o := b * 34
-//		d := runtime.F16ToF32(binary.LittleEndian.Uint16(a[o:])) * xd[b]
+//		d := tensor.F16ToF32(binary.LittleEndian.Uint16(a[o:])) * xd[b]
 //		sum += float32(blockSumQ8_0(a[o:], x[o:])) * d
 //	}
 //	return sum

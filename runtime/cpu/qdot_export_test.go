@@ -1,6 +1,8 @@
 package cpu
 
-import "github.com/graphc/graphc/runtime"
+import (
+	"github.com/graphc/graphc/tensor"
+)
 
 // The quantized dot products at the current level (k elements: k/32
 // blocks), their Go loops (nb blocks) and the integer block sums.
@@ -18,7 +20,7 @@ var (
 
 // QuantizeActivationsQ8_0 appends row as MulMat's q8_0 activations.
 func QuantizeActivationsQ8_0(dst []byte, row []float32) []byte {
-	return quantizeActivations(dst, runtime.Q8_0, row)
+	return quantizeActivations(dst, tensor.Q8_0, row)
 }
 
 // QuantizeActivationsQ8_0Go is QuantizeActivationsQ8_0's Go loop.

@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 // qdotBlockCounts are row lengths in blocks: below, at and around the
@@ -36,9 +36,9 @@ func randScale(r *rand.Rand) uint16 {
 	case 1:
 		return uint16(r.IntN(1024)) | uint16(r.IntN(2))<<15 // subnormal
 	case 2:
-		return runtime.F32ToF16(float32(r.NormFloat64() * 1000))
+		return tensor.F32ToF16(float32(r.NormFloat64() * 1000))
 	}
-	return runtime.F32ToF16(float32(r.NormFloat64() * 0.01))
+	return tensor.F32ToF16(float32(r.NormFloat64() * 0.01))
 }
 
 // qBlocks returns nb random blocks of the given size (34: q8_0, 18: q4_0)
@@ -123,7 +123,7 @@ func TestQDot(t *testing.T) {
 func TestQDotBlockSums(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(13, 14))
-		one := runtime.F32ToF16(1)
+		one := tensor.F32ToF16(1)
 		for _, kd := range qdotKinds {
 			for _, nb := range []int{8, 9, 16, 24, 31, 32} {
 				for rep := 0; rep < 20; rep++ {

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Block-quantized and bf16 weights, computed as ggml's CPU backend does:
@@ -14,23 +14,23 @@ import (
 // products of the rounded values). GetRows dequantizes the rows it picks.
 
 // isBlockType reports whether MulMat and GetRows take t through this file.
-func isBlockType(t runtime.DType) bool { return t.Quantized() || t == runtime.BF16 }
+func isBlockType(t tensor.DType) bool { return t.Quantized() || t == tensor.BF16 }
 
 // vecDotType is ggml's type_traits_cpu[t].vec_dot_type.
-func vecDotType(t runtime.DType) runtime.DType {
-	if t == runtime.BF16 {
-		return runtime.BF16
+func vecDotType(t tensor.DType) tensor.DType {
+	if t == tensor.BF16 {
+		return tensor.BF16
 	}
-	return runtime.Q8_0
+	return tensor.Q8_0
 }
 
 type blockMulMat struct {
-	dst, a      runtime.Tensor // copies, so that the caller's tensors stay on its stack
-	xq          []byte         // x's rows in the vec_dot_type, row after row (Backend.qx)
-	xRow        int            // bytes per row of xq
-	aRow        int            // bytes per row of a
-	xd          []float32      // q8_0 xq's block scales as float32 (Backend.qxd), k/32 per row
-	xs          []int32        // for q4_0 a, q8_0 xq's block quant sums (Backend.qxs), k/32 per row
+	dst, a      tensor.Tensor // copies, so that the caller's tensors stay on its stack
+	xq          []byte        // x's rows in the vec_dot_type, row after row (Backend.qx)
+	xRow        int           // bytes per row of xq
+	aRow        int           // bytes per row of a
+	xd          []float32     // q8_0 xq's block scales as float32 (Backend.qxd), k/32 per row
+	xs          []int32       // for q4_0 a, q8_0 xq's block quant sums (Backend.qxs), k/32 per row
 	dot         func(a, x []byte, xd []float32, xs []int32, k int) float32
 	k, m, n     int
 	ne2, r2, r3 int
@@ -38,9 +38,9 @@ type blockMulMat struct {
 
 // mulMatBlocks is MulMat with a block-quantized or bf16 a. a's rows must be
 // dense (weights are); x and dst may be strided.
-func (b *Backend) mulMatBlocks(dst, a, x *runtime.Tensor) {
+func (b *Backend) mulMatBlocks(dst, a, x *tensor.Tensor) {
 	k, m, n := a.Ne[0], a.Ne[1], x.Ne[1]
-	if x.Type != runtime.F32 || dst.Type != runtime.F32 || x.Ne[0] != k || dst.Ne != [4]int{m, n, x.Ne[2], x.Ne[3]} ||
+	if x.Type != tensor.F32 || dst.Type != tensor.F32 || x.Ne[0] != k || dst.Ne != [4]int{m, n, x.Ne[2], x.Ne[3]} ||
 		a.Ne[2] == 0 || a.Ne[3] == 0 || x.Ne[2]%a.Ne[2] != 0 || x.Ne[3]%a.Ne[3] != 0 ||
 		k%a.Type.BlockSize() != 0 || a.Nb[0] != a.Type.Size() || a.Nb[1] < a.Type.RowSize(k) {
 		bug("MulMat: dst %v%v, a %v%v nb %v, x %v%v", dst.Type, dst.Ne, a.Type, a.Ne, a.Nb, x.Type, x.Ne)
@@ -49,11 +49,11 @@ func (b *Backend) mulMatBlocks(dst, a, x *runtime.Tensor) {
 	t := &b.qmm
 	*t = blockMulMat{dst: *dst, a: *a, xRow: vt.RowSize(k), aRow: a.Type.RowSize(k), k: k, m: m, n: n, ne2: x.Ne[2], r2: x.Ne[2] / a.Ne[2], r3: x.Ne[3] / a.Ne[3]}
 	switch a.Type {
-	case runtime.Q8_0:
+	case tensor.Q8_0:
 		t.dot = dotQ8_0
-	case runtime.Q4_0:
+	case tensor.Q4_0:
 		t.dot = dotQ4_0
-	case runtime.BF16:
+	case tensor.BF16:
 		t.dot = dotBF16
 	default:
 		bug("MulMat: no dot product for %v", a.Type)
@@ -87,11 +87,11 @@ func (b *Backend) mulMatBlocks(dst, a, x *runtime.Tensor) {
 		}
 	}
 	t.xq = xq
-	if vt == runtime.Q8_0 {
+	if vt == tensor.Q8_0 {
 		t.xd = xScales(b.qxd[:0], xq)
 		b.qxd = t.xd
 	}
-	if a.Type == runtime.Q4_0 {
+	if a.Type == tensor.Q4_0 {
 		t.xs = xSums(b.qxs[:0], xq)
 		b.qxs = t.xs
 	}
@@ -134,9 +134,9 @@ func (t *blockMulMat) run(chunk, nchunks, _ int) {
 // quantizeActivations appends row in type vt as ggml's from_float does for
 // activations: like the reference quantizer, but rounding q8_0 values half
 // to even (the AVX path's _mm256_round_ps with _MM_ROUND_NEAREST).
-func quantizeActivations(dst []byte, vt runtime.DType, row []float32) []byte {
-	if vt != runtime.Q8_0 {
-		return runtime.Quantize(dst, vt, row)
+func quantizeActivations(dst []byte, vt tensor.DType, row []float32) []byte {
+	if vt != tensor.Q8_0 {
+		return tensor.Quantize(dst, vt, row)
 	}
 	return quantizeQ8_0Go(dst, row)
 }
@@ -156,7 +156,7 @@ func quantizeQ8_0Go(dst []byte, row []float32) []byte {
 		if d != 0 {
 			id = 127 / amax
 		}
-		dst = binary.LittleEndian.AppendUint16(dst, runtime.F32ToF16(d))
+		dst = binary.LittleEndian.AppendUint16(dst, tensor.F32ToF16(d))
 		for _, v := range x {
 			dst = append(dst, byte(int8(math.RoundToEven(float64(v*id)))))
 		}
@@ -187,14 +187,14 @@ func dotBF16(a, x []byte, _ []float32, _ []int32, k int) float32 {
 func dotBF16Go(a, x []byte, k int) float32 {
 	var sum float32
 	for i := 0; i < k; i++ {
-		sum += runtime.BF16ToF32(binary.LittleEndian.Uint16(a[2*i:])) * runtime.BF16ToF32(binary.LittleEndian.Uint16(x[2*i:]))
+		sum += tensor.BF16ToF32(binary.LittleEndian.Uint16(a[2*i:])) * tensor.BF16ToF32(binary.LittleEndian.Uint16(x[2*i:]))
 	}
 	return sum
 }
 
 // getRowsBlocks is GetRows from a block-quantized or bf16 table into f32.
-func (b *Backend) getRowsBlocks(dst, table, idx *runtime.Tensor) {
-	if dst.Type != runtime.F32 || idx.Type != runtime.I32 || table.Nb[0] != table.Type.Size() ||
+func (b *Backend) getRowsBlocks(dst, table, idx *tensor.Tensor) {
+	if dst.Type != tensor.F32 || idx.Type != tensor.I32 || table.Nb[0] != table.Type.Size() ||
 		dst.Ne != [4]int{table.Ne[0], idx.Ne[0], idx.Ne[1], idx.Ne[2]} || table.Ne[2] != idx.Ne[1] || table.Ne[3] != idx.Ne[2] {
 		bug("GetRows: dst %v%v, table %v%v, idx %v%v", dst.Type, dst.Ne, table.Type, table.Ne, idx.Type, idx.Ne)
 	}
@@ -209,7 +209,7 @@ func (b *Backend) getRowsBlocks(dst, table, idx *runtime.Tensor) {
 					rowOutOfRange(r, table.Ne[1])
 				}
 				off := r*table.Nb[1] + i1*table.Nb[2] + i2*table.Nb[3]
-				row = runtime.Dequantize(row[:0], table.Type, table.Data[off:off+rowBytes], n)
+				row = tensor.Dequantize(row[:0], table.Type, table.Data[off:off+rowBytes], n)
 				base := i0*dst.Nb[1] + i1*dst.Nb[2] + i2*dst.Nb[3]
 				for j, v := range row {
 					d[(base+j*dst.Nb[0])/4] = v

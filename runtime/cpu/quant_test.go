@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestMulMatBlocks checks quantized and bf16 weights against a float64
@@ -15,7 +15,7 @@ import (
 // left is float32 accumulation: 1e-5 relative to the row's magnitude.
 func TestMulMatBlocks(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, dt := range []runtime.DType{runtime.Q8_0, runtime.Q4_0, runtime.BF16} {
+	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.BF16} {
 		for _, c := range []struct {
 			threads, k int
 			strided    bool
@@ -27,23 +27,23 @@ func TestMulMatBlocks(t *testing.T) {
 			for i := range vals {
 				vals[i] = float32(r.NormFloat64())
 			}
-			a := runtime.Tensor{Type: dt, Ne: [4]int{k, m, 1, 1}, Nb: runtime.ContiguousStrides(dt, [4]int{k, m, 1, 1}), Data: runtime.Quantize(nil, dt, vals)}
-			x := runtime.NewTensor(runtime.F32, [4]int{k, n, ne2, 1})
+			a := tensor.Tensor{Type: dt, Ne: [4]int{k, m, 1, 1}, Nb: tensor.ContiguousStrides(dt, [4]int{k, m, 1, 1}), Data: tensor.Quantize(nil, dt, vals)}
+			x := tensor.NewTensor(tensor.F32, [4]int{k, n, ne2, 1})
 			if c.strided {
 				x.Nb = [4]int{4 * n, 4, 4 * n * k, 4 * n * k * ne2}
 			}
 			for i := range x.F32s() {
 				x.F32s()[i] = float32(r.NormFloat64())
 			}
-			dst := runtime.NewTensor(runtime.F32, [4]int{m, n, ne2, 1})
+			dst := tensor.NewTensor(tensor.F32, [4]int{m, n, ne2, 1})
 			be := cpu.New(threads)
 			be.MulMat(&dst, &a, &x)
 			be.Close()
 
-			aw := runtime.Dequantize(nil, dt, a.Data, k*m)
-			dot := runtime.Q8_0
-			if dt == runtime.BF16 {
-				dot = runtime.BF16
+			aw := tensor.Dequantize(nil, dt, a.Data, k*m)
+			dot := tensor.Q8_0
+			if dt == tensor.BF16 {
+				dot = tensor.BF16
 			}
 			for b := 0; b < n*ne2; b++ {
 				xr := make([]float32, k)
@@ -52,7 +52,7 @@ func TestMulMatBlocks(t *testing.T) {
 				}
 				// Rounded like ggml's activations (q8_0 rounds half to
 				// even there; ties are measure-zero for random data).
-				xq := runtime.Dequantize(nil, dot, runtime.Quantize(nil, dot, xr), k)
+				xq := tensor.Dequantize(nil, dot, tensor.Quantize(nil, dot, xr), k)
 				for i := 0; i < m; i++ {
 					var want, mag float64
 					for j := 0; j < k; j++ {
@@ -71,19 +71,19 @@ func TestMulMatBlocks(t *testing.T) {
 }
 
 func TestGetRowsBlocks(t *testing.T) {
-	for _, dt := range []runtime.DType{runtime.Q8_0, runtime.Q4_0, runtime.BF16} {
+	for _, dt := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.BF16} {
 		vals := make([]float32, 64*10)
 		for i := range vals {
 			vals[i] = float32(math.Sin(float64(i)))
 		}
-		table := runtime.Tensor{Type: dt, Ne: [4]int{64, 10, 1, 1}, Nb: runtime.ContiguousStrides(dt, [4]int{64, 10, 1, 1}), Data: runtime.Quantize(nil, dt, vals)}
-		idx := runtime.NewTensor(runtime.I32, [4]int{3, 1, 1, 1})
+		table := tensor.Tensor{Type: dt, Ne: [4]int{64, 10, 1, 1}, Nb: tensor.ContiguousStrides(dt, [4]int{64, 10, 1, 1}), Data: tensor.Quantize(nil, dt, vals)}
+		idx := tensor.NewTensor(tensor.I32, [4]int{3, 1, 1, 1})
 		copy(idx.I32s(), []int32{7, 0, 7})
-		dst := runtime.NewTensor(runtime.F32, [4]int{64, 3, 1, 1})
+		dst := tensor.NewTensor(tensor.F32, [4]int{64, 3, 1, 1})
 		be := cpu.New(1)
 		be.GetRows(&dst, &table, &idx)
 		be.Close()
-		rows := runtime.Dequantize(nil, dt, table.Data, 64*10)
+		rows := tensor.Dequantize(nil, dt, table.Data, 64*10)
 		for r, want := range []int{7, 0, 7} {
 			for j := 0; j < 64; j++ {
 				if dst.F32s()[r*64+j] != rows[want*64+j] {

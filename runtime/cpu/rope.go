@@ -3,17 +3,18 @@ package cpu
 import (
 	"math"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Rope is ggml_rope_ext for mode 0 (rotate adjacent pairs) and
-// runtime.RopeNeox (rotate x[i], x[i+NDims/2]). Row (i1, i2, i3) of a (f32 or
+// ops.RopeNeox (rotate x[i], x[i+NDims/2]). Row (i1, i2, i3) of a (f32 or
 // f16; dst the same type and shape) rotates by the angles of position
 // pos[i2]; dimensions from NDims on are copied. θ follows ggml exactly in
 // float32: θ₀ = pos, θ *= powf(FreqBase, -2/NDims) per pair, YaRN mixing per
 // rope_yarn, cos and sin of the float32 angle scaled by AttnFactor (and the
 // YaRN magnitude correction). dst may be a.
-func (b *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
+func (b *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
 	t := &b.rope
 	*t = ropeTask{b: b, p: p}
 	t.d.set("Rope", "dst", dst)
@@ -22,10 +23,10 @@ func (b *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
 	if !sameShape(&t.d, &t.a) || t.d.typ != t.a.typ || !isFloat(t.a.typ) {
 		bug("Rope: dst %v%v, a %v%v", t.d.typ, t.d.ne, t.a.typ, t.a.ne)
 	}
-	if t.pos.typ != runtime.I32 || t.pos.nelem() < t.a.ne[2] || !t.pos.dense() {
+	if t.pos.typ != tensor.I32 || t.pos.nelem() < t.a.ne[2] || !t.pos.dense() {
 		bug("Rope: pos %v%v for a %v", t.pos.typ, t.pos.ne, t.a.ne)
 	}
-	if p.Mode != 0 && p.Mode != runtime.RopeNeox {
+	if p.Mode != 0 && p.Mode != ops.RopeNeox {
 		bug("Rope: mode %d not supported", p.Mode)
 	}
 	if p.NDims <= 0 || p.NDims%2 != 0 || p.NDims > t.a.ne[0] {
@@ -82,7 +83,7 @@ func (b *Backend) ropeTable(t *ropeTask) []float32 {
 // ropeMemo is a rope table: its parameters (Mode cleared) and positions.
 type ropeMemo struct {
 	valid bool
-	key   runtime.RopeParams
+	key   ops.RopeParams
 	pos   []int32
 	tab   []float32
 }
@@ -104,7 +105,7 @@ func (rt *ropeTableTask) run(chunk, nchunks, _ int) {
 type ropeTask struct {
 	b          *Backend
 	tab        []float32 // cos/sin per position (ropeTable)
-	p          runtime.RopeParams
+	p          ops.RopeParams
 	thetaScale float32
 	corr       [2]float32
 	d, a, pos  tview
@@ -208,7 +209,7 @@ func ropeRow(y, x, cache []float32, mode int) {
 	nd := len(cache)
 	x, y = x[:nd], y[:nd]
 	if level == isaAVX512 {
-		if mode == runtime.RopeNeox {
+		if mode == ops.RopeNeox {
 			ropeNeoxAVX512(y, x, cache)
 		} else {
 			ropePairsRowsAVX512(y, x, cache, &ropePairIdx, 1, 0)
@@ -226,7 +227,7 @@ func ropeRowGo(y, x, cache []float32, mode int) {
 	nd := len(cache)
 	h := nd / 2
 	cs, sn := cache[:h], cache[h:nd]
-	if mode == runtime.RopeNeox {
+	if mode == ops.RopeNeox {
 		x0, x1 := x[:h], x[h:nd]
 		y0, y1 := y[:h], y[h:nd]
 		for i := range x0 {

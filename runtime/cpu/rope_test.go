@@ -5,15 +5,16 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 // refRope is ggml_rope_ext in float64, except for θ: ggml defines it by a
 // float32 recurrence (θ₀ = pos, θ *= powf(base, -2/n_dims)), which the
 // reference follows, because at large positions the float32 θ is the
 // semantics (its rounding is far above 1e-4 radians).
-func refRope(a, pos *tt, p runtime.RopeParams) []float64 {
+func refRope(a, pos *tt, p ops.RopeParams) []float64 {
 	ne := a.Ne
 	nd := p.NDims
 	thetaScale := float32(math.Pow(float64(p.FreqBase), float64(float32(-2)/float32(nd))))
@@ -37,7 +38,7 @@ func refRope(a, pos *tt, p runtime.RopeParams) []float64 {
 			}
 			c, s := math.Cos(th)*mscale, math.Sin(th)*mscale
 			j0, j1 := i0, i0+1
-			if p.Mode == runtime.RopeNeox {
+			if p.Mode == ops.RopeNeox {
 				j0, j1 = i0/2, i0/2+nd/2
 			}
 			x0, x1 := a.at(k0+j0), a.at(k0+j1)
@@ -58,12 +59,12 @@ func TestRope(t *testing.T) {
 			for i := 0; i < 16; i++ {
 				ne := randShape(r, [4]int{5, 5, 7, 2})
 				ne[0] = 2 * (2 + r.IntN(40))
-				p := runtime.RopeParams{
+				p := ops.RopeParams{
 					NDims: ne[0], Mode: 0, NCtxOrig: 4096,
 					FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1,
 				}
 				if i%2 == 1 {
-					p.Mode = runtime.RopeNeox
+					p.Mode = ops.RopeNeox
 				}
 				if i%3 == 1 {
 					p.NDims = 2 * (1 + r.IntN(ne[0]/2))
@@ -74,12 +75,12 @@ func TestRope(t *testing.T) {
 					p.FreqScale, p.ExtFactor, p.AttnFactor, p.FreqBase = 0.25, 1, 0.9, 500000
 					maxPos, tol = 64, 2e-5
 				}
-				typ := runtime.F32
+				typ := tensor.F32
 				if i%5 == 4 {
-					typ = runtime.F16
+					typ = tensor.F16
 				}
 				a := mk(r, typ, ne, layout(r.IntN(int(nLayouts))))
-				pos := mk(r, runtime.I32, [4]int{ne[2], 1, 1, 1}, dense)
+				pos := mk(r, tensor.I32, [4]int{ne[2], 1, 1, 1}, dense)
 				for k := 0; k < ne[2]; k++ {
 					pos.set(k, float64(r.IntN(maxPos)))
 				}
@@ -96,7 +97,7 @@ func TestRope(t *testing.T) {
 				checkUntouched(t, d, before)
 				inputs()
 				expectClose(t, d, want, func(k int) float64 {
-					if typ == runtime.F16 {
+					if typ == tensor.F16 {
 						return tol + math.Abs(want[k])/1024
 					}
 					return tol
@@ -113,8 +114,8 @@ func TestRopeTableReuse(t *testing.T) {
 	b := cpu.New(2)
 	defer b.Close()
 	r := rand.New(rand.NewPCG(4, 4))
-	p := runtime.RopeParams{NDims: 8, NCtxOrig: 4096, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
-	pos := mk(r, runtime.I32, [4]int{3, 1, 1, 1}, dense)
+	p := ops.RopeParams{NDims: 8, NCtxOrig: 4096, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	pos := mk(r, tensor.I32, [4]int{3, 1, 1, 1}, dense)
 	first := pos
 	for step := 0; step < 9; step++ {
 		switch step {
@@ -123,17 +124,17 @@ func TestRopeTableReuse(t *testing.T) {
 		case 3:
 			p.FreqBase = 500000
 		case 4:
-			p.Mode = runtime.RopeNeox // same table
+			p.Mode = ops.RopeNeox // same table
 		case 5:
-			pos = mk(r, runtime.I32, [4]int{4, 1, 1, 1}, dense)
+			pos = mk(r, tensor.I32, [4]int{4, 1, 1, 1}, dense)
 			pos.set(3, 5)
 		case 6, 8: // back to earlier positions and parameters: kept tables
 			pos, p.FreqBase = first, 10000
 		case 7:
 			pos.set(0, 9) // a kept table's positions changed
 		}
-		a := mk(r, runtime.F32, [4]int{8, 2, pos.Ne[0], 1}, dense)
-		d := mkOut(r, runtime.F32, a.Ne, dense)
+		a := mk(r, tensor.F32, [4]int{8, 2, pos.Ne[0], 1}, dense)
+		d := mkOut(r, tensor.F32, a.Ne, dense)
 		b.Rope(d.Tensor, a.Tensor, pos.Tensor, p)
 		expectClose(t, d, refRope(a, pos, p), func(int) float64 { return 2e-6 })
 	}

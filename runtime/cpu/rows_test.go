@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 // rowsOf calls f for every row of a tensor of shape ne with the row's
@@ -32,7 +32,7 @@ func TestNorms(t *testing.T) {
 			for i := 0; i < 16; i++ {
 				rms := i%2 == 0
 				ne := randShape(r, [4]int{300, 5, 3, 2})
-				a := mk(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
+				a := mk(r, tensor.F32, ne, layout(r.IntN(int(nLayouts))))
 				for k := 0; k < a.NElem(); k++ {
 					a.set(k, 3*a.at(k)+0.7) // an offset for Norm to remove
 				}
@@ -62,7 +62,7 @@ func TestNorms(t *testing.T) {
 				})
 				d := a
 				if i%3 != 0 {
-					d = mkOut(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
+					d = mkOut(r, tensor.F32, ne, layout(r.IntN(int(nLayouts))))
 				}
 				before := d.snapshot()
 				if rms {
@@ -84,7 +84,7 @@ func TestSoftMax(t *testing.T) {
 		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
 			for i := 0; i < 16; i++ {
 				ne := randShape(r, [4]int{200, 6, 4, 2})
-				a := mk(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
+				a := mk(r, tensor.F32, ne, layout(r.IntN(int(nLayouts))))
 				for k := 0; k < a.NElem(); k++ {
 					a.set(k, 8*a.at(k))
 				}
@@ -99,9 +99,9 @@ func TestSoftMax(t *testing.T) {
 					if i%2 == 1 {
 						mne[2], mne[3] = ne[2], ne[3]
 					}
-					mt := runtime.F32
+					mt := tensor.F32
 					if i%3 == 0 {
-						mt = runtime.F16
+						mt = tensor.F16
 					}
 					mask = mk(r, mt, mne, layout(r.IntN(int(nLayouts))))
 					rowsOf(mne, func(i1, _, _, k0 int) { // causal: -inf above the diagonal
@@ -146,9 +146,9 @@ func TestSoftMax(t *testing.T) {
 				})
 				d := a
 				if i%3 != 2 {
-					d = mkOut(r, runtime.F32, ne, layout(r.IntN(int(nLayouts))))
+					d = mkOut(r, tensor.F32, ne, layout(r.IntN(int(nLayouts))))
 				}
-				var mt *runtime.Tensor
+				var mt *tensor.Tensor
 				if mask != nil {
 					mt = mask.Tensor
 				}

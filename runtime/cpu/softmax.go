@@ -3,7 +3,7 @@ package cpu
 import (
 	"math"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // SoftMax is ggml_soft_max_ext: per row, softmax(a·scale + slope·mask) with
@@ -14,7 +14,7 @@ import (
 // entries give 0. maxBias > 0 turns on ALiBi: the slope of head i2 (a.Ne[2]
 // heads) follows ggml's m0/m1 schedule; with maxBias == 0 the slope is 1.
 // dst may be a.
-func (b *Backend) SoftMax(dst, a, mask *runtime.Tensor, scale, maxBias float32) {
+func (b *Backend) SoftMax(dst, a, mask *tensor.Tensor, scale, maxBias float32) {
 	t := &b.sm
 	*t = softMaxTask{b: b, scale: scale, maxBias: maxBias}
 	t.d.set("SoftMax", "dst", dst)

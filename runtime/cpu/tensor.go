@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // bug panics with an invariant violation; callers check the condition first so
@@ -16,7 +16,7 @@ func bug(format string, args ...any) {
 // tview is a tensor seen in elements: its data as a typed slice and its
 // strides in elements.
 type tview struct {
-	typ runtime.DType
+	typ tensor.DType
 	f32 []float32
 	f16 []uint16
 	i32 []int32
@@ -28,16 +28,16 @@ type tview struct {
 // non-negative multiples of the element size, the data reaches the last
 // element). Kernels fill their task's views in place: it runs for every
 // tensor of every node.
-func (v *tview) set(op, name string, t *runtime.Tensor) {
+func (v *tview) set(op, name string, t *tensor.Tensor) {
 	if t == nil {
 		bug("%s: %s is nil", op, name)
 	}
-	if int(t.Type) > int(runtime.I32) {
+	if int(t.Type) > int(tensor.I32) {
 		bug("%s: %s has unknown type %v", op, name, t.Type)
 	}
 	// Element sizes are 2 or 4 bytes: shifts, not divisions.
 	shift := uint(2)
-	if t.Type == runtime.F16 {
+	if t.Type == tensor.F16 {
 		shift = 1
 	}
 	v.typ, v.ne = t.Type, t.Ne
@@ -52,11 +52,11 @@ func (v *tview) set(op, name string, t *runtime.Tensor) {
 	}
 	v.f32, v.f16, v.i32 = nil, nil, nil
 	switch t.Type {
-	case runtime.F32:
+	case tensor.F32:
 		v.f32 = t.F32s()
-	case runtime.F16:
+	case tensor.F16:
 		v.f16 = t.F16s()
-	case runtime.I32:
+	case tensor.I32:
 		v.i32 = t.I32s()
 	}
 }
@@ -94,7 +94,7 @@ func rowCoords(ne *[4]int, r int) (i1, i2, i3 int) {
 // dense reports whether a row's elements are adjacent.
 func (v *tview) dense() bool { return v.st[0] == 1 || v.ne[0] <= 1 }
 
-func (v *tview) isF32() bool { return v.typ == runtime.F32 }
+func (v *tview) isF32() bool { return v.typ == tensor.F32 }
 
 func sameShape(a, b *tview) bool { return a.ne == b.ne }
 
@@ -115,16 +115,16 @@ func canRepeat(x, a *tview) bool {
 // load returns the n elements of v starting at off (stride st) as float32:
 // v's own memory when it is dense f32, else a conversion into buf.
 func (v *tview) load(off, n, st int, buf []float32) []float32 {
-	if v.typ == runtime.F32 && (st == 1 || n <= 1) {
+	if v.typ == tensor.F32 && (st == 1 || n <= 1) {
 		return v.f32[off : off+n]
 	}
 	buf = buf[:n]
 	switch v.typ {
-	case runtime.F32:
+	case tensor.F32:
 		for i := range buf {
 			buf[i] = v.f32[off+i*st]
 		}
-	case runtime.F16:
+	case tensor.F16:
 		tab := &f16Table
 		if st == 1 {
 			f16ToF32Row(buf, v.f16[off:off+n])
@@ -150,7 +150,7 @@ func (v *tview) loadRow(off int, buf []float32) []float32 {
 func (v *tview) store(off, st int, src []float32) {
 	n := len(src)
 	switch v.typ {
-	case runtime.F32:
+	case tensor.F32:
 		if st == 1 || n <= 1 {
 			dst := v.f32[off : off+n]
 			if n > 0 && &dst[0] == &src[0] {
@@ -162,13 +162,13 @@ func (v *tview) store(off, st int, src []float32) {
 		for i, x := range src {
 			v.f32[off+i*st] = x
 		}
-	case runtime.F16:
+	case tensor.F16:
 		if st == 1 {
 			f32ToF16Row(v.f16[off:off+n], src)
 			return
 		}
 		for i, x := range src {
-			v.f16[off+i*st] = runtime.F32ToF16(x)
+			v.f16[off+i*st] = tensor.F32ToF16(x)
 		}
 	default:
 		bug("store of a float row into %v", v.typ)
@@ -186,7 +186,7 @@ var tablesOnce sync.Once
 func initTables() {
 	tablesOnce.Do(func() {
 		for i := range f16Table {
-			f16Table[i] = runtime.F16ToF32(uint16(i))
+			f16Table[i] = tensor.F16ToF32(uint16(i))
 		}
 	})
 }

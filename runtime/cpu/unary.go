@@ -4,7 +4,7 @@ import (
 	"math"
 	"sync"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 type unOp uint8
@@ -22,21 +22,21 @@ var unOpNames = [...]string{opScale: "Scale", opRelu: "Relu", opGelu: "Gelu", op
 var unOpCost = [...]int{opScale: 1, opRelu: 1, opGelu: 3, opSilu: 8}
 
 // Scale is ggml_scale: dst = a·s. dst may be a.
-func (b *Backend) Scale(dst, a *runtime.Tensor, s float32) { b.unary(opScale, dst, a, s) }
+func (b *Backend) Scale(dst, a *tensor.Tensor, s float32) { b.unary(opScale, dst, a, s) }
 
 // Relu is ggml_relu: dst = x > 0 ? x : 0.
-func (b *Backend) Relu(dst, a *runtime.Tensor) { b.unary(opRelu, dst, a, 0) }
+func (b *Backend) Relu(dst, a *tensor.Tensor) { b.unary(opRelu, dst, a, 0) }
 
 // Gelu is ggml_gelu as ggml's CPU backend computes it for f32 (GGML_GELU_FP16):
 // 0 for x ≤ -10, x for x ≥ 10, and otherwise the f16 table value
 // f16(gelu(f16(x))), gelu being the tanh approximation evaluated in float32.
-func (b *Backend) Gelu(dst, a *runtime.Tensor) {
+func (b *Backend) Gelu(dst, a *tensor.Tensor) {
 	geluOnce.Do(initGelu)
 	b.unary(opGelu, dst, a, 0)
 }
 
 // Silu is ggml_silu: dst = x/(1+e^-x).
-func (b *Backend) Silu(dst, a *runtime.Tensor) { b.unary(opSilu, dst, a, 0) }
+func (b *Backend) Silu(dst, a *tensor.Tensor) { b.unary(opSilu, dst, a, 0) }
 
 type unaryTask struct {
 	b      *Backend
@@ -47,7 +47,7 @@ type unaryTask struct {
 	pieces int  // units per row: pieces of unaryPiece elements if dense, else 1
 }
 
-func (b *Backend) unary(op unOp, dst, a *runtime.Tensor, s float32) {
+func (b *Backend) unary(op unOp, dst, a *tensor.Tensor, s float32) {
 	name := unOpNames[op]
 	t := &b.un
 	*t = unaryTask{b: b, op: op, s: s}
@@ -141,7 +141,7 @@ var (
 
 func initGelu() {
 	for i := range geluTable {
-		geluTable[i] = runtime.F32ToF16(geluScalar(runtime.F16ToF32(uint16(i))))
+		geluTable[i] = tensor.F32ToF16(geluScalar(tensor.F16ToF32(uint16(i))))
 	}
 }
 
@@ -166,7 +166,7 @@ func geluF32(d, a []float32) {
 		case x >= 10:
 			d[i] = x
 		default:
-			d[i] = f16Table[tab[runtime.F32ToF16(x)]]
+			d[i] = f16Table[tab[tensor.F32ToF16(x)]]
 		}
 	}
 }

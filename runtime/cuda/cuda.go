@@ -7,7 +7,7 @@ package cuda
 import (
 	"fmt"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/runtime/ggml"
 )
 
@@ -18,15 +18,15 @@ const OffloadBatch = 32
 // Description returns the description of CUDA device n, named "cuda<n>".
 // Like ggml's CUDA backend it supports every op graphc has on f32/f16, has
 // its own device memory (not host-visible) and offloads big-batch ops.
-func Description(n int) *runtime.Description {
-	bt := runtime.BufferType{Name: fmt.Sprintf("CUDA%d", n), Host: false, Alignment: 128}
-	return &runtime.Description{
+func Description(n int) *backend.Description {
+	bt := backend.BufferType{Name: fmt.Sprintf("CUDA%d", n), Host: false, Alignment: 128}
+	return &backend.Description{
 		Name:               fmt.Sprintf("cuda%d", n),
 		Device:             "GPU",
 		BufferType:         bt,
-		SupportsOp:         func(q *runtime.OpQuery) bool { return true },
+		SupportsOp:         func(q *backend.OpQuery) bool { return true },
 		SupportsBufferType: bt.Only,
-		OffloadOp:          runtime.OffloadBigBatches,
+		OffloadOp:          backend.OffloadBigBatches,
 		OffloadMinBatch:    OffloadBatch,
 		Async:              true,
 	}

@@ -9,7 +9,7 @@ import (
 // reads through them.
 type (
 	context  uintptr // struct ggml_context *
-	tensor   uintptr // struct ggml_tensor *
+	gtensor  uintptr // struct ggml_tensor *
 	cgraph   uintptr // struct ggml_cgraph *
 	device   uintptr // ggml_backend_dev_t
 	backendT uintptr // ggml_backend_t
@@ -33,35 +33,35 @@ type api struct {
 	tensorOver   func() uintptr              `sym:"ggml_tensor_overhead"`
 	graphOver    func(uintptr, bool) uintptr `sym:"ggml_graph_overhead_custom"`
 
-	newTensor1d func(context, int32, int64) tensor                                                           `sym:"ggml_new_tensor_1d"`
-	newTensor4d func(context, int32, int64, int64, int64, int64) tensor                                      `sym:"ggml_new_tensor_4d"`
-	view4d      func(context, tensor, int64, int64, int64, int64, uintptr, uintptr, uintptr, uintptr) tensor `sym:"ggml_view_4d"`
-	permute     func(context, tensor, int32, int32, int32, int32) tensor                                     `sym:"ggml_permute"`
-	nbytes      func(tensor) uintptr                                                                         `sym:"ggml_nbytes"`
-	sameShape   func(tensor, tensor) bool                                                                    `sym:"ggml_are_same_shape"`
-	setOutput   func(tensor)                                                                                 `sym:"ggml_set_output"`
-	opDesc      func(tensor) string                                                                          `sym:"ggml_op_desc"`
-	typeName    func(int32) string                                                                           `sym:"ggml_type_name"`
+	newTensor1d func(context, int32, int64) gtensor                                                            `sym:"ggml_new_tensor_1d"`
+	newTensor4d func(context, int32, int64, int64, int64, int64) gtensor                                       `sym:"ggml_new_tensor_4d"`
+	view4d      func(context, gtensor, int64, int64, int64, int64, uintptr, uintptr, uintptr, uintptr) gtensor `sym:"ggml_view_4d"`
+	permute     func(context, gtensor, int32, int32, int32, int32) gtensor                                     `sym:"ggml_permute"`
+	nbytes      func(gtensor) uintptr                                                                          `sym:"ggml_nbytes"`
+	sameShape   func(gtensor, gtensor) bool                                                                    `sym:"ggml_are_same_shape"`
+	setOutput   func(gtensor)                                                                                  `sym:"ggml_set_output"`
+	opDesc      func(gtensor) string                                                                           `sym:"ggml_op_desc"`
+	typeName    func(int32) string                                                                             `sym:"ggml_type_name"`
 
-	mulMat     func(context, tensor, tensor) tensor                                                                                    `sym:"ggml_mul_mat"`
-	add        func(context, tensor, tensor) tensor                                                                                    `sym:"ggml_add"`
-	sub        func(context, tensor, tensor) tensor                                                                                    `sym:"ggml_sub"`
-	mul        func(context, tensor, tensor) tensor                                                                                    `sym:"ggml_mul"`
-	div        func(context, tensor, tensor) tensor                                                                                    `sym:"ggml_div"`
-	scale      func(context, tensor, float32) tensor                                                                                   `sym:"ggml_scale"`
-	relu       func(context, tensor) tensor                                                                                            `sym:"ggml_relu"`
-	gelu       func(context, tensor) tensor                                                                                            `sym:"ggml_gelu"`
-	silu       func(context, tensor) tensor                                                                                            `sym:"ggml_silu"`
-	rmsNorm    func(context, tensor, float32) tensor                                                                                   `sym:"ggml_rms_norm"`
-	norm       func(context, tensor, float32) tensor                                                                                   `sym:"ggml_norm"`
-	softMaxExt func(context, tensor, tensor, float32, float32) tensor                                                                  `sym:"ggml_soft_max_ext"`
-	ropeExt    func(context, tensor, tensor, tensor, int32, int32, int32, float32, float32, float32, float32, float32, float32) tensor `sym:"ggml_rope_ext"`
-	getRows    func(context, tensor, tensor) tensor                                                                                    `sym:"ggml_get_rows"`
-	cpy        func(context, tensor, tensor) tensor                                                                                    `sym:"ggml_cpy"`
-	cont       func(context, tensor) tensor                                                                                            `sym:"ggml_cont"`
+	mulMat     func(context, gtensor, gtensor) gtensor                                                                                     `sym:"ggml_mul_mat"`
+	add        func(context, gtensor, gtensor) gtensor                                                                                     `sym:"ggml_add"`
+	sub        func(context, gtensor, gtensor) gtensor                                                                                     `sym:"ggml_sub"`
+	mul        func(context, gtensor, gtensor) gtensor                                                                                     `sym:"ggml_mul"`
+	div        func(context, gtensor, gtensor) gtensor                                                                                     `sym:"ggml_div"`
+	scale      func(context, gtensor, float32) gtensor                                                                                     `sym:"ggml_scale"`
+	relu       func(context, gtensor) gtensor                                                                                              `sym:"ggml_relu"`
+	gelu       func(context, gtensor) gtensor                                                                                              `sym:"ggml_gelu"`
+	silu       func(context, gtensor) gtensor                                                                                              `sym:"ggml_silu"`
+	rmsNorm    func(context, gtensor, float32) gtensor                                                                                     `sym:"ggml_rms_norm"`
+	norm       func(context, gtensor, float32) gtensor                                                                                     `sym:"ggml_norm"`
+	softMaxExt func(context, gtensor, gtensor, float32, float32) gtensor                                                                   `sym:"ggml_soft_max_ext"`
+	ropeExt    func(context, gtensor, gtensor, gtensor, int32, int32, int32, float32, float32, float32, float32, float32, float32) gtensor `sym:"ggml_rope_ext"`
+	getRows    func(context, gtensor, gtensor) gtensor                                                                                     `sym:"ggml_get_rows"`
+	cpy        func(context, gtensor, gtensor) gtensor                                                                                     `sym:"ggml_cpy"`
+	cont       func(context, gtensor) gtensor                                                                                              `sym:"ggml_cont"`
 
 	newGraphCustom     func(context, uintptr, bool) cgraph `sym:"ggml_new_graph_custom"`
-	buildForwardExpand func(cgraph, tensor)                `sym:"ggml_build_forward_expand"`
+	buildForwardExpand func(cgraph, gtensor)               `sym:"ggml_build_forward_expand"`
 	graphNNodes        func(cgraph) int32                  `sym:"ggml_graph_n_nodes"`
 
 	devCount       func() uintptr                   `sym:"ggml_backend_dev_count"`
@@ -72,25 +72,25 @@ type api struct {
 	devType        func(device) int32               `sym:"ggml_backend_dev_type"`
 	devInit        func(device, uintptr) backendT   `sym:"ggml_backend_dev_init"`
 	devBufferType  func(device) buftype             `sym:"ggml_backend_dev_buffer_type"`
-	devSupportsOp  func(device, tensor) bool        `sym:"ggml_backend_dev_supports_op"`
+	devSupportsOp  func(device, gtensor) bool       `sym:"ggml_backend_dev_supports_op"`
 	loadAllFrom    func(string)                     `sym:"ggml_backend_load_all_from_path"`
 
-	buftName        func(buftype) string                `sym:"ggml_backend_buft_name"`
-	buftAllocBuffer func(buftype, uintptr) buffer       `sym:"ggml_backend_buft_alloc_buffer"`
-	buftAlignment   func(buftype) uintptr               `sym:"ggml_backend_buft_get_alignment"`
-	buftMaxSize     func(buftype) uintptr               `sym:"ggml_backend_buft_get_max_size"`
-	buftIsHost      func(buftype) bool                  `sym:"ggml_backend_buft_is_host"`
-	bufferBase      func(buffer) uintptr                `sym:"ggml_backend_buffer_get_base"`
-	bufferFree      func(buffer)                        `sym:"ggml_backend_buffer_free"`
-	bufferClear     func(buffer, uint8)                 `sym:"ggml_backend_buffer_clear"`
-	tensorAlloc     func(buffer, tensor, uintptr) int32 `sym:"ggml_backend_tensor_alloc"`
-	viewInit        func(tensor) int32                  `sym:"ggml_backend_view_init"`
+	buftName        func(buftype) string                 `sym:"ggml_backend_buft_name"`
+	buftAllocBuffer func(buftype, uintptr) buffer        `sym:"ggml_backend_buft_alloc_buffer"`
+	buftAlignment   func(buftype) uintptr                `sym:"ggml_backend_buft_get_alignment"`
+	buftMaxSize     func(buftype) uintptr                `sym:"ggml_backend_buft_get_max_size"`
+	buftIsHost      func(buftype) bool                   `sym:"ggml_backend_buft_is_host"`
+	bufferBase      func(buffer) uintptr                 `sym:"ggml_backend_buffer_get_base"`
+	bufferFree      func(buffer)                         `sym:"ggml_backend_buffer_free"`
+	bufferClear     func(buffer, uint8)                  `sym:"ggml_backend_buffer_clear"`
+	tensorAlloc     func(buffer, gtensor, uintptr) int32 `sym:"ggml_backend_tensor_alloc"`
+	viewInit        func(gtensor) int32                  `sym:"ggml_backend_view_init"`
 
-	tensorSet       func(tensor, unsafe.Pointer, uintptr, uintptr)           `sym:"ggml_backend_tensor_set"`
-	tensorGet       func(tensor, unsafe.Pointer, uintptr, uintptr)           `sym:"ggml_backend_tensor_get"`
-	tensorSetAsync  func(backendT, tensor, unsafe.Pointer, uintptr, uintptr) `sym:"ggml_backend_tensor_set_async"`
-	tensorGetAsync  func(backendT, tensor, unsafe.Pointer, uintptr, uintptr) `sym:"ggml_backend_tensor_get_async"`
-	tensorCopyAsync func(backendT, backendT, tensor, tensor)                 `sym:"ggml_backend_tensor_copy_async"`
+	tensorSet       func(gtensor, unsafe.Pointer, uintptr, uintptr)           `sym:"ggml_backend_tensor_set"`
+	tensorGet       func(gtensor, unsafe.Pointer, uintptr, uintptr)           `sym:"ggml_backend_tensor_get"`
+	tensorSetAsync  func(backendT, gtensor, unsafe.Pointer, uintptr, uintptr) `sym:"ggml_backend_tensor_set_async"`
+	tensorGetAsync  func(backendT, gtensor, unsafe.Pointer, uintptr, uintptr) `sym:"ggml_backend_tensor_get_async"`
+	tensorCopyAsync func(backendT, backendT, gtensor, gtensor)                `sym:"ggml_backend_tensor_copy_async"`
 
 	backendName       func(backendT) string        `sym:"ggml_backend_name"`
 	backendFree       func(backendT)               `sym:"ggml_backend_free"`

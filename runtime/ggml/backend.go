@@ -2,23 +2,25 @@ package ggml
 
 import (
 	"fmt"
-	goruntime "runtime"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
 	"unsafe"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 var (
-	_ runtime.Kernels = (*Backend)(nil)
-	_ runtime.Backend = (*Backend)(nil)
+	_ engine.Kernels = (*Backend)(nil)
+	_ engine.Backend = (*Backend)(nil)
 )
 
 // Backend is one ggml device as generated code drives it. Its memory is
 // ggml buffers of the device's buffer type; Alloc hands out address ranges
-// with no access standing for them, as runtime/sim does, and a tensor's
+// with no access standing for them, as runtime/sim does, and a gtensor's
 // place in a range is its place in the buffer. Kernels are recorded and
 // sent as one ggml graph when something needs their results (an event, a
 // synchronization, a copy out); a graph is built once per distinct
@@ -35,9 +37,9 @@ type Backend struct {
 	info DeviceInfo
 	be   backendT
 	buft buftype
-	bt   runtime.BufferType
+	bt   backend.BufferType
 
-	mem runtime.DeviceMemory[allocation]
+	mem engine.DeviceMemory[allocation]
 
 	rec    []launch
 	key    []byte
@@ -47,7 +49,7 @@ type Backend struct {
 	err     error
 	sent    uint64 // submissions: graphs and asynchronous copies
 	acked   uint64 // submissions known complete
-	pinned  []*goruntime.Pinner
+	pinned  []*runtime.Pinner
 	pending []func() // host-side work of asynchronous copies, after completion
 	// waiting are the events recorded while their work was in flight,
 	// stamped when the device is next known past them: the scheduler's
@@ -56,12 +58,12 @@ type Backend struct {
 }
 
 // allocation is one ggml buffer: the buffer and its base address, and a
-// byte tensor spanning it for raw copies.
+// byte gtensor spanning it for raw copies.
 type allocation struct {
 	buf   buffer
 	base  uintptr
 	ctx   context
-	whole tensor
+	whole gtensor
 }
 
 // maxGraphs bounds the graphs kept: shapes that change every evaluation
@@ -70,7 +72,7 @@ const maxGraphs = 256
 
 // Open opens ggml device devName ("Vulkan0", "CUDA0", "Metal", "CPU") as
 // graphc backend name, whose plan expects memory of buffer type want.
-func Open(name, devName string, want runtime.BufferType) (*Backend, error) {
+func Open(name, devName string, want backend.BufferType) (*Backend, error) {
 	a, err := lib()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -111,7 +113,7 @@ func Open(name, devName string, want runtime.BufferType) (*Backend, error) {
 }
 
 func (b *Backend) Name() string                   { return b.name }
-func (b *Backend) BufferType() runtime.BufferType { return b.bt }
+func (b *Backend) BufferType() backend.BufferType { return b.bt }
 func (b *Backend) Async() bool                    { return true }
 
 // Device describes the ggml device behind the backend.
@@ -154,7 +156,7 @@ func (b *Backend) Alloc(size int) ([]byte, error) {
 	if st := a.tensorAlloc(buf, al.whole, al.base); st != 0 {
 		a.free(al.ctx)
 		a.bufferFree(buf)
-		return nil, fmt.Errorf("%s: placing a tensor in a new buffer failed (ggml status %d)", b.name, st)
+		return nil, fmt.Errorf("%s: placing a gtensor in a new buffer failed (ggml status %d)", b.name, st)
 	}
 	handle, err := b.mem.Add(size, al)
 	if err != nil {
@@ -165,23 +167,23 @@ func (b *Backend) Alloc(size int) ([]byte, error) {
 	return handle, nil
 }
 
-// locate returns the allocation holding t and t's offset in it. A tensor
+// locate returns the allocation holding t and t's offset in it. A gtensor
 // outside the backend's memory is a bug in the caller (a missing copy).
-func (b *Backend) locate(t *runtime.Tensor) (int, uintptr) {
+func (b *Backend) locate(t *tensor.Tensor) (int, uintptr) {
 	i, off := b.mem.Locate(b.name, t)
 	return i, uintptr(off)
 }
 
 // Copies.
 
-// SetTensor queues the write of host tensor src into dst, in the
+// SetTensor queues the write of host gtensor src into dst, in the
 // device's memory, after the work recorded so far, with the device's
 // asynchronous set (ggml falls back to a synchronous one where the device
 // has none). src is copied to a staging buffer first, kept until the
 // backend knows the write complete: the caller may reuse src at once, as
 // it does its inputs. A dst with gaps between its elements is read first,
 // now, so that the gaps keep their bytes.
-func (b *Backend) SetTensor(dst, src *runtime.Tensor) {
+func (b *Backend) SetTensor(dst, src *tensor.Tensor) {
 	if b.Err() != nil {
 		return
 	}
@@ -192,7 +194,7 @@ func (b *Backend) SetTensor(dst, src *runtime.Tensor) {
 	if span == 0 {
 		return
 	}
-	staging := runtime.Tensor{Type: dst.Type, Ne: dst.Ne, Nb: dst.Nb, Data: runtime.NewBuffer(span)}
+	staging := tensor.Tensor{Type: dst.Type, Ne: dst.Ne, Nb: dst.Nb, Data: tensor.NewBuffer(span)}
 	if dst.Contiguous() && src.Contiguous() && src.Type == dst.Type && src.Ne == dst.Ne {
 		copy(staging.Data, src.Data[:span])
 	} else {
@@ -200,9 +202,9 @@ func (b *Backend) SetTensor(dst, src *runtime.Tensor) {
 			b.Synchronize()
 			b.a.tensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(staging.Data)), off, uintptr(span))
 		}
-		runtime.Copy(&staging, src)
+		tensor.Copy(&staging, src)
 	}
-	pin := new(goruntime.Pinner)
+	pin := new(runtime.Pinner)
 	pin.Pin(unsafe.SliceData(staging.Data))
 	b.a.tensorSetAsync(b.be, al.whole, unsafe.Pointer(unsafe.SliceData(staging.Data)), off, uintptr(span))
 	b.mu.Lock()
@@ -212,8 +214,8 @@ func (b *Backend) SetTensor(dst, src *runtime.Tensor) {
 }
 
 // GetTensor computes what was recorded, waits for the device, then reads
-// src into host tensor dst. After a failure dst is left as it was.
-func (b *Backend) GetTensor(dst, src *runtime.Tensor) {
+// src into host gtensor dst. After a failure dst is left as it was.
+func (b *Backend) GetTensor(dst, src *tensor.Tensor) {
 	b.Synchronize()
 	if b.Err() != nil {
 		return
@@ -226,19 +228,19 @@ func (b *Backend) GetTensor(dst, src *runtime.Tensor) {
 	}
 	if dst.Contiguous() && src.Contiguous() && src.Type == dst.Type && src.Ne == dst.Ne {
 		b.a.tensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(dst.Data)), off, uintptr(span))
-		goruntime.KeepAlive(dst.Data)
+		runtime.KeepAlive(dst.Data)
 		return
 	}
-	tmp := runtime.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb, Data: runtime.NewBuffer(span)}
+	tmp := tensor.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb, Data: tensor.NewBuffer(span)}
 	b.a.tensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(tmp.Data)), off, uintptr(span))
-	runtime.Copy(dst, &tmp)
+	tensor.Copy(dst, &tmp)
 }
 
-// GetTensorAsync queues the read of src into host tensor dst after the
+// GetTensorAsync queues the read of src into host gtensor dst after the
 // work recorded so far, with the device's asynchronous get (ggml falls
 // back to a synchronous one where the device has none). dst is pinned
 // until the backend knows the copy complete.
-func (b *Backend) GetTensorAsync(dst, src *runtime.Tensor) {
+func (b *Backend) GetTensorAsync(dst, src *tensor.Tensor) {
 	if b.Err() != nil {
 		return
 	}
@@ -252,17 +254,17 @@ func (b *Backend) GetTensorAsync(dst, src *runtime.Tensor) {
 	target := dst.Data
 	direct := dst.Contiguous() && src.Contiguous() && src.Type == dst.Type && src.Ne == dst.Ne
 	if !direct {
-		target = runtime.NewBuffer(span)
+		target = tensor.NewBuffer(span)
 	}
-	pin := new(goruntime.Pinner)
+	pin := new(runtime.Pinner)
 	pin.Pin(unsafe.SliceData(target))
 	b.a.tensorGetAsync(b.be, al.whole, unsafe.Pointer(unsafe.SliceData(target)), off, uintptr(span))
 	b.mu.Lock()
 	b.sent++
 	b.pinned = append(b.pinned, pin)
 	if !direct {
-		tmp := runtime.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb, Data: target}
-		b.pending = append(b.pending, func() { runtime.Copy(dst, &tmp) })
+		tmp := tensor.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb, Data: target}
+		b.pending = append(b.pending, func() { tensor.Copy(dst, &tmp) })
 	}
 	b.mu.Unlock()
 }
@@ -274,7 +276,7 @@ func (b *Backend) GetTensorAsync(dst, src *runtime.Tensor) {
 // both devices. ggml copies whole tensors of one layout: any other pair,
 // or a backend of another kind, reports false and the caller copies
 // through the host.
-func (b *Backend) CopyTensorAsync(to runtime.Backend, dst, src *runtime.Tensor) bool {
+func (b *Backend) CopyTensorAsync(to engine.Backend, dst, src *tensor.Tensor) bool {
 	tb, ok := to.(interface{ ggmlBackend() *Backend })
 	if !ok || b.Err() != nil {
 		return false
@@ -361,12 +363,12 @@ func (b *Backend) ack(seq uint64) {
 }
 
 // NewEvent returns an event of this backend.
-func (b *Backend) NewEvent() runtime.Event { return &event{b: b} }
+func (b *Backend) NewEvent() engine.Event { return &event{b: b} }
 
 // WaitEvent: an event of this backend orders nothing (one stream); one of
 // another backend is waited for here, on the host, since everything this
 // backend does later is issued from the host after this call.
-func (b *Backend) WaitEvent(e runtime.Event) {
+func (b *Backend) WaitEvent(e engine.Event) {
 	if be, ok := e.(*event); ok && be.b == b {
 		return
 	}

@@ -10,7 +10,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // ggml's own CPU matrix product, outside graphc's plans, for `graphc bench
@@ -28,22 +28,22 @@ import (
 // GGML_BACKEND_DL the CPU backend is a library ggml loaded itself, whose
 // symbols are not the process's.
 type cpuAPI struct {
-	devBackendReg  func(device) uintptr          `sym:"ggml_backend_dev_backend_reg"`
-	regProcAddress func(uintptr, string) uintptr `sym:"ggml_backend_reg_get_proc_address"`
-	buftAllocSize  func(buftype, tensor) uintptr `sym:"ggml_backend_buft_get_alloc_size"`
-	bufferBasePtr  func(buffer) unsafe.Pointer   `sym:"ggml_backend_buffer_get_base"`
-	graphCompute   func(backendT, cgraph) int32  `sym:"ggml_backend_graph_compute"`
-	tpParamsInit   func(unsafe.Pointer, int32)   `sym:"ggml_threadpool_params_init"`
-	logSet         func(uintptr, uintptr)        `sym:"ggml_log_set"`
-	logger         uintptr                       // a ggml_log_callback appending to logged
-	setNThreads    func(backendT, int32)         // ggml_backend_set_n_threads
-	extraBufts     func(device) unsafe.Pointer   // ggml_backend_dev_get_extra_bufts: a NULL-terminated array
-	features       func(uintptr) unsafe.Pointer  // ggml_backend_get_features: {name, value} pairs up to a NULL name
-	tpNew          func(unsafe.Pointer) uintptr  // ggml_threadpool_new; nil: ggml's per-graph threads
-	tpFree         func(uintptr)                 // ggml_threadpool_free
-	setThreadpool  func(backendT, uintptr)       // ggml_backend_cpu_set_threadpool
-	dev            device                        // the CPU device
-	reg            uintptr                       // its registry
+	devBackendReg  func(device) uintptr           `sym:"ggml_backend_dev_backend_reg"`
+	regProcAddress func(uintptr, string) uintptr  `sym:"ggml_backend_reg_get_proc_address"`
+	buftAllocSize  func(buftype, gtensor) uintptr `sym:"ggml_backend_buft_get_alloc_size"`
+	bufferBasePtr  func(buffer) unsafe.Pointer    `sym:"ggml_backend_buffer_get_base"`
+	graphCompute   func(backendT, cgraph) int32   `sym:"ggml_backend_graph_compute"`
+	tpParamsInit   func(unsafe.Pointer, int32)    `sym:"ggml_threadpool_params_init"`
+	logSet         func(uintptr, uintptr)         `sym:"ggml_log_set"`
+	logger         uintptr                        // a ggml_log_callback appending to logged
+	setNThreads    func(backendT, int32)          // ggml_backend_set_n_threads
+	extraBufts     func(device) unsafe.Pointer    // ggml_backend_dev_get_extra_bufts: a NULL-terminated array
+	features       func(uintptr) unsafe.Pointer   // ggml_backend_get_features: {name, value} pairs up to a NULL name
+	tpNew          func(unsafe.Pointer) uintptr   // ggml_threadpool_new; nil: ggml's per-graph threads
+	tpFree         func(uintptr)                  // ggml_threadpool_free
+	setThreadpool  func(backendT, uintptr)        // ggml_backend_cpu_set_threadpool
+	dev            device                         // the CPU device
+	reg            uintptr                        // its registry
 }
 
 var (
@@ -120,7 +120,7 @@ func bindCPU(a *api) (*cpuAPI, error) {
 
 // captureLog runs f with ggml's log going to the returned text instead of
 // stderr: what an extra buffer type says while storing a weight names the
-// layout and kernels it chose ("repack tensor with q4_0_8x8"). Only f's
+// layout and kernels it chose ("repack gtensor with q4_0_8x8"). Only f's
 // own thread should log meanwhile, so f must not compute graphs (a
 // callback on one of ggml's threads is one Go did not start).
 func (c *cpuAPI) captureLog(f func()) string {
@@ -236,7 +236,7 @@ type CPUMulMat struct {
 	ctx       context
 	graph     cgraph
 	wbuf, buf buffer
-	dst       tensor
+	dst       gtensor
 	threads   int
 	tpParams  []byte
 	// BufferType is the weight's buffer type.
@@ -255,12 +255,12 @@ type CPUMulMat struct {
 // device's own, "CPU", or one of CPUInfo.ExtraBufferTypes) and f32 x (K×N,
 // dense) in the plain one. An extra buffer type that does not take w
 // returns an error wrapping ErrDeclined.
-func NewCPUMulMat(bufferType string, w, x *runtime.Tensor, threads int) (_ *CPUMulMat, err error) {
+func NewCPUMulMat(bufferType string, w, x *tensor.Tensor, threads int) (_ *CPUMulMat, err error) {
 	a, c, err := cpuLib()
 	if err != nil {
 		return nil, err
 	}
-	if w.Ne[2] != 1 || w.Ne[3] != 1 || x.Ne[2] != 1 || x.Ne[3] != 1 || !w.Contiguous() || !x.Contiguous() || x.Type != runtime.F32 || w.Ne[0] != x.Ne[0] {
+	if w.Ne[2] != 1 || w.Ne[3] != 1 || x.Ne[2] != 1 || x.Ne[3] != 1 || !w.Contiguous() || !x.Contiguous() || x.Type != tensor.F32 || w.Ne[0] != x.Ne[0] {
 		return nil, fmt.Errorf("ggml CPU mul_mat: want a dense 2-D weight and f32 x with the weight's rows, got %s%v and %s%v", w.Type, w.Ne, x.Type, x.Ne)
 	}
 	if threads < 1 {
@@ -289,7 +289,7 @@ func NewCPUMulMat(bufferType string, w, x *runtime.Tensor, threads int) (_ *CPUM
 		return nil, errors.New("ggml_init failed")
 	}
 	wt := a.newTensor4d(m.ctx, int32(w.Type.GGMLType()), int64(w.Ne[0]), int64(w.Ne[1]), 1, 1)
-	xt := a.newTensor4d(m.ctx, int32(runtime.F32.GGMLType()), int64(x.Ne[0]), int64(x.Ne[1]), 1, 1)
+	xt := a.newTensor4d(m.ctx, int32(tensor.F32.GGMLType()), int64(x.Ne[0]), int64(x.Ne[1]), 1, 1)
 	m.dst = a.mulMat(m.ctx, wt, xt)
 	wsize := c.buftAllocSize(buft, wt)
 	if m.wbuf = a.buftAllocBuffer(buft, wsize); m.wbuf == 0 {

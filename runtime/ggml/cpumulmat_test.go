@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestCPUMulMatExtraBufferTypes computes a small q4_0 and q8_0 product on
@@ -26,14 +26,14 @@ func TestCPUMulMatExtraBufferTypes(t *testing.T) {
 	for i := range wf {
 		wf[i] = float32(math.Sin(float64(i) * 0.37))
 	}
-	x := runtime.NewTensor(runtime.F32, [4]int{K, N, 1, 1})
+	x := tensor.NewTensor(tensor.F32, [4]int{K, N, 1, 1})
 	for i := range x.F32s() {
 		x.F32s()[i] = float32(math.Cos(float64(i) * 0.11))
 	}
-	for _, dt := range []runtime.DType{runtime.Q4_0, runtime.Q8_0} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
 		ne := [4]int{K, M, 1, 1}
-		w := runtime.Tensor{Type: dt, Ne: ne, Nb: runtime.ContiguousStrides(dt, ne), Data: runtime.Quantize(nil, dt, wf)}
-		deq := runtime.Dequantize(nil, dt, w.Data, K*M)
+		w := tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: tensor.Quantize(nil, dt, wf)}
+		deq := tensor.Dequantize(nil, dt, w.Data, K*M)
 		product := func(buft string) ([]float32, *CPUMulMat, error) {
 			m, err := NewCPUMulMat(buft, &w, &x, 2)
 			if err != nil {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -34,7 +34,7 @@ type Libraries struct {
 // libName is a library's file name on this system: ggml-base →
 // libggml-base.so.
 func libName(stem string) string {
-	switch goruntime.GOOS {
+	switch runtime.GOOS {
 	case "darwin":
 		return "lib" + stem + ".dylib"
 	case "windows":
@@ -121,11 +121,11 @@ func BackendLibrary(stem string) (string, error) {
 // npmPackageOf names node-llama-cpp's package of a backend for this
 // system, one source BackendLibrary's error suggests.
 func npmPackageOf(stem string) string {
-	osName := map[string]string{"darwin": "mac", "windows": "win"}[goruntime.GOOS]
+	osName := map[string]string{"darwin": "mac", "windows": "win"}[runtime.GOOS]
 	if osName == "" {
-		osName = goruntime.GOOS
+		osName = runtime.GOOS
 	}
-	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[goruntime.GOARCH]
+	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
 	if stem == "metal" {
 		return "npm @node-llama-cpp/mac-arm64-metal@3.22.1"
 	}

@@ -7,14 +7,16 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 // ggmlTypeI8 is GGML_TYPE_I8, the type of the byte tensors raw copies go
 // through.
 const ggmlTypeI8 = 24
 
-// kernel names a runtime.Kernels method.
+// kernel names a engine.Kernels method.
 type kernel uint8
 
 const (
@@ -37,11 +39,11 @@ const (
 
 var kernelNames = [...]string{"mul_mat", "add", "sub", "mul", "div", "scale", "relu", "gelu", "silu", "rms_norm", "norm", "soft_max", "rope", "get_rows", "cpy"}
 
-// place is where a tensor is: its allocation, offset, type and layout.
+// place is where a gtensor is: its allocation, offset, type and layout.
 type place struct {
 	alloc int
 	off   uintptr
-	typ   runtime.DType
+	typ   tensor.DType
 	ne    [4]int
 	nb    [4]int
 }
@@ -58,7 +60,7 @@ type launch struct {
 }
 
 // record appends one kernel to the split being recorded.
-func (b *Backend) record(k kernel, dst *runtime.Tensor, srcs ...*runtime.Tensor) *launch {
+func (b *Backend) record(k kernel, dst *tensor.Tensor, srcs ...*tensor.Tensor) *launch {
 	if b.Err() != nil {
 		return &launch{}
 	}
@@ -74,39 +76,39 @@ func (b *Backend) record(k kernel, dst *runtime.Tensor, srcs ...*runtime.Tensor)
 	return &b.rec[len(b.rec)-1]
 }
 
-func (b *Backend) place(t *runtime.Tensor) place {
+func (b *Backend) place(t *tensor.Tensor) place {
 	i, off := b.locate(t)
 	return place{alloc: i, off: off, typ: t.Type, ne: t.Ne, nb: t.Nb}
 }
 
 // Kernels: recorded.
 
-func (b *Backend) MulMat(dst, a, x *runtime.Tensor) { b.record(kMulMat, dst, a, x) }
-func (b *Backend) Add(dst, a, x *runtime.Tensor)    { b.record(kAdd, dst, a, x) }
-func (b *Backend) Sub(dst, a, x *runtime.Tensor)    { b.record(kSub, dst, a, x) }
-func (b *Backend) Mul(dst, a, x *runtime.Tensor)    { b.record(kMul, dst, a, x) }
-func (b *Backend) Div(dst, a, x *runtime.Tensor)    { b.record(kDiv, dst, a, x) }
-func (b *Backend) Scale(dst, a *runtime.Tensor, s float32) {
+func (b *Backend) MulMat(dst, a, x *tensor.Tensor) { b.record(kMulMat, dst, a, x) }
+func (b *Backend) Add(dst, a, x *tensor.Tensor)    { b.record(kAdd, dst, a, x) }
+func (b *Backend) Sub(dst, a, x *tensor.Tensor)    { b.record(kSub, dst, a, x) }
+func (b *Backend) Mul(dst, a, x *tensor.Tensor)    { b.record(kMul, dst, a, x) }
+func (b *Backend) Div(dst, a, x *tensor.Tensor)    { b.record(kDiv, dst, a, x) }
+func (b *Backend) Scale(dst, a *tensor.Tensor, s float32) {
 	b.record(kScale, dst, a).f[0] = s
 }
-func (b *Backend) Relu(dst, a *runtime.Tensor) { b.record(kRelu, dst, a) }
-func (b *Backend) Gelu(dst, a *runtime.Tensor) { b.record(kGelu, dst, a) }
-func (b *Backend) Silu(dst, a *runtime.Tensor) { b.record(kSilu, dst, a) }
-func (b *Backend) RMSNorm(dst, a *runtime.Tensor, eps float32) {
+func (b *Backend) Relu(dst, a *tensor.Tensor) { b.record(kRelu, dst, a) }
+func (b *Backend) Gelu(dst, a *tensor.Tensor) { b.record(kGelu, dst, a) }
+func (b *Backend) Silu(dst, a *tensor.Tensor) { b.record(kSilu, dst, a) }
+func (b *Backend) RMSNorm(dst, a *tensor.Tensor, eps float32) {
 	b.record(kRMSNorm, dst, a).f[0] = eps
 }
-func (b *Backend) Norm(dst, a *runtime.Tensor, eps float32) { b.record(kNorm, dst, a).f[0] = eps }
-func (b *Backend) SoftMax(dst, a, mask *runtime.Tensor, scale, maxBias float32) {
+func (b *Backend) Norm(dst, a *tensor.Tensor, eps float32) { b.record(kNorm, dst, a).f[0] = eps }
+func (b *Backend) SoftMax(dst, a, mask *tensor.Tensor, scale, maxBias float32) {
 	l := b.record(kSoftMax, dst, a, mask)
 	l.f[0], l.f[1] = scale, maxBias
 }
-func (b *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
+func (b *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
 	l := b.record(kRope, dst, a, pos)
 	l.i = [3]int32{int32(p.NDims), int32(p.Mode), int32(p.NCtxOrig)}
 	l.f = [7]float32{p.FreqBase, p.FreqScale, p.ExtFactor, p.AttnFactor, p.BetaFast, p.BetaSlow}
 }
-func (b *Backend) GetRows(dst, table, idx *runtime.Tensor) { b.record(kGetRows, dst, table, idx) }
-func (b *Backend) Cpy(dst, src *runtime.Tensor)            { b.record(kCpy, dst, src) }
+func (b *Backend) GetRows(dst, table, idx *tensor.Tensor) { b.record(kGetRows, dst, table, idx) }
+func (b *Backend) Cpy(dst, src *tensor.Tensor)            { b.record(kCpy, dst, src) }
 
 // builtGraph is the ggml graph of one recording, with the context holding
 // its tensors and the buffer holding the results that could not be
@@ -196,8 +198,8 @@ func appendKey(key []byte, rec []launch) []byte {
 	return key
 }
 
-// build makes the ggml graph of a recording. Every tensor sits at its
-// place in the device's buffers; a tensor read again at exactly the place
+// build makes the ggml graph of a recording. Every gtensor sits at its
+// place in the device's buffers; a gtensor read again at exactly the place
 // a kernel wrote is that kernel's node, so that ggml sees the dependency.
 // A result ggml cannot compute in place (dst strided, or of another type
 // than ggml's op yields) is computed into a scratch buffer and copied.
@@ -218,22 +220,22 @@ func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 			g.free(a)
 		}
 	}()
-	known := map[place]tensor{}
+	known := map[place]gtensor{}
 	type pendingScratch struct {
-		t    tensor
+		t    gtensor
 		size uintptr
 	}
 	var scratch []pendingScratch
 	align := max(a.buftAlignment(b.buft), 1)
 	var scratchSize uintptr
-	toScratch := func(t tensor) {
+	toScratch := func(t gtensor) {
 		scratch = append(scratch, pendingScratch{t, scratchSize})
 		scratchSize += (a.nbytes(t) + align - 1) / align * align
 	}
-	var nodes []tensor
+	var nodes []gtensor
 	for i := range rec {
 		l := &rec[i]
-		var src [3]tensor
+		var src [3]gtensor
 		for s := range l.nsrc {
 			if l.src[s].alloc < 0 {
 				continue
@@ -303,14 +305,14 @@ func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 // of another type than ggml's op yields), the copy of op, computed into
 // scratch, into dst. A cpy is its own out: ggml_cpy writes dst.
 type kernelNodes struct {
-	conts   []tensor
-	op, out tensor
+	conts   []gtensor
+	op, out gtensor
 }
 
 // kernelNodes constructs the nodes of kernel l on operand tensors src
 // (0 for an optional source left out) and dst, placing nothing: build
 // places them, Check only asks the device about them.
-func (a *api) kernelNodes(ctx context, l *launch, src [3]tensor, dst tensor) (kernelNodes, error) {
+func (a *api) kernelNodes(ctx context, l *launch, src [3]gtensor, dst gtensor) (kernelNodes, error) {
 	var n kernelNodes
 	for s := range l.nsrc {
 		if src[s] != 0 && needsCont(l, s) {
@@ -320,7 +322,7 @@ func (a *api) kernelNodes(ctx context, l *launch, src [3]tensor, dst tensor) (ke
 			n.conts = append(n.conts, src[s])
 		}
 	}
-	var r tensor
+	var r gtensor
 	switch l.k {
 	case kMulMat:
 		r = a.mulMat(ctx, src[0], src[1])
@@ -373,7 +375,7 @@ func (a *api) kernelNodes(ctx context, l *launch, src [3]tensor, dst tensor) (ke
 
 // unsupported returns the first of n's nodes the device does not
 // support, or 0.
-func (b *Backend) unsupported(n *kernelNodes) tensor {
+func (b *Backend) unsupported(n *kernelNodes) gtensor {
 	for _, t := range append(n.conts, n.op, n.out) {
 		if !b.a.devSupportsOp(b.dev, t) {
 			return t
@@ -387,7 +389,7 @@ func (b *Backend) unsupported(n *kernelNodes) tensor {
 // bounds, and calls Check once the device is open), built as the split's
 // graph will build them. Without it an op the device cannot run would
 // surface only at the first evaluation, after the weights' upload.
-func (b *Backend) Check(ops []runtime.OpQuery) error {
+func (b *Backend) Check(ops []backend.OpQuery) error {
 	for i := range ops {
 		l, err := launchOf(&ops[i])
 		if err != nil {
@@ -415,7 +417,7 @@ func (b *Backend) check(l *launch) (refused string, err error) {
 		return "", fmt.Errorf("ggml_init failed")
 	}
 	defer a.free(ctx)
-	var src [3]tensor
+	var src [3]gtensor
 	for s := range l.nsrc {
 		if l.src[s].alloc < 0 {
 			continue
@@ -440,16 +442,16 @@ func (b *Backend) check(l *launch) (refused string, err error) {
 
 // launchOf is the kernel computing q, with q's operands at no particular
 // place and scalars that ggml's support checks do not depend on.
-func launchOf(q *runtime.OpQuery) (launch, error) {
+func launchOf(q *backend.OpQuery) (launch, error) {
 	var l launch
-	k, ok := kernelOf(q.Op)
+	k, ok := kernelOf(q.Op.String())
 	if !ok {
 		return l, fmt.Errorf("op %q has no ggml kernel in graphc", q.Op)
 	}
 	l.k = k
 	srcs := q.Src
 	l.dst = placeOf(q.Type, q.Ne, [4]int64{})
-	if k == kCpy && q.Op == "cpy" {
+	if k == kCpy && q.Op == ops.Cpy {
 		// ggml_cpy(a, b): the result is b itself, the last source.
 		if len(srcs) != 2 {
 			return l, fmt.Errorf("op cpy with %d sources, want 2", len(srcs))
@@ -480,7 +482,7 @@ func launchOf(q *runtime.OpQuery) (launch, error) {
 	return l, nil
 }
 
-// kernelSrcs is the number of tensor operands each kernel takes.
+// kernelSrcs is the number of gtensor operands each kernel takes.
 var kernelSrcs = [...]int{kMulMat: 2, kAdd: 2, kSub: 2, kMul: 2, kDiv: 2, kScale: 1, kRelu: 1, kGelu: 1, kSilu: 1, kRMSNorm: 1, kNorm: 1, kSoftMax: 2, kRope: 2, kGetRows: 2, kCpy: 1}
 
 // kernelOf maps an op's DSL name to its kernel: the kernel's own name,
@@ -499,7 +501,7 @@ func kernelOf(op string) (kernel, bool) {
 
 // placeOf is a place of the type, shape and strides (all zero: the
 // contiguous ones) a query gives.
-func placeOf(typ runtime.DType, ne, nb [4]int64) place {
+func placeOf(typ tensor.DType, ne, nb [4]int64) place {
 	p := place{typ: typ}
 	for d := range 4 {
 		p.ne[d], p.nb[d] = int(ne[d]), int(nb[d])
@@ -533,27 +535,27 @@ func needsCont(l *launch, s int) bool {
 }
 
 // resultType is the type ggml's constructor gives the kernel's result.
-func resultType(l *launch) runtime.DType {
+func resultType(l *launch) tensor.DType {
 	switch l.k {
 	case kMulMat:
-		return runtime.F32
+		return tensor.F32
 	case kGetRows:
-		if l.src[0].typ == runtime.I32 {
-			return runtime.I32
+		if l.src[0].typ == tensor.I32 {
+			return tensor.I32
 		}
-		return runtime.F32
+		return tensor.F32
 	}
 	return l.src[0].typ
 }
 
 func contiguous(p *place) bool {
-	t := runtime.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}
+	t := tensor.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}
 	return t.Contiguous()
 }
 
-// tensorAt returns a ggml tensor at place p: the node that wrote exactly
-// there, or a new tensor placed there.
-func (b *Backend) tensorAt(ctx context, known map[place]tensor, p *place) (tensor, error) {
+// tensorAt returns a ggml gtensor at place p: the node that wrote exactly
+// there, or a new gtensor placed there.
+func (b *Backend) tensorAt(ctx context, known map[place]gtensor, p *place) (gtensor, error) {
 	if t, ok := known[*p]; ok {
 		return t, nil
 	}
@@ -564,7 +566,7 @@ func (b *Backend) tensorAt(ctx context, known map[place]tensor, p *place) (tenso
 	}
 	al := b.mem.At(p.alloc)
 	if st := a.tensorAlloc(al.buf, base, al.base+p.off); st != 0 {
-		return 0, fmt.Errorf("placing a %s%v tensor: ggml status %d", p.typ, p.ne, st)
+		return 0, fmt.Errorf("placing a %s%v gtensor: ggml status %d", p.typ, p.ne, st)
 	}
 	for _, v := range views {
 		if st := a.viewInit(v); st != 0 {
@@ -575,13 +577,13 @@ func (b *Backend) tensorAt(ctx context, known map[place]tensor, p *place) (tenso
 	return t, nil
 }
 
-// layout makes a ggml tensor t with p's type and layout, not yet placed:
-// base is the tensor to place at p's offset (t itself when contiguous) and
+// layout makes a ggml gtensor t with p's type and layout, not yet placed:
+// base is the gtensor to place at p's offset (t itself when contiguous) and
 // views the views over it, base first, to initialize once it is placed. A
 // strided layout is a view of a byte span, permuted when its innermost
 // stride is not dimension 0's. Check describes ops with it without
 // placing anything, so that what it asks the device is what build builds.
-func (a *api) layout(ctx context, p *place) (t, base tensor, views []tensor, err error) {
+func (a *api) layout(ctx context, p *place) (t, base gtensor, views []gtensor, err error) {
 	typ := int32(p.typ.GGMLType())
 	if contiguous(p) {
 		t = a.newTensor4d(ctx, typ, int64(p.ne[0]), int64(p.ne[1]), int64(p.ne[2]), int64(p.ne[3]))
@@ -607,9 +609,9 @@ func (a *api) layout(ctx context, p *place) (t, base tensor, views []tensor, err
 		q = [4]int{q[3], q[0], q[1], q[2]}
 	}
 	if p.nb[q[0]] != p.typ.Size() && p.ne[q[0]] != 1 {
-		return 0, 0, nil, fmt.Errorf("a %s%v tensor with strides %v: ggml tensors need one dimension of adjacent elements", p.typ, p.ne, p.nb)
+		return 0, 0, nil, fmt.Errorf("a %s%v gtensor with strides %v: ggml tensors need one dimension of adjacent elements", p.typ, p.ne, p.nb)
 	}
-	span := (&runtime.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}).Span()
+	span := (&tensor.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}).Span()
 	elems := int64(span / p.typ.Size() * p.typ.BlockSize())
 	base = a.newTensor1d(ctx, typ, elems)
 	t = a.view4d(ctx, base, int64(p.ne[q[0]]), int64(p.ne[q[1]]), int64(p.ne[q[2]]), int64(p.ne[q[3]]),

@@ -4,7 +4,7 @@ package ggml
 
 import (
 	"fmt"
-	goruntime "runtime"
+	"runtime"
 )
 
 // SupportedVersions names the ggml versions graphc supports.
@@ -13,7 +13,7 @@ const SupportedVersions = "none on this system"
 // Load: loading shared libraries without cgo is supported on Linux, macOS,
 // the BSDs purego supports and Windows only.
 func Load() (*Libraries, error) {
-	return nil, fmt.Errorf("loading ggml's libraries is not supported on %s", goruntime.GOOS)
+	return nil, fmt.Errorf("loading ggml's libraries is not supported on %s", runtime.GOOS)
 }
 
 func lib() (*api, error) {

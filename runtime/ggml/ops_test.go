@@ -9,10 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/runtime/ggml"
+	"github.com/graphc/graphc/tensor"
 )
 
 // HowToTest says how to get ggml's libraries and a Vulkan device on a
@@ -25,7 +27,7 @@ const howToTest = "cd /tmp && npm pack @node-llama-cpp/linux-x64-vulkan@3.22.1 &
 // to get it (fails with $GRAPHC_REQUIRE_GGML set).
 func openDevice(t *testing.T, devName string) *ggml.Backend {
 	t.Helper()
-	b, err := ggml.Open("test-"+strings.ToLower(devName), devName, runtime.BufferType{Name: devName, Alignment: 256})
+	b, err := ggml.Open("test-"+strings.ToLower(devName), devName, backend.BufferType{Name: devName, Alignment: 256})
 	if err != nil {
 		if os.Getenv("GRAPHC_REQUIRE_GGML") != "" {
 			t.Fatal(err)
@@ -36,10 +38,10 @@ func openDevice(t *testing.T, devName string) *ggml.Backend {
 	return b
 }
 
-func randomHost(r *rand.Rand, typ runtime.DType, ne [4]int) runtime.Tensor {
-	t := runtime.NewTensor(typ, ne)
-	runtime.Fill(&t, func(i int, _ [4]int) float64 {
-		if typ == runtime.I32 {
+func randomHost(r *rand.Rand, typ tensor.DType, ne [4]int) tensor.Tensor {
+	t := tensor.NewTensor(typ, ne)
+	tensor.Fill(&t, func(i int, _ [4]int) float64 {
+		if typ == tensor.I32 {
 			return float64(r.IntN(ne[0]))
 		}
 		return r.Float64()*2 - 1
@@ -47,10 +49,10 @@ func randomHost(r *rand.Rand, typ runtime.DType, ne [4]int) runtime.Tensor {
 	return t
 }
 
-// pair is one tensor on the CPU and its copy on the device; a view of
+// pair is one gtensor on the CPU and its copy on the device; a view of
 // another pair has the same strides in both memories.
 type pair struct {
-	host, dev runtime.Tensor
+	host, dev tensor.Tensor
 }
 
 // tolerance is how far a device result may be from the CPU's: |got-want|
@@ -86,56 +88,56 @@ func testOps(t *testing.T, devName string) {
 	r := rand.New(rand.NewPCG(7, 8))
 	c := cpu.New(2)
 	defer c.Close()
-	upload := func(h runtime.Tensor) *pair {
+	upload := func(h tensor.Tensor) *pair {
 		mem, err := g.Alloc(h.Span())
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := runtime.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
+		d := tensor.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
 		g.SetTensor(&d, &h)
 		return &pair{host: h, dev: d}
 	}
-	in := func(typ runtime.DType, ne ...int) *pair {
+	in := func(typ tensor.DType, ne ...int) *pair {
 		n := [4]int{1, 1, 1, 1}
 		copy(n[:], ne)
 		h := randomHost(r, typ, n)
 		if typ.Quantized() {
-			f := randomHost(r, runtime.F32, n)
-			h = runtime.NewTensor(typ, n)
-			runtime.Quantize(h.Data[:0], typ, f.F32s())
+			f := randomHost(r, tensor.F32, n)
+			h = tensor.NewTensor(typ, n)
+			tensor.Quantize(h.Data[:0], typ, f.F32s())
 		}
 		return upload(h)
 	}
 	// view is a strided view of p with shape ne and strides nb at offset
 	// off, in both memories.
 	view := func(p *pair, off int, ne, nb [4]int) *pair {
-		v := &pair{host: runtime.Tensor{Type: p.host.Type, Ne: ne, Nb: nb}, dev: runtime.Tensor{Type: p.host.Type, Ne: ne, Nb: nb}}
+		v := &pair{host: tensor.Tensor{Type: p.host.Type, Ne: ne, Nb: nb}, dev: tensor.Tensor{Type: p.host.Type, Ne: ne, Nb: nb}}
 		span := v.host.Span()
 		v.host.Data = p.host.Data[off : off+span]
 		v.dev.Data = p.dev.Data[off : off+span]
 		return v
 	}
-	a, b := in(runtime.F32, 64, 48, 2), in(runtime.F32, 64, 48, 2)
-	bias := in(runtime.F32, 64)
-	w16 := in(runtime.F16, 64, 40)
-	w8 := in(runtime.Q8_0, 64, 40)
-	w4 := in(runtime.Q4_0, 64, 40)
-	x := in(runtime.F32, 64, 9)
-	rows := in(runtime.F32, 16, 48, 2)
-	mask := in(runtime.F32, 16, 48)
-	pos := in(runtime.I32, 48)
-	idx := in(runtime.I32, 5)
-	kv := in(runtime.F16, 64, 48, 2)
+	a, b := in(tensor.F32, 64, 48, 2), in(tensor.F32, 64, 48, 2)
+	bias := in(tensor.F32, 64)
+	w16 := in(tensor.F16, 64, 40)
+	w8 := in(tensor.Q8_0, 64, 40)
+	w4 := in(tensor.Q4_0, 64, 40)
+	x := in(tensor.F32, 64, 9)
+	rows := in(tensor.F32, 16, 48, 2)
+	mask := in(tensor.F32, 16, 48)
+	pos := in(tensor.I32, 48)
+	idx := in(tensor.I32, 5)
+	kv := in(tensor.F16, 64, 48, 2)
 	// a transposed: [48, 64, 2] reading a's memory column by column.
 	aT := view(a, 0, [4]int{48, 64, 2, 1}, [4]int{256, 4, 256 * 48, 256 * 96})
 	// rows 8…23 of every slice of a: strided in dimension 1.
 	aRows := view(a, 8*256, [4]int{64, 16, 2, 1}, [4]int{4, 256, 256 * 48, 256 * 96})
-	out := func(typ runtime.DType, ne ...int) *pair { return in(typ, ne...) }
+	out := func(typ tensor.DType, ne ...int) *pair { return in(typ, ne...) }
 	// kvSlot is rows 4…12 of kv, where a cpy writes.
 	kvSlot := view(kv, 4*128, [4]int{64, 8, 2, 1}, [4]int{2, 128, 128 * 48, 128 * 96})
 
 	type step struct {
-		op      ir.Op
+		op      ops.Op
 		variant string
 		dst     *pair
 		srcs    []*pair
@@ -143,50 +145,50 @@ func testOps(t *testing.T, devName string) {
 		tol     tolerance
 	}
 	exact := tolerance{}
-	rope := runtime.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	rope := ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
 	ropeNeox := rope
-	ropeNeox.Mode = runtime.RopeNeox
+	ropeNeox.Mode = ops.RopeNeox
 	steps := []step{
-		{ir.OpMulMat, "f32", out(runtime.F32, 48, 48, 2), []*pair{a, b}, nil, tolerance{2e-2, 2e-2}},
-		{ir.OpMulMat, "f16", out(runtime.F32, 40, 9), []*pair{w16, x}, nil, tolerance{2e-2, 2e-2}},
-		{ir.OpMulMat, "q8_0", out(runtime.F32, 40, 9), []*pair{w8, x}, nil, tolerance{5e-2, 2e-2}},
-		{ir.OpMulMat, "q4_0", out(runtime.F32, 40, 9), []*pair{w4, x}, nil, tolerance{5e-2, 2e-2}},
-		{ir.OpMulMat, "transposed operand", out(runtime.F32, 64, 64, 2), []*pair{aT, aT}, nil, tolerance{2e-2, 2e-2}},
-		{ir.OpAdd, "", out(runtime.F32, 64, 48, 2), []*pair{a, b}, nil, tolerance{1e-6, 1e-6}},
-		{ir.OpAdd, "broadcast", out(runtime.F32, 64, 48, 2), []*pair{a, bias}, nil, tolerance{1e-6, 1e-6}},
-		{ir.OpSub, "", out(runtime.F32, 64, 48, 2), []*pair{a, b}, nil, tolerance{1e-6, 1e-6}},
-		{ir.OpMul, "strided", out(runtime.F32, 64, 16, 2), []*pair{aRows, aRows}, nil, tolerance{1e-6, 1e-6}},
-		{ir.OpDiv, "", out(runtime.F32, 64, 48, 2), []*pair{a, b}, nil, tolerance{1e-5, 1e-5}},
-		{ir.OpScale, "", out(runtime.F32, 64, 48, 2), []*pair{a}, []any{float32(0.3)}, tolerance{1e-6, 1e-6}},
-		{ir.OpRelu, "", out(runtime.F32, 64, 48, 2), []*pair{a}, nil, exact},
-		{ir.OpGelu, "", out(runtime.F32, 64, 48, 2), []*pair{a}, nil, tolerance{2e-3, 2e-3}},
-		{ir.OpSilu, "", out(runtime.F32, 64, 48, 2), []*pair{a}, nil, tolerance{1e-5, 1e-5}},
-		{ir.OpRMSNorm, "", out(runtime.F32, 64, 48, 2), []*pair{a}, []any{float32(1e-5)}, tolerance{1e-5, 1e-5}},
-		{ir.OpNorm, "", out(runtime.F32, 64, 48, 2), []*pair{a}, []any{float32(1e-5)}, tolerance{1e-5, 1e-5}},
-		{ir.OpSoftMax, "", out(runtime.F32, 16, 48, 2), []*pair{rows, mask}, []any{float32(0.25), float32(0)}, tolerance{1e-5, 1e-4}},
-		{ir.OpSoftMax, "no mask", out(runtime.F32, 16, 48, 2), []*pair{rows, nil}, []any{float32(0.25), float32(0)}, tolerance{1e-5, 1e-4}},
-		{ir.OpRope, "normal", out(runtime.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos}, []any{rope}, tolerance{1e-4, 1e-4}},
-		{ir.OpRope, "neox", out(runtime.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos}, []any{ropeNeox}, tolerance{1e-4, 1e-4}},
-		{ir.OpGetRows, "f32", out(runtime.F32, 64, 5), []*pair{x, idx}, nil, exact},
-		{ir.OpGetRows, "f16", out(runtime.F32, 64, 5), []*pair{w16, idx}, nil, exact},
-		{ir.OpGetRows, "q8_0", out(runtime.F32, 64, 5), []*pair{w8, idx}, nil, tolerance{1e-6, 1e-6}},
-		{ir.OpCpy, "f32 to f16", out(runtime.F16, 64, 48, 2), []*pair{a}, nil, exact},
-		{ir.OpCpy, "into a strided view", kvSlot, []*pair{view(a, 0, [4]int{64, 8, 2, 1}, [4]int{4, 256, 256 * 48, 256 * 96})}, nil, exact},
-		{ir.OpCont, "transposed", out(runtime.F32, 48, 64, 2), []*pair{aT}, nil, exact},
+		{ops.MulMat, "f32", out(tensor.F32, 48, 48, 2), []*pair{a, b}, nil, tolerance{2e-2, 2e-2}},
+		{ops.MulMat, "f16", out(tensor.F32, 40, 9), []*pair{w16, x}, nil, tolerance{2e-2, 2e-2}},
+		{ops.MulMat, "q8_0", out(tensor.F32, 40, 9), []*pair{w8, x}, nil, tolerance{5e-2, 2e-2}},
+		{ops.MulMat, "q4_0", out(tensor.F32, 40, 9), []*pair{w4, x}, nil, tolerance{5e-2, 2e-2}},
+		{ops.MulMat, "transposed operand", out(tensor.F32, 64, 64, 2), []*pair{aT, aT}, nil, tolerance{2e-2, 2e-2}},
+		{ops.Add, "", out(tensor.F32, 64, 48, 2), []*pair{a, b}, nil, tolerance{1e-6, 1e-6}},
+		{ops.Add, "broadcast", out(tensor.F32, 64, 48, 2), []*pair{a, bias}, nil, tolerance{1e-6, 1e-6}},
+		{ops.Sub, "", out(tensor.F32, 64, 48, 2), []*pair{a, b}, nil, tolerance{1e-6, 1e-6}},
+		{ops.Mul, "strided", out(tensor.F32, 64, 16, 2), []*pair{aRows, aRows}, nil, tolerance{1e-6, 1e-6}},
+		{ops.Div, "", out(tensor.F32, 64, 48, 2), []*pair{a, b}, nil, tolerance{1e-5, 1e-5}},
+		{ops.Scale, "", out(tensor.F32, 64, 48, 2), []*pair{a}, []any{float32(0.3)}, tolerance{1e-6, 1e-6}},
+		{ops.Relu, "", out(tensor.F32, 64, 48, 2), []*pair{a}, nil, exact},
+		{ops.Gelu, "", out(tensor.F32, 64, 48, 2), []*pair{a}, nil, tolerance{2e-3, 2e-3}},
+		{ops.Silu, "", out(tensor.F32, 64, 48, 2), []*pair{a}, nil, tolerance{1e-5, 1e-5}},
+		{ops.RMSNorm, "", out(tensor.F32, 64, 48, 2), []*pair{a}, []any{float32(1e-5)}, tolerance{1e-5, 1e-5}},
+		{ops.Norm, "", out(tensor.F32, 64, 48, 2), []*pair{a}, []any{float32(1e-5)}, tolerance{1e-5, 1e-5}},
+		{ops.SoftMax, "", out(tensor.F32, 16, 48, 2), []*pair{rows, mask}, []any{float32(0.25), float32(0)}, tolerance{1e-5, 1e-4}},
+		{ops.SoftMax, "no mask", out(tensor.F32, 16, 48, 2), []*pair{rows, nil}, []any{float32(0.25), float32(0)}, tolerance{1e-5, 1e-4}},
+		{ops.Rope, "normal", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos}, []any{rope}, tolerance{1e-4, 1e-4}},
+		{ops.Rope, "neox", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos}, []any{ropeNeox}, tolerance{1e-4, 1e-4}},
+		{ops.GetRows, "f32", out(tensor.F32, 64, 5), []*pair{x, idx}, nil, exact},
+		{ops.GetRows, "f16", out(tensor.F32, 64, 5), []*pair{w16, idx}, nil, exact},
+		{ops.GetRows, "q8_0", out(tensor.F32, 64, 5), []*pair{w8, idx}, nil, tolerance{1e-6, 1e-6}},
+		{ops.Cpy, "f32 to f16", out(tensor.F16, 64, 48, 2), []*pair{a}, nil, exact},
+		{ops.Cpy, "into a strided view", kvSlot, []*pair{view(a, 0, [4]int{64, 8, 2, 1}, [4]int{4, 256, 256 * 48, 256 * 96})}, nil, exact},
+		{ops.Cont, "transposed", out(tensor.F32, 48, 64, 2), []*pair{aT}, nil, exact},
 	}
-	stepped := map[ir.Op]bool{}
+	stepped := map[ops.Op]bool{}
 	for _, st := range steps {
 		stepped[st.op] = true
 	}
-	for _, op := range ir.Ops() {
+	for _, op := range ops.All() {
 		if op.Info().Kernel != "" && !stepped[op] {
 			t.Errorf("op %s (kernel %s) has no step in TestOpsMatchCPU", op, op.Info().Kernel)
 		}
 	}
-	call := func(k runtime.Kernels, st step, pick func(*pair) *runtime.Tensor) {
+	call := func(k engine.Kernels, st step, pick func(*pair) *tensor.Tensor) {
 		args := []reflect.Value{reflect.ValueOf(pick(st.dst))}
 		for _, p := range st.srcs {
-			var t *runtime.Tensor
+			var t *tensor.Tensor
 			if p != nil {
 				t = pick(p)
 			}
@@ -198,22 +200,22 @@ func testOps(t *testing.T, devName string) {
 		reflect.ValueOf(k).MethodByName(st.op.Info().Kernel).Call(args)
 	}
 	for _, st := range steps {
-		call(c, st, func(p *pair) *runtime.Tensor { return &p.host })
+		call(c, st, func(p *pair) *tensor.Tensor { return &p.host })
 	}
 	for eval := range 2 {
 		for _, st := range steps {
-			call(g, st, func(p *pair) *runtime.Tensor { return &p.dev })
+			call(g, st, func(p *pair) *tensor.Tensor { return &p.dev })
 		}
 		g.Synchronize()
 		if err := g.Err(); err != nil {
 			t.Fatal(err)
 		}
 		for _, st := range steps {
-			raw := runtime.NewTensor(st.dst.host.Type, st.dst.host.Ne)
+			raw := tensor.NewTensor(st.dst.host.Type, st.dst.host.Ne)
 			g.GetTensor(&raw, &st.dst.dev)
-			got := runtime.NewTensor(runtime.F32, st.dst.host.Ne)
+			got := tensor.NewTensor(tensor.F32, st.dst.host.Ne)
 			c.Cpy(&got, &raw)
-			want := runtime.NewTensor(runtime.F32, st.dst.host.Ne)
+			want := tensor.NewTensor(tensor.F32, st.dst.host.Ne)
 			c.Cpy(&want, &st.dst.host)
 			worst, at := 0.0, -1
 			for i, w := range want.F32s() {
@@ -249,21 +251,21 @@ func maxDiff(a, b []float32) float64 {
 func TestCheckRefuses(t *testing.T) {
 	for _, c := range []struct {
 		device string
-		op     runtime.OpQuery
+		op     backend.OpQuery
 		want   string
 	}{
-		{"Vulkan0", runtime.OpQuery{Op: "cpy", Type: runtime.Q8_0, Ne: [4]int64{64, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F16, Ne: [4]int64{64, 8, 1, 1}}, {Type: runtime.Q8_0, Ne: [4]int64{64, 8, 1, 1}}}},
+		{"Vulkan0", backend.OpQuery{Op: ops.Cpy, Type: tensor.Q8_0, Ne: [4]int64{64, 8, 1, 1}, Src: []backend.OpSrc{{Type: tensor.F16, Ne: [4]int64{64, 8, 1, 1}}, {Type: tensor.Q8_0, Ne: [4]int64{64, 8, 1, 1}}}},
 			"test-vulkan0: ggml device Vulkan0 (%s) does not support cpy → q8_0[64 8 1 1] from f16[64 8 1 1] (ggml op CPY), which the plan puts on it; place it on another backend (-ot, or a target without test-vulkan0)"},
-		{"CPU", runtime.OpQuery{Op: "mul_mat", Type: runtime.F32, Ne: [4]int64{8, 4, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}}, {Type: runtime.F16, Ne: [4]int64{64, 4, 1, 1}}}},
+		{"CPU", backend.OpQuery{Op: ops.MulMat, Type: tensor.F32, Ne: [4]int64{8, 4, 1, 1}, Src: []backend.OpSrc{{Type: tensor.F32, Ne: [4]int64{64, 8, 1, 1}}, {Type: tensor.F16, Ne: [4]int64{64, 4, 1, 1}}}},
 			"test-cpu: ggml device CPU (%s) does not support mul_mat → f32[8 4 1 1] from f32[64 8 1 1], f16[64 4 1 1] (ggml op MUL_MAT)"},
 	} {
 		t.Run(c.device, func(t *testing.T) {
 			g := openDevice(t, c.device)
-			ok := runtime.OpQuery{Op: "add", Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}, Src: []runtime.OpSrc{{Type: runtime.F32, Ne: [4]int64{64, 8, 1, 1}}, {Type: runtime.F32, Ne: [4]int64{64, 1, 1, 1}}}}
-			if err := g.Check([]runtime.OpQuery{ok}); err != nil {
+			ok := backend.OpQuery{Op: ops.Add, Type: tensor.F32, Ne: [4]int64{64, 8, 1, 1}, Src: []backend.OpSrc{{Type: tensor.F32, Ne: [4]int64{64, 8, 1, 1}}, {Type: tensor.F32, Ne: [4]int64{64, 1, 1, 1}}}}
+			if err := g.Check([]backend.OpQuery{ok}); err != nil {
 				t.Fatal(err)
 			}
-			err := g.Check([]runtime.OpQuery{ok, c.op})
+			err := g.Check([]backend.OpQuery{ok, c.op})
 			want := fmt.Sprintf(c.want, g.Device().Description)
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("Check = %v\nwant %s…", err, want)
@@ -274,18 +276,18 @@ func TestCheckRefuses(t *testing.T) {
 
 // TestCopyBetweenDevices: CopyTensorAsync copies between two ggml
 // backends (Vulkan0 and ggml's CPU) both ways, and refuses a strided
-// tensor; SetTensor's staging lets the caller reuse its source at once.
+// gtensor; SetTensor's staging lets the caller reuse its source at once.
 func TestCopyBetweenDevices(t *testing.T) {
 	v, c := openDevice(t, "Vulkan0"), openDevice(t, "CPU")
 	r := rand.New(rand.NewPCG(1, 2))
-	host := randomHost(r, runtime.F32, [4]int{64, 8, 1, 1})
+	host := randomHost(r, tensor.F32, [4]int{64, 8, 1, 1})
 	want := append([]byte(nil), host.Data...)
-	alloc := func(b *ggml.Backend) runtime.Tensor {
+	alloc := func(b *ggml.Backend) tensor.Tensor {
 		mem, err := b.Alloc(host.Span())
 		if err != nil {
 			t.Fatal(err)
 		}
-		return runtime.Tensor{Type: host.Type, Ne: host.Ne, Nb: host.Nb, Data: mem}
+		return tensor.Tensor{Type: host.Type, Ne: host.Ne, Nb: host.Nb, Data: mem}
 	}
 	onV, onC, back := alloc(v), alloc(c), alloc(v)
 	v.SetTensor(&onV, &host)
@@ -295,16 +297,16 @@ func TestCopyBetweenDevices(t *testing.T) {
 	}
 	v.Synchronize()
 	c.Synchronize()
-	got := runtime.NewTensor(host.Type, host.Ne)
+	got := tensor.NewTensor(host.Type, host.Ne)
 	v.GetTensor(&got, &back)
 	if !reflect.DeepEqual(got.Data, want) {
-		t.Error("the tensor copied to the CPU device and back differs")
+		t.Error("the gtensor copied to the CPU device and back differs")
 	}
 	strided := onV
 	strided.Ne[0], strided.Nb[1] = 32, onV.Nb[1]
 	strided.Data = onV.Data[:strided.Span()]
 	if v.CopyTensorAsync(c, &strided, &strided) {
-		t.Error("CopyTensorAsync of a strided tensor reported true")
+		t.Error("CopyTensorAsync of a strided gtensor reported true")
 	}
 	if err := v.Err(); err != nil {
 		t.Fatal(err)

@@ -8,22 +8,22 @@
 package metal
 
 import (
-	goruntime "runtime"
+	"runtime"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/runtime/ggml"
 )
 
 // BufferType is Metal's memory as ggml's Metal buffers offer it: not host
 // memory to graphc (see the package comment).
-var BufferType = runtime.BufferType{Name: "Metal", Alignment: 32}
+var BufferType = backend.BufferType{Name: "Metal", Alignment: 32}
 
 // Description is what the compiler plans against for "metal".
-var Description = runtime.Description{
+var Description = backend.Description{
 	Name:               "metal",
 	Device:             "GPU",
 	BufferType:         BufferType,
-	SupportsOp:         func(q *runtime.OpQuery) bool { return true },
+	SupportsOp:         func(q *backend.OpQuery) bool { return true },
 	SupportsBufferType: BufferType.Only,
 	Async:              true,
 }
@@ -32,8 +32,8 @@ var Description = runtime.Description{
 // with ggml's libraries and its Metal backend library — without loading
 // them; whether it does only New can tell.
 func Available() (bool, string) {
-	if goruntime.GOOS != "darwin" {
-		return false, "Metal exists only on macOS (Apple GPUs); this is " + goruntime.GOOS
+	if runtime.GOOS != "darwin" {
+		return false, "Metal exists only on macOS (Apple GPUs); this is " + runtime.GOOS
 	}
 	if _, err := ggml.BackendLibrary("metal"); err != nil {
 		return false, err.Error()

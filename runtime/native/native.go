@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strings"
 )
 
@@ -53,7 +53,7 @@ func (d Dirs) String() string {
 // usual prefixes on macOS; $PATH on Windows.
 func SystemDirs() Dirs {
 	var d Dirs
-	switch goruntime.GOOS {
+	switch runtime.GOOS {
 	case "darwin":
 		d.Add(filepath.SplitList(os.Getenv("DYLD_LIBRARY_PATH"))...)
 		d.Add("/opt/homebrew/lib", "/usr/local/lib", "/opt/local/lib")
@@ -63,7 +63,7 @@ func SystemDirs() Dirs {
 		d.Add(filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))...)
 		d.Add(ldSoConf("/etc/ld.so.conf", 0)...)
 		triplet := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu", "386": "i386-linux-gnu",
-			"arm": "arm-linux-gnueabihf", "ppc64le": "powerpc64le-linux-gnu", "s390x": "s390x-linux-gnu", "riscv64": "riscv64-linux-gnu"}[goruntime.GOARCH]
+			"arm": "arm-linux-gnueabihf", "ppc64le": "powerpc64le-linux-gnu", "s390x": "s390x-linux-gnu", "riscv64": "riscv64-linux-gnu"}[runtime.GOARCH]
 		if triplet != "" {
 			d.Add("/lib/"+triplet, "/usr/lib/"+triplet)
 		}

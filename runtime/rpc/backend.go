@@ -7,17 +7,20 @@ import (
 	"sync"
 	"time"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 var (
-	_ runtime.Kernels = (*Backend)(nil)
-	_ runtime.Backend = (*Backend)(nil)
+	_ engine.Kernels = (*Backend)(nil)
+	_ engine.Backend = (*Backend)(nil)
 )
 
 // Alignment is the alignment plans for rpc devices assume: ggml-cpu's
 // buffers', which the traces' RPC devices report. A server whose device
-// needs more is refused when the model starts (runtime.NewSched).
+// needs more is refused when the model starts (engine.NewSched).
 const Alignment = 32
 
 // EnvEndpoints names the environment variable listing the endpoints when
@@ -76,13 +79,13 @@ func Endpoints() []string {
 // every op (ggml asks the server nothing) and offloads none. ggml names the
 // buffer type RPC<n>[endpoint]; the endpoint is bound at run time, so the
 // plan's name leaves it out and Backend.Describe adds it.
-func Description(n int) *runtime.Description {
-	bt := runtime.BufferType{Name: fmt.Sprintf("RPC%d", n), Alignment: Alignment}
-	return &runtime.Description{
+func Description(n int) *backend.Description {
+	bt := backend.BufferType{Name: fmt.Sprintf("RPC%d", n), Alignment: Alignment}
+	return &backend.Description{
 		Name:               fmt.Sprintf("rpc%d", n),
 		Device:             "GPU",
 		BufferType:         bt,
-		SupportsOp:         func(*runtime.OpQuery) bool { return true },
+		SupportsOp:         func(*backend.OpQuery) bool { return true },
 		SupportsBufferType: bt.Only,
 		Async:              true,
 	}
@@ -105,7 +108,7 @@ type Backend struct {
 	name     string
 	dev      uint32
 	endpoint string
-	bt       runtime.BufferType
+	bt       backend.BufferType
 	c        *Client
 
 	mu       sync.Mutex // err, sent, acked, waiting, traffic: Event.Synchronize may come from any goroutine
@@ -115,7 +118,7 @@ type Backend struct {
 	waiting  []*event // recorded, not yet known complete
 	traffic  Traffic
 	g        graph
-	mem      runtime.DeviceMemory[allocation]
+	mem      engine.DeviceMemory[allocation]
 	maxAlloc uint64
 }
 
@@ -170,7 +173,7 @@ func timeout() time.Duration {
 }
 
 func (b *Backend) Name() string                   { return b.name }
-func (b *Backend) BufferType() runtime.BufferType { return b.bt }
+func (b *Backend) BufferType() backend.BufferType { return b.bt }
 func (b *Backend) Async() bool                    { return true }
 
 // Describe names the device as ggml does, RPC<dev>[endpoint].
@@ -249,7 +252,7 @@ func (b *Backend) Alloc(size int) ([]byte, error) {
 // handles, as the server knows it. A tensor outside the backend's memory
 // is a bug in the caller (a missing copy); one too large for the
 // protocol's 32-bit shapes and strides is an error.
-func (b *Backend) wire(t *runtime.Tensor) (wireTensor, error) {
+func (b *Backend) wire(t *tensor.Tensor) (wireTensor, error) {
 	w := wireTensor{Type: t.Type.GGMLType()}
 	for i := range 4 {
 		if t.Ne[i] < 0 || t.Ne[i] > math32 || t.Nb[i] < 0 || t.Nb[i] > math32 {
@@ -275,7 +278,7 @@ func (b *Backend) fail(err error) {
 
 // launch records one kernel as a node computing dst from srcs (nil: an
 // optional source left out).
-func (b *Backend) launch(kernel string, params opParams, dst *runtime.Tensor, srcs ...*runtime.Tensor) {
+func (b *Backend) launch(kernel string, params opParams, dst *tensor.Tensor, srcs ...*tensor.Tensor) {
 	if b.Err() != nil {
 		return
 	}
@@ -354,54 +357,54 @@ func (b *Backend) completeWaiting(now time.Time) {
 
 // Kernels: recorded.
 
-func (b *Backend) MulMat(dst, a, x *runtime.Tensor) { b.launch("MulMat", opParams{}, dst, a, x) }
-func (b *Backend) Add(dst, a, x *runtime.Tensor)    { b.launch("Add", opParams{}, dst, a, x) }
-func (b *Backend) Sub(dst, a, x *runtime.Tensor)    { b.launch("Sub", opParams{}, dst, a, x) }
-func (b *Backend) Mul(dst, a, x *runtime.Tensor)    { b.launch("Mul", opParams{}, dst, a, x) }
-func (b *Backend) Div(dst, a, x *runtime.Tensor)    { b.launch("Div", opParams{}, dst, a, x) }
-func (b *Backend) Scale(dst, a *runtime.Tensor, s float32) {
+func (b *Backend) MulMat(dst, a, x *tensor.Tensor) { b.launch("MulMat", opParams{}, dst, a, x) }
+func (b *Backend) Add(dst, a, x *tensor.Tensor)    { b.launch("Add", opParams{}, dst, a, x) }
+func (b *Backend) Sub(dst, a, x *tensor.Tensor)    { b.launch("Sub", opParams{}, dst, a, x) }
+func (b *Backend) Mul(dst, a, x *tensor.Tensor)    { b.launch("Mul", opParams{}, dst, a, x) }
+func (b *Backend) Div(dst, a, x *tensor.Tensor)    { b.launch("Div", opParams{}, dst, a, x) }
+func (b *Backend) Scale(dst, a *tensor.Tensor, s float32) {
 	b.launch("Scale", scaleParams(s), dst, a)
 }
-func (b *Backend) Relu(dst, a *runtime.Tensor) {
+func (b *Backend) Relu(dst, a *tensor.Tensor) {
 	b.launch("Relu", unaryParams(kernelOps["Relu"]), dst, a)
 }
-func (b *Backend) Gelu(dst, a *runtime.Tensor) {
+func (b *Backend) Gelu(dst, a *tensor.Tensor) {
 	b.launch("Gelu", unaryParams(kernelOps["Gelu"]), dst, a)
 }
-func (b *Backend) Silu(dst, a *runtime.Tensor) {
+func (b *Backend) Silu(dst, a *tensor.Tensor) {
 	b.launch("Silu", unaryParams(kernelOps["Silu"]), dst, a)
 }
-func (b *Backend) RMSNorm(dst, a *runtime.Tensor, eps float32) {
+func (b *Backend) RMSNorm(dst, a *tensor.Tensor, eps float32) {
 	b.launch("RMSNorm", epsParams(eps), dst, a)
 }
-func (b *Backend) Norm(dst, a *runtime.Tensor, eps float32) { b.launch("Norm", epsParams(eps), dst, a) }
-func (b *Backend) SoftMax(dst, a, mask *runtime.Tensor, scale, maxBias float32) {
+func (b *Backend) Norm(dst, a *tensor.Tensor, eps float32) { b.launch("Norm", epsParams(eps), dst, a) }
+func (b *Backend) SoftMax(dst, a, mask *tensor.Tensor, scale, maxBias float32) {
 	b.launch("SoftMax", softMaxParams(scale, maxBias), dst, a, mask)
 }
-func (b *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
+func (b *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
 	b.launch("Rope", ropeParams(p), dst, a, pos)
 }
-func (b *Backend) GetRows(dst, table, idx *runtime.Tensor) {
+func (b *Backend) GetRows(dst, table, idx *tensor.Tensor) {
 	b.launch("GetRows", opParams{}, dst, table, idx)
 }
 
 // Cpy is ggml_cpy: the node is a view of dst whose sources are src and
 // dst.
-func (b *Backend) Cpy(dst, src *runtime.Tensor) { b.launch("Cpy", opParams{}, dst, src, dst) }
+func (b *Backend) Cpy(dst, src *tensor.Tensor) { b.launch("Cpy", opParams{}, dst, src, dst) }
 
 // Copies.
 
 // SetTensor writes host tensor src into dst, in remote memory, now. A dst
 // with gaps between its elements is read first so that the gaps keep
 // their bytes.
-func (b *Backend) SetTensor(dst, src *runtime.Tensor) {
+func (b *Backend) SetTensor(dst, src *tensor.Tensor) {
 	w, err := b.wire(dst)
 	if err != nil {
 		b.fail(err)
 		return
 	}
 	span := dst.Span()
-	tmp := runtime.Tensor{Type: dst.Type, Ne: dst.Ne, Nb: dst.Nb, Data: runtime.NewBuffer(span)}
+	tmp := tensor.Tensor{Type: dst.Type, Ne: dst.Ne, Nb: dst.Nb, Data: tensor.NewBuffer(span)}
 	b.do(func(c *Client) error {
 		if !dst.Contiguous() {
 			old, err := c.GetTensor(&w, 0, uint64(span))
@@ -410,7 +413,7 @@ func (b *Backend) SetTensor(dst, src *runtime.Tensor) {
 			}
 			copy(tmp.Data, old)
 		}
-		runtime.Copy(&tmp, src)
+		tensor.Copy(&tmp, src)
 		_, err := c.SetTensor(&w, 0, tmp.Data)
 		return err
 	})
@@ -418,7 +421,7 @@ func (b *Backend) SetTensor(dst, src *runtime.Tensor) {
 
 // GetTensor sends the recorded kernels, then reads src, in remote memory,
 // into host tensor dst. After a failure dst is left as it was.
-func (b *Backend) GetTensor(dst, src *runtime.Tensor) {
+func (b *Backend) GetTensor(dst, src *tensor.Tensor) {
 	b.flush()
 	w, err := b.wire(src)
 	if err != nil {
@@ -429,17 +432,17 @@ func (b *Backend) GetTensor(dst, src *runtime.Tensor) {
 	if b.do(func(c *Client) error { data, err = c.GetTensor(&w, 0, uint64(src.Span())); return err }) != nil {
 		return
 	}
-	runtime.Copy(dst, &runtime.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb, Data: data})
+	tensor.Copy(dst, &tensor.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb, Data: data})
 }
 
 // GetTensorAsync is GetTensor: the server answers after the work sent
 // before, so the copy is complete when it returns.
-func (b *Backend) GetTensorAsync(dst, src *runtime.Tensor) { b.GetTensor(dst, src) }
+func (b *Backend) GetTensorAsync(dst, src *tensor.Tensor) { b.GetTensor(dst, src) }
 
 // CopyTensorAsync copies src into dst, on another rpc backend of the same
 // server, with COPY_TENSOR; between servers (or to other kinds) it reports
 // false and the caller copies through the host.
-func (b *Backend) CopyTensorAsync(to runtime.Backend, dst, src *runtime.Tensor) bool {
+func (b *Backend) CopyTensorAsync(to engine.Backend, dst, src *tensor.Tensor) bool {
 	t, ok := to.(*Backend)
 	if !ok || t.c != b.c {
 		return false
@@ -474,12 +477,12 @@ func (b *Backend) Synchronize() {
 }
 
 // NewEvent returns an event of this backend.
-func (b *Backend) NewEvent() runtime.Event { return &event{b: b} }
+func (b *Backend) NewEvent() engine.Event { return &event{b: b} }
 
 // WaitEvent: an event of this backend orders nothing (one stream); one of
 // another backend is waited for here, on the host, since everything this
 // backend does later is issued from the host after this call.
-func (b *Backend) WaitEvent(e runtime.Event) {
+func (b *Backend) WaitEvent(e engine.Event) {
 	if be, ok := e.(*event); ok && be.b == b {
 		return
 	}

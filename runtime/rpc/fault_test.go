@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/rpc/rpctest"
+	"github.com/graphc/graphc/tensor"
 )
 
 func TestNewServerAbsent(t *testing.T) {
@@ -22,23 +22,23 @@ func TestNewServerAbsent(t *testing.T) {
 }
 
 // upload puts host tensor h in b's memory.
-func upload(t *testing.T, b *Backend, h *runtime.Tensor) *runtime.Tensor {
+func upload(t *testing.T, b *Backend, h *tensor.Tensor) *tensor.Tensor {
 	mem, err := b.Alloc(h.Span())
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &runtime.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
+	d := &tensor.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
 	b.SetTensor(d, h)
 	return d
 }
 
 // addOnce computes a + a into dst on b and returns the host result.
-func addOnce(b *Backend, dst, a *runtime.Tensor) runtime.Tensor {
+func addOnce(b *Backend, dst, a *tensor.Tensor) tensor.Tensor {
 	b.Add(dst, a, a)
 	e := b.NewEvent()
 	e.Record()
 	e.Synchronize()
-	out := runtime.NewTensor(a.Type, a.Ne)
+	out := tensor.NewTensor(a.Type, a.Ne)
 	b.GetTensor(&out, dst)
 	return out
 }
@@ -49,7 +49,7 @@ func addOnce(b *Backend, dst, a *runtime.Tensor) runtime.Tensor {
 func TestServerKilledBetween(t *testing.T) {
 	s := rpctest.Start(t)
 	b := newTestBackend(t, s.Endpoint)
-	h := filled(runtime.F32, ne(64, 4), 1)
+	h := filled(tensor.F32, ne(64, 4), 1)
 	a, dst := upload(t, b, &h), upload(t, b, &h)
 	if out := addOnce(b, dst, a); out.F32s()[1] != 2*h.F32s()[1] || b.Err() != nil {
 		t.Fatalf("before the kill: %v, %v", out.F32s()[1], b.Err())
@@ -83,10 +83,10 @@ func TestServerKilledDuring(t *testing.T) {
 	}
 	s := rpctest.Start(t)
 	b := newTestBackend(t, s.Endpoint)
-	w := filled(runtime.F32, ne(1024, 1024), 1)
-	x := filled(runtime.F32, ne(1024, 64), 2)
+	w := filled(tensor.F32, ne(1024, 1024), 1)
+	x := filled(tensor.F32, ne(1024, 64), 2)
 	wd, xd := upload(t, b, &w), upload(t, b, &x)
-	out := upload(t, b, &runtime.Tensor{Type: runtime.F32, Ne: ne(1024, 64), Nb: runtime.ContiguousStrides(runtime.F32, ne(1024, 64)), Data: make([]byte, 1024*64*4)})
+	out := upload(t, b, &tensor.Tensor{Type: tensor.F32, Ne: ne(1024, 64), Nb: tensor.ContiguousStrides(tensor.F32, ne(1024, 64)), Data: make([]byte, 1024*64*4)})
 	for range 200 { // about 13 G multiply-adds: seconds on one thread
 		b.MulMat(out, wd, xd)
 	}
@@ -143,7 +143,7 @@ func TestBusyServer(t *testing.T) {
 func TestGraphReplayed(t *testing.T) {
 	s := rpctest.Start(t)
 	b := newTestBackend(t, s.Endpoint)
-	h := filled(runtime.F32, ne(256, 16), 1)
+	h := filled(tensor.F32, ne(256, 16), 1)
 	a, dst := upload(t, b, &h), upload(t, b, &h)
 	sent := func(f func()) int64 {
 		before, _ := b.Traffic()
@@ -151,7 +151,7 @@ func TestGraphReplayed(t *testing.T) {
 		after, _ := b.Traffic()
 		return after - before
 	}
-	var first, again runtime.Tensor
+	var first, again tensor.Tensor
 	full := sent(func() { first = addOnce(b, dst, a) })
 	replay := sent(func() { again = addOnce(b, dst, a) })
 	if b.Err() != nil || string(first.Data) != string(again.Data) {

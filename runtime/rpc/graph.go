@@ -3,7 +3,7 @@ package rpc
 import (
 	"math"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
 )
 
 // opEncoding is how one Kernels method is written as a ggml node: the
@@ -68,7 +68,7 @@ func softMaxParams(scale, maxBias float32) opParams {
 // n_ctx_orig, then freq_base, freq_scale, ext_factor, attn_factor,
 // beta_fast, beta_slow as floats, 4 M-RoPE sections (0: not M-RoPE) and
 // n_offs (0).
-func ropeParams(r runtime.RopeParams) opParams {
+func ropeParams(r ops.RopeParams) opParams {
 	return opParams{
 		0, int32(r.NDims), int32(r.Mode), 0, int32(r.NCtxOrig),
 		f32bits(r.FreqBase), f32bits(r.FreqScale), f32bits(r.ExtFactor),

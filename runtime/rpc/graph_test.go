@@ -5,17 +5,18 @@ import (
 	"math"
 	"testing"
 
-	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/runtime/rpc/rpctest"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestEveryOpEncodes: every op the op table computes with a kernel has a
 // ggml encoding here, with the table's ggml numbers. A new op fails here,
 // by name, until kernelOps and Backend learn it.
 func TestEveryOpEncodes(t *testing.T) {
-	for _, op := range ir.Ops() {
+	for _, op := range ops.All() {
 		info := op.Info()
 		if info.Kernel == "" {
 			continue // a view: nothing to compute, no node
@@ -44,36 +45,36 @@ func TestWireTensorSize(t *testing.T) {
 // opCase is one kernel call computed by the server and by runtime/cpu.
 type opCase struct {
 	name string
-	srcs []runtime.Tensor // host tensors
-	dst  runtime.Tensor   // shape and type of the result (Data ignored)
-	run  func(k runtime.Kernels, dst *runtime.Tensor, srcs []*runtime.Tensor)
+	srcs []tensor.Tensor // host tensors
+	dst  tensor.Tensor   // shape and type of the result (Data ignored)
+	run  func(k engine.Kernels, dst *tensor.Tensor, srcs []*tensor.Tensor)
 	// tol bounds |rpc - cpu| / max(1, |cpu|): where ggml-cpu's SIMD loops
 	// sum in another order than graphc's the last bits differ; elsewhere
 	// the results are the same.
 	tol float64
 }
 
-func filled(typ runtime.DType, ne [4]int, k int) runtime.Tensor {
-	f := runtime.NewTensor(runtime.F32, ne)
-	runtime.Fill(&f, func(i int, _ [4]int) float64 { return math.Sin(float64(i)*0.37+float64(k)) * 1.5 })
-	if typ == runtime.F32 {
+func filled(typ tensor.DType, ne [4]int, k int) tensor.Tensor {
+	f := tensor.NewTensor(tensor.F32, ne)
+	tensor.Fill(&f, func(i int, _ [4]int) float64 { return math.Sin(float64(i)*0.37+float64(k)) * 1.5 })
+	if typ == tensor.F32 {
 		return f
 	}
-	t := runtime.NewTensor(typ, ne)
-	copy(t.Data, runtime.Quantize(nil, typ, f.F32s()))
+	t := tensor.NewTensor(typ, ne)
+	copy(t.Data, tensor.Quantize(nil, typ, f.F32s()))
 	return t
 }
 
-func ints(vals ...int32) runtime.Tensor {
-	t := runtime.NewTensor(runtime.I32, [4]int{len(vals), 1, 1, 1})
+func ints(vals ...int32) tensor.Tensor {
+	t := tensor.NewTensor(tensor.I32, [4]int{len(vals), 1, 1, 1})
 	copy(t.I32s(), vals)
 	return t
 }
 
-func shape(typ runtime.DType, ne ...int) runtime.Tensor {
+func shape(typ tensor.DType, ne ...int) tensor.Tensor {
 	s := [4]int{1, 1, 1, 1}
 	copy(s[:], ne)
-	return runtime.Tensor{Type: typ, Ne: s, Nb: runtime.ContiguousStrides(typ, s)}
+	return tensor.Tensor{Type: typ, Ne: s, Nb: tensor.ContiguousStrides(typ, s)}
 }
 
 func ne(v ...int) [4]int {
@@ -83,50 +84,50 @@ func ne(v ...int) [4]int {
 }
 
 func opCases() []opCase {
-	F32, F16 := runtime.F32, runtime.F16
-	bin := func(name string, f func(k runtime.Kernels, d, a, x *runtime.Tensor)) opCase {
-		return opCase{name, []runtime.Tensor{filled(F32, ne(16, 4, 2), 1), filled(F32, ne(16, 1, 2), 2)}, shape(F32, 16, 4, 2),
-			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { f(k, d, s[0], s[1]) }, 1e-6}
+	F32, F16 := tensor.F32, tensor.F16
+	bin := func(name string, f func(k engine.Kernels, d, a, x *tensor.Tensor)) opCase {
+		return opCase{name, []tensor.Tensor{filled(F32, ne(16, 4, 2), 1), filled(F32, ne(16, 1, 2), 2)}, shape(F32, 16, 4, 2),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { f(k, d, s[0], s[1]) }, 1e-6}
 	}
-	un := func(name string, tol float64, f func(k runtime.Kernels, d, a *runtime.Tensor)) opCase {
-		return opCase{name, []runtime.Tensor{filled(F32, ne(64, 3), 3)}, shape(F32, 64, 3),
-			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { f(k, d, s[0]) }, tol}
+	un := func(name string, tol float64, f func(k engine.Kernels, d, a *tensor.Tensor)) opCase {
+		return opCase{name, []tensor.Tensor{filled(F32, ne(64, 3), 3)}, shape(F32, 64, 3),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { f(k, d, s[0]) }, tol}
 	}
-	mm := func(wt runtime.DType, tol float64) opCase {
-		return opCase{"mul_mat " + wt.String(), []runtime.Tensor{filled(wt, ne(64, 8), 4), filled(F32, ne(64, 5), 5)}, shape(F32, 8, 5),
-			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.MulMat(d, s[0], s[1]) }, tol}
+	mm := func(wt tensor.DType, tol float64) opCase {
+		return opCase{"mul_mat " + wt.String(), []tensor.Tensor{filled(wt, ne(64, 8), 4), filled(F32, ne(64, 5), 5)}, shape(F32, 8, 5),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.MulMat(d, s[0], s[1]) }, tol}
 	}
 	rope := func(mode int) opCase {
-		p := runtime.RopeParams{NDims: 16, Mode: mode, NCtxOrig: 4096, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
-		return opCase{fmt.Sprintf("rope mode %d", mode), []runtime.Tensor{filled(F32, ne(16, 2, 4), 6), ints(0, 1, 5, 9)}, shape(F32, 16, 2, 4),
-			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.Rope(d, s[0], s[1], p) }, 1e-5}
+		p := ops.RopeParams{NDims: 16, Mode: mode, NCtxOrig: 4096, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+		return opCase{fmt.Sprintf("rope mode %d", mode), []tensor.Tensor{filled(F32, ne(16, 2, 4), 6), ints(0, 1, 5, 9)}, shape(F32, 16, 2, 4),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.Rope(d, s[0], s[1], p) }, 1e-5}
 	}
 	mask := filled(F32, ne(16, 4), 7)
 	return []opCase{
-		mm(F32, 1e-6), mm(F16, 1e-6), mm(runtime.Q8_0, 1e-6), mm(runtime.Q4_0, 1e-6),
-		bin("add", runtime.Kernels.Add), bin("sub", runtime.Kernels.Sub), bin("mul", runtime.Kernels.Mul),
-		{"div", []runtime.Tensor{filled(F32, ne(16, 4), 1), func() runtime.Tensor {
-			t := runtime.NewTensor(F32, ne(16))
-			runtime.Fill(&t, func(i int, _ [4]int) float64 { return 1 + float64(i)/4 })
+		mm(F32, 1e-6), mm(F16, 1e-6), mm(tensor.Q8_0, 1e-6), mm(tensor.Q4_0, 1e-6),
+		bin("add", engine.Kernels.Add), bin("sub", engine.Kernels.Sub), bin("mul", engine.Kernels.Mul),
+		{"div", []tensor.Tensor{filled(F32, ne(16, 4), 1), func() tensor.Tensor {
+			t := tensor.NewTensor(F32, ne(16))
+			tensor.Fill(&t, func(i int, _ [4]int) float64 { return 1 + float64(i)/4 })
 			return t
-		}()}, shape(F32, 16, 4), func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.Div(d, s[0], s[1]) }, 1e-6},
-		un("scale", 1e-6, func(k runtime.Kernels, d, a *runtime.Tensor) { k.Scale(d, a, 0.125) }),
-		un("relu", 0, runtime.Kernels.Relu), un("gelu", 0, runtime.Kernels.Gelu), un("silu", 1e-6, runtime.Kernels.Silu),
-		un("rms_norm", 1e-6, func(k runtime.Kernels, d, a *runtime.Tensor) { k.RMSNorm(d, a, 1e-5) }),
-		un("norm", 1e-6, func(k runtime.Kernels, d, a *runtime.Tensor) { k.Norm(d, a, 1e-5) }),
-		{"soft_max", []runtime.Tensor{filled(F32, ne(16, 4), 8)}, shape(F32, 16, 4),
-			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.SoftMax(d, s[0], nil, 0.5, 0) }, 1e-6},
-		{"soft_max mask alibi", []runtime.Tensor{filled(F32, ne(16, 4, 2), 8), mask}, shape(F32, 16, 4, 2),
-			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.SoftMax(d, s[0], s[1], 0.25, 8) }, 1e-6},
-		rope(0), rope(runtime.RopeNeox),
-		{"get_rows f32", []runtime.Tensor{filled(F32, ne(8, 10), 9), ints(3, 0, 9)}, shape(F32, 8, 3),
-			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.GetRows(d, s[0], s[1]) }, 0},
-		{"get_rows q8_0", []runtime.Tensor{filled(runtime.Q8_0, ne(32, 10), 9), ints(3, 0, 9)}, shape(F32, 32, 3),
-			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.GetRows(d, s[0], s[1]) }, 1e-6},
-		{"cpy f32 to f16", []runtime.Tensor{filled(F32, ne(16, 4), 10)}, shape(F16, 16, 4),
-			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) { k.Cpy(d, s[0]) }, 0},
-		{"cont of a transpose", []runtime.Tensor{filled(F32, ne(16, 4), 11)}, shape(F32, 4, 16),
-			func(k runtime.Kernels, d *runtime.Tensor, s []*runtime.Tensor) {
+		}()}, shape(F32, 16, 4), func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.Div(d, s[0], s[1]) }, 1e-6},
+		un("scale", 1e-6, func(k engine.Kernels, d, a *tensor.Tensor) { k.Scale(d, a, 0.125) }),
+		un("relu", 0, engine.Kernels.Relu), un("gelu", 0, engine.Kernels.Gelu), un("silu", 1e-6, engine.Kernels.Silu),
+		un("rms_norm", 1e-6, func(k engine.Kernels, d, a *tensor.Tensor) { k.RMSNorm(d, a, 1e-5) }),
+		un("norm", 1e-6, func(k engine.Kernels, d, a *tensor.Tensor) { k.Norm(d, a, 1e-5) }),
+		{"soft_max", []tensor.Tensor{filled(F32, ne(16, 4), 8)}, shape(F32, 16, 4),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.SoftMax(d, s[0], nil, 0.5, 0) }, 1e-6},
+		{"soft_max mask alibi", []tensor.Tensor{filled(F32, ne(16, 4, 2), 8), mask}, shape(F32, 16, 4, 2),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.SoftMax(d, s[0], s[1], 0.25, 8) }, 1e-6},
+		rope(0), rope(ops.RopeNeox),
+		{"get_rows f32", []tensor.Tensor{filled(F32, ne(8, 10), 9), ints(3, 0, 9)}, shape(F32, 8, 3),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.GetRows(d, s[0], s[1]) }, 0},
+		{"get_rows q8_0", []tensor.Tensor{filled(tensor.Q8_0, ne(32, 10), 9), ints(3, 0, 9)}, shape(F32, 32, 3),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.GetRows(d, s[0], s[1]) }, 1e-6},
+		{"cpy f32 to f16", []tensor.Tensor{filled(F32, ne(16, 4), 10)}, shape(F16, 16, 4),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.Cpy(d, s[0]) }, 0},
+		{"cont of a transpose", []tensor.Tensor{filled(F32, ne(16, 4), 11)}, shape(F32, 4, 16),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) {
 				tr := *s[0]
 				tr.Ne[0], tr.Ne[1], tr.Nb[0], tr.Nb[1] = tr.Ne[1], tr.Ne[0], tr.Nb[1], tr.Nb[0]
 				k.Cpy(d, &tr)
@@ -153,26 +154,26 @@ func TestOpsOnServer(t *testing.T) {
 	c := cpu.New(1)
 	defer c.Close()
 	for _, tc := range opCases() {
-		var hostSrcs, devSrcs []*runtime.Tensor
+		var hostSrcs, devSrcs []*tensor.Tensor
 		for i := range tc.srcs {
 			h := &tc.srcs[i]
 			mem, err := b.Alloc(h.Span())
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := &runtime.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
+			d := &tensor.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
 			b.SetTensor(d, h)
 			hostSrcs, devSrcs = append(hostSrcs, h), append(devSrcs, d)
 		}
-		want := runtime.NewTensor(tc.dst.Type, tc.dst.Ne)
+		want := tensor.NewTensor(tc.dst.Type, tc.dst.Ne)
 		tc.run(c, &want, hostSrcs)
 		mem, err := b.Alloc(want.Span())
 		if err != nil {
 			t.Fatal(err)
 		}
-		dd := &runtime.Tensor{Type: want.Type, Ne: want.Ne, Nb: want.Nb, Data: mem}
+		dd := &tensor.Tensor{Type: want.Type, Ne: want.Ne, Nb: want.Nb, Data: mem}
 		tc.run(b, dd, devSrcs)
-		got := runtime.NewTensor(want.Type, want.Ne)
+		got := tensor.NewTensor(want.Type, want.Ne)
 		b.GetTensor(&got, dd)
 		if err := b.Err(); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)

@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/runtime/cpu"
 )
 
@@ -20,15 +20,15 @@ const Alignment = 32
 // n, "sim<n>": to the scheduler it is a discrete GPU like CUDA (device type
 // GPU, every op, big-batch ops offloaded) whose memory, buffer type
 // "SIM<n>", is not host memory and is the only memory it reads.
-func Description(n int) *runtime.Description {
-	bt := runtime.BufferType{Name: fmt.Sprintf("SIM%d", n), Host: false, Alignment: Alignment}
-	return &runtime.Description{
+func Description(n int) *backend.Description {
+	bt := backend.BufferType{Name: fmt.Sprintf("SIM%d", n), Host: false, Alignment: Alignment}
+	return &backend.Description{
 		Name:               fmt.Sprintf("sim%d", n),
 		Device:             "GPU",
 		BufferType:         bt,
-		SupportsOp:         func(q *runtime.OpQuery) bool { return cpu.Description.SupportsOp(q) },
+		SupportsOp:         func(q *backend.OpQuery) bool { return cpu.Description.SupportsOp(q) },
 		SupportsBufferType: bt.Only,
-		OffloadOp:          runtime.OffloadBigBatches,
+		OffloadOp:          backend.OffloadBigBatches,
 		OffloadMinBatch:    OffloadBatch,
 		Async:              true,
 	}

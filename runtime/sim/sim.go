@@ -5,13 +5,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 var (
-	_ runtime.Kernels = (*Backend)(nil)
-	_ runtime.Backend = (*Backend)(nil)
+	_ engine.Kernels = (*Backend)(nil)
+	_ engine.Backend = (*Backend)(nil)
 )
 
 // Backend is a simulated discrete device, "sim<n>": what a GPU is to the
@@ -31,7 +34,7 @@ var (
 type Backend struct {
 	n    int
 	name string
-	bt   runtime.BufferType
+	bt   backend.BufferType
 	k    *cpu.Backend // the kernels; used by the worker goroutine only
 
 	mu        sync.Mutex
@@ -47,7 +50,7 @@ type Backend struct {
 	err error
 
 	memMu sync.RWMutex
-	mem   runtime.DeviceMemory[[]byte] // each allocation's bytes behind its handle
+	mem   engine.DeviceMemory[[]byte] // each allocation's bytes behind its handle
 }
 
 type opKind uint8
@@ -67,7 +70,7 @@ const (
 type queuedOp struct {
 	kind    opKind
 	kernel  func(k *cpu.Backend) // opKernel
-	dst, a  runtime.Tensor       // opGet, opCopyTo
+	dst, a  tensor.Tensor        // opGet, opCopyTo
 	to      *Backend             // opCopyTo: the destination device
 	ev      *event               // opMark
 	waitFor *Backend             // opWait: until waitFor has completed waitSeq ops
@@ -85,7 +88,7 @@ func New(n, threads int) *Backend {
 }
 
 func (s *Backend) Name() string                   { return s.name }
-func (s *Backend) BufferType() runtime.BufferType { return s.bt }
+func (s *Backend) BufferType() backend.BufferType { return s.bt }
 func (s *Backend) Async() bool                    { return true }
 
 // Alloc allocates size zeroed bytes of device memory and returns their
@@ -98,7 +101,7 @@ func (s *Backend) Alloc(size int) ([]byte, error) {
 		return nil, nil
 	}
 	s.memMu.Lock()
-	handle, err := s.mem.Add(size, runtime.NewBuffer(size))
+	handle, err := s.mem.Add(size, tensor.NewBuffer(size))
 	s.memMu.Unlock()
 	if err != nil {
 		return nil, fmt.Errorf("%s: alloc of %d bytes: %v", s.name, size, err)
@@ -109,7 +112,7 @@ func (s *Backend) Alloc(size int) ([]byte, error) {
 // dev returns t with its Data in device memory: the bytes behind the
 // handle range t.Data covers. A tensor outside the device's memory is a
 // bug in the caller (a missing copy).
-func (s *Backend) dev(t *runtime.Tensor) runtime.Tensor {
+func (s *Backend) dev(t *tensor.Tensor) tensor.Tensor {
 	d := *t
 	if len(t.Data) == 0 {
 		d.Data = nil
@@ -197,7 +200,7 @@ func (s *Backend) exec(op *queuedOp) {
 	case opKernel:
 		op.kernel(s.k)
 	case opGet, opCopyTo:
-		runtime.Copy(&op.dst, &op.a)
+		tensor.Copy(&op.dst, &op.a)
 	case opMark:
 	case opWait:
 		op.waitFor.waitFor(op.waitSeq)
@@ -220,7 +223,7 @@ func (s *Backend) waitFor(seq uint64) {
 // on translates a kernel's tensor to device memory when the kernel is
 // queued, so that a tensor outside the device's memory panics where the
 // caller is; nil (an optional source left out) stays nil.
-func (s *Backend) on(t *runtime.Tensor) *runtime.Tensor {
+func (s *Backend) on(t *tensor.Tensor) *tensor.Tensor {
 	if t == nil {
 		return nil
 	}
@@ -232,63 +235,63 @@ func (s *Backend) launch(kernel func(k *cpu.Backend)) {
 	s.push(queuedOp{kind: opKernel, kernel: kernel})
 }
 
-func (s *Backend) MulMat(dst, a, x *runtime.Tensor) {
+func (s *Backend) MulMat(dst, a, x *tensor.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
 	s.launch(func(k *cpu.Backend) { k.MulMat(dst, a, x) })
 }
-func (s *Backend) Add(dst, a, x *runtime.Tensor) {
+func (s *Backend) Add(dst, a, x *tensor.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
 	s.launch(func(k *cpu.Backend) { k.Add(dst, a, x) })
 }
-func (s *Backend) Sub(dst, a, x *runtime.Tensor) {
+func (s *Backend) Sub(dst, a, x *tensor.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
 	s.launch(func(k *cpu.Backend) { k.Sub(dst, a, x) })
 }
-func (s *Backend) Mul(dst, a, x *runtime.Tensor) {
+func (s *Backend) Mul(dst, a, x *tensor.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
 	s.launch(func(k *cpu.Backend) { k.Mul(dst, a, x) })
 }
-func (s *Backend) Div(dst, a, x *runtime.Tensor) {
+func (s *Backend) Div(dst, a, x *tensor.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
 	s.launch(func(k *cpu.Backend) { k.Div(dst, a, x) })
 }
-func (s *Backend) Scale(dst, a *runtime.Tensor, v float32) {
+func (s *Backend) Scale(dst, a *tensor.Tensor, v float32) {
 	dst, a = s.on(dst), s.on(a)
 	s.launch(func(k *cpu.Backend) { k.Scale(dst, a, v) })
 }
-func (s *Backend) Relu(dst, a *runtime.Tensor) {
+func (s *Backend) Relu(dst, a *tensor.Tensor) {
 	dst, a = s.on(dst), s.on(a)
 	s.launch(func(k *cpu.Backend) { k.Relu(dst, a) })
 }
-func (s *Backend) Gelu(dst, a *runtime.Tensor) {
+func (s *Backend) Gelu(dst, a *tensor.Tensor) {
 	dst, a = s.on(dst), s.on(a)
 	s.launch(func(k *cpu.Backend) { k.Gelu(dst, a) })
 }
-func (s *Backend) Silu(dst, a *runtime.Tensor) {
+func (s *Backend) Silu(dst, a *tensor.Tensor) {
 	dst, a = s.on(dst), s.on(a)
 	s.launch(func(k *cpu.Backend) { k.Silu(dst, a) })
 }
-func (s *Backend) RMSNorm(dst, a *runtime.Tensor, eps float32) {
+func (s *Backend) RMSNorm(dst, a *tensor.Tensor, eps float32) {
 	dst, a = s.on(dst), s.on(a)
 	s.launch(func(k *cpu.Backend) { k.RMSNorm(dst, a, eps) })
 }
-func (s *Backend) Norm(dst, a *runtime.Tensor, eps float32) {
+func (s *Backend) Norm(dst, a *tensor.Tensor, eps float32) {
 	dst, a = s.on(dst), s.on(a)
 	s.launch(func(k *cpu.Backend) { k.Norm(dst, a, eps) })
 }
-func (s *Backend) SoftMax(dst, a, mask *runtime.Tensor, scale, maxBias float32) {
+func (s *Backend) SoftMax(dst, a, mask *tensor.Tensor, scale, maxBias float32) {
 	dst, a, mask = s.on(dst), s.on(a), s.on(mask)
 	s.launch(func(k *cpu.Backend) { k.SoftMax(dst, a, mask, scale, maxBias) })
 }
-func (s *Backend) Rope(dst, a, pos *runtime.Tensor, p runtime.RopeParams) {
+func (s *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
 	dst, a, pos = s.on(dst), s.on(a), s.on(pos)
 	s.launch(func(k *cpu.Backend) { k.Rope(dst, a, pos, p) })
 }
-func (s *Backend) GetRows(dst, table, idx *runtime.Tensor) {
+func (s *Backend) GetRows(dst, table, idx *tensor.Tensor) {
 	dst, table, idx = s.on(dst), s.on(table), s.on(idx)
 	s.launch(func(k *cpu.Backend) { k.GetRows(dst, table, idx) })
 }
-func (s *Backend) Cpy(dst, src *runtime.Tensor) {
+func (s *Backend) Cpy(dst, src *tensor.Tensor) {
 	dst, src = s.on(dst), s.on(src)
 	s.launch(func(k *cpu.Backend) { k.Cpy(dst, src) })
 }
@@ -296,25 +299,25 @@ func (s *Backend) Cpy(dst, src *runtime.Tensor) {
 // Copies.
 
 // SetTensor copies host tensor src into dst, in device memory, now.
-func (s *Backend) SetTensor(dst, src *runtime.Tensor) {
+func (s *Backend) SetTensor(dst, src *tensor.Tensor) {
 	d := s.dev(dst)
-	runtime.Copy(&d, src)
+	tensor.Copy(&d, src)
 }
 
 // GetTensor copies src, in device memory, into host tensor dst now.
-func (s *Backend) GetTensor(dst, src *runtime.Tensor) {
+func (s *Backend) GetTensor(dst, src *tensor.Tensor) {
 	d := s.dev(src)
-	runtime.Copy(dst, &d)
+	tensor.Copy(dst, &d)
 }
 
 // GetTensorAsync queues the copy of src into host tensor dst.
-func (s *Backend) GetTensorAsync(dst, src *runtime.Tensor) {
+func (s *Backend) GetTensorAsync(dst, src *tensor.Tensor) {
 	s.push(queuedOp{kind: opGet, dst: *dst, a: s.dev(src)})
 }
 
 // CopyTensorAsync queues the copy of src into dst on another simulated
 // device; it cannot copy to other kinds of backends.
-func (s *Backend) CopyTensorAsync(to runtime.Backend, dst, src *runtime.Tensor) bool {
+func (s *Backend) CopyTensorAsync(to engine.Backend, dst, src *tensor.Tensor) bool {
 	t, ok := to.(*Backend)
 	if !ok {
 		return false
@@ -343,10 +346,10 @@ func (s *Backend) Err() error {
 }
 
 // NewEvent returns an event of this device.
-func (s *Backend) NewEvent() runtime.Event { return &event{s: s} }
+func (s *Backend) NewEvent() engine.Event { return &event{s: s} }
 
 // WaitEvent makes the ops queued from now on wait for e.
-func (s *Backend) WaitEvent(e runtime.Event) {
+func (s *Backend) WaitEvent(e engine.Event) {
 	se, ok := e.(*event)
 	if !ok {
 		// Events of synchronous backends are complete once recorded.

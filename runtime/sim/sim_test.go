@@ -9,17 +9,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/graphc/graphc/ir"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/runtime/sim"
+	"github.com/graphc/graphc/tensor"
 )
 
 // simHost is a host tensor with random contents.
-func simHost(r *rand.Rand, typ runtime.DType, ne [4]int) runtime.Tensor {
-	t := runtime.NewTensor(typ, ne)
-	runtime.Fill(&t, func(i int, _ [4]int) float64 {
-		if typ == runtime.I32 {
+func simHost(r *rand.Rand, typ tensor.DType, ne [4]int) tensor.Tensor {
+	t := tensor.NewTensor(typ, ne)
+	tensor.Fill(&t, func(i int, _ [4]int) float64 {
+		if typ == tensor.I32 {
 			return float64(r.IntN(ne[0]))
 		}
 		return r.Float64()*2 - 1
@@ -29,23 +31,23 @@ func simHost(r *rand.Rand, typ runtime.DType, ne [4]int) runtime.Tensor {
 
 // simPair is one tensor on the CPU and its copy on a simulated device.
 type simPair struct {
-	host runtime.Tensor // in host memory: the CPU backend computes here
-	dev  runtime.Tensor // a handle into the device's memory
+	host tensor.Tensor // in host memory: the CPU backend computes here
+	dev  tensor.Tensor // a handle into the device's memory
 }
 
-func simUpload(t *testing.T, s *sim.Backend, h runtime.Tensor) *simPair {
+func simUpload(t *testing.T, s *sim.Backend, h tensor.Tensor) *simPair {
 	t.Helper()
 	mem, err := s.Alloc(h.Span())
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := runtime.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
+	d := tensor.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
 	s.SetTensor(&d, &h)
 	return &simPair{host: h, dev: d}
 }
 
-func (p *simPair) get(s *sim.Backend) runtime.Tensor {
-	out := runtime.Tensor{Type: p.host.Type, Ne: p.host.Ne, Nb: p.host.Nb, Data: runtime.NewBuffer(p.host.Span())}
+func (p *simPair) get(s *sim.Backend) tensor.Tensor {
+	out := tensor.Tensor{Type: p.host.Type, Ne: p.host.Ne, Nb: p.host.Nb, Data: tensor.NewBuffer(p.host.Span())}
 	s.GetTensor(&out, &p.dev)
 	return out
 }
@@ -58,7 +60,7 @@ func TestSimMatchesCPU(t *testing.T) {
 	defer c.Close()
 	s := sim.New(0, 2)
 	defer s.Close()
-	in := func(typ runtime.DType, ne ...int) *simPair {
+	in := func(typ tensor.DType, ne ...int) *simPair {
 		var n [4]int
 		for i := range n {
 			n[i] = 1
@@ -66,58 +68,58 @@ func TestSimMatchesCPU(t *testing.T) {
 		copy(n[:], ne)
 		return simUpload(t, s, simHost(r, typ, n))
 	}
-	a, b := in(runtime.F32, 64, 48, 2), in(runtime.F32, 64, 48, 2)
-	w16 := in(runtime.F16, 64, 40)
-	x := in(runtime.F32, 64, 9)
-	rows := in(runtime.F32, 16, 48, 2)
-	mask := in(runtime.F32, 16, 48)
-	pos := in(runtime.I32, 2)
-	idx := in(runtime.I32, 5)
-	out := func(typ runtime.DType, ne ...int) *simPair { return in(typ, ne...) }
+	a, b := in(tensor.F32, 64, 48, 2), in(tensor.F32, 64, 48, 2)
+	w16 := in(tensor.F16, 64, 40)
+	x := in(tensor.F32, 64, 9)
+	rows := in(tensor.F32, 16, 48, 2)
+	mask := in(tensor.F32, 16, 48)
+	pos := in(tensor.I32, 2)
+	idx := in(tensor.I32, 5)
+	out := func(typ tensor.DType, ne ...int) *simPair { return in(typ, ne...) }
 
 	// Each step calls its op's kernel, as the op table names it, on dst,
 	// srcs (nil: an optional source left out) and params.
 	type step struct {
-		op      ir.Op
+		op      ops.Op
 		variant string
 		dst     *simPair
 		srcs    []*simPair
 		params  []any
 	}
-	rope := runtime.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	rope := ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
 	steps := []step{
-		{ir.OpMulMat, "f32", out(runtime.F32, 48, 48, 2), []*simPair{a, b}, nil},
-		{ir.OpMulMat, "f16", out(runtime.F32, 40, 9), []*simPair{w16, x}, nil},
-		{ir.OpAdd, "", out(runtime.F32, 64, 48, 2), []*simPair{a, b}, nil},
-		{ir.OpSub, "", out(runtime.F32, 64, 48, 2), []*simPair{a, b}, nil},
-		{ir.OpMul, "", out(runtime.F32, 64, 48, 2), []*simPair{a, b}, nil},
-		{ir.OpDiv, "", out(runtime.F32, 64, 48, 2), []*simPair{a, b}, nil},
-		{ir.OpScale, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, []any{float32(0.3)}},
-		{ir.OpRelu, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, nil},
-		{ir.OpGelu, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, nil},
-		{ir.OpSilu, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, nil},
-		{ir.OpRMSNorm, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, []any{float32(1e-5)}},
-		{ir.OpNorm, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, []any{float32(1e-5)}},
-		{ir.OpSoftMax, "", out(runtime.F32, 16, 48, 2), []*simPair{rows, mask}, []any{float32(0.25), float32(0)}},
-		{ir.OpSoftMax, "no mask", out(runtime.F32, 16, 48, 2), []*simPair{rows, nil}, []any{float32(0.25), float32(0)}},
-		{ir.OpRope, "", out(runtime.F32, 16, 48, 2), []*simPair{rows, pos}, []any{rope}},
-		{ir.OpGetRows, "", out(runtime.F32, 64, 5), []*simPair{x, idx}, nil},
-		{ir.OpCpy, "f16", out(runtime.F16, 64, 48, 2), []*simPair{a}, nil},
-		{ir.OpCont, "", out(runtime.F32, 64, 48, 2), []*simPair{a}, nil},
+		{ops.MulMat, "f32", out(tensor.F32, 48, 48, 2), []*simPair{a, b}, nil},
+		{ops.MulMat, "f16", out(tensor.F32, 40, 9), []*simPair{w16, x}, nil},
+		{ops.Add, "", out(tensor.F32, 64, 48, 2), []*simPair{a, b}, nil},
+		{ops.Sub, "", out(tensor.F32, 64, 48, 2), []*simPair{a, b}, nil},
+		{ops.Mul, "", out(tensor.F32, 64, 48, 2), []*simPair{a, b}, nil},
+		{ops.Div, "", out(tensor.F32, 64, 48, 2), []*simPair{a, b}, nil},
+		{ops.Scale, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{float32(0.3)}},
+		{ops.Relu, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
+		{ops.Gelu, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
+		{ops.Silu, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
+		{ops.RMSNorm, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{float32(1e-5)}},
+		{ops.Norm, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{float32(1e-5)}},
+		{ops.SoftMax, "", out(tensor.F32, 16, 48, 2), []*simPair{rows, mask}, []any{float32(0.25), float32(0)}},
+		{ops.SoftMax, "no mask", out(tensor.F32, 16, 48, 2), []*simPair{rows, nil}, []any{float32(0.25), float32(0)}},
+		{ops.Rope, "", out(tensor.F32, 16, 48, 2), []*simPair{rows, pos}, []any{rope}},
+		{ops.GetRows, "", out(tensor.F32, 64, 5), []*simPair{x, idx}, nil},
+		{ops.Cpy, "f16", out(tensor.F16, 64, 48, 2), []*simPair{a}, nil},
+		{ops.Cont, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
 	}
-	stepped := map[ir.Op]bool{}
+	stepped := map[ops.Op]bool{}
 	for _, st := range steps {
 		stepped[st.op] = true
 	}
-	for _, op := range ir.Ops() {
+	for _, op := range ops.All() {
 		if op.Info().Kernel != "" && !stepped[op] {
 			t.Errorf("op %s (kernel %s) has no step in TestSimMatchesCPU", op, op.Info().Kernel)
 		}
 	}
-	call := func(k runtime.Kernels, st step, pick func(*simPair) *runtime.Tensor) {
+	call := func(k engine.Kernels, st step, pick func(*simPair) *tensor.Tensor) {
 		args := []reflect.Value{reflect.ValueOf(pick(st.dst))}
 		for _, p := range st.srcs {
-			var t *runtime.Tensor
+			var t *tensor.Tensor
 			if p != nil {
 				t = pick(p)
 			}
@@ -129,8 +131,8 @@ func TestSimMatchesCPU(t *testing.T) {
 		reflect.ValueOf(k).MethodByName(st.op.Info().Kernel).Call(args)
 	}
 	for _, st := range steps {
-		call(c, st, func(p *simPair) *runtime.Tensor { return &p.host })
-		call(s, st, func(p *simPair) *runtime.Tensor { return &p.dev })
+		call(c, st, func(p *simPair) *tensor.Tensor { return &p.host })
+		call(s, st, func(p *simPair) *tensor.Tensor { return &p.dev })
 	}
 	s.Synchronize()
 	for _, st := range steps {
@@ -145,9 +147,9 @@ func TestSimMatchesCPU(t *testing.T) {
 func TestSimRejectsHostMemory(t *testing.T) {
 	s := sim.New(3, 1)
 	defer s.Close()
-	h := runtime.NewTensor(runtime.F32, [4]int{4, 1, 1, 1})
+	h := tensor.NewTensor(tensor.F32, [4]int{4, 1, 1, 1})
 	mem, _ := s.Alloc(h.Span())
-	d := runtime.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
+	d := tensor.Tensor{Type: h.Type, Ne: h.Ne, Nb: h.Nb, Data: mem}
 	defer func() {
 		r := recover()
 		if msg, _ := r.(string); !strings.Contains(msg, "outside sim3's memory") {
@@ -164,19 +166,19 @@ func TestSimStreams(t *testing.T) {
 	defer s0.Close()
 	defer s1.Close()
 	ne := [4]int{256, 4, 1, 1}
-	alloc := func(s *sim.Backend) runtime.Tensor {
-		h := runtime.NewTensor(runtime.F32, ne)
+	alloc := func(s *sim.Backend) tensor.Tensor {
+		h := tensor.NewTensor(tensor.F32, ne)
 		mem, err := s.Alloc(h.Span())
 		if err != nil {
 			t.Fatal(err)
 		}
-		return runtime.Tensor{Type: runtime.F32, Ne: ne, Nb: runtime.ContiguousStrides(runtime.F32, ne), Data: mem}
+		return tensor.Tensor{Type: tensor.F32, Ne: ne, Nb: tensor.ContiguousStrides(tensor.F32, ne), Data: mem}
 	}
 	a0, b0, a1, b1 := alloc(s0), alloc(s0), alloc(s1), alloc(s1)
-	host := runtime.NewTensor(runtime.F32, ne)
+	host := tensor.NewTensor(tensor.F32, ne)
 	ev0, ev1 := s0.NewEvent(), s1.NewEvent()
 	for it := 0; it < 200; it++ {
-		in := runtime.NewTensor(runtime.F32, ne)
+		in := tensor.NewTensor(tensor.F32, ne)
 		for i := range in.F32s() {
 			in.F32s()[i] = float32(it + i)
 		}
@@ -208,18 +210,18 @@ func TestSimStreams(t *testing.T) {
 func TestSimOffload(t *testing.T) {
 	d := sim.Description(0)
 	for _, tc := range []struct {
-		op   string
+		op   ops.Op
 		ne   [4]int64
 		want bool
 	}{
-		{"mul_mat", [4]int64{4096, 32, 1, 1}, true},
-		{"mul_mat", [4]int64{4096, 31, 1, 1}, false},
-		{"get_rows", [4]int64{4096, 512, 1, 1}, false},
-		{"rope", [4]int64{128, 32, 8, 1}, false}, // batch is ne[2]
-		{"rope", [4]int64{128, 4, 32, 1}, true},
-		{"add", [4]int64{4096, 8, 4, 1}, true}, // rows
+		{ops.MulMat, [4]int64{4096, 32, 1, 1}, true},
+		{ops.MulMat, [4]int64{4096, 31, 1, 1}, false},
+		{ops.GetRows, [4]int64{4096, 512, 1, 1}, false},
+		{ops.Rope, [4]int64{128, 32, 8, 1}, false}, // batch is ne[2]
+		{ops.Rope, [4]int64{128, 4, 32, 1}, true},
+		{ops.Add, [4]int64{4096, 8, 4, 1}, true}, // rows
 	} {
-		if got := d.OffloadOp(&runtime.OpQuery{Op: tc.op, Ne: tc.ne}, d.OffloadMinBatch); got != tc.want {
+		if got := d.OffloadOp(&backend.OpQuery{Op: tc.op, Ne: tc.ne}, d.OffloadMinBatch); got != tc.want {
 			t.Errorf("offload %s %v = %v, want %v", tc.op, tc.ne, got, tc.want)
 		}
 	}
@@ -236,11 +238,11 @@ func TestSimKernelFault(t *testing.T) {
 	s := sim.New(0, 1)
 	defer s.Close()
 	r := rand.New(rand.NewPCG(2, 3))
-	table := simUpload(t, s, simHost(r, runtime.F32, [4]int{4, 3, 1, 1}))
-	idx := runtime.NewTensor(runtime.I32, [4]int{2, 1, 1, 1})
+	table := simUpload(t, s, simHost(r, tensor.F32, [4]int{4, 3, 1, 1}))
+	idx := tensor.NewTensor(tensor.I32, [4]int{2, 1, 1, 1})
 	copy(idx.I32s(), []int32{1, 3})
 	ids := simUpload(t, s, idx)
-	rows := simUpload(t, s, runtime.NewTensor(runtime.F32, [4]int{4, 2, 1, 1}))
+	rows := simUpload(t, s, tensor.NewTensor(tensor.F32, [4]int{4, 2, 1, 1}))
 	s.GetRows(&rows.dev, &table.dev, &ids.dev)
 	s.Relu(&rows.dev, &rows.dev)
 	e := s.NewEvent()
@@ -252,7 +254,7 @@ func TestSimKernelFault(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("waiting on a failed device hangs")
 	}
-	var ke *runtime.KernelError
+	var ke *engine.KernelError
 	if err := s.Err(); !errors.As(err, &ke) || !strings.Contains(err.Error(), "index 3 is not a row") {
 		t.Fatalf("Err() = %v, want the get_rows KernelError", err)
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/ggml"
 	"github.com/graphc/graphc/runtime/vulkan"
@@ -22,7 +22,7 @@ import (
 // without ggml's libraries or the device.
 func TestDescriptionsMatchDevices(t *testing.T) {
 	models, _ := filepath.Glob("../../examples/*/*.g")
-	var ops []runtime.OpQuery
+	var ops []backend.OpQuery
 	for _, path := range models {
 		src, err := os.ReadFile(path)
 		if err != nil {
@@ -40,7 +40,7 @@ func TestDescriptionsMatchDevices(t *testing.T) {
 	}
 	for _, c := range []struct {
 		device string
-		desc   *runtime.Description
+		desc   *backend.Description
 	}{{"Vulkan0", vulkan.Description(0)}, {"CPU", &cpu.Description}} {
 		t.Run(c.device, func(t *testing.T) {
 			b, err := ggml.Open("test", c.device, c.desc.BufferType)
@@ -53,7 +53,7 @@ func TestDescriptionsMatchDevices(t *testing.T) {
 			defer b.Close()
 			for i := range ops {
 				q := &ops[i]
-				err := b.Check([]runtime.OpQuery{*q})
+				err := b.Check([]backend.OpQuery{*q})
 				if err != nil && !strings.Contains(err.Error(), "does not support") {
 					t.Fatal(err)
 				}

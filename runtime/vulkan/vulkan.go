@@ -6,7 +6,7 @@ package vulkan
 import (
 	"fmt"
 
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/runtime/ggml"
 )
 
@@ -18,15 +18,15 @@ const Alignment = 256
 // Description returns the description of Vulkan device n, "vulkan<n>":
 // like ggml's Vulkan backend, a GPU with memory of its own (buffer type
 // Vulkan<n>), supporting every op graphc has and offloading big batches.
-func Description(n int) *runtime.Description {
-	bt := runtime.BufferType{Name: fmt.Sprintf("Vulkan%d", n), Alignment: Alignment}
-	return &runtime.Description{
+func Description(n int) *backend.Description {
+	bt := backend.BufferType{Name: fmt.Sprintf("Vulkan%d", n), Alignment: Alignment}
+	return &backend.Description{
 		Name:               fmt.Sprintf("vulkan%d", n),
 		Device:             "GPU",
 		BufferType:         bt,
-		SupportsOp:         func(*runtime.OpQuery) bool { return true },
+		SupportsOp:         func(*backend.OpQuery) bool { return true },
 		SupportsBufferType: bt.Only,
-		OffloadOp:          runtime.OffloadBigBatches,
+		OffloadOp:          backend.OffloadBigBatches,
 		OffloadMinBatch:    32,
 		Async:              true,
 	}

@@ -10,15 +10,15 @@ package openblas
 import (
 	"fmt"
 	"os"
-	goruntime "runtime"
+	"runtime"
 	"sync"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/blas"
 	"github.com/graphc/graphc/runtime/native"
+	"github.com/graphc/graphc/tensor"
 )
 
 // CBLAS enums.
@@ -124,7 +124,7 @@ func New(threads int) (*Backend, error) {
 		return nil, fmt.Errorf("blas: %v", err)
 	}
 	if threads <= 0 {
-		threads = goruntime.GOMAXPROCS(0)
+		threads = runtime.GOMAXPROCS(0)
 	}
 	return &Backend{l: l, threads: threads}, nil
 }
@@ -136,10 +136,10 @@ func (b *Backend) Close() {}
 // plane of a (M rows of K, f32 or converted from f16) times the plane of x
 // (N rows of K) with one cblas_sgemm, dst = x·aᵀ (N rows of M). a, x and
 // dst must have contiguous rows; a's planes are broadcast over x's.
-func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
+func (b *Backend) MulMat(dst, a, x *tensor.Tensor) {
 	K, M, N := a.Ne[0], a.Ne[1], x.Ne[1]
 	switch {
-	case x.Type != runtime.F32 || dst.Type != runtime.F32 || (a.Type != runtime.F32 && a.Type != runtime.F16):
+	case x.Type != tensor.F32 || dst.Type != tensor.F32 || (a.Type != tensor.F32 && a.Type != tensor.F16):
 		panic(fmt.Sprintf("BUG: blas: mul_mat of %s by %s into %s", a.Type, x.Type, dst.Type))
 	case a.Nb[0] != a.Type.Size() || x.Nb[0] != 4 || dst.Nb[0] != 4:
 		panic("BUG: blas: mul_mat of tensors with non-contiguous rows")
@@ -151,14 +151,14 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 		return
 	}
 	if K == 0 { // empty sums
-		zero := runtime.NewTensor(runtime.F32, dst.Ne)
-		runtime.Copy(dst, &zero)
+		zero := tensor.NewTensor(tensor.F32, dst.Ne)
+		tensor.Copy(dst, &zero)
 		return
 	}
 	r2, r3 := x.Ne[2]/a.Ne[2], x.Ne[3]/a.Ne[3]
 	plane := M * K
 	lda := a.Nb[1] / a.Type.Size()
-	if a.Type == runtime.F16 {
+	if a.Type == tensor.F16 {
 		n := plane * a.Ne[2] * a.Ne[3]
 		if cap(b.work) < n {
 			b.work = make([]float32, n)
@@ -170,7 +170,7 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 				for i1 := 0; i1 < M; i1++ {
 					row := a.Data[i1*a.Nb[1]+i2*a.Nb[2]+i3*a.Nb[3]:]
 					for i0 := 0; i0 < K; i0++ {
-						w[i1*K+i0] = runtime.F16ToF32(uint16(row[2*i0]) | uint16(row[2*i0+1])<<8)
+						w[i1*K+i0] = tensor.F16ToF32(uint16(row[2*i0]) | uint16(row[2*i0+1])<<8)
 					}
 				}
 			}
@@ -184,7 +184,7 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 		for i2 := 0; i2 < x.Ne[2]; i2++ {
 			i02, i03 := i2/r2, i3/r3
 			var ap unsafe.Pointer
-			if a.Type == runtime.F16 {
+			if a.Type == tensor.F16 {
 				ap = unsafe.Pointer(&b.work[(i03*a.Ne[2]+i02)*plane])
 			} else {
 				ap = unsafe.Pointer(&a.Data[i02*a.Nb[2]+i03*a.Nb[3]])
@@ -195,7 +195,7 @@ func (b *Backend) MulMat(dst, a, x *runtime.Tensor) {
 				1, xp, int32(x.Nb[1]/4), ap, int32(lda), 0, dp, int32(dst.Nb[1]/4))
 		}
 	}
-	goruntime.KeepAlive(a)
-	goruntime.KeepAlive(x)
-	goruntime.KeepAlive(dst)
+	runtime.KeepAlive(a)
+	runtime.KeepAlive(x)
+	runtime.KeepAlive(dst)
 }

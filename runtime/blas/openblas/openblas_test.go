@@ -6,9 +6,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/graphc/graphc/runtime"
 	"github.com/graphc/graphc/runtime/blas/openblas"
 	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
 )
 
 // newOrSkip returns a backend, or skips the test with the reason BLAS is
@@ -26,9 +26,9 @@ func newOrSkip(t *testing.T) *openblas.Backend {
 	return b
 }
 
-func random(r *rand.Rand, typ runtime.DType, ne [4]int) runtime.Tensor {
-	t := runtime.NewTensor(typ, ne)
-	runtime.Fill(&t, func(int, [4]int) float64 { return r.Float64()*2 - 1 })
+func random(r *rand.Rand, typ tensor.DType, ne [4]int) tensor.Tensor {
+	t := tensor.NewTensor(typ, ne)
+	tensor.Fill(&t, func(int, [4]int) float64 { return r.Float64()*2 - 1 })
 	return t
 }
 
@@ -40,29 +40,29 @@ func TestMulMatMatchesCPU(t *testing.T) {
 	defer c.Close()
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, tc := range []struct {
-		typ   runtime.DType
+		typ   tensor.DType
 		a, x  [4]int
 		tol   float64
 		strid bool
 	}{
-		{runtime.F32, [4]int{64, 48, 1, 1}, [4]int{64, 40, 1, 1}, 1e-5, false},
-		{runtime.F32, [4]int{96, 33, 2, 1}, [4]int{96, 35, 4, 3}, 1e-5, false},
-		{runtime.F32, [4]int{64, 48, 1, 1}, [4]int{64, 40, 1, 1}, 1e-5, true},
+		{tensor.F32, [4]int{64, 48, 1, 1}, [4]int{64, 40, 1, 1}, 1e-5, false},
+		{tensor.F32, [4]int{96, 33, 2, 1}, [4]int{96, 35, 4, 3}, 1e-5, false},
+		{tensor.F32, [4]int{64, 48, 1, 1}, [4]int{64, 40, 1, 1}, 1e-5, true},
 		// The CPU rounds x to f16 for an f16 a; BLAS does not.
-		{runtime.F16, [4]int{128, 64, 1, 1}, [4]int{128, 32, 1, 1}, 2e-2, false},
+		{tensor.F16, [4]int{128, 64, 1, 1}, [4]int{128, 32, 1, 1}, 2e-2, false},
 	} {
-		a, x := random(r, tc.typ, tc.a), random(r, runtime.F32, tc.x)
+		a, x := random(r, tc.typ, tc.a), random(r, tensor.F32, tc.x)
 		ne := [4]int{tc.a[1], tc.x[1], tc.x[2], tc.x[3]}
-		want, got := runtime.NewTensor(runtime.F32, ne), runtime.NewTensor(runtime.F32, ne)
+		want, got := tensor.NewTensor(tensor.F32, ne), tensor.NewTensor(tensor.F32, ne)
 		if tc.strid { // rows padded by 8 floats
 			nb := [4]int{4, 4 * (ne[0] + 8)}
 			nb[2], nb[3] = nb[1]*ne[1], nb[1]*ne[1]*ne[2]
-			got = runtime.Tensor{Type: runtime.F32, Ne: ne, Nb: nb}
-			got.Data = runtime.NewBuffer(got.Span())
+			got = tensor.Tensor{Type: tensor.F32, Ne: ne, Nb: nb}
+			got.Data = tensor.NewBuffer(got.Span())
 		}
 		c.MulMat(&want, &a, &x)
 		b.MulMat(&got, &a, &x)
-		g := runtime.Clone(&got)
+		g := tensor.Clone(&got)
 		worst := 0.0
 		for i, w := range want.F32s() {
 			worst = max(worst, math.Abs(float64(g.F32s()[i]-w)))

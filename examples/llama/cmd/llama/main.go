@@ -25,7 +25,7 @@ import (
 
 	"github.com/graphc/graphc/examples/llama"
 	"github.com/graphc/graphc/gguf"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 	"github.com/graphc/graphc/tokenizer"
 )
 
@@ -57,7 +57,7 @@ func run(tokens string, n, threads int, weightsFile string) error {
 		}
 		prompt = append(prompt, int32(t))
 	}
-	weights := map[string]runtime.Tensor{}
+	weights := map[string]tensor.Tensor{}
 	if weightsFile != "" {
 		f, err := gguf.Open(weightsFile)
 		if err != nil {
@@ -69,8 +69,8 @@ func run(tokens string, n, threads int, weightsFile string) error {
 		}
 	} else {
 		for k, w := range llama.Weights {
-			t := runtime.NewTensor(w.Type, w.Ne)
-			runtime.Fill(&t, runtime.GGMLFill(k))
+			t := tensor.NewTensor(w.Type, w.Ne)
+			tensor.Fill(&t, tensor.GGMLFill(k))
 			weights[w.Name] = t
 		}
 	}

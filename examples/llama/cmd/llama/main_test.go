@@ -14,7 +14,7 @@ import (
 
 	"github.com/graphc/graphc/examples/llama"
 	"github.com/graphc/graphc/gguf"
-	"github.com/graphc/graphc/runtime"
+	"github.com/graphc/graphc/tensor"
 	"github.com/graphc/graphc/tokenizer"
 )
 
@@ -68,8 +68,8 @@ func writeModelFile(t *testing.T, v tokenizer.Vocab) string {
 		}
 	}
 	for k, d := range llama.Weights {
-		x := runtime.NewTensor(d.Type, d.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
+		x := tensor.NewTensor(d.Type, d.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(k))
 		data := make([]byte, 4*len(x.F32s()))
 		for i, f := range x.F32s() {
 			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(f))
@@ -157,10 +157,10 @@ func TestPromptStopsAtEndOfGeneration(t *testing.T) {
 // traces' fill as weights.
 func greedyTokens(t *testing.T, prompt []int32, n int) []int32 {
 	t.Helper()
-	weights := map[string]runtime.Tensor{}
+	weights := map[string]tensor.Tensor{}
 	for k, d := range llama.Weights {
-		x := runtime.NewTensor(d.Type, d.Ne)
-		runtime.Fill(&x, runtime.GGMLFill(k))
+		x := tensor.NewTensor(d.Type, d.Ne)
+		tensor.Fill(&x, tensor.GGMLFill(k))
 		weights[d.Name] = x
 	}
 	m, err := llama.New(weights, 1)

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package runtime
-
-// ReleasePages would advise the system that data's pages will not be read
-// soon; only Linux is advised (see release_linux.go).
-func ReleasePages(data []byte) {}
