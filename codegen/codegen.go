@@ -108,6 +108,7 @@ type generator struct {
 	bounded    []*ir.Dim       //
 	dimsUsed   bool            // the code being emitted reads d
 	fillUses   map[string]bool // index variables the fill being emitted reads
+	params     opParams        // the kernel calls' parameter values
 	weights    []*ir.Tensor    // declaration order
 	states     []*ir.Tensor    //
 	packedVar  []string        // per backend that packs weights: its table of them ("" for none)
@@ -134,6 +135,10 @@ func (gen *generator) file(f *jen.File) {
 	}
 	f.Comment("The target's backends in priority order: indexes into the scheduler's backends.")
 	f.Const().Defs(bdefs...)
+	if len(gen.params.decls) > 0 {
+		f.Comment("The kernel calls' scalar operands.")
+		f.Var().Defs(gen.params.decls...)
+	}
 	// Buffer layout.
 	if len(gen.bufConst) > 0 {
 		var defs []jen.Code

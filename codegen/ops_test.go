@@ -23,7 +23,7 @@ func TestEveryOpHasKernelCall(t *testing.T) {
 		}
 		info := op.Info()
 		for n := info.MinSrcs; n <= info.MaxSrcs; n++ {
-			node := &ir.Tensor{Name: "dst", Op: op}
+			node := &ir.Tensor{Name: "dst", Op: op, Params: ops.Defaults(info.Params)}
 			for range n {
 				node.Src = append(node.Src, &ir.Tensor{Name: "src"})
 			}
@@ -33,7 +33,9 @@ func TestEveryOpHasKernelCall(t *testing.T) {
 						t.Errorf("op %s with %d sources: %v", op, n, r)
 					}
 				}()
-				return (&generator{}).kernel(node, ref)
+				gen := &generator{g: &ir.Graph{Nodes: []*ir.Tensor{node}}, names: newNamer()}
+				gen.collectParams()
+				return gen.kernel(node, ref)
 			}()
 			if call.method == "" {
 				continue

@@ -132,6 +132,7 @@ func (gen *generator) prepare() error {
 			return fmt.Errorf("%s: input %s lives on %s; generated code writes inputs in host memory only", t.Pos, t.Name, g.Backends[gen.memBackend(t)].Name)
 		}
 	}
+	gen.collectParams()
 	return nil
 }
 

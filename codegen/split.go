@@ -234,34 +234,8 @@ func (gen *generator) kernel(t *ir.Tensor, ref func(*ir.Tensor) jen.Code) kernel
 	for range info.MaxSrcs - len(t.Src) {
 		args = append(args, jen.Nil()) // an optional source left out
 	}
-	for _, p := range info.Params {
-		args = append(args, param(p, &t.Params))
+	if info.Params != nil {
+		args = append(args, gen.paramsRef(t))
 	}
 	return kernelCall{info.Kernel, append([]jen.Code{dst}, args...)}
-}
-
-// param renders scalar operand p as its kernel argument.
-func param(p ops.Param, params *ops.Params) jen.Code {
-	switch p.Field {
-	case ops.ParamEps:
-		return f32(params.Eps)
-	case ops.ParamScale:
-		return f32(params.Scale)
-	case ops.ParamMaxBias:
-		return f32(params.MaxBias)
-	case ops.ParamRope:
-		r := params.Rope
-		return jen.Qual(pkgOps, "RopeParams").Values(jen.Dict{
-			jen.Id("NDims"):      jen.Lit(r.NDims),
-			jen.Id("Mode"):       jen.Lit(r.Mode),
-			jen.Id("NCtxOrig"):   jen.Lit(r.NCtxOrig),
-			jen.Id("FreqBase"):   f32(r.FreqBase),
-			jen.Id("FreqScale"):  f32(r.FreqScale),
-			jen.Id("ExtFactor"):  f32(r.ExtFactor),
-			jen.Id("AttnFactor"): f32(r.AttnFactor),
-			jen.Id("BetaFast"):   f32(r.BetaFast),
-			jen.Id("BetaSlow"):   f32(r.BetaSlow),
-		})
-	}
-	panic(fmt.Sprintf("BUG: parameter %s: field %d has no kernel-argument form in param (codegen/split.go)", p.Key, p.Field))
 }

@@ -30,39 +30,6 @@ func opByName(name string) (ops.Op, bool) {
 	return ops.Lookup(name)
 }
 
-// keyParam is a keyword parameter of an op, with its default.
-type keyParam struct {
-	name     string
-	def      float64
-	required bool
-	set      func(p *ops.Params, v float64)
-}
-
-var normParams = []keyParam{{name: "eps", def: 1e-5, set: func(p *ops.Params, v float64) { p.Eps = float32(v) }}}
-
-// opKeys lists each op's keyword parameters. ggml's defaults for rope are
-// those of llama.cpp's llama models.
-var opKeys = map[ops.Op][]keyParam{
-	ops.RMSNorm: normParams,
-	ops.Norm:    normParams,
-	ops.Scale:   {{name: "s", required: true, set: func(p *ops.Params, v float64) { p.Scale = float32(v) }}},
-	ops.SoftMax: {
-		{name: "scale", def: 1, set: func(p *ops.Params, v float64) { p.Scale = float32(v) }},
-		{name: "max_bias", def: 0, set: func(p *ops.Params, v float64) { p.MaxBias = float32(v) }},
-	},
-	ops.Rope: {
-		{name: "n_dims", required: true, set: func(p *ops.Params, v float64) { p.Rope.NDims = int(v) }},
-		{name: "mode", def: 0, set: func(p *ops.Params, v float64) { p.Rope.Mode = int(v) }},
-		{name: "n_ctx_orig", def: 0, set: func(p *ops.Params, v float64) { p.Rope.NCtxOrig = int(v) }},
-		{name: "freq_base", def: 10000, set: func(p *ops.Params, v float64) { p.Rope.FreqBase = float32(v) }},
-		{name: "freq_scale", def: 1, set: func(p *ops.Params, v float64) { p.Rope.FreqScale = float32(v) }},
-		{name: "ext_factor", def: 0, set: func(p *ops.Params, v float64) { p.Rope.ExtFactor = float32(v) }},
-		{name: "attn_factor", def: 1, set: func(p *ops.Params, v float64) { p.Rope.AttnFactor = float32(v) }},
-		{name: "beta_fast", def: 32, set: func(p *ops.Params, v float64) { p.Rope.BetaFast = float32(v) }},
-		{name: "beta_slow", def: 1, set: func(p *ops.Params, v float64) { p.Rope.BetaSlow = float32(v) }},
-	},
-}
-
 // tensorExpr lowers an expression that must be a tensor. name is the ir
 // name for the tensor a call creates ("" for a size builtin's operand).
 func (l *lowerer) tensorExpr(e dsl.Expr, name string) *ir.Tensor {
@@ -198,14 +165,16 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 		if v == nil {
 			return nil
 		}
+		var p ops.PermuteParams
 		for i, e := range v {
 			c, ok := e.Constant()
 			if !ok {
 				l.errorf(rest[i], "permute axes must be constants")
 				return nil
 			}
-			args.Params.Axes[i] = int(c)
+			p.Axes[i] = int(c)
 		}
+		args.Params = p
 	case ops.Scale:
 		if len(rest) == 1 && keys["s"] == nil {
 			keys["s"] = rest[0]
@@ -229,9 +198,25 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 	return t
 }
 
+// keys are op's keyword parameters, the fields of its table row's Params
+// that have a key.
+func keys(op ops.Op) []ops.Field {
+	p := op.Info().Params
+	if p == nil {
+		return nil
+	}
+	var ks []ops.Field
+	for _, f := range ops.Fields(p) {
+		if f.Key != "" {
+			ks = append(ks, f)
+		}
+	}
+	return ks
+}
+
 // paramList names op's keyword parameters for an error message.
 func paramList(op ops.Op) string {
-	if len(opKeys[op]) == 0 {
+	if len(keys(op)) == 0 {
 		return " (it has none)"
 	}
 	return " (parameters: " + strings.Join(keyNames(op), " ") + ")"
@@ -240,8 +225,8 @@ func paramList(op ops.Op) string {
 // keyNames lists op's keyword parameters as they are written, "name=".
 func keyNames(op ops.Op) []string {
 	var names []string
-	for _, k := range opKeys[op] {
-		names = append(names, k.name+"=")
+	for _, k := range keys(op) {
+		names = append(names, k.Key+"=")
 	}
 	return names
 }
@@ -249,25 +234,29 @@ func keyNames(op ops.Op) []string {
 // keyList names op's keyword parameters after its operands, for the
 // message about an extra operand.
 func keyList(op ops.Op) string {
-	if len(opKeys[op]) == 0 {
+	if len(keys(op)) == 0 {
 		return ""
 	}
 	return " and keyword parameters " + strings.Join(keyNames(op), ", ")
 }
 
-// keyParams applies keyword arguments and defaults.
-func (l *lowerer) keyParams(c *dsl.Call, op ops.Op, keys map[string]*dsl.Arg, p *ops.Params) bool {
+// keyParams applies keyword arguments and defaults to *p, which holds
+// op's Params or nil (then its zero value).
+func (l *lowerer) keyParams(c *dsl.Call, op ops.Op, given map[string]*dsl.Arg, p *ops.Params) bool {
+	if *p == nil {
+		*p = op.Info().Params
+	}
 	ok := true
 	known := map[string]bool{}
-	for _, k := range opKeys[op] {
-		known[k.name] = true
-		a := keys[k.name]
+	for _, k := range keys(op) {
+		known[k.Key] = true
+		a := given[k.Key]
 		if a == nil {
-			if k.required {
-				l.errorf(c, "%s: missing %s=", c.Func.Name, k.name)
+			if k.Required {
+				l.errorf(c, "%s: missing %s=", c.Func.Name, k.Key)
 				ok = false
 			}
-			k.set(p, k.def)
+			*p = k.Set(*p, k.Default)
 			continue
 		}
 		v, good := l.number(a.Value)
@@ -275,22 +264,28 @@ func (l *lowerer) keyParams(c *dsl.Call, op ops.Op, keys map[string]*dsl.Arg, p 
 			ok = false
 			continue
 		}
-		k.set(p, v)
+		*p = k.Set(*p, v)
 	}
 	var unknown []string
-	for name := range keys {
+	for name := range given {
 		if !known[name] {
 			unknown = append(unknown, name)
 		}
 	}
 	sort.Strings(unknown)
 	for _, name := range unknown {
-		l.errorf(keys[name].Key, "%s has no parameter %s%s", c.Func.Name, name, paramList(op))
+		l.errorf(given[name].Key, "%s has no parameter %s%s", c.Func.Name, name, paramList(op))
 		ok = false
 	}
-	if op == ops.Rope && ok && p.Rope.Mode != 0 && p.Rope.Mode != ops.RopeNeox {
-		l.errorf(keys["mode"], "rope: mode %d is not supported (0: normal, 2: neox)", p.Rope.Mode)
-		ok = false
+	if ch, isChecker := (*p).(ops.Checker); ok && isChecker {
+		if key, err := ch.Check(); err != nil {
+			var at dsl.Node = c
+			if a := given[key]; a != nil {
+				at = a
+			}
+			l.errorf(at, "%s: %v", c.Func.Name, err)
+			ok = false
+		}
 	}
 	return ok
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
 )
@@ -53,11 +54,11 @@ func TestMetaFromFile(t *testing.T) {
 		t.Errorf("weights %v: out.weight should read emb.weight, the file lacking it", weights)
 	}
 	for _, n := range g.Nodes {
-		if n.Op.Info().Name == "rms_norm" && n.Params.Eps != float32(1e-6) {
-			t.Errorf("eps = %g, want the file's 1e-6", n.Params.Eps)
+		if n.Op == ops.RMSNorm && n.Params.(ops.NormParams).Eps != float32(1e-6) {
+			t.Errorf("eps = %g, want the file's 1e-6", n.Params.(ops.NormParams).Eps)
 		}
-		if n.Op.Info().Name == "scale" && n.Params.Scale != 0.5 {
-			t.Errorf("scale = %g, want 0.5", n.Params.Scale)
+		if n.Op == ops.Scale && n.Params.(ops.ScaleParams).S != 0.5 {
+			t.Errorf("scale = %g, want 0.5", n.Params.(ops.ScaleParams).S)
 		}
 	}
 	file.Meta["m.width"] = float32(1.5)

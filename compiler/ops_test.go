@@ -64,29 +64,3 @@ func TestEveryOpLowers(t *testing.T) {
 		})
 	}
 }
-
-// TestOpKeysMatchTable: the keyword parameters lowering accepts for an op
-// set the scalar operands the op table lists for it, and no others.
-func TestOpKeysMatchTable(t *testing.T) {
-	for _, op := range ops.All() {
-		keys := map[string]bool{}
-		for _, k := range opKeys[op] {
-			keys[k.name] = true
-		}
-		for _, p := range op.Info().Params {
-			switch p.Field {
-			case ops.ParamEps, ops.ParamScale, ops.ParamMaxBias:
-				if !keys[p.Key] {
-					t.Errorf("op %s: parameter %s of the op table has no keyword in opKeys (compiler/lower_ops.go)", op, p.Key)
-				}
-			case ops.ParamRope:
-				if !keys["n_dims"] {
-					t.Errorf("op %s: the op table's rope parameters have no keywords in opKeys (compiler/lower_ops.go)", op)
-				}
-			}
-		}
-		if len(opKeys[op]) > 0 && len(op.Info().Params) == 0 {
-			t.Errorf("op %s: opKeys (compiler/lower_ops.go) has keywords for it, the op table no parameters", op)
-		}
-	}
-}

@@ -10,15 +10,6 @@ import (
 	"github.com/graphc/graphc/tensor"
 )
 
-// Rope parameters a trace may leave out: only op_params_i32[0..7] are
-// recorded, and ggml_rope_ext keeps attn_factor, beta_fast and beta_slow
-// in [8..10]. These are the values llama.cpp (and the traces' hparams) use.
-const (
-	defaultAttnFactor = 1
-	defaultBetaFast   = 32
-	defaultBetaSlow   = 1
-)
-
 // Graph rebuilds the traced graph as an ir.Graph, with ggml's leaf and node
 // order as recorded (not re-derived), constant shapes and strides, views,
 // op parameters, inputs, outputs, weights and states placed on the backend
@@ -195,27 +186,21 @@ func opArgs(op ops.Op, nt *Tensor, srcs []*ir.Tensor) (ir.Args, error) {
 		args.Offset = ir.Const(nt.ViewOffs - base)
 	case ops.Reshape, ops.Cont:
 		args.Ne = consts(nt.Ne[:])
-	case ops.Permute:
-		for k := range args.Params.Axes {
-			args.Params.Axes[k] = int(nt.opParam(k))
-		}
-	case ops.RMSNorm, ops.Norm:
-		args.Params.Eps = nt.opParamF32(0, 0)
-	case ops.SoftMax:
-		args.Params.Scale, args.Params.MaxBias = nt.opParamF32(0, 0), nt.opParamF32(1, 0)
 	case ops.Scale:
 		if b := nt.opParamF32(1, 0); b != 0 {
 			return args, fmt.Errorf("SCALE with bias %g is not supported by graphc", b)
 		}
-		args.Params.Scale = nt.opParamF32(0, 0)
-	case ops.Rope:
-		args.Params.Rope = ops.RopeParams{
-			NDims: int(nt.opParam(1)), Mode: int(nt.opParam(2)), NCtxOrig: int(nt.opParam(4)),
-			FreqBase: nt.opParamF32(5, 0), FreqScale: nt.opParamF32(6, 0), ExtFactor: nt.opParamF32(7, 0),
-			AttnFactor: nt.opParamF32(8, defaultAttnFactor), BetaFast: nt.opParamF32(9, defaultBetaFast), BetaSlow: nt.opParamF32(10, defaultBetaSlow),
-		}
+	case ops.Permute, ops.RMSNorm, ops.Norm, ops.SoftMax, ops.Rope:
 	default:
 		panic(fmt.Sprintf("BUG: op %s has no case in opArgs, the trace import of op operands (ggmltrace/graph.go)", op))
+	}
+	if p := op.Info().Params; p != nil {
+		// Words the trace leaves out (it records op_params_i32[0..7];
+		// ggml_rope_ext keeps attn_factor, beta_fast and beta_slow in
+		// [8..10]) are those of the defaults, llama.cpp's.
+		w := ops.Defaults(p).GGML()
+		copy(w[:], nt.OpParams)
+		args.Params = p.FromGGML(w)
 	}
 	return args, nil
 }

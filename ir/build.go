@@ -2,6 +2,7 @@ package ir
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/tensor"
@@ -66,10 +67,10 @@ func rowSize(dt DType, n *Expr) *Expr {
 
 // Args are an op's non-tensor operands.
 type Args struct {
-	Ne     []*Expr // view, reshape, cont: the result's shape
-	Nb     []*Expr // view: strides nb[1..]
-	Offset *Expr   // view: byte offset into the source
-	Params ops.Params
+	Ne     []*Expr    // view, reshape, cont: the result's shape
+	Nb     []*Expr    // view: strides nb[1..]
+	Offset *Expr      // view: byte offset into the source
+	Params ops.Params // the op's (its table row's type); nil: the defaults
 }
 
 // ShapeError is a user-fixable problem with an op's operands.
@@ -85,6 +86,12 @@ func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos
 	info := op.Info()
 	if op == ops.None || len(srcs) < info.MinSrcs || len(srcs) > info.MaxSrcs {
 		return nil, shapeErrorf("%s takes %d..%d tensor operands, got %d", info.Name, info.MinSrcs, info.MaxSrcs, len(srcs))
+	}
+	switch {
+	case args.Params == nil && info.Params != nil:
+		args.Params = ops.Defaults(info.Params)
+	case reflect.TypeOf(args.Params) != reflect.TypeOf(info.Params):
+		panic(fmt.Sprintf("BUG: ir: %s given parameters %T, want %T", info.Name, args.Params, info.Params))
 	}
 	a := srcs[0]
 	var b *Tensor
@@ -169,7 +176,7 @@ func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos
 		if a.Type != tensor.F32 {
 			return nil, shapeErrorf("rope: operand must be f32, got %s", a.Type)
 		}
-		p := args.Params.Rope
+		p := args.Params.(ops.RopeParams)
 		if p.NDims <= 0 || p.NDims%2 != 0 || int64(p.NDims) > a.Ne[0].Max() {
 			return nil, shapeErrorf("rope: n_dims = %d must be even, positive and at most ne0 = %s", p.NDims, a.Ne[0])
 		}
@@ -215,7 +222,7 @@ func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos
 		}
 		view, offs = a.Root(), Add(viewOffs(a), args.Offset)
 	case ops.Permute:
-		ax := args.Params.Axes
+		ax := args.Params.(ops.PermuteParams).Axes
 		var seen [4]bool
 		for _, x := range ax {
 			if x < 0 || x > 3 || seen[x] {

@@ -155,9 +155,8 @@ func (g *Graph) annotations(t *Tensor) string {
 }
 
 func (t *Tensor) paramString() string {
-	var s strings.Builder
-	for _, p := range t.Op.Info().Params {
-		s.WriteString(" " + p.Format(&t.Params))
+	if s := ops.Format(t.Params); s != "" {
+		return " " + s
 	}
-	return s.String()
+	return ""
 }

@@ -110,7 +110,7 @@ func TestShapeErrors(t *testing.T) {
 		{ops.GetRows, []*ir.Tensor{a, i}, ir.Args{}, "get_rows: indices must be i32, got f32"},
 		{ops.Reshape, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{ir.Const(5)}}, "reshape: [4, 3] has 12 elements, [5] has 5"},
 		{ops.View, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{ir.Const(8)}, Offset: ir.Const(24)}, "view: bytes [24, 56) exceed a's 48 bytes"},
-		{ops.Permute, []*ir.Tensor{a}, ir.Args{Params: ops.Params{Axes: [4]int{0, 0, 1, 2}}}, "permute: axes [0 0 1 2] are not a permutation of 0..3"},
+		{ops.Permute, []*ir.Tensor{a}, ir.Args{Params: ops.PermuteParams{Axes: [4]int{0, 0, 1, 2}}}, "permute: axes [0 0 1 2] are not a permutation of 0..3"},
 		{ops.Relu, nil, ir.Args{}, "relu takes 1..1 tensor operands, got 0"},
 	} {
 		_, err := g.NewOp(tc.op, "x", tc.srcs, tc.args, ir.Pos{})

@@ -23,7 +23,10 @@ func TestEveryOpHasShapeRule(t *testing.T) {
 				}
 				srcs = append(srcs, leaf)
 			}
-			args := Args{Ne: []*Expr{Const(16)}, Offset: Const(0), Params: ops.Params{Axes: [4]int{0, 1, 2, 3}}}
+			args := Args{Ne: []*Expr{Const(16)}, Offset: Const(0)}
+			if op == ops.Permute {
+				args.Params = ops.PermuteParams{Axes: [4]int{0, 1, 2, 3}}
+			}
 			g.NewOp(op, "x", srcs, args, Pos{})
 		})
 	}
@@ -33,7 +36,7 @@ func TestEveryOpFormats(t *testing.T) {
 	for _, op := range ops.All() {
 		t.Run(op.String(), func(t *testing.T) {
 			defer failOnPanic(t)
-			(&Tensor{Op: op}).paramString()
+			(&Tensor{Op: op, Params: op.Info().Params}).paramString()
 		})
 	}
 }

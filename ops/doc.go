@@ -4,3 +4,5 @@
 // it (or are checked against it by a test that names what a new row
 // lacks). It imports only package tensor.
 package ops
+
+//go:generate go run ../internal/opsgen

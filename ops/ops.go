@@ -1,6 +1,9 @@
 package ops
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Op is a tensor operation. The table below is the single description of
 // every op: DSL name, ggml name and number, operand counts, flags, kernel
@@ -66,79 +69,108 @@ const (
 
 // Info is one row of the op table.
 type Info struct {
-	Go      string  // the Op constant's name in this package
-	Name    string  // DSL name
-	GGML    string  // ggml_op name as in GGML_OP_*, without the prefix
-	GGMLOp  int     // enum ggml_op value of GGML_OP_<GGML>
-	Unary   int32   // enum ggml_unary_op value for GGML_OP_UNARY ops, else -1
-	MinSrcs int     // tensor operands; those past MinSrcs are optional,
-	MaxSrcs int     // and a kernel is passed nil for each one left out
-	Flags   OpFlags //
+	Go     string // the Op constant's name in this package
+	Name   string // DSL name
+	GGML   string // ggml_op name as in GGML_OP_*, without the prefix
+	GGMLOp int    // enum ggml_op value of GGML_OP_<GGML>
+	Unary  int32  // enum ggml_unary_op value for GGML_OP_UNARY ops; -1 for the others
+	// Operands names the tensor operands, in order, as kernels call them;
+	// a trailing "?" marks an optional one, which a kernel is passed nil
+	// for when it is left out. MinSrcs and MaxSrcs count them.
+	Operands string
+	MinSrcs  int
+	MaxSrcs  int
+	Flags    OpFlags
 	// Kernel is the engine.Kernels method computing the op, called as
-	// Kernel(dst, srcs…, params…) ("" for ops computing nothing: views).
+	// Kernel(dst, srcs…[, params]) ("" for ops computing nothing: views).
 	// With FlagWritesSrc, dst is the last source and is not passed again.
 	Kernel string
-	Params []Param // scalar operands, in kernel-argument order
-	Doc    string  // semantics, one line
+	// Params is the zero value of the op's scalar operands' struct (see
+	// Params), nil for an op without any.
+	Params Params
+	// Batch is the op's rule for the rows it processes per weight row
+	// (BatchSize).
+	Batch BatchRule
+	Doc   string // semantics, one line
 }
 
-// Params are an op's scalar parameters (ggml's op_params); each op reads
-// only its own fields.
-type Params struct {
-	Eps     float32    // rms_norm, norm
-	Scale   float32    // scale, soft_max
-	MaxBias float32    // soft_max
-	Rope    RopeParams // rope
-	Axes    [4]int     // permute: source dim i goes to Axes[i]
-}
+// ggmlUnary is GGML_OP_UNARY: its ops tell themselves apart by a sub-op.
+const ggmlUnary = 91
 
-// Param is a scalar operand of an op, kept in a node's Params.
-type Param struct {
-	Key   string     // how IR dumps and the DSL call it
-	Field ParamField // where Params holds it
-}
-
-// ParamField names a field of Params.
-type ParamField uint8
+// BatchRule is how ggml-cuda's get_op_batch_size counts an op's rows.
+type BatchRule uint8
 
 const (
-	ParamEps     ParamField = iota + 1 // Params.Eps, a float32 kernel argument
-	ParamScale                         // Params.Scale, a float32 kernel argument
-	ParamMaxBias                       // Params.MaxBias, a float32 kernel argument
-	ParamRope                          // Params.Rope, a RopeParams kernel argument
-	ParamAxes                          // Params.Axes; only views have it, so no kernel takes it
-)
-
-var (
-	epsParams     = []Param{{"eps", ParamEps}}
-	scaleParam    = []Param{{"s", ParamScale}}
-	softMaxParams = []Param{{"scale", ParamScale}, {"max_bias", ParamMaxBias}}
-	ropeParams    = []Param{{"rope", ParamRope}}
-	axesParams    = []Param{{"axes", ParamAxes}}
+	BatchRows BatchRule = iota // ne[1]·ne[2]·ne[3]
+	BatchNone                  // 0: never worth a weight's upload (get_rows)
+	BatchNe1                   // ne[1] (mul_mat)
+	BatchNe2                   // ne[2] (rope: its batch is the tokens)
 )
 
 var opTable = [numOps]Info{
-	None:      {"None", "none", "NONE", 0, -1, 0, 0, 0, "", nil, "leaf: input, weight or state"},
-	GetRows:   {"GetRows", "get_rows", "GET_ROWS", 40, -1, 2, 2, 0, "GetRows", nil, "dst[:, r] = a[:, b[r]] (rows of a by i32 index)"},
-	MulMat:    {"MulMat", "mul_mat", "MUL_MAT", 29, -1, 2, 2, 0, "MulMat", nil, "dst[i, j] = Σk a[k, i]·b[k, j], a broadcast over dims 2, 3"},
-	Add:       {"Add", "add", "ADD", 2, -1, 2, 2, FlagInPlace | FlagElementwise, "Add", nil, "dst = a + b, b repeated to a's shape"},
-	Sub:       {"Sub", "sub", "SUB", 6, -1, 2, 2, FlagInPlace | FlagElementwise, "Sub", nil, "dst = a - b, b repeated to a's shape"},
-	Mul:       {"Mul", "mul", "MUL", 7, -1, 2, 2, FlagInPlace | FlagElementwise, "Mul", nil, "dst = a · b, b repeated to a's shape"},
-	Div:       {"Div", "div", "DIV", 8, -1, 2, 2, FlagInPlace | FlagElementwise, "Div", nil, "dst = a / b, b repeated to a's shape"},
-	Scale:     {"Scale", "scale", "SCALE", 32, -1, 1, 1, FlagInPlace | FlagElementwise, "Scale", scaleParam, "dst = a · s"},
-	Relu:      {"Relu", "relu", "UNARY", 91, 6, 1, 1, FlagInPlace | FlagElementwise, "Relu", nil, "dst = max(a, 0)"},
-	Gelu:      {"Gelu", "gelu", "UNARY", 91, 8, 1, 1, FlagInPlace | FlagElementwise, "Gelu", nil, "dst = gelu(a), tanh approximation"},
-	Silu:      {"Silu", "silu", "UNARY", 91, 10, 1, 1, FlagInPlace | FlagElementwise, "Silu", nil, "dst = a / (1 + e^-a)"},
-	RMSNorm:   {"RMSNorm", "rms_norm", "RMS_NORM", 25, -1, 1, 1, FlagInPlace, "RMSNorm", epsParams, "each row divided by sqrt(mean(row²) + eps)"},
-	Norm:      {"Norm", "norm", "NORM", 24, -1, 1, 1, 0, "Norm", epsParams, "each row: (x - mean) / sqrt(var + eps)"}, // not in ggml_op_can_inplace
-	SoftMax:   {"SoftMax", "soft_max", "SOFT_MAX", 46, -1, 1, 2, FlagInPlace, "SoftMax", softMaxParams, "row softmax of a·scale + mask (ggml_soft_max_ext)"},
-	Rope:      {"Rope", "rope", "ROPE", 48, -1, 2, 2, FlagInPlace, "Rope", ropeParams, "rotary position embedding by positions b (ggml_rope_ext)"},
-	Cpy:       {"Cpy", "cpy", "CPY", 34, -1, 2, 2, FlagWritesSrc, "Cpy", nil, "b = a converted to b's type; result is a view of b"},
-	Cont:      {"Cont", "cont", "CONT", 35, -1, 1, 1, 0, "Cpy", nil, "a copied into contiguous memory, optionally reshaped"},
-	View:      {"View", "view", "VIEW", 37, -1, 1, 1, FlagView, "", nil, "a view of a's memory with given shape, strides and offset"},
-	Reshape:   {"Reshape", "reshape", "RESHAPE", 36, -1, 1, 1, FlagView, "", nil, "contiguous a with a new shape"},
-	Permute:   {"Permute", "permute", "PERMUTE", 38, -1, 1, 1, FlagView, "", axesParams, "a's dims moved: dim i goes to axis[i]"},
-	Transpose: {"Transpose", "transpose", "TRANSPOSE", 39, -1, 1, 1, FlagView, "", nil, "a's first two dims swapped"},
+	None:    {Go: "None", Name: "none", GGML: "NONE", Doc: "leaf: input, weight or state"},
+	GetRows: {Go: "GetRows", Name: "get_rows", GGML: "GET_ROWS", GGMLOp: 40, Operands: "table idx", Kernel: "GetRows", Batch: BatchNone, Doc: "dst[:, r] = table[:, idx[r]], rows by i32 index"},
+	MulMat:  {Go: "MulMat", Name: "mul_mat", GGML: "MUL_MAT", GGMLOp: 29, Operands: "a x", Kernel: "MulMat", Batch: BatchNe1, Doc: "dst[i, j] = Σk a[k, i]·x[k, j], a broadcast over dims 2, 3"},
+	Add:     {Go: "Add", Name: "add", GGML: "ADD", GGMLOp: 2, Operands: "a x", Flags: FlagInPlace | FlagElementwise, Kernel: "Add", Doc: "dst = a + x, x repeated to a's shape"},
+	Sub:     {Go: "Sub", Name: "sub", GGML: "SUB", GGMLOp: 6, Operands: "a x", Flags: FlagInPlace | FlagElementwise, Kernel: "Sub", Doc: "dst = a - x, x repeated to a's shape"},
+	Mul:     {Go: "Mul", Name: "mul", GGML: "MUL", GGMLOp: 7, Operands: "a x", Flags: FlagInPlace | FlagElementwise, Kernel: "Mul", Doc: "dst = a · x, x repeated to a's shape"},
+	Div:     {Go: "Div", Name: "div", GGML: "DIV", GGMLOp: 8, Operands: "a x", Flags: FlagInPlace | FlagElementwise, Kernel: "Div", Doc: "dst = a / x, x repeated to a's shape"},
+	Scale:   {Go: "Scale", Name: "scale", GGML: "SCALE", GGMLOp: 32, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Scale", Params: ScaleParams{}, Doc: "dst = a · s"},
+	Relu:    {Go: "Relu", Name: "relu", GGML: "UNARY", GGMLOp: ggmlUnary, Unary: 6, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Relu", Doc: "dst = max(a, 0)"},
+	Gelu:    {Go: "Gelu", Name: "gelu", GGML: "UNARY", GGMLOp: ggmlUnary, Unary: 8, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Gelu", Doc: "dst = gelu(a), tanh approximation"},
+	Silu:    {Go: "Silu", Name: "silu", GGML: "UNARY", GGMLOp: ggmlUnary, Unary: 10, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Silu", Doc: "dst = a / (1 + e^-a)"},
+	RMSNorm: {Go: "RMSNorm", Name: "rms_norm", GGML: "RMS_NORM", GGMLOp: 25, Operands: "a", Flags: FlagInPlace, Kernel: "RMSNorm", Params: NormParams{}, Doc: "each row divided by sqrt(mean(row²) + eps)"},
+	// norm is not in ggml_op_can_inplace.
+	Norm:      {Go: "Norm", Name: "norm", GGML: "NORM", GGMLOp: 24, Operands: "a", Kernel: "Norm", Params: NormParams{}, Doc: "each row: (x - mean) / sqrt(var + eps)"},
+	SoftMax:   {Go: "SoftMax", Name: "soft_max", GGML: "SOFT_MAX", GGMLOp: 46, Operands: "a mask?", Flags: FlagInPlace, Kernel: "SoftMax", Params: SoftMaxParams{}, Doc: "row softmax of a·scale + slope·mask (ggml_soft_max_ext)"},
+	Rope:      {Go: "Rope", Name: "rope", GGML: "ROPE", GGMLOp: 48, Operands: "a pos", Flags: FlagInPlace, Kernel: "Rope", Params: RopeParams{}, Batch: BatchNe2, Doc: "rotary position embedding of a by positions pos (ggml_rope_ext)"},
+	Cpy:       {Go: "Cpy", Name: "cpy", GGML: "CPY", GGMLOp: 34, Operands: "src dst", Flags: FlagWritesSrc, Kernel: "Cpy", Doc: "dst = src converted to dst's type; the result is a view of dst"},
+	Cont:      {Go: "Cont", Name: "cont", GGML: "CONT", GGMLOp: 35, Operands: "a", Kernel: "Cpy", Doc: "a copied into contiguous memory, optionally reshaped"},
+	View:      {Go: "View", Name: "view", GGML: "VIEW", GGMLOp: 37, Operands: "a", Flags: FlagView, Doc: "a view of a's memory with given shape, strides and offset"},
+	Reshape:   {Go: "Reshape", Name: "reshape", GGML: "RESHAPE", GGMLOp: 36, Operands: "a", Flags: FlagView, Doc: "contiguous a with a new shape"},
+	Permute:   {Go: "Permute", Name: "permute", GGML: "PERMUTE", GGMLOp: 38, Operands: "a", Flags: FlagView, Params: PermuteParams{}, Doc: "a's dims moved: dim i goes to axis[i]"},
+	Transpose: {Go: "Transpose", Name: "transpose", GGML: "TRANSPOSE", GGMLOp: 39, Operands: "a", Flags: FlagView, Doc: "a's first two dims swapped"},
+}
+
+func init() {
+	for i := range opTable {
+		r := &opTable[i]
+		if r.GGMLOp != ggmlUnary {
+			r.Unary = -1
+		}
+		for _, o := range strings.Fields(r.Operands) {
+			if !strings.HasSuffix(o, "?") {
+				r.MinSrcs++
+			}
+			r.MaxSrcs++
+		}
+	}
+}
+
+// OperandNames are op's tensor operands' names, without the optional
+// marker.
+func (op Op) OperandNames() []string {
+	var names []string
+	for _, o := range strings.Fields(op.Info().Operands) {
+		names = append(names, strings.TrimSuffix(o, "?"))
+	}
+	return names
+}
+
+// BatchSize is ggml-cuda's get_op_batch_size for op with result shape ne:
+// the rows the op processes per weight row, which decides whether
+// uploading a weight that lives in host memory pays (a backend's
+// OffloadOp).
+func (op Op) BatchSize(ne [4]int64) int64 {
+	switch op.Info().Batch {
+	case BatchNone:
+		return 0
+	case BatchNe1:
+		return ne[1]
+	case BatchNe2:
+		return ne[2]
+	}
+	return ne[1] * ne[2] * ne[3]
 }
 
 // Info returns op's table row.
@@ -191,24 +223,4 @@ func All() []Op {
 		ops = append(ops, op)
 	}
 	return ops
-}
-
-// Format prints p's value in params as "key=value"; rope prints the
-// parameters that tell its variants apart.
-func (p Param) Format(params *Params) string {
-	switch p.Field {
-	case ParamEps:
-		return fmt.Sprintf("%s=%g", p.Key, params.Eps)
-	case ParamScale:
-		return fmt.Sprintf("%s=%g", p.Key, params.Scale)
-	case ParamMaxBias:
-		return fmt.Sprintf("%s=%g", p.Key, params.MaxBias)
-	case ParamRope:
-		r := params.Rope
-		return fmt.Sprintf("n_dims=%d mode=%d freq_base=%g freq_scale=%g", r.NDims, r.Mode, r.FreqBase, r.FreqScale)
-	case ParamAxes:
-		a := params.Axes
-		return fmt.Sprintf("%s=%d,%d,%d,%d", p.Key, a[0], a[1], a[2], a[3])
-	}
-	panic(fmt.Sprintf("BUG: parameter %s: field %d has no format in Param.Format (ops/ops.go)", p.Key, p.Field))
 }

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"reflect"
 	"testing"
 )
 
@@ -13,13 +14,8 @@ func TestOpTable(t *testing.T) {
 		if (info.Kernel == "") != op.IsView() {
 			t.Errorf("op %s: kernel %q, but only views (which compute nothing) have none", op, info.Kernel)
 		}
-		for _, p := range info.Params {
-			if p.Key == "" || p.Field == 0 {
-				t.Errorf("op %s: incomplete parameter %+v", op, p)
-			}
-			if p.Field == ParamAxes && info.Kernel != "" {
-				t.Errorf("op %s: parameter %s has no kernel-argument form, but the op has kernel %s", op, p.Key, info.Kernel)
-			}
+		if p := info.Params; p != nil {
+			checkParams(t, op, p)
 		}
 		if got, ok := Lookup(info.Name); !ok || got != op {
 			t.Errorf("Lookup(%s)", info.Name)
@@ -56,5 +52,40 @@ func TestGGMLNumbers(t *testing.T) {
 			t.Errorf("ops %s and %s have the same ggml number %d (unary %d)", other, op, info.GGMLOp, info.Unary)
 		}
 		byNumber[key] = op
+	}
+}
+
+// checkParams checks op's Params type: a struct of numbers with keys (the
+// DSL's keywords), or of arrays given positionally, that round-trips
+// through its ggml encoding.
+func checkParams(t *testing.T, op Op, p Params) {
+	t.Helper()
+	if reflect.TypeOf(p).Kind() != reflect.Struct || !reflect.ValueOf(p).IsZero() {
+		t.Errorf("op %s: Params %T is not a struct's zero value", op, p)
+		return
+	}
+	keys := map[string]bool{}
+	v := Defaults(p)
+	for i, f := range Fields(p) {
+		kind := reflect.TypeOf(p).Field(i).Type.Kind()
+		switch {
+		case f.Key != "" && (kind == reflect.Int || kind == reflect.Float32):
+			if keys[f.Key] {
+				t.Errorf("op %s: two fields of %T have key %q", op, p, f.Key)
+			}
+			keys[f.Key] = true
+			// A distinct value per field, so that the round trip below
+			// catches two fields sharing a word.
+			v = f.Set(v, float64(3+i))
+		case f.Key == "" && kind == reflect.Array:
+		default:
+			t.Errorf("op %s: %T.%s: want a keyed int or float32, or an array given positionally", op, p, f.Name)
+		}
+	}
+	if got := v.FromGGML(v.GGML()); !reflect.DeepEqual(got, v) {
+		t.Errorf("op %s: %T's ggml encoding does not round-trip: %+v became %+v", op, p, v, got)
+	}
+	if Format(v) == "" {
+		t.Errorf("op %s: Format(%+v) is empty", op, v)
 	}
 }

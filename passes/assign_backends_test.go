@@ -30,7 +30,7 @@ func TestAssignBackends(t *testing.T) {
 		build: func(b *builder) {
 			w := b.weight("gpu", "rot.weight", 16, 4, 8)
 			pos := b.input("pos", tensor.I32, 8)
-			b.out(b.op(ops.Rope, "roped", ir.Args{Params: ops.Params{Rope: ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1}}}, w, pos))
+			b.out(b.op(ops.Rope, "roped", ir.Args{Params: ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}}, w, pos))
 			b.out(b.mulMat("mm", w, b.input("x", tensor.F32, 16, 2, 8)))
 		},
 	}, {

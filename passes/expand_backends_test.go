@@ -55,7 +55,7 @@ func TestExpandBackends(t *testing.T) {
 			x := b.input("x", tensor.F32, 64, 4)
 			h := b.mulMat("mm", b.weight("gpu", "w", 64, 64), x)
 			h = b.op(ops.Reshape, "mm_3d", ir.Args{Ne: dims([]int64{16, 4, 4})}, h)
-			h = b.op(ops.Permute, "mm_p", ir.Args{Params: ops.Params{Axes: [4]int{0, 2, 1, 3}}}, h)
+			h = b.op(ops.Permute, "mm_p", ir.Args{Params: ops.PermuteParams{Axes: [4]int{0, 2, 1, 3}}}, h)
 			b.out(b.op(ops.Cont, "cont", ir.Args{}, h))
 		},
 	}})

@@ -33,10 +33,10 @@ func attention(b *builder, on, kv string) {
 	const nTok, nKV, kvHead = 8, 16, 8
 	tokens := b.input("inp_tokens", tensor.I32, nTok)
 	x := b.op(ops.GetRows, "inp_embd", ir.Args{}, b.weight("", "token_embd.weight", 64, 128), tokens)
-	n := b.op(ops.RMSNorm, "norm", ir.Args{Params: ops.Params{Eps: 1e-5}}, x)
+	n := b.op(ops.RMSNorm, "norm", ir.Args{Params: ops.NormParams{Eps: 1e-5}}, x)
 	n = b.op(ops.Mul, "attn_norm", ir.Args{}, n, b.weight(on, "attn_norm.weight", 64))
 	pos := b.input("inp_pos", tensor.I32, nTok)
-	rope := ops.Params{Rope: ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}}
+	rope := ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
 
 	cacheK := b.state(kv, "cache_k", 64, nKV)
 	cacheV := b.state(kv, "cache_v", nKV, 64)
@@ -51,11 +51,11 @@ func attention(b *builder, on, kv string) {
 	q := b.mulMat("Qcur", b.weight(on, "attn_q.weight", 64, 64), n)
 	q = b.op(ops.Reshape, "Qcur_3d", ir.Args{Ne: dims([]int64{16, 4, nTok})}, q)
 	q = b.op(ops.Rope, "Qcur_rope", ir.Args{Params: rope}, q, pos)
-	q = b.op(ops.Permute, "q", ir.Args{Params: ops.Params{Axes: [4]int{0, 2, 1, 3}}}, q)
+	q = b.op(ops.Permute, "q", ir.Args{Params: ops.PermuteParams{Axes: [4]int{0, 2, 1, 3}}}, q)
 	kq := b.mulMat("kq", kk, q)
-	kq = b.op(ops.SoftMax, "kq_soft_max", ir.Args{Params: ops.Params{Scale: 0.25}}, kq, b.input("KQ_mask", tensor.F32, nKV, nTok))
+	kq = b.op(ops.SoftMax, "kq_soft_max", ir.Args{Params: ops.SoftMaxParams{Scale: 0.25}}, kq, b.input("KQ_mask", tensor.F32, nKV, nTok))
 	kqv := b.mulMat("kqv", vv, kq)
-	kqv = b.op(ops.Permute, "kqv_merged", ir.Args{Params: ops.Params{Axes: [4]int{0, 2, 1, 3}}}, kqv)
+	kqv = b.op(ops.Permute, "kqv_merged", ir.Args{Params: ops.PermuteParams{Axes: [4]int{0, 2, 1, 3}}}, kqv)
 	kqv = b.op(ops.Cont, "kqv_merged_cont", ir.Args{Ne: dims([]int64{64, nTok})}, kqv)
 	out := b.mulMat("attn_out", b.weight(on, "attn_output.weight", 64, 64), kqv)
 	b.out(b.add("ffn_inp", out, x))

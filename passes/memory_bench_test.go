@@ -26,7 +26,7 @@ func scheduleOnCPU(g *ir.Graph) {
 }
 
 func mustOp(g *ir.Graph, op ops.Op, name string, srcs ...*ir.Tensor) *ir.Tensor {
-	t, err := g.NewOp(op, name, srcs, ir.Args{Params: ops.Params{Scale: 0.5}}, ir.Pos{})
+	t, err := g.NewOp(op, name, srcs, ir.Args{}, ir.Pos{})
 	if err != nil {
 		panic(err)
 	}

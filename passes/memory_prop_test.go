@@ -103,20 +103,20 @@ func (rg *randGraph) build(op ops.Op, roots *[]*ir.Tensor) *ir.Tensor {
 		}
 		return rg.op(op, []*ir.Tensor{a, b}, ir.Args{})
 	case ops.Scale, ops.Relu, ops.Gelu, ops.Silu, ops.RMSNorm, ops.Norm:
-		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.Params{Eps: 1e-5, Scale: 0.5}})
+		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: map[ops.Op]ops.Params{ops.Scale: ops.ScaleParams{S: 0.5}, ops.RMSNorm: ops.NormParams{Eps: 1e-5}, ops.Norm: ops.NormParams{Eps: 1e-5}}[op]})
 	case ops.SoftMax:
 		srcs := []*ir.Tensor{a}
 		if r.Intn(2) == 0 {
 			srcs = append(srcs, rg.leaf(ir.KindInput, tensor.F32, a.Ne[0], a.Ne[1]))
 		}
-		return rg.op(op, srcs, ir.Args{Params: ops.Params{Scale: 0.5}})
+		return rg.op(op, srcs, ir.Args{Params: ops.SoftMaxParams{Scale: 0.5}})
 	case ops.Rope:
 		x := rg.op(ops.Reshape, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{a.Ne[0], c(1), ir.Mul(a.Ne[1], ir.Mul(a.Ne[2], a.Ne[3]))}})
 		if x == nil {
 			return nil
 		}
 		pos := rg.leaf(ir.KindInput, tensor.I32, x.Ne[2])
-		return rg.op(op, []*ir.Tensor{x, pos}, ir.Args{Params: ops.Params{Rope: ops.RopeParams{NDims: 2, FreqBase: 10000, FreqScale: 1}}})
+		return rg.op(op, []*ir.Tensor{x, pos}, ir.Args{Params: ops.RopeParams{NDims: 2, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}})
 	case ops.Cpy:
 		if !constShape(a) {
 			return nil
@@ -158,7 +158,7 @@ func (rg *randGraph) build(op ops.Op, roots *[]*ir.Tensor) *ir.Tensor {
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{a.Ne[0], ir.Mul(a.Ne[1], a.Ne[2]), a.Ne[3]}})
 	case ops.Permute:
 		axes := r.Perm(4)
-		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.Params{Axes: [4]int(axes)}})
+		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.PermuteParams{Axes: [4]int(axes)}})
 	case ops.Transpose:
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{})
 	}

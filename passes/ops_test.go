@@ -20,7 +20,7 @@ func TestEveryOpHasRegionRule(t *testing.T) {
 					t.Error(r)
 				}
 			}()
-			node := &ir.Tensor{Name: "x", Op: op, Ne: four}
+			node := &ir.Tensor{Name: "x", Op: op, Ne: four, Params: ops.Defaults(op.Info().Params)}
 			for range op.Info().MaxSrcs {
 				node.Src = append(node.Src, &ir.Tensor{Name: "s", Ne: four})
 			}

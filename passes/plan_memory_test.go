@@ -188,7 +188,7 @@ place; the output is never freed.`,
 			h := b.mulMat("mm", b.weight("", "w", 16, 32), x)
 			h = b.add("add", h, b.weight("", "bias", 32))
 			h = b.unary(ops.Relu, "relu", h)
-			b.out(b.op(ops.Scale, "scale", ir.Args{Params: ops.Params{Scale: 0.5}}, h))
+			b.out(b.op(ops.Scale, "scale", ir.Args{Params: ops.ScaleParams{S: 0.5}}, h))
 			return nil
 		},
 	},
@@ -228,13 +228,13 @@ over the reshaped matmul, so the best plan is smaller.`,
 			pos := b.input("pos", tensor.I32, 8)
 			k := b.mulMat("Kcur", b.weight("", "wk", 64, 64), x)
 			k3 := b.op(ops.Reshape, "Kcur_3d", ir.Args{Ne: dims([]int64{16, 4, 8})}, k)
-			r := b.op(ops.Rope, "Kcur_rope", ir.Args{Params: ops.Params{Rope: ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1}}}, k3, pos)
-			p := b.op(ops.Permute, "k", ir.Args{Params: ops.Params{Axes: [4]int{0, 2, 1, 3}}}, r)
+			r := b.op(ops.Rope, "Kcur_rope", ir.Args{Params: ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}}, k3, pos)
+			p := b.op(ops.Permute, "k", ir.Args{Params: ops.PermuteParams{Axes: [4]int{0, 2, 1, 3}}}, r)
 			q := b.mulMat("Qcur", b.weight("", "wq", 64, 64), x)
 			q3 := b.op(ops.Reshape, "Qcur_3d", ir.Args{Ne: dims([]int64{16, 4, 8})}, q)
-			qp := b.op(ops.Permute, "q", ir.Args{Params: ops.Params{Axes: [4]int{0, 2, 1, 3}}}, q3)
+			qp := b.op(ops.Permute, "q", ir.Args{Params: ops.PermuteParams{Axes: [4]int{0, 2, 1, 3}}}, q3)
 			kq := b.mulMat("kq", p, qp)
-			b.out(b.op(ops.SoftMax, "kq_soft_max", ir.Args{Params: ops.Params{Scale: 0.25}}, kq))
+			b.out(b.op(ops.SoftMax, "kq_soft_max", ir.Args{Params: ops.SoftMaxParams{Scale: 0.25}}, kq))
 			return nil
 		},
 	},

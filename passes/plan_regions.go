@@ -285,7 +285,7 @@ func regionRule(t *ir.Tensor, d ir.Slice, units *ir.Expr) (srcs []ir.Slice, ok b
 	case ops.SoftMax:
 		// ALiBi slopes depend on the head index, which a cut along dim 2
 		// would renumber.
-		if k == 0 || (k == 2 && t.Params.MaxBias != 0) {
+		if k == 0 || (k == 2 && t.Params.(ops.SoftMaxParams).MaxBias != 0) {
 			return nil, false
 		}
 		if len(t.Src) == 1 {
@@ -293,7 +293,7 @@ func regionRule(t *ir.Tensor, d ir.Slice, units *ir.Expr) (srcs []ir.Slice, ok b
 		}
 		return all(src(0), src(1))
 	case ops.Rope:
-		if k == 0 || (t.Params.Rope.Mode != 0 && t.Params.Rope.Mode != 2) {
+		if m := t.Params.(ops.RopeParams).Mode; k == 0 || (m != 0 && m != ops.RopeNeox) {
 			return nil, false
 		}
 		pos := fixed(ir.Whole)
@@ -348,7 +348,7 @@ func viewSlice(v *ir.Tensor, p partOf, units *ir.Expr) (ir.Slice, bool) {
 	s := p.slice
 	switch v.Op {
 	case ops.Permute:
-		return ir.Slice{Axis: v.Params.Axes[s.Axis], Per: s.Per}, true
+		return ir.Slice{Axis: v.Params.(ops.PermuteParams).Axes[s.Axis], Per: s.Per}, true
 	case ops.Transpose:
 		if s.Axis < 2 {
 			s.Axis = 1 - s.Axis

@@ -62,7 +62,7 @@ func TestPlanRegions(t *testing.T) {
 			h = b.unary(ops.Silu, "act", h)
 			h = b.op(ops.Transpose, "ht", ir.Args{}, h)
 			h = b.op(ops.Cont, "ht_cont", ir.Args{}, h)
-			b.out(b.op(ops.SoftMax, "over_tokens", ir.Args{Params: ops.Params{Scale: 1}}, h))
+			b.out(b.op(ops.SoftMax, "over_tokens", ir.Args{Params: ops.SoftMaxParams{Scale: 1}}, h))
 		},
 	}})
 }

@@ -28,6 +28,13 @@ const (
 	backendCpu = 0 // cpu, buffer type CPU
 )
 
+// The kernel calls' scalar operands.
+var (
+	normParams    = ops.NormParams{Eps: 1e-05}
+	ropeParams    = ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	softMaxParams = ops.SoftMaxParams{Scale: 0.25}
+)
+
 // Compute buffer layout: byte offsets planned at the dims' bounds.
 const (
 	cpuBufferSize     = 12832 // buffer CPU: lower bound 12832, naive 215616
@@ -648,7 +655,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.GetRows(&inpEmbd, &m.weights[weightTokenEmbdWeight], &inpTokens) // inp_embd get_rows
 	m.sched.Inspect(backendCpu, "inp_embd", &inpEmbd)
 	norm0 := tensor.At(m.bufCPU, offNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&norm0, &inpEmbd, float32(1e-05)) // norm-0 rms_norm
+	m.cpuBackend.RMSNorm(&norm0, &inpEmbd, normParams) // norm-0 rms_norm
 	m.sched.Inspect(backendCpu, "norm-0", &norm0)
 	attnNorm0 := tensor.At(m.bufCPU, offAttnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&attnNorm0, &norm0, &m.weights[weightBlk0AttnNormWeight]) // attn_norm-0 mul
@@ -659,17 +666,7 @@ func (m *Model) split0(d *Dims, c int) {
 	kcur3d0 := tensor.At(m.bufCPU, offKcur0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos, tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope0 := tensor.At(m.bufCPU, offKcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.cpuBackend.Rope(&kcurRope0, &kcur3d0, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-0 rope
+	m.cpuBackend.Rope(&kcurRope0, &kcur3d0, &inpPos, ropeParams) // Kcur_rope-0 rope
 	m.sched.Inspect(backendCpu, "Kcur_rope-0", &kcurRope0)
 	kCacheCpy0 := tensor.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 cpy
@@ -686,17 +683,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "Qcur-0", &qcur0)
 	qcur3d0 := tensor.At(m.bufCPU, offQcur0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope0 := tensor.At(m.bufCPU, offQcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.cpuBackend.Rope(&qcurRope0, &qcur3d0, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-0 rope
+	m.cpuBackend.Rope(&qcurRope0, &qcur3d0, &inpPos, ropeParams) // Qcur_rope-0 rope
 	m.sched.Inspect(backendCpu, "Qcur_rope-0", &qcurRope0)
 	k0 := tensor.At(m.state[stateCacheKL0].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q0 := tensor.At(m.bufCPU, offQcurRope0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
@@ -705,7 +692,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "kq-0", &kq0)
 	kqMask := tensor.At(m.bufCPU, offKQMask, tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax0 := tensor.At(m.bufCPU, offKqSoftMax0, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.cpuBackend.SoftMax(&kqSoftMax0, &kq0, &kqMask, float32(0.25), float32(0)) // kq_soft_max-0 soft_max
+	m.cpuBackend.SoftMax(&kqSoftMax0, &kq0, &kqMask, softMaxParams) // kq_soft_max-0 soft_max
 	m.sched.Inspect(backendCpu, "kq_soft_max-0", &kqSoftMax0)
 	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv0 := tensor.At(m.bufCPU, offKqv0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
@@ -722,7 +709,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&ffnInp0, &attnOut0, &inpEmbd) // ffn_inp-0 add
 	m.sched.Inspect(backendCpu, "ffn_inp-0", &ffnInp0)
 	normFfn0 := tensor.At(m.bufCPU, offNormFfn0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&normFfn0, &ffnInp0, float32(1e-05)) // norm_ffn-0 rms_norm
+	m.cpuBackend.RMSNorm(&normFfn0, &ffnInp0, normParams) // norm_ffn-0 rms_norm
 	m.sched.Inspect(backendCpu, "norm_ffn-0", &normFfn0)
 	ffnNorm0 := tensor.At(m.bufCPU, offFfnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&ffnNorm0, &normFfn0, &m.weights[weightBlk0FfnNormWeight]) // ffn_norm-0 mul
@@ -746,7 +733,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 add
 	m.sched.Inspect(backendCpu, "l_out-0", &lOut0)
 	norm1 := tensor.At(m.bufCPU, offNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&norm1, &lOut0, float32(1e-05)) // norm-1 rms_norm
+	m.cpuBackend.RMSNorm(&norm1, &lOut0, normParams) // norm-1 rms_norm
 	m.sched.Inspect(backendCpu, "norm-1", &norm1)
 	attnNorm1 := tensor.At(m.bufCPU, offAttnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&attnNorm1, &norm1, &m.weights[weightBlk1AttnNormWeight]) // attn_norm-1 mul
@@ -756,17 +743,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "Kcur-1", &kcur1)
 	kcur3d1 := tensor.At(m.bufCPU, offKcur1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	kcurRope1 := tensor.At(m.bufCPU, offKcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.cpuBackend.Rope(&kcurRope1, &kcur3d1, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-1 rope
+	m.cpuBackend.Rope(&kcurRope1, &kcur3d1, &inpPos, ropeParams) // Kcur_rope-1 rope
 	m.sched.Inspect(backendCpu, "Kcur_rope-1", &kcurRope1)
 	kCacheCpy1 := tensor.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 cpy
@@ -783,17 +760,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "Qcur-1", &qcur1)
 	qcur3d1 := tensor.At(m.bufCPU, offQcur1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope1 := tensor.At(m.bufCPU, offQcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.cpuBackend.Rope(&qcurRope1, &qcur3d1, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-1 rope
+	m.cpuBackend.Rope(&qcurRope1, &qcur3d1, &inpPos, ropeParams) // Qcur_rope-1 rope
 	m.sched.Inspect(backendCpu, "Qcur_rope-1", &qcurRope1)
 	k1 := tensor.At(m.state[stateCacheKL1].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q1 := tensor.At(m.bufCPU, offQcurRope1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
@@ -801,7 +768,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.MulMat(&kq1, &k1, &q1) // kq-1 mul_mat
 	m.sched.Inspect(backendCpu, "kq-1", &kq1)
 	kqSoftMax1 := tensor.At(m.bufCPU, offKqSoftMax1, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.cpuBackend.SoftMax(&kqSoftMax1, &kq1, &kqMask, float32(0.25), float32(0)) // kq_soft_max-1 soft_max
+	m.cpuBackend.SoftMax(&kqSoftMax1, &kq1, &kqMask, softMaxParams) // kq_soft_max-1 soft_max
 	m.sched.Inspect(backendCpu, "kq_soft_max-1", &kqSoftMax1)
 	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv1 := tensor.At(m.bufCPU, offKqv1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
@@ -818,7 +785,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 add
 	m.sched.Inspect(backendCpu, "ffn_inp-1", &ffnInp1)
 	normFfn1 := tensor.At(m.bufCPU, offNormFfn1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&normFfn1, &ffnInp1, float32(1e-05)) // norm_ffn-1 rms_norm
+	m.cpuBackend.RMSNorm(&normFfn1, &ffnInp1, normParams) // norm_ffn-1 rms_norm
 	m.sched.Inspect(backendCpu, "norm_ffn-1", &normFfn1)
 	ffnNorm1 := tensor.At(m.bufCPU, offFfnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&ffnNorm1, &normFfn1, &m.weights[weightBlk1FfnNormWeight]) // ffn_norm-1 mul
@@ -842,7 +809,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 add
 	m.sched.Inspect(backendCpu, "l_out-1", &lOut1)
 	norm2 := tensor.At(m.bufCPU, offNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&norm2, &lOut1, float32(1e-05)) // norm-2 rms_norm
+	m.cpuBackend.RMSNorm(&norm2, &lOut1, normParams) // norm-2 rms_norm
 	m.sched.Inspect(backendCpu, "norm-2", &norm2)
 	attnNorm2 := tensor.At(m.bufCPU, offAttnNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&attnNorm2, &norm2, &m.weights[weightBlk2AttnNormWeight]) // attn_norm-2 mul
@@ -852,17 +819,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "Kcur-2", &kcur2)
 	kcur3d2 := tensor.At(m.bufCPU, offKcur2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	kcurRope2 := tensor.At(m.bufCPU, offKcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.cpuBackend.Rope(&kcurRope2, &kcur3d2, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-2 rope
+	m.cpuBackend.Rope(&kcurRope2, &kcur3d2, &inpPos, ropeParams) // Kcur_rope-2 rope
 	m.sched.Inspect(backendCpu, "Kcur_rope-2", &kcurRope2)
 	kCacheCpy2 := tensor.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 cpy
@@ -879,17 +836,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "Qcur-2", &qcur2)
 	qcur3d2 := tensor.At(m.bufCPU, offQcur2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope2 := tensor.At(m.bufCPU, offQcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.cpuBackend.Rope(&qcurRope2, &qcur3d2, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-2 rope
+	m.cpuBackend.Rope(&qcurRope2, &qcur3d2, &inpPos, ropeParams) // Qcur_rope-2 rope
 	m.sched.Inspect(backendCpu, "Qcur_rope-2", &qcurRope2)
 	k2 := tensor.At(m.state[stateCacheKL2].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q2 := tensor.At(m.bufCPU, offQcurRope2, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
@@ -897,7 +844,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.MulMat(&kq2, &k2, &q2) // kq-2 mul_mat
 	m.sched.Inspect(backendCpu, "kq-2", &kq2)
 	kqSoftMax2 := tensor.At(m.bufCPU, offKqSoftMax2, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.cpuBackend.SoftMax(&kqSoftMax2, &kq2, &kqMask, float32(0.25), float32(0)) // kq_soft_max-2 soft_max
+	m.cpuBackend.SoftMax(&kqSoftMax2, &kq2, &kqMask, softMaxParams) // kq_soft_max-2 soft_max
 	m.sched.Inspect(backendCpu, "kq_soft_max-2", &kqSoftMax2)
 	v2 := tensor.At(m.state[stateCacheVL2].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv2 := tensor.At(m.bufCPU, offKqv2, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
@@ -914,7 +861,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&ffnInp2, &attnOut2, &lOut1) // ffn_inp-2 add
 	m.sched.Inspect(backendCpu, "ffn_inp-2", &ffnInp2)
 	normFfn2 := tensor.At(m.bufCPU, offNormFfn2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&normFfn2, &ffnInp2, float32(1e-05)) // norm_ffn-2 rms_norm
+	m.cpuBackend.RMSNorm(&normFfn2, &ffnInp2, normParams) // norm_ffn-2 rms_norm
 	m.sched.Inspect(backendCpu, "norm_ffn-2", &normFfn2)
 	ffnNorm2 := tensor.At(m.bufCPU, offFfnNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&ffnNorm2, &normFfn2, &m.weights[weightBlk2FfnNormWeight]) // ffn_norm-2 mul
@@ -938,7 +885,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&lOut2, &ffnOut2, &ffnInp2) // l_out-2 add
 	m.sched.Inspect(backendCpu, "l_out-2", &lOut2)
 	norm3 := tensor.At(m.bufCPU, offNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&norm3, &lOut2, float32(1e-05)) // norm-3 rms_norm
+	m.cpuBackend.RMSNorm(&norm3, &lOut2, normParams) // norm-3 rms_norm
 	m.sched.Inspect(backendCpu, "norm-3", &norm3)
 	attnNorm3 := tensor.At(m.bufCPU, offAttnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&attnNorm3, &norm3, &m.weights[weightBlk3AttnNormWeight]) // attn_norm-3 mul
@@ -948,17 +895,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "Kcur-3", &kcur3)
 	kcur3d3 := tensor.At(m.bufCPU, offKcur3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	kcurRope3 := tensor.At(m.bufCPU, offKcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.cpuBackend.Rope(&kcurRope3, &kcur3d3, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-3 rope
+	m.cpuBackend.Rope(&kcurRope3, &kcur3d3, &inpPos, ropeParams) // Kcur_rope-3 rope
 	m.sched.Inspect(backendCpu, "Kcur_rope-3", &kcurRope3)
 	kCacheCpy3 := tensor.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.cpuBackend.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 cpy
@@ -975,17 +912,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "Qcur-3", &qcur3)
 	qcur3d3 := tensor.At(m.bufCPU, offQcur3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope3 := tensor.At(m.bufCPU, offQcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.cpuBackend.Rope(&qcurRope3, &qcur3d3, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-3 rope
+	m.cpuBackend.Rope(&qcurRope3, &qcur3d3, &inpPos, ropeParams) // Qcur_rope-3 rope
 	m.sched.Inspect(backendCpu, "Qcur_rope-3", &qcurRope3)
 	k3 := tensor.At(m.state[stateCacheKL3].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q3 := tensor.At(m.bufCPU, offQcurRope3, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
@@ -993,7 +920,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.MulMat(&kq3, &k3, &q3) // kq-3 mul_mat
 	m.sched.Inspect(backendCpu, "kq-3", &kq3)
 	kqSoftMax3 := tensor.At(m.bufCPU, offKqSoftMax3, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.cpuBackend.SoftMax(&kqSoftMax3, &kq3, &kqMask, float32(0.25), float32(0)) // kq_soft_max-3 soft_max
+	m.cpuBackend.SoftMax(&kqSoftMax3, &kq3, &kqMask, softMaxParams) // kq_soft_max-3 soft_max
 	m.sched.Inspect(backendCpu, "kq_soft_max-3", &kqSoftMax3)
 	v3 := tensor.At(m.state[stateCacheVL3].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv3 := tensor.At(m.bufCPU, offKqv3, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
@@ -1010,7 +937,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&ffnInp3, &attnOut3, &lOut2) // ffn_inp-3 add
 	m.sched.Inspect(backendCpu, "ffn_inp-3", &ffnInp3)
 	normFfn3 := tensor.At(m.bufCPU, offNormFfn3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&normFfn3, &ffnInp3, float32(1e-05)) // norm_ffn-3 rms_norm
+	m.cpuBackend.RMSNorm(&normFfn3, &ffnInp3, normParams) // norm_ffn-3 rms_norm
 	m.sched.Inspect(backendCpu, "norm_ffn-3", &normFfn3)
 	ffnNorm3 := tensor.At(m.bufCPU, offFfnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&ffnNorm3, &normFfn3, &m.weights[weightBlk3FfnNormWeight]) // ffn_norm-3 mul
@@ -1034,7 +961,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&lOut3, &ffnOut3, &ffnInp3) // l_out-3 add
 	m.sched.Inspect(backendCpu, "l_out-3", &lOut3)
 	normOut := tensor.At(m.bufCPU, offNormOut, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&normOut, &lOut3, float32(1e-05)) // norm_out rms_norm
+	m.cpuBackend.RMSNorm(&normOut, &lOut3, normParams) // norm_out rms_norm
 	m.sched.Inspect(backendCpu, "norm_out", &normOut)
 	resultNorm := tensor.At(m.bufCPU, offResultNorm, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&resultNorm, &normOut, &m.weights[weightOutputNormWeight]) // result_norm mul

@@ -28,6 +28,13 @@ const (
 	backendCpu = 0 // cpu, buffer type CPU
 )
 
+// The kernel calls' scalar operands.
+var (
+	normParams    = ops.NormParams{Eps: 1e-05}
+	ropeParams    = ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	softMaxParams = ops.SoftMaxParams{Scale: 0.25}
+)
+
 // Compute buffer layout: byte offsets planned at the dims' bounds.
 const (
 	cpuBufferSize      = 55840 // buffer CPU: lower bound 55840, naive 1649216
@@ -5318,7 +5325,7 @@ func (m *Model) region0(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	inpEmbd := tensor.At(m.bufCPU, offInpEmbd+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.GetRows(&inpEmbd, &m.weights[weightTokenEmbdWeight], &inpTokens) // inp_embd get_rows, part ne1
 	norm0 := tensor.At(m.bufCPU, offNorm0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm0, &inpEmbd, float32(1e-05)) // norm-0 rms_norm, part ne1
+	be.RMSNorm(&norm0, &inpEmbd, normParams) // norm-0 rms_norm, part ne1
 	attnNorm0 := tensor.At(m.bufCPU, offAttnNorm0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm0, &norm0, &m.weights[weightBlk0AttnNormWeight]) // attn_norm-0 mul, part ne1
 	kcur0 := tensor.At(m.bufCPU, offKcur0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5326,17 +5333,7 @@ func (m *Model) region0(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d0 := tensor.At(m.bufCPU, offKcur0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope0 := tensor.At(m.bufCPU, offKcurRope0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope0, &kcur3d0, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-0 rope, part ne2
+	be.Rope(&kcurRope0, &kcur3d0, &inpPos, ropeParams) // Kcur_rope-0 rope, part ne2
 	kCacheCpy0 := tensor.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 cpy, part ne0*64
 	vcur0 := tensor.At(m.bufCPU, offVcur0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5348,17 +5345,7 @@ func (m *Model) region0(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur0, &m.weights[weightBlk0AttnQWeight], &attnNorm0) // Qcur-0 mul_mat, part ne1
 	qcur3d0 := tensor.At(m.bufCPU, offQcur0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope0 := tensor.At(m.bufCPU, offQcurRope0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope0, &qcur3d0, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-0 rope, part ne2
+	be.Rope(&qcurRope0, &qcur3d0, &inpPos, ropeParams) // Qcur_rope-0 rope, part ne2
 }
 
 // region1 runs units [lo, hi) of n_tokens of nodes 19..50 (kq-0 … Qcur_rope-1): a parallel region, one part per thread.
@@ -5369,7 +5356,7 @@ func (m *Model) region1(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq0, &k0, &q0) // kq-0 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax0 := tensor.At(m.bufCPU, offKqSoftMax0+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax0, &kq0, &kqMask, float32(0.25), float32(0)) // kq_soft_max-0 soft_max, part ne1
+	be.SoftMax(&kqSoftMax0, &kq0, &kqMask, softMaxParams) // kq_soft_max-0 soft_max, part ne1
 	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv0 := tensor.At(m.bufCPU, offKqv0+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv0, &v0, &kqSoftMax0) // kqv-0 mul_mat, part ne1
@@ -5382,7 +5369,7 @@ func (m *Model) region1(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp0 := tensor.At(m.bufCPU, offFfnInp0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp0, &attnOut0, &inpEmbd) // ffn_inp-0 add, part ne1
 	normFfn0 := tensor.At(m.bufCPU, offNormFfn0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn0, &ffnInp0, float32(1e-05)) // norm_ffn-0 rms_norm, part ne1
+	be.RMSNorm(&normFfn0, &ffnInp0, normParams) // norm_ffn-0 rms_norm, part ne1
 	ffnNorm0 := tensor.At(m.bufCPU, offFfnNorm0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm0, &normFfn0, &m.weights[weightBlk0FfnNormWeight]) // ffn_norm-0 mul, part ne1
 	ffnGate0 := tensor.At(m.bufCPU, offFfnGate0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -5398,7 +5385,7 @@ func (m *Model) region1(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut0 := tensor.At(m.bufCPU, offLOut0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 add, part ne1
 	norm1 := tensor.At(m.bufCPU, offNorm1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm1, &lOut0, float32(1e-05)) // norm-1 rms_norm, part ne1
+	be.RMSNorm(&norm1, &lOut0, normParams) // norm-1 rms_norm, part ne1
 	attnNorm1 := tensor.At(m.bufCPU, offAttnNorm1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm1, &norm1, &m.weights[weightBlk1AttnNormWeight]) // attn_norm-1 mul, part ne1
 	kcur1 := tensor.At(m.bufCPU, offKcur1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5406,17 +5393,7 @@ func (m *Model) region1(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d1 := tensor.At(m.bufCPU, offKcur1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope1 := tensor.At(m.bufCPU, offKcurRope1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope1, &kcur3d1, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-1 rope, part ne2
+	be.Rope(&kcurRope1, &kcur3d1, &inpPos, ropeParams) // Kcur_rope-1 rope, part ne2
 	kCacheCpy1 := tensor.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 cpy, part ne0*64
 	vcur1 := tensor.At(m.bufCPU, offVcur1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5428,17 +5405,7 @@ func (m *Model) region1(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur1, &m.weights[weightBlk1AttnQWeight], &attnNorm1) // Qcur-1 mul_mat, part ne1
 	qcur3d1 := tensor.At(m.bufCPU, offQcur1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope1 := tensor.At(m.bufCPU, offQcurRope1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope1, &qcur3d1, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-1 rope, part ne2
+	be.Rope(&qcurRope1, &qcur3d1, &inpPos, ropeParams) // Qcur_rope-1 rope, part ne2
 }
 
 // region2 runs units [lo, hi) of n_tokens of nodes 52..83 (kq-1 … Qcur_rope-2): a parallel region, one part per thread.
@@ -5449,7 +5416,7 @@ func (m *Model) region2(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq1, &k1, &q1) // kq-1 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax1 := tensor.At(m.bufCPU, offKqSoftMax1+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax1, &kq1, &kqMask, float32(0.25), float32(0)) // kq_soft_max-1 soft_max, part ne1
+	be.SoftMax(&kqSoftMax1, &kq1, &kqMask, softMaxParams) // kq_soft_max-1 soft_max, part ne1
 	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv1 := tensor.At(m.bufCPU, offKqv1+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv1, &v1, &kqSoftMax1) // kqv-1 mul_mat, part ne1
@@ -5462,7 +5429,7 @@ func (m *Model) region2(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp1 := tensor.At(m.bufCPU, offFfnInp1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 add, part ne1
 	normFfn1 := tensor.At(m.bufCPU, offNormFfn1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn1, &ffnInp1, float32(1e-05)) // norm_ffn-1 rms_norm, part ne1
+	be.RMSNorm(&normFfn1, &ffnInp1, normParams) // norm_ffn-1 rms_norm, part ne1
 	ffnNorm1 := tensor.At(m.bufCPU, offFfnNorm1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm1, &normFfn1, &m.weights[weightBlk1FfnNormWeight]) // ffn_norm-1 mul, part ne1
 	ffnGate1 := tensor.At(m.bufCPU, offFfnGate1+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -5478,7 +5445,7 @@ func (m *Model) region2(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut1 := tensor.At(m.bufCPU, offLOut1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 add, part ne1
 	norm2 := tensor.At(m.bufCPU, offNorm2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm2, &lOut1, float32(1e-05)) // norm-2 rms_norm, part ne1
+	be.RMSNorm(&norm2, &lOut1, normParams) // norm-2 rms_norm, part ne1
 	attnNorm2 := tensor.At(m.bufCPU, offAttnNorm2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm2, &norm2, &m.weights[weightBlk2AttnNormWeight]) // attn_norm-2 mul, part ne1
 	kcur2 := tensor.At(m.bufCPU, offKcur2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5486,17 +5453,7 @@ func (m *Model) region2(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d2 := tensor.At(m.bufCPU, offKcur2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope2 := tensor.At(m.bufCPU, offKcurRope2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope2, &kcur3d2, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-2 rope, part ne2
+	be.Rope(&kcurRope2, &kcur3d2, &inpPos, ropeParams) // Kcur_rope-2 rope, part ne2
 	kCacheCpy2 := tensor.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 cpy, part ne0*64
 	vcur2 := tensor.At(m.bufCPU, offVcur2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5508,17 +5465,7 @@ func (m *Model) region2(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur2, &m.weights[weightBlk2AttnQWeight], &attnNorm2) // Qcur-2 mul_mat, part ne1
 	qcur3d2 := tensor.At(m.bufCPU, offQcur2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope2 := tensor.At(m.bufCPU, offQcurRope2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope2, &qcur3d2, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-2 rope, part ne2
+	be.Rope(&qcurRope2, &qcur3d2, &inpPos, ropeParams) // Qcur_rope-2 rope, part ne2
 }
 
 // region3 runs units [lo, hi) of n_tokens of nodes 85..116 (kq-2 … Qcur_rope-3): a parallel region, one part per thread.
@@ -5529,7 +5476,7 @@ func (m *Model) region3(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq2, &k2, &q2) // kq-2 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax2 := tensor.At(m.bufCPU, offKqSoftMax2+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax2, &kq2, &kqMask, float32(0.25), float32(0)) // kq_soft_max-2 soft_max, part ne1
+	be.SoftMax(&kqSoftMax2, &kq2, &kqMask, softMaxParams) // kq_soft_max-2 soft_max, part ne1
 	v2 := tensor.At(m.state[stateCacheVL2].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv2 := tensor.At(m.bufCPU, offKqv2+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv2, &v2, &kqSoftMax2) // kqv-2 mul_mat, part ne1
@@ -5542,7 +5489,7 @@ func (m *Model) region3(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp2 := tensor.At(m.bufCPU, offFfnInp2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp2, &attnOut2, &lOut1) // ffn_inp-2 add, part ne1
 	normFfn2 := tensor.At(m.bufCPU, offNormFfn2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn2, &ffnInp2, float32(1e-05)) // norm_ffn-2 rms_norm, part ne1
+	be.RMSNorm(&normFfn2, &ffnInp2, normParams) // norm_ffn-2 rms_norm, part ne1
 	ffnNorm2 := tensor.At(m.bufCPU, offFfnNorm2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm2, &normFfn2, &m.weights[weightBlk2FfnNormWeight]) // ffn_norm-2 mul, part ne1
 	ffnGate2 := tensor.At(m.bufCPU, offFfnGate2+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -5558,7 +5505,7 @@ func (m *Model) region3(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut2 := tensor.At(m.bufCPU, offLOut2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut2, &ffnOut2, &ffnInp2) // l_out-2 add, part ne1
 	norm3 := tensor.At(m.bufCPU, offNorm3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm3, &lOut2, float32(1e-05)) // norm-3 rms_norm, part ne1
+	be.RMSNorm(&norm3, &lOut2, normParams) // norm-3 rms_norm, part ne1
 	attnNorm3 := tensor.At(m.bufCPU, offAttnNorm3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm3, &norm3, &m.weights[weightBlk3AttnNormWeight]) // attn_norm-3 mul, part ne1
 	kcur3 := tensor.At(m.bufCPU, offKcur3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5566,17 +5513,7 @@ func (m *Model) region3(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d3 := tensor.At(m.bufCPU, offKcur3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope3 := tensor.At(m.bufCPU, offKcurRope3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope3, &kcur3d3, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-3 rope, part ne2
+	be.Rope(&kcurRope3, &kcur3d3, &inpPos, ropeParams) // Kcur_rope-3 rope, part ne2
 	kCacheCpy3 := tensor.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 cpy, part ne0*64
 	vcur3 := tensor.At(m.bufCPU, offVcur3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5588,17 +5525,7 @@ func (m *Model) region3(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur3, &m.weights[weightBlk3AttnQWeight], &attnNorm3) // Qcur-3 mul_mat, part ne1
 	qcur3d3 := tensor.At(m.bufCPU, offQcur3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope3 := tensor.At(m.bufCPU, offQcurRope3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope3, &qcur3d3, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-3 rope, part ne2
+	be.Rope(&qcurRope3, &qcur3d3, &inpPos, ropeParams) // Qcur_rope-3 rope, part ne2
 }
 
 // region4 runs units [lo, hi) of n_tokens of nodes 118..149 (kq-3 … Qcur_rope-4): a parallel region, one part per thread.
@@ -5609,7 +5536,7 @@ func (m *Model) region4(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq3, &k3, &q3) // kq-3 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax3 := tensor.At(m.bufCPU, offKqSoftMax3+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax3, &kq3, &kqMask, float32(0.25), float32(0)) // kq_soft_max-3 soft_max, part ne1
+	be.SoftMax(&kqSoftMax3, &kq3, &kqMask, softMaxParams) // kq_soft_max-3 soft_max, part ne1
 	v3 := tensor.At(m.state[stateCacheVL3].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv3 := tensor.At(m.bufCPU, offKqv3+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv3, &v3, &kqSoftMax3) // kqv-3 mul_mat, part ne1
@@ -5622,7 +5549,7 @@ func (m *Model) region4(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp3 := tensor.At(m.bufCPU, offFfnInp3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp3, &attnOut3, &lOut2) // ffn_inp-3 add, part ne1
 	normFfn3 := tensor.At(m.bufCPU, offNormFfn3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn3, &ffnInp3, float32(1e-05)) // norm_ffn-3 rms_norm, part ne1
+	be.RMSNorm(&normFfn3, &ffnInp3, normParams) // norm_ffn-3 rms_norm, part ne1
 	ffnNorm3 := tensor.At(m.bufCPU, offFfnNorm3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm3, &normFfn3, &m.weights[weightBlk3FfnNormWeight]) // ffn_norm-3 mul, part ne1
 	ffnGate3 := tensor.At(m.bufCPU, offFfnGate3+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -5638,7 +5565,7 @@ func (m *Model) region4(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut3 := tensor.At(m.bufCPU, offLOut3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut3, &ffnOut3, &ffnInp3) // l_out-3 add, part ne1
 	norm4 := tensor.At(m.bufCPU, offNorm4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm4, &lOut3, float32(1e-05)) // norm-4 rms_norm, part ne1
+	be.RMSNorm(&norm4, &lOut3, normParams) // norm-4 rms_norm, part ne1
 	attnNorm4 := tensor.At(m.bufCPU, offAttnNorm4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm4, &norm4, &m.weights[weightBlk4AttnNormWeight]) // attn_norm-4 mul, part ne1
 	kcur4 := tensor.At(m.bufCPU, offKcur4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5646,17 +5573,7 @@ func (m *Model) region4(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d4 := tensor.At(m.bufCPU, offKcur4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope4 := tensor.At(m.bufCPU, offKcurRope4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope4, &kcur3d4, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-4 rope, part ne2
+	be.Rope(&kcurRope4, &kcur3d4, &inpPos, ropeParams) // Kcur_rope-4 rope, part ne2
 	kCacheCpy4 := tensor.At(m.state[stateCacheKL4].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy4, &kcurRope4) // k_cache_cpy-4 cpy, part ne0*64
 	vcur4 := tensor.At(m.bufCPU, offVcur4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5668,17 +5585,7 @@ func (m *Model) region4(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur4, &m.weights[weightBlk4AttnQWeight], &attnNorm4) // Qcur-4 mul_mat, part ne1
 	qcur3d4 := tensor.At(m.bufCPU, offQcur4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope4 := tensor.At(m.bufCPU, offQcurRope4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope4, &qcur3d4, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-4 rope, part ne2
+	be.Rope(&qcurRope4, &qcur3d4, &inpPos, ropeParams) // Qcur_rope-4 rope, part ne2
 }
 
 // region5 runs units [lo, hi) of n_tokens of nodes 151..182 (kq-4 … Qcur_rope-5): a parallel region, one part per thread.
@@ -5689,7 +5596,7 @@ func (m *Model) region5(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq4, &k4, &q4) // kq-4 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax4 := tensor.At(m.bufCPU, offKqSoftMax4+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax4, &kq4, &kqMask, float32(0.25), float32(0)) // kq_soft_max-4 soft_max, part ne1
+	be.SoftMax(&kqSoftMax4, &kq4, &kqMask, softMaxParams) // kq_soft_max-4 soft_max, part ne1
 	v4 := tensor.At(m.state[stateCacheVL4].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv4 := tensor.At(m.bufCPU, offKqv4+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv4, &v4, &kqSoftMax4) // kqv-4 mul_mat, part ne1
@@ -5702,7 +5609,7 @@ func (m *Model) region5(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp4 := tensor.At(m.bufCPU, offFfnInp4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp4, &attnOut4, &lOut3) // ffn_inp-4 add, part ne1
 	normFfn4 := tensor.At(m.bufCPU, offNormFfn4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn4, &ffnInp4, float32(1e-05)) // norm_ffn-4 rms_norm, part ne1
+	be.RMSNorm(&normFfn4, &ffnInp4, normParams) // norm_ffn-4 rms_norm, part ne1
 	ffnNorm4 := tensor.At(m.bufCPU, offFfnNorm4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm4, &normFfn4, &m.weights[weightBlk4FfnNormWeight]) // ffn_norm-4 mul, part ne1
 	ffnGate4 := tensor.At(m.bufCPU, offFfnGate4+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -5718,7 +5625,7 @@ func (m *Model) region5(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut4 := tensor.At(m.bufCPU, offLOut4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut4, &ffnOut4, &ffnInp4) // l_out-4 add, part ne1
 	norm5 := tensor.At(m.bufCPU, offNorm5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm5, &lOut4, float32(1e-05)) // norm-5 rms_norm, part ne1
+	be.RMSNorm(&norm5, &lOut4, normParams) // norm-5 rms_norm, part ne1
 	attnNorm5 := tensor.At(m.bufCPU, offAttnNorm5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm5, &norm5, &m.weights[weightBlk5AttnNormWeight]) // attn_norm-5 mul, part ne1
 	kcur5 := tensor.At(m.bufCPU, offKcur5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5726,17 +5633,7 @@ func (m *Model) region5(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d5 := tensor.At(m.bufCPU, offKcur5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope5 := tensor.At(m.bufCPU, offKcurRope5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope5, &kcur3d5, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-5 rope, part ne2
+	be.Rope(&kcurRope5, &kcur3d5, &inpPos, ropeParams) // Kcur_rope-5 rope, part ne2
 	kCacheCpy5 := tensor.At(m.state[stateCacheKL5].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy5, &kcurRope5) // k_cache_cpy-5 cpy, part ne0*64
 	vcur5 := tensor.At(m.bufCPU, offVcur5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5748,17 +5645,7 @@ func (m *Model) region5(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur5, &m.weights[weightBlk5AttnQWeight], &attnNorm5) // Qcur-5 mul_mat, part ne1
 	qcur3d5 := tensor.At(m.bufCPU, offQcur5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope5 := tensor.At(m.bufCPU, offQcurRope5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope5, &qcur3d5, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-5 rope, part ne2
+	be.Rope(&qcurRope5, &qcur3d5, &inpPos, ropeParams) // Qcur_rope-5 rope, part ne2
 }
 
 // region6 runs units [lo, hi) of n_tokens of nodes 184..215 (kq-5 … Qcur_rope-6): a parallel region, one part per thread.
@@ -5769,7 +5656,7 @@ func (m *Model) region6(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq5, &k5, &q5) // kq-5 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax5 := tensor.At(m.bufCPU, offKqSoftMax5+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax5, &kq5, &kqMask, float32(0.25), float32(0)) // kq_soft_max-5 soft_max, part ne1
+	be.SoftMax(&kqSoftMax5, &kq5, &kqMask, softMaxParams) // kq_soft_max-5 soft_max, part ne1
 	v5 := tensor.At(m.state[stateCacheVL5].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv5 := tensor.At(m.bufCPU, offKqv5+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv5, &v5, &kqSoftMax5) // kqv-5 mul_mat, part ne1
@@ -5782,7 +5669,7 @@ func (m *Model) region6(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp5 := tensor.At(m.bufCPU, offFfnInp5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp5, &attnOut5, &lOut4) // ffn_inp-5 add, part ne1
 	normFfn5 := tensor.At(m.bufCPU, offNormFfn5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn5, &ffnInp5, float32(1e-05)) // norm_ffn-5 rms_norm, part ne1
+	be.RMSNorm(&normFfn5, &ffnInp5, normParams) // norm_ffn-5 rms_norm, part ne1
 	ffnNorm5 := tensor.At(m.bufCPU, offFfnNorm5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm5, &normFfn5, &m.weights[weightBlk5FfnNormWeight]) // ffn_norm-5 mul, part ne1
 	ffnGate5 := tensor.At(m.bufCPU, offFfnGate5+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -5798,7 +5685,7 @@ func (m *Model) region6(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut5 := tensor.At(m.bufCPU, offLOut5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut5, &ffnOut5, &ffnInp5) // l_out-5 add, part ne1
 	norm6 := tensor.At(m.bufCPU, offNorm6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm6, &lOut5, float32(1e-05)) // norm-6 rms_norm, part ne1
+	be.RMSNorm(&norm6, &lOut5, normParams) // norm-6 rms_norm, part ne1
 	attnNorm6 := tensor.At(m.bufCPU, offAttnNorm6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm6, &norm6, &m.weights[weightBlk6AttnNormWeight]) // attn_norm-6 mul, part ne1
 	kcur6 := tensor.At(m.bufCPU, offKcur6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5806,17 +5693,7 @@ func (m *Model) region6(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d6 := tensor.At(m.bufCPU, offKcur6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope6 := tensor.At(m.bufCPU, offKcurRope6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope6, &kcur3d6, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-6 rope, part ne2
+	be.Rope(&kcurRope6, &kcur3d6, &inpPos, ropeParams) // Kcur_rope-6 rope, part ne2
 	kCacheCpy6 := tensor.At(m.state[stateCacheKL6].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy6, &kcurRope6) // k_cache_cpy-6 cpy, part ne0*64
 	vcur6 := tensor.At(m.bufCPU, offVcur6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5828,17 +5705,7 @@ func (m *Model) region6(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur6, &m.weights[weightBlk6AttnQWeight], &attnNorm6) // Qcur-6 mul_mat, part ne1
 	qcur3d6 := tensor.At(m.bufCPU, offQcur6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope6 := tensor.At(m.bufCPU, offQcurRope6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope6, &qcur3d6, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-6 rope, part ne2
+	be.Rope(&qcurRope6, &qcur3d6, &inpPos, ropeParams) // Qcur_rope-6 rope, part ne2
 }
 
 // region7 runs units [lo, hi) of n_tokens of nodes 217..248 (kq-6 … Qcur_rope-7): a parallel region, one part per thread.
@@ -5849,7 +5716,7 @@ func (m *Model) region7(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq6, &k6, &q6) // kq-6 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax6 := tensor.At(m.bufCPU, offKqSoftMax6+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax6, &kq6, &kqMask, float32(0.25), float32(0)) // kq_soft_max-6 soft_max, part ne1
+	be.SoftMax(&kqSoftMax6, &kq6, &kqMask, softMaxParams) // kq_soft_max-6 soft_max, part ne1
 	v6 := tensor.At(m.state[stateCacheVL6].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv6 := tensor.At(m.bufCPU, offKqv6+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv6, &v6, &kqSoftMax6) // kqv-6 mul_mat, part ne1
@@ -5862,7 +5729,7 @@ func (m *Model) region7(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp6 := tensor.At(m.bufCPU, offFfnInp6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp6, &attnOut6, &lOut5) // ffn_inp-6 add, part ne1
 	normFfn6 := tensor.At(m.bufCPU, offNormFfn6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn6, &ffnInp6, float32(1e-05)) // norm_ffn-6 rms_norm, part ne1
+	be.RMSNorm(&normFfn6, &ffnInp6, normParams) // norm_ffn-6 rms_norm, part ne1
 	ffnNorm6 := tensor.At(m.bufCPU, offFfnNorm6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm6, &normFfn6, &m.weights[weightBlk6FfnNormWeight]) // ffn_norm-6 mul, part ne1
 	ffnGate6 := tensor.At(m.bufCPU, offFfnGate6+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -5878,7 +5745,7 @@ func (m *Model) region7(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut6 := tensor.At(m.bufCPU, offLOut6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut6, &ffnOut6, &ffnInp6) // l_out-6 add, part ne1
 	norm7 := tensor.At(m.bufCPU, offNorm7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm7, &lOut6, float32(1e-05)) // norm-7 rms_norm, part ne1
+	be.RMSNorm(&norm7, &lOut6, normParams) // norm-7 rms_norm, part ne1
 	attnNorm7 := tensor.At(m.bufCPU, offAttnNorm7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm7, &norm7, &m.weights[weightBlk7AttnNormWeight]) // attn_norm-7 mul, part ne1
 	kcur7 := tensor.At(m.bufCPU, offKcur7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5886,17 +5753,7 @@ func (m *Model) region7(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d7 := tensor.At(m.bufCPU, offKcur7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope7 := tensor.At(m.bufCPU, offKcurRope7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope7, &kcur3d7, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-7 rope, part ne2
+	be.Rope(&kcurRope7, &kcur3d7, &inpPos, ropeParams) // Kcur_rope-7 rope, part ne2
 	kCacheCpy7 := tensor.At(m.state[stateCacheKL7].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy7, &kcurRope7) // k_cache_cpy-7 cpy, part ne0*64
 	vcur7 := tensor.At(m.bufCPU, offVcur7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5908,17 +5765,7 @@ func (m *Model) region7(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur7, &m.weights[weightBlk7AttnQWeight], &attnNorm7) // Qcur-7 mul_mat, part ne1
 	qcur3d7 := tensor.At(m.bufCPU, offQcur7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope7 := tensor.At(m.bufCPU, offQcurRope7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope7, &qcur3d7, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-7 rope, part ne2
+	be.Rope(&qcurRope7, &qcur3d7, &inpPos, ropeParams) // Qcur_rope-7 rope, part ne2
 }
 
 // region8 runs units [lo, hi) of n_tokens of nodes 250..281 (kq-7 … Qcur_rope-8): a parallel region, one part per thread.
@@ -5929,7 +5776,7 @@ func (m *Model) region8(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq7, &k7, &q7) // kq-7 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax7 := tensor.At(m.bufCPU, offKqSoftMax7+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax7, &kq7, &kqMask, float32(0.25), float32(0)) // kq_soft_max-7 soft_max, part ne1
+	be.SoftMax(&kqSoftMax7, &kq7, &kqMask, softMaxParams) // kq_soft_max-7 soft_max, part ne1
 	v7 := tensor.At(m.state[stateCacheVL7].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv7 := tensor.At(m.bufCPU, offKqv7+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv7, &v7, &kqSoftMax7) // kqv-7 mul_mat, part ne1
@@ -5942,7 +5789,7 @@ func (m *Model) region8(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp7 := tensor.At(m.bufCPU, offFfnInp7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp7, &attnOut7, &lOut6) // ffn_inp-7 add, part ne1
 	normFfn7 := tensor.At(m.bufCPU, offNormFfn7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn7, &ffnInp7, float32(1e-05)) // norm_ffn-7 rms_norm, part ne1
+	be.RMSNorm(&normFfn7, &ffnInp7, normParams) // norm_ffn-7 rms_norm, part ne1
 	ffnNorm7 := tensor.At(m.bufCPU, offFfnNorm7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm7, &normFfn7, &m.weights[weightBlk7FfnNormWeight]) // ffn_norm-7 mul, part ne1
 	ffnGate7 := tensor.At(m.bufCPU, offFfnGate7+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -5958,7 +5805,7 @@ func (m *Model) region8(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut7 := tensor.At(m.bufCPU, offLOut7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut7, &ffnOut7, &ffnInp7) // l_out-7 add, part ne1
 	norm8 := tensor.At(m.bufCPU, offNorm8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm8, &lOut7, float32(1e-05)) // norm-8 rms_norm, part ne1
+	be.RMSNorm(&norm8, &lOut7, normParams) // norm-8 rms_norm, part ne1
 	attnNorm8 := tensor.At(m.bufCPU, offAttnNorm8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm8, &norm8, &m.weights[weightBlk8AttnNormWeight]) // attn_norm-8 mul, part ne1
 	kcur8 := tensor.At(m.bufCPU, offKcur8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5966,17 +5813,7 @@ func (m *Model) region8(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d8 := tensor.At(m.bufCPU, offKcur8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope8 := tensor.At(m.bufCPU, offKcurRope8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope8, &kcur3d8, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-8 rope, part ne2
+	be.Rope(&kcurRope8, &kcur3d8, &inpPos, ropeParams) // Kcur_rope-8 rope, part ne2
 	kCacheCpy8 := tensor.At(m.state[stateCacheKL8].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy8, &kcurRope8) // k_cache_cpy-8 cpy, part ne0*64
 	vcur8 := tensor.At(m.bufCPU, offVcur8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -5988,17 +5825,7 @@ func (m *Model) region8(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur8, &m.weights[weightBlk8AttnQWeight], &attnNorm8) // Qcur-8 mul_mat, part ne1
 	qcur3d8 := tensor.At(m.bufCPU, offQcur8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope8 := tensor.At(m.bufCPU, offQcurRope8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope8, &qcur3d8, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-8 rope, part ne2
+	be.Rope(&qcurRope8, &qcur3d8, &inpPos, ropeParams) // Qcur_rope-8 rope, part ne2
 }
 
 // region9 runs units [lo, hi) of n_tokens of nodes 283..314 (kq-8 … Qcur_rope-9): a parallel region, one part per thread.
@@ -6009,7 +5836,7 @@ func (m *Model) region9(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq8, &k8, &q8) // kq-8 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax8 := tensor.At(m.bufCPU, offKqSoftMax8+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax8, &kq8, &kqMask, float32(0.25), float32(0)) // kq_soft_max-8 soft_max, part ne1
+	be.SoftMax(&kqSoftMax8, &kq8, &kqMask, softMaxParams) // kq_soft_max-8 soft_max, part ne1
 	v8 := tensor.At(m.state[stateCacheVL8].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv8 := tensor.At(m.bufCPU, offKqv8+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv8, &v8, &kqSoftMax8) // kqv-8 mul_mat, part ne1
@@ -6022,7 +5849,7 @@ func (m *Model) region9(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp8 := tensor.At(m.bufCPU, offFfnInp8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp8, &attnOut8, &lOut7) // ffn_inp-8 add, part ne1
 	normFfn8 := tensor.At(m.bufCPU, offNormFfn8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn8, &ffnInp8, float32(1e-05)) // norm_ffn-8 rms_norm, part ne1
+	be.RMSNorm(&normFfn8, &ffnInp8, normParams) // norm_ffn-8 rms_norm, part ne1
 	ffnNorm8 := tensor.At(m.bufCPU, offFfnNorm8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm8, &normFfn8, &m.weights[weightBlk8FfnNormWeight]) // ffn_norm-8 mul, part ne1
 	ffnGate8 := tensor.At(m.bufCPU, offFfnGate8+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6038,7 +5865,7 @@ func (m *Model) region9(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut8 := tensor.At(m.bufCPU, offLOut8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut8, &ffnOut8, &ffnInp8) // l_out-8 add, part ne1
 	norm9 := tensor.At(m.bufCPU, offNorm9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm9, &lOut8, float32(1e-05)) // norm-9 rms_norm, part ne1
+	be.RMSNorm(&norm9, &lOut8, normParams) // norm-9 rms_norm, part ne1
 	attnNorm9 := tensor.At(m.bufCPU, offAttnNorm9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm9, &norm9, &m.weights[weightBlk9AttnNormWeight]) // attn_norm-9 mul, part ne1
 	kcur9 := tensor.At(m.bufCPU, offKcur9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6046,17 +5873,7 @@ func (m *Model) region9(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d9 := tensor.At(m.bufCPU, offKcur9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope9 := tensor.At(m.bufCPU, offKcurRope9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope9, &kcur3d9, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-9 rope, part ne2
+	be.Rope(&kcurRope9, &kcur3d9, &inpPos, ropeParams) // Kcur_rope-9 rope, part ne2
 	kCacheCpy9 := tensor.At(m.state[stateCacheKL9].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy9, &kcurRope9) // k_cache_cpy-9 cpy, part ne0*64
 	vcur9 := tensor.At(m.bufCPU, offVcur9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6068,17 +5885,7 @@ func (m *Model) region9(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur9, &m.weights[weightBlk9AttnQWeight], &attnNorm9) // Qcur-9 mul_mat, part ne1
 	qcur3d9 := tensor.At(m.bufCPU, offQcur9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope9 := tensor.At(m.bufCPU, offQcurRope9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope9, &qcur3d9, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-9 rope, part ne2
+	be.Rope(&qcurRope9, &qcur3d9, &inpPos, ropeParams) // Qcur_rope-9 rope, part ne2
 }
 
 // region10 runs units [lo, hi) of n_tokens of nodes 316..347 (kq-9 … Qcur_rope-10): a parallel region, one part per thread.
@@ -6089,7 +5896,7 @@ func (m *Model) region10(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq9, &k9, &q9) // kq-9 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax9 := tensor.At(m.bufCPU, offKqSoftMax9+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax9, &kq9, &kqMask, float32(0.25), float32(0)) // kq_soft_max-9 soft_max, part ne1
+	be.SoftMax(&kqSoftMax9, &kq9, &kqMask, softMaxParams) // kq_soft_max-9 soft_max, part ne1
 	v9 := tensor.At(m.state[stateCacheVL9].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv9 := tensor.At(m.bufCPU, offKqv9+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv9, &v9, &kqSoftMax9) // kqv-9 mul_mat, part ne1
@@ -6102,7 +5909,7 @@ func (m *Model) region10(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp9 := tensor.At(m.bufCPU, offFfnInp9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp9, &attnOut9, &lOut8) // ffn_inp-9 add, part ne1
 	normFfn9 := tensor.At(m.bufCPU, offNormFfn9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn9, &ffnInp9, float32(1e-05)) // norm_ffn-9 rms_norm, part ne1
+	be.RMSNorm(&normFfn9, &ffnInp9, normParams) // norm_ffn-9 rms_norm, part ne1
 	ffnNorm9 := tensor.At(m.bufCPU, offFfnNorm9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm9, &normFfn9, &m.weights[weightBlk9FfnNormWeight]) // ffn_norm-9 mul, part ne1
 	ffnGate9 := tensor.At(m.bufCPU, offFfnGate9+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6118,7 +5925,7 @@ func (m *Model) region10(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut9 := tensor.At(m.bufCPU, offLOut9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut9, &ffnOut9, &ffnInp9) // l_out-9 add, part ne1
 	norm10 := tensor.At(m.bufCPU, offNorm10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm10, &lOut9, float32(1e-05)) // norm-10 rms_norm, part ne1
+	be.RMSNorm(&norm10, &lOut9, normParams) // norm-10 rms_norm, part ne1
 	attnNorm10 := tensor.At(m.bufCPU, offAttnNorm10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm10, &norm10, &m.weights[weightBlk10AttnNormWeight]) // attn_norm-10 mul, part ne1
 	kcur10 := tensor.At(m.bufCPU, offKcur10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6126,17 +5933,7 @@ func (m *Model) region10(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d10 := tensor.At(m.bufCPU, offKcur10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope10 := tensor.At(m.bufCPU, offKcurRope10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope10, &kcur3d10, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-10 rope, part ne2
+	be.Rope(&kcurRope10, &kcur3d10, &inpPos, ropeParams) // Kcur_rope-10 rope, part ne2
 	kCacheCpy10 := tensor.At(m.state[stateCacheKL10].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy10, &kcurRope10) // k_cache_cpy-10 cpy, part ne0*64
 	vcur10 := tensor.At(m.bufCPU, offVcur10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6148,17 +5945,7 @@ func (m *Model) region10(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur10, &m.weights[weightBlk10AttnQWeight], &attnNorm10) // Qcur-10 mul_mat, part ne1
 	qcur3d10 := tensor.At(m.bufCPU, offQcur10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope10 := tensor.At(m.bufCPU, offQcurRope10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope10, &qcur3d10, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-10 rope, part ne2
+	be.Rope(&qcurRope10, &qcur3d10, &inpPos, ropeParams) // Qcur_rope-10 rope, part ne2
 }
 
 // region11 runs units [lo, hi) of n_tokens of nodes 349..380 (kq-10 … Qcur_rope-11): a parallel region, one part per thread.
@@ -6169,7 +5956,7 @@ func (m *Model) region11(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq10, &k10, &q10) // kq-10 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax10 := tensor.At(m.bufCPU, offKqSoftMax10+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax10, &kq10, &kqMask, float32(0.25), float32(0)) // kq_soft_max-10 soft_max, part ne1
+	be.SoftMax(&kqSoftMax10, &kq10, &kqMask, softMaxParams) // kq_soft_max-10 soft_max, part ne1
 	v10 := tensor.At(m.state[stateCacheVL10].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv10 := tensor.At(m.bufCPU, offKqv10+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv10, &v10, &kqSoftMax10) // kqv-10 mul_mat, part ne1
@@ -6182,7 +5969,7 @@ func (m *Model) region11(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp10 := tensor.At(m.bufCPU, offFfnInp10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp10, &attnOut10, &lOut9) // ffn_inp-10 add, part ne1
 	normFfn10 := tensor.At(m.bufCPU, offNormFfn10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn10, &ffnInp10, float32(1e-05)) // norm_ffn-10 rms_norm, part ne1
+	be.RMSNorm(&normFfn10, &ffnInp10, normParams) // norm_ffn-10 rms_norm, part ne1
 	ffnNorm10 := tensor.At(m.bufCPU, offFfnNorm10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm10, &normFfn10, &m.weights[weightBlk10FfnNormWeight]) // ffn_norm-10 mul, part ne1
 	ffnGate10 := tensor.At(m.bufCPU, offFfnGate10+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6198,7 +5985,7 @@ func (m *Model) region11(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut10 := tensor.At(m.bufCPU, offLOut10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut10, &ffnOut10, &ffnInp10) // l_out-10 add, part ne1
 	norm11 := tensor.At(m.bufCPU, offNorm11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm11, &lOut10, float32(1e-05)) // norm-11 rms_norm, part ne1
+	be.RMSNorm(&norm11, &lOut10, normParams) // norm-11 rms_norm, part ne1
 	attnNorm11 := tensor.At(m.bufCPU, offAttnNorm11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm11, &norm11, &m.weights[weightBlk11AttnNormWeight]) // attn_norm-11 mul, part ne1
 	kcur11 := tensor.At(m.bufCPU, offKcur11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6206,17 +5993,7 @@ func (m *Model) region11(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d11 := tensor.At(m.bufCPU, offKcur11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope11 := tensor.At(m.bufCPU, offKcurRope11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope11, &kcur3d11, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-11 rope, part ne2
+	be.Rope(&kcurRope11, &kcur3d11, &inpPos, ropeParams) // Kcur_rope-11 rope, part ne2
 	kCacheCpy11 := tensor.At(m.state[stateCacheKL11].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy11, &kcurRope11) // k_cache_cpy-11 cpy, part ne0*64
 	vcur11 := tensor.At(m.bufCPU, offVcur11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6228,17 +6005,7 @@ func (m *Model) region11(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur11, &m.weights[weightBlk11AttnQWeight], &attnNorm11) // Qcur-11 mul_mat, part ne1
 	qcur3d11 := tensor.At(m.bufCPU, offQcur11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope11 := tensor.At(m.bufCPU, offQcurRope11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope11, &qcur3d11, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-11 rope, part ne2
+	be.Rope(&qcurRope11, &qcur3d11, &inpPos, ropeParams) // Qcur_rope-11 rope, part ne2
 }
 
 // region12 runs units [lo, hi) of n_tokens of nodes 382..413 (kq-11 … Qcur_rope-12): a parallel region, one part per thread.
@@ -6249,7 +6016,7 @@ func (m *Model) region12(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq11, &k11, &q11) // kq-11 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax11 := tensor.At(m.bufCPU, offKqSoftMax11+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax11, &kq11, &kqMask, float32(0.25), float32(0)) // kq_soft_max-11 soft_max, part ne1
+	be.SoftMax(&kqSoftMax11, &kq11, &kqMask, softMaxParams) // kq_soft_max-11 soft_max, part ne1
 	v11 := tensor.At(m.state[stateCacheVL11].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv11 := tensor.At(m.bufCPU, offKqv11+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv11, &v11, &kqSoftMax11) // kqv-11 mul_mat, part ne1
@@ -6262,7 +6029,7 @@ func (m *Model) region12(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp11 := tensor.At(m.bufCPU, offFfnInp11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp11, &attnOut11, &lOut10) // ffn_inp-11 add, part ne1
 	normFfn11 := tensor.At(m.bufCPU, offNormFfn11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn11, &ffnInp11, float32(1e-05)) // norm_ffn-11 rms_norm, part ne1
+	be.RMSNorm(&normFfn11, &ffnInp11, normParams) // norm_ffn-11 rms_norm, part ne1
 	ffnNorm11 := tensor.At(m.bufCPU, offFfnNorm11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm11, &normFfn11, &m.weights[weightBlk11FfnNormWeight]) // ffn_norm-11 mul, part ne1
 	ffnGate11 := tensor.At(m.bufCPU, offFfnGate11+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6278,7 +6045,7 @@ func (m *Model) region12(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut11 := tensor.At(m.bufCPU, offLOut11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut11, &ffnOut11, &ffnInp11) // l_out-11 add, part ne1
 	norm12 := tensor.At(m.bufCPU, offNorm12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm12, &lOut11, float32(1e-05)) // norm-12 rms_norm, part ne1
+	be.RMSNorm(&norm12, &lOut11, normParams) // norm-12 rms_norm, part ne1
 	attnNorm12 := tensor.At(m.bufCPU, offAttnNorm12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm12, &norm12, &m.weights[weightBlk12AttnNormWeight]) // attn_norm-12 mul, part ne1
 	kcur12 := tensor.At(m.bufCPU, offKcur12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6286,17 +6053,7 @@ func (m *Model) region12(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d12 := tensor.At(m.bufCPU, offKcur12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope12 := tensor.At(m.bufCPU, offKcurRope12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope12, &kcur3d12, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-12 rope, part ne2
+	be.Rope(&kcurRope12, &kcur3d12, &inpPos, ropeParams) // Kcur_rope-12 rope, part ne2
 	kCacheCpy12 := tensor.At(m.state[stateCacheKL12].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy12, &kcurRope12) // k_cache_cpy-12 cpy, part ne0*64
 	vcur12 := tensor.At(m.bufCPU, offVcur12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6308,17 +6065,7 @@ func (m *Model) region12(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur12, &m.weights[weightBlk12AttnQWeight], &attnNorm12) // Qcur-12 mul_mat, part ne1
 	qcur3d12 := tensor.At(m.bufCPU, offQcur12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope12 := tensor.At(m.bufCPU, offQcurRope12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope12, &qcur3d12, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-12 rope, part ne2
+	be.Rope(&qcurRope12, &qcur3d12, &inpPos, ropeParams) // Qcur_rope-12 rope, part ne2
 }
 
 // region13 runs units [lo, hi) of n_tokens of nodes 415..446 (kq-12 … Qcur_rope-13): a parallel region, one part per thread.
@@ -6329,7 +6076,7 @@ func (m *Model) region13(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq12, &k12, &q12) // kq-12 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax12 := tensor.At(m.bufCPU, offKqSoftMax12+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax12, &kq12, &kqMask, float32(0.25), float32(0)) // kq_soft_max-12 soft_max, part ne1
+	be.SoftMax(&kqSoftMax12, &kq12, &kqMask, softMaxParams) // kq_soft_max-12 soft_max, part ne1
 	v12 := tensor.At(m.state[stateCacheVL12].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv12 := tensor.At(m.bufCPU, offKqv12+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv12, &v12, &kqSoftMax12) // kqv-12 mul_mat, part ne1
@@ -6342,7 +6089,7 @@ func (m *Model) region13(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp12 := tensor.At(m.bufCPU, offFfnInp12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp12, &attnOut12, &lOut11) // ffn_inp-12 add, part ne1
 	normFfn12 := tensor.At(m.bufCPU, offNormFfn12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn12, &ffnInp12, float32(1e-05)) // norm_ffn-12 rms_norm, part ne1
+	be.RMSNorm(&normFfn12, &ffnInp12, normParams) // norm_ffn-12 rms_norm, part ne1
 	ffnNorm12 := tensor.At(m.bufCPU, offFfnNorm12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm12, &normFfn12, &m.weights[weightBlk12FfnNormWeight]) // ffn_norm-12 mul, part ne1
 	ffnGate12 := tensor.At(m.bufCPU, offFfnGate12+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6358,7 +6105,7 @@ func (m *Model) region13(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut12 := tensor.At(m.bufCPU, offLOut12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut12, &ffnOut12, &ffnInp12) // l_out-12 add, part ne1
 	norm13 := tensor.At(m.bufCPU, offNorm13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm13, &lOut12, float32(1e-05)) // norm-13 rms_norm, part ne1
+	be.RMSNorm(&norm13, &lOut12, normParams) // norm-13 rms_norm, part ne1
 	attnNorm13 := tensor.At(m.bufCPU, offAttnNorm13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm13, &norm13, &m.weights[weightBlk13AttnNormWeight]) // attn_norm-13 mul, part ne1
 	kcur13 := tensor.At(m.bufCPU, offKcur13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6366,17 +6113,7 @@ func (m *Model) region13(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d13 := tensor.At(m.bufCPU, offKcur13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope13 := tensor.At(m.bufCPU, offKcurRope13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope13, &kcur3d13, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-13 rope, part ne2
+	be.Rope(&kcurRope13, &kcur3d13, &inpPos, ropeParams) // Kcur_rope-13 rope, part ne2
 	kCacheCpy13 := tensor.At(m.state[stateCacheKL13].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy13, &kcurRope13) // k_cache_cpy-13 cpy, part ne0*64
 	vcur13 := tensor.At(m.bufCPU, offVcur13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6388,17 +6125,7 @@ func (m *Model) region13(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur13, &m.weights[weightBlk13AttnQWeight], &attnNorm13) // Qcur-13 mul_mat, part ne1
 	qcur3d13 := tensor.At(m.bufCPU, offQcur13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope13 := tensor.At(m.bufCPU, offQcurRope13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope13, &qcur3d13, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-13 rope, part ne2
+	be.Rope(&qcurRope13, &qcur3d13, &inpPos, ropeParams) // Qcur_rope-13 rope, part ne2
 }
 
 // region14 runs units [lo, hi) of n_tokens of nodes 448..479 (kq-13 … Qcur_rope-14): a parallel region, one part per thread.
@@ -6409,7 +6136,7 @@ func (m *Model) region14(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq13, &k13, &q13) // kq-13 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax13 := tensor.At(m.bufCPU, offKqSoftMax13+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax13, &kq13, &kqMask, float32(0.25), float32(0)) // kq_soft_max-13 soft_max, part ne1
+	be.SoftMax(&kqSoftMax13, &kq13, &kqMask, softMaxParams) // kq_soft_max-13 soft_max, part ne1
 	v13 := tensor.At(m.state[stateCacheVL13].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv13 := tensor.At(m.bufCPU, offKqv13+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv13, &v13, &kqSoftMax13) // kqv-13 mul_mat, part ne1
@@ -6422,7 +6149,7 @@ func (m *Model) region14(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp13 := tensor.At(m.bufCPU, offFfnInp13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp13, &attnOut13, &lOut12) // ffn_inp-13 add, part ne1
 	normFfn13 := tensor.At(m.bufCPU, offNormFfn13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn13, &ffnInp13, float32(1e-05)) // norm_ffn-13 rms_norm, part ne1
+	be.RMSNorm(&normFfn13, &ffnInp13, normParams) // norm_ffn-13 rms_norm, part ne1
 	ffnNorm13 := tensor.At(m.bufCPU, offFfnNorm13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm13, &normFfn13, &m.weights[weightBlk13FfnNormWeight]) // ffn_norm-13 mul, part ne1
 	ffnGate13 := tensor.At(m.bufCPU, offFfnGate13+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6438,7 +6165,7 @@ func (m *Model) region14(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut13 := tensor.At(m.bufCPU, offLOut13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut13, &ffnOut13, &ffnInp13) // l_out-13 add, part ne1
 	norm14 := tensor.At(m.bufCPU, offNorm14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm14, &lOut13, float32(1e-05)) // norm-14 rms_norm, part ne1
+	be.RMSNorm(&norm14, &lOut13, normParams) // norm-14 rms_norm, part ne1
 	attnNorm14 := tensor.At(m.bufCPU, offAttnNorm14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm14, &norm14, &m.weights[weightBlk14AttnNormWeight]) // attn_norm-14 mul, part ne1
 	kcur14 := tensor.At(m.bufCPU, offKcur14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6446,17 +6173,7 @@ func (m *Model) region14(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d14 := tensor.At(m.bufCPU, offKcur14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope14 := tensor.At(m.bufCPU, offKcurRope14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope14, &kcur3d14, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-14 rope, part ne2
+	be.Rope(&kcurRope14, &kcur3d14, &inpPos, ropeParams) // Kcur_rope-14 rope, part ne2
 	kCacheCpy14 := tensor.At(m.state[stateCacheKL14].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy14, &kcurRope14) // k_cache_cpy-14 cpy, part ne0*64
 	vcur14 := tensor.At(m.bufCPU, offVcur14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6468,17 +6185,7 @@ func (m *Model) region14(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur14, &m.weights[weightBlk14AttnQWeight], &attnNorm14) // Qcur-14 mul_mat, part ne1
 	qcur3d14 := tensor.At(m.bufCPU, offQcur14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope14 := tensor.At(m.bufCPU, offQcurRope14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope14, &qcur3d14, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-14 rope, part ne2
+	be.Rope(&qcurRope14, &qcur3d14, &inpPos, ropeParams) // Qcur_rope-14 rope, part ne2
 }
 
 // region15 runs units [lo, hi) of n_tokens of nodes 481..512 (kq-14 … Qcur_rope-15): a parallel region, one part per thread.
@@ -6489,7 +6196,7 @@ func (m *Model) region15(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq14, &k14, &q14) // kq-14 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax14 := tensor.At(m.bufCPU, offKqSoftMax14+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax14, &kq14, &kqMask, float32(0.25), float32(0)) // kq_soft_max-14 soft_max, part ne1
+	be.SoftMax(&kqSoftMax14, &kq14, &kqMask, softMaxParams) // kq_soft_max-14 soft_max, part ne1
 	v14 := tensor.At(m.state[stateCacheVL14].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv14 := tensor.At(m.bufCPU, offKqv14+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv14, &v14, &kqSoftMax14) // kqv-14 mul_mat, part ne1
@@ -6502,7 +6209,7 @@ func (m *Model) region15(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp14 := tensor.At(m.bufCPU, offFfnInp14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp14, &attnOut14, &lOut13) // ffn_inp-14 add, part ne1
 	normFfn14 := tensor.At(m.bufCPU, offNormFfn14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn14, &ffnInp14, float32(1e-05)) // norm_ffn-14 rms_norm, part ne1
+	be.RMSNorm(&normFfn14, &ffnInp14, normParams) // norm_ffn-14 rms_norm, part ne1
 	ffnNorm14 := tensor.At(m.bufCPU, offFfnNorm14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm14, &normFfn14, &m.weights[weightBlk14FfnNormWeight]) // ffn_norm-14 mul, part ne1
 	ffnGate14 := tensor.At(m.bufCPU, offFfnGate14+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6518,7 +6225,7 @@ func (m *Model) region15(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut14 := tensor.At(m.bufCPU, offLOut14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut14, &ffnOut14, &ffnInp14) // l_out-14 add, part ne1
 	norm15 := tensor.At(m.bufCPU, offNorm15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm15, &lOut14, float32(1e-05)) // norm-15 rms_norm, part ne1
+	be.RMSNorm(&norm15, &lOut14, normParams) // norm-15 rms_norm, part ne1
 	attnNorm15 := tensor.At(m.bufCPU, offAttnNorm15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm15, &norm15, &m.weights[weightBlk15AttnNormWeight]) // attn_norm-15 mul, part ne1
 	kcur15 := tensor.At(m.bufCPU, offKcur15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6526,17 +6233,7 @@ func (m *Model) region15(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d15 := tensor.At(m.bufCPU, offKcur15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope15 := tensor.At(m.bufCPU, offKcurRope15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope15, &kcur3d15, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-15 rope, part ne2
+	be.Rope(&kcurRope15, &kcur3d15, &inpPos, ropeParams) // Kcur_rope-15 rope, part ne2
 	kCacheCpy15 := tensor.At(m.state[stateCacheKL15].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy15, &kcurRope15) // k_cache_cpy-15 cpy, part ne0*64
 	vcur15 := tensor.At(m.bufCPU, offVcur15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6548,17 +6245,7 @@ func (m *Model) region15(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur15, &m.weights[weightBlk15AttnQWeight], &attnNorm15) // Qcur-15 mul_mat, part ne1
 	qcur3d15 := tensor.At(m.bufCPU, offQcur15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope15 := tensor.At(m.bufCPU, offQcurRope15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope15, &qcur3d15, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-15 rope, part ne2
+	be.Rope(&qcurRope15, &qcur3d15, &inpPos, ropeParams) // Qcur_rope-15 rope, part ne2
 }
 
 // region16 runs units [lo, hi) of n_tokens of nodes 514..545 (kq-15 … Qcur_rope-16): a parallel region, one part per thread.
@@ -6569,7 +6256,7 @@ func (m *Model) region16(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq15, &k15, &q15) // kq-15 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax15 := tensor.At(m.bufCPU, offKqSoftMax15+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax15, &kq15, &kqMask, float32(0.25), float32(0)) // kq_soft_max-15 soft_max, part ne1
+	be.SoftMax(&kqSoftMax15, &kq15, &kqMask, softMaxParams) // kq_soft_max-15 soft_max, part ne1
 	v15 := tensor.At(m.state[stateCacheVL15].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv15 := tensor.At(m.bufCPU, offKqv15+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv15, &v15, &kqSoftMax15) // kqv-15 mul_mat, part ne1
@@ -6582,7 +6269,7 @@ func (m *Model) region16(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp15 := tensor.At(m.bufCPU, offFfnInp15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp15, &attnOut15, &lOut14) // ffn_inp-15 add, part ne1
 	normFfn15 := tensor.At(m.bufCPU, offNormFfn15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn15, &ffnInp15, float32(1e-05)) // norm_ffn-15 rms_norm, part ne1
+	be.RMSNorm(&normFfn15, &ffnInp15, normParams) // norm_ffn-15 rms_norm, part ne1
 	ffnNorm15 := tensor.At(m.bufCPU, offFfnNorm15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm15, &normFfn15, &m.weights[weightBlk15FfnNormWeight]) // ffn_norm-15 mul, part ne1
 	ffnGate15 := tensor.At(m.bufCPU, offFfnGate15+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6598,7 +6285,7 @@ func (m *Model) region16(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut15 := tensor.At(m.bufCPU, offLOut15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut15, &ffnOut15, &ffnInp15) // l_out-15 add, part ne1
 	norm16 := tensor.At(m.bufCPU, offNorm16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm16, &lOut15, float32(1e-05)) // norm-16 rms_norm, part ne1
+	be.RMSNorm(&norm16, &lOut15, normParams) // norm-16 rms_norm, part ne1
 	attnNorm16 := tensor.At(m.bufCPU, offAttnNorm16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm16, &norm16, &m.weights[weightBlk16AttnNormWeight]) // attn_norm-16 mul, part ne1
 	kcur16 := tensor.At(m.bufCPU, offKcur16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6606,17 +6293,7 @@ func (m *Model) region16(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d16 := tensor.At(m.bufCPU, offKcur16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope16 := tensor.At(m.bufCPU, offKcurRope16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope16, &kcur3d16, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-16 rope, part ne2
+	be.Rope(&kcurRope16, &kcur3d16, &inpPos, ropeParams) // Kcur_rope-16 rope, part ne2
 	kCacheCpy16 := tensor.At(m.state[stateCacheKL16].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy16, &kcurRope16) // k_cache_cpy-16 cpy, part ne0*64
 	vcur16 := tensor.At(m.bufCPU, offVcur16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6628,17 +6305,7 @@ func (m *Model) region16(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur16, &m.weights[weightBlk16AttnQWeight], &attnNorm16) // Qcur-16 mul_mat, part ne1
 	qcur3d16 := tensor.At(m.bufCPU, offQcur16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope16 := tensor.At(m.bufCPU, offQcurRope16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope16, &qcur3d16, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-16 rope, part ne2
+	be.Rope(&qcurRope16, &qcur3d16, &inpPos, ropeParams) // Qcur_rope-16 rope, part ne2
 }
 
 // region17 runs units [lo, hi) of n_tokens of nodes 547..578 (kq-16 … Qcur_rope-17): a parallel region, one part per thread.
@@ -6649,7 +6316,7 @@ func (m *Model) region17(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq16, &k16, &q16) // kq-16 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax16 := tensor.At(m.bufCPU, offKqSoftMax16+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax16, &kq16, &kqMask, float32(0.25), float32(0)) // kq_soft_max-16 soft_max, part ne1
+	be.SoftMax(&kqSoftMax16, &kq16, &kqMask, softMaxParams) // kq_soft_max-16 soft_max, part ne1
 	v16 := tensor.At(m.state[stateCacheVL16].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv16 := tensor.At(m.bufCPU, offKqv16+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv16, &v16, &kqSoftMax16) // kqv-16 mul_mat, part ne1
@@ -6662,7 +6329,7 @@ func (m *Model) region17(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp16 := tensor.At(m.bufCPU, offFfnInp16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp16, &attnOut16, &lOut15) // ffn_inp-16 add, part ne1
 	normFfn16 := tensor.At(m.bufCPU, offNormFfn16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn16, &ffnInp16, float32(1e-05)) // norm_ffn-16 rms_norm, part ne1
+	be.RMSNorm(&normFfn16, &ffnInp16, normParams) // norm_ffn-16 rms_norm, part ne1
 	ffnNorm16 := tensor.At(m.bufCPU, offFfnNorm16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm16, &normFfn16, &m.weights[weightBlk16FfnNormWeight]) // ffn_norm-16 mul, part ne1
 	ffnGate16 := tensor.At(m.bufCPU, offFfnGate16+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6678,7 +6345,7 @@ func (m *Model) region17(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut16 := tensor.At(m.bufCPU, offLOut16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut16, &ffnOut16, &ffnInp16) // l_out-16 add, part ne1
 	norm17 := tensor.At(m.bufCPU, offNorm17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm17, &lOut16, float32(1e-05)) // norm-17 rms_norm, part ne1
+	be.RMSNorm(&norm17, &lOut16, normParams) // norm-17 rms_norm, part ne1
 	attnNorm17 := tensor.At(m.bufCPU, offAttnNorm17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm17, &norm17, &m.weights[weightBlk17AttnNormWeight]) // attn_norm-17 mul, part ne1
 	kcur17 := tensor.At(m.bufCPU, offKcur17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6686,17 +6353,7 @@ func (m *Model) region17(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d17 := tensor.At(m.bufCPU, offKcur17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope17 := tensor.At(m.bufCPU, offKcurRope17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope17, &kcur3d17, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-17 rope, part ne2
+	be.Rope(&kcurRope17, &kcur3d17, &inpPos, ropeParams) // Kcur_rope-17 rope, part ne2
 	kCacheCpy17 := tensor.At(m.state[stateCacheKL17].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy17, &kcurRope17) // k_cache_cpy-17 cpy, part ne0*64
 	vcur17 := tensor.At(m.bufCPU, offVcur17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6708,17 +6365,7 @@ func (m *Model) region17(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur17, &m.weights[weightBlk17AttnQWeight], &attnNorm17) // Qcur-17 mul_mat, part ne1
 	qcur3d17 := tensor.At(m.bufCPU, offQcur17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope17 := tensor.At(m.bufCPU, offQcurRope17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope17, &qcur3d17, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-17 rope, part ne2
+	be.Rope(&qcurRope17, &qcur3d17, &inpPos, ropeParams) // Qcur_rope-17 rope, part ne2
 }
 
 // region18 runs units [lo, hi) of n_tokens of nodes 580..611 (kq-17 … Qcur_rope-18): a parallel region, one part per thread.
@@ -6729,7 +6376,7 @@ func (m *Model) region18(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq17, &k17, &q17) // kq-17 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax17 := tensor.At(m.bufCPU, offKqSoftMax17+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax17, &kq17, &kqMask, float32(0.25), float32(0)) // kq_soft_max-17 soft_max, part ne1
+	be.SoftMax(&kqSoftMax17, &kq17, &kqMask, softMaxParams) // kq_soft_max-17 soft_max, part ne1
 	v17 := tensor.At(m.state[stateCacheVL17].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv17 := tensor.At(m.bufCPU, offKqv17+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv17, &v17, &kqSoftMax17) // kqv-17 mul_mat, part ne1
@@ -6742,7 +6389,7 @@ func (m *Model) region18(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp17 := tensor.At(m.bufCPU, offFfnInp17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp17, &attnOut17, &lOut16) // ffn_inp-17 add, part ne1
 	normFfn17 := tensor.At(m.bufCPU, offNormFfn17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn17, &ffnInp17, float32(1e-05)) // norm_ffn-17 rms_norm, part ne1
+	be.RMSNorm(&normFfn17, &ffnInp17, normParams) // norm_ffn-17 rms_norm, part ne1
 	ffnNorm17 := tensor.At(m.bufCPU, offFfnNorm17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm17, &normFfn17, &m.weights[weightBlk17FfnNormWeight]) // ffn_norm-17 mul, part ne1
 	ffnGate17 := tensor.At(m.bufCPU, offFfnGate17+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6758,7 +6405,7 @@ func (m *Model) region18(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut17 := tensor.At(m.bufCPU, offLOut17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut17, &ffnOut17, &ffnInp17) // l_out-17 add, part ne1
 	norm18 := tensor.At(m.bufCPU, offNorm18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm18, &lOut17, float32(1e-05)) // norm-18 rms_norm, part ne1
+	be.RMSNorm(&norm18, &lOut17, normParams) // norm-18 rms_norm, part ne1
 	attnNorm18 := tensor.At(m.bufCPU, offAttnNorm18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm18, &norm18, &m.weights[weightBlk18AttnNormWeight]) // attn_norm-18 mul, part ne1
 	kcur18 := tensor.At(m.bufCPU, offKcur18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6766,17 +6413,7 @@ func (m *Model) region18(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d18 := tensor.At(m.bufCPU, offKcur18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope18 := tensor.At(m.bufCPU, offKcurRope18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope18, &kcur3d18, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-18 rope, part ne2
+	be.Rope(&kcurRope18, &kcur3d18, &inpPos, ropeParams) // Kcur_rope-18 rope, part ne2
 	kCacheCpy18 := tensor.At(m.state[stateCacheKL18].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy18, &kcurRope18) // k_cache_cpy-18 cpy, part ne0*64
 	vcur18 := tensor.At(m.bufCPU, offVcur18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6788,17 +6425,7 @@ func (m *Model) region18(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur18, &m.weights[weightBlk18AttnQWeight], &attnNorm18) // Qcur-18 mul_mat, part ne1
 	qcur3d18 := tensor.At(m.bufCPU, offQcur18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope18 := tensor.At(m.bufCPU, offQcurRope18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope18, &qcur3d18, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-18 rope, part ne2
+	be.Rope(&qcurRope18, &qcur3d18, &inpPos, ropeParams) // Qcur_rope-18 rope, part ne2
 }
 
 // region19 runs units [lo, hi) of n_tokens of nodes 613..644 (kq-18 … Qcur_rope-19): a parallel region, one part per thread.
@@ -6809,7 +6436,7 @@ func (m *Model) region19(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq18, &k18, &q18) // kq-18 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax18 := tensor.At(m.bufCPU, offKqSoftMax18+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax18, &kq18, &kqMask, float32(0.25), float32(0)) // kq_soft_max-18 soft_max, part ne1
+	be.SoftMax(&kqSoftMax18, &kq18, &kqMask, softMaxParams) // kq_soft_max-18 soft_max, part ne1
 	v18 := tensor.At(m.state[stateCacheVL18].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv18 := tensor.At(m.bufCPU, offKqv18+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv18, &v18, &kqSoftMax18) // kqv-18 mul_mat, part ne1
@@ -6822,7 +6449,7 @@ func (m *Model) region19(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp18 := tensor.At(m.bufCPU, offFfnInp18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp18, &attnOut18, &lOut17) // ffn_inp-18 add, part ne1
 	normFfn18 := tensor.At(m.bufCPU, offNormFfn18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn18, &ffnInp18, float32(1e-05)) // norm_ffn-18 rms_norm, part ne1
+	be.RMSNorm(&normFfn18, &ffnInp18, normParams) // norm_ffn-18 rms_norm, part ne1
 	ffnNorm18 := tensor.At(m.bufCPU, offFfnNorm18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm18, &normFfn18, &m.weights[weightBlk18FfnNormWeight]) // ffn_norm-18 mul, part ne1
 	ffnGate18 := tensor.At(m.bufCPU, offFfnGate18+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6838,7 +6465,7 @@ func (m *Model) region19(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut18 := tensor.At(m.bufCPU, offLOut18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut18, &ffnOut18, &ffnInp18) // l_out-18 add, part ne1
 	norm19 := tensor.At(m.bufCPU, offNorm19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm19, &lOut18, float32(1e-05)) // norm-19 rms_norm, part ne1
+	be.RMSNorm(&norm19, &lOut18, normParams) // norm-19 rms_norm, part ne1
 	attnNorm19 := tensor.At(m.bufCPU, offAttnNorm19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm19, &norm19, &m.weights[weightBlk19AttnNormWeight]) // attn_norm-19 mul, part ne1
 	kcur19 := tensor.At(m.bufCPU, offKcur19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6846,17 +6473,7 @@ func (m *Model) region19(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d19 := tensor.At(m.bufCPU, offKcur19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope19 := tensor.At(m.bufCPU, offKcurRope19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope19, &kcur3d19, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-19 rope, part ne2
+	be.Rope(&kcurRope19, &kcur3d19, &inpPos, ropeParams) // Kcur_rope-19 rope, part ne2
 	kCacheCpy19 := tensor.At(m.state[stateCacheKL19].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy19, &kcurRope19) // k_cache_cpy-19 cpy, part ne0*64
 	vcur19 := tensor.At(m.bufCPU, offVcur19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6868,17 +6485,7 @@ func (m *Model) region19(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur19, &m.weights[weightBlk19AttnQWeight], &attnNorm19) // Qcur-19 mul_mat, part ne1
 	qcur3d19 := tensor.At(m.bufCPU, offQcur19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope19 := tensor.At(m.bufCPU, offQcurRope19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope19, &qcur3d19, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-19 rope, part ne2
+	be.Rope(&qcurRope19, &qcur3d19, &inpPos, ropeParams) // Qcur_rope-19 rope, part ne2
 }
 
 // region20 runs units [lo, hi) of n_tokens of nodes 646..677 (kq-19 … Qcur_rope-20): a parallel region, one part per thread.
@@ -6889,7 +6496,7 @@ func (m *Model) region20(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq19, &k19, &q19) // kq-19 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax19 := tensor.At(m.bufCPU, offKqSoftMax19+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax19, &kq19, &kqMask, float32(0.25), float32(0)) // kq_soft_max-19 soft_max, part ne1
+	be.SoftMax(&kqSoftMax19, &kq19, &kqMask, softMaxParams) // kq_soft_max-19 soft_max, part ne1
 	v19 := tensor.At(m.state[stateCacheVL19].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv19 := tensor.At(m.bufCPU, offKqv19+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv19, &v19, &kqSoftMax19) // kqv-19 mul_mat, part ne1
@@ -6902,7 +6509,7 @@ func (m *Model) region20(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp19 := tensor.At(m.bufCPU, offFfnInp19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp19, &attnOut19, &lOut18) // ffn_inp-19 add, part ne1
 	normFfn19 := tensor.At(m.bufCPU, offNormFfn19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn19, &ffnInp19, float32(1e-05)) // norm_ffn-19 rms_norm, part ne1
+	be.RMSNorm(&normFfn19, &ffnInp19, normParams) // norm_ffn-19 rms_norm, part ne1
 	ffnNorm19 := tensor.At(m.bufCPU, offFfnNorm19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm19, &normFfn19, &m.weights[weightBlk19FfnNormWeight]) // ffn_norm-19 mul, part ne1
 	ffnGate19 := tensor.At(m.bufCPU, offFfnGate19+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6918,7 +6525,7 @@ func (m *Model) region20(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut19 := tensor.At(m.bufCPU, offLOut19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut19, &ffnOut19, &ffnInp19) // l_out-19 add, part ne1
 	norm20 := tensor.At(m.bufCPU, offNorm20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm20, &lOut19, float32(1e-05)) // norm-20 rms_norm, part ne1
+	be.RMSNorm(&norm20, &lOut19, normParams) // norm-20 rms_norm, part ne1
 	attnNorm20 := tensor.At(m.bufCPU, offAttnNorm20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm20, &norm20, &m.weights[weightBlk20AttnNormWeight]) // attn_norm-20 mul, part ne1
 	kcur20 := tensor.At(m.bufCPU, offKcur20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6926,17 +6533,7 @@ func (m *Model) region20(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d20 := tensor.At(m.bufCPU, offKcur20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope20 := tensor.At(m.bufCPU, offKcurRope20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope20, &kcur3d20, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-20 rope, part ne2
+	be.Rope(&kcurRope20, &kcur3d20, &inpPos, ropeParams) // Kcur_rope-20 rope, part ne2
 	kCacheCpy20 := tensor.At(m.state[stateCacheKL20].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy20, &kcurRope20) // k_cache_cpy-20 cpy, part ne0*64
 	vcur20 := tensor.At(m.bufCPU, offVcur20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -6948,17 +6545,7 @@ func (m *Model) region20(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur20, &m.weights[weightBlk20AttnQWeight], &attnNorm20) // Qcur-20 mul_mat, part ne1
 	qcur3d20 := tensor.At(m.bufCPU, offQcur20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope20 := tensor.At(m.bufCPU, offQcurRope20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope20, &qcur3d20, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-20 rope, part ne2
+	be.Rope(&qcurRope20, &qcur3d20, &inpPos, ropeParams) // Qcur_rope-20 rope, part ne2
 }
 
 // region21 runs units [lo, hi) of n_tokens of nodes 679..710 (kq-20 … Qcur_rope-21): a parallel region, one part per thread.
@@ -6969,7 +6556,7 @@ func (m *Model) region21(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq20, &k20, &q20) // kq-20 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax20 := tensor.At(m.bufCPU, offKqSoftMax20+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax20, &kq20, &kqMask, float32(0.25), float32(0)) // kq_soft_max-20 soft_max, part ne1
+	be.SoftMax(&kqSoftMax20, &kq20, &kqMask, softMaxParams) // kq_soft_max-20 soft_max, part ne1
 	v20 := tensor.At(m.state[stateCacheVL20].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv20 := tensor.At(m.bufCPU, offKqv20+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv20, &v20, &kqSoftMax20) // kqv-20 mul_mat, part ne1
@@ -6982,7 +6569,7 @@ func (m *Model) region21(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp20 := tensor.At(m.bufCPU, offFfnInp20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp20, &attnOut20, &lOut19) // ffn_inp-20 add, part ne1
 	normFfn20 := tensor.At(m.bufCPU, offNormFfn20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn20, &ffnInp20, float32(1e-05)) // norm_ffn-20 rms_norm, part ne1
+	be.RMSNorm(&normFfn20, &ffnInp20, normParams) // norm_ffn-20 rms_norm, part ne1
 	ffnNorm20 := tensor.At(m.bufCPU, offFfnNorm20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm20, &normFfn20, &m.weights[weightBlk20FfnNormWeight]) // ffn_norm-20 mul, part ne1
 	ffnGate20 := tensor.At(m.bufCPU, offFfnGate20+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -6998,7 +6585,7 @@ func (m *Model) region21(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut20 := tensor.At(m.bufCPU, offLOut20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut20, &ffnOut20, &ffnInp20) // l_out-20 add, part ne1
 	norm21 := tensor.At(m.bufCPU, offNorm21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm21, &lOut20, float32(1e-05)) // norm-21 rms_norm, part ne1
+	be.RMSNorm(&norm21, &lOut20, normParams) // norm-21 rms_norm, part ne1
 	attnNorm21 := tensor.At(m.bufCPU, offAttnNorm21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm21, &norm21, &m.weights[weightBlk21AttnNormWeight]) // attn_norm-21 mul, part ne1
 	kcur21 := tensor.At(m.bufCPU, offKcur21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7006,17 +6593,7 @@ func (m *Model) region21(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d21 := tensor.At(m.bufCPU, offKcur21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope21 := tensor.At(m.bufCPU, offKcurRope21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope21, &kcur3d21, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-21 rope, part ne2
+	be.Rope(&kcurRope21, &kcur3d21, &inpPos, ropeParams) // Kcur_rope-21 rope, part ne2
 	kCacheCpy21 := tensor.At(m.state[stateCacheKL21].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy21, &kcurRope21) // k_cache_cpy-21 cpy, part ne0*64
 	vcur21 := tensor.At(m.bufCPU, offVcur21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7028,17 +6605,7 @@ func (m *Model) region21(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur21, &m.weights[weightBlk21AttnQWeight], &attnNorm21) // Qcur-21 mul_mat, part ne1
 	qcur3d21 := tensor.At(m.bufCPU, offQcur21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope21 := tensor.At(m.bufCPU, offQcurRope21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope21, &qcur3d21, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-21 rope, part ne2
+	be.Rope(&qcurRope21, &qcur3d21, &inpPos, ropeParams) // Qcur_rope-21 rope, part ne2
 }
 
 // region22 runs units [lo, hi) of n_tokens of nodes 712..743 (kq-21 … Qcur_rope-22): a parallel region, one part per thread.
@@ -7049,7 +6616,7 @@ func (m *Model) region22(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq21, &k21, &q21) // kq-21 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax21 := tensor.At(m.bufCPU, offKqSoftMax21+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax21, &kq21, &kqMask, float32(0.25), float32(0)) // kq_soft_max-21 soft_max, part ne1
+	be.SoftMax(&kqSoftMax21, &kq21, &kqMask, softMaxParams) // kq_soft_max-21 soft_max, part ne1
 	v21 := tensor.At(m.state[stateCacheVL21].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv21 := tensor.At(m.bufCPU, offKqv21+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv21, &v21, &kqSoftMax21) // kqv-21 mul_mat, part ne1
@@ -7062,7 +6629,7 @@ func (m *Model) region22(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp21 := tensor.At(m.bufCPU, offFfnInp21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp21, &attnOut21, &lOut20) // ffn_inp-21 add, part ne1
 	normFfn21 := tensor.At(m.bufCPU, offNormFfn21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn21, &ffnInp21, float32(1e-05)) // norm_ffn-21 rms_norm, part ne1
+	be.RMSNorm(&normFfn21, &ffnInp21, normParams) // norm_ffn-21 rms_norm, part ne1
 	ffnNorm21 := tensor.At(m.bufCPU, offFfnNorm21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm21, &normFfn21, &m.weights[weightBlk21FfnNormWeight]) // ffn_norm-21 mul, part ne1
 	ffnGate21 := tensor.At(m.bufCPU, offFfnGate21+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -7078,7 +6645,7 @@ func (m *Model) region22(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut21 := tensor.At(m.bufCPU, offLOut21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut21, &ffnOut21, &ffnInp21) // l_out-21 add, part ne1
 	norm22 := tensor.At(m.bufCPU, offNorm22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm22, &lOut21, float32(1e-05)) // norm-22 rms_norm, part ne1
+	be.RMSNorm(&norm22, &lOut21, normParams) // norm-22 rms_norm, part ne1
 	attnNorm22 := tensor.At(m.bufCPU, offAttnNorm22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm22, &norm22, &m.weights[weightBlk22AttnNormWeight]) // attn_norm-22 mul, part ne1
 	kcur22 := tensor.At(m.bufCPU, offKcur22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7086,17 +6653,7 @@ func (m *Model) region22(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d22 := tensor.At(m.bufCPU, offKcur22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope22 := tensor.At(m.bufCPU, offKcurRope22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope22, &kcur3d22, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-22 rope, part ne2
+	be.Rope(&kcurRope22, &kcur3d22, &inpPos, ropeParams) // Kcur_rope-22 rope, part ne2
 	kCacheCpy22 := tensor.At(m.state[stateCacheKL22].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy22, &kcurRope22) // k_cache_cpy-22 cpy, part ne0*64
 	vcur22 := tensor.At(m.bufCPU, offVcur22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7108,17 +6665,7 @@ func (m *Model) region22(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur22, &m.weights[weightBlk22AttnQWeight], &attnNorm22) // Qcur-22 mul_mat, part ne1
 	qcur3d22 := tensor.At(m.bufCPU, offQcur22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope22 := tensor.At(m.bufCPU, offQcurRope22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope22, &qcur3d22, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-22 rope, part ne2
+	be.Rope(&qcurRope22, &qcur3d22, &inpPos, ropeParams) // Qcur_rope-22 rope, part ne2
 }
 
 // region23 runs units [lo, hi) of n_tokens of nodes 745..776 (kq-22 … Qcur_rope-23): a parallel region, one part per thread.
@@ -7129,7 +6676,7 @@ func (m *Model) region23(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq22, &k22, &q22) // kq-22 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax22 := tensor.At(m.bufCPU, offKqSoftMax22+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax22, &kq22, &kqMask, float32(0.25), float32(0)) // kq_soft_max-22 soft_max, part ne1
+	be.SoftMax(&kqSoftMax22, &kq22, &kqMask, softMaxParams) // kq_soft_max-22 soft_max, part ne1
 	v22 := tensor.At(m.state[stateCacheVL22].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv22 := tensor.At(m.bufCPU, offKqv22+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv22, &v22, &kqSoftMax22) // kqv-22 mul_mat, part ne1
@@ -7142,7 +6689,7 @@ func (m *Model) region23(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp22 := tensor.At(m.bufCPU, offFfnInp22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp22, &attnOut22, &lOut21) // ffn_inp-22 add, part ne1
 	normFfn22 := tensor.At(m.bufCPU, offNormFfn22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn22, &ffnInp22, float32(1e-05)) // norm_ffn-22 rms_norm, part ne1
+	be.RMSNorm(&normFfn22, &ffnInp22, normParams) // norm_ffn-22 rms_norm, part ne1
 	ffnNorm22 := tensor.At(m.bufCPU, offFfnNorm22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm22, &normFfn22, &m.weights[weightBlk22FfnNormWeight]) // ffn_norm-22 mul, part ne1
 	ffnGate22 := tensor.At(m.bufCPU, offFfnGate22+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -7158,7 +6705,7 @@ func (m *Model) region23(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut22 := tensor.At(m.bufCPU, offLOut22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut22, &ffnOut22, &ffnInp22) // l_out-22 add, part ne1
 	norm23 := tensor.At(m.bufCPU, offNorm23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm23, &lOut22, float32(1e-05)) // norm-23 rms_norm, part ne1
+	be.RMSNorm(&norm23, &lOut22, normParams) // norm-23 rms_norm, part ne1
 	attnNorm23 := tensor.At(m.bufCPU, offAttnNorm23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm23, &norm23, &m.weights[weightBlk23AttnNormWeight]) // attn_norm-23 mul, part ne1
 	kcur23 := tensor.At(m.bufCPU, offKcur23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7166,17 +6713,7 @@ func (m *Model) region23(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d23 := tensor.At(m.bufCPU, offKcur23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope23 := tensor.At(m.bufCPU, offKcurRope23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope23, &kcur3d23, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-23 rope, part ne2
+	be.Rope(&kcurRope23, &kcur3d23, &inpPos, ropeParams) // Kcur_rope-23 rope, part ne2
 	kCacheCpy23 := tensor.At(m.state[stateCacheKL23].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy23, &kcurRope23) // k_cache_cpy-23 cpy, part ne0*64
 	vcur23 := tensor.At(m.bufCPU, offVcur23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7188,17 +6725,7 @@ func (m *Model) region23(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur23, &m.weights[weightBlk23AttnQWeight], &attnNorm23) // Qcur-23 mul_mat, part ne1
 	qcur3d23 := tensor.At(m.bufCPU, offQcur23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope23 := tensor.At(m.bufCPU, offQcurRope23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope23, &qcur3d23, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-23 rope, part ne2
+	be.Rope(&qcurRope23, &qcur3d23, &inpPos, ropeParams) // Qcur_rope-23 rope, part ne2
 }
 
 // region24 runs units [lo, hi) of n_tokens of nodes 778..809 (kq-23 … Qcur_rope-24): a parallel region, one part per thread.
@@ -7209,7 +6736,7 @@ func (m *Model) region24(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq23, &k23, &q23) // kq-23 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax23 := tensor.At(m.bufCPU, offKqSoftMax23+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax23, &kq23, &kqMask, float32(0.25), float32(0)) // kq_soft_max-23 soft_max, part ne1
+	be.SoftMax(&kqSoftMax23, &kq23, &kqMask, softMaxParams) // kq_soft_max-23 soft_max, part ne1
 	v23 := tensor.At(m.state[stateCacheVL23].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv23 := tensor.At(m.bufCPU, offKqv23+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv23, &v23, &kqSoftMax23) // kqv-23 mul_mat, part ne1
@@ -7222,7 +6749,7 @@ func (m *Model) region24(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp23 := tensor.At(m.bufCPU, offFfnInp23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp23, &attnOut23, &lOut22) // ffn_inp-23 add, part ne1
 	normFfn23 := tensor.At(m.bufCPU, offNormFfn23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn23, &ffnInp23, float32(1e-05)) // norm_ffn-23 rms_norm, part ne1
+	be.RMSNorm(&normFfn23, &ffnInp23, normParams) // norm_ffn-23 rms_norm, part ne1
 	ffnNorm23 := tensor.At(m.bufCPU, offFfnNorm23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm23, &normFfn23, &m.weights[weightBlk23FfnNormWeight]) // ffn_norm-23 mul, part ne1
 	ffnGate23 := tensor.At(m.bufCPU, offFfnGate23+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -7238,7 +6765,7 @@ func (m *Model) region24(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut23 := tensor.At(m.bufCPU, offLOut23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut23, &ffnOut23, &ffnInp23) // l_out-23 add, part ne1
 	norm24 := tensor.At(m.bufCPU, offNorm24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm24, &lOut23, float32(1e-05)) // norm-24 rms_norm, part ne1
+	be.RMSNorm(&norm24, &lOut23, normParams) // norm-24 rms_norm, part ne1
 	attnNorm24 := tensor.At(m.bufCPU, offAttnNorm24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm24, &norm24, &m.weights[weightBlk24AttnNormWeight]) // attn_norm-24 mul, part ne1
 	kcur24 := tensor.At(m.bufCPU, offKcur24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7246,17 +6773,7 @@ func (m *Model) region24(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d24 := tensor.At(m.bufCPU, offKcur24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope24 := tensor.At(m.bufCPU, offKcurRope24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope24, &kcur3d24, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-24 rope, part ne2
+	be.Rope(&kcurRope24, &kcur3d24, &inpPos, ropeParams) // Kcur_rope-24 rope, part ne2
 	kCacheCpy24 := tensor.At(m.state[stateCacheKL24].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy24, &kcurRope24) // k_cache_cpy-24 cpy, part ne0*64
 	vcur24 := tensor.At(m.bufCPU, offVcur24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7268,17 +6785,7 @@ func (m *Model) region24(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur24, &m.weights[weightBlk24AttnQWeight], &attnNorm24) // Qcur-24 mul_mat, part ne1
 	qcur3d24 := tensor.At(m.bufCPU, offQcur24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope24 := tensor.At(m.bufCPU, offQcurRope24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope24, &qcur3d24, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-24 rope, part ne2
+	be.Rope(&qcurRope24, &qcur3d24, &inpPos, ropeParams) // Qcur_rope-24 rope, part ne2
 }
 
 // region25 runs units [lo, hi) of n_tokens of nodes 811..842 (kq-24 … Qcur_rope-25): a parallel region, one part per thread.
@@ -7289,7 +6796,7 @@ func (m *Model) region25(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq24, &k24, &q24) // kq-24 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax24 := tensor.At(m.bufCPU, offKqSoftMax24+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax24, &kq24, &kqMask, float32(0.25), float32(0)) // kq_soft_max-24 soft_max, part ne1
+	be.SoftMax(&kqSoftMax24, &kq24, &kqMask, softMaxParams) // kq_soft_max-24 soft_max, part ne1
 	v24 := tensor.At(m.state[stateCacheVL24].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv24 := tensor.At(m.bufCPU, offKqv24+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv24, &v24, &kqSoftMax24) // kqv-24 mul_mat, part ne1
@@ -7302,7 +6809,7 @@ func (m *Model) region25(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp24 := tensor.At(m.bufCPU, offFfnInp24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp24, &attnOut24, &lOut23) // ffn_inp-24 add, part ne1
 	normFfn24 := tensor.At(m.bufCPU, offNormFfn24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn24, &ffnInp24, float32(1e-05)) // norm_ffn-24 rms_norm, part ne1
+	be.RMSNorm(&normFfn24, &ffnInp24, normParams) // norm_ffn-24 rms_norm, part ne1
 	ffnNorm24 := tensor.At(m.bufCPU, offFfnNorm24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm24, &normFfn24, &m.weights[weightBlk24FfnNormWeight]) // ffn_norm-24 mul, part ne1
 	ffnGate24 := tensor.At(m.bufCPU, offFfnGate24+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -7318,7 +6825,7 @@ func (m *Model) region25(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut24 := tensor.At(m.bufCPU, offLOut24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut24, &ffnOut24, &ffnInp24) // l_out-24 add, part ne1
 	norm25 := tensor.At(m.bufCPU, offNorm25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm25, &lOut24, float32(1e-05)) // norm-25 rms_norm, part ne1
+	be.RMSNorm(&norm25, &lOut24, normParams) // norm-25 rms_norm, part ne1
 	attnNorm25 := tensor.At(m.bufCPU, offAttnNorm25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm25, &norm25, &m.weights[weightBlk25AttnNormWeight]) // attn_norm-25 mul, part ne1
 	kcur25 := tensor.At(m.bufCPU, offKcur25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7326,17 +6833,7 @@ func (m *Model) region25(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d25 := tensor.At(m.bufCPU, offKcur25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope25 := tensor.At(m.bufCPU, offKcurRope25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope25, &kcur3d25, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-25 rope, part ne2
+	be.Rope(&kcurRope25, &kcur3d25, &inpPos, ropeParams) // Kcur_rope-25 rope, part ne2
 	kCacheCpy25 := tensor.At(m.state[stateCacheKL25].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy25, &kcurRope25) // k_cache_cpy-25 cpy, part ne0*64
 	vcur25 := tensor.At(m.bufCPU, offVcur25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7348,17 +6845,7 @@ func (m *Model) region25(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur25, &m.weights[weightBlk25AttnQWeight], &attnNorm25) // Qcur-25 mul_mat, part ne1
 	qcur3d25 := tensor.At(m.bufCPU, offQcur25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope25 := tensor.At(m.bufCPU, offQcurRope25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope25, &qcur3d25, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-25 rope, part ne2
+	be.Rope(&qcurRope25, &qcur3d25, &inpPos, ropeParams) // Qcur_rope-25 rope, part ne2
 }
 
 // region26 runs units [lo, hi) of n_tokens of nodes 844..875 (kq-25 … Qcur_rope-26): a parallel region, one part per thread.
@@ -7369,7 +6856,7 @@ func (m *Model) region26(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq25, &k25, &q25) // kq-25 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax25 := tensor.At(m.bufCPU, offKqSoftMax25+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax25, &kq25, &kqMask, float32(0.25), float32(0)) // kq_soft_max-25 soft_max, part ne1
+	be.SoftMax(&kqSoftMax25, &kq25, &kqMask, softMaxParams) // kq_soft_max-25 soft_max, part ne1
 	v25 := tensor.At(m.state[stateCacheVL25].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv25 := tensor.At(m.bufCPU, offKqv25+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv25, &v25, &kqSoftMax25) // kqv-25 mul_mat, part ne1
@@ -7382,7 +6869,7 @@ func (m *Model) region26(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp25 := tensor.At(m.bufCPU, offFfnInp25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp25, &attnOut25, &lOut24) // ffn_inp-25 add, part ne1
 	normFfn25 := tensor.At(m.bufCPU, offNormFfn25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn25, &ffnInp25, float32(1e-05)) // norm_ffn-25 rms_norm, part ne1
+	be.RMSNorm(&normFfn25, &ffnInp25, normParams) // norm_ffn-25 rms_norm, part ne1
 	ffnNorm25 := tensor.At(m.bufCPU, offFfnNorm25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm25, &normFfn25, &m.weights[weightBlk25FfnNormWeight]) // ffn_norm-25 mul, part ne1
 	ffnGate25 := tensor.At(m.bufCPU, offFfnGate25+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -7398,7 +6885,7 @@ func (m *Model) region26(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut25 := tensor.At(m.bufCPU, offLOut25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut25, &ffnOut25, &ffnInp25) // l_out-25 add, part ne1
 	norm26 := tensor.At(m.bufCPU, offNorm26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm26, &lOut25, float32(1e-05)) // norm-26 rms_norm, part ne1
+	be.RMSNorm(&norm26, &lOut25, normParams) // norm-26 rms_norm, part ne1
 	attnNorm26 := tensor.At(m.bufCPU, offAttnNorm26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm26, &norm26, &m.weights[weightBlk26AttnNormWeight]) // attn_norm-26 mul, part ne1
 	kcur26 := tensor.At(m.bufCPU, offKcur26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7406,17 +6893,7 @@ func (m *Model) region26(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d26 := tensor.At(m.bufCPU, offKcur26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope26 := tensor.At(m.bufCPU, offKcurRope26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope26, &kcur3d26, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-26 rope, part ne2
+	be.Rope(&kcurRope26, &kcur3d26, &inpPos, ropeParams) // Kcur_rope-26 rope, part ne2
 	kCacheCpy26 := tensor.At(m.state[stateCacheKL26].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy26, &kcurRope26) // k_cache_cpy-26 cpy, part ne0*64
 	vcur26 := tensor.At(m.bufCPU, offVcur26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7428,17 +6905,7 @@ func (m *Model) region26(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur26, &m.weights[weightBlk26AttnQWeight], &attnNorm26) // Qcur-26 mul_mat, part ne1
 	qcur3d26 := tensor.At(m.bufCPU, offQcur26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope26 := tensor.At(m.bufCPU, offQcurRope26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope26, &qcur3d26, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-26 rope, part ne2
+	be.Rope(&qcurRope26, &qcur3d26, &inpPos, ropeParams) // Qcur_rope-26 rope, part ne2
 }
 
 // region27 runs units [lo, hi) of n_tokens of nodes 877..908 (kq-26 … Qcur_rope-27): a parallel region, one part per thread.
@@ -7449,7 +6916,7 @@ func (m *Model) region27(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq26, &k26, &q26) // kq-26 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax26 := tensor.At(m.bufCPU, offKqSoftMax26+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax26, &kq26, &kqMask, float32(0.25), float32(0)) // kq_soft_max-26 soft_max, part ne1
+	be.SoftMax(&kqSoftMax26, &kq26, &kqMask, softMaxParams) // kq_soft_max-26 soft_max, part ne1
 	v26 := tensor.At(m.state[stateCacheVL26].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv26 := tensor.At(m.bufCPU, offKqv26+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv26, &v26, &kqSoftMax26) // kqv-26 mul_mat, part ne1
@@ -7462,7 +6929,7 @@ func (m *Model) region27(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp26 := tensor.At(m.bufCPU, offFfnInp26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp26, &attnOut26, &lOut25) // ffn_inp-26 add, part ne1
 	normFfn26 := tensor.At(m.bufCPU, offNormFfn26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn26, &ffnInp26, float32(1e-05)) // norm_ffn-26 rms_norm, part ne1
+	be.RMSNorm(&normFfn26, &ffnInp26, normParams) // norm_ffn-26 rms_norm, part ne1
 	ffnNorm26 := tensor.At(m.bufCPU, offFfnNorm26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm26, &normFfn26, &m.weights[weightBlk26FfnNormWeight]) // ffn_norm-26 mul, part ne1
 	ffnGate26 := tensor.At(m.bufCPU, offFfnGate26+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -7478,7 +6945,7 @@ func (m *Model) region27(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut26 := tensor.At(m.bufCPU, offLOut26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut26, &ffnOut26, &ffnInp26) // l_out-26 add, part ne1
 	norm27 := tensor.At(m.bufCPU, offNorm27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm27, &lOut26, float32(1e-05)) // norm-27 rms_norm, part ne1
+	be.RMSNorm(&norm27, &lOut26, normParams) // norm-27 rms_norm, part ne1
 	attnNorm27 := tensor.At(m.bufCPU, offAttnNorm27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm27, &norm27, &m.weights[weightBlk27AttnNormWeight]) // attn_norm-27 mul, part ne1
 	kcur27 := tensor.At(m.bufCPU, offKcur27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7486,17 +6953,7 @@ func (m *Model) region27(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d27 := tensor.At(m.bufCPU, offKcur27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope27 := tensor.At(m.bufCPU, offKcurRope27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope27, &kcur3d27, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-27 rope, part ne2
+	be.Rope(&kcurRope27, &kcur3d27, &inpPos, ropeParams) // Kcur_rope-27 rope, part ne2
 	kCacheCpy27 := tensor.At(m.state[stateCacheKL27].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy27, &kcurRope27) // k_cache_cpy-27 cpy, part ne0*64
 	vcur27 := tensor.At(m.bufCPU, offVcur27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7508,17 +6965,7 @@ func (m *Model) region27(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur27, &m.weights[weightBlk27AttnQWeight], &attnNorm27) // Qcur-27 mul_mat, part ne1
 	qcur3d27 := tensor.At(m.bufCPU, offQcur27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope27 := tensor.At(m.bufCPU, offQcurRope27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope27, &qcur3d27, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-27 rope, part ne2
+	be.Rope(&qcurRope27, &qcur3d27, &inpPos, ropeParams) // Qcur_rope-27 rope, part ne2
 }
 
 // region28 runs units [lo, hi) of n_tokens of nodes 910..941 (kq-27 … Qcur_rope-28): a parallel region, one part per thread.
@@ -7529,7 +6976,7 @@ func (m *Model) region28(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq27, &k27, &q27) // kq-27 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax27 := tensor.At(m.bufCPU, offKqSoftMax27+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax27, &kq27, &kqMask, float32(0.25), float32(0)) // kq_soft_max-27 soft_max, part ne1
+	be.SoftMax(&kqSoftMax27, &kq27, &kqMask, softMaxParams) // kq_soft_max-27 soft_max, part ne1
 	v27 := tensor.At(m.state[stateCacheVL27].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv27 := tensor.At(m.bufCPU, offKqv27+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv27, &v27, &kqSoftMax27) // kqv-27 mul_mat, part ne1
@@ -7542,7 +6989,7 @@ func (m *Model) region28(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp27 := tensor.At(m.bufCPU, offFfnInp27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp27, &attnOut27, &lOut26) // ffn_inp-27 add, part ne1
 	normFfn27 := tensor.At(m.bufCPU, offNormFfn27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn27, &ffnInp27, float32(1e-05)) // norm_ffn-27 rms_norm, part ne1
+	be.RMSNorm(&normFfn27, &ffnInp27, normParams) // norm_ffn-27 rms_norm, part ne1
 	ffnNorm27 := tensor.At(m.bufCPU, offFfnNorm27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm27, &normFfn27, &m.weights[weightBlk27FfnNormWeight]) // ffn_norm-27 mul, part ne1
 	ffnGate27 := tensor.At(m.bufCPU, offFfnGate27+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -7558,7 +7005,7 @@ func (m *Model) region28(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut27 := tensor.At(m.bufCPU, offLOut27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut27, &ffnOut27, &ffnInp27) // l_out-27 add, part ne1
 	norm28 := tensor.At(m.bufCPU, offNorm28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm28, &lOut27, float32(1e-05)) // norm-28 rms_norm, part ne1
+	be.RMSNorm(&norm28, &lOut27, normParams) // norm-28 rms_norm, part ne1
 	attnNorm28 := tensor.At(m.bufCPU, offAttnNorm28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm28, &norm28, &m.weights[weightBlk28AttnNormWeight]) // attn_norm-28 mul, part ne1
 	kcur28 := tensor.At(m.bufCPU, offKcur28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7566,17 +7013,7 @@ func (m *Model) region28(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d28 := tensor.At(m.bufCPU, offKcur28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope28 := tensor.At(m.bufCPU, offKcurRope28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope28, &kcur3d28, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-28 rope, part ne2
+	be.Rope(&kcurRope28, &kcur3d28, &inpPos, ropeParams) // Kcur_rope-28 rope, part ne2
 	kCacheCpy28 := tensor.At(m.state[stateCacheKL28].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy28, &kcurRope28) // k_cache_cpy-28 cpy, part ne0*64
 	vcur28 := tensor.At(m.bufCPU, offVcur28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7588,17 +7025,7 @@ func (m *Model) region28(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur28, &m.weights[weightBlk28AttnQWeight], &attnNorm28) // Qcur-28 mul_mat, part ne1
 	qcur3d28 := tensor.At(m.bufCPU, offQcur28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope28 := tensor.At(m.bufCPU, offQcurRope28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope28, &qcur3d28, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-28 rope, part ne2
+	be.Rope(&qcurRope28, &qcur3d28, &inpPos, ropeParams) // Qcur_rope-28 rope, part ne2
 }
 
 // region29 runs units [lo, hi) of n_tokens of nodes 943..974 (kq-28 … Qcur_rope-29): a parallel region, one part per thread.
@@ -7609,7 +7036,7 @@ func (m *Model) region29(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq28, &k28, &q28) // kq-28 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax28 := tensor.At(m.bufCPU, offKqSoftMax28+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax28, &kq28, &kqMask, float32(0.25), float32(0)) // kq_soft_max-28 soft_max, part ne1
+	be.SoftMax(&kqSoftMax28, &kq28, &kqMask, softMaxParams) // kq_soft_max-28 soft_max, part ne1
 	v28 := tensor.At(m.state[stateCacheVL28].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv28 := tensor.At(m.bufCPU, offKqv28+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv28, &v28, &kqSoftMax28) // kqv-28 mul_mat, part ne1
@@ -7622,7 +7049,7 @@ func (m *Model) region29(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp28 := tensor.At(m.bufCPU, offFfnInp28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp28, &attnOut28, &lOut27) // ffn_inp-28 add, part ne1
 	normFfn28 := tensor.At(m.bufCPU, offNormFfn28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn28, &ffnInp28, float32(1e-05)) // norm_ffn-28 rms_norm, part ne1
+	be.RMSNorm(&normFfn28, &ffnInp28, normParams) // norm_ffn-28 rms_norm, part ne1
 	ffnNorm28 := tensor.At(m.bufCPU, offFfnNorm28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm28, &normFfn28, &m.weights[weightBlk28FfnNormWeight]) // ffn_norm-28 mul, part ne1
 	ffnGate28 := tensor.At(m.bufCPU, offFfnGate28+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -7638,7 +7065,7 @@ func (m *Model) region29(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut28 := tensor.At(m.bufCPU, offLOut28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut28, &ffnOut28, &ffnInp28) // l_out-28 add, part ne1
 	norm29 := tensor.At(m.bufCPU, offNorm29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm29, &lOut28, float32(1e-05)) // norm-29 rms_norm, part ne1
+	be.RMSNorm(&norm29, &lOut28, normParams) // norm-29 rms_norm, part ne1
 	attnNorm29 := tensor.At(m.bufCPU, offAttnNorm29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm29, &norm29, &m.weights[weightBlk29AttnNormWeight]) // attn_norm-29 mul, part ne1
 	kcur29 := tensor.At(m.bufCPU, offKcur29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7646,17 +7073,7 @@ func (m *Model) region29(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d29 := tensor.At(m.bufCPU, offKcur29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope29 := tensor.At(m.bufCPU, offKcurRope29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope29, &kcur3d29, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-29 rope, part ne2
+	be.Rope(&kcurRope29, &kcur3d29, &inpPos, ropeParams) // Kcur_rope-29 rope, part ne2
 	kCacheCpy29 := tensor.At(m.state[stateCacheKL29].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy29, &kcurRope29) // k_cache_cpy-29 cpy, part ne0*64
 	vcur29 := tensor.At(m.bufCPU, offVcur29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7668,17 +7085,7 @@ func (m *Model) region29(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur29, &m.weights[weightBlk29AttnQWeight], &attnNorm29) // Qcur-29 mul_mat, part ne1
 	qcur3d29 := tensor.At(m.bufCPU, offQcur29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope29 := tensor.At(m.bufCPU, offQcurRope29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope29, &qcur3d29, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-29 rope, part ne2
+	be.Rope(&qcurRope29, &qcur3d29, &inpPos, ropeParams) // Qcur_rope-29 rope, part ne2
 }
 
 // region30 runs units [lo, hi) of n_tokens of nodes 976..1007 (kq-29 … Qcur_rope-30): a parallel region, one part per thread.
@@ -7689,7 +7096,7 @@ func (m *Model) region30(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq29, &k29, &q29) // kq-29 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax29 := tensor.At(m.bufCPU, offKqSoftMax29+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax29, &kq29, &kqMask, float32(0.25), float32(0)) // kq_soft_max-29 soft_max, part ne1
+	be.SoftMax(&kqSoftMax29, &kq29, &kqMask, softMaxParams) // kq_soft_max-29 soft_max, part ne1
 	v29 := tensor.At(m.state[stateCacheVL29].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv29 := tensor.At(m.bufCPU, offKqv29+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv29, &v29, &kqSoftMax29) // kqv-29 mul_mat, part ne1
@@ -7702,7 +7109,7 @@ func (m *Model) region30(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp29 := tensor.At(m.bufCPU, offFfnInp29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp29, &attnOut29, &lOut28) // ffn_inp-29 add, part ne1
 	normFfn29 := tensor.At(m.bufCPU, offNormFfn29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn29, &ffnInp29, float32(1e-05)) // norm_ffn-29 rms_norm, part ne1
+	be.RMSNorm(&normFfn29, &ffnInp29, normParams) // norm_ffn-29 rms_norm, part ne1
 	ffnNorm29 := tensor.At(m.bufCPU, offFfnNorm29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm29, &normFfn29, &m.weights[weightBlk29FfnNormWeight]) // ffn_norm-29 mul, part ne1
 	ffnGate29 := tensor.At(m.bufCPU, offFfnGate29+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -7718,7 +7125,7 @@ func (m *Model) region30(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut29 := tensor.At(m.bufCPU, offLOut29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut29, &ffnOut29, &ffnInp29) // l_out-29 add, part ne1
 	norm30 := tensor.At(m.bufCPU, offNorm30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm30, &lOut29, float32(1e-05)) // norm-30 rms_norm, part ne1
+	be.RMSNorm(&norm30, &lOut29, normParams) // norm-30 rms_norm, part ne1
 	attnNorm30 := tensor.At(m.bufCPU, offAttnNorm30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm30, &norm30, &m.weights[weightBlk30AttnNormWeight]) // attn_norm-30 mul, part ne1
 	kcur30 := tensor.At(m.bufCPU, offKcur30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7726,17 +7133,7 @@ func (m *Model) region30(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d30 := tensor.At(m.bufCPU, offKcur30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope30 := tensor.At(m.bufCPU, offKcurRope30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope30, &kcur3d30, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-30 rope, part ne2
+	be.Rope(&kcurRope30, &kcur3d30, &inpPos, ropeParams) // Kcur_rope-30 rope, part ne2
 	kCacheCpy30 := tensor.At(m.state[stateCacheKL30].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy30, &kcurRope30) // k_cache_cpy-30 cpy, part ne0*64
 	vcur30 := tensor.At(m.bufCPU, offVcur30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7748,17 +7145,7 @@ func (m *Model) region30(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur30, &m.weights[weightBlk30AttnQWeight], &attnNorm30) // Qcur-30 mul_mat, part ne1
 	qcur3d30 := tensor.At(m.bufCPU, offQcur30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope30 := tensor.At(m.bufCPU, offQcurRope30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope30, &qcur3d30, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-30 rope, part ne2
+	be.Rope(&qcurRope30, &qcur3d30, &inpPos, ropeParams) // Qcur_rope-30 rope, part ne2
 }
 
 // region31 runs units [lo, hi) of n_tokens of nodes 1009..1040 (kq-30 … Qcur_rope-31): a parallel region, one part per thread.
@@ -7769,7 +7156,7 @@ func (m *Model) region31(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq30, &k30, &q30) // kq-30 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax30 := tensor.At(m.bufCPU, offKqSoftMax30+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax30, &kq30, &kqMask, float32(0.25), float32(0)) // kq_soft_max-30 soft_max, part ne1
+	be.SoftMax(&kqSoftMax30, &kq30, &kqMask, softMaxParams) // kq_soft_max-30 soft_max, part ne1
 	v30 := tensor.At(m.state[stateCacheVL30].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv30 := tensor.At(m.bufCPU, offKqv30+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv30, &v30, &kqSoftMax30) // kqv-30 mul_mat, part ne1
@@ -7782,7 +7169,7 @@ func (m *Model) region31(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp30 := tensor.At(m.bufCPU, offFfnInp30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp30, &attnOut30, &lOut29) // ffn_inp-30 add, part ne1
 	normFfn30 := tensor.At(m.bufCPU, offNormFfn30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn30, &ffnInp30, float32(1e-05)) // norm_ffn-30 rms_norm, part ne1
+	be.RMSNorm(&normFfn30, &ffnInp30, normParams) // norm_ffn-30 rms_norm, part ne1
 	ffnNorm30 := tensor.At(m.bufCPU, offFfnNorm30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm30, &normFfn30, &m.weights[weightBlk30FfnNormWeight]) // ffn_norm-30 mul, part ne1
 	ffnGate30 := tensor.At(m.bufCPU, offFfnGate30+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -7798,7 +7185,7 @@ func (m *Model) region31(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut30 := tensor.At(m.bufCPU, offLOut30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut30, &ffnOut30, &ffnInp30) // l_out-30 add, part ne1
 	norm31 := tensor.At(m.bufCPU, offNorm31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm31, &lOut30, float32(1e-05)) // norm-31 rms_norm, part ne1
+	be.RMSNorm(&norm31, &lOut30, normParams) // norm-31 rms_norm, part ne1
 	attnNorm31 := tensor.At(m.bufCPU, offAttnNorm31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&attnNorm31, &norm31, &m.weights[weightBlk31AttnNormWeight]) // attn_norm-31 mul, part ne1
 	kcur31 := tensor.At(m.bufCPU, offKcur31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7806,17 +7193,7 @@ func (m *Model) region31(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d31 := tensor.At(m.bufCPU, offKcur31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope31 := tensor.At(m.bufCPU, offKcurRope31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope31, &kcur3d31, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-31 rope, part ne2
+	be.Rope(&kcurRope31, &kcur3d31, &inpPos, ropeParams) // Kcur_rope-31 rope, part ne2
 	kCacheCpy31 := tensor.At(m.state[stateCacheKL31].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	be.Cpy(&kCacheCpy31, &kcurRope31) // k_cache_cpy-31 cpy, part ne0*64
 	vcur31 := tensor.At(m.bufCPU, offVcur31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
@@ -7828,17 +7205,7 @@ func (m *Model) region31(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur31, &m.weights[weightBlk31AttnQWeight], &attnNorm31) // Qcur-31 mul_mat, part ne1
 	qcur3d31 := tensor.At(m.bufCPU, offQcur31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope31 := tensor.At(m.bufCPU, offQcurRope31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope31, &qcur3d31, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-31 rope, part ne2
+	be.Rope(&qcurRope31, &qcur3d31, &inpPos, ropeParams) // Qcur_rope-31 rope, part ne2
 }
 
 // region32 runs units [lo, hi) of n_tokens of nodes 1042..1059 (kq-31 … result_output): a parallel region, one part per thread.
@@ -7849,7 +7216,7 @@ func (m *Model) region32(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&kq31, &k31, &q31) // kq-31 mul_mat, part ne1
 	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax31 := tensor.At(m.bufCPU, offKqSoftMax31+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax31, &kq31, &kqMask, float32(0.25), float32(0)) // kq_soft_max-31 soft_max, part ne1
+	be.SoftMax(&kqSoftMax31, &kq31, &kqMask, softMaxParams) // kq_soft_max-31 soft_max, part ne1
 	v31 := tensor.At(m.state[stateCacheVL31].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv31 := tensor.At(m.bufCPU, offKqv31+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
 	be.MulMat(&kqv31, &v31, &kqSoftMax31) // kqv-31 mul_mat, part ne1
@@ -7862,7 +7229,7 @@ func (m *Model) region32(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	ffnInp31 := tensor.At(m.bufCPU, offFfnInp31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&ffnInp31, &attnOut31, &lOut30) // ffn_inp-31 add, part ne1
 	normFfn31 := tensor.At(m.bufCPU, offNormFfn31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn31, &ffnInp31, float32(1e-05)) // norm_ffn-31 rms_norm, part ne1
+	be.RMSNorm(&normFfn31, &ffnInp31, normParams) // norm_ffn-31 rms_norm, part ne1
 	ffnNorm31 := tensor.At(m.bufCPU, offFfnNorm31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&ffnNorm31, &normFfn31, &m.weights[weightBlk31FfnNormWeight]) // ffn_norm-31 mul, part ne1
 	ffnGate31 := tensor.At(m.bufCPU, offFfnGate31+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
@@ -7878,7 +7245,7 @@ func (m *Model) region32(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	lOut31 := tensor.At(m.bufCPU, offLOut31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Add(&lOut31, &ffnOut31, &ffnInp31) // l_out-31 add, part ne1
 	normOut := tensor.At(m.bufCPU, offNormOut+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normOut, &lOut31, float32(1e-05)) // norm_out rms_norm, part ne1
+	be.RMSNorm(&normOut, &lOut31, normParams) // norm_out rms_norm, part ne1
 	resultNorm := tensor.At(m.bufCPU, offResultNorm+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	be.Mul(&resultNorm, &normOut, &m.weights[weightOutputNormWeight]) // result_norm mul, part ne1
 	resultOutput := tensor.At(m.bufCPU, offResultOutput+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})

@@ -31,6 +31,13 @@ const (
 	backendCpu  = 2 // cpu, buffer type CPU
 )
 
+// The kernel calls' scalar operands.
+var (
+	normParams    = ops.NormParams{Eps: 1e-05}
+	ropeParams    = ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	softMaxParams = ops.SoftMaxParams{Scale: 0.25}
+)
+
 // Compute buffer layout: byte offsets planned at the dims' bounds.
 const (
 	rpc0BufferSize    = 22656 // buffer RPC0: lower bound 22656, naive 114816
@@ -767,7 +774,7 @@ func (m *Model) split1(d *Dims, c int) {
 	m.sched.CopyInput(1, backendCpu, &rpc0KQMask0, &kqMask, true) // KQ_mask: 512 bytes from cpu
 	m.sched.Compute(1)
 	norm0 := tensor.At(m.bufRPC0, offNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.RMSNorm(&norm0, &rpc0InpEmbd0, float32(1e-05)) // norm-0 rms_norm
+	m.rpc0Backend.RMSNorm(&norm0, &rpc0InpEmbd0, normParams) // norm-0 rms_norm
 	m.sched.Inspect(backendRpc0, "norm-0", &norm0)
 	attnNorm0 := tensor.At(m.bufRPC0, offAttnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Mul(&attnNorm0, &norm0, &m.weights[weightBlk0AttnNormWeight]) // attn_norm-0 mul
@@ -777,17 +784,7 @@ func (m *Model) split1(d *Dims, c int) {
 	m.sched.Inspect(backendRpc0, "Kcur-0", &kcur0)
 	kcur3d0 := tensor.At(m.bufRPC0, offKcur0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	kcurRope0 := tensor.At(m.bufRPC0, offKcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&kcurRope0, &kcur3d0, &rpc0InpPos0, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-0 rope
+	m.rpc0Backend.Rope(&kcurRope0, &kcur3d0, &rpc0InpPos0, ropeParams) // Kcur_rope-0 rope
 	m.sched.Inspect(backendRpc0, "Kcur_rope-0", &kcurRope0)
 	kCacheCpy0 := tensor.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.rpc0Backend.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 cpy
@@ -804,17 +801,7 @@ func (m *Model) split1(d *Dims, c int) {
 	m.sched.Inspect(backendRpc0, "Qcur-0", &qcur0)
 	qcur3d0 := tensor.At(m.bufRPC0, offQcur0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope0 := tensor.At(m.bufRPC0, offQcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&qcurRope0, &qcur3d0, &rpc0InpPos0, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-0 rope
+	m.rpc0Backend.Rope(&qcurRope0, &qcur3d0, &rpc0InpPos0, ropeParams) // Qcur_rope-0 rope
 	m.sched.Inspect(backendRpc0, "Qcur_rope-0", &qcurRope0)
 	k0 := tensor.At(m.state[stateCacheKL0].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q0 := tensor.At(m.bufRPC0, offQcurRope0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
@@ -822,7 +809,7 @@ func (m *Model) split1(d *Dims, c int) {
 	m.rpc0Backend.MulMat(&kq0, &k0, &q0) // kq-0 mul_mat
 	m.sched.Inspect(backendRpc0, "kq-0", &kq0)
 	kqSoftMax0 := tensor.At(m.bufRPC0, offKqSoftMax0, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc0Backend.SoftMax(&kqSoftMax0, &kq0, &rpc0KQMask0, float32(0.25), float32(0)) // kq_soft_max-0 soft_max
+	m.rpc0Backend.SoftMax(&kqSoftMax0, &kq0, &rpc0KQMask0, softMaxParams) // kq_soft_max-0 soft_max
 	m.sched.Inspect(backendRpc0, "kq_soft_max-0", &kqSoftMax0)
 	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv0 := tensor.At(m.bufRPC0, offKqv0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
@@ -839,7 +826,7 @@ func (m *Model) split1(d *Dims, c int) {
 	m.rpc0Backend.Add(&ffnInp0, &attnOut0, &rpc0InpEmbd0) // ffn_inp-0 add
 	m.sched.Inspect(backendRpc0, "ffn_inp-0", &ffnInp0)
 	normFfn0 := tensor.At(m.bufRPC0, offNormFfn0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.RMSNorm(&normFfn0, &ffnInp0, float32(1e-05)) // norm_ffn-0 rms_norm
+	m.rpc0Backend.RMSNorm(&normFfn0, &ffnInp0, normParams) // norm_ffn-0 rms_norm
 	m.sched.Inspect(backendRpc0, "norm_ffn-0", &normFfn0)
 	ffnNorm0 := tensor.At(m.bufRPC0, offFfnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Mul(&ffnNorm0, &normFfn0, &m.weights[weightBlk0FfnNormWeight]) // ffn_norm-0 mul
@@ -863,7 +850,7 @@ func (m *Model) split1(d *Dims, c int) {
 	m.rpc0Backend.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 add
 	m.sched.Inspect(backendRpc0, "l_out-0", &lOut0)
 	norm1 := tensor.At(m.bufRPC0, offNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.RMSNorm(&norm1, &lOut0, float32(1e-05)) // norm-1 rms_norm
+	m.rpc0Backend.RMSNorm(&norm1, &lOut0, normParams) // norm-1 rms_norm
 	m.sched.Inspect(backendRpc0, "norm-1", &norm1)
 	attnNorm1 := tensor.At(m.bufRPC0, offAttnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Mul(&attnNorm1, &norm1, &m.weights[weightBlk1AttnNormWeight]) // attn_norm-1 mul
@@ -873,17 +860,7 @@ func (m *Model) split1(d *Dims, c int) {
 	m.sched.Inspect(backendRpc0, "Kcur-1", &kcur1)
 	kcur3d1 := tensor.At(m.bufRPC0, offKcur1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	kcurRope1 := tensor.At(m.bufRPC0, offKcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&kcurRope1, &kcur3d1, &rpc0InpPos0, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-1 rope
+	m.rpc0Backend.Rope(&kcurRope1, &kcur3d1, &rpc0InpPos0, ropeParams) // Kcur_rope-1 rope
 	m.sched.Inspect(backendRpc0, "Kcur_rope-1", &kcurRope1)
 	kCacheCpy1 := tensor.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.rpc0Backend.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 cpy
@@ -900,17 +877,7 @@ func (m *Model) split1(d *Dims, c int) {
 	m.sched.Inspect(backendRpc0, "Qcur-1", &qcur1)
 	qcur3d1 := tensor.At(m.bufRPC0, offQcur1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope1 := tensor.At(m.bufRPC0, offQcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&qcurRope1, &qcur3d1, &rpc0InpPos0, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-1 rope
+	m.rpc0Backend.Rope(&qcurRope1, &qcur3d1, &rpc0InpPos0, ropeParams) // Qcur_rope-1 rope
 	m.sched.Inspect(backendRpc0, "Qcur_rope-1", &qcurRope1)
 	k1 := tensor.At(m.state[stateCacheKL1].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q1 := tensor.At(m.bufRPC0, offQcurRope1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
@@ -918,7 +885,7 @@ func (m *Model) split1(d *Dims, c int) {
 	m.rpc0Backend.MulMat(&kq1, &k1, &q1) // kq-1 mul_mat
 	m.sched.Inspect(backendRpc0, "kq-1", &kq1)
 	kqSoftMax1 := tensor.At(m.bufRPC0, offKqSoftMax1, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc0Backend.SoftMax(&kqSoftMax1, &kq1, &rpc0KQMask0, float32(0.25), float32(0)) // kq_soft_max-1 soft_max
+	m.rpc0Backend.SoftMax(&kqSoftMax1, &kq1, &rpc0KQMask0, softMaxParams) // kq_soft_max-1 soft_max
 	m.sched.Inspect(backendRpc0, "kq_soft_max-1", &kqSoftMax1)
 	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv1 := tensor.At(m.bufRPC0, offKqv1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
@@ -935,7 +902,7 @@ func (m *Model) split1(d *Dims, c int) {
 	m.rpc0Backend.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 add
 	m.sched.Inspect(backendRpc0, "ffn_inp-1", &ffnInp1)
 	normFfn1 := tensor.At(m.bufRPC0, offNormFfn1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.RMSNorm(&normFfn1, &ffnInp1, float32(1e-05)) // norm_ffn-1 rms_norm
+	m.rpc0Backend.RMSNorm(&normFfn1, &ffnInp1, normParams) // norm_ffn-1 rms_norm
 	m.sched.Inspect(backendRpc0, "norm_ffn-1", &normFfn1)
 	ffnNorm1 := tensor.At(m.bufRPC0, offFfnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc0Backend.Mul(&ffnNorm1, &normFfn1, &m.weights[weightBlk1FfnNormWeight]) // ffn_norm-1 mul
@@ -959,7 +926,7 @@ func (m *Model) split1(d *Dims, c int) {
 	m.rpc0Backend.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 add
 	m.sched.Inspect(backendRpc0, "l_out-1", &lOut1)
 	norm2 := tensor.At(m.bufRPC0, offNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.RMSNorm(&norm2, &lOut1, float32(1e-05)) // norm-2 rms_norm
+	m.rpc0Backend.RMSNorm(&norm2, &lOut1, normParams) // norm-2 rms_norm
 	m.sched.Inspect(backendRpc0, "norm-2", &norm2)
 	m.sched.EndSplit(1)
 }
@@ -988,17 +955,7 @@ func (m *Model) split2(d *Dims, c int) {
 	m.sched.Inspect(backendRpc1, "Kcur-2", &kcur2)
 	kcur3d2 := tensor.At(m.bufRPC1, offKcur2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	kcurRope2 := tensor.At(m.bufRPC1, offKcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&kcurRope2, &kcur3d2, &rpc1InpPos0, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-2 rope
+	m.rpc1Backend.Rope(&kcurRope2, &kcur3d2, &rpc1InpPos0, ropeParams) // Kcur_rope-2 rope
 	m.sched.Inspect(backendRpc1, "Kcur_rope-2", &kcurRope2)
 	kCacheCpy2 := tensor.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.rpc1Backend.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 cpy
@@ -1015,17 +972,7 @@ func (m *Model) split2(d *Dims, c int) {
 	m.sched.Inspect(backendRpc1, "Qcur-2", &qcur2)
 	qcur3d2 := tensor.At(m.bufRPC1, offQcur2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope2 := tensor.At(m.bufRPC1, offQcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&qcurRope2, &qcur3d2, &rpc1InpPos0, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-2 rope
+	m.rpc1Backend.Rope(&qcurRope2, &qcur3d2, &rpc1InpPos0, ropeParams) // Qcur_rope-2 rope
 	m.sched.Inspect(backendRpc1, "Qcur_rope-2", &qcurRope2)
 	k2 := tensor.At(m.state[stateCacheKL2].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q2 := tensor.At(m.bufRPC1, offQcurRope2, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
@@ -1033,7 +980,7 @@ func (m *Model) split2(d *Dims, c int) {
 	m.rpc1Backend.MulMat(&kq2, &k2, &q2) // kq-2 mul_mat
 	m.sched.Inspect(backendRpc1, "kq-2", &kq2)
 	kqSoftMax2 := tensor.At(m.bufRPC1, offKqSoftMax2, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc1Backend.SoftMax(&kqSoftMax2, &kq2, &rpc1KQMask0, float32(0.25), float32(0)) // kq_soft_max-2 soft_max
+	m.rpc1Backend.SoftMax(&kqSoftMax2, &kq2, &rpc1KQMask0, softMaxParams) // kq_soft_max-2 soft_max
 	m.sched.Inspect(backendRpc1, "kq_soft_max-2", &kqSoftMax2)
 	v2 := tensor.At(m.state[stateCacheVL2].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv2 := tensor.At(m.bufRPC1, offKqv2, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
@@ -1050,7 +997,7 @@ func (m *Model) split2(d *Dims, c int) {
 	m.rpc1Backend.Add(&ffnInp2, &attnOut2, &rpc1LOut10) // ffn_inp-2 add
 	m.sched.Inspect(backendRpc1, "ffn_inp-2", &ffnInp2)
 	normFfn2 := tensor.At(m.bufRPC1, offNormFfn2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.RMSNorm(&normFfn2, &ffnInp2, float32(1e-05)) // norm_ffn-2 rms_norm
+	m.rpc1Backend.RMSNorm(&normFfn2, &ffnInp2, normParams) // norm_ffn-2 rms_norm
 	m.sched.Inspect(backendRpc1, "norm_ffn-2", &normFfn2)
 	ffnNorm2 := tensor.At(m.bufRPC1, offFfnNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Mul(&ffnNorm2, &normFfn2, &m.weights[weightBlk2FfnNormWeight]) // ffn_norm-2 mul
@@ -1074,7 +1021,7 @@ func (m *Model) split2(d *Dims, c int) {
 	m.rpc1Backend.Add(&lOut2, &ffnOut2, &ffnInp2) // l_out-2 add
 	m.sched.Inspect(backendRpc1, "l_out-2", &lOut2)
 	norm3 := tensor.At(m.bufRPC1, offNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.RMSNorm(&norm3, &lOut2, float32(1e-05)) // norm-3 rms_norm
+	m.rpc1Backend.RMSNorm(&norm3, &lOut2, normParams) // norm-3 rms_norm
 	m.sched.Inspect(backendRpc1, "norm-3", &norm3)
 	attnNorm3 := tensor.At(m.bufRPC1, offAttnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Mul(&attnNorm3, &norm3, &m.weights[weightBlk3AttnNormWeight]) // attn_norm-3 mul
@@ -1084,17 +1031,7 @@ func (m *Model) split2(d *Dims, c int) {
 	m.sched.Inspect(backendRpc1, "Kcur-3", &kcur3)
 	kcur3d3 := tensor.At(m.bufRPC1, offKcur3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	kcurRope3 := tensor.At(m.bufRPC1, offKcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&kcurRope3, &kcur3d3, &rpc1InpPos0, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-3 rope
+	m.rpc1Backend.Rope(&kcurRope3, &kcur3d3, &rpc1InpPos0, ropeParams) // Kcur_rope-3 rope
 	m.sched.Inspect(backendRpc1, "Kcur_rope-3", &kcurRope3)
 	kCacheCpy3 := tensor.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
 	m.rpc1Backend.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 cpy
@@ -1111,17 +1048,7 @@ func (m *Model) split2(d *Dims, c int) {
 	m.sched.Inspect(backendRpc1, "Qcur-3", &qcur3)
 	qcur3d3 := tensor.At(m.bufRPC1, offQcur3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope3 := tensor.At(m.bufRPC1, offQcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&qcurRope3, &qcur3d3, &rpc1InpPos0, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(10000),
-		FreqScale:  float32(1),
-		Mode:       0,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-3 rope
+	m.rpc1Backend.Rope(&qcurRope3, &qcur3d3, &rpc1InpPos0, ropeParams) // Qcur_rope-3 rope
 	m.sched.Inspect(backendRpc1, "Qcur_rope-3", &qcurRope3)
 	k3 := tensor.At(m.state[stateCacheKL3].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
 	q3 := tensor.At(m.bufRPC1, offQcurRope3, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
@@ -1129,7 +1056,7 @@ func (m *Model) split2(d *Dims, c int) {
 	m.rpc1Backend.MulMat(&kq3, &k3, &q3) // kq-3 mul_mat
 	m.sched.Inspect(backendRpc1, "kq-3", &kq3)
 	kqSoftMax3 := tensor.At(m.bufRPC1, offKqSoftMax3, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc1Backend.SoftMax(&kqSoftMax3, &kq3, &rpc1KQMask0, float32(0.25), float32(0)) // kq_soft_max-3 soft_max
+	m.rpc1Backend.SoftMax(&kqSoftMax3, &kq3, &rpc1KQMask0, softMaxParams) // kq_soft_max-3 soft_max
 	m.sched.Inspect(backendRpc1, "kq_soft_max-3", &kqSoftMax3)
 	v3 := tensor.At(m.state[stateCacheVL3].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
 	kqv3 := tensor.At(m.bufRPC1, offKqv3, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
@@ -1146,7 +1073,7 @@ func (m *Model) split2(d *Dims, c int) {
 	m.rpc1Backend.Add(&ffnInp3, &attnOut3, &lOut2) // ffn_inp-3 add
 	m.sched.Inspect(backendRpc1, "ffn_inp-3", &ffnInp3)
 	normFfn3 := tensor.At(m.bufRPC1, offNormFfn3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.RMSNorm(&normFfn3, &ffnInp3, float32(1e-05)) // norm_ffn-3 rms_norm
+	m.rpc1Backend.RMSNorm(&normFfn3, &ffnInp3, normParams) // norm_ffn-3 rms_norm
 	m.sched.Inspect(backendRpc1, "norm_ffn-3", &normFfn3)
 	ffnNorm3 := tensor.At(m.bufRPC1, offFfnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Mul(&ffnNorm3, &normFfn3, &m.weights[weightBlk3FfnNormWeight]) // ffn_norm-3 mul
@@ -1170,7 +1097,7 @@ func (m *Model) split2(d *Dims, c int) {
 	m.rpc1Backend.Add(&lOut3, &ffnOut3, &ffnInp3) // l_out-3 add
 	m.sched.Inspect(backendRpc1, "l_out-3", &lOut3)
 	normOut := tensor.At(m.bufRPC1, offNormOut, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.RMSNorm(&normOut, &lOut3, float32(1e-05)) // norm_out rms_norm
+	m.rpc1Backend.RMSNorm(&normOut, &lOut3, normParams) // norm_out rms_norm
 	m.sched.Inspect(backendRpc1, "norm_out", &normOut)
 	resultNorm := tensor.At(m.bufRPC1, offResultNorm, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.rpc1Backend.Mul(&resultNorm, &normOut, &m.weights[weightOutputNormWeight]) // result_norm mul

@@ -28,6 +28,13 @@ const (
 	backendCpu = 0 // cpu, buffer type CPU
 )
 
+// The kernel calls' scalar operands.
+var (
+	normParams    = ops.NormParams{Eps: 1e-06}
+	ropeParams    = ops.RopeParams{NDims: 16, Mode: 2, FreqBase: 1e+06, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	softMaxParams = ops.SoftMaxParams{Scale: 0.25}
+)
+
 // Compute buffer layout: byte offsets planned at the dims' bounds.
 const (
 	cpuBufferSize     = 57472 // buffer CPU: lower bound 57472, naive 590080
@@ -552,7 +559,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.GetRows(&inpEmbd, &m.weights[weightTokenEmbdWeight], &inpTokens) // inp_embd get_rows
 	m.sched.Inspect(backendCpu, "inp_embd", &inpEmbd)
 	norm0 := tensor.At(m.bufCPU, offNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&norm0, &inpEmbd, float32(1e-06)) // norm-0 rms_norm
+	m.cpuBackend.RMSNorm(&norm0, &inpEmbd, normParams) // norm-0 rms_norm
 	m.sched.Inspect(backendCpu, "norm-0", &norm0)
 	attnNorm0 := tensor.At(m.bufCPU, offAttnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&attnNorm0, &norm0, &m.weights[weightBlk0AttnNormWeight]) // attn_norm-0 mul
@@ -566,17 +573,7 @@ func (m *Model) split0(d *Dims, c int) {
 	kcur3d0 := tensor.At(m.bufCPU, offKcurB0, tensor.F32, [4]int{16, 2, d.NTokens, 1}, [4]int{4, 64, 128, 128 * d.NTokens})
 	inpPos := tensor.At(m.bufCPU, offInpPos, tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
 	kcurRope0 := tensor.At(m.bufCPU, offKcurRope0, tensor.F32, [4]int{16, 2, d.NTokens, 1}, [4]int{4, 64, 128, 128 * d.NTokens})
-	m.cpuBackend.Rope(&kcurRope0, &kcur3d0, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(1e+06),
-		FreqScale:  float32(1),
-		Mode:       2,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-0 rope
+	m.cpuBackend.Rope(&kcurRope0, &kcur3d0, &inpPos, ropeParams) // Kcur_rope-0 rope
 	m.sched.Inspect(backendCpu, "Kcur_rope-0", &kcurRope0)
 	kCacheCpy0 := tensor.At(m.state[stateCacheKL0].Data, 64*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 32, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 32), 2 * (d.NTokens * 32), 2 * (d.NTokens * 32)})
 	m.cpuBackend.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 cpy
@@ -599,17 +596,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "Qcur_b-0", &qcurB0)
 	qcur3d0 := tensor.At(m.bufCPU, offQcurB0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope0 := tensor.At(m.bufCPU, offQcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.cpuBackend.Rope(&qcurRope0, &qcur3d0, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(1e+06),
-		FreqScale:  float32(1),
-		Mode:       2,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-0 rope
+	m.cpuBackend.Rope(&qcurRope0, &qcur3d0, &inpPos, ropeParams) // Qcur_rope-0 rope
 	m.sched.Inspect(backendCpu, "Qcur_rope-0", &qcurRope0)
 	k0 := tensor.At(m.state[stateCacheKL0].Data, 0, tensor.F16, [4]int{16, d.NKv, 2, 1}, [4]int{2, 64, 32, 64})
 	q0 := tensor.At(m.bufCPU, offQcurRope0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
@@ -618,7 +605,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "kq-0", &kq0)
 	kqMask := tensor.At(m.bufCPU, offKQMask, tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
 	kqSoftMax0 := tensor.At(m.bufCPU, offKqSoftMax0, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.cpuBackend.SoftMax(&kqSoftMax0, &kq0, &kqMask, float32(0.25), float32(0)) // kq_soft_max-0 soft_max
+	m.cpuBackend.SoftMax(&kqSoftMax0, &kq0, &kqMask, softMaxParams) // kq_soft_max-0 soft_max
 	m.sched.Inspect(backendCpu, "kq_soft_max-0", &kqSoftMax0)
 	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{d.NKv, 16, 2, 1}, [4]int{2, 128, 2048, 4096})
 	kqv0 := tensor.At(m.bufCPU, offKqv0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
@@ -635,7 +622,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&ffnInp0, &attnOut0, &inpEmbd) // ffn_inp-0 add
 	m.sched.Inspect(backendCpu, "ffn_inp-0", &ffnInp0)
 	normFfn0 := tensor.At(m.bufCPU, offNormFfn0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&normFfn0, &ffnInp0, float32(1e-06)) // norm_ffn-0 rms_norm
+	m.cpuBackend.RMSNorm(&normFfn0, &ffnInp0, normParams) // norm_ffn-0 rms_norm
 	m.sched.Inspect(backendCpu, "norm_ffn-0", &normFfn0)
 	ffnNorm0 := tensor.At(m.bufCPU, offFfnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&ffnNorm0, &normFfn0, &m.weights[weightBlk0FfnNormWeight]) // ffn_norm-0 mul
@@ -659,7 +646,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 add
 	m.sched.Inspect(backendCpu, "l_out-0", &lOut0)
 	norm1 := tensor.At(m.bufCPU, offNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&norm1, &lOut0, float32(1e-06)) // norm-1 rms_norm
+	m.cpuBackend.RMSNorm(&norm1, &lOut0, normParams) // norm-1 rms_norm
 	m.sched.Inspect(backendCpu, "norm-1", &norm1)
 	attnNorm1 := tensor.At(m.bufCPU, offAttnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&attnNorm1, &norm1, &m.weights[weightBlk1AttnNormWeight]) // attn_norm-1 mul
@@ -672,17 +659,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "Kcur_b-1", &kcurB1)
 	kcur3d1 := tensor.At(m.bufCPU, offKcurB1, tensor.F32, [4]int{16, 2, d.NTokens, 1}, [4]int{4, 64, 128, 128 * d.NTokens})
 	kcurRope1 := tensor.At(m.bufCPU, offKcurRope1, tensor.F32, [4]int{16, 2, d.NTokens, 1}, [4]int{4, 64, 128, 128 * d.NTokens})
-	m.cpuBackend.Rope(&kcurRope1, &kcur3d1, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(1e+06),
-		FreqScale:  float32(1),
-		Mode:       2,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Kcur_rope-1 rope
+	m.cpuBackend.Rope(&kcurRope1, &kcur3d1, &inpPos, ropeParams) // Kcur_rope-1 rope
 	m.sched.Inspect(backendCpu, "Kcur_rope-1", &kcurRope1)
 	kCacheCpy1 := tensor.At(m.state[stateCacheKL1].Data, 64*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 32, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 32), 2 * (d.NTokens * 32), 2 * (d.NTokens * 32)})
 	m.cpuBackend.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 cpy
@@ -705,17 +682,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Inspect(backendCpu, "Qcur_b-1", &qcurB1)
 	qcur3d1 := tensor.At(m.bufCPU, offQcurB1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
 	qcurRope1 := tensor.At(m.bufCPU, offQcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.cpuBackend.Rope(&qcurRope1, &qcur3d1, &inpPos, ops.RopeParams{
-		AttnFactor: float32(1),
-		BetaFast:   float32(32),
-		BetaSlow:   float32(1),
-		ExtFactor:  float32(0),
-		FreqBase:   float32(1e+06),
-		FreqScale:  float32(1),
-		Mode:       2,
-		NCtxOrig:   0,
-		NDims:      16,
-	}) // Qcur_rope-1 rope
+	m.cpuBackend.Rope(&qcurRope1, &qcur3d1, &inpPos, ropeParams) // Qcur_rope-1 rope
 	m.sched.Inspect(backendCpu, "Qcur_rope-1", &qcurRope1)
 	k1 := tensor.At(m.state[stateCacheKL1].Data, 0, tensor.F16, [4]int{16, d.NKv, 2, 1}, [4]int{2, 64, 32, 64})
 	q1 := tensor.At(m.bufCPU, offQcurRope1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
@@ -723,7 +690,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.MulMat(&kq1, &k1, &q1) // kq-1 mul_mat
 	m.sched.Inspect(backendCpu, "kq-1", &kq1)
 	kqSoftMax1 := tensor.At(m.bufCPU, offKqSoftMax1, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.cpuBackend.SoftMax(&kqSoftMax1, &kq1, &kqMask, float32(0.25), float32(0)) // kq_soft_max-1 soft_max
+	m.cpuBackend.SoftMax(&kqSoftMax1, &kq1, &kqMask, softMaxParams) // kq_soft_max-1 soft_max
 	m.sched.Inspect(backendCpu, "kq_soft_max-1", &kqSoftMax1)
 	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{d.NKv, 16, 2, 1}, [4]int{2, 128, 2048, 4096})
 	kqv1 := tensor.At(m.bufCPU, offKqv1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
@@ -740,7 +707,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 add
 	m.sched.Inspect(backendCpu, "ffn_inp-1", &ffnInp1)
 	normFfn1 := tensor.At(m.bufCPU, offNormFfn1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&normFfn1, &ffnInp1, float32(1e-06)) // norm_ffn-1 rms_norm
+	m.cpuBackend.RMSNorm(&normFfn1, &ffnInp1, normParams) // norm_ffn-1 rms_norm
 	m.sched.Inspect(backendCpu, "norm_ffn-1", &normFfn1)
 	ffnNorm1 := tensor.At(m.bufCPU, offFfnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&ffnNorm1, &normFfn1, &m.weights[weightBlk1FfnNormWeight]) // ffn_norm-1 mul
@@ -764,7 +731,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 add
 	m.sched.Inspect(backendCpu, "l_out-1", &lOut1)
 	normOut := tensor.At(m.bufCPU, offNormOut, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.RMSNorm(&normOut, &lOut1, float32(1e-06)) // norm_out rms_norm
+	m.cpuBackend.RMSNorm(&normOut, &lOut1, normParams) // norm_out rms_norm
 	m.sched.Inspect(backendCpu, "norm_out", &normOut)
 	resultNorm := tensor.At(m.bufCPU, offResultNorm, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
 	m.cpuBackend.Mul(&resultNorm, &normOut, &m.weights[weightOutputNormWeight]) // result_norm mul

@@ -176,7 +176,7 @@ func bandwidthCases(th int) []Case {
 		}),
 		bwCase("scale", "f32", 2*f32, th, func(be *cpu.Backend) func() {
 			a, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows)
-			return func() { be.Scale(d, a, 0.125) }
+			return func() { be.Scale(d, a, ops.ScaleParams{S: 0.125}) }
 		}),
 		bwCase("silu", "f32", 2*f32, th, func(be *cpu.Backend) func() {
 			a, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows)
@@ -184,11 +184,11 @@ func bandwidthCases(th int) []Case {
 		}),
 		bwCase("rms_norm", "f32", 2*f32, th, func(be *cpu.Backend) func() {
 			a, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows)
-			return func() { be.RMSNorm(d, a, 1e-5) }
+			return func() { be.RMSNorm(d, a, ops.NormParams{Eps: 1e-5}) }
 		}),
 		bwCase("soft_max", "f32", 2*f32, th, func(be *cpu.Backend) func() {
 			a, d := filled(tensor.F32, 1, bwRow, bwRows), filled(tensor.F32, 2, bwRow, bwRows)
-			return func() { be.SoftMax(d, a, nil, 0.125, 0) }
+			return func() { be.SoftMax(d, a, nil, ops.SoftMaxParams{Scale: 0.125, MaxBias: 0}) }
 		}),
 		bwCase("rope", "f32", 2*f32, th, func(be *cpu.Backend) func() {
 			// 256 tokens of 32 heads of 128: a, pos, rotated by NEOX pairs

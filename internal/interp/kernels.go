@@ -37,12 +37,8 @@ func kernelOf(op ops.Op) (reflect.Value, error) {
 	for range nsrc {
 		want = append(want, tensorType)
 	}
-	for _, p := range info.Params {
-		v, ok := paramValue(p, &ops.Params{})
-		if !ok {
-			return reflect.Value{}, fmt.Errorf("op %s: parameter %s has no kernel-argument form in paramValue (internal/interp/kernels.go)", op, p.Key)
-		}
-		want = append(want, v.Type())
+	if info.Params != nil {
+		want = append(want, reflect.TypeOf(info.Params))
 	}
 	ft := m.Func.Type()
 	got := make([]reflect.Type, ft.NumIn())
@@ -53,21 +49,6 @@ func kernelOf(op ops.Op) (reflect.Value, error) {
 		return reflect.Value{}, fmt.Errorf("op %s: cpu.Backend.%s is %v, the op table implies func%v", op, info.Kernel, ft, want)
 	}
 	return m.Func, nil
-}
-
-// paramValue is scalar operand p of a node as its kernel argument.
-func paramValue(p ops.Param, params *ops.Params) (reflect.Value, bool) {
-	switch p.Field {
-	case ops.ParamEps:
-		return reflect.ValueOf(params.Eps), true
-	case ops.ParamScale:
-		return reflect.ValueOf(params.Scale), true
-	case ops.ParamMaxBias:
-		return reflect.ValueOf(params.MaxBias), true
-	case ops.ParamRope:
-		return reflect.ValueOf(params.Rope), true
-	}
-	return reflect.Value{}, false
 }
 
 // call computes node t on be, with ref giving each tensor the kernel sees
@@ -81,7 +62,7 @@ func call(kernel reflect.Value, be *cpu.Backend, t *ir.Tensor, ref func(*ir.Tens
 		// through t and is not passed the source again.
 		srcs = srcs[:len(srcs)-1]
 	}
-	args := make([]reflect.Value, 0, 2+info.MaxSrcs+len(info.Params))
+	args := make([]reflect.Value, 0, 3+info.MaxSrcs)
 	args = append(args, reflect.ValueOf(be), reflect.ValueOf(ref(t)))
 	for _, s := range srcs {
 		args = append(args, reflect.ValueOf(ref(s)))
@@ -89,12 +70,8 @@ func call(kernel reflect.Value, be *cpu.Backend, t *ir.Tensor, ref func(*ir.Tens
 	for range info.MaxSrcs - len(t.Src) {
 		args = append(args, noTensor)
 	}
-	for _, p := range info.Params {
-		v, ok := paramValue(p, &t.Params)
-		if !ok {
-			panic(fmt.Sprintf("BUG: interp: op %s: parameter %s has no kernel-argument form", t.Op, p.Key))
-		}
-		args = append(args, v)
+	if info.Params != nil {
+		args = append(args, reflect.ValueOf(t.Params))
 	}
 	kernel.Call(args)
 }

@@ -35,11 +35,11 @@ func TestCloseStopsWorkers(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		b := cpu.New(4)
 		if i%2 == 0 {
-			b.Scale(a.Tensor, a.Tensor, 1)
+			b.Scale(a.Tensor, a.Tensor, ops.ScaleParams{S: 1})
 		}
 		if i%5 == 0 {
 			time.Sleep(5 * time.Millisecond) // let the workers park
-			b.Scale(a.Tensor, a.Tensor, 1)
+			b.Scale(a.Tensor, a.Tensor, ops.ScaleParams{S: 1})
 		}
 		b.Close()
 		b.Close() // idempotent
@@ -63,7 +63,7 @@ func TestParkedWorkersWake(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		time.Sleep(20 * time.Millisecond)
 		d := mkOut(r, tensor.F32, a.Ne, dense)
-		b.Scale(d.Tensor, a.Tensor, 2)
+		b.Scale(d.Tensor, a.Tensor, ops.ScaleParams{S: 2})
 		want := a.values()
 		for k := range want {
 			want[k] *= 2
@@ -85,14 +85,14 @@ func TestBugPanics(t *testing.T) {
 	expectPanic(t, bug, func() { b.MulMat(d.Tensor, a.Tensor, x.Tensor) }) // K mismatch
 	expectPanic(t, bug, func() { b.Relu(d.Tensor, a.Tensor) })             // shapes
 	expectPanic(t, bug, func() { b.Cpy(d.Tensor, a.Tensor) })              // counts
-	expectPanic(t, bug, func() { b.SoftMax(a.Tensor, a.Tensor, x.Tensor, 1, 0) })
+	expectPanic(t, bug, func() { b.SoftMax(a.Tensor, a.Tensor, x.Tensor, ops.SoftMaxParams{Scale: 1, MaxBias: 0}) })
 	a3 := mk(r, tensor.F32, [4]int{8, 1, 3, 1}, dense)
 	expectPanic(t, bug, func() { b.Rope(a3.Tensor, a3.Tensor, i.Tensor, ops.RopeParams{NDims: 8}) }) // pos too short
 	expectPanic(t, bug, func() { b.Rope(a.Tensor, a.Tensor, i.Tensor, ops.RopeParams{NDims: 8, Mode: 8}) })
-	expectPanic(t, bug, func() { b.RMSNorm(i.Tensor, i.Tensor, 1e-5) })
+	expectPanic(t, bug, func() { b.RMSNorm(i.Tensor, i.Tensor, ops.NormParams{Eps: 1e-5}) })
 	short := *a.Tensor
 	short.Data = short.Data[:len(short.Data)-4]
-	expectPanic(t, bug, func() { b.Scale(&short, &short, 1) })
+	expectPanic(t, bug, func() { b.Scale(&short, &short, ops.ScaleParams{S: 1}) })
 	// an index out of range, found by a worker, comes back to the caller
 	// as the values' fault (a KernelError), not a bug
 	defer cpu.SetMinWork(1)()
@@ -122,7 +122,7 @@ func TestDroppedBackendStopsWorkers(t *testing.T) {
 		b := cpu.New(3)
 		r := rand.New(rand.NewPCG(1, 4))
 		a := mk(r, tensor.F32, [4]int{64, 8, 1, 1}, dense)
-		b.Scale(a.Tensor, a.Tensor, 1)
+		b.Scale(a.Tensor, a.Tensor, ops.ScaleParams{S: 1})
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
@@ -153,8 +153,8 @@ func TestNoAllocs(t *testing.T) {
 			b.MulMat(mm.Tensor, w.Tensor, a.Tensor)
 			b.Add(d.Tensor, a.Tensor, a.Tensor)
 			b.Silu(d.Tensor, a.Tensor)
-			b.RMSNorm(d.Tensor, a.Tensor, 1e-5)
-			b.SoftMax(d.Tensor, a.Tensor, nil, 1, 0)
+			b.RMSNorm(d.Tensor, a.Tensor, ops.NormParams{Eps: 1e-5})
+			b.SoftMax(d.Tensor, a.Tensor, nil, ops.SoftMaxParams{Scale: 1, MaxBias: 0})
 			b.Rope(d.Tensor, a.Tensor, pos.Tensor, p)
 			b.Cpy(d.Tensor, a.Tensor)
 		}

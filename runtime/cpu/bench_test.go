@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
@@ -62,7 +63,7 @@ func benchRows(b *testing.B, ne [4]int, f func(be *cpu.Backend, d, a *tensor.Ten
 func BenchmarkRMSNorm(b *testing.B) {
 	for _, ne := range [][4]int{{4096, 1, 1, 1}, {4096, 32, 1, 1}} {
 		b.Run(fmt.Sprint(ne[:2]), func(b *testing.B) {
-			benchRows(b, ne, func(be *cpu.Backend, d, a *tensor.Tensor) { be.RMSNorm(d, a, 1e-5) })
+			benchRows(b, ne, func(be *cpu.Backend, d, a *tensor.Tensor) { be.RMSNorm(d, a, ops.NormParams{Eps: 1e-5}) })
 		})
 	}
 }
@@ -72,7 +73,9 @@ func BenchmarkSoftMax(b *testing.B) {
 		b.Run(fmt.Sprint(ne[:3]), func(b *testing.B) {
 			r := rand.New(rand.NewPCG(1, 2))
 			mask := mk(r, tensor.F16, [4]int{ne[0], ne[1], 1, 1}, dense)
-			benchRows(b, ne, func(be *cpu.Backend, d, a *tensor.Tensor) { be.SoftMax(d, a, mask.Tensor, 0.125, 0) })
+			benchRows(b, ne, func(be *cpu.Backend, d, a *tensor.Tensor) {
+				be.SoftMax(d, a, mask.Tensor, ops.SoftMaxParams{Scale: 0.125, MaxBias: 0})
+			})
 		})
 	}
 }

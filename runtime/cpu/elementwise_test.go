@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
@@ -84,7 +85,7 @@ var unOps = []struct {
 	ref  func(x float64) float64 // float64 reference
 	tol  func(x, y float64) float64
 }{
-	{"Scale", func(b *cpu.Backend, d, a *tensor.Tensor) { b.Scale(d, a, 0.375) },
+	{"Scale", func(b *cpu.Backend, d, a *tensor.Tensor) { b.Scale(d, a, ops.ScaleParams{S: 0.375}) },
 		func(x float64) float64 { return float64(float32(x * 0.375)) },
 		func(x, y float64) float64 { return 0 }},
 	{"Relu", (*cpu.Backend).Relu, func(x float64) float64 { return math.Max(x, 0) },
@@ -206,7 +207,7 @@ func TestExp(t *testing.T) {
 			p.set(0, 0)
 			p.set(1, x)
 			d := mkOut(r, tensor.F32, p.Ne, dense)
-			b.SoftMax(d.Tensor, p.Tensor, nil, 1, 0)
+			b.SoftMax(d.Tensor, p.Tensor, nil, ops.SoftMaxParams{Scale: 1, MaxBias: 0})
 			e := math.Exp(x)
 			want := []float64{roundTo(tensor.F32, 1/(1+e)), roundTo(tensor.F32, e/(1+e))}
 			expectClose(t, d, want, func(k int) float64 { return 3e-7*want[k] + 0x1p-149 })

@@ -3,18 +3,19 @@ package cpu
 import (
 	"math"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/tensor"
 )
 
 // RMSNorm is ggml_rms_norm: each row scaled by 1/sqrt(mean(x²)+eps). The
 // squares are float32 products summed in float64; mean and scale are
 // float32, as in ggml. dst may be a.
-func (b *Backend) RMSNorm(dst, a *tensor.Tensor, eps float32) { b.normalize(true, dst, a, eps) }
+func (b *Backend) RMSNorm(dst, a *tensor.Tensor, p ops.NormParams) { b.normalize(true, dst, a, p.Eps) }
 
 // Norm is ggml_norm: each row centred on its mean and scaled by
 // 1/sqrt(variance+eps). Sums run in float64, mean and variance are rounded
 // to float32, as in ggml. dst may be a.
-func (b *Backend) Norm(dst, a *tensor.Tensor, eps float32) { b.normalize(false, dst, a, eps) }
+func (b *Backend) Norm(dst, a *tensor.Tensor, p ops.NormParams) { b.normalize(false, dst, a, p.Eps) }
 
 type normTask struct {
 	b    *Backend

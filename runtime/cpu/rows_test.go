@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
@@ -66,9 +67,9 @@ func TestNorms(t *testing.T) {
 				}
 				before := d.snapshot()
 				if rms {
-					b.RMSNorm(d.Tensor, a.Tensor, eps)
+					b.RMSNorm(d.Tensor, a.Tensor, ops.NormParams{Eps: eps})
 				} else {
-					b.Norm(d.Tensor, a.Tensor, eps)
+					b.Norm(d.Tensor, a.Tensor, ops.NormParams{Eps: eps})
 				}
 				checkUntouched(t, d, before)
 				expectClose(t, d, want, func(k int) float64 { return 1e-6 * (1 + math.Abs(want[k])) })
@@ -160,7 +161,7 @@ func TestSoftMax(t *testing.T) {
 					ro = append(ro, a)
 				}
 				before, inputs := d.snapshot(), readOnly(t, ro...)
-				b.SoftMax(d.Tensor, a.Tensor, mt, scale, maxBias)
+				b.SoftMax(d.Tensor, a.Tensor, mt, ops.SoftMaxParams{Scale: scale, MaxBias: maxBias})
 				checkUntouched(t, d, before)
 				inputs()
 				expectClose(t, d, want, func(int) float64 { return 1e-6 })

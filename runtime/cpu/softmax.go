@@ -3,18 +3,20 @@ package cpu
 import (
 	"math"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/tensor"
 )
 
-// SoftMax is ggml_soft_max_ext: per row, softmax(a·scale + slope·mask) with
+// SoftMax is ggml_soft_max_ext: per row, softmax(a·p.Scale + slope·mask) with
 // the float32 row, float32 exponentials and their sum in float64. mask may be
 // nil; otherwise it is f32 or f16 with mask.Ne[0] == a.Ne[0], its row i1 %
 // mask.Ne[1] and its planes i2 % mask.Ne[2], i3 % mask.Ne[3] apply (ggml
 // requires mask.Ne[1] ≥ a.Ne[1], where that is just row i1). -Inf mask
-// entries give 0. maxBias > 0 turns on ALiBi: the slope of head i2 (a.Ne[2]
-// heads) follows ggml's m0/m1 schedule; with maxBias == 0 the slope is 1.
+// entries give 0. p.MaxBias > 0 turns on ALiBi: the slope of head i2
+// (a.Ne[2] heads) follows ggml's m0/m1 schedule; with 0 the slope is 1.
 // dst may be a.
-func (b *Backend) SoftMax(dst, a, mask *tensor.Tensor, scale, maxBias float32) {
+func (b *Backend) SoftMax(dst, a, mask *tensor.Tensor, p ops.SoftMaxParams) {
+	scale, maxBias := p.Scale, p.MaxBias
 	t := &b.sm
 	*t = softMaxTask{b: b, scale: scale, maxBias: maxBias}
 	t.d.set("SoftMax", "dst", dst)

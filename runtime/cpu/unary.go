@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -21,8 +22,8 @@ var unOpNames = [...]string{opScale: "Scale", opRelu: "Relu", opGelu: "Gelu", op
 // per-element cost of each op in the units of Backend.chunksFor
 var unOpCost = [...]int{opScale: 1, opRelu: 1, opGelu: 3, opSilu: 8}
 
-// Scale is ggml_scale: dst = a·s. dst may be a.
-func (b *Backend) Scale(dst, a *tensor.Tensor, s float32) { b.unary(opScale, dst, a, s) }
+// Scale is ggml_scale: dst = a·p.S. dst may be a.
+func (b *Backend) Scale(dst, a *tensor.Tensor, p ops.ScaleParams) { b.unary(opScale, dst, a, p.S) }
 
 // Relu is ggml_relu: dst = x > 0 ? x : 0.
 func (b *Backend) Relu(dst, a *tensor.Tensor) { b.unary(opRelu, dst, a, 0) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/runtime/sim"
@@ -82,7 +83,7 @@ func (c *chain) eval(k int, in []float32) (*engine.Flight, tensor.Tensor) {
 	s.BeginSplit(0)
 	s.Compute(0)
 	a := c.at(bCPU, c.nCopies)
-	c.host.Scale(a, c.at(bCPU, slot), 2)
+	c.host.Scale(a, c.at(bCPU, slot), ops.ScaleParams{S: 2})
 	s.EndSplit(0)
 
 	s.BeginSplit(1)
@@ -97,7 +98,7 @@ func (c *chain) eval(k int, in []float32) (*engine.Flight, tensor.Tensor) {
 	s.CopyInput(2, bSim0, c.at(bSim1, slot), b, false)
 	s.Compute(2)
 	cc := c.at(bSim1, c.nCopies)
-	c.sim1.Scale(cc, c.at(bSim1, slot), 3)
+	c.sim1.Scale(cc, c.at(bSim1, slot), ops.ScaleParams{S: 3})
 	s.EndSplit(2)
 
 	s.BeginSplit(3)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"github.com/graphc/graphc/backend"
-	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -39,19 +38,3 @@ func (u *Unavailable) NewEvent() Event { u.fail(); return nil }
 func (u *Unavailable) WaitEvent(Event) { u.fail() }
 func (u *Unavailable) Err() error      { return nil }
 func (u *Unavailable) Close()          {}
-
-func (u *Unavailable) MulMat(dst, a, x *tensor.Tensor)                             { u.fail() }
-func (u *Unavailable) Add(dst, a, x *tensor.Tensor)                                { u.fail() }
-func (u *Unavailable) Sub(dst, a, x *tensor.Tensor)                                { u.fail() }
-func (u *Unavailable) Mul(dst, a, x *tensor.Tensor)                                { u.fail() }
-func (u *Unavailable) Div(dst, a, x *tensor.Tensor)                                { u.fail() }
-func (u *Unavailable) Scale(dst, a *tensor.Tensor, s float32)                      { u.fail() }
-func (u *Unavailable) Relu(dst, a *tensor.Tensor)                                  { u.fail() }
-func (u *Unavailable) Gelu(dst, a *tensor.Tensor)                                  { u.fail() }
-func (u *Unavailable) Silu(dst, a *tensor.Tensor)                                  { u.fail() }
-func (u *Unavailable) RMSNorm(dst, a *tensor.Tensor, eps float32)                  { u.fail() }
-func (u *Unavailable) Norm(dst, a *tensor.Tensor, eps float32)                     { u.fail() }
-func (u *Unavailable) SoftMax(dst, a, mask *tensor.Tensor, scale, maxBias float32) { u.fail() }
-func (u *Unavailable) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams)           { u.fail() }
-func (u *Unavailable) GetRows(dst, table, idx *tensor.Tensor)                      { u.fail() }
-func (u *Unavailable) Cpy(dst, src *tensor.Tensor)                                 { u.fail() }

@@ -16,29 +16,6 @@ import (
 // through.
 const ggmlTypeI8 = 24
 
-// kernel names a engine.Kernels method.
-type kernel uint8
-
-const (
-	kMulMat kernel = iota
-	kAdd
-	kSub
-	kMul
-	kDiv
-	kScale
-	kRelu
-	kGelu
-	kSilu
-	kRMSNorm
-	kNorm
-	kSoftMax
-	kRope
-	kGetRows
-	kCpy
-)
-
-var kernelNames = [...]string{"mul_mat", "add", "sub", "mul", "div", "scale", "relu", "gelu", "silu", "rms_norm", "norm", "soft_max", "rope", "get_rows", "cpy"}
-
 // place is where a gtensor is: its allocation, offset, type and layout.
 type place struct {
 	alloc int
@@ -48,23 +25,23 @@ type place struct {
 	nb    [4]int
 }
 
-// launch is one recorded kernel: dst and up to three sources (a nil
-// optional source has alloc -1), and its scalars.
+// launch is one recorded kernel: the first op of the table computed by
+// it (cpy for cont), dst and up to three sources (a nil optional source
+// has alloc -1), and its scalars.
 type launch struct {
-	k    kernel
+	op   ops.Op
 	dst  place
 	src  [3]place
 	nsrc int
-	f    [7]float32
-	i    [3]int32
+	p    ops.Params
 }
 
 // record appends one kernel to the split being recorded.
-func (b *Backend) record(k kernel, dst *tensor.Tensor, srcs ...*tensor.Tensor) *launch {
+func (b *Backend) record(op ops.Op, p ops.Params, dst *tensor.Tensor, srcs ...*tensor.Tensor) {
 	if b.Err() != nil {
-		return &launch{}
+		return
 	}
-	l := launch{k: k, dst: b.place(dst), nsrc: len(srcs)}
+	l := launch{op: op, p: p, dst: b.place(dst), nsrc: len(srcs)}
 	for i, s := range srcs {
 		if s == nil {
 			l.src[i].alloc = -1
@@ -73,7 +50,6 @@ func (b *Backend) record(k kernel, dst *tensor.Tensor, srcs ...*tensor.Tensor) *
 		l.src[i] = b.place(s)
 	}
 	b.rec = append(b.rec, l)
-	return &b.rec[len(b.rec)-1]
 }
 
 func (b *Backend) place(t *tensor.Tensor) place {
@@ -82,33 +58,6 @@ func (b *Backend) place(t *tensor.Tensor) place {
 }
 
 // Kernels: recorded.
-
-func (b *Backend) MulMat(dst, a, x *tensor.Tensor) { b.record(kMulMat, dst, a, x) }
-func (b *Backend) Add(dst, a, x *tensor.Tensor)    { b.record(kAdd, dst, a, x) }
-func (b *Backend) Sub(dst, a, x *tensor.Tensor)    { b.record(kSub, dst, a, x) }
-func (b *Backend) Mul(dst, a, x *tensor.Tensor)    { b.record(kMul, dst, a, x) }
-func (b *Backend) Div(dst, a, x *tensor.Tensor)    { b.record(kDiv, dst, a, x) }
-func (b *Backend) Scale(dst, a *tensor.Tensor, s float32) {
-	b.record(kScale, dst, a).f[0] = s
-}
-func (b *Backend) Relu(dst, a *tensor.Tensor) { b.record(kRelu, dst, a) }
-func (b *Backend) Gelu(dst, a *tensor.Tensor) { b.record(kGelu, dst, a) }
-func (b *Backend) Silu(dst, a *tensor.Tensor) { b.record(kSilu, dst, a) }
-func (b *Backend) RMSNorm(dst, a *tensor.Tensor, eps float32) {
-	b.record(kRMSNorm, dst, a).f[0] = eps
-}
-func (b *Backend) Norm(dst, a *tensor.Tensor, eps float32) { b.record(kNorm, dst, a).f[0] = eps }
-func (b *Backend) SoftMax(dst, a, mask *tensor.Tensor, scale, maxBias float32) {
-	l := b.record(kSoftMax, dst, a, mask)
-	l.f[0], l.f[1] = scale, maxBias
-}
-func (b *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
-	l := b.record(kRope, dst, a, pos)
-	l.i = [3]int32{int32(p.NDims), int32(p.Mode), int32(p.NCtxOrig)}
-	l.f = [7]float32{p.FreqBase, p.FreqScale, p.ExtFactor, p.AttnFactor, p.BetaFast, p.BetaSlow}
-}
-func (b *Backend) GetRows(dst, table, idx *tensor.Tensor) { b.record(kGetRows, dst, table, idx) }
-func (b *Backend) Cpy(dst, src *tensor.Tensor)            { b.record(kCpy, dst, src) }
 
 // builtGraph is the ggml graph of one recording, with the context holding
 // its tensors and the buffer holding the results that could not be
@@ -182,17 +131,16 @@ func appendKey(key []byte, rec []launch) []byte {
 	}
 	for i := range rec {
 		l := &rec[i]
-		put(uint64(l.k))
+		put(uint64(l.op))
 		putPlace(&l.dst)
 		put(uint64(l.nsrc))
 		for s := range l.nsrc {
 			putPlace(&l.src[s])
 		}
-		for _, f := range l.f {
-			put(uint64(math.Float32bits(f)))
-		}
-		for _, v := range l.i {
-			put(uint64(uint32(v)))
+		if l.p != nil {
+			for _, w := range l.p.GGML() {
+				put(uint64(uint32(w)))
+			}
 		}
 	}
 	return key
@@ -261,7 +209,7 @@ func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 			nodes = append(nodes, c)
 		}
 		switch {
-		case l.k == kCpy:
+		case l.op == ops.Cpy:
 			if st := a.viewInit(n.op); st != 0 {
 				return nil, fmt.Errorf("placing %s: ggml status %d", describeLaunch(l), st)
 			}
@@ -322,46 +270,12 @@ func (a *api) kernelNodes(ctx context, l *launch, src [3]gtensor, dst gtensor) (
 			n.conts = append(n.conts, src[s])
 		}
 	}
-	var r gtensor
-	switch l.k {
-	case kMulMat:
-		r = a.mulMat(ctx, src[0], src[1])
-	case kAdd:
-		r = a.add(ctx, src[0], src[1])
-	case kSub:
-		r = a.sub(ctx, src[0], src[1])
-	case kMul:
-		r = a.mul(ctx, src[0], src[1])
-	case kDiv:
-		r = a.div(ctx, src[0], src[1])
-	case kScale:
-		r = a.scale(ctx, src[0], l.f[0])
-	case kRelu:
-		r = a.relu(ctx, src[0])
-	case kGelu:
-		r = a.gelu(ctx, src[0])
-	case kSilu:
-		r = a.silu(ctx, src[0])
-	case kRMSNorm:
-		r = a.rmsNorm(ctx, src[0], l.f[0])
-	case kNorm:
-		r = a.norm(ctx, src[0], l.f[0])
-	case kSoftMax:
-		r = a.softMaxExt(ctx, src[0], src[1], l.f[0], l.f[1])
-	case kRope:
-		r = a.ropeExt(ctx, src[0], src[1], 0, l.i[0], l.i[1], l.i[2], l.f[0], l.f[1], l.f[2], l.f[3], l.f[4], l.f[5])
-	case kGetRows:
-		r = a.getRows(ctx, src[0], src[1])
-	case kCpy:
-		r = a.cpy(ctx, src[0], dst)
-	default:
-		panic(fmt.Sprintf("BUG: ggml: kernel %d has no ggml constructor", l.k))
-	}
+	r := constructors[l.op](a, ctx, src, dst, l.p)
 	if r == 0 {
 		return n, fmt.Errorf("ggml could not construct %s", describeLaunch(l))
 	}
 	n.op, n.out = r, r
-	if l.k == kCpy {
+	if l.op == ops.Cpy {
 		return n, nil
 	}
 	if !a.sameShape(r, dst) {
@@ -444,22 +358,22 @@ func (b *Backend) check(l *launch) (refused string, err error) {
 // place and scalars that ggml's support checks do not depend on.
 func launchOf(q *backend.OpQuery) (launch, error) {
 	var l launch
-	k, ok := kernelOf(q.Op.String())
-	if !ok {
-		return l, fmt.Errorf("op %q has no ggml kernel in graphc", q.Op)
+	op := kernelOp(q.Op)
+	if constructors[op] == nil {
+		return l, fmt.Errorf("op %s has no ggml kernel in graphc", q.Op)
 	}
-	l.k = k
+	l.op = op
 	srcs := q.Src
 	l.dst = placeOf(q.Type, q.Ne, [4]int64{})
-	if k == kCpy && q.Op == ops.Cpy {
+	if q.Op.Info().Flags&ops.FlagWritesSrc != 0 {
 		// ggml_cpy(a, b): the result is b itself, the last source.
-		if len(srcs) != 2 {
-			return l, fmt.Errorf("op cpy with %d sources, want 2", len(srcs))
+		if len(srcs) != q.Op.Info().MaxSrcs {
+			return l, fmt.Errorf("op %s with %d sources, want %d", q.Op, len(srcs), q.Op.Info().MaxSrcs)
 		}
-		l.dst = placeOf(srcs[1].Type, srcs[1].Ne, srcs[1].Nb)
-		srcs = srcs[:1]
+		l.dst = placeOf(srcs[len(srcs)-1].Type, srcs[len(srcs)-1].Ne, srcs[len(srcs)-1].Nb)
+		srcs = srcs[:len(srcs)-1]
 	}
-	l.nsrc = kernelSrcs[k]
+	l.nsrc = kernelSrcs(op)
 	if len(srcs) > l.nsrc || len(srcs) == 0 {
 		return l, fmt.Errorf("op %s with %d sources, want at most %d", q.Op, len(srcs), l.nsrc)
 	}
@@ -470,33 +384,86 @@ func launchOf(q *backend.OpQuery) (launch, error) {
 		}
 		l.src[s] = placeOf(srcs[s].Type, srcs[s].Ne, srcs[s].Nb)
 	}
-	switch k {
-	case kScale, kSoftMax:
-		l.f[0] = 1
-	case kRMSNorm, kNorm:
-		l.f[0] = 1e-5
-	case kRope:
-		l.i[0] = int32(l.src[0].ne[0])
-		l.f = [7]float32{10000, 1, 0, 1, 32, 1}
+	if p := op.Info().Params; p != nil {
+		l.p = ops.Defaults(p)
+		if r, ok := l.p.(ops.RopeParams); ok {
+			r.NDims = l.src[0].ne[0]
+			l.p = r
+		}
 	}
 	return l, nil
 }
 
-// kernelSrcs is the number of gtensor operands each kernel takes.
-var kernelSrcs = [...]int{kMulMat: 2, kAdd: 2, kSub: 2, kMul: 2, kDiv: 2, kScale: 1, kRelu: 1, kGelu: 1, kSilu: 1, kRMSNorm: 1, kNorm: 1, kSoftMax: 2, kRope: 2, kGetRows: 2, kCpy: 1}
+// A constructor builds the ggml node of one kernel (the op it is keyed by
+// in constructors) on its operands src, writing dst for ops that write a
+// source (cpy), with the kernel's Params.
+type constructor func(a *api, ctx context, src [3]gtensor, dst gtensor, p ops.Params) gtensor
 
-// kernelOf maps an op's DSL name to its kernel: the kernel's own name,
-// or cpy for cont (a copy into contiguous memory).
-func kernelOf(op string) (kernel, bool) {
-	if op == "cont" {
-		return kCpy, true
-	}
-	for k, name := range kernelNames {
-		if name == op {
-			return kernel(k), true
+// constructors are ggml's constructor of each kernel, by its first op in
+// the table (kernelOp); TestEveryKernelConstructs names a kernel without one.
+var constructors = map[ops.Op]constructor{
+	ops.MulMat: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
+		return a.mulMat(ctx, s[0], s[1])
+	},
+	ops.Add: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
+		return a.add(ctx, s[0], s[1])
+	},
+	ops.Sub: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
+		return a.sub(ctx, s[0], s[1])
+	},
+	ops.Mul: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
+		return a.mul(ctx, s[0], s[1])
+	},
+	ops.Div: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
+		return a.div(ctx, s[0], s[1])
+	},
+	ops.Scale: func(a *api, ctx context, s [3]gtensor, _ gtensor, p ops.Params) gtensor {
+		return a.scale(ctx, s[0], p.(ops.ScaleParams).S)
+	},
+	ops.Relu: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor { return a.relu(ctx, s[0]) },
+	ops.Gelu: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor { return a.gelu(ctx, s[0]) },
+	ops.Silu: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor { return a.silu(ctx, s[0]) },
+	ops.RMSNorm: func(a *api, ctx context, s [3]gtensor, _ gtensor, p ops.Params) gtensor {
+		return a.rmsNorm(ctx, s[0], p.(ops.NormParams).Eps)
+	},
+	ops.Norm: func(a *api, ctx context, s [3]gtensor, _ gtensor, p ops.Params) gtensor {
+		return a.norm(ctx, s[0], p.(ops.NormParams).Eps)
+	},
+	ops.SoftMax: func(a *api, ctx context, s [3]gtensor, _ gtensor, p ops.Params) gtensor {
+		q := p.(ops.SoftMaxParams)
+		return a.softMaxExt(ctx, s[0], s[1], q.Scale, q.MaxBias)
+	},
+	ops.Rope: func(a *api, ctx context, s [3]gtensor, _ gtensor, p ops.Params) gtensor {
+		r := p.(ops.RopeParams)
+		return a.ropeExt(ctx, s[0], s[1], 0, int32(r.NDims), int32(r.Mode), int32(r.NCtxOrig),
+			r.FreqBase, r.FreqScale, r.ExtFactor, r.AttnFactor, r.BetaFast, r.BetaSlow)
+	},
+	ops.GetRows: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
+		return a.getRows(ctx, s[0], s[1])
+	},
+	ops.Cpy: func(a *api, ctx context, s [3]gtensor, dst gtensor, _ ops.Params) gtensor {
+		return a.cpy(ctx, s[0], dst)
+	},
+}
+
+// kernelOp is the op whose kernel computes op: the first of the table's
+// rows naming the same Kernels method (cpy for cont).
+func kernelOp(op ops.Op) ops.Op {
+	for _, k := range ops.All() {
+		if k.Info().Kernel == op.Info().Kernel {
+			return k
 		}
 	}
-	return 0, false
+	return op
+}
+
+// kernelSrcs is the number of gtensor operands op's kernel takes: its
+// operands, less the one it writes.
+func kernelSrcs(op ops.Op) int {
+	if op.Info().Flags&ops.FlagWritesSrc != 0 {
+		return op.Info().MaxSrcs - 1
+	}
+	return op.Info().MaxSrcs
 }
 
 // placeOf is a place of the type, shape and strides (all zero: the
@@ -524,11 +491,11 @@ func placeOf(typ tensor.DType, ne, nb [4]int64) place {
 func needsCont(l *launch, s int) bool {
 	p := &l.src[s]
 	switch {
-	case l.k == kMulMat && s == 0:
+	case l.op == ops.MulMat && s == 0:
 		return p.nb[0] > p.nb[1]
-	case l.k == kMulMat && s == 1:
+	case l.op == ops.MulMat && s == 1:
 		return p.nb[0] != p.typ.Size()
-	case l.k == kSoftMax:
+	case l.op == ops.SoftMax:
 		return !contiguous(p)
 	}
 	return false
@@ -536,10 +503,10 @@ func needsCont(l *launch, s int) bool {
 
 // resultType is the type ggml's constructor gives the kernel's result.
 func resultType(l *launch) tensor.DType {
-	switch l.k {
-	case kMulMat:
+	switch l.op {
+	case ops.MulMat:
 		return tensor.F32
-	case kGetRows:
+	case ops.GetRows:
 		if l.src[0].typ == tensor.I32 {
 			return tensor.I32
 		}
@@ -635,7 +602,7 @@ func describeLaunch(l *launch) string {
 		}
 		s = append(s, fmt.Sprintf("%s%v", l.src[i].typ, l.src[i].ne))
 	}
-	return fmt.Sprintf("%s → %s%v from %s", kernelNames[l.k], l.dst.typ, l.dst.ne, strings.Join(s, ", "))
+	return fmt.Sprintf("%s → %s%v from %s", l.op, l.dst.typ, l.dst.ne, strings.Join(s, ", "))
 }
 
 // Graphs is the number of graphs built and kept.

@@ -276,22 +276,23 @@ func (b *Backend) fail(err error) {
 	b.do(func(*Client) error { return err })
 }
 
-// launch records one kernel as a node computing dst from srcs (nil: an
-// optional source left out).
-func (b *Backend) launch(kernel string, params opParams, dst *tensor.Tensor, srcs ...*tensor.Tensor) {
+// launch records op as a node computing dst from the op's operands (nil:
+// an optional one left out), with the op_params params, the op's unary
+// sub-op added.
+func (b *Backend) launch(op ops.Op, params [16]int32, dst *tensor.Tensor, srcs ...*tensor.Tensor) {
 	if b.Err() != nil {
 		return
 	}
-	enc, ok := kernelOps[kernel]
-	if !ok {
-		panic(fmt.Sprintf("BUG: rpc: kernel %s has no ggml encoding", kernel))
+	info := op.Info()
+	if info.Unary >= 0 {
+		params[0] = info.Unary // ggml_unary_impl stores the sub-op there
 	}
 	node, err := b.wire(dst)
 	if err != nil {
 		b.fail(err)
 		return
 	}
-	node.Op, node.OpParams = enc.GGMLOp, params
+	node.Op, node.OpParams = uint32(info.GGMLOp), params
 	// ggml's backends skip nodes without the flag ggml_build_forward sets.
 	node.Flags = flagCompute
 	for i, s := range srcs {
@@ -356,41 +357,6 @@ func (b *Backend) completeWaiting(now time.Time) {
 }
 
 // Kernels: recorded.
-
-func (b *Backend) MulMat(dst, a, x *tensor.Tensor) { b.launch("MulMat", opParams{}, dst, a, x) }
-func (b *Backend) Add(dst, a, x *tensor.Tensor)    { b.launch("Add", opParams{}, dst, a, x) }
-func (b *Backend) Sub(dst, a, x *tensor.Tensor)    { b.launch("Sub", opParams{}, dst, a, x) }
-func (b *Backend) Mul(dst, a, x *tensor.Tensor)    { b.launch("Mul", opParams{}, dst, a, x) }
-func (b *Backend) Div(dst, a, x *tensor.Tensor)    { b.launch("Div", opParams{}, dst, a, x) }
-func (b *Backend) Scale(dst, a *tensor.Tensor, s float32) {
-	b.launch("Scale", scaleParams(s), dst, a)
-}
-func (b *Backend) Relu(dst, a *tensor.Tensor) {
-	b.launch("Relu", unaryParams(kernelOps["Relu"]), dst, a)
-}
-func (b *Backend) Gelu(dst, a *tensor.Tensor) {
-	b.launch("Gelu", unaryParams(kernelOps["Gelu"]), dst, a)
-}
-func (b *Backend) Silu(dst, a *tensor.Tensor) {
-	b.launch("Silu", unaryParams(kernelOps["Silu"]), dst, a)
-}
-func (b *Backend) RMSNorm(dst, a *tensor.Tensor, eps float32) {
-	b.launch("RMSNorm", epsParams(eps), dst, a)
-}
-func (b *Backend) Norm(dst, a *tensor.Tensor, eps float32) { b.launch("Norm", epsParams(eps), dst, a) }
-func (b *Backend) SoftMax(dst, a, mask *tensor.Tensor, scale, maxBias float32) {
-	b.launch("SoftMax", softMaxParams(scale, maxBias), dst, a, mask)
-}
-func (b *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
-	b.launch("Rope", ropeParams(p), dst, a, pos)
-}
-func (b *Backend) GetRows(dst, table, idx *tensor.Tensor) {
-	b.launch("GetRows", opParams{}, dst, table, idx)
-}
-
-// Cpy is ggml_cpy: the node is a view of dst whose sources are src and
-// dst.
-func (b *Backend) Cpy(dst, src *tensor.Tensor) { b.launch("Cpy", opParams{}, dst, src, dst) }
 
 // Copies.
 

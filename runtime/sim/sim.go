@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/graphc/graphc/backend"
-	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
@@ -233,67 +232,6 @@ func (s *Backend) on(t *tensor.Tensor) *tensor.Tensor {
 
 func (s *Backend) launch(kernel func(k *cpu.Backend)) {
 	s.push(queuedOp{kind: opKernel, kernel: kernel})
-}
-
-func (s *Backend) MulMat(dst, a, x *tensor.Tensor) {
-	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *cpu.Backend) { k.MulMat(dst, a, x) })
-}
-func (s *Backend) Add(dst, a, x *tensor.Tensor) {
-	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *cpu.Backend) { k.Add(dst, a, x) })
-}
-func (s *Backend) Sub(dst, a, x *tensor.Tensor) {
-	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *cpu.Backend) { k.Sub(dst, a, x) })
-}
-func (s *Backend) Mul(dst, a, x *tensor.Tensor) {
-	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *cpu.Backend) { k.Mul(dst, a, x) })
-}
-func (s *Backend) Div(dst, a, x *tensor.Tensor) {
-	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *cpu.Backend) { k.Div(dst, a, x) })
-}
-func (s *Backend) Scale(dst, a *tensor.Tensor, v float32) {
-	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.Scale(dst, a, v) })
-}
-func (s *Backend) Relu(dst, a *tensor.Tensor) {
-	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.Relu(dst, a) })
-}
-func (s *Backend) Gelu(dst, a *tensor.Tensor) {
-	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.Gelu(dst, a) })
-}
-func (s *Backend) Silu(dst, a *tensor.Tensor) {
-	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.Silu(dst, a) })
-}
-func (s *Backend) RMSNorm(dst, a *tensor.Tensor, eps float32) {
-	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.RMSNorm(dst, a, eps) })
-}
-func (s *Backend) Norm(dst, a *tensor.Tensor, eps float32) {
-	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.Norm(dst, a, eps) })
-}
-func (s *Backend) SoftMax(dst, a, mask *tensor.Tensor, scale, maxBias float32) {
-	dst, a, mask = s.on(dst), s.on(a), s.on(mask)
-	s.launch(func(k *cpu.Backend) { k.SoftMax(dst, a, mask, scale, maxBias) })
-}
-func (s *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
-	dst, a, pos = s.on(dst), s.on(a), s.on(pos)
-	s.launch(func(k *cpu.Backend) { k.Rope(dst, a, pos, p) })
-}
-func (s *Backend) GetRows(dst, table, idx *tensor.Tensor) {
-	dst, table, idx = s.on(dst), s.on(table), s.on(idx)
-	s.launch(func(k *cpu.Backend) { k.GetRows(dst, table, idx) })
-}
-func (s *Backend) Cpy(dst, src *tensor.Tensor) {
-	dst, src = s.on(dst), s.on(src)
-	s.launch(func(k *cpu.Backend) { k.Cpy(dst, src) })
 }
 
 // Copies.

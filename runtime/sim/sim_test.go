@@ -94,14 +94,14 @@ func TestSimMatchesCPU(t *testing.T) {
 		{ops.Sub, "", out(tensor.F32, 64, 48, 2), []*simPair{a, b}, nil},
 		{ops.Mul, "", out(tensor.F32, 64, 48, 2), []*simPair{a, b}, nil},
 		{ops.Div, "", out(tensor.F32, 64, 48, 2), []*simPair{a, b}, nil},
-		{ops.Scale, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{float32(0.3)}},
+		{ops.Scale, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{ops.ScaleParams{S: 0.3}}},
 		{ops.Relu, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
 		{ops.Gelu, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
 		{ops.Silu, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
-		{ops.RMSNorm, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{float32(1e-5)}},
-		{ops.Norm, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{float32(1e-5)}},
-		{ops.SoftMax, "", out(tensor.F32, 16, 48, 2), []*simPair{rows, mask}, []any{float32(0.25), float32(0)}},
-		{ops.SoftMax, "no mask", out(tensor.F32, 16, 48, 2), []*simPair{rows, nil}, []any{float32(0.25), float32(0)}},
+		{ops.RMSNorm, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{ops.NormParams{Eps: 1e-5}}},
+		{ops.Norm, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{ops.NormParams{Eps: 1e-5}}},
+		{ops.SoftMax, "", out(tensor.F32, 16, 48, 2), []*simPair{rows, mask}, []any{ops.SoftMaxParams{Scale: 0.25}}},
+		{ops.SoftMax, "no mask", out(tensor.F32, 16, 48, 2), []*simPair{rows, nil}, []any{ops.SoftMaxParams{Scale: 0.25}}},
 		{ops.Rope, "", out(tensor.F32, 16, 48, 2), []*simPair{rows, pos}, []any{rope}},
 		{ops.GetRows, "", out(tensor.F32, 64, 5), []*simPair{x, idx}, nil},
 		{ops.Cpy, "f16", out(tensor.F16, 64, 48, 2), []*simPair{a}, nil},
@@ -184,8 +184,8 @@ func TestSimStreams(t *testing.T) {
 		}
 		s0.Synchronize()
 		s0.SetTensor(&a0, &in)
-		s0.Scale(&b0, &a0, 2) // b0 = 2·in
-		s1.WaitEvent(ev1)     // s1 done with a1 (no-op on its own queue)
+		s0.Scale(&b0, &a0, ops.ScaleParams{S: 2}) // b0 = 2·in
+		s1.WaitEvent(ev1)                         // s1 done with a1 (no-op on its own queue)
 		if !s0.CopyTensorAsync(s1, &a1, &b0) {
 			t.Fatal("sim to sim copy refused")
 		}
