@@ -17,8 +17,8 @@
 //	}
 //	output x
 //
-// README.md is the language reference, and testdata/grammar.ebnf the
-// grammar.
+// docs/dsl.md, at the repository's root, is the language reference, and
+// testdata/grammar.ebnf the grammar.
 //
 // The API:
 //

@@ -1,8 +1,8 @@
 // Package ggmltrace imports traces of ggml's real scheduling decisions
-// (conformance/ggml/*.json: a graph built with the ggml API, the backends'
-// answers to supports_op, supports_buft and offload_op, and what
-// ggml_backend_sched decided) and compares graphc's plan with them,
-// decision by decision.
+// (testdata/*.json, described in testdata/README.md: a graph built with
+// the ggml API, the backends' answers to supports_op, supports_buft and
+// offload_op, and what ggml_backend_sched decided) and compares graphc's
+// plan with them, decision by decision.
 //
 //	tr, err := ggmltrace.Load("llama_partial.json")
 //	g, pc, err := tr.Plan("split_graph", 0) // or tr.Graph() and passes.Run

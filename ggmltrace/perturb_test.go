@@ -320,7 +320,7 @@ func TestGraphChecksLayout(t *testing.T) {
 // highest-priority backend that reads host memory and accepts NONE/VIEW),
 // while the cpy into the cache, which BLAS cannot run, stays on the CPU; no
 // matmul is big enough for BLAS, so all ops run on the CPU in one split
-// with no copies (conformance/README.md, item 3).
+// with no copies (testdata/README.md, item 3).
 func TestPerturbAddBLAS(t *testing.T) {
 	_, g := plan(t, "llama_cpu", func(tr *ggmltrace.Trace) {
 		cpu := tr.Backends[0]

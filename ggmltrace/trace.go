@@ -11,7 +11,7 @@ import (
 // (backends with their answers to supports_op, supports_buft and
 // offload_op), the scheduler's decisions, and how inputs and weights were
 // filled and what came out. Field names follow the JSON (see
-// conformance/README.md); the graph order of Leafs and Nodes is ggml's.
+// testdata/README.md); the graph order of Leafs and Nodes is ggml's.
 type Trace struct {
 	Path string `json:"-"` // file it was loaded from, if any
 

@@ -126,7 +126,7 @@ func TestMemoryMatchesGGML(t *testing.T) {
 // TestMemoryPipelineCopiesMatchGGML: with n_copies > 1 (ggml's parallel
 // mode) every split input's copies and every graph input's versions live
 // for the whole evaluation; the GPU buffer of llama_partial grows as ggml's
-// did (conformance/README.md: 12832 B, 21568 B with 2 copies, 30848 B with
+// did (../ggmltrace/testdata/README.md: 12832 B, 21568 B with 2 copies, 30848 B with
 // 4).
 func TestMemoryPipelineCopiesMatchGGML(t *testing.T) {
 	for n, want := range map[int]int64{1: 12832, 2: 21568, 4: 30848} {

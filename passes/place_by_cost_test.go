@@ -23,19 +23,7 @@ func bytesCopied(es []passes.SplitEstimate) int64 {
 // model, and on llama_partial it copies less: the residual stream into the
 // offloaded layers, not the two activations it is the sum of.
 func TestCostPlacementNeverSlower(t *testing.T) {
-	// The shared conformance traces when this checkout has them (llama_pp
-	// is only there), and the copies ggmltrace keeps.
-	var files []string
-	seen := map[string]bool{}
-	for _, dir := range []string{"../../shared/conformance/ggml", "../ggmltrace/testdata"} {
-		found, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-		for _, f := range found {
-			if !seen[filepath.Base(f)] {
-				seen[filepath.Base(f)] = true
-				files = append(files, f)
-			}
-		}
-	}
+	files, _ := filepath.Glob("../ggmltrace/testdata/*.json")
 	if len(files) == 0 {
 		t.Fatal("no traces")
 	}

@@ -9,7 +9,7 @@
 #   GPU=vulkan0 scripts/device-check.sh  # the same tests on a Vulkan GPU
 #
 # The log goes to stdout and to $TMPDIR/device-check-<gpu>-<date>.log; record the
-# measured differences in README's "Running on a GPU" section.
+# measured differences in the table of docs/backends.md, "Device tests".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GPU="${GPU:-cuda0}"

@@ -1,5 +1,5 @@
-// Command graphc compiles graph DSL models into Go programs. See the
-// README for the commands; `graphc help` lists them.
+// Command graphc compiles graph DSL models into Go programs. docs/cli.md
+// describes the commands; `graphc help` lists them.
 package main
 
 import (

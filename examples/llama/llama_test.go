@@ -15,7 +15,8 @@ import (
 )
 
 // ggmlOutput is the output ggml computed for the same graph, weights and
-// inputs (../../shared/conformance/ggml/llama_cpu.json, output only).
+// inputs (testdata/ggml_llama_cpu_output.json: the output of ggml's trace
+// ../../ggmltrace/testdata/llama_cpu.json).
 type ggmlOutput struct {
 	Tensor string    `json:"tensor"`
 	Ne     [4]int    `json:"ne"`

@@ -5,8 +5,8 @@
 // copies. rpc<N> is the N-th endpoint bound when the model is made
 // (rpc.SetEndpoints, $GRAPHC_RPC).
 //
-// Its tests start two servers (../../../shared/ggml/ggml-rpc-server, or
-// $GRAPHC_RPC_SERVER; they skip without one) and check that it computes
+// Its tests start two servers ($GRAPHC_RPC_SERVER, or rpc-server on
+// $PATH; they skip without one) and check that it computes
 // what the CPU-only llama package computes with several evaluations in
 // flight, and how it fails: a server killed between and during
 // evaluations, and a server busy with another client.

@@ -11,7 +11,8 @@ import (
 )
 
 // TestMatchesGGML compares with the output ggml computed for the same graph
-// (../../shared/conformance/ggml/mlp.json): the k-th weight holds
+// (testdata/ggml_mlp_output.json: the output of ggml's trace
+// ../../ggmltrace/testdata/mlp.json): the k-th weight holds
 // (float)(sin(i*0.01 + k)*0.1), mlp_in[i] = (float)cos(i*0.013).
 func TestMatchesGGML(t *testing.T) {
 	var want struct {

@@ -143,7 +143,7 @@ func TestBenchDriverFails(t *testing.T) {
 	if !haveGo() {
 		t.Skip("no go on $PATH to build the generated package with")
 	}
-	e := &env{context.Background(), io.Discard, io.Discard}
+	e := &env{ctx: context.Background(), stdout: io.Discard, stderr: io.Discard}
 	lb := &llamaBench{short: true, types: []string{"q4_0"}}
 	if err := lb.defaults(); err != nil {
 		t.Fatal(err)

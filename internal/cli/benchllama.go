@@ -271,7 +271,7 @@ func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, e
 // file, built once and run in a process (driverSide), or with -interp
 // internal/interp running the plan in process: the same kernels, parallel
 // regions and thread count, plus a reflective call per node and no Go
-// toolchain needed (see the README's Speed section).
+// toolchain needed (see docs/performance.md).
 func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufBytes int) ([]*benchRow, error) {
 	name, res, err := lb.compile(path)
 	if err != nil {
@@ -315,7 +315,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 	// run in an order that alternates: on this kind of machine (a VM whose
 	// guest memory the host backs lazily) the same binary runs up to ~17 %
 	// faster or slower depending on when its process started, and a fixed
-	// order would hand that to one side (see the README's Speed section).
+	// order would hand that to one side (see docs/performance.md).
 	open := func(t int) (benchSide, error) {
 		if bin == "" {
 			m, err := interp.Load(res.Graph, interp.Config{Threads: t, Weights: weights})

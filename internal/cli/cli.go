@@ -36,6 +36,7 @@ type command struct {
 type env struct {
 	ctx            context.Context
 	stdout, stderr io.Writer
+	flagSets       *[]*flag.FlagSet // when set, newFlags adds each command's flag set here (Reference)
 }
 
 // usageError is a malformed command line.
@@ -71,7 +72,7 @@ const ExitInterrupted = 130
 func Main(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e := &env{ctx, stdout, stderr}
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		usage(stderr)
 		return ExitUsage
@@ -169,6 +170,9 @@ func usage(w io.Writer) {
 func newFlags(e *env, c string) *flag.FlagSet {
 	fs := flag.NewFlagSet(c, flag.ContinueOnError)
 	fs.SetOutput(e.stdout)
+	if e.flagSets != nil {
+		*e.flagSets = append(*e.flagSets, fs)
+	}
 	return fs
 }
 

@@ -94,8 +94,7 @@ func startRPCServers(ctx context.Context, backends []string) (servers []*rpcserv
 	if n == 0 {
 		return nil, kill, nil
 	}
-	root, _ := repoRoot() // only where to look for the binary; it may be elsewhere
-	bin, err := rpcserver.Find(root)
+	bin, err := rpcserver.Find()
 	if err != nil {
 		return nil, kill, &compiler.UserError{Msg: "ggml-check -rpc: " + err.Error()}
 	}

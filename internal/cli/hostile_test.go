@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestHostileCommandLines is issue 12's table of models and command lines
+// TestHostileCommandLines is a table of models and command lines
 // that crashed graphc or its programs, were accepted silently or lost a
 // file: each gives its exit code and a clear reason, with no panic, and no
 // file is lost.

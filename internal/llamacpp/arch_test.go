@@ -23,7 +23,7 @@ import (
 )
 
 // archBounds are the stepBounds of a file written by graphc gguf new
-// -arch, by the type of its matrices; the README's table repeats them. The
+// -arch, by the type of its matrices; docs/gguf.md's table repeats them. The
 // example is compiled for the file, so graphc's CPU kernels take the
 // file's types as ggml's do, activations rounded to q8_0 for q8_0 and q4_0
 // weights: those files agree to float rounding (measured ≤ 1.2e-7) but
@@ -269,7 +269,7 @@ func archLogits(t *testing.T, model, path string, prompt, steps []int32, observe
 // different order of the same float sums) moves a value across a rounding
 // boundary now and then, and that value then jumps by a whole step (d =
 // amax/127 for q8_0, an f16 ulp for the cache), which the next products
-// spread over every output. Measured (issue 15), first-token logits of q8_0
+// spread over every output. Measured first-token logits of q8_0
 // files with 1 layer, n_ff 512, 32 heads:
 //
 //   - llama.cpp against itself: its CPU variants differ by 1e-6 in Qcur,

@@ -15,7 +15,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
@@ -29,34 +28,21 @@ const EnvBinary = "GRAPHC_RPC_SERVER"
 // so that tests can skip where the binary is absent and fail otherwise.
 var ErrNoBinary = errors.New("no ggml rpc-server")
 
-// Find returns the server binary: $GRAPHC_RPC_SERVER, else
-// ../shared/ggml/ggml-rpc-server beside moduleRoot (the checkout's shared
-// directory, built from the ggml commit the protocol was read from; ""
-// skips it), else rpc-server or ggml-rpc-server on $PATH.
-func Find(moduleRoot string) (string, error) {
+// Find returns the server binary: $GRAPHC_RPC_SERVER, else rpc-server
+// or ggml-rpc-server on $PATH.
+func Find() (string, error) {
 	if p := os.Getenv(EnvBinary); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("$%s=%s: %w", EnvBinary, p, err)
 		}
 		return p, nil
 	}
-	var shared string
-	if moduleRoot != "" {
-		shared = filepath.Join(moduleRoot, "..", "shared", "ggml", "ggml-rpc-server")
-		if _, err := os.Stat(shared); err == nil {
-			return shared, nil
-		}
-	}
 	for _, name := range []string{"rpc-server", "ggml-rpc-server"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p, nil
 		}
 	}
-	where := "on $PATH"
-	if shared != "" {
-		where = "at " + shared + " or on $PATH"
-	}
-	return "", fmt.Errorf("%w %s: build ggml (commit d99724f2) with -DGGML_RPC=ON and put its rpc-server there, or set $%s to it", ErrNoBinary, where, EnvBinary)
+	return "", fmt.Errorf("%w on $PATH: build ggml (commit d99724f2) with -DGGML_RPC=ON and put its rpc-server on $PATH, or set $%s to it", ErrNoBinary, EnvBinary)
 }
 
 // Server is a running ggml RPC server that this process started.

@@ -12,8 +12,7 @@ import (
 
 func binaryOrSkip(t *testing.T) string {
 	t.Helper()
-	root, _ := filepath.Abs("../..")
-	bin, err := Find(root)
+	bin, err := Find()
 	if errors.Is(err, ErrNoBinary) {
 		t.Skip(err)
 	}
@@ -62,12 +61,12 @@ func TestStartCanceled(t *testing.T) {
 
 func TestFindAbsent(t *testing.T) {
 	t.Setenv(EnvBinary, filepath.Join(t.TempDir(), "nothing"))
-	if _, err := Find(""); err == nil || !strings.Contains(err.Error(), EnvBinary) {
+	if _, err := Find(); err == nil || !strings.Contains(err.Error(), EnvBinary) {
 		t.Errorf("a wrong $%s: %v", EnvBinary, err)
 	}
 	t.Setenv(EnvBinary, "")
 	t.Setenv("PATH", t.TempDir())
-	_, err := Find(t.TempDir())
+	_, err := Find()
 	if !errors.Is(err, ErrNoBinary) || !strings.Contains(err.Error(), "-DGGML_RPC=ON") {
 		t.Errorf("no binary anywhere: %v", err)
 	}

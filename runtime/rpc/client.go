@@ -56,7 +56,7 @@ func Dial(endpoint string, timeout time.Duration) (*Client, error) {
 	}
 	conn, err := net.DialTimeout("tcp", endpoint, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("rpc server %s: %v (is ggml's rpc-server running there? see README, Remote devices)", endpoint, err)
+		return nil, fmt.Errorf("rpc server %s: %v (is ggml's rpc-server running there? see docs/rpc.md)", endpoint, err)
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		tc.SetNoDelay(true) // requests are small and each waits for its reply

@@ -48,7 +48,7 @@ func TestDescriptionsMatchDevices(t *testing.T) {
 				if os.Getenv("GRAPHC_REQUIRE_GGML") != "" {
 					t.Fatal(err)
 				}
-				t.Skipf("%v (see README, Device tests)", err)
+				t.Skipf("%v (see docs/backends.md, Device tests)", err)
 			}
 			defer b.Close()
 			for i := range ops {

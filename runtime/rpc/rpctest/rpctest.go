@@ -1,14 +1,12 @@
-// Package rpctest starts ggml's RPC server for tests: the binary built from
-// the ggml commit the protocol is read from, at ../shared/ggml/ggml-rpc-server
-// next to the repository (or $GRAPHC_RPC_SERVER, or rpc-server on $PATH).
-// Tests that need it skip, saying how to get it, where it is absent.
+// Package rpctest starts ggml's RPC server for tests: $GRAPHC_RPC_SERVER,
+// or rpc-server on $PATH, built from the ggml commit the protocol is read
+// from (d99724f2) or a compatible one. Tests that need it skip, saying how
+// to get it, where it is absent.
 package rpctest
 
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/graphc/graphc/internal/rpcserver"
@@ -16,30 +14,11 @@ import (
 
 // Binary returns the server binary's path, or "" and why it is missing.
 func Binary() (string, string) {
-	p, err := rpcserver.Find(moduleRoot())
+	p, err := rpcserver.Find()
 	if err != nil {
 		return "", err.Error()
 	}
 	return p, ""
-}
-
-// moduleRoot is the directory of the go.mod above the working directory
-// (a test's is its package's), or "".
-func moduleRoot() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return ""
-		}
-		dir = up
-	}
 }
 
 // Server is a running ggml RPC server.
@@ -50,7 +29,7 @@ type Server = rpcserver.Server
 // missing.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	bin, err := rpcserver.Find(moduleRoot())
+	bin, err := rpcserver.Find()
 	if errors.Is(err, rpcserver.ErrNoBinary) {
 		t.Skip(err)
 	}
