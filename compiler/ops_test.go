@@ -19,6 +19,7 @@ var lowerExamples = map[ops.Op]string{
 	ops.Relu:      "relu(a)",
 	ops.Gelu:      "gelu(a)",
 	ops.Silu:      "silu(a)",
+	ops.Tanh:      "tanh(a)",
 	ops.RMSNorm:   "rms_norm(a, eps=1e-6)",
 	ops.Norm:      "norm(a)",
 	ops.SoftMax:   "soft_max(a, m, scale=0.5)",

@@ -169,10 +169,10 @@ func (nt *Tensor) opParamF32(k int, def float32) float32 {
 // lays them out.
 func opArgs(op ops.Op, nt *Tensor, srcs []*ir.Tensor) (ir.Args, error) {
 	var args ir.Args
+	// Only the ops that take a shape have a case; every other op's
+	// operands are its tensors (UNARY's sub-op chose the op) and its
+	// Params, decoded below.
 	switch op {
-	case ops.GetRows, ops.MulMat, ops.Add, ops.Sub, ops.Mul, ops.Div,
-		ops.Relu, ops.Gelu, ops.Silu, ops.Cpy, ops.Transpose:
-		// No operands besides the tensors (UNARY's sub-op chose the op).
 	case ops.View:
 		if len(srcs) == 0 || nt.ViewSrc == nil {
 			return args, fmt.Errorf("VIEW without a source")
@@ -190,9 +190,6 @@ func opArgs(op ops.Op, nt *Tensor, srcs []*ir.Tensor) (ir.Args, error) {
 		if b := nt.opParamF32(1, 0); b != 0 {
 			return args, fmt.Errorf("SCALE with bias %g is not supported by graphc", b)
 		}
-	case ops.Permute, ops.RMSNorm, ops.Norm, ops.SoftMax, ops.Rope:
-	default:
-		panic(fmt.Sprintf("BUG: op %s has no case in opArgs, the trace import of op operands (ggmltrace/graph.go)", op))
 	}
 	if p := op.Info().Params; p != nil {
 		// Words the trace leaves out (it records op_params_i32[0..7];

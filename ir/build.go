@@ -115,6 +115,25 @@ func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos
 	var view *Tensor
 	offs := Const(0)
 
+	// Elementwise ops (FlagElementwise) need no case of their own: the
+	// result is a's; a second operand is repeated to it; a single one
+	// must be f32, as ggml's unary kernels want.
+	elementwise := info.Flags&ops.FlagElementwise != 0
+	switch {
+	case elementwise && b != nil:
+		for i := 0; i < 4; i++ {
+			if !divides(b.Ne[i], a.Ne[i]) {
+				return nil, shapeErrorf("%s: %s cannot be repeated to %s", info.Name, b.ShapeString(), a.ShapeString())
+			}
+		}
+		if err := needFloat(info.Name, a, b); err != nil {
+			return nil, err
+		}
+	case elementwise:
+		if a.Type != tensor.F32 {
+			return nil, shapeErrorf("%s: operand must be f32, got %s", info.Name, a.Type)
+		}
+	}
 	switch op {
 	case ops.GetRows:
 		if b.Type != tensor.I32 {
@@ -144,16 +163,7 @@ func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos
 		}
 		dt = tensor.F32
 		ne = [4]*Expr{a.Ne[1], b.Ne[1], b.Ne[2], b.Ne[3]}
-	case ops.Add, ops.Sub, ops.Mul, ops.Div:
-		for i := 0; i < 4; i++ {
-			if !divides(b.Ne[i], a.Ne[i]) {
-				return nil, shapeErrorf("%s: %s cannot be repeated to %s", info.Name, b.ShapeString(), a.ShapeString())
-			}
-		}
-		if err := needFloat(info.Name, a, b); err != nil {
-			return nil, err
-		}
-	case ops.Scale, ops.Relu, ops.Gelu, ops.Silu, ops.RMSNorm, ops.Norm:
+	case ops.RMSNorm, ops.Norm:
 		if a.Type != tensor.F32 {
 			return nil, shapeErrorf("%s: operand must be f32, got %s", info.Name, a.Type)
 		}
@@ -240,7 +250,9 @@ func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos
 		nb = [4]*Expr{a.Nb[1], a.Nb[0], a.Nb[2], a.Nb[3]}
 		view, offs = a.Root(), viewOffs(a)
 	default:
-		panic(fmt.Sprintf("BUG: op %s has no shape rule in NewOp (ir/build.go)", op))
+		if !elementwise {
+			panic(fmt.Sprintf("BUG: op %s has no shape rule in NewOp (ir/build.go)", op))
+		}
 	}
 	if nb[0] == nil {
 		nb = contiguousStrides(dt, ne)

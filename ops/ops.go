@@ -26,6 +26,7 @@ const (
 	Relu
 	Gelu
 	Silu
+	Tanh
 	RMSNorm
 	Norm
 	SoftMax
@@ -119,6 +120,7 @@ var opTable = [numOps]Info{
 	Relu:    {Go: "Relu", Name: "relu", GGML: "UNARY", GGMLOp: ggmlUnary, Unary: 6, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Relu", Doc: "dst = max(a, 0)"},
 	Gelu:    {Go: "Gelu", Name: "gelu", GGML: "UNARY", GGMLOp: ggmlUnary, Unary: 8, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Gelu", Doc: "dst = gelu(a), tanh approximation"},
 	Silu:    {Go: "Silu", Name: "silu", GGML: "UNARY", GGMLOp: ggmlUnary, Unary: 10, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Silu", Doc: "dst = a / (1 + e^-a)"},
+	Tanh:    {Go: "Tanh", Name: "tanh", GGML: "UNARY", GGMLOp: ggmlUnary, Unary: 4, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Tanh", Doc: "dst = tanh(a)"},
 	RMSNorm: {Go: "RMSNorm", Name: "rms_norm", GGML: "RMS_NORM", GGMLOp: 25, Operands: "a", Flags: FlagInPlace, Kernel: "RMSNorm", Params: NormParams{}, Doc: "each row divided by sqrt(mean(row²) + eps)"},
 	// norm is not in ggml_op_can_inplace.
 	Norm:      {Go: "Norm", Name: "norm", GGML: "NORM", GGMLOp: 24, Operands: "a", Kernel: "Norm", Params: NormParams{}, Doc: "each row: (x - mean) / sqrt(var + eps)"},

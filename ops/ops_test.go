@@ -89,3 +89,32 @@ func checkParams(t *testing.T, op Op, p Params) {
 		t.Errorf("op %s: Format(%+v) is empty", op, v)
 	}
 }
+
+// TestOpBatchSize pins BatchSize's answer for every op, so that a new row
+// gets a decision (ggml-cuda's get_op_batch_size) in its Batch column
+// rather than the default by accident.
+func TestOpBatchSize(t *testing.T) {
+	ne := [4]int64{2, 3, 5, 7}
+	rows := ne[1] * ne[2] * ne[3]
+	want := map[string]int64{
+		"get_rows": 0, "mul_mat": ne[1], "rope": ne[2],
+		"add": rows, "sub": rows, "mul": rows, "div": rows, "scale": rows,
+		"relu": rows, "gelu": rows, "silu": rows, "tanh": rows, "rms_norm": rows, "norm": rows,
+		"soft_max": rows, "cpy": rows, "cont": rows,
+		"view": rows, "reshape": rows, "permute": rows, "transpose": rows,
+	}
+	for _, op := range All() {
+		w, ok := want[op.String()]
+		if !ok {
+			t.Errorf("op %s: no expected BatchSize in TestOpBatchSize (ops/ops_test.go); decide its Batch column from ggml-cuda's get_op_batch_size", op)
+			continue
+		}
+		if got := op.BatchSize(ne); got != w {
+			t.Errorf("%s.BatchSize(ne %v) = %d, want %d", op, ne, got, w)
+		}
+		delete(want, op.String())
+	}
+	for name := range want {
+		t.Errorf("TestOpBatchSize expects op %s, which the op table lacks", name)
+	}
+}

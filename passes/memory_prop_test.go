@@ -102,7 +102,7 @@ func (rg *randGraph) build(op ops.Op, roots *[]*ir.Tensor) *ir.Tensor {
 			}
 		}
 		return rg.op(op, []*ir.Tensor{a, b}, ir.Args{})
-	case ops.Scale, ops.Relu, ops.Gelu, ops.Silu, ops.RMSNorm, ops.Norm:
+	case ops.Scale, ops.RMSNorm, ops.Norm:
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: map[ops.Op]ops.Params{ops.Scale: ops.ScaleParams{S: 0.5}, ops.RMSNorm: ops.NormParams{Eps: 1e-5}, ops.Norm: ops.NormParams{Eps: 1e-5}}[op]})
 	case ops.SoftMax:
 		srcs := []*ir.Tensor{a}
@@ -161,6 +161,9 @@ func (rg *randGraph) build(op ops.Op, roots *[]*ir.Tensor) *ir.Tensor {
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.PermuteParams{Axes: [4]int(axes)}})
 	case ops.Transpose:
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{})
+	}
+	if info := op.Info(); info.Flags&ops.FlagElementwise != 0 && info.MaxSrcs == 1 {
+		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.Defaults(info.Params)})
 	}
 	panic("no generator for op " + op.String())
 }

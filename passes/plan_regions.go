@@ -272,11 +272,16 @@ func regionRule(t *ir.Tensor, d ir.Slice, units *ir.Expr) (srcs []ir.Slice, ok b
 	}
 	src := func(i int) func() (ir.Slice, bool) { return func() (ir.Slice, bool) { return bcast(t.Src[i]) } }
 	fixed := func(s ir.Slice) func() (ir.Slice, bool) { return func() (ir.Slice, bool) { return s, true } }
+	if t.Op.Info().Flags&ops.FlagElementwise != 0 {
+		// Every kernel of an elementwise op indexes its sources as its
+		// result, repeating a smaller one.
+		fns := make([]func() (ir.Slice, bool), len(t.Src))
+		for i := range t.Src {
+			fns[i] = src(i)
+		}
+		return all(fns...)
+	}
 	switch t.Op {
-	case ops.Add, ops.Sub, ops.Mul, ops.Div:
-		return all(src(0), src(1))
-	case ops.Scale, ops.Relu, ops.Gelu, ops.Silu:
-		return all(src(0))
 	case ops.RMSNorm, ops.Norm:
 		if k == 0 {
 			return nil, false

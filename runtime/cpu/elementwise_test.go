@@ -96,6 +96,8 @@ var unOps = []struct {
 		func(x, y float64) float64 { return 6e-4*math.Abs(x) + 5e-4*math.Abs(y) + 1e-7 }},
 	{"Silu", (*cpu.Backend).Silu, func(x float64) float64 { return x / (1 + math.Exp(-x)) },
 		func(x, y float64) float64 { return 3e-7*math.Abs(y) + 1e-9 }},
+	// One rounding of the float64 tanh.
+	{"Tanh", (*cpu.Backend).Tanh, math.Tanh, func(x, y float64) float64 { return 6e-8 * math.Abs(y) }},
 }
 
 func geluRef(x float64) float64 {

@@ -15,12 +15,13 @@ const (
 	opRelu
 	opGelu
 	opSilu
+	opTanh
 )
 
-var unOpNames = [...]string{opScale: "Scale", opRelu: "Relu", opGelu: "Gelu", opSilu: "Silu"}
+var unOpNames = [...]string{opScale: "Scale", opRelu: "Relu", opGelu: "Gelu", opSilu: "Silu", opTanh: "Tanh"}
 
 // per-element cost of each op in the units of Backend.chunksFor
-var unOpCost = [...]int{opScale: 1, opRelu: 1, opGelu: 3, opSilu: 8}
+var unOpCost = [...]int{opScale: 1, opRelu: 1, opGelu: 3, opSilu: 8, opTanh: 8}
 
 // Scale is ggml_scale: dst = a·p.S. dst may be a.
 func (b *Backend) Scale(dst, a *tensor.Tensor, p ops.ScaleParams) { b.unary(opScale, dst, a, p.S) }
@@ -38,6 +39,10 @@ func (b *Backend) Gelu(dst, a *tensor.Tensor) {
 
 // Silu is ggml_silu: dst = x/(1+e^-x).
 func (b *Backend) Silu(dst, a *tensor.Tensor) { b.unary(opSilu, dst, a, 0) }
+
+// Tanh is ggml_tanh: dst = tanh(x), which ggml computes with tanhf; the
+// float64 tanh rounded to float32 is within an ulp of it.
+func (b *Backend) Tanh(dst, a *tensor.Tensor) { b.unary(opTanh, dst, a, 0) }
 
 type unaryTask struct {
 	b      *Backend
@@ -113,6 +118,15 @@ func (t *unaryTask) apply(d, a []float32) {
 		geluF32(d, a)
 	case opSilu:
 		siluF32(d, a)
+	case opTanh:
+		tanhF32(d, a)
+	}
+}
+
+func tanhF32(d, a []float32) {
+	a = a[:len(d)]
+	for i := range d {
+		d[i] = float32(math.Tanh(float64(a[i])))
 	}
 }
 

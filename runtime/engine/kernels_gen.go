@@ -32,6 +32,8 @@ type Kernels interface {
 	Gelu(dst, a *tensor.Tensor)
 	// Silu computes silu (GGML_OP_UNARY): dst = a / (1 + e^-a).
 	Silu(dst, a *tensor.Tensor)
+	// Tanh computes tanh (GGML_OP_UNARY): dst = tanh(a).
+	Tanh(dst, a *tensor.Tensor)
 	// RMSNorm computes rms_norm (GGML_OP_RMS_NORM): each row divided by sqrt(mean(row²) + eps).
 	RMSNorm(dst, a *tensor.Tensor, p ops.NormParams)
 	// Norm computes norm (GGML_OP_NORM): each row: (x - mean) / sqrt(var + eps).

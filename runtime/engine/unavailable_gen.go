@@ -17,6 +17,7 @@ func (u *Unavailable) Scale(dst, a *tensor.Tensor, p ops.ScaleParams)           
 func (u *Unavailable) Relu(dst, a *tensor.Tensor)                               { u.fail() }
 func (u *Unavailable) Gelu(dst, a *tensor.Tensor)                               { u.fail() }
 func (u *Unavailable) Silu(dst, a *tensor.Tensor)                               { u.fail() }
+func (u *Unavailable) Tanh(dst, a *tensor.Tensor)                               { u.fail() }
 func (u *Unavailable) RMSNorm(dst, a *tensor.Tensor, p ops.NormParams)          { u.fail() }
 func (u *Unavailable) Norm(dst, a *tensor.Tensor, p ops.NormParams)             { u.fail() }
 func (u *Unavailable) SoftMax(dst, a, mask *tensor.Tensor, p ops.SoftMaxParams) { u.fail() }

@@ -52,6 +52,7 @@ type api struct {
 	relu       func(context, gtensor) gtensor                                                                                              `sym:"ggml_relu"`
 	gelu       func(context, gtensor) gtensor                                                                                              `sym:"ggml_gelu"`
 	silu       func(context, gtensor) gtensor                                                                                              `sym:"ggml_silu"`
+	tanh       func(context, gtensor) gtensor                                                                                              `sym:"ggml_tanh"`
 	rmsNorm    func(context, gtensor, float32) gtensor                                                                                     `sym:"ggml_rms_norm"`
 	norm       func(context, gtensor, float32) gtensor                                                                                     `sym:"ggml_norm"`
 	softMaxExt func(context, gtensor, gtensor, float32, float32) gtensor                                                                   `sym:"ggml_soft_max_ext"`

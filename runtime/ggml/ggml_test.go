@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graphc/graphc/ops"
 )
 
 // needGGML skips the test where ggml's libraries are missing, saying how to
@@ -83,5 +85,19 @@ func TestBackendLibrary(t *testing.T) {
 	_, err := BackendLibrary("metal")
 	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), libName("ggml-metal")) {
 		t.Errorf("BackendLibrary(metal) = %v; want an error naming %s and %s", err, dir, libName("ggml-metal"))
+	}
+}
+
+// TestEveryKernelConstructs: every kernel of the op table has a ggml
+// constructor (constructors, runtime/ggml/graph.go), under the first op
+// computed by it.
+func TestEveryKernelConstructs(t *testing.T) {
+	for _, op := range ops.All() {
+		if op.Info().Kernel == "" {
+			continue
+		}
+		if k := kernelOp(op); constructors[k] == nil {
+			t.Errorf("op %s: kernel %s has no ggml constructor in constructors (runtime/ggml/graph.go)", op, op.Info().Kernel)
+		}
 	}
 }

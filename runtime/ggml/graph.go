@@ -423,6 +423,7 @@ var constructors = map[ops.Op]constructor{
 	ops.Relu: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor { return a.relu(ctx, s[0]) },
 	ops.Gelu: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor { return a.gelu(ctx, s[0]) },
 	ops.Silu: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor { return a.silu(ctx, s[0]) },
+	ops.Tanh: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor { return a.tanh(ctx, s[0]) },
 	ops.RMSNorm: func(a *api, ctx context, s [3]gtensor, _ gtensor, p ops.Params) gtensor {
 		return a.rmsNorm(ctx, s[0], p.(ops.NormParams).Eps)
 	},

@@ -49,6 +49,10 @@ func (b *Backend) Silu(dst, a *tensor.Tensor) {
 	b.record(ops.Silu, nil, dst, a)
 }
 
+func (b *Backend) Tanh(dst, a *tensor.Tensor) {
+	b.record(ops.Tanh, nil, dst, a)
+}
+
 func (b *Backend) RMSNorm(dst, a *tensor.Tensor, p ops.NormParams) {
 	b.record(ops.RMSNorm, p, dst, a)
 }

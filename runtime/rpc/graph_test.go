@@ -107,6 +107,7 @@ func opCases() []opCase {
 		}()}, shape(F32, 16, 4), func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.Div(d, s[0], s[1]) }, 1e-6},
 		un("scale", 1e-6, func(k engine.Kernels, d, a *tensor.Tensor) { k.Scale(d, a, ops.ScaleParams{S: 0.125}) }),
 		un("relu", 0, engine.Kernels.Relu), un("gelu", 0, engine.Kernels.Gelu), un("silu", 1e-6, engine.Kernels.Silu),
+		un("tanh", 1e-6, engine.Kernels.Tanh),
 		un("rms_norm", 1e-6, func(k engine.Kernels, d, a *tensor.Tensor) { k.RMSNorm(d, a, ops.NormParams{Eps: 1e-5}) }),
 		un("norm", 1e-6, func(k engine.Kernels, d, a *tensor.Tensor) { k.Norm(d, a, ops.NormParams{Eps: 1e-5}) }),
 		{"soft_max", []tensor.Tensor{filled(F32, ne(16, 4), 8)}, shape(F32, 16, 4),

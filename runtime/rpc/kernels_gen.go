@@ -49,6 +49,10 @@ func (b *Backend) Silu(dst, a *tensor.Tensor) {
 	b.launch(ops.Silu, [16]int32{}, dst, a)
 }
 
+func (b *Backend) Tanh(dst, a *tensor.Tensor) {
+	b.launch(ops.Tanh, [16]int32{}, dst, a)
+}
+
 func (b *Backend) RMSNorm(dst, a *tensor.Tensor, p ops.NormParams) {
 	b.launch(ops.RMSNorm, p.GGML(), dst, a)
 }

@@ -60,6 +60,11 @@ func (s *Backend) Silu(dst, a *tensor.Tensor) {
 	s.launch(func(k *cpu.Backend) { k.Silu(dst, a) })
 }
 
+func (s *Backend) Tanh(dst, a *tensor.Tensor) {
+	dst, a = s.on(dst), s.on(a)
+	s.launch(func(k *cpu.Backend) { k.Tanh(dst, a) })
+}
+
 func (s *Backend) RMSNorm(dst, a *tensor.Tensor, p ops.NormParams) {
 	dst, a = s.on(dst), s.on(a)
 	s.launch(func(k *cpu.Backend) { k.RMSNorm(dst, a, p) })

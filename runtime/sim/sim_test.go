@@ -98,6 +98,7 @@ func TestSimMatchesCPU(t *testing.T) {
 		{ops.Relu, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
 		{ops.Gelu, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
 		{ops.Silu, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
+		{ops.Tanh, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
 		{ops.RMSNorm, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{ops.NormParams{Eps: 1e-5}}},
 		{ops.Norm, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{ops.NormParams{Eps: 1e-5}}},
 		{ops.SoftMax, "", out(tensor.F32, 16, 48, 2), []*simPair{rows, mask}, []any{ops.SoftMaxParams{Scale: 0.25}}},
