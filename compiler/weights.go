@@ -27,8 +27,8 @@ func ReadWeightsFile(path string) (*WeightsFile, error) {
 	wf := &WeightsFile{Types: map[string]tensor.DType{}, Tensors: map[string]bool{}, Meta: map[string]any{}}
 	for _, t := range m.Tensors {
 		wf.Tensors[t.Name] = true
-		if dt, ok := t.Type.DType(); ok {
-			wf.Types[t.Name] = dt
+		if t.Type.Supported() {
+			wf.Types[t.Name] = t.Type
 		}
 	}
 	for _, kv := range m.Meta {

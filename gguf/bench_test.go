@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/gguf"
+	"github.com/graphc/graphc/tensor"
 )
 
 // BenchmarkParse parses a llama-sized header: a 128k-token vocabulary with
@@ -24,7 +25,7 @@ func BenchmarkParse(b *testing.B) {
 	must(b, w.AddMeta("tokenizer.ggml.token_type", types))
 	data := make([]byte, 4*32)
 	for i := range 291 {
-		must(b, w.AddTensor(fmt.Sprintf("blk.%d.t%d.weight", i/9, i%9), gguf.F32, []int64{32}, data))
+		must(b, w.AddTensor(fmt.Sprintf("blk.%d.t%d.weight", i/9, i%9), tensor.F32, []int64{32}, data))
 	}
 	var buf bytes.Buffer
 	_, err := w.WriteTo(&buf)

@@ -23,7 +23,7 @@ func Example() {
 	}
 	norm := tensor.NewTensor(tensor.F32, [4]int{4, 1, 1, 1})
 	copy(norm.F32s(), []float32{1, 2, 3, 4})
-	if err := w.AddTensor("blk.0.attn_norm.weight", gguf.F32, []int64{4}, norm.Data); err != nil {
+	if err := w.AddTensor("blk.0.attn_norm.weight", tensor.F32, []int64{4}, norm.Data); err != nil {
 		log.Fatal(err)
 	}
 	var buf bytes.Buffer

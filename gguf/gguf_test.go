@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/graphc/graphc/gguf"
+	"github.com/graphc/graphc/tensor"
 )
 
 // allValues is a metadata value of every type, arrays of every element
@@ -52,7 +53,7 @@ var allValues = []gguf.KV{
 // testTensors are a few tensors of different types, shapes and sizes.
 func testTensors() []struct {
 	name string
-	typ  gguf.GGMLType
+	typ  tensor.DType
 	ne   []int64
 	data []byte
 } {
@@ -65,16 +66,16 @@ func testTensors() []struct {
 	}
 	return []struct {
 		name string
-		typ  gguf.GGMLType
+		typ  tensor.DType
 		ne   []int64
 		data []byte
 	}{
-		{"token_embd.weight", gguf.F32, []int64{8, 5}, mk(8*5*4, 1)},
-		{"blk.0.attn_norm.weight", gguf.F32, []int64{8}, mk(8*4, 2)},
-		{"blk.0.attn_q.weight", gguf.F16, []int64{8, 8}, mk(8*8*2, 3)},
-		{"blk.0.ffn_up.weight", gguf.Q8_0, []int64{64, 3}, mk(2*3*34, 4)},
-		{"blk.0.ffn_down.weight", gguf.Q4_K, []int64{256, 1, 2}, mk(2*144, 5)},
-		{"pos", gguf.I32, []int64{3, 1, 1, 2}, mk(6*4, 6)},
+		{"token_embd.weight", tensor.F32, []int64{8, 5}, mk(8*5*4, 1)},
+		{"blk.0.attn_norm.weight", tensor.F32, []int64{8}, mk(8*4, 2)},
+		{"blk.0.attn_q.weight", tensor.F16, []int64{8, 8}, mk(8*8*2, 3)},
+		{"blk.0.ffn_up.weight", tensor.Q8_0, []int64{64, 3}, mk(2*3*34, 4)},
+		{"blk.0.ffn_down.weight", tensor.Q4_K, []int64{256, 1, 2}, mk(2*144, 5)},
+		{"pos", tensor.I32, []int64{3, 1, 1, 2}, mk(6*4, 6)},
 	}
 }
 
@@ -231,8 +232,8 @@ func TestWriterBytes(t *testing.T) {
 	w := gguf.NewWriter()
 	must(t, w.AddMeta("general.name", "tiny"))
 	must(t, w.AddMeta("a.list", []int32{-1, 2}))
-	must(t, w.AddTensor("a", gguf.F32, []int64{3}, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}))
-	must(t, w.AddTensor("b", gguf.I8, []int64{2, 1}, []byte{13, 14}))
+	must(t, w.AddTensor("a", tensor.F32, []int64{3}, []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}))
+	must(t, w.AddTensor("b", tensor.I8, []int64{2, 1}, []byte{13, 14}))
 	var got bytes.Buffer
 	_, err := w.WriteTo(&got)
 	must(t, err)
@@ -286,7 +287,7 @@ func TestParseLayouts(t *testing.T) {
 func TestWriterErrors(t *testing.T) {
 	w := gguf.NewWriter()
 	must(t, w.AddMeta("k", uint32(1)))
-	must(t, w.AddTensor("t", gguf.F32, []int64{1}, make([]byte, 4)))
+	must(t, w.AddTensor("t", tensor.F32, []int64{1}, make([]byte, 4)))
 	deep := any([]uint8{})
 	for range gguf.MaxArrayDepth {
 		deep = []any{deep}
@@ -303,16 +304,16 @@ func TestWriterErrors(t *testing.T) {
 		{w.AddMeta("n", deep), `gguf: metadata "n": element 0: element 0: element 0: element 0: element 0: element 0: element 0: element 0: element 0: element 0: element 0: element 0: element 0: element 0: element 0: arrays nested more than 16 deep`},
 		{w.AddMeta(gguf.AlignmentKey, uint64(64)), `gguf: general.alignment is uint64, want uint32`},
 		{w.AddMeta(gguf.AlignmentKey, uint32(48)), `gguf: general.alignment = 48 is not a power of two`},
-		{w.AddTensor("t", gguf.F32, []int64{1}, make([]byte, 4)), `gguf: duplicate tensor "t"`},
-		{w.AddTensor(strings.Repeat("n", 64), gguf.F32, []int64{1}, make([]byte, 4)), `gguf: tensor name "` + strings.Repeat("n", 64) + `" is 64 bytes, ggml allows at most 63`},
-		{w.AddTensor("u", gguf.F32, nil, nil), `gguf: tensor "u" has 0 dimensions, want 1 to 4`},
-		{w.AddTensor("u", gguf.F32, []int64{1, 1, 1, 1, 1}, nil), `gguf: tensor "u" has 5 dimensions, want 1 to 4`},
-		{w.AddTensor("u", gguf.GGMLType(4), []int64{1}, nil), `gguf: tensor "u": unknown ggml type id 4`},
-		{w.AddTensor("u", gguf.F32, []int64{2, 0}, nil), `gguf: tensor "u": dimension 1 is 0, want at least 1`},
-		{w.AddTensor("u", gguf.F32, []int64{1 << 40, 1 << 40}, nil), `gguf: tensor "u": shape [1099511627776, 1099511627776] has more than 2^63-1 elements`},
-		{w.AddTensor("u", gguf.F32, []int64{1 << 62}, nil), `gguf: tensor "u": f32 data of shape [4611686018427387904] is more than 2^63-1 bytes`},
-		{w.AddTensor("u", gguf.Q8_0, []int64{33}, nil), `gguf: tensor "u": ne0 = 33 is not a multiple of q8_0's block size 32`},
-		{w.AddTensor("u", gguf.Q8_0, []int64{64}, make([]byte, 64)), `gguf: tensor "u": 64 bytes of data, want 68 for q8_0[64]`},
+		{w.AddTensor("t", tensor.F32, []int64{1}, make([]byte, 4)), `gguf: duplicate tensor "t"`},
+		{w.AddTensor(strings.Repeat("n", 64), tensor.F32, []int64{1}, make([]byte, 4)), `gguf: tensor name "` + strings.Repeat("n", 64) + `" is 64 bytes, ggml allows at most 63`},
+		{w.AddTensor("u", tensor.F32, nil, nil), `gguf: tensor "u" has 0 dimensions, want 1 to 4`},
+		{w.AddTensor("u", tensor.F32, []int64{1, 1, 1, 1, 1}, nil), `gguf: tensor "u" has 5 dimensions, want 1 to 4`},
+		{w.AddTensor("u", tensor.DType(4), []int64{1}, nil), `gguf: tensor "u": unknown ggml type id 4`},
+		{w.AddTensor("u", tensor.F32, []int64{2, 0}, nil), `gguf: tensor "u": dimension 1 is 0, want at least 1`},
+		{w.AddTensor("u", tensor.F32, []int64{1 << 40, 1 << 40}, nil), `gguf: tensor "u": shape [1099511627776, 1099511627776] has more than 2^63-1 elements`},
+		{w.AddTensor("u", tensor.F32, []int64{1 << 62}, nil), `gguf: tensor "u": f32 data of shape [4611686018427387904] is more than 2^63-1 bytes`},
+		{w.AddTensor("u", tensor.Q8_0, []int64{33}, nil), `gguf: tensor "u": ne0 = 33 is not a multiple of q8_0's block size 32`},
+		{w.AddTensor("u", tensor.Q8_0, []int64{64}, make([]byte, 64)), `gguf: tensor "u": 64 bytes of data, want 68 for q8_0[64]`},
 	} {
 		if tc.err == nil || tc.err.Error() != tc.want {
 			t.Errorf("got error %v\nwant %s", tc.err, tc.want)
@@ -343,7 +344,7 @@ func (w *failWriter) Write(p []byte) (int, error) {
 
 func TestWriterIOError(t *testing.T) {
 	w := gguf.NewWriter()
-	must(t, w.AddTensor("t", gguf.F32, []int64{1 << 16}, make([]byte, 4<<16)))
+	must(t, w.AddTensor("t", tensor.F32, []int64{1 << 16}, make([]byte, 4<<16)))
 	n, err := w.WriteTo(&failWriter{n: 100000})
 	if err == nil || err.Error() != "disk full" || n != 100000 {
 		t.Errorf("WriteTo = %d, %v; want 100000, disk full", n, err)
@@ -383,34 +384,7 @@ func TestOpen(t *testing.T) {
 	}
 }
 
-// TestTypes checks the type traits against sizeof(block_*) and the QK
-// constants of ggml-org/ggml src/ggml-common.h (at d99724f2), printed by a
-// C program compiled against that header.
-func TestTypes(t *testing.T) {
-	for _, tc := range []struct {
-		t          gguf.GGMLType
-		name       string
-		blck, size int64
-	}{
-		{gguf.F32, "f32", 1, 4}, {gguf.F16, "f16", 1, 2}, {gguf.BF16, "bf16", 1, 2},
-		{gguf.I8, "i8", 1, 1}, {gguf.I16, "i16", 1, 2}, {gguf.I32, "i32", 1, 4},
-		{gguf.I64, "i64", 1, 8}, {gguf.F64, "f64", 1, 8},
-		{gguf.Q4_0, "q4_0", 32, 18}, {gguf.Q4_1, "q4_1", 32, 20}, {gguf.Q5_0, "q5_0", 32, 22},
-		{gguf.Q5_1, "q5_1", 32, 24}, {gguf.Q8_0, "q8_0", 32, 34}, {gguf.Q8_1, "q8_1", 32, 36},
-		{gguf.Q2_K, "q2_K", 256, 84}, {gguf.Q3_K, "q3_K", 256, 110}, {gguf.Q4_K, "q4_K", 256, 144},
-		{gguf.Q5_K, "q5_K", 256, 176}, {gguf.Q6_K, "q6_K", 256, 210}, {gguf.Q8_K, "q8_K", 256, 292},
-		{gguf.IQ2_XXS, "iq2_xxs", 256, 66}, {gguf.IQ2_XS, "iq2_xs", 256, 74}, {gguf.IQ3_XXS, "iq3_xxs", 256, 98},
-		{gguf.IQ1_S, "iq1_s", 256, 50}, {gguf.IQ4_NL, "iq4_nl", 32, 18}, {gguf.IQ3_S, "iq3_s", 256, 110},
-		{gguf.IQ2_S, "iq2_s", 256, 82}, {gguf.IQ4_XS, "iq4_xs", 256, 136}, {gguf.IQ1_M, "iq1_m", 256, 56},
-		{gguf.TQ1_0, "tq1_0", 256, 54}, {gguf.TQ2_0, "tq2_0", 256, 66}, {gguf.MXFP4, "mxfp4", 32, 17},
-		{gguf.NVFP4, "nvfp4", 64, 36}, {gguf.Q1_0, "q1_0", 128, 18}, {gguf.Q2_0, "q2_0", 64, 18},
-		{gguf.GGMLType(4), "type(4)", 0, 0}, {gguf.GGMLType(31), "type(31)", 0, 0}, {gguf.GGMLType(43), "type(43)", 0, 0},
-	} {
-		if tc.t.String() != tc.name || tc.t.BlockSize() != tc.blck || tc.t.TypeSize() != tc.size || tc.t.Known() != (tc.blck != 0) {
-			t.Errorf("type %d: %s, block %d, size %d, known %v; want %s, %d, %d",
-				uint32(tc.t), tc.t, tc.t.BlockSize(), tc.t.TypeSize(), tc.t.Known(), tc.name, tc.blck, tc.size)
-		}
-	}
+func TestValueTypes(t *testing.T) {
 	if gguf.TypeFloat64.String() != "f64" || gguf.ValueType(13).String() != "value_type(13)" {
 		t.Errorf("ValueType names: %s, %s", gguf.TypeFloat64, gguf.ValueType(13))
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/graphc/graphc/tensor"
 	"io"
 	"math"
 	"math/bits"
@@ -84,7 +85,7 @@ func (kv KV) Type() ValueType {
 // data lies.
 type TensorInfo struct {
 	Name string
-	Type GGMLType
+	Type tensor.DType
 	// NDims is the number of dimensions stored in the file (1 to 4).
 	NDims int
 	// Ne is the shape in ggml order, ne0 fastest; dimensions past NDims are 1.
@@ -612,7 +613,7 @@ func (d *decoder) tensorInfo(f *File, i uint64) error {
 	if err != nil {
 		return err
 	}
-	t.Type = GGMLType(typ)
+	t.Type = tensor.DType(typ)
 	off, err := d.u64(what + " offset")
 	if err != nil {
 		return err
@@ -660,10 +661,10 @@ func (d *decoder) tensorInfo(f *File, i uint64) error {
 	switch {
 	case !t.Type.Known():
 		bad("unknown ggml type id %d", typ)
-	case shapeOK && t.Ne[0]%t.Type.BlockSize() != 0:
+	case shapeOK && t.Ne[0]%int64(t.Type.BlockSize()) != 0:
 		bad("ne0 = %d is not a multiple of %s's block size %d", t.Ne[0], t.Type, t.Type.BlockSize())
 	case shapeOK:
-		hi, lo := bits.Mul64(nelem/uint64(t.Type.BlockSize()), uint64(t.Type.TypeSize()))
+		hi, lo := bits.Mul64(nelem/uint64(t.Type.BlockSize()), uint64(t.Type.Size()))
 		if hi != 0 || lo > math.MaxInt64 {
 			bad("%s data of shape %s is more than 2^63-1 bytes", t.Type, shapeString(t.Ne[:nDims]))
 		} else {

@@ -10,10 +10,6 @@ import (
 	"github.com/graphc/graphc/tensor"
 )
 
-// DType returns the runtime type of t, if graphc's runtime supports it
-// (the runtime's types carry their ggml ids).
-func (t GGMLType) DType() (tensor.DType, bool) { return tensor.DTypeFromGGML(uint32(t)) }
-
 func supportedTypes() string {
 	var s []string
 	for _, dt := range tensor.DTypes() {
@@ -45,8 +41,8 @@ func (m *Mapped) Weights(decls []engine.Decl) (map[string]tensor.Tensor, error) 
 			bad("weight %q is missing (the model wants %s)", d.Name, d)
 			continue
 		}
-		dt, ok := t.Type.DType()
-		if !ok {
+		dt := t.Type
+		if !dt.Supported() {
 			bad("tensor %q is %s; this build supports %s", d.Name, t.Type, supportedTypes())
 			continue
 		}

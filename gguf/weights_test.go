@@ -39,9 +39,9 @@ func TestWeightsMLP(t *testing.T) {
 		x := tensor.NewTensor(d.Type, d.Ne)
 		tensor.Fill(&x, tensor.GGMLFill(k))
 		mem[d.Name] = x
-		must(t, w.AddTensor(d.Name, gguf.F32, []int64{int64(d.Ne[0]), int64(d.Ne[1])}, x.Data))
+		must(t, w.AddTensor(d.Name, tensor.F32, []int64{int64(d.Ne[0]), int64(d.Ne[1])}, x.Data))
 	}
-	must(t, w.AddTensor("output_norm.weight", gguf.F32, []int64{16}, make([]byte, 64))) // not declared: ignored
+	must(t, w.AddTensor("output_norm.weight", tensor.F32, []int64{16}, make([]byte, 64))) // not declared: ignored
 	m := writeFile(t, w)
 	weights, err := m.Weights(mlp.Weights)
 	must(t, err)
@@ -77,12 +77,12 @@ func TestWeightsMLP(t *testing.T) {
 
 func TestWeightsErrors(t *testing.T) {
 	w := gguf.NewWriter()
-	must(t, w.AddTensor("ok", gguf.F32, []int64{4, 2}, make([]byte, 32)))
-	must(t, w.AddTensor("half", gguf.F16, []int64{4}, make([]byte, 8)))
-	must(t, w.AddTensor("shape", gguf.F32, []int64{2, 4}, make([]byte, 32)))
-	must(t, w.AddTensor("blk.0.attn_q.weight", gguf.Q8_0, []int64{32, 2}, make([]byte, 68)))
+	must(t, w.AddTensor("ok", tensor.F32, []int64{4, 2}, make([]byte, 32)))
+	must(t, w.AddTensor("half", tensor.F16, []int64{4}, make([]byte, 8)))
+	must(t, w.AddTensor("shape", tensor.F32, []int64{2, 4}, make([]byte, 32)))
+	must(t, w.AddTensor("blk.0.attn_q.weight", tensor.Q8_0, []int64{32, 2}, make([]byte, 68)))
 	for i := range 10 {
-		must(t, w.AddTensor("extra."+string(rune('a'+i)), gguf.I8, []int64{1}, []byte{0}))
+		must(t, w.AddTensor("extra."+string(rune('a'+i)), tensor.I8, []int64{1}, []byte{0}))
 	}
 	m := writeFile(t, w)
 	decls := []engine.Decl{
@@ -117,8 +117,8 @@ func TestWeightsMisaligned(t *testing.T) {
 		w := gguf.NewWriter()
 		must(t, w.AddMeta(gguf.AlignmentKey, uint32(1)))
 		must(t, w.AddMeta("pad", strings.Repeat("p", pad)))
-		must(t, w.AddTensor("b", gguf.I8, []int64{1}, []byte{1}))
-		must(t, w.AddTensor("w", gguf.F32, []int64{2}, make([]byte, 8)))
+		must(t, w.AddTensor("b", tensor.I8, []int64{1}, []byte{1}))
+		must(t, w.AddTensor("w", tensor.F32, []int64{2}, make([]byte, 8)))
 		m := writeFile(t, w)
 		ti, _ := m.Lookup("w")
 		if (m.DataOffset+ti.Offset)%4 == 0 {
@@ -132,18 +132,4 @@ func TestWeightsMisaligned(t *testing.T) {
 		return
 	}
 	t.Fatal("no padding misaligned the tensor")
-}
-
-// TestDTypes checks the runtime mapping against the runtime's own names
-// and sizes.
-func TestDTypes(t *testing.T) {
-	for _, g := range []gguf.GGMLType{gguf.F32, gguf.F16, gguf.I32, gguf.BF16, gguf.Q8_0, gguf.Q4_0} {
-		dt, ok := g.DType()
-		if !ok || dt.String() != g.String() || int64(dt.Size()) != g.TypeSize() || int64(dt.BlockSize()) != g.BlockSize() || dt.GGMLType() != uint32(g) {
-			t.Errorf("%s maps to %v (%v), size %d", g, dt, ok, dt.Size())
-		}
-	}
-	if _, ok := gguf.Q4_K.DType(); ok {
-		t.Errorf("q4_K maps to a runtime type")
-	}
 }

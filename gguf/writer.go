@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
+	"github.com/graphc/graphc/tensor"
 	"io"
 	"math"
 	"math/bits"
@@ -91,7 +92,7 @@ func checkValue(v any, depth int) error {
 // AddTensor adds a tensor of type typ and shape ne (ggml order, ne0
 // fastest, 1 to 4 dimensions) whose data, len(data) bytes, must be exactly
 // the tensor's size.
-func (w *Writer) AddTensor(name string, typ GGMLType, ne []int64, data []byte) error {
+func (w *Writer) AddTensor(name string, typ tensor.DType, ne []int64, data []byte) error {
 	t, err := w.tensorInfo(name, typ, ne)
 	if err != nil {
 		return err
@@ -107,7 +108,7 @@ func (w *Writer) AddTensor(name string, typ GGMLType, ne []int64, data []byte) e
 // when the file is written, exactly the tensor's size (WriteTo fails
 // otherwise): a file of many gigabytes of generated or converted weights
 // is written one tensor at a time instead of held in memory whole.
-func (w *Writer) AddTensorFunc(name string, typ GGMLType, ne []int64, produce func(io.Writer) error) error {
+func (w *Writer) AddTensorFunc(name string, typ tensor.DType, ne []int64, produce func(io.Writer) error) error {
 	t, err := w.tensorInfo(name, typ, ne)
 	if err != nil {
 		return err
@@ -125,7 +126,7 @@ func (w *Writer) add(t TensorInfo, data []byte, produce func(io.Writer) error) {
 
 // tensorInfo validates a tensor's name, type and shape and returns its
 // info without an offset.
-func (w *Writer) tensorInfo(name string, typ GGMLType, ne []int64) (TensorInfo, error) {
+func (w *Writer) tensorInfo(name string, typ tensor.DType, ne []int64) (TensorInfo, error) {
 	switch {
 	case len(name) > MaxNameLen:
 		return TensorInfo{}, fmt.Errorf("gguf: tensor name %q is %d bytes, ggml allows at most %d", name, len(name), MaxNameLen)
@@ -149,10 +150,10 @@ func (w *Writer) tensorInfo(name string, typ GGMLType, ne []int64) (TensorInfo, 
 		nelem = lo
 		t.Ne[i] = n
 	}
-	if ne[0]%typ.BlockSize() != 0 {
+	if ne[0]%int64(typ.BlockSize()) != 0 {
 		return TensorInfo{}, fmt.Errorf("gguf: tensor %q: ne0 = %d is not a multiple of %s's block size %d", name, ne[0], typ, typ.BlockSize())
 	}
-	hi, size := bits.Mul64(nelem/uint64(typ.BlockSize()), uint64(typ.TypeSize()))
+	hi, size := bits.Mul64(nelem/uint64(typ.BlockSize()), uint64(typ.Size()))
 	if hi != 0 || size > math.MaxInt64 {
 		return TensorInfo{}, fmt.Errorf("gguf: tensor %q: %s data of shape %s is more than 2^63-1 bytes", name, typ, shapeString(ne))
 	}

@@ -12,113 +12,143 @@ import (
 //	block_q4_0 { ggml_half d; uint8_t qs[16]; }     x[j] = (qs[j] & 15 − 8)·d, x[j+16] = (qs[j] >> 4 − 8)·d
 const qk = 32
 
-// Quantize converts float32 values to dt's layout (f32, f16, bf16, q8_0 or
-// q4_0) with ggml's reference rounding (quantize_row_*_ref), appending to
-// dst. len(src) must be a multiple of dt's block size.
+// Quantize converts float32 values to dt's layout with the type table's
+// Encode (ggml's reference rounding), appending to dst. len(src) must be a
+// multiple of dt's block size.
 func Quantize(dst []byte, dt DType, src []float32) []byte {
-	if len(src)%dt.BlockSize() != 0 {
+	enc := dt.Traits().Encode
+	if enc == nil || len(src)%dt.BlockSize() != 0 {
 		panic(fmt.Sprintf("BUG: Quantize %d values to %s", len(src), dt))
 	}
-	switch dt {
-	case F32:
-		for _, v := range src {
-			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+	return enc(dst, src)
+}
+
+// Dequantize converts n values of dt's layout in src to float32 with the
+// type table's Decode, appending to dst.
+func Dequantize(dst []float32, dt DType, src []byte, n int) []float32 {
+	dec := dt.Traits().Decode
+	if dec == nil {
+		panic("BUG: Dequantize from " + dt.String())
+	}
+	return dec(dst, src, n)
+}
+
+func encodeF32(dst []byte, src []float32) []byte {
+	for _, v := range src {
+		dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(v))
+	}
+	return dst
+}
+
+func decodeF32(dst []float32, src []byte, n int) []float32 {
+	for i := range n {
+		dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:])))
+	}
+	return dst
+}
+
+func encodeF16(dst []byte, src []float32) []byte {
+	for _, v := range src {
+		dst = binary.LittleEndian.AppendUint16(dst, F32ToF16(v))
+	}
+	return dst
+}
+
+func decodeF16(dst []float32, src []byte, n int) []float32 {
+	for i := range n {
+		dst = append(dst, F16ToF32(binary.LittleEndian.Uint16(src[2*i:])))
+	}
+	return dst
+}
+
+func encodeBF16(dst []byte, src []float32) []byte {
+	for _, v := range src {
+		dst = binary.LittleEndian.AppendUint16(dst, F32ToBF16(v))
+	}
+	return dst
+}
+
+func decodeBF16(dst []float32, src []byte, n int) []float32 {
+	for i := range n {
+		dst = append(dst, BF16ToF32(binary.LittleEndian.Uint16(src[2*i:])))
+	}
+	return dst
+}
+
+// encodeQ8_0 is quantize_row_q8_0_ref: d = amax/127, qs = round(x/d).
+func encodeQ8_0(dst []byte, src []float32) []byte {
+	for b := 0; b < len(src); b += qk {
+		x := src[b : b+qk]
+		amax := float32(0)
+		for _, v := range x {
+			amax = max(amax, float32(math.Abs(float64(v))))
 		}
-	case F16:
-		for _, v := range src {
-			dst = binary.LittleEndian.AppendUint16(dst, F32ToF16(v))
+		d := amax / 127
+		id := float32(0)
+		if d != 0 {
+			id = 1 / d
 		}
-	case BF16:
-		for _, v := range src {
-			dst = binary.LittleEndian.AppendUint16(dst, F32ToBF16(v))
+		dst = binary.LittleEndian.AppendUint16(dst, F32ToF16(d))
+		for _, v := range x {
+			dst = append(dst, byte(int8(roundf(v*id))))
 		}
-	case Q8_0:
-		for b := 0; b < len(src); b += qk {
-			x := src[b : b+qk]
-			amax := float32(0)
-			for _, v := range x {
-				amax = max(amax, float32(math.Abs(float64(v))))
-			}
-			d := amax / 127
-			id := float32(0)
-			if d != 0 {
-				id = 1 / d
-			}
-			dst = binary.LittleEndian.AppendUint16(dst, F32ToF16(d))
-			for _, v := range x {
-				dst = append(dst, byte(int8(roundf(v*id))))
-			}
+	}
+	return dst
+}
+
+func decodeQ8_0(dst []float32, src []byte, n int) []float32 {
+	for b := 0; b < n/qk; b++ {
+		blk := src[b*34 : b*34+34]
+		d := F16ToF32(binary.LittleEndian.Uint16(blk))
+		for j := 0; j < qk; j++ {
+			dst = append(dst, float32(int8(blk[2+j]))*d)
 		}
-	case Q4_0:
-		for b := 0; b < len(src); b += qk {
-			x := src[b : b+qk]
-			amax, vmax := float32(0), float32(0)
-			for _, v := range x {
-				if a := float32(math.Abs(float64(v))); a > amax {
-					amax, vmax = a, v
-				}
-			}
-			d := vmax / -8
-			id := float32(0)
-			if d != 0 {
-				id = 1 / d
-			}
-			dst = binary.LittleEndian.AppendUint16(dst, F32ToF16(d))
-			for j := 0; j < qk/2; j++ {
-				x0 := min(15, int8(x[j]*id+8.5))
-				x1 := min(15, int8(x[j+qk/2]*id+8.5))
-				dst = append(dst, byte(x0)|byte(x1)<<4)
+	}
+	return dst
+}
+
+// encodeQ4_0 is quantize_row_q4_0_ref: d = the value of largest magnitude
+// over -8, qs = x/d + 8.5 truncated, at most 15.
+func encodeQ4_0(dst []byte, src []float32) []byte {
+	for b := 0; b < len(src); b += qk {
+		x := src[b : b+qk]
+		amax, vmax := float32(0), float32(0)
+		for _, v := range x {
+			if a := float32(math.Abs(float64(v))); a > amax {
+				amax, vmax = a, v
 			}
 		}
-	default:
-		panic("BUG: Quantize to " + dt.String())
+		d := vmax / -8
+		id := float32(0)
+		if d != 0 {
+			id = 1 / d
+		}
+		dst = binary.LittleEndian.AppendUint16(dst, F32ToF16(d))
+		for j := 0; j < qk/2; j++ {
+			x0 := min(15, int8(x[j]*id+8.5))
+			x1 := min(15, int8(x[j+qk/2]*id+8.5))
+			dst = append(dst, byte(x0)|byte(x1)<<4)
+		}
+	}
+	return dst
+}
+
+func decodeQ4_0(dst []float32, src []byte, n int) []float32 {
+	for b := 0; b < n/qk; b++ {
+		blk := src[b*18 : b*18+18]
+		d := F16ToF32(binary.LittleEndian.Uint16(blk))
+		var hi [qk / 2]float32
+		for j := 0; j < qk/2; j++ {
+			dst = append(dst, float32(int(blk[2+j]&15)-8)*d)
+			hi[j] = float32(int(blk[2+j]>>4)-8) * d
+		}
+		dst = append(dst, hi[:]...)
 	}
 	return dst
 }
 
 // roundf rounds half away from zero, as C's roundf.
 func roundf(v float32) float32 { return float32(math.Round(float64(v))) }
-
-// Dequantize converts n values of dt's layout in src to float32, appending
-// to dst (ggml's dequantize_row_*).
-func Dequantize(dst []float32, dt DType, src []byte, n int) []float32 {
-	switch dt {
-	case F32:
-		for i := 0; i < n; i++ {
-			dst = append(dst, math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:])))
-		}
-	case F16:
-		for i := 0; i < n; i++ {
-			dst = append(dst, F16ToF32(binary.LittleEndian.Uint16(src[2*i:])))
-		}
-	case BF16:
-		for i := 0; i < n; i++ {
-			dst = append(dst, BF16ToF32(binary.LittleEndian.Uint16(src[2*i:])))
-		}
-	case Q8_0:
-		for b := 0; b < n/qk; b++ {
-			blk := src[b*34 : b*34+34]
-			d := F16ToF32(binary.LittleEndian.Uint16(blk))
-			for j := 0; j < qk; j++ {
-				dst = append(dst, float32(int8(blk[2+j]))*d)
-			}
-		}
-	case Q4_0:
-		for b := 0; b < n/qk; b++ {
-			blk := src[b*18 : b*18+18]
-			d := F16ToF32(binary.LittleEndian.Uint16(blk))
-			var hi [qk / 2]float32
-			for j := 0; j < qk/2; j++ {
-				dst = append(dst, float32(int(blk[2+j]&15)-8)*d)
-				hi[j] = float32(int(blk[2+j]>>4)-8) * d
-			}
-			dst = append(dst, hi[:]...)
-		}
-	default:
-		panic("BUG: Dequantize from " + dt.String())
-	}
-	return dst
-}
 
 // F32ToBF16 rounds to the nearest bfloat16, ties to even, NaNs kept quiet
 // (ggml_compute_fp32_to_bf16).

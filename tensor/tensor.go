@@ -1,93 +1,8 @@
 package tensor
 
 import (
-	"fmt"
 	"unsafe"
 )
-
-// DType is an element type, named and laid out as in ggml. Block-quantized
-// types (q8_0, q4_0) store BlockSize elements per block of Size bytes, as
-// ggml's type traits do.
-type DType uint8
-
-const (
-	F32 DType = iota
-	F16
-	I32
-	BF16
-	Q8_0
-	Q4_0
-	numDTypes
-)
-
-type dtypeTraits struct {
-	name      string
-	blockSize int    // elements per block
-	size      int    // bytes per block
-	ggml      uint32 // ggml_type id, as stored in GGUF files
-}
-
-var traits = [numDTypes]dtypeTraits{
-	F32:  {"f32", 1, 4, 0},
-	F16:  {"f16", 1, 2, 1},
-	I32:  {"i32", 1, 4, 26},
-	BF16: {"bf16", 1, 2, 30},
-	Q8_0: {"q8_0", 32, 34, 8}, // f16 scale + 32 int8
-	Q4_0: {"q4_0", 32, 18, 2}, // f16 scale + 32 4-bit values
-}
-
-func (t DType) String() string {
-	if t < numDTypes {
-		return traits[t].name
-	}
-	return fmt.Sprintf("dtype(%d)", uint8(t))
-}
-
-// Size is the size of one element in bytes or, for a block-quantized type,
-// of one block of BlockSize elements (ggml_type_size).
-func (t DType) Size() int { return traits[t].size }
-
-// BlockSize is the number of elements per block: 1 unless quantized.
-func (t DType) BlockSize() int { return traits[t].blockSize }
-
-// Quantized reports whether t is block-quantized.
-func (t DType) Quantized() bool { return traits[t].blockSize > 1 }
-
-// RowSize is the bytes of n consecutive elements (ggml_row_size); n must be
-// a multiple of BlockSize.
-func (t DType) RowSize(n int) int { return n / traits[t].blockSize * traits[t].size }
-
-// GGMLType is ggml's id of the type (enum ggml_type), as GGUF stores it.
-func (t DType) GGMLType() uint32 { return traits[t].ggml }
-
-// DTypes lists every element type.
-func DTypes() []DType {
-	out := make([]DType, numDTypes)
-	for i := range out {
-		out[i] = DType(i)
-	}
-	return out
-}
-
-// DTypeFromGGML maps a ggml type id to its DType.
-func DTypeFromGGML(id uint32) (DType, bool) {
-	for i, tr := range traits {
-		if tr.ggml == id {
-			return DType(i), true
-		}
-	}
-	return 0, false
-}
-
-// ParseDType maps a DSL/ggml type name ("f32", "q8_0", …) to its DType.
-func ParseDType(s string) (DType, bool) {
-	for i, tr := range traits {
-		if tr.name == s {
-			return DType(i), true
-		}
-	}
-	return 0, false
-}
 
 // Tensor is a strided 4-D view over bytes, with ggml's conventions: Ne[0] is
 // the fastest dimension and Nb holds strides in bytes. Data starts at element
@@ -133,10 +48,10 @@ func span(t DType, ne, nb *[4]int) int {
 	if ne[0] <= 0 || ne[1] <= 0 || ne[2] <= 0 || ne[3] <= 0 {
 		return 0
 	}
-	tr := &traits[t]
-	n := tr.size + (ne[0]-1)*nb[0]
-	if tr.blockSize > 1 {
-		n = ne[0] * nb[0] / tr.blockSize
+	tr := &types[t]
+	n := tr.Size + (ne[0]-1)*nb[0]
+	if tr.Block > 1 {
+		n = ne[0] * nb[0] / tr.Block
 	}
 	return n + (ne[1]-1)*nb[1] + (ne[2]-1)*nb[2] + (ne[3]-1)*nb[3]
 }

@@ -135,8 +135,7 @@ func weightsFile(g *ir.Graph, dt tensor.DType, fill string, seed uint64) (*gguf.
 			typ = dt
 		}
 		data := tensor.Quantize(nil, typ, vals)
-		ggmlType := gguf.GGMLType(typ.GGMLType())
-		if err := w.AddTensor(t.Name, ggmlType, []int64{int64(ne[0]), int64(ne[1]), int64(ne[2]), int64(ne[3])}[:dims(ne)], data); err != nil {
+		if err := w.AddTensor(t.Name, typ, []int64{int64(ne[0]), int64(ne[1]), int64(ne[2]), int64(ne[3])}[:dims(ne)], data); err != nil {
 			return nil, &compiler.UserError{Msg: fmt.Sprintf("weight %s: %v", t.Name, err)}
 		}
 	}

@@ -168,7 +168,7 @@ func archFile(a *archShape, dt tensor.DType, seed uint64, name string) (*gguf.Wr
 			}
 			return nil
 		}
-		if err := w.AddTensorFunc(t.name, gguf.GGMLType(typ.GGMLType()), ne, produce); err != nil {
+		if err := w.AddTensorFunc(t.name, typ, ne, produce); err != nil {
 			return nil, err
 		}
 	}

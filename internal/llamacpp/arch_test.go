@@ -296,11 +296,11 @@ func archLogits(t *testing.T, model, path string, prompt, steps []int32, observe
 // and graphc keeps ggml's AVX2/AVX-512 order. f32 files have no rounding
 // steps and agree to 1.2e-4 at n_embd 2048. f16 files were not measured at
 // these widths; they share the quantized bound.
-var largeTolerance = map[gguf.GGMLType]float64{
-	gguf.F32:  1e-3,
-	gguf.F16:  0.25,
-	gguf.Q8_0: 0.25,
-	gguf.Q4_0: 0.25,
+var largeTolerance = map[tensor.DType]float64{
+	tensor.F32:  1e-3,
+	tensor.F16:  0.25,
+	tensor.Q8_0: 0.25,
+	tensor.Q4_0: 0.25,
 }
 
 // TestLargeFileMatchesLlamaCpp compares the first-token logits of a large
@@ -326,7 +326,7 @@ func TestLargeFileMatchesLlamaCpp(t *testing.T) {
 		t.Fatal(err)
 	}
 	arch, _ := f.File.MetaString("general.architecture")
-	var typ gguf.GGMLType
+	var typ tensor.DType
 	found := false
 	for _, ti := range f.File.Tensors {
 		if ti.Name == "blk.0.attn_q.weight" {

@@ -42,7 +42,7 @@ type model struct {
 
 type ggufTensor struct {
 	name string
-	typ  gguf.GGMLType
+	typ  tensor.DType
 	ne   []int64
 	data []byte
 }
@@ -116,11 +116,11 @@ func writeGGUF(t *testing.T, m model, v tokenizer.Vocab) string {
 // deterministic pseudo-random weights, the matrices in typ (F32 or Q8_0),
 // and the f32 values llama.cpp will see, by name: Q8_0 matrices
 // dequantized.
-func llamaTensors(m model, nVocab int, typ gguf.GGMLType) ([]ggufTensor, map[string][]float32) {
+func llamaTensors(m model, nVocab int, typ tensor.DType) ([]ggufTensor, map[string][]float32) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	values := map[string][]float32{}
 	var out []ggufTensor
-	add := func(name string, typ gguf.GGMLType, ne ...int) {
+	add := func(name string, typ tensor.DType, ne ...int) {
 		n := 1
 		var ne64 []int64
 		for _, d := range ne {
@@ -136,7 +136,7 @@ func llamaTensors(m model, nVocab int, typ gguf.GGMLType) ([]ggufTensor, map[str
 			}
 		}
 		var data []byte
-		if typ == gguf.Q8_0 {
+		if typ == tensor.Q8_0 {
 			data = tensor.Quantize(nil, tensor.Q8_0, v)
 			v = tensor.Dequantize(nil, tensor.Q8_0, data, n)
 		} else {
@@ -148,20 +148,20 @@ func llamaTensors(m model, nVocab int, typ gguf.GGMLType) ([]ggufTensor, map[str
 		values[name] = v
 		out = append(out, ggufTensor{name: name, typ: typ, ne: ne64, data: data})
 	}
-	add("token_embd.weight", gguf.F32, m.nEmbd, nVocab)
+	add("token_embd.weight", tensor.F32, m.nEmbd, nVocab)
 	for l := 0; l < m.nLayer; l++ {
 		b := fmt.Sprintf("blk.%d.", l)
-		add(b+"attn_norm.weight", gguf.F32, m.nEmbd)
+		add(b+"attn_norm.weight", tensor.F32, m.nEmbd)
 		add(b+"attn_q.weight", typ, m.nEmbd, m.nEmbd)
 		add(b+"attn_k.weight", typ, m.nEmbd, m.nEmbd)
 		add(b+"attn_v.weight", typ, m.nEmbd, m.nEmbd)
 		add(b+"attn_output.weight", typ, m.nEmbd, m.nEmbd)
-		add(b+"ffn_norm.weight", gguf.F32, m.nEmbd)
+		add(b+"ffn_norm.weight", tensor.F32, m.nEmbd)
 		add(b+"ffn_gate.weight", typ, m.nEmbd, m.nFF)
 		add(b+"ffn_up.weight", typ, m.nEmbd, m.nFF)
 		add(b+"ffn_down.weight", typ, m.nFF, m.nEmbd)
 	}
-	add("output_norm.weight", gguf.F32, m.nEmbd)
+	add("output_norm.weight", tensor.F32, m.nEmbd)
 	add("output.weight", typ, m.nEmbd, nVocab)
 	return out, values
 }

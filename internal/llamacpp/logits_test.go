@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/examples/llama"
-	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/internal/llamacpp"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
@@ -58,7 +57,7 @@ func TestLogitsMatchLlamaCpp(t *testing.T) {
 	}
 	const prompt = "the cat sat on the mat, 42!"
 	for _, tc := range []struct {
-		typ gguf.GGMLType
+		typ tensor.DType
 		// tol bounds |graphc − llama.cpp| over every logit (they lie
 		// within about ±3). For f32, graphc's AVX2 and AVX-512 kernels
 		// land 3e-5 to 8e-5 from every llama.cpp build here, its Go loops
@@ -69,8 +68,8 @@ func TestLogitsMatchLlamaCpp(t *testing.T) {
 		// f32.
 		tol float64
 	}{
-		{gguf.F32, 2e-4},
-		{gguf.Q8_0, 0.1},
+		{tensor.F32, 2e-4},
+		{tensor.Q8_0, 0.1},
 	} {
 		t.Run(tc.typ.String(), func(t *testing.T) {
 			m := exampleModel

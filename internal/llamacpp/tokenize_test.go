@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/internal/llamacpp"
+	"github.com/graphc/graphc/tensor"
 	"github.com/graphc/graphc/tokenizer"
 )
 
@@ -44,7 +44,7 @@ func TestTokenizeMatchesLlamaCpp(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := model{arch: tc.arch, nEmbd: 64, nHead: 4, nLayer: 1, nFF: 128, nCtx: 16}
-			m.tensors, _ = llamaTensors(m, len(tc.vocab.Tokens), gguf.F32)
+			m.tensors, _ = llamaTensors(m, len(tc.vocab.Tokens), tensor.F32)
 			path := writeGGUF(t, m, tc.vocab)
 			tk, err := tokenizer.New(tc.vocab)
 			if err != nil {

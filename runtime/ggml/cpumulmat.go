@@ -288,8 +288,8 @@ func NewCPUMulMat(bufferType string, w, x *tensor.Tensor, threads int) (_ *CPUMu
 	if m.ctx == 0 {
 		return nil, errors.New("ggml_init failed")
 	}
-	wt := a.newTensor4d(m.ctx, int32(w.Type.GGMLType()), int64(w.Ne[0]), int64(w.Ne[1]), 1, 1)
-	xt := a.newTensor4d(m.ctx, int32(tensor.F32.GGMLType()), int64(x.Ne[0]), int64(x.Ne[1]), 1, 1)
+	wt := a.newTensor4d(m.ctx, int32(uint32(w.Type)), int64(w.Ne[0]), int64(w.Ne[1]), 1, 1)
+	xt := a.newTensor4d(m.ctx, int32(uint32(tensor.F32)), int64(x.Ne[0]), int64(x.Ne[1]), 1, 1)
 	m.dst = a.mulMat(m.ctx, wt, xt)
 	wsize := c.buftAllocSize(buft, wt)
 	if m.wbuf = a.buftAllocBuffer(buft, wsize); m.wbuf == 0 {

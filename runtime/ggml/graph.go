@@ -552,7 +552,7 @@ func (b *Backend) tensorAt(ctx context, known map[place]gtensor, p *place) (gten
 // stride is not dimension 0's. Check describes ops with it without
 // placing anything, so that what it asks the device is what build builds.
 func (a *api) layout(ctx context, p *place) (t, base gtensor, views []gtensor, err error) {
-	typ := int32(p.typ.GGMLType())
+	typ := int32(uint32(p.typ))
 	if contiguous(p) {
 		t = a.newTensor4d(ctx, typ, int64(p.ne[0]), int64(p.ne[1]), int64(p.ne[2]), int64(p.ne[3]))
 		return t, t, nil, nil

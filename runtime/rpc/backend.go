@@ -253,7 +253,7 @@ func (b *Backend) Alloc(size int) ([]byte, error) {
 // is a bug in the caller (a missing copy); one too large for the
 // protocol's 32-bit shapes and strides is an error.
 func (b *Backend) wire(t *tensor.Tensor) (wireTensor, error) {
-	w := wireTensor{Type: t.Type.GGMLType()}
+	w := wireTensor{Type: uint32(t.Type)}
 	for i := range 4 {
 		if t.Ne[i] < 0 || t.Ne[i] > math32 || t.Nb[i] < 0 || t.Nb[i] > math32 {
 			return w, fmt.Errorf("a %s%v tensor with strides %v: ggml's RPC protocol carries shapes and strides as 32-bit numbers", t.Type, t.Ne, t.Nb)

@@ -78,7 +78,7 @@ func writeModelFile(t *testing.T, v tokenizer.Vocab) string {
 		if d.Ne[1] == 1 {
 			ne = ne[:1]
 		}
-		if err := w.AddTensor(d.Name, gguf.F32, ne, data); err != nil {
+		if err := w.AddTensor(d.Name, tensor.F32, ne, data); err != nil {
 			t.Fatal(err)
 		}
 	}
