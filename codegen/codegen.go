@@ -68,7 +68,11 @@ func Generate(g *ir.Graph, opts Options) ([]byte, error) {
 		_ = f.Render(&raw)
 		return nil, fmt.Errorf("BUG: generated code does not format: %v\n%s", err, numbered(raw.String()))
 	}
-	return buf.Bytes(), nil
+	src, err := wrapLines(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("BUG: wrapped generated code does not format: %v", err)
+	}
+	return src, nil
 }
 
 func numbered(src string) string {
@@ -86,7 +90,6 @@ type generator struct {
 
 	dimField   map[*ir.Dim]string    // Dims struct field per bounded dim
 	boundConst map[*ir.Dim]string    // Max… constant per bounded dim
-	offConst   map[*ir.Tensor]string // offset constant per compute tensor
 	bufField   []string              // Model field per compute buffer
 	bufConst   []string              // size constant per compute buffer
 	beField    []string              // Model field per backend
@@ -97,7 +100,7 @@ type generator struct {
 	inField    map[*ir.Tensor]string // Inputs field per input
 	outField   map[*ir.Tensor]string // Outputs field per output
 	paramIndex map[*ir.Tensor]int    // index in m.weights or m.state
-	paramConst map[*ir.Tensor]string // named constant for that index
+	paramConst map[*ir.Tensor]string // named constant for a state's index
 	// versions are, with pipeline copies, the NCopies versions of a graph
 	// input (keyed by the input) and of a split input's copy (keyed by
 	// copy 0, which the nodes read); versionVar names the array of their
@@ -109,6 +112,8 @@ type generator struct {
 	dimsUsed   bool            // the code being emitted reads d
 	fillUses   map[string]bool // index variables the fill being emitted reads
 	params     opParams        // the kernel calls' parameter values
+	viewChecks []viewCheck     // the views Submit checks, in node order
+	extents    [][2]*ir.Expr   // their distinct byte ranges
 	weights    []*ir.Tensor    // declaration order
 	states     []*ir.Tensor    //
 	packedVar  []string        // per backend that packs weights: its table of them ("" for none)
@@ -145,10 +150,8 @@ func (gen *generator) file(f *jen.File) {
 		for k, b := range g.Buffers {
 			defs = append(defs, jen.Id(gen.bufConst[k]).Op("=").Lit(int(b.Size)).Comment(fmt.Sprintf("buffer %s: lower bound %d, naive %d", b.BufferType, b.LowerBound, b.NaiveSize)))
 		}
-		for _, t := range gen.allocated() {
-			defs = append(defs, jen.Id(gen.offConst[t]).Op("=").Lit(int(t.Alloc.Offset)).Comment(fmt.Sprintf("%s %s%s, %d bytes in %s", t.Name, t.Type, t.ShapeString(), t.MaxBytes(), g.Buffers[t.Alloc.Buffer].BufferType)))
-		}
-		f.Comment("Compute buffer layout: byte offsets planned at the dims' bounds.")
+		f.Comment("Compute buffer sizes, planned at the dims' bounds; each tensor's byte offset in its")
+		f.Comment("buffer is where the code takes it (graphc plan lists them).")
 		f.Const().Defs(defs...)
 	}
 	hostBytes, weightBytes, packedBytes := gen.hostMemory()
@@ -168,7 +171,7 @@ func (gen *generator) file(f *jen.File) {
 		for _, t := range gen.versionKeys() {
 			var offs []jen.Code
 			for _, v := range gen.versions[t] {
-				offs = append(offs, jen.Id(gen.offConst[v]))
+				offs = append(offs, jen.Lit(int(v.Alloc.Offset)))
 			}
 			defs = append(defs, jen.Id(gen.versionVar[t]).Op("=").Index(jen.Id("NCopies")).Int().Values(offs...))
 		}
@@ -181,6 +184,7 @@ func (gen *generator) file(f *jen.File) {
 	gen.plan(f)
 	gen.model(f)
 	gen.submit(f)
+	gen.views(f)
 	for k := range g.Splits {
 		gen.split(f, k)
 	}

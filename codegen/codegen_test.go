@@ -5,8 +5,11 @@ import (
 	"go/format"
 	"go/parser"
 	"go/token"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/compiler"
@@ -55,7 +58,7 @@ func TestGeneratedFile(t *testing.T) {
 		if err != nil || string(formatted) != src {
 			t.Errorf("not gofmt'd: %v", err)
 		}
-		for _, want := range []string{"MaxN = 4", "func (m *Model) Eval(in *Inputs) (*Outputs, error)", "func (m *Model) split0(", "offY "} {
+		for _, want := range []string{"MaxN = 4", "func (m *Model) Eval(in *Inputs) (*Outputs, error)", "func (m *Model) split0(", "// y = "} {
 			if !strings.Contains(src, want) {
 				t.Errorf("missing %q", want)
 			}
@@ -65,6 +68,26 @@ func TestGeneratedFile(t *testing.T) {
 		}
 		if again := generate(t, opts); again != src {
 			t.Error("two generations differ")
+		}
+	}
+}
+
+// TestGeneratedLines: no line of the examples' generated code is longer
+// than maxLine characters (codegen wraps them).
+func TestGeneratedLines(t *testing.T) {
+	files, _ := filepath.Glob("../examples/*/*_gen.go")
+	if len(files) == 0 {
+		t.Fatal("no generated examples")
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			if n := utf8.RuneCountInString(l); n > 160 {
+				t.Errorf("%s:%d: %d characters: %.80s…", file, i+1, n, l)
+			}
 		}
 	}
 }

@@ -63,7 +63,7 @@ func (gen *generator) decls(f *jen.File) {
 	declList := func(ts []*ir.Tensor) []jen.Code {
 		var vals []jen.Code
 		for _, t := range ts {
-			vals = append(vals, jen.Values(jen.Dict{jen.Id("Name"): jen.Lit(t.Name), jen.Id("Type"): dtypeCode(t.Type), jen.Id("Ne"): gen.shape(t.Ne, nil)}))
+			vals = append(vals, jen.Values(field("Name", jen.Lit(t.Name)), field("Type", dtypeCode(t.Type)), field("Ne", gen.shape(t.Ne, nil))))
 		}
 		return vals
 	}
@@ -72,11 +72,11 @@ func (gen *generator) decls(f *jen.File) {
 	if len(gen.g.Meta) > 0 {
 		var metas []jen.Code
 		for _, m := range gen.g.Meta {
-			d := jen.Dict{jen.Id("Key"): jen.Lit(m.Key), jen.Id("Value"): jen.Lit(m.Value)}
+			fields := []jen.Code{field("Key", jen.Lit(m.Key)), field("Value", jen.Lit(m.Value))}
 			if m.Default {
-				d[jen.Id("Default")] = jen.True()
+				fields = append(fields, field("Default", jen.True()))
 			}
-			metas = append(metas, jen.Values(d))
+			metas = append(metas, jen.Values(fields...))
 		}
 		f.Comment("Meta are the weights-file metadata values the model was compiled for; a file's are checked")
 		f.Comment("against them (gguf's CheckMeta) before its weights are used.")
@@ -85,11 +85,12 @@ func (gen *generator) decls(f *jen.File) {
 	f.Comment("States are the persistent tensors the model keeps across evaluations, in declaration order.")
 	f.Var().Id("States").Op("=").Index().Qual(pkgEngine, "Decl").Custom(multi, declList(gen.states)...)
 	var idx []jen.Code
-	for _, t := range gen.g.Params {
+	for _, t := range gen.states {
 		idx = append(idx, jen.Id(gen.paramConst[t]).Op("=").Lit(gen.paramIndex[t]).Comment(t.Name))
 	}
 	if len(idx) > 0 {
-		f.Comment("Indexes of the weights in Weights and of the state in States.")
+		f.Comment("Indexes of the state in States. The code indexes weights by their place in Weights,")
+		f.Comment("and each kernel call's comment names its operands.")
 		f.Const().Defs(idx...)
 	}
 	placed := func(ts []*ir.Tensor) []jen.Code {
@@ -106,13 +107,13 @@ func (gen *generator) decls(f *jen.File) {
 		ws, n := gen.g.PackedWeights(k)
 		var vals []jen.Code
 		for _, t := range ws {
-			what := fmt.Sprintf("%s%s: %d bytes packed", t.Type, t.ShapeString(), t.Packed.Bytes)
+			what := fmt.Sprintf("%s %s%s: %d bytes packed", t.Name, t.Type, t.ShapeString(), t.Packed.Bytes)
 			if !t.Packed.Sole {
 				what += ", read as loaded by other ops too"
 			}
 			// jen writes a list's separators after each item's comment:
 			// the comma is written by hand, before it.
-			vals = append(vals, jen.Values(jen.Id(gen.paramConst[t]), jen.Lit(t.Packed.Sole)).Op(",").Comment(what))
+			vals = append(vals, jen.Values(gen.paramRef(t), jen.Lit(t.Packed.Sole)).Op(",").Comment(what))
 		}
 		f.Comment(fmt.Sprintf("%s are the weights whose packed copy %s's matrix products read (Pack, ggml's", gen.packedVar[k], be.Name))
 		f.Comment(fmt.Sprintf("CPU_REPACK), made once by New: %d bytes beside the weights. Other ops read the weights;", n))
@@ -125,8 +126,8 @@ func (gen *generator) decls(f *jen.File) {
 	f.Comment("weightBackend and stateBackend are the backends whose memory holds each weight and")
 	f.Comment("state tensor, in declaration order.")
 	f.Var().Defs(
-		jen.Id("weightBackend").Op("=").Index().Int().Values(placed(gen.weights)...),
-		jen.Id("stateBackend").Op("=").Index().Int().Values(placed(gen.states)...),
+		jen.Id("weightBackend").Op("=").Index().Int().Add(wrapped(placed(gen.weights))),
+		jen.Id("stateBackend").Op("=").Index().Int().Add(wrapped(placed(gen.states))),
 	)
 }
 
@@ -224,6 +225,30 @@ func (gen *generator) opTables(f *jen.File) {
 // field is one keyed element of a composite literal, kept on one line
 // (jen.Dict sorts its keys and breaks the lines).
 func field(name string, v jen.Code) jen.Code { return jen.Id(name).Op(":").Add(v) }
+
+// wrapped is a composite literal's values, as many to a line as fit in
+// about 100 columns.
+func wrapped(vals []jen.Code) jen.Code {
+	const width = 100
+	var lines []jen.Code
+	var line []jen.Code
+	n := 0
+	for _, v := range vals {
+		w := len(fmt.Sprintf("%#v", v)) + 2
+		if len(line) > 0 && n+w > width {
+			lines = append(lines, jen.List(line...))
+			line, n = nil, 0
+		}
+		line, n = append(line, v), n+w
+	}
+	if len(line) > 0 {
+		lines = append(lines, jen.List(line...))
+	}
+	if len(lines) <= 1 {
+		return jen.Values(vals...)
+	}
+	return jen.Custom(multi, lines...)
+}
 
 func atBounds(ne [4]*ir.Expr) [4]int64 {
 	var out [4]int64

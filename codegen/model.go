@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/tensor"
 )
 
 func (gen *generator) model(f *jen.File) {
@@ -136,12 +137,12 @@ func (gen *generator) loc(t *ir.Tensor) (buf, off jen.Code) {
 		if _, ok := gen.versions[root]; ok {
 			base = jen.Id(gen.versionVar[root]).Index(jen.Id("c"))
 		} else {
-			base = jen.Id(gen.offConst[root])
+			base = jen.Lit(int(root.Alloc.Offset))
 		}
 	case ir.AllocWeight:
-		buf = jen.Id("m").Dot("weights").Index(jen.Id(gen.paramConst[root])).Dot("Data")
+		buf = jen.Id("m").Dot("weights").Index(gen.paramRef(root)).Dot("Data")
 	case ir.AllocState:
-		buf = jen.Id("m").Dot("state").Index(jen.Id(gen.paramConst[root])).Dot("Data")
+		buf = jen.Id("m").Dot("state").Index(gen.paramRef(root)).Dot("Data")
 	default:
 		panic(fmt.Sprintf("BUG: tensor %s (root %s) has no allocation", t.Name, root.Name))
 	}
@@ -161,6 +162,15 @@ func (gen *generator) loc(t *ir.Tensor) (buf, off jen.Code) {
 	return buf, jen.Add(base).Op("+").Add(gen.expr(vo))
 }
 
+// paramRef is weight or state t's index in Weights or States: a state by
+// its constant, a weight by its number (kernel calls name it).
+func (gen *generator) paramRef(t *ir.Tensor) jen.Code {
+	if c, ok := gen.paramConst[t]; ok {
+		return jen.Id(c)
+	}
+	return jen.Lit(gen.paramIndex[t])
+}
+
 // tensor renders an expression of type tensor.Tensor for t.
 func (gen *generator) tensor(t *ir.Tensor) jen.Code {
 	if t.ViewSrc == nil && (t.Alloc.Kind == ir.AllocWeight || t.Alloc.Kind == ir.AllocState) {
@@ -168,10 +178,47 @@ func (gen *generator) tensor(t *ir.Tensor) jen.Code {
 		if t.Alloc.Kind == ir.AllocState {
 			field = "state"
 		}
-		return jen.Id("m").Dot(field).Index(jen.Id(gen.paramConst[t]))
+		return jen.Id("m").Dot(field).Index(gen.paramRef(t))
 	}
 	buf, off := gen.loc(t)
+	if dense(t.Type, t.Ne, t.Nb, 4) {
+		return jen.Qual(pkgTensor, "Dense").Call(buf, off, dtypeCode(t.Type), gen.shape(t.Ne, nil))
+	}
 	return jen.Qual(pkgTensor, "At").Call(buf, off, dtypeCode(t.Type), gen.shape(t.Ne, nil), gen.shape(t.Nb, nil))
+}
+
+// dense reports whether strides nb are those of a contiguous tensor of
+// type dt and shape ne in dims 0..upto-1, wherever a stride matters (a dim
+// of one element may have any), and ne has one element in the dims after.
+func dense(dt tensor.DType, ne, nb [4]*ir.Expr, upto int) bool {
+	for i := upto; i < 4; i++ {
+		if c, ok := ne[i].Constant(); !ok || c != 1 {
+			return false
+		}
+	}
+	want := ir.Const(int64(dt.Size()))
+	for i := range upto {
+		if c, ok := ne[i].Constant(); !ok || c != 1 {
+			if !ir.Equal(nb[i], want) {
+				return false
+			}
+		}
+		if i == 0 {
+			// A row of whole blocks.
+			n, ok := ne[0].Constant()
+			switch {
+			case dt.BlockSize() == 1:
+				want = ir.Mul(want, ne[0])
+			case ok && n%int64(dt.BlockSize()) == 0:
+				want = ir.Const(int64(dt.RowSize(int(n))))
+			default:
+				return false
+			}
+			continue
+		}
+		want = ir.Mul(want, ne[i])
+	}
+	return true
 }
 
 // hostNeeds are CheckHostMemory's arguments for what (phrases) of the

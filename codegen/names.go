@@ -18,20 +18,27 @@ func newNamer(taken ...string) *namer {
 	return n
 }
 
-// camel converts "blk.0.attn_q.weight" to "Blk0AttnQWeight".
+// initialisms are the words camel writes in capitals, as Go names do:
+// "n_kv" is NKV, "cpu" CPU.
+var initialisms = map[string]bool{
+	"blas": true, "cpu": true, "cuda": true, "gpu": true, "id": true, "json": true,
+	"kq": true, "kqv": true, "kv": true, "rpc": true,
+}
+
+// camel converts "blk.0.attn_q.weight" to "Blk0AttnQWeight" and "n_kv" to
+// "NKV".
 func camel(s string) string {
 	var b strings.Builder
-	up := true
-	for _, r := range s {
-		if !unicode.IsLetter(r) && !unicode.IsDigit(r) {
-			up = true
+	words := strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for _, w := range words {
+		letters := strings.TrimRightFunc(w, unicode.IsDigit)
+		if initialisms[strings.ToLower(letters)] {
+			b.WriteString(strings.ToUpper(letters) + w[len(letters):])
 			continue
 		}
-		if up {
-			r = unicode.ToUpper(r)
-			up = false
-		}
-		b.WriteRune(r)
+		r := []rune(w)
+		r[0] = unicode.ToUpper(r[0])
+		b.WriteString(string(r))
 	}
 	if b.Len() == 0 || unicode.IsDigit(rune(b.String()[0])) {
 		return "X" + b.String()
@@ -96,6 +103,8 @@ var reserved = map[string]bool{
 	"math": true, "sync": true, "os": true, "flag": true, "errors": true,
 	"c": true, "p": true, "i": true, "s": true, "w": true, "t": true, "k": true, "lo": true, "hi": true, "be": true,
 	"regionParts": true, "regions": true, "hostBytes": true, "weightBytes": true, "packedBytes": true,
+	"regionMethods": true, "viewChecks": true,
+	"tensor": true, "ops": true, "backend": true, "engine": true, "mainutil": true, "gguf": true,
 }
 
 func init() {

@@ -12,7 +12,6 @@ func (gen *generator) prepare() error {
 	g := gen.g
 	gen.dimField = map[*ir.Dim]string{}
 	gen.boundConst = map[*ir.Dim]string{}
-	gen.offConst = map[*ir.Tensor]string{}
 	gen.inField = map[*ir.Tensor]string{}
 	gen.outField = map[*ir.Tensor]string{}
 	gen.paramIndex = map[*ir.Tensor]int{}
@@ -49,7 +48,6 @@ func (gen *generator) prepare() error {
 	for _, t := range g.Params {
 		if t.Kind == ir.KindWeight {
 			gen.paramIndex[t] = len(gen.weights)
-			gen.paramConst[t] = gen.names.local("weight", t.Name)
 			gen.weights = append(gen.weights, t)
 		} else {
 			gen.paramIndex[t] = len(gen.states)
@@ -99,9 +97,6 @@ func (gen *generator) prepare() error {
 		gen.bufField = append(gen.bufField, gen.names.local("buf", b.BufferType))
 		gen.bufConst = append(gen.bufConst, gen.names.local("", strings.ToLower(b.BufferType)+"_buffer_size"))
 	}
-	for _, t := range gen.allocated() {
-		gen.offConst[t] = gen.names.local("off", t.Name)
-	}
 	if g.NCopies > 1 {
 		for _, in := range g.InputCopies {
 			gen.versions[in.Tensor] = in.Copies
@@ -133,6 +128,7 @@ func (gen *generator) prepare() error {
 		}
 	}
 	gen.collectParams()
+	gen.collectViewChecks()
 	return nil
 }
 

@@ -25,9 +25,7 @@ func (gen *generator) regionCall(k int, be jen.Code, beConst string) []jen.Code 
 	r := g.Regions[k]
 	m := jen.Id("m").Dot("regions")
 	out := []jen.Code{
-		m.Clone().Op("=").Id("regionParts").Values(jen.Dict{
-			jen.Id("m"): jen.Id("m"), jen.Id("d"): jen.Op("*").Id("d"), jen.Id("c"): jen.Id("c"), jen.Id("region"): jen.Lit(k),
-		}),
+		m.Clone().Op("=").Id("regionParts").Values(field("m", jen.Id("m")), field("d", jen.Op("*").Id("d")), field("c", jen.Id("c")), field("region", jen.Lit(k))),
 		jen.Add(be).Dot("RunParts").Call(jen.Op("&").Add(m.Clone()), gen.expr(r.Units)).
 			Comment(fmt.Sprintf("%s … %s", g.Nodes[r.First].Name, g.Nodes[r.End-1].Name)),
 	}
@@ -51,13 +49,9 @@ func (gen *generator) reportRegion(k, first, end int, beConst string) []jen.Code
 	g := gen.g
 	r := g.Regions[k]
 	var show []jen.Code
-	names := newNamer("d", "m", "c", "be")
 	for _, t := range g.Nodes[first:end] {
 		if _, ok := r.Dst[t]; ok {
-			v := names.local("", t.Name)
-			show = append(show,
-				jen.Id(v).Op(":=").Add(gen.tensor(t)),
-				jen.Id("m").Dot("sched").Dot("Inspect").Call(jen.Id(beConst), jen.Lit(t.Name), jen.Op("&").Id(v)))
+			show = append(show, jen.Id("m").Dot("sched").Dot("Inspect").Call(jen.Id(beConst), jen.Lit(t.Name), gen.tensor(t)))
 		}
 	}
 	return show
@@ -79,15 +73,15 @@ func (gen *generator) regions(f *jen.File) {
 		jen.Id("c").Int(),
 		jen.Id("region").Int(),
 	)
-	var cases []jen.Code
+	var methods []jen.Code
 	for k := range g.Regions {
-		cases = append(cases, jen.Case(jen.Lit(k)).Block(
-			jen.Id("p").Dot("m").Dot(regionName(k)).Call(jen.Op("&").Id("p").Dot("d"), jen.Id("p").Dot("c"), jen.Id("be"), jen.Id("lo"), jen.Id("hi")),
-		))
+		methods = append(methods, jen.Parens(jen.Op("*").Id("Model")).Dot(regionName(k)))
 	}
+	f.Comment("regionMethods are the regions' methods, by region.")
+	f.Var().Id("regionMethods").Op("=").Index().Func().Params(jen.Op("*").Id("Model"), jen.Op("*").Id("Dims"), jen.Int(), lane, jen.Int(), jen.Int()).Add(wrapped(methods))
 	f.Comment("RunPart runs units [lo, hi) of the region on be.")
 	f.Func().Params(jen.Id("p").Op("*").Id("regionParts")).Id("RunPart").Params(jen.Id("be").Add(lane), jen.List(jen.Id("lo"), jen.Id("hi")).Int()).Block(
-		jen.Switch(jen.Id("p").Dot("region")).Block(cases...),
+		jen.Id("regionMethods").Index(jen.Id("p").Dot("region")).Call(jen.Id("p").Dot("m"), jen.Op("&").Id("p").Dot("d"), jen.Id("p").Dot("c"), jen.Id("be"), jen.Id("lo"), jen.Id("hi")),
 	)
 	for k := range g.Regions {
 		gen.region(f, k, lane)
@@ -186,7 +180,7 @@ func (gen *generator) regionNodes(k, first, end int) []jen.Code {
 			}
 			panic(fmt.Sprintf("BUG: node %s has no source %s", t.Name, x.Name))
 		})
-		body = append(body, jen.Id("be").Dot(call.method).Call(call.args...).Comment(fmt.Sprintf("%s %s, part %s", t.Name, t.Op, d)))
+		body = append(body, jen.Id("be").Dot(call.method).Call(call.args...).Comment(fmt.Sprintf("%s, part %s", statement(t), d)))
 	}
 	return body
 }
@@ -219,5 +213,11 @@ func (gen *generator) slice(t *ir.Tensor, s ir.Slice) jen.Code {
 			ne = append(ne, jen.Parens(jen.Id("hi").Op("-").Id("lo")).Op("*").Lit(int(s.Per)))
 		}
 	}
-	return jen.Qual(pkgTensor, "At").Call(buf, off, dtypeCode(t.Type), jen.Index(jen.Lit(4)).Int().Values(ne...), gen.shape(t.Nb, nil))
+	shape := jen.Index(jen.Lit(4)).Int().Values(ne...)
+	if dense(t.Type, t.Ne, t.Nb, s.Axis+1) {
+		// The part is contiguous too: only dims of one element follow
+		// the cut.
+		return jen.Qual(pkgTensor, "Dense").Call(buf, off, dtypeCode(t.Type), shape)
+	}
+	return jen.Qual(pkgTensor, "At").Call(buf, off, dtypeCode(t.Type), shape, gen.shape(t.Nb, nil))
 }

@@ -124,17 +124,20 @@ func (b *body) add(stmts ...jen.Code) { b.stmts = append(b.stmts, stmts...) }
 
 // ref renders a pointer to tensor t: weights and state in place, any other
 // tensor through a local declared on its first use.
-func (b *body) ref(t *ir.Tensor) jen.Code {
+func (b *body) ref(t *ir.Tensor) jen.Code { return jen.Op("&").Add(b.value(t)) }
+
+// value renders tensor t as ref does, by value.
+func (b *body) value(t *ir.Tensor) jen.Code {
 	if t.ViewSrc == nil && (t.Alloc.Kind == ir.AllocWeight || t.Alloc.Kind == ir.AllocState) {
-		return jen.Op("&").Add(b.gen.tensor(t))
+		return b.gen.tensor(t)
 	}
 	if v, ok := b.vars[t]; ok {
-		return jen.Op("&").Id(v)
+		return jen.Id(v)
 	}
 	v := b.local.local("", t.Name)
 	b.vars[t] = v
 	b.add(jen.Id(v).Op(":=").Add(b.gen.tensor(t)))
-	return jen.Op("&").Id(v)
+	return jen.Id(v)
 }
 
 // nodes adds the statements running nodes [first, end) of split s: each
@@ -161,8 +164,8 @@ func (gen *generator) nodes(b *body, s *ir.Split, first, end int) {
 		}
 		call := gen.kernel(t, b.ref)
 		b.add(
-			jen.Add(be.Clone()).Dot(call.method).Call(call.args...).Comment(fmt.Sprintf("%s %s", t.Name, t.Op)),
-			sched.Clone().Dot("Inspect").Call(jen.Id(gen.beConst[s.Backend]), jen.Lit(t.Name), b.ref(t)),
+			jen.Add(be.Clone()).Dot(call.method).Call(call.args...).Comment(statement(t)),
+			sched.Clone().Dot("Inspect").Call(jen.Id(gen.beConst[s.Backend]), jen.Lit(t.Name), b.value(t)),
 		)
 	}
 }
@@ -174,16 +177,23 @@ func (gen *generator) group(b *body, be jen.Code, s *ir.Split, ms []*ir.Tensor) 
 	args := []jen.Code{x}
 	var names []string
 	for _, m := range ms {
-		args = append(args, jen.Qual(pkgEngine, "Product").Values(jen.Dict{
-			jen.Id("Dst"): b.ref(m),
-			jen.Id("W"):   b.ref(m.Src[0]),
-		}))
+		args = append(args, jen.Qual(pkgEngine, "Product").Values(field("Dst", b.ref(m)), field("W", b.ref(m.Src[0]))))
 		names = append(names, m.Name)
 	}
 	b.add(jen.Add(be).Dot("MulMats").Call(args...).Comment(strings.Join(names, ", ") + " mul_mat"))
 	for _, m := range ms {
-		b.add(jen.Id("m").Dot("sched").Dot("Inspect").Call(jen.Id(gen.beConst[s.Backend]), jen.Lit(m.Name), b.ref(m)))
+		b.add(jen.Id("m").Dot("sched").Dot("Inspect").Call(jen.Id(gen.beConst[s.Backend]), jen.Lit(m.Name), b.value(m)))
 	}
+}
+
+// statement is node t as the plan prints it, "y = op(a, b)", for the
+// comment of its kernel call.
+func statement(t *ir.Tensor) string {
+	var srcs []string
+	for _, s := range t.Src {
+		srcs = append(srcs, s.Name)
+	}
+	return fmt.Sprintf("%s = %s(%s)", t.Name, t.Op, strings.Join(srcs, ", "))
 }
 
 // copiesIn describes a split's inputs for its doc comment.

@@ -35,26 +35,18 @@ func (gen *generator) submit(f *jen.File) {
 	body = append(body, gen.indexChecks()...)
 	// Views whose extent or alignment depends on the dims must stay inside
 	// their source and start and step on whole elements.
+	if len(gen.viewChecks) > 0 {
+		body = append(body, jen.For(jen.Id("i").Op(":=").Range().Id("viewChecks")).Block(
+			jen.List(jen.Id("lo"), jen.Id("hi")).Op(":=").Id("d").Dot("extent").Call(jen.Id("viewChecks").Index(jen.Id("i")).Dot("Extent")),
+			jen.If(jen.Err().Op(":=").Id("viewChecks").Index(jen.Id("i")).Dot("Check").Call(jen.Id("lo"), jen.Id("hi"), jen.Id("d")), jen.Err().Op("!=").Nil()).Block(
+				fail(jen.Err()),
+			),
+		))
+	}
 	for _, t := range g.Nodes {
 		if t.ViewSrc == nil || !gen.g.InGraph(t) || !t.ViewNeedsEvalCheck() {
 			continue
 		}
-		end := ir.Add(t.ViewOffs, t.Bytes())
-		size := int(t.ViewSrc.MaxBytes())
-		dims := t.ViewOffs.Dims(end.Dims(nil))
-		var dimArgs []jen.Code
-		var dimText []string
-		for _, d := range dims {
-			dimArgs = append(dimArgs, jen.Id("d").Dot(gen.dimField[d]))
-			dimText = append(dimText, d.Name+" = %d")
-		}
-		msg := fmt.Sprintf("%s: view %s of %s covers bytes [%%d, %%d), outside its %d bytes (%s)", t.Pos, t.Name, t.ViewSrc.Name, size, strings.Join(dimText, ", "))
-		body = append(body, jen.If(
-			jen.List(jen.Id("lo"), jen.Id("hi")).Op(":=").List(gen.expr(t.ViewOffs), gen.expr(end)),
-			jen.Id("lo").Op("<").Lit(0).Op("||").Id("hi").Op(">").Lit(size),
-		).Block(
-			fail(jen.Qual("fmt", "Errorf").Call(append([]jen.Code{jen.Lit(msg), jen.Id("lo"), jen.Id("hi")}, dimArgs...)...)),
-		))
 		unit := t.Type.Size()
 		for _, e := range t.ViewUnaligned() {
 			var args []jen.Code
@@ -153,4 +145,68 @@ func (gen *generator) indexChecks() []jen.Code {
 		).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
 	return code
+}
+
+// viewCheck is one view Submit checks: its row in viewChecks.
+type viewCheck struct {
+	t      *ir.Tensor
+	extent int
+}
+
+// collectViewChecks lists the views whose bytes depend on the dims, and
+// the distinct byte ranges they cover.
+func (gen *generator) collectViewChecks() {
+	index := map[string]int{}
+	for _, t := range gen.g.Nodes {
+		if t.ViewSrc == nil || !gen.g.InGraph(t) || !t.ViewNeedsEvalCheck() {
+			continue
+		}
+		lo, hi := t.ViewOffs, ir.Add(t.ViewOffs, t.Bytes())
+		key := lo.String() + " " + hi.String()
+		k, ok := index[key]
+		if !ok {
+			k = len(gen.extents)
+			index[key] = k
+			gen.extents = append(gen.extents, [2]*ir.Expr{lo, hi})
+		}
+		gen.viewChecks = append(gen.viewChecks, viewCheck{t, k})
+	}
+}
+
+// views emits the table of checked views, the Dims method computing
+// their extents, and the Dims' String the checks' errors print.
+func (gen *generator) views(f *jen.File) {
+	var dimText []string
+	var dimArgs []jen.Code
+	for _, d := range gen.bounded {
+		dimText = append(dimText, d.Name+" = %d")
+		dimArgs = append(dimArgs, jen.Id("d").Dot(gen.dimField[d]))
+	}
+	if len(gen.bounded) > 0 {
+		f.Comment("String prints the dims' values, as errors name them.")
+		f.Func().Params(jen.Id("d").Op("*").Id("Dims")).Id("String").Params().String().Block(
+			jen.Return(jen.Qual("fmt", "Sprintf").Call(append([]jen.Code{jen.Lit(strings.Join(dimText, ", "))}, dimArgs...)...)),
+		)
+	}
+	if len(gen.viewChecks) == 0 {
+		return
+	}
+	var rows []jen.Code
+	for _, v := range gen.viewChecks {
+		t := v.t
+		rows = append(rows, jen.Values(field("Pos", jen.Lit(t.Pos.String())), field("View", jen.Lit(t.Name)), field("Source", jen.Lit(t.ViewSrc.Name)),
+			field("Size", jen.Lit(int(t.ViewSrc.MaxBytes()))), field("Extent", jen.Lit(v.extent))))
+	}
+	f.Comment("viewChecks are the views whose bytes depend on the dims, checked by Submit against their")
+	f.Comment("sources' sizes; Extent is the case of Dims.extent covering each.")
+	f.Var().Id("viewChecks").Op("=").Index().Qual(pkgEngine, "ViewCheck").Custom(multi, rows...)
+	var cases []jen.Code
+	for k, e := range gen.extents {
+		cases = append(cases, jen.Case(jen.Lit(k)).Block(jen.Return(gen.expr(e[0]), gen.expr(e[1]))))
+	}
+	cases = append(cases, jen.Default().Block(jen.Panic(jen.Lit("BUG: no such extent"))))
+	f.Comment("extent is the byte range [lo, hi) extent k covers at these dims.")
+	f.Func().Params(jen.Id("d").Op("*").Id("Dims")).Id("extent").Params(jen.Id("k").Int()).Params(jen.Id("lo"), jen.Id("hi").Int()).Block(
+		jen.Switch(jen.Id("k")).Block(cases...),
+	)
 }

@@ -2,6 +2,9 @@ package compiler
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -39,26 +42,79 @@ func goldenConfig(t *testing.T, comment string) Config {
 }
 
 // TestGolden compiles every ../golden/*.txtar model and compares its plan
-// and generated code (or the errors) with the archive.
+// and generated code (or the errors) with the archive. The code of plans
+// of more than goldenCodeNodes nodes is generated (and vetted, by
+// TestGoldenCodeVets) but not kept: the archive is for what a reviewer
+// reads, and the examples hold the large models' code.
 func TestGolden(t *testing.T) {
 	golden.Run(t, "../golden/*.txtar", func(t *testing.T, comment string, in map[string]string) map[string]string {
-		return compileCase(t, goldenConfig(t, comment), in["model.g"])
+		out, code := compileCase(t, goldenConfig(t, comment), in["model.g"])
+		out["gen.go"] = ""
+		if len(strings.Split(out["plan"], "\n")) <= goldenCodeNodes {
+			out["gen.go"] = string(code)
+		}
+		return out
 	})
 }
 
-func compileCase(t *testing.T, cfg Config, src string) map[string]string {
+// goldenCodeNodes is the most plan lines a golden case keeps the code of.
+const goldenCodeNodes = 80
+
+// compileCase compiles a golden model: its archive sections, and the
+// generated code (nil where there is none).
+func compileCase(t *testing.T, cfg Config, src string) (map[string]string, []byte) {
 	res, err := Compile("model.g", []byte(src), cfg)
 	if err != nil {
-		return map[string]string{"errors": err.Error() + "\n"}
+		return map[string]string{"errors": err.Error() + "\n"}, nil
 	}
 	out := map[string]string{"plan": res.Graph.Format()}
 	code, err := Generate(res, codegen.Options{PkgName: "model", Source: "model.g"})
 	if err != nil {
 		out["gen.err"] = err.Error() + "\n"
-	} else {
-		out["gen.go"] = string(code)
 	}
-	return out
+	return out, code
+}
+
+// TestGoldenCodeVets type-checks and vets every golden model's generated
+// code, for every target (cuda and metal included): one package each, in
+// one temporary module that requires this checkout.
+func TestGoldenCodeVets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go vet")
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go tool")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	sum, _ := os.ReadFile(filepath.Join(root, "go.sum"))
+	files := map[string][]byte{
+		"go.mod": []byte("module goldens\n\ngo 1.26\n\nrequire github.com/graphc/graphc v0.0.0\n\nreplace github.com/graphc/graphc => " + root + "\n"),
+		"go.sum": sum,
+	}
+	golden.Run(t, "../golden/*.txtar", func(t *testing.T, comment string, in map[string]string) map[string]string {
+		if _, code := compileCase(t, goldenConfig(t, comment), in["model.g"]); code != nil {
+			files[strings.ReplaceAll(t.Name(), "/", "_")+"/model_gen.go"] = code
+		}
+		return nil
+	})
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "vet", "-mod=mod", "./...")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go vet of the goldens' generated code: %v\n%s", err, out)
+	}
 }
 
 // TestDeterministic compiles every golden model and example twice and
@@ -66,12 +122,15 @@ func compileCase(t *testing.T, cfg Config, src string) map[string]string {
 func TestDeterministic(t *testing.T) {
 	golden.Run(t, "../golden/*.txtar", func(t *testing.T, comment string, in map[string]string) map[string]string {
 		cfg := goldenConfig(t, comment)
-		a := compileCase(t, cfg, in["model.g"])
-		b := compileCase(t, cfg, in["model.g"])
+		a, codeA := compileCase(t, cfg, in["model.g"])
+		b, codeB := compileCase(t, cfg, in["model.g"])
 		for k := range a {
 			if a[k] != b[k] {
 				t.Errorf("section %s differs between two compilations", k)
 			}
+		}
+		if string(codeA) != string(codeB) {
+			t.Errorf("the generated code differs between two compilations")
 		}
 		return nil
 	})

@@ -12,6 +12,12 @@ func At(buf []byte, off int, t DType, ne, nb [4]int) Tensor {
 	return Tensor{Type: t, Ne: ne, Nb: nb, Data: buf[off : off+span(t, &ne, &nb)]}
 }
 
+// Dense returns the contiguous tensor of type t and shape ne whose first
+// element is at byte off of buf.
+func Dense(buf []byte, off int, t DType, ne [4]int) Tensor {
+	return At(buf, off, t, ne, ContiguousStrides(t, ne))
+}
+
 // Clone returns a contiguous copy of t with its own memory, so callers may
 // keep results while the compute buffers are reused.
 func Clone(t *Tensor) Tensor {

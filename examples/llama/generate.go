@@ -2,6 +2,7 @@ package llama
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/graphc/graphc/runtime/engine"
 )
@@ -11,7 +12,7 @@ import (
 // slots in use.
 func batch(tokens []int32, pos int) *Inputs {
 	positions, mask := engine.CausalBatch(len(tokens), pos)
-	return &Inputs{Dims: Dims{NTokens: len(tokens), NKv: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
+	return &Inputs{Dims: Dims{NTokens: len(tokens), NKV: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
 }
 
 // Generate feeds the prompt to the model in batches of at most MaxNTokens
@@ -25,12 +26,13 @@ func (m *Model) Generate(prompt []int32, n int, emit func(token int32) bool) ([]
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("generate: empty prompt")
 	}
-	if total := len(prompt) + n; total > MaxNKv {
-		return nil, fmt.Errorf("generate: %d prompt + %d new tokens need %d KV cache slots; the cache has %d (dim n_kv <= %d)", len(prompt), n, total, MaxNKv, MaxNKv)
+	if total := len(prompt) + n; total > MaxNKV {
+		return nil, fmt.Errorf("generate: %d prompt + %d new tokens need %d KV cache slots; the cache has %d (dim n_kv <= %d)", len(prompt), n, total, MaxNKV, MaxNKV)
 	}
+	vocab := Weights[slices.IndexFunc(Weights, func(d engine.Decl) bool { return d.Name == "token_embd.weight" })].Ne[1]
 	for _, t := range prompt {
-		if t < 0 || int(t) >= Weights[weightTokenEmbdWeight].Ne[1] {
-			return nil, fmt.Errorf("generate: token %d is outside the vocabulary [0, %d)", t, Weights[weightTokenEmbdWeight].Ne[1])
+		if t < 0 || int(t) >= vocab {
+			return nil, fmt.Errorf("generate: token %d is outside the vocabulary [0, %d)", t, vocab)
 		}
 	}
 	var logits []float32

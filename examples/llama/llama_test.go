@@ -39,7 +39,7 @@ func newGGMLModel(t testing.TB, threads int) *Model {
 func traceInputs(nTokens, kvHead int) *Inputs {
 	const nVocab = 128
 	nKV := kvHead + nTokens
-	in := &Inputs{Dims: Dims{NTokens: nTokens, NKv: nKV}}
+	in := &Inputs{Dims: Dims{NTokens: nTokens, NKV: nKV}}
 	for t := 0; t < nTokens; t++ {
 		in.InpTokens = append(in.InpTokens, int32((t*7+3)%nVocab))
 		in.InpPos = append(in.InpPos, int32(kvHead+t))

@@ -15,7 +15,7 @@ import (
 
 // Bounds of the bounded dims: the plan holds for every value up to them.
 const (
-	MaxNKv     = 16 // bound of dim n_kv
+	MaxNKV     = 16 // bound of dim n_kv
 	MaxNTokens = 8  // bound of dim n_tokens
 )
 
@@ -25,7 +25,7 @@ const NCopies = 1
 
 // The target's backends in priority order: indexes into the scheduler's backends.
 const (
-	backendCpu = 0 // cpu, buffer type CPU
+	backendCPU = 0 // cpu, buffer type CPU
 )
 
 // The kernel calls' scalar operands.
@@ -35,688 +35,10 @@ var (
 	softMaxParams = ops.SoftMaxParams{Scale: 0.25}
 )
 
-// Compute buffer layout: byte offsets planned at the dims' bounds.
+// Compute buffer sizes, planned at the dims' bounds; each tensor's byte offset in its
+// buffer is where the code takes it (graphc plan lists them).
 const (
-	cpuBufferSize      = 55840 // buffer CPU: lower bound 55840, naive 1649216
-	offInpTokens       = 12288 // inp_tokens i32[n_tokens], 32 bytes in CPU
-	offInpPos          = 55808 // inp_pos i32[n_tokens], 32 bytes in CPU
-	offKQMask          = 55296 // KQ_mask f32[n_kv, n_tokens], 512 bytes in CPU
-	offInpEmbd         = 20480 // inp_embd f32[64, n_tokens], 2048 bytes in CPU
-	offNorm0           = 0     // norm-0 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm0       = 2048  // attn_norm-0 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur0           = 4096  // Kcur-0 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope0       = 6144  // Kcur_rope-0 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur0           = 8192  // Vcur-0 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur0           = 10240 // Qcur-0 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope0       = 22528 // Qcur_rope-0 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq0             = 24576 // kq-0 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax0      = 26624 // kq_soft_max-0 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv0            = 28672 // kqv-0 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont0  = 30720 // kqv_merged_cont-0 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut0        = 32768 // attn_out-0 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp0         = 34816 // ffn_inp-0 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn0        = 36864 // norm_ffn-0 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm0        = 38912 // ffn_norm-0 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate0        = 0     // ffn_gate-0 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu0        = 4096  // ffn_silu-0 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp0          = 8192  // ffn_up-0 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar0     = 12288 // ffn_gate_par-0 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut0         = 40960 // ffn_out-0 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut0           = 16384 // l_out-0 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm1           = 43008 // norm-1 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm1       = 45056 // attn_norm-1 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur1           = 47104 // Kcur-1 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope1       = 49152 // Kcur_rope-1 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur1           = 51200 // Vcur-1 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur1           = 53248 // Qcur-1 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope1       = 18432 // Qcur_rope-1 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq1             = 24576 // kq-1 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax1      = 26624 // kq_soft_max-1 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv1            = 28672 // kqv-1 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont1  = 30720 // kqv_merged_cont-1 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut1        = 32768 // attn_out-1 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp1         = 34816 // ffn_inp-1 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn1        = 36864 // norm_ffn-1 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm1        = 38912 // ffn_norm-1 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate1        = 0     // ffn_gate-1 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu1        = 4096  // ffn_silu-1 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp1          = 8192  // ffn_up-1 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar1     = 12288 // ffn_gate_par-1 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut1         = 40960 // ffn_out-1 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut1           = 20480 // l_out-1 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm2           = 43008 // norm-2 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm2       = 45056 // attn_norm-2 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur2           = 47104 // Kcur-2 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope2       = 49152 // Kcur_rope-2 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur2           = 51200 // Vcur-2 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur2           = 53248 // Qcur-2 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope2       = 22528 // Qcur_rope-2 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq2             = 24576 // kq-2 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax2      = 26624 // kq_soft_max-2 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv2            = 28672 // kqv-2 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont2  = 30720 // kqv_merged_cont-2 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut2        = 32768 // attn_out-2 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp2         = 34816 // ffn_inp-2 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn2        = 36864 // norm_ffn-2 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm2        = 38912 // ffn_norm-2 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate2        = 0     // ffn_gate-2 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu2        = 4096  // ffn_silu-2 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp2          = 8192  // ffn_up-2 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar2     = 12288 // ffn_gate_par-2 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut2         = 40960 // ffn_out-2 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut2           = 16384 // l_out-2 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm3           = 43008 // norm-3 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm3       = 45056 // attn_norm-3 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur3           = 47104 // Kcur-3 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope3       = 49152 // Kcur_rope-3 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur3           = 51200 // Vcur-3 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur3           = 53248 // Qcur-3 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope3       = 18432 // Qcur_rope-3 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq3             = 24576 // kq-3 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax3      = 26624 // kq_soft_max-3 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv3            = 28672 // kqv-3 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont3  = 30720 // kqv_merged_cont-3 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut3        = 32768 // attn_out-3 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp3         = 34816 // ffn_inp-3 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn3        = 36864 // norm_ffn-3 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm3        = 38912 // ffn_norm-3 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate3        = 0     // ffn_gate-3 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu3        = 4096  // ffn_silu-3 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp3          = 8192  // ffn_up-3 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar3     = 12288 // ffn_gate_par-3 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut3         = 40960 // ffn_out-3 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut3           = 20480 // l_out-3 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm4           = 43008 // norm-4 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm4       = 45056 // attn_norm-4 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur4           = 47104 // Kcur-4 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope4       = 49152 // Kcur_rope-4 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur4           = 51200 // Vcur-4 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur4           = 53248 // Qcur-4 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope4       = 22528 // Qcur_rope-4 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq4             = 24576 // kq-4 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax4      = 26624 // kq_soft_max-4 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv4            = 28672 // kqv-4 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont4  = 30720 // kqv_merged_cont-4 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut4        = 32768 // attn_out-4 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp4         = 34816 // ffn_inp-4 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn4        = 36864 // norm_ffn-4 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm4        = 38912 // ffn_norm-4 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate4        = 0     // ffn_gate-4 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu4        = 4096  // ffn_silu-4 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp4          = 8192  // ffn_up-4 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar4     = 12288 // ffn_gate_par-4 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut4         = 40960 // ffn_out-4 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut4           = 16384 // l_out-4 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm5           = 43008 // norm-5 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm5       = 45056 // attn_norm-5 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur5           = 47104 // Kcur-5 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope5       = 49152 // Kcur_rope-5 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur5           = 51200 // Vcur-5 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur5           = 53248 // Qcur-5 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope5       = 18432 // Qcur_rope-5 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq5             = 24576 // kq-5 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax5      = 26624 // kq_soft_max-5 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv5            = 28672 // kqv-5 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont5  = 30720 // kqv_merged_cont-5 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut5        = 32768 // attn_out-5 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp5         = 34816 // ffn_inp-5 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn5        = 36864 // norm_ffn-5 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm5        = 38912 // ffn_norm-5 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate5        = 0     // ffn_gate-5 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu5        = 4096  // ffn_silu-5 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp5          = 8192  // ffn_up-5 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar5     = 12288 // ffn_gate_par-5 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut5         = 40960 // ffn_out-5 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut5           = 20480 // l_out-5 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm6           = 43008 // norm-6 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm6       = 45056 // attn_norm-6 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur6           = 47104 // Kcur-6 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope6       = 49152 // Kcur_rope-6 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur6           = 51200 // Vcur-6 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur6           = 53248 // Qcur-6 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope6       = 22528 // Qcur_rope-6 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq6             = 24576 // kq-6 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax6      = 26624 // kq_soft_max-6 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv6            = 28672 // kqv-6 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont6  = 30720 // kqv_merged_cont-6 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut6        = 32768 // attn_out-6 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp6         = 34816 // ffn_inp-6 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn6        = 36864 // norm_ffn-6 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm6        = 38912 // ffn_norm-6 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate6        = 0     // ffn_gate-6 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu6        = 4096  // ffn_silu-6 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp6          = 8192  // ffn_up-6 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar6     = 12288 // ffn_gate_par-6 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut6         = 40960 // ffn_out-6 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut6           = 16384 // l_out-6 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm7           = 43008 // norm-7 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm7       = 45056 // attn_norm-7 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur7           = 47104 // Kcur-7 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope7       = 49152 // Kcur_rope-7 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur7           = 51200 // Vcur-7 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur7           = 53248 // Qcur-7 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope7       = 18432 // Qcur_rope-7 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq7             = 24576 // kq-7 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax7      = 26624 // kq_soft_max-7 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv7            = 28672 // kqv-7 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont7  = 30720 // kqv_merged_cont-7 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut7        = 32768 // attn_out-7 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp7         = 34816 // ffn_inp-7 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn7        = 36864 // norm_ffn-7 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm7        = 38912 // ffn_norm-7 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate7        = 0     // ffn_gate-7 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu7        = 4096  // ffn_silu-7 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp7          = 8192  // ffn_up-7 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar7     = 12288 // ffn_gate_par-7 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut7         = 40960 // ffn_out-7 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut7           = 20480 // l_out-7 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm8           = 43008 // norm-8 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm8       = 45056 // attn_norm-8 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur8           = 47104 // Kcur-8 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope8       = 49152 // Kcur_rope-8 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur8           = 51200 // Vcur-8 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur8           = 53248 // Qcur-8 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope8       = 22528 // Qcur_rope-8 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq8             = 24576 // kq-8 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax8      = 26624 // kq_soft_max-8 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv8            = 28672 // kqv-8 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont8  = 30720 // kqv_merged_cont-8 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut8        = 32768 // attn_out-8 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp8         = 34816 // ffn_inp-8 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn8        = 36864 // norm_ffn-8 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm8        = 38912 // ffn_norm-8 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate8        = 0     // ffn_gate-8 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu8        = 4096  // ffn_silu-8 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp8          = 8192  // ffn_up-8 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar8     = 12288 // ffn_gate_par-8 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut8         = 40960 // ffn_out-8 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut8           = 16384 // l_out-8 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm9           = 43008 // norm-9 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm9       = 45056 // attn_norm-9 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur9           = 47104 // Kcur-9 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope9       = 49152 // Kcur_rope-9 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur9           = 51200 // Vcur-9 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur9           = 53248 // Qcur-9 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope9       = 18432 // Qcur_rope-9 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq9             = 24576 // kq-9 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax9      = 26624 // kq_soft_max-9 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv9            = 28672 // kqv-9 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont9  = 30720 // kqv_merged_cont-9 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut9        = 32768 // attn_out-9 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp9         = 34816 // ffn_inp-9 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn9        = 36864 // norm_ffn-9 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm9        = 38912 // ffn_norm-9 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate9        = 0     // ffn_gate-9 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu9        = 4096  // ffn_silu-9 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp9          = 8192  // ffn_up-9 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar9     = 12288 // ffn_gate_par-9 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut9         = 40960 // ffn_out-9 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut9           = 20480 // l_out-9 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm10          = 43008 // norm-10 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm10      = 45056 // attn_norm-10 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur10          = 47104 // Kcur-10 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope10      = 49152 // Kcur_rope-10 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur10          = 51200 // Vcur-10 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur10          = 53248 // Qcur-10 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope10      = 22528 // Qcur_rope-10 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq10            = 24576 // kq-10 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax10     = 26624 // kq_soft_max-10 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv10           = 28672 // kqv-10 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont10 = 30720 // kqv_merged_cont-10 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut10       = 32768 // attn_out-10 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp10        = 34816 // ffn_inp-10 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn10       = 36864 // norm_ffn-10 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm10       = 38912 // ffn_norm-10 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate10       = 0     // ffn_gate-10 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu10       = 4096  // ffn_silu-10 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp10         = 8192  // ffn_up-10 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar10    = 12288 // ffn_gate_par-10 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut10        = 40960 // ffn_out-10 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut10          = 16384 // l_out-10 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm11          = 43008 // norm-11 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm11      = 45056 // attn_norm-11 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur11          = 47104 // Kcur-11 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope11      = 49152 // Kcur_rope-11 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur11          = 51200 // Vcur-11 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur11          = 53248 // Qcur-11 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope11      = 18432 // Qcur_rope-11 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq11            = 24576 // kq-11 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax11     = 26624 // kq_soft_max-11 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv11           = 28672 // kqv-11 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont11 = 30720 // kqv_merged_cont-11 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut11       = 32768 // attn_out-11 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp11        = 34816 // ffn_inp-11 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn11       = 36864 // norm_ffn-11 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm11       = 38912 // ffn_norm-11 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate11       = 0     // ffn_gate-11 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu11       = 4096  // ffn_silu-11 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp11         = 8192  // ffn_up-11 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar11    = 12288 // ffn_gate_par-11 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut11        = 40960 // ffn_out-11 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut11          = 20480 // l_out-11 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm12          = 43008 // norm-12 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm12      = 45056 // attn_norm-12 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur12          = 47104 // Kcur-12 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope12      = 49152 // Kcur_rope-12 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur12          = 51200 // Vcur-12 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur12          = 53248 // Qcur-12 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope12      = 22528 // Qcur_rope-12 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq12            = 24576 // kq-12 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax12     = 26624 // kq_soft_max-12 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv12           = 28672 // kqv-12 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont12 = 30720 // kqv_merged_cont-12 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut12       = 32768 // attn_out-12 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp12        = 34816 // ffn_inp-12 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn12       = 36864 // norm_ffn-12 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm12       = 38912 // ffn_norm-12 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate12       = 0     // ffn_gate-12 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu12       = 4096  // ffn_silu-12 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp12         = 8192  // ffn_up-12 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar12    = 12288 // ffn_gate_par-12 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut12        = 40960 // ffn_out-12 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut12          = 16384 // l_out-12 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm13          = 43008 // norm-13 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm13      = 45056 // attn_norm-13 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur13          = 47104 // Kcur-13 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope13      = 49152 // Kcur_rope-13 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur13          = 51200 // Vcur-13 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur13          = 53248 // Qcur-13 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope13      = 18432 // Qcur_rope-13 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq13            = 24576 // kq-13 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax13     = 26624 // kq_soft_max-13 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv13           = 28672 // kqv-13 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont13 = 30720 // kqv_merged_cont-13 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut13       = 32768 // attn_out-13 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp13        = 34816 // ffn_inp-13 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn13       = 36864 // norm_ffn-13 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm13       = 38912 // ffn_norm-13 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate13       = 0     // ffn_gate-13 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu13       = 4096  // ffn_silu-13 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp13         = 8192  // ffn_up-13 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar13    = 12288 // ffn_gate_par-13 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut13        = 40960 // ffn_out-13 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut13          = 20480 // l_out-13 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm14          = 43008 // norm-14 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm14      = 45056 // attn_norm-14 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur14          = 47104 // Kcur-14 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope14      = 49152 // Kcur_rope-14 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur14          = 51200 // Vcur-14 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur14          = 53248 // Qcur-14 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope14      = 22528 // Qcur_rope-14 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq14            = 24576 // kq-14 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax14     = 26624 // kq_soft_max-14 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv14           = 28672 // kqv-14 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont14 = 30720 // kqv_merged_cont-14 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut14       = 32768 // attn_out-14 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp14        = 34816 // ffn_inp-14 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn14       = 36864 // norm_ffn-14 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm14       = 38912 // ffn_norm-14 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate14       = 0     // ffn_gate-14 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu14       = 4096  // ffn_silu-14 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp14         = 8192  // ffn_up-14 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar14    = 12288 // ffn_gate_par-14 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut14        = 40960 // ffn_out-14 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut14          = 16384 // l_out-14 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm15          = 43008 // norm-15 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm15      = 45056 // attn_norm-15 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur15          = 47104 // Kcur-15 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope15      = 49152 // Kcur_rope-15 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur15          = 51200 // Vcur-15 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur15          = 53248 // Qcur-15 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope15      = 18432 // Qcur_rope-15 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq15            = 24576 // kq-15 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax15     = 26624 // kq_soft_max-15 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv15           = 28672 // kqv-15 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont15 = 30720 // kqv_merged_cont-15 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut15       = 32768 // attn_out-15 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp15        = 34816 // ffn_inp-15 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn15       = 36864 // norm_ffn-15 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm15       = 38912 // ffn_norm-15 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate15       = 0     // ffn_gate-15 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu15       = 4096  // ffn_silu-15 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp15         = 8192  // ffn_up-15 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar15    = 12288 // ffn_gate_par-15 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut15        = 40960 // ffn_out-15 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut15          = 20480 // l_out-15 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm16          = 43008 // norm-16 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm16      = 45056 // attn_norm-16 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur16          = 47104 // Kcur-16 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope16      = 49152 // Kcur_rope-16 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur16          = 51200 // Vcur-16 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur16          = 53248 // Qcur-16 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope16      = 22528 // Qcur_rope-16 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq16            = 24576 // kq-16 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax16     = 26624 // kq_soft_max-16 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv16           = 28672 // kqv-16 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont16 = 30720 // kqv_merged_cont-16 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut16       = 32768 // attn_out-16 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp16        = 34816 // ffn_inp-16 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn16       = 36864 // norm_ffn-16 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm16       = 38912 // ffn_norm-16 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate16       = 0     // ffn_gate-16 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu16       = 4096  // ffn_silu-16 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp16         = 8192  // ffn_up-16 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar16    = 12288 // ffn_gate_par-16 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut16        = 40960 // ffn_out-16 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut16          = 16384 // l_out-16 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm17          = 43008 // norm-17 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm17      = 45056 // attn_norm-17 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur17          = 47104 // Kcur-17 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope17      = 49152 // Kcur_rope-17 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur17          = 51200 // Vcur-17 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur17          = 53248 // Qcur-17 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope17      = 18432 // Qcur_rope-17 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq17            = 24576 // kq-17 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax17     = 26624 // kq_soft_max-17 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv17           = 28672 // kqv-17 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont17 = 30720 // kqv_merged_cont-17 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut17       = 32768 // attn_out-17 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp17        = 34816 // ffn_inp-17 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn17       = 36864 // norm_ffn-17 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm17       = 38912 // ffn_norm-17 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate17       = 0     // ffn_gate-17 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu17       = 4096  // ffn_silu-17 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp17         = 8192  // ffn_up-17 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar17    = 12288 // ffn_gate_par-17 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut17        = 40960 // ffn_out-17 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut17          = 20480 // l_out-17 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm18          = 43008 // norm-18 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm18      = 45056 // attn_norm-18 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur18          = 47104 // Kcur-18 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope18      = 49152 // Kcur_rope-18 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur18          = 51200 // Vcur-18 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur18          = 53248 // Qcur-18 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope18      = 22528 // Qcur_rope-18 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq18            = 24576 // kq-18 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax18     = 26624 // kq_soft_max-18 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv18           = 28672 // kqv-18 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont18 = 30720 // kqv_merged_cont-18 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut18       = 32768 // attn_out-18 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp18        = 34816 // ffn_inp-18 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn18       = 36864 // norm_ffn-18 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm18       = 38912 // ffn_norm-18 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate18       = 0     // ffn_gate-18 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu18       = 4096  // ffn_silu-18 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp18         = 8192  // ffn_up-18 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar18    = 12288 // ffn_gate_par-18 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut18        = 40960 // ffn_out-18 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut18          = 16384 // l_out-18 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm19          = 43008 // norm-19 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm19      = 45056 // attn_norm-19 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur19          = 47104 // Kcur-19 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope19      = 49152 // Kcur_rope-19 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur19          = 51200 // Vcur-19 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur19          = 53248 // Qcur-19 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope19      = 18432 // Qcur_rope-19 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq19            = 24576 // kq-19 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax19     = 26624 // kq_soft_max-19 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv19           = 28672 // kqv-19 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont19 = 30720 // kqv_merged_cont-19 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut19       = 32768 // attn_out-19 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp19        = 34816 // ffn_inp-19 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn19       = 36864 // norm_ffn-19 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm19       = 38912 // ffn_norm-19 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate19       = 0     // ffn_gate-19 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu19       = 4096  // ffn_silu-19 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp19         = 8192  // ffn_up-19 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar19    = 12288 // ffn_gate_par-19 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut19        = 40960 // ffn_out-19 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut19          = 20480 // l_out-19 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm20          = 43008 // norm-20 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm20      = 45056 // attn_norm-20 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur20          = 47104 // Kcur-20 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope20      = 49152 // Kcur_rope-20 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur20          = 51200 // Vcur-20 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur20          = 53248 // Qcur-20 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope20      = 22528 // Qcur_rope-20 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq20            = 24576 // kq-20 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax20     = 26624 // kq_soft_max-20 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv20           = 28672 // kqv-20 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont20 = 30720 // kqv_merged_cont-20 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut20       = 32768 // attn_out-20 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp20        = 34816 // ffn_inp-20 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn20       = 36864 // norm_ffn-20 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm20       = 38912 // ffn_norm-20 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate20       = 0     // ffn_gate-20 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu20       = 4096  // ffn_silu-20 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp20         = 8192  // ffn_up-20 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar20    = 12288 // ffn_gate_par-20 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut20        = 40960 // ffn_out-20 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut20          = 16384 // l_out-20 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm21          = 43008 // norm-21 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm21      = 45056 // attn_norm-21 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur21          = 47104 // Kcur-21 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope21      = 49152 // Kcur_rope-21 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur21          = 51200 // Vcur-21 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur21          = 53248 // Qcur-21 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope21      = 18432 // Qcur_rope-21 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq21            = 24576 // kq-21 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax21     = 26624 // kq_soft_max-21 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv21           = 28672 // kqv-21 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont21 = 30720 // kqv_merged_cont-21 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut21       = 32768 // attn_out-21 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp21        = 34816 // ffn_inp-21 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn21       = 36864 // norm_ffn-21 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm21       = 38912 // ffn_norm-21 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate21       = 0     // ffn_gate-21 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu21       = 4096  // ffn_silu-21 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp21         = 8192  // ffn_up-21 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar21    = 12288 // ffn_gate_par-21 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut21        = 40960 // ffn_out-21 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut21          = 20480 // l_out-21 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm22          = 43008 // norm-22 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm22      = 45056 // attn_norm-22 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur22          = 47104 // Kcur-22 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope22      = 49152 // Kcur_rope-22 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur22          = 51200 // Vcur-22 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur22          = 53248 // Qcur-22 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope22      = 22528 // Qcur_rope-22 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq22            = 24576 // kq-22 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax22     = 26624 // kq_soft_max-22 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv22           = 28672 // kqv-22 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont22 = 30720 // kqv_merged_cont-22 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut22       = 32768 // attn_out-22 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp22        = 34816 // ffn_inp-22 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn22       = 36864 // norm_ffn-22 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm22       = 38912 // ffn_norm-22 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate22       = 0     // ffn_gate-22 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu22       = 4096  // ffn_silu-22 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp22         = 8192  // ffn_up-22 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar22    = 12288 // ffn_gate_par-22 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut22        = 40960 // ffn_out-22 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut22          = 16384 // l_out-22 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm23          = 43008 // norm-23 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm23      = 45056 // attn_norm-23 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur23          = 47104 // Kcur-23 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope23      = 49152 // Kcur_rope-23 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur23          = 51200 // Vcur-23 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur23          = 53248 // Qcur-23 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope23      = 18432 // Qcur_rope-23 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq23            = 24576 // kq-23 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax23     = 26624 // kq_soft_max-23 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv23           = 28672 // kqv-23 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont23 = 30720 // kqv_merged_cont-23 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut23       = 32768 // attn_out-23 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp23        = 34816 // ffn_inp-23 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn23       = 36864 // norm_ffn-23 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm23       = 38912 // ffn_norm-23 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate23       = 0     // ffn_gate-23 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu23       = 4096  // ffn_silu-23 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp23         = 8192  // ffn_up-23 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar23    = 12288 // ffn_gate_par-23 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut23        = 40960 // ffn_out-23 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut23          = 20480 // l_out-23 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm24          = 43008 // norm-24 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm24      = 45056 // attn_norm-24 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur24          = 47104 // Kcur-24 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope24      = 49152 // Kcur_rope-24 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur24          = 51200 // Vcur-24 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur24          = 53248 // Qcur-24 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope24      = 22528 // Qcur_rope-24 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq24            = 24576 // kq-24 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax24     = 26624 // kq_soft_max-24 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv24           = 28672 // kqv-24 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont24 = 30720 // kqv_merged_cont-24 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut24       = 32768 // attn_out-24 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp24        = 34816 // ffn_inp-24 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn24       = 36864 // norm_ffn-24 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm24       = 38912 // ffn_norm-24 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate24       = 0     // ffn_gate-24 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu24       = 4096  // ffn_silu-24 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp24         = 8192  // ffn_up-24 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar24    = 12288 // ffn_gate_par-24 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut24        = 40960 // ffn_out-24 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut24          = 16384 // l_out-24 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm25          = 43008 // norm-25 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm25      = 45056 // attn_norm-25 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur25          = 47104 // Kcur-25 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope25      = 49152 // Kcur_rope-25 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur25          = 51200 // Vcur-25 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur25          = 53248 // Qcur-25 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope25      = 18432 // Qcur_rope-25 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq25            = 24576 // kq-25 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax25     = 26624 // kq_soft_max-25 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv25           = 28672 // kqv-25 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont25 = 30720 // kqv_merged_cont-25 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut25       = 32768 // attn_out-25 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp25        = 34816 // ffn_inp-25 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn25       = 36864 // norm_ffn-25 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm25       = 38912 // ffn_norm-25 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate25       = 0     // ffn_gate-25 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu25       = 4096  // ffn_silu-25 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp25         = 8192  // ffn_up-25 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar25    = 12288 // ffn_gate_par-25 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut25        = 40960 // ffn_out-25 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut25          = 20480 // l_out-25 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm26          = 43008 // norm-26 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm26      = 45056 // attn_norm-26 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur26          = 47104 // Kcur-26 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope26      = 49152 // Kcur_rope-26 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur26          = 51200 // Vcur-26 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur26          = 53248 // Qcur-26 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope26      = 22528 // Qcur_rope-26 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq26            = 24576 // kq-26 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax26     = 26624 // kq_soft_max-26 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv26           = 28672 // kqv-26 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont26 = 30720 // kqv_merged_cont-26 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut26       = 32768 // attn_out-26 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp26        = 34816 // ffn_inp-26 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn26       = 36864 // norm_ffn-26 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm26       = 38912 // ffn_norm-26 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate26       = 0     // ffn_gate-26 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu26       = 4096  // ffn_silu-26 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp26         = 8192  // ffn_up-26 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar26    = 12288 // ffn_gate_par-26 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut26        = 40960 // ffn_out-26 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut26          = 16384 // l_out-26 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm27          = 43008 // norm-27 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm27      = 45056 // attn_norm-27 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur27          = 47104 // Kcur-27 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope27      = 49152 // Kcur_rope-27 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur27          = 51200 // Vcur-27 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur27          = 53248 // Qcur-27 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope27      = 18432 // Qcur_rope-27 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq27            = 24576 // kq-27 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax27     = 26624 // kq_soft_max-27 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv27           = 28672 // kqv-27 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont27 = 30720 // kqv_merged_cont-27 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut27       = 32768 // attn_out-27 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp27        = 34816 // ffn_inp-27 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn27       = 36864 // norm_ffn-27 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm27       = 38912 // ffn_norm-27 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate27       = 0     // ffn_gate-27 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu27       = 4096  // ffn_silu-27 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp27         = 8192  // ffn_up-27 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar27    = 12288 // ffn_gate_par-27 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut27        = 40960 // ffn_out-27 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut27          = 20480 // l_out-27 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm28          = 43008 // norm-28 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm28      = 45056 // attn_norm-28 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur28          = 47104 // Kcur-28 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope28      = 49152 // Kcur_rope-28 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur28          = 51200 // Vcur-28 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur28          = 53248 // Qcur-28 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope28      = 22528 // Qcur_rope-28 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq28            = 24576 // kq-28 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax28     = 26624 // kq_soft_max-28 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv28           = 28672 // kqv-28 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont28 = 30720 // kqv_merged_cont-28 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut28       = 32768 // attn_out-28 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp28        = 34816 // ffn_inp-28 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn28       = 36864 // norm_ffn-28 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm28       = 38912 // ffn_norm-28 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate28       = 0     // ffn_gate-28 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu28       = 4096  // ffn_silu-28 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp28         = 8192  // ffn_up-28 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar28    = 12288 // ffn_gate_par-28 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut28        = 40960 // ffn_out-28 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut28          = 16384 // l_out-28 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm29          = 43008 // norm-29 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm29      = 45056 // attn_norm-29 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur29          = 47104 // Kcur-29 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope29      = 49152 // Kcur_rope-29 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur29          = 51200 // Vcur-29 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur29          = 53248 // Qcur-29 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope29      = 18432 // Qcur_rope-29 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq29            = 24576 // kq-29 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax29     = 26624 // kq_soft_max-29 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv29           = 28672 // kqv-29 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont29 = 30720 // kqv_merged_cont-29 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut29       = 32768 // attn_out-29 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp29        = 34816 // ffn_inp-29 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn29       = 36864 // norm_ffn-29 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm29       = 38912 // ffn_norm-29 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate29       = 0     // ffn_gate-29 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu29       = 4096  // ffn_silu-29 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp29         = 8192  // ffn_up-29 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar29    = 12288 // ffn_gate_par-29 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut29        = 40960 // ffn_out-29 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut29          = 20480 // l_out-29 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm30          = 43008 // norm-30 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm30      = 45056 // attn_norm-30 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur30          = 47104 // Kcur-30 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope30      = 49152 // Kcur_rope-30 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur30          = 51200 // Vcur-30 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur30          = 53248 // Qcur-30 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope30      = 22528 // Qcur_rope-30 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq30            = 16384 // kq-30 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax30     = 18432 // kq_soft_max-30 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv30           = 28672 // kqv-30 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont30 = 30720 // kqv_merged_cont-30 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut30       = 32768 // attn_out-30 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp30        = 34816 // ffn_inp-30 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn30       = 36864 // norm_ffn-30 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm30       = 38912 // ffn_norm-30 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate30       = 0     // ffn_gate-30 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu30       = 4096  // ffn_silu-30 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp30         = 8192  // ffn_up-30 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar30    = 12288 // ffn_gate_par-30 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut30        = 40960 // ffn_out-30 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut30          = 24576 // l_out-30 f32[64, n_tokens], 2048 bytes in CPU
-	offNorm31          = 43008 // norm-31 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnNorm31      = 45056 // attn_norm-31 f32[64, n_tokens], 2048 bytes in CPU
-	offKcur31          = 47104 // Kcur-31 f32[64, n_tokens], 2048 bytes in CPU
-	offKcurRope31      = 49152 // Kcur_rope-31 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offVcur31          = 51200 // Vcur-31 f32[64, n_tokens], 2048 bytes in CPU
-	offQcur31          = 53248 // Qcur-31 f32[64, n_tokens], 2048 bytes in CPU
-	offQcurRope31      = 26624 // Qcur_rope-31 f32[16, 4, n_tokens], 2048 bytes in CPU
-	offKq31            = 20480 // kq-31 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqSoftMax31     = 22528 // kq_soft_max-31 f32[n_kv, n_tokens, 4], 2048 bytes in CPU
-	offKqv31           = 28672 // kqv-31 f32[16, n_tokens, 4], 2048 bytes in CPU
-	offKqvMergedCont31 = 30720 // kqv_merged_cont-31 f32[64, n_tokens], 2048 bytes in CPU
-	offAttnOut31       = 32768 // attn_out-31 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnInp31        = 34816 // ffn_inp-31 f32[64, n_tokens], 2048 bytes in CPU
-	offNormFfn31       = 36864 // norm_ffn-31 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnNorm31       = 38912 // ffn_norm-31 f32[64, n_tokens], 2048 bytes in CPU
-	offFfnGate31       = 0     // ffn_gate-31 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnSilu31       = 4096  // ffn_silu-31 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnUp31         = 8192  // ffn_up-31 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnGatePar31    = 12288 // ffn_gate_par-31 f32[128, n_tokens], 4096 bytes in CPU
-	offFfnOut31        = 40960 // ffn_out-31 f32[64, n_tokens], 2048 bytes in CPU
-	offLOut31          = 43008 // l_out-31 f32[64, n_tokens], 2048 bytes in CPU
-	offNormOut         = 45056 // norm_out f32[64, n_tokens], 2048 bytes in CPU
-	offResultNorm      = 47104 // result_norm f32[64, n_tokens], 2048 bytes in CPU
-	offResultOutput    = 16384 // result_output f32[128, n_tokens], 4096 bytes in CPU
+	cpuBufferSize = 55840 // buffer CPU: lower bound 55840, naive 1649216
 )
 
 // Host memory the plan needs, checked against the machine's before it is allocated:
@@ -729,7 +51,7 @@ const (
 
 // Dims are the bounded dims' values for one evaluation.
 type Dims struct {
-	NKv     int // n_kv, at most 16
+	NKV     int // n_kv, at most 16
 	NTokens int // n_tokens, at most 8
 }
 
@@ -756,2151 +78,488 @@ func (o *Outputs) Named() []engine.Named {
 
 // Weights are the weights New expects, in declaration order.
 var Weights = []engine.Decl{
-	{
-		Name: "token_embd.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.4.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.4.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.4.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.4.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.4.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.4.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.4.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.4.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.4.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.5.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.5.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.5.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.5.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.5.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.5.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.5.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.5.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.5.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.6.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.6.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.6.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.6.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.6.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.6.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.6.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.6.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.6.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.7.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.7.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.7.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.7.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.7.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.7.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.7.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.7.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.7.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.8.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.8.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.8.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.8.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.8.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.8.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.8.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.8.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.8.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.9.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.9.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.9.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.9.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.9.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.9.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.9.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.9.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.9.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.10.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.10.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.10.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.10.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.10.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.10.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.10.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.10.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.10.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.11.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.11.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.11.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.11.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.11.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.11.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.11.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.11.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.11.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.12.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.12.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.12.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.12.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.12.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.12.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.12.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.12.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.12.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.13.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.13.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.13.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.13.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.13.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.13.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.13.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.13.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.13.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.14.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.14.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.14.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.14.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.14.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.14.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.14.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.14.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.14.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.15.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.15.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.15.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.15.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.15.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.15.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.15.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.15.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.15.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.16.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.16.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.16.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.16.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.16.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.16.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.16.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.16.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.16.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.17.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.17.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.17.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.17.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.17.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.17.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.17.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.17.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.17.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.18.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.18.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.18.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.18.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.18.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.18.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.18.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.18.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.18.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.19.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.19.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.19.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.19.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.19.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.19.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.19.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.19.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.19.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.20.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.20.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.20.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.20.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.20.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.20.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.20.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.20.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.20.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.21.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.21.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.21.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.21.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.21.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.21.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.21.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.21.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.21.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.22.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.22.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.22.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.22.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.22.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.22.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.22.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.22.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.22.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.23.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.23.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.23.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.23.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.23.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.23.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.23.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.23.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.23.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.24.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.24.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.24.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.24.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.24.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.24.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.24.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.24.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.24.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.25.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.25.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.25.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.25.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.25.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.25.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.25.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.25.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.25.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.26.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.26.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.26.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.26.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.26.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.26.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.26.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.26.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.26.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.27.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.27.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.27.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.27.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.27.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.27.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.27.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.27.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.27.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.28.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.28.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.28.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.28.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.28.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.28.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.28.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.28.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.28.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.29.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.29.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.29.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.29.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.29.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.29.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.29.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.29.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.29.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.30.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.30.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.30.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.30.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.30.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.30.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.30.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.30.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.30.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.31.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.31.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.31.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.31.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.31.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.31.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.31.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.31.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.31.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "output_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "output.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
+	{Name: "token_embd.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.0.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.0.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.0.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.0.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.0.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.0.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.0.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.0.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.0.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.1.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.1.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.1.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.1.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.1.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.1.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.1.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.1.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.1.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.2.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.2.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.2.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.2.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.2.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.2.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.2.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.2.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.2.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.3.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.3.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.3.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.3.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.3.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.3.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.3.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.3.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.3.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.4.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.4.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.4.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.4.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.4.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.4.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.4.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.4.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.4.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.5.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.5.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.5.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.5.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.5.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.5.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.5.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.5.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.5.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.6.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.6.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.6.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.6.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.6.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.6.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.6.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.6.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.6.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.7.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.7.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.7.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.7.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.7.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.7.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.7.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.7.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.7.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.8.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.8.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.8.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.8.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.8.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.8.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.8.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.8.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.8.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.9.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.9.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.9.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.9.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.9.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.9.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.9.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.9.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.9.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.10.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.10.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.10.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.10.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.10.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.10.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.10.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.10.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.10.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.11.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.11.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.11.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.11.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.11.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.11.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.11.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.11.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.11.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.12.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.12.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.12.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.12.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.12.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.12.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.12.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.12.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.12.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.13.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.13.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.13.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.13.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.13.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.13.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.13.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.13.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.13.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.14.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.14.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.14.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.14.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.14.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.14.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.14.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.14.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.14.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.15.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.15.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.15.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.15.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.15.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.15.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.15.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.15.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.15.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.16.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.16.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.16.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.16.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.16.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.16.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.16.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.16.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.16.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.17.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.17.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.17.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.17.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.17.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.17.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.17.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.17.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.17.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.18.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.18.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.18.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.18.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.18.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.18.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.18.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.18.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.18.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.19.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.19.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.19.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.19.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.19.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.19.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.19.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.19.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.19.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.20.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.20.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.20.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.20.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.20.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.20.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.20.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.20.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.20.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.21.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.21.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.21.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.21.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.21.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.21.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.21.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.21.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.21.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.22.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.22.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.22.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.22.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.22.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.22.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.22.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.22.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.22.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.23.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.23.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.23.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.23.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.23.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.23.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.23.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.23.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.23.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.24.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.24.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.24.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.24.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.24.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.24.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.24.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.24.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.24.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.25.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.25.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.25.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.25.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.25.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.25.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.25.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.25.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.25.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.26.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.26.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.26.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.26.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.26.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.26.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.26.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.26.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.26.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.27.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.27.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.27.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.27.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.27.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.27.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.27.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.27.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.27.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.28.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.28.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.28.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.28.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.28.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.28.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.28.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.28.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.28.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.29.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.29.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.29.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.29.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.29.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.29.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.29.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.29.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.29.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.30.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.30.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.30.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.30.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.30.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.30.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.30.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.30.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.30.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.31.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.31.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.31.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.31.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.31.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.31.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.31.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.31.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.31.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "output_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "output.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
 var States = []engine.Decl{
-	{
-		Name: "cache_k_l0",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l0",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l1",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l1",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l2",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l2",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l3",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l3",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l4",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l4",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l5",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l5",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l6",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l6",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l7",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l7",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l8",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l8",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l9",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l9",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l10",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l10",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l11",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l11",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l12",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l12",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l13",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l13",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l14",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l14",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l15",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l15",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l16",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l16",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l17",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l17",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l18",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l18",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l19",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l19",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l20",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l20",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l21",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l21",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l22",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l22",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l23",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l23",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l24",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l24",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l25",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l25",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l26",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l26",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l27",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l27",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l28",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l28",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l29",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l29",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l30",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l30",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l31",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l31",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
+	{Name: "cache_k_l0", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l0", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l1", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l1", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l2", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l2", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l3", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l3", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l4", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l4", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l5", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l5", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l6", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l6", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l7", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l7", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l8", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l8", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l9", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l9", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l10", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l10", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l11", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l11", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l12", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l12", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l13", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l13", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l14", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l14", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l15", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l15", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l16", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l16", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l17", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l17", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l18", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l18", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l19", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l19", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l20", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l20", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l21", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l21", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l22", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l22", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l23", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l23", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l24", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l24", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l25", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l25", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l26", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l26", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l27", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l27", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l28", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l28", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l29", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l29", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l30", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l30", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l31", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l31", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
 }
 
-// Indexes of the weights in Weights and of the state in States.
+// Indexes of the state in States. The code indexes weights by their place in Weights,
+// and each kernel call's comment names its operands.
 const (
-	weightTokenEmbdWeight       = 0   // token_embd.weight
-	weightBlk0AttnNormWeight    = 1   // blk.0.attn_norm.weight
-	weightBlk0AttnQWeight       = 2   // blk.0.attn_q.weight
-	weightBlk0AttnKWeight       = 3   // blk.0.attn_k.weight
-	weightBlk0AttnVWeight       = 4   // blk.0.attn_v.weight
-	weightBlk0AttnOutputWeight  = 5   // blk.0.attn_output.weight
-	weightBlk0FfnNormWeight     = 6   // blk.0.ffn_norm.weight
-	weightBlk0FfnGateWeight     = 7   // blk.0.ffn_gate.weight
-	weightBlk0FfnUpWeight       = 8   // blk.0.ffn_up.weight
-	weightBlk0FfnDownWeight     = 9   // blk.0.ffn_down.weight
-	weightBlk1AttnNormWeight    = 10  // blk.1.attn_norm.weight
-	weightBlk1AttnQWeight       = 11  // blk.1.attn_q.weight
-	weightBlk1AttnKWeight       = 12  // blk.1.attn_k.weight
-	weightBlk1AttnVWeight       = 13  // blk.1.attn_v.weight
-	weightBlk1AttnOutputWeight  = 14  // blk.1.attn_output.weight
-	weightBlk1FfnNormWeight     = 15  // blk.1.ffn_norm.weight
-	weightBlk1FfnGateWeight     = 16  // blk.1.ffn_gate.weight
-	weightBlk1FfnUpWeight       = 17  // blk.1.ffn_up.weight
-	weightBlk1FfnDownWeight     = 18  // blk.1.ffn_down.weight
-	weightBlk2AttnNormWeight    = 19  // blk.2.attn_norm.weight
-	weightBlk2AttnQWeight       = 20  // blk.2.attn_q.weight
-	weightBlk2AttnKWeight       = 21  // blk.2.attn_k.weight
-	weightBlk2AttnVWeight       = 22  // blk.2.attn_v.weight
-	weightBlk2AttnOutputWeight  = 23  // blk.2.attn_output.weight
-	weightBlk2FfnNormWeight     = 24  // blk.2.ffn_norm.weight
-	weightBlk2FfnGateWeight     = 25  // blk.2.ffn_gate.weight
-	weightBlk2FfnUpWeight       = 26  // blk.2.ffn_up.weight
-	weightBlk2FfnDownWeight     = 27  // blk.2.ffn_down.weight
-	weightBlk3AttnNormWeight    = 28  // blk.3.attn_norm.weight
-	weightBlk3AttnQWeight       = 29  // blk.3.attn_q.weight
-	weightBlk3AttnKWeight       = 30  // blk.3.attn_k.weight
-	weightBlk3AttnVWeight       = 31  // blk.3.attn_v.weight
-	weightBlk3AttnOutputWeight  = 32  // blk.3.attn_output.weight
-	weightBlk3FfnNormWeight     = 33  // blk.3.ffn_norm.weight
-	weightBlk3FfnGateWeight     = 34  // blk.3.ffn_gate.weight
-	weightBlk3FfnUpWeight       = 35  // blk.3.ffn_up.weight
-	weightBlk3FfnDownWeight     = 36  // blk.3.ffn_down.weight
-	weightBlk4AttnNormWeight    = 37  // blk.4.attn_norm.weight
-	weightBlk4AttnQWeight       = 38  // blk.4.attn_q.weight
-	weightBlk4AttnKWeight       = 39  // blk.4.attn_k.weight
-	weightBlk4AttnVWeight       = 40  // blk.4.attn_v.weight
-	weightBlk4AttnOutputWeight  = 41  // blk.4.attn_output.weight
-	weightBlk4FfnNormWeight     = 42  // blk.4.ffn_norm.weight
-	weightBlk4FfnGateWeight     = 43  // blk.4.ffn_gate.weight
-	weightBlk4FfnUpWeight       = 44  // blk.4.ffn_up.weight
-	weightBlk4FfnDownWeight     = 45  // blk.4.ffn_down.weight
-	weightBlk5AttnNormWeight    = 46  // blk.5.attn_norm.weight
-	weightBlk5AttnQWeight       = 47  // blk.5.attn_q.weight
-	weightBlk5AttnKWeight       = 48  // blk.5.attn_k.weight
-	weightBlk5AttnVWeight       = 49  // blk.5.attn_v.weight
-	weightBlk5AttnOutputWeight  = 50  // blk.5.attn_output.weight
-	weightBlk5FfnNormWeight     = 51  // blk.5.ffn_norm.weight
-	weightBlk5FfnGateWeight     = 52  // blk.5.ffn_gate.weight
-	weightBlk5FfnUpWeight       = 53  // blk.5.ffn_up.weight
-	weightBlk5FfnDownWeight     = 54  // blk.5.ffn_down.weight
-	weightBlk6AttnNormWeight    = 55  // blk.6.attn_norm.weight
-	weightBlk6AttnQWeight       = 56  // blk.6.attn_q.weight
-	weightBlk6AttnKWeight       = 57  // blk.6.attn_k.weight
-	weightBlk6AttnVWeight       = 58  // blk.6.attn_v.weight
-	weightBlk6AttnOutputWeight  = 59  // blk.6.attn_output.weight
-	weightBlk6FfnNormWeight     = 60  // blk.6.ffn_norm.weight
-	weightBlk6FfnGateWeight     = 61  // blk.6.ffn_gate.weight
-	weightBlk6FfnUpWeight       = 62  // blk.6.ffn_up.weight
-	weightBlk6FfnDownWeight     = 63  // blk.6.ffn_down.weight
-	weightBlk7AttnNormWeight    = 64  // blk.7.attn_norm.weight
-	weightBlk7AttnQWeight       = 65  // blk.7.attn_q.weight
-	weightBlk7AttnKWeight       = 66  // blk.7.attn_k.weight
-	weightBlk7AttnVWeight       = 67  // blk.7.attn_v.weight
-	weightBlk7AttnOutputWeight  = 68  // blk.7.attn_output.weight
-	weightBlk7FfnNormWeight     = 69  // blk.7.ffn_norm.weight
-	weightBlk7FfnGateWeight     = 70  // blk.7.ffn_gate.weight
-	weightBlk7FfnUpWeight       = 71  // blk.7.ffn_up.weight
-	weightBlk7FfnDownWeight     = 72  // blk.7.ffn_down.weight
-	weightBlk8AttnNormWeight    = 73  // blk.8.attn_norm.weight
-	weightBlk8AttnQWeight       = 74  // blk.8.attn_q.weight
-	weightBlk8AttnKWeight       = 75  // blk.8.attn_k.weight
-	weightBlk8AttnVWeight       = 76  // blk.8.attn_v.weight
-	weightBlk8AttnOutputWeight  = 77  // blk.8.attn_output.weight
-	weightBlk8FfnNormWeight     = 78  // blk.8.ffn_norm.weight
-	weightBlk8FfnGateWeight     = 79  // blk.8.ffn_gate.weight
-	weightBlk8FfnUpWeight       = 80  // blk.8.ffn_up.weight
-	weightBlk8FfnDownWeight     = 81  // blk.8.ffn_down.weight
-	weightBlk9AttnNormWeight    = 82  // blk.9.attn_norm.weight
-	weightBlk9AttnQWeight       = 83  // blk.9.attn_q.weight
-	weightBlk9AttnKWeight       = 84  // blk.9.attn_k.weight
-	weightBlk9AttnVWeight       = 85  // blk.9.attn_v.weight
-	weightBlk9AttnOutputWeight  = 86  // blk.9.attn_output.weight
-	weightBlk9FfnNormWeight     = 87  // blk.9.ffn_norm.weight
-	weightBlk9FfnGateWeight     = 88  // blk.9.ffn_gate.weight
-	weightBlk9FfnUpWeight       = 89  // blk.9.ffn_up.weight
-	weightBlk9FfnDownWeight     = 90  // blk.9.ffn_down.weight
-	weightBlk10AttnNormWeight   = 91  // blk.10.attn_norm.weight
-	weightBlk10AttnQWeight      = 92  // blk.10.attn_q.weight
-	weightBlk10AttnKWeight      = 93  // blk.10.attn_k.weight
-	weightBlk10AttnVWeight      = 94  // blk.10.attn_v.weight
-	weightBlk10AttnOutputWeight = 95  // blk.10.attn_output.weight
-	weightBlk10FfnNormWeight    = 96  // blk.10.ffn_norm.weight
-	weightBlk10FfnGateWeight    = 97  // blk.10.ffn_gate.weight
-	weightBlk10FfnUpWeight      = 98  // blk.10.ffn_up.weight
-	weightBlk10FfnDownWeight    = 99  // blk.10.ffn_down.weight
-	weightBlk11AttnNormWeight   = 100 // blk.11.attn_norm.weight
-	weightBlk11AttnQWeight      = 101 // blk.11.attn_q.weight
-	weightBlk11AttnKWeight      = 102 // blk.11.attn_k.weight
-	weightBlk11AttnVWeight      = 103 // blk.11.attn_v.weight
-	weightBlk11AttnOutputWeight = 104 // blk.11.attn_output.weight
-	weightBlk11FfnNormWeight    = 105 // blk.11.ffn_norm.weight
-	weightBlk11FfnGateWeight    = 106 // blk.11.ffn_gate.weight
-	weightBlk11FfnUpWeight      = 107 // blk.11.ffn_up.weight
-	weightBlk11FfnDownWeight    = 108 // blk.11.ffn_down.weight
-	weightBlk12AttnNormWeight   = 109 // blk.12.attn_norm.weight
-	weightBlk12AttnQWeight      = 110 // blk.12.attn_q.weight
-	weightBlk12AttnKWeight      = 111 // blk.12.attn_k.weight
-	weightBlk12AttnVWeight      = 112 // blk.12.attn_v.weight
-	weightBlk12AttnOutputWeight = 113 // blk.12.attn_output.weight
-	weightBlk12FfnNormWeight    = 114 // blk.12.ffn_norm.weight
-	weightBlk12FfnGateWeight    = 115 // blk.12.ffn_gate.weight
-	weightBlk12FfnUpWeight      = 116 // blk.12.ffn_up.weight
-	weightBlk12FfnDownWeight    = 117 // blk.12.ffn_down.weight
-	weightBlk13AttnNormWeight   = 118 // blk.13.attn_norm.weight
-	weightBlk13AttnQWeight      = 119 // blk.13.attn_q.weight
-	weightBlk13AttnKWeight      = 120 // blk.13.attn_k.weight
-	weightBlk13AttnVWeight      = 121 // blk.13.attn_v.weight
-	weightBlk13AttnOutputWeight = 122 // blk.13.attn_output.weight
-	weightBlk13FfnNormWeight    = 123 // blk.13.ffn_norm.weight
-	weightBlk13FfnGateWeight    = 124 // blk.13.ffn_gate.weight
-	weightBlk13FfnUpWeight      = 125 // blk.13.ffn_up.weight
-	weightBlk13FfnDownWeight    = 126 // blk.13.ffn_down.weight
-	weightBlk14AttnNormWeight   = 127 // blk.14.attn_norm.weight
-	weightBlk14AttnQWeight      = 128 // blk.14.attn_q.weight
-	weightBlk14AttnKWeight      = 129 // blk.14.attn_k.weight
-	weightBlk14AttnVWeight      = 130 // blk.14.attn_v.weight
-	weightBlk14AttnOutputWeight = 131 // blk.14.attn_output.weight
-	weightBlk14FfnNormWeight    = 132 // blk.14.ffn_norm.weight
-	weightBlk14FfnGateWeight    = 133 // blk.14.ffn_gate.weight
-	weightBlk14FfnUpWeight      = 134 // blk.14.ffn_up.weight
-	weightBlk14FfnDownWeight    = 135 // blk.14.ffn_down.weight
-	weightBlk15AttnNormWeight   = 136 // blk.15.attn_norm.weight
-	weightBlk15AttnQWeight      = 137 // blk.15.attn_q.weight
-	weightBlk15AttnKWeight      = 138 // blk.15.attn_k.weight
-	weightBlk15AttnVWeight      = 139 // blk.15.attn_v.weight
-	weightBlk15AttnOutputWeight = 140 // blk.15.attn_output.weight
-	weightBlk15FfnNormWeight    = 141 // blk.15.ffn_norm.weight
-	weightBlk15FfnGateWeight    = 142 // blk.15.ffn_gate.weight
-	weightBlk15FfnUpWeight      = 143 // blk.15.ffn_up.weight
-	weightBlk15FfnDownWeight    = 144 // blk.15.ffn_down.weight
-	weightBlk16AttnNormWeight   = 145 // blk.16.attn_norm.weight
-	weightBlk16AttnQWeight      = 146 // blk.16.attn_q.weight
-	weightBlk16AttnKWeight      = 147 // blk.16.attn_k.weight
-	weightBlk16AttnVWeight      = 148 // blk.16.attn_v.weight
-	weightBlk16AttnOutputWeight = 149 // blk.16.attn_output.weight
-	weightBlk16FfnNormWeight    = 150 // blk.16.ffn_norm.weight
-	weightBlk16FfnGateWeight    = 151 // blk.16.ffn_gate.weight
-	weightBlk16FfnUpWeight      = 152 // blk.16.ffn_up.weight
-	weightBlk16FfnDownWeight    = 153 // blk.16.ffn_down.weight
-	weightBlk17AttnNormWeight   = 154 // blk.17.attn_norm.weight
-	weightBlk17AttnQWeight      = 155 // blk.17.attn_q.weight
-	weightBlk17AttnKWeight      = 156 // blk.17.attn_k.weight
-	weightBlk17AttnVWeight      = 157 // blk.17.attn_v.weight
-	weightBlk17AttnOutputWeight = 158 // blk.17.attn_output.weight
-	weightBlk17FfnNormWeight    = 159 // blk.17.ffn_norm.weight
-	weightBlk17FfnGateWeight    = 160 // blk.17.ffn_gate.weight
-	weightBlk17FfnUpWeight      = 161 // blk.17.ffn_up.weight
-	weightBlk17FfnDownWeight    = 162 // blk.17.ffn_down.weight
-	weightBlk18AttnNormWeight   = 163 // blk.18.attn_norm.weight
-	weightBlk18AttnQWeight      = 164 // blk.18.attn_q.weight
-	weightBlk18AttnKWeight      = 165 // blk.18.attn_k.weight
-	weightBlk18AttnVWeight      = 166 // blk.18.attn_v.weight
-	weightBlk18AttnOutputWeight = 167 // blk.18.attn_output.weight
-	weightBlk18FfnNormWeight    = 168 // blk.18.ffn_norm.weight
-	weightBlk18FfnGateWeight    = 169 // blk.18.ffn_gate.weight
-	weightBlk18FfnUpWeight      = 170 // blk.18.ffn_up.weight
-	weightBlk18FfnDownWeight    = 171 // blk.18.ffn_down.weight
-	weightBlk19AttnNormWeight   = 172 // blk.19.attn_norm.weight
-	weightBlk19AttnQWeight      = 173 // blk.19.attn_q.weight
-	weightBlk19AttnKWeight      = 174 // blk.19.attn_k.weight
-	weightBlk19AttnVWeight      = 175 // blk.19.attn_v.weight
-	weightBlk19AttnOutputWeight = 176 // blk.19.attn_output.weight
-	weightBlk19FfnNormWeight    = 177 // blk.19.ffn_norm.weight
-	weightBlk19FfnGateWeight    = 178 // blk.19.ffn_gate.weight
-	weightBlk19FfnUpWeight      = 179 // blk.19.ffn_up.weight
-	weightBlk19FfnDownWeight    = 180 // blk.19.ffn_down.weight
-	weightBlk20AttnNormWeight   = 181 // blk.20.attn_norm.weight
-	weightBlk20AttnQWeight      = 182 // blk.20.attn_q.weight
-	weightBlk20AttnKWeight      = 183 // blk.20.attn_k.weight
-	weightBlk20AttnVWeight      = 184 // blk.20.attn_v.weight
-	weightBlk20AttnOutputWeight = 185 // blk.20.attn_output.weight
-	weightBlk20FfnNormWeight    = 186 // blk.20.ffn_norm.weight
-	weightBlk20FfnGateWeight    = 187 // blk.20.ffn_gate.weight
-	weightBlk20FfnUpWeight      = 188 // blk.20.ffn_up.weight
-	weightBlk20FfnDownWeight    = 189 // blk.20.ffn_down.weight
-	weightBlk21AttnNormWeight   = 190 // blk.21.attn_norm.weight
-	weightBlk21AttnQWeight      = 191 // blk.21.attn_q.weight
-	weightBlk21AttnKWeight      = 192 // blk.21.attn_k.weight
-	weightBlk21AttnVWeight      = 193 // blk.21.attn_v.weight
-	weightBlk21AttnOutputWeight = 194 // blk.21.attn_output.weight
-	weightBlk21FfnNormWeight    = 195 // blk.21.ffn_norm.weight
-	weightBlk21FfnGateWeight    = 196 // blk.21.ffn_gate.weight
-	weightBlk21FfnUpWeight      = 197 // blk.21.ffn_up.weight
-	weightBlk21FfnDownWeight    = 198 // blk.21.ffn_down.weight
-	weightBlk22AttnNormWeight   = 199 // blk.22.attn_norm.weight
-	weightBlk22AttnQWeight      = 200 // blk.22.attn_q.weight
-	weightBlk22AttnKWeight      = 201 // blk.22.attn_k.weight
-	weightBlk22AttnVWeight      = 202 // blk.22.attn_v.weight
-	weightBlk22AttnOutputWeight = 203 // blk.22.attn_output.weight
-	weightBlk22FfnNormWeight    = 204 // blk.22.ffn_norm.weight
-	weightBlk22FfnGateWeight    = 205 // blk.22.ffn_gate.weight
-	weightBlk22FfnUpWeight      = 206 // blk.22.ffn_up.weight
-	weightBlk22FfnDownWeight    = 207 // blk.22.ffn_down.weight
-	weightBlk23AttnNormWeight   = 208 // blk.23.attn_norm.weight
-	weightBlk23AttnQWeight      = 209 // blk.23.attn_q.weight
-	weightBlk23AttnKWeight      = 210 // blk.23.attn_k.weight
-	weightBlk23AttnVWeight      = 211 // blk.23.attn_v.weight
-	weightBlk23AttnOutputWeight = 212 // blk.23.attn_output.weight
-	weightBlk23FfnNormWeight    = 213 // blk.23.ffn_norm.weight
-	weightBlk23FfnGateWeight    = 214 // blk.23.ffn_gate.weight
-	weightBlk23FfnUpWeight      = 215 // blk.23.ffn_up.weight
-	weightBlk23FfnDownWeight    = 216 // blk.23.ffn_down.weight
-	weightBlk24AttnNormWeight   = 217 // blk.24.attn_norm.weight
-	weightBlk24AttnQWeight      = 218 // blk.24.attn_q.weight
-	weightBlk24AttnKWeight      = 219 // blk.24.attn_k.weight
-	weightBlk24AttnVWeight      = 220 // blk.24.attn_v.weight
-	weightBlk24AttnOutputWeight = 221 // blk.24.attn_output.weight
-	weightBlk24FfnNormWeight    = 222 // blk.24.ffn_norm.weight
-	weightBlk24FfnGateWeight    = 223 // blk.24.ffn_gate.weight
-	weightBlk24FfnUpWeight      = 224 // blk.24.ffn_up.weight
-	weightBlk24FfnDownWeight    = 225 // blk.24.ffn_down.weight
-	weightBlk25AttnNormWeight   = 226 // blk.25.attn_norm.weight
-	weightBlk25AttnQWeight      = 227 // blk.25.attn_q.weight
-	weightBlk25AttnKWeight      = 228 // blk.25.attn_k.weight
-	weightBlk25AttnVWeight      = 229 // blk.25.attn_v.weight
-	weightBlk25AttnOutputWeight = 230 // blk.25.attn_output.weight
-	weightBlk25FfnNormWeight    = 231 // blk.25.ffn_norm.weight
-	weightBlk25FfnGateWeight    = 232 // blk.25.ffn_gate.weight
-	weightBlk25FfnUpWeight      = 233 // blk.25.ffn_up.weight
-	weightBlk25FfnDownWeight    = 234 // blk.25.ffn_down.weight
-	weightBlk26AttnNormWeight   = 235 // blk.26.attn_norm.weight
-	weightBlk26AttnQWeight      = 236 // blk.26.attn_q.weight
-	weightBlk26AttnKWeight      = 237 // blk.26.attn_k.weight
-	weightBlk26AttnVWeight      = 238 // blk.26.attn_v.weight
-	weightBlk26AttnOutputWeight = 239 // blk.26.attn_output.weight
-	weightBlk26FfnNormWeight    = 240 // blk.26.ffn_norm.weight
-	weightBlk26FfnGateWeight    = 241 // blk.26.ffn_gate.weight
-	weightBlk26FfnUpWeight      = 242 // blk.26.ffn_up.weight
-	weightBlk26FfnDownWeight    = 243 // blk.26.ffn_down.weight
-	weightBlk27AttnNormWeight   = 244 // blk.27.attn_norm.weight
-	weightBlk27AttnQWeight      = 245 // blk.27.attn_q.weight
-	weightBlk27AttnKWeight      = 246 // blk.27.attn_k.weight
-	weightBlk27AttnVWeight      = 247 // blk.27.attn_v.weight
-	weightBlk27AttnOutputWeight = 248 // blk.27.attn_output.weight
-	weightBlk27FfnNormWeight    = 249 // blk.27.ffn_norm.weight
-	weightBlk27FfnGateWeight    = 250 // blk.27.ffn_gate.weight
-	weightBlk27FfnUpWeight      = 251 // blk.27.ffn_up.weight
-	weightBlk27FfnDownWeight    = 252 // blk.27.ffn_down.weight
-	weightBlk28AttnNormWeight   = 253 // blk.28.attn_norm.weight
-	weightBlk28AttnQWeight      = 254 // blk.28.attn_q.weight
-	weightBlk28AttnKWeight      = 255 // blk.28.attn_k.weight
-	weightBlk28AttnVWeight      = 256 // blk.28.attn_v.weight
-	weightBlk28AttnOutputWeight = 257 // blk.28.attn_output.weight
-	weightBlk28FfnNormWeight    = 258 // blk.28.ffn_norm.weight
-	weightBlk28FfnGateWeight    = 259 // blk.28.ffn_gate.weight
-	weightBlk28FfnUpWeight      = 260 // blk.28.ffn_up.weight
-	weightBlk28FfnDownWeight    = 261 // blk.28.ffn_down.weight
-	weightBlk29AttnNormWeight   = 262 // blk.29.attn_norm.weight
-	weightBlk29AttnQWeight      = 263 // blk.29.attn_q.weight
-	weightBlk29AttnKWeight      = 264 // blk.29.attn_k.weight
-	weightBlk29AttnVWeight      = 265 // blk.29.attn_v.weight
-	weightBlk29AttnOutputWeight = 266 // blk.29.attn_output.weight
-	weightBlk29FfnNormWeight    = 267 // blk.29.ffn_norm.weight
-	weightBlk29FfnGateWeight    = 268 // blk.29.ffn_gate.weight
-	weightBlk29FfnUpWeight      = 269 // blk.29.ffn_up.weight
-	weightBlk29FfnDownWeight    = 270 // blk.29.ffn_down.weight
-	weightBlk30AttnNormWeight   = 271 // blk.30.attn_norm.weight
-	weightBlk30AttnQWeight      = 272 // blk.30.attn_q.weight
-	weightBlk30AttnKWeight      = 273 // blk.30.attn_k.weight
-	weightBlk30AttnVWeight      = 274 // blk.30.attn_v.weight
-	weightBlk30AttnOutputWeight = 275 // blk.30.attn_output.weight
-	weightBlk30FfnNormWeight    = 276 // blk.30.ffn_norm.weight
-	weightBlk30FfnGateWeight    = 277 // blk.30.ffn_gate.weight
-	weightBlk30FfnUpWeight      = 278 // blk.30.ffn_up.weight
-	weightBlk30FfnDownWeight    = 279 // blk.30.ffn_down.weight
-	weightBlk31AttnNormWeight   = 280 // blk.31.attn_norm.weight
-	weightBlk31AttnQWeight      = 281 // blk.31.attn_q.weight
-	weightBlk31AttnKWeight      = 282 // blk.31.attn_k.weight
-	weightBlk31AttnVWeight      = 283 // blk.31.attn_v.weight
-	weightBlk31AttnOutputWeight = 284 // blk.31.attn_output.weight
-	weightBlk31FfnNormWeight    = 285 // blk.31.ffn_norm.weight
-	weightBlk31FfnGateWeight    = 286 // blk.31.ffn_gate.weight
-	weightBlk31FfnUpWeight      = 287 // blk.31.ffn_up.weight
-	weightBlk31FfnDownWeight    = 288 // blk.31.ffn_down.weight
-	weightOutputNormWeight      = 289 // output_norm.weight
-	weightOutputWeight          = 290 // output.weight
-	stateCacheKL0               = 0   // cache_k_l0
-	stateCacheVL0               = 1   // cache_v_l0
-	stateCacheKL1               = 2   // cache_k_l1
-	stateCacheVL1               = 3   // cache_v_l1
-	stateCacheKL2               = 4   // cache_k_l2
-	stateCacheVL2               = 5   // cache_v_l2
-	stateCacheKL3               = 6   // cache_k_l3
-	stateCacheVL3               = 7   // cache_v_l3
-	stateCacheKL4               = 8   // cache_k_l4
-	stateCacheVL4               = 9   // cache_v_l4
-	stateCacheKL5               = 10  // cache_k_l5
-	stateCacheVL5               = 11  // cache_v_l5
-	stateCacheKL6               = 12  // cache_k_l6
-	stateCacheVL6               = 13  // cache_v_l6
-	stateCacheKL7               = 14  // cache_k_l7
-	stateCacheVL7               = 15  // cache_v_l7
-	stateCacheKL8               = 16  // cache_k_l8
-	stateCacheVL8               = 17  // cache_v_l8
-	stateCacheKL9               = 18  // cache_k_l9
-	stateCacheVL9               = 19  // cache_v_l9
-	stateCacheKL10              = 20  // cache_k_l10
-	stateCacheVL10              = 21  // cache_v_l10
-	stateCacheKL11              = 22  // cache_k_l11
-	stateCacheVL11              = 23  // cache_v_l11
-	stateCacheKL12              = 24  // cache_k_l12
-	stateCacheVL12              = 25  // cache_v_l12
-	stateCacheKL13              = 26  // cache_k_l13
-	stateCacheVL13              = 27  // cache_v_l13
-	stateCacheKL14              = 28  // cache_k_l14
-	stateCacheVL14              = 29  // cache_v_l14
-	stateCacheKL15              = 30  // cache_k_l15
-	stateCacheVL15              = 31  // cache_v_l15
-	stateCacheKL16              = 32  // cache_k_l16
-	stateCacheVL16              = 33  // cache_v_l16
-	stateCacheKL17              = 34  // cache_k_l17
-	stateCacheVL17              = 35  // cache_v_l17
-	stateCacheKL18              = 36  // cache_k_l18
-	stateCacheVL18              = 37  // cache_v_l18
-	stateCacheKL19              = 38  // cache_k_l19
-	stateCacheVL19              = 39  // cache_v_l19
-	stateCacheKL20              = 40  // cache_k_l20
-	stateCacheVL20              = 41  // cache_v_l20
-	stateCacheKL21              = 42  // cache_k_l21
-	stateCacheVL21              = 43  // cache_v_l21
-	stateCacheKL22              = 44  // cache_k_l22
-	stateCacheVL22              = 45  // cache_v_l22
-	stateCacheKL23              = 46  // cache_k_l23
-	stateCacheVL23              = 47  // cache_v_l23
-	stateCacheKL24              = 48  // cache_k_l24
-	stateCacheVL24              = 49  // cache_v_l24
-	stateCacheKL25              = 50  // cache_k_l25
-	stateCacheVL25              = 51  // cache_v_l25
-	stateCacheKL26              = 52  // cache_k_l26
-	stateCacheVL26              = 53  // cache_v_l26
-	stateCacheKL27              = 54  // cache_k_l27
-	stateCacheVL27              = 55  // cache_v_l27
-	stateCacheKL28              = 56  // cache_k_l28
-	stateCacheVL28              = 57  // cache_v_l28
-	stateCacheKL29              = 58  // cache_k_l29
-	stateCacheVL29              = 59  // cache_v_l29
-	stateCacheKL30              = 60  // cache_k_l30
-	stateCacheVL30              = 61  // cache_v_l30
-	stateCacheKL31              = 62  // cache_k_l31
-	stateCacheVL31              = 63  // cache_v_l31
+	stateCacheKL0  = 0  // cache_k_l0
+	stateCacheVL0  = 1  // cache_v_l0
+	stateCacheKL1  = 2  // cache_k_l1
+	stateCacheVL1  = 3  // cache_v_l1
+	stateCacheKL2  = 4  // cache_k_l2
+	stateCacheVL2  = 5  // cache_v_l2
+	stateCacheKL3  = 6  // cache_k_l3
+	stateCacheVL3  = 7  // cache_v_l3
+	stateCacheKL4  = 8  // cache_k_l4
+	stateCacheVL4  = 9  // cache_v_l4
+	stateCacheKL5  = 10 // cache_k_l5
+	stateCacheVL5  = 11 // cache_v_l5
+	stateCacheKL6  = 12 // cache_k_l6
+	stateCacheVL6  = 13 // cache_v_l6
+	stateCacheKL7  = 14 // cache_k_l7
+	stateCacheVL7  = 15 // cache_v_l7
+	stateCacheKL8  = 16 // cache_k_l8
+	stateCacheVL8  = 17 // cache_v_l8
+	stateCacheKL9  = 18 // cache_k_l9
+	stateCacheVL9  = 19 // cache_v_l9
+	stateCacheKL10 = 20 // cache_k_l10
+	stateCacheVL10 = 21 // cache_v_l10
+	stateCacheKL11 = 22 // cache_k_l11
+	stateCacheVL11 = 23 // cache_v_l11
+	stateCacheKL12 = 24 // cache_k_l12
+	stateCacheVL12 = 25 // cache_v_l12
+	stateCacheKL13 = 26 // cache_k_l13
+	stateCacheVL13 = 27 // cache_v_l13
+	stateCacheKL14 = 28 // cache_k_l14
+	stateCacheVL14 = 29 // cache_v_l14
+	stateCacheKL15 = 30 // cache_k_l15
+	stateCacheVL15 = 31 // cache_v_l15
+	stateCacheKL16 = 32 // cache_k_l16
+	stateCacheVL16 = 33 // cache_v_l16
+	stateCacheKL17 = 34 // cache_k_l17
+	stateCacheVL17 = 35 // cache_v_l17
+	stateCacheKL18 = 36 // cache_k_l18
+	stateCacheVL18 = 37 // cache_v_l18
+	stateCacheKL19 = 38 // cache_k_l19
+	stateCacheVL19 = 39 // cache_v_l19
+	stateCacheKL20 = 40 // cache_k_l20
+	stateCacheVL20 = 41 // cache_v_l20
+	stateCacheKL21 = 42 // cache_k_l21
+	stateCacheVL21 = 43 // cache_v_l21
+	stateCacheKL22 = 44 // cache_k_l22
+	stateCacheVL22 = 45 // cache_v_l22
+	stateCacheKL23 = 46 // cache_k_l23
+	stateCacheVL23 = 47 // cache_v_l23
+	stateCacheKL24 = 48 // cache_k_l24
+	stateCacheVL24 = 49 // cache_v_l24
+	stateCacheKL25 = 50 // cache_k_l25
+	stateCacheVL25 = 51 // cache_v_l25
+	stateCacheKL26 = 52 // cache_k_l26
+	stateCacheVL26 = 53 // cache_v_l26
+	stateCacheKL27 = 54 // cache_k_l27
+	stateCacheVL27 = 55 // cache_v_l27
+	stateCacheKL28 = 56 // cache_k_l28
+	stateCacheVL28 = 57 // cache_v_l28
+	stateCacheKL29 = 58 // cache_k_l29
+	stateCacheVL29 = 59 // cache_v_l29
+	stateCacheKL30 = 60 // cache_k_l30
+	stateCacheVL30 = 61 // cache_v_l30
+	stateCacheKL31 = 62 // cache_k_l31
+	stateCacheVL31 = 63 // cache_v_l31
 )
 
 // weightBackend and stateBackend are the backends whose memory holds each weight and
 // state tensor, in declaration order.
 var (
-	weightBackend = []int{backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu}
-	stateBackend  = []int{backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu}
+	weightBackend = []int{
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU,
+	}
+	stateBackend = []int{
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+		backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU,
+	}
 )
 
 // bufferTypes are the memory the plan was made for on each backend, in target order;
@@ -2916,7 +575,7 @@ var bufferTypes = []backend.BufferType{
 // splits are the plan's splits in order, for the scheduler.
 var splits = []engine.SplitInfo{
 	{
-		Backend: backendCpu,
+		Backend: backendCPU,
 		First:   "inp_embd",
 		Inputs:  0,
 		Last:    "result_output",
@@ -2963,11 +622,11 @@ func (m *Model) start(w []tensor.Tensor, threads int) (err error) {
 	m.cpuBackend = cpu.New(threads)
 	engine.OnClose(&m.driver, m.cpuBackend.Close)
 	if m.sched, err = engine.NewSched([]engine.Backend{
-		engine.NewHostBackend("cpu", bufferTypes[backendCpu]),
+		engine.NewHostBackend("cpu", bufferTypes[backendCPU]),
 	}, bufferTypes, splits, NCopies); err != nil {
 		return err
 	}
-	if m.bufCPU, err = m.sched.Backend(backendCpu).Alloc(cpuBufferSize); err != nil {
+	if m.bufCPU, err = m.sched.Backend(backendCPU).Alloc(cpuBufferSize); err != nil {
 		return err
 	}
 	if m.weights, err = m.sched.UploadAll(weightBackend, w); err != nil {
@@ -2989,8 +648,8 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 		return nil, engine.ErrNoInputs
 	}
 	d := &in.Dims
-	if d.NKv < 0 || d.NKv > MaxNKv {
-		return nil, fmt.Errorf("dim n_kv = %d is outside [0, %d]", d.NKv, MaxNKv)
+	if d.NKV < 0 || d.NKV > MaxNKV {
+		return nil, fmt.Errorf("dim n_kv = %d is outside [0, %d]", d.NKV, MaxNKV)
 	}
 	if d.NTokens < 0 || d.NTokens > MaxNTokens {
 		return nil, fmt.Errorf("dim n_tokens = %d is outside [0, %d]", d.NTokens, MaxNTokens)
@@ -3001,407 +660,29 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if len(in.InpPos) != d.NTokens {
 		return nil, fmt.Errorf("input inp_pos: got %d elements, want %d (i32[n_tokens])", len(in.InpPos), d.NTokens)
 	}
-	if len(in.KQMask) != d.NKv*d.NTokens {
-		return nil, fmt.Errorf("input KQ_mask: got %d elements, want %d (f32[n_kv, n_tokens])", len(in.KQMask), d.NKv*d.NTokens)
+	if len(in.KQMask) != d.NKV*d.NTokens {
+		return nil, fmt.Errorf("input KQ_mask: got %d elements, want %d (f32[n_kv, n_tokens])", len(in.KQMask), d.NKV*d.NTokens)
 	}
 	if err := engine.CheckIndices("inp_tokens", "token_embd.weight", in.InpTokens, 128); err != nil {
 		return nil, err
 	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-0 of cache_k_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-0 of cache_k_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-0 of cache_v_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-0 of cache_v_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-1 of cache_k_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-1 of cache_k_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-1 of cache_v_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-1 of cache_v_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-2 of cache_k_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-2 of cache_k_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-2 of cache_v_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-2 of cache_v_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-3 of cache_k_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-3 of cache_k_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-3 of cache_v_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-3 of cache_v_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-4 of cache_k_l4 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-4 of cache_k_l4 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-4 of cache_v_l4 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-4 of cache_v_l4 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-5 of cache_k_l5 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-5 of cache_k_l5 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-5 of cache_v_l5 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-5 of cache_v_l5 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-6 of cache_k_l6 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-6 of cache_k_l6 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-6 of cache_v_l6 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-6 of cache_v_l6 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-7 of cache_k_l7 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-7 of cache_k_l7 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-7 of cache_v_l7 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-7 of cache_v_l7 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-8 of cache_k_l8 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-8 of cache_k_l8 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-8 of cache_v_l8 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-8 of cache_v_l8 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-9 of cache_k_l9 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-9 of cache_k_l9 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-9 of cache_v_l9 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-9 of cache_v_l9 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-10 of cache_k_l10 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-10 of cache_k_l10 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-10 of cache_v_l10 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-10 of cache_v_l10 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-11 of cache_k_l11 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-11 of cache_k_l11 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-11 of cache_v_l11 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-11 of cache_v_l11 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-12 of cache_k_l12 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-12 of cache_k_l12 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-12 of cache_v_l12 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-12 of cache_v_l12 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-13 of cache_k_l13 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-13 of cache_k_l13 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-13 of cache_v_l13 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-13 of cache_v_l13 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-14 of cache_k_l14 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-14 of cache_k_l14 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-14 of cache_v_l14 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-14 of cache_v_l14 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-15 of cache_k_l15 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-15 of cache_k_l15 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-15 of cache_v_l15 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-15 of cache_v_l15 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-16 of cache_k_l16 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-16 of cache_k_l16 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-16 of cache_v_l16 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-16 of cache_v_l16 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-17 of cache_k_l17 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-17 of cache_k_l17 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-17 of cache_v_l17 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-17 of cache_v_l17 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-18 of cache_k_l18 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-18 of cache_k_l18 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-18 of cache_v_l18 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-18 of cache_v_l18 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-19 of cache_k_l19 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-19 of cache_k_l19 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-19 of cache_v_l19 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-19 of cache_v_l19 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-20 of cache_k_l20 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-20 of cache_k_l20 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-20 of cache_v_l20 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-20 of cache_v_l20 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-21 of cache_k_l21 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-21 of cache_k_l21 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-21 of cache_v_l21 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-21 of cache_v_l21 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-22 of cache_k_l22 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-22 of cache_k_l22 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-22 of cache_v_l22 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-22 of cache_v_l22 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-23 of cache_k_l23 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-23 of cache_k_l23 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-23 of cache_v_l23 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-23 of cache_v_l23 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-24 of cache_k_l24 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-24 of cache_k_l24 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-24 of cache_v_l24 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-24 of cache_v_l24 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-25 of cache_k_l25 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-25 of cache_k_l25 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-25 of cache_v_l25 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-25 of cache_v_l25 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-26 of cache_k_l26 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-26 of cache_k_l26 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-26 of cache_v_l26 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-26 of cache_v_l26 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-27 of cache_k_l27 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-27 of cache_k_l27 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-27 of cache_v_l27 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-27 of cache_v_l27 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-28 of cache_k_l28 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-28 of cache_k_l28 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-28 of cache_v_l28 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-28 of cache_v_l28 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-29 of cache_k_l29 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-29 of cache_k_l29 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-29 of cache_v_l29 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-29 of cache_v_l29 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-30 of cache_k_l30 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-30 of cache_k_l30 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-30 of cache_v_l30 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-30 of cache_v_l30 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:54:18: view k_cache_view-31 of cache_k_l31 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:55:17: view k_cache_cpy-31 of cache_k_l31 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:59:18: view v_cache_view-31 of cache_v_l31 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("llama32.g:60:17: view v_cache_cpy-31 of cache_v_l31 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	for i := range viewChecks {
+		lo, hi := d.extent(viewChecks[i].Extent)
+		if err := viewChecks[i].Check(lo, hi, d); err != nil {
+			return nil, err
+		}
 	}
 	return engine.Issue(&m.driver, func(c int) *Outputs {
-		inpTokens := tensor.At(m.bufCPU, offInpTokens, tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+		inpTokens := tensor.Dense(m.bufCPU, 12288, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
 		copy(inpTokens.I32s(), in.InpTokens)
-		inpPos := tensor.At(m.bufCPU, offInpPos, tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+		inpPos := tensor.Dense(m.bufCPU, 55808, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
 		copy(inpPos.I32s(), in.InpPos)
-		kqMask := tensor.At(m.bufCPU, offKQMask, tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+		kqMask := tensor.Dense(m.bufCPU, 55296, tensor.F32, [4]int{d.NKV, d.NTokens, 1, 1})
 		copy(kqMask.F32s(), in.KQMask)
 		m.split0(d, c)
 		out := &Outputs{}
-		resultOutput := tensor.At(m.bufCPU, offResultOutput, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		out.ResultOutput = m.sched.Output(backendCpu, &resultOutput)
+		resultOutput := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+		out.ResultOutput = m.sched.Output(backendCPU, &resultOutput)
 		return out
 	})
 }
@@ -3417,6 +698,156 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 		return nil, err
 	}
 	return p.Wait()
+}
+
+// String prints the dims' values, as errors name them.
+func (d *Dims) String() string {
+	return fmt.Sprintf("n_kv = %d, n_tokens = %d", d.NKV, d.NTokens)
+}
+
+// viewChecks are the views whose bytes depend on the dims, checked by Submit against their
+// sources' sizes; Extent is the case of Dims.extent covering each.
+var viewChecks = []engine.ViewCheck{
+	{Pos: "llama32.g:54:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-0", Source: "cache_v_l0", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-1", Source: "cache_v_l1", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-2", Source: "cache_k_l2", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-2", Source: "cache_k_l2", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-2", Source: "cache_v_l2", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-2", Source: "cache_v_l2", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-3", Source: "cache_k_l3", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-3", Source: "cache_k_l3", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-3", Source: "cache_v_l3", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-3", Source: "cache_v_l3", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-4", Source: "cache_k_l4", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-4", Source: "cache_k_l4", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-4", Source: "cache_v_l4", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-4", Source: "cache_v_l4", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-5", Source: "cache_k_l5", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-5", Source: "cache_k_l5", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-5", Source: "cache_v_l5", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-5", Source: "cache_v_l5", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-6", Source: "cache_k_l6", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-6", Source: "cache_k_l6", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-6", Source: "cache_v_l6", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-6", Source: "cache_v_l6", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-7", Source: "cache_k_l7", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-7", Source: "cache_k_l7", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-7", Source: "cache_v_l7", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-7", Source: "cache_v_l7", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-8", Source: "cache_k_l8", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-8", Source: "cache_k_l8", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-8", Source: "cache_v_l8", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-8", Source: "cache_v_l8", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-9", Source: "cache_k_l9", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-9", Source: "cache_k_l9", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-9", Source: "cache_v_l9", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-9", Source: "cache_v_l9", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-10", Source: "cache_k_l10", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-10", Source: "cache_k_l10", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-10", Source: "cache_v_l10", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-10", Source: "cache_v_l10", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-11", Source: "cache_k_l11", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-11", Source: "cache_k_l11", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-11", Source: "cache_v_l11", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-11", Source: "cache_v_l11", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-12", Source: "cache_k_l12", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-12", Source: "cache_k_l12", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-12", Source: "cache_v_l12", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-12", Source: "cache_v_l12", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-13", Source: "cache_k_l13", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-13", Source: "cache_k_l13", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-13", Source: "cache_v_l13", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-13", Source: "cache_v_l13", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-14", Source: "cache_k_l14", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-14", Source: "cache_k_l14", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-14", Source: "cache_v_l14", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-14", Source: "cache_v_l14", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-15", Source: "cache_k_l15", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-15", Source: "cache_k_l15", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-15", Source: "cache_v_l15", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-15", Source: "cache_v_l15", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-16", Source: "cache_k_l16", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-16", Source: "cache_k_l16", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-16", Source: "cache_v_l16", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-16", Source: "cache_v_l16", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-17", Source: "cache_k_l17", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-17", Source: "cache_k_l17", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-17", Source: "cache_v_l17", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-17", Source: "cache_v_l17", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-18", Source: "cache_k_l18", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-18", Source: "cache_k_l18", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-18", Source: "cache_v_l18", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-18", Source: "cache_v_l18", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-19", Source: "cache_k_l19", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-19", Source: "cache_k_l19", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-19", Source: "cache_v_l19", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-19", Source: "cache_v_l19", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-20", Source: "cache_k_l20", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-20", Source: "cache_k_l20", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-20", Source: "cache_v_l20", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-20", Source: "cache_v_l20", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-21", Source: "cache_k_l21", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-21", Source: "cache_k_l21", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-21", Source: "cache_v_l21", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-21", Source: "cache_v_l21", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-22", Source: "cache_k_l22", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-22", Source: "cache_k_l22", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-22", Source: "cache_v_l22", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-22", Source: "cache_v_l22", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-23", Source: "cache_k_l23", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-23", Source: "cache_k_l23", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-23", Source: "cache_v_l23", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-23", Source: "cache_v_l23", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-24", Source: "cache_k_l24", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-24", Source: "cache_k_l24", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-24", Source: "cache_v_l24", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-24", Source: "cache_v_l24", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-25", Source: "cache_k_l25", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-25", Source: "cache_k_l25", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-25", Source: "cache_v_l25", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-25", Source: "cache_v_l25", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-26", Source: "cache_k_l26", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-26", Source: "cache_k_l26", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-26", Source: "cache_v_l26", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-26", Source: "cache_v_l26", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-27", Source: "cache_k_l27", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-27", Source: "cache_k_l27", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-27", Source: "cache_v_l27", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-27", Source: "cache_v_l27", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-28", Source: "cache_k_l28", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-28", Source: "cache_k_l28", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-28", Source: "cache_v_l28", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-28", Source: "cache_v_l28", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-29", Source: "cache_k_l29", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-29", Source: "cache_k_l29", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-29", Source: "cache_v_l29", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-29", Source: "cache_v_l29", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-30", Source: "cache_k_l30", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-30", Source: "cache_k_l30", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-30", Source: "cache_v_l30", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-30", Source: "cache_v_l30", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:54:18", View: "k_cache_view-31", Source: "cache_k_l31", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:55:17", View: "k_cache_cpy-31", Source: "cache_k_l31", Size: 2048, Extent: 0},
+	{Pos: "llama32.g:59:18", View: "v_cache_view-31", Source: "cache_v_l31", Size: 2048, Extent: 1},
+	{Pos: "llama32.g:60:17", View: "v_cache_cpy-31", Source: "cache_v_l31", Size: 2048, Extent: 1},
+}
+
+// extent is the byte range [lo, hi) extent k covers at these dims.
+func (d *Dims) extent(k int) (lo, hi int) {
+	switch k {
+	case 0:
+		return 128 * (d.NKV - d.NTokens), 128*(d.NKV-d.NTokens) + (2 + (d.NTokens*64-1)*2)
+	case 1:
+		return 2 * (d.NKV - d.NTokens), 2*(d.NKV-d.NTokens) + (2 + (d.NTokens-1)*2 + 2016)
+	default:
+		panic("BUG: no such extent")
+	}
 }
 
 // split0 runs nodes 0..1059 (inp_embd … result_output) on cpu.
@@ -3435,1806 +866,933 @@ func (m *Model) split0(d *Dims, c int) {
 
 // split0Chunk0 runs nodes 0..183 (inp_embd … q-5) of split0.
 func (m *Model) split0Chunk0(d *Dims, c int) {
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 0,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 0}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // inp_embd … Qcur_rope-0
 	if m.sched.Inspecting() {
-		inpEmbd := tensor.At(m.bufCPU, offInpEmbd, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "inp_embd", &inpEmbd)
-		norm0 := tensor.At(m.bufCPU, offNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-0", &norm0)
-		attnNorm0 := tensor.At(m.bufCPU, offAttnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-0", &attnNorm0)
-		kcur0 := tensor.At(m.bufCPU, offKcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-0", &kcur0)
-		kcurRope0 := tensor.At(m.bufCPU, offKcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-0", &kcurRope0)
-		kCacheCpy0 := tensor.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-0", &kCacheCpy0)
-		vcur0 := tensor.At(m.bufCPU, offVcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-0", &vcur0)
-		vCacheCpy0 := tensor.At(m.state[stateCacheVL0].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-0", &vCacheCpy0)
-		qcur0 := tensor.At(m.bufCPU, offQcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-0", &qcur0)
-		qcurRope0 := tensor.At(m.bufCPU, offQcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-0", &qcurRope0)
+		m.sched.Inspect(backendCPU, "inp_embd", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-0", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-0", tensor.Dense(m.bufCPU, 2048, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-0", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-0", tensor.Dense(m.bufCPU, 6144, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-0", tensor.Dense(m.state[stateCacheKL0].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-0", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-0",
+			tensor.At(m.state[stateCacheVL0].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-0", tensor.Dense(m.bufCPU, 10240, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-0", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 1,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 1}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-0 … Qcur_rope-1
 	if m.sched.Inspecting() {
-		kq0 := tensor.At(m.bufCPU, offKq0, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-0", &kq0)
-		kqSoftMax0 := tensor.At(m.bufCPU, offKqSoftMax0, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-0", &kqSoftMax0)
-		kqv0 := tensor.At(m.bufCPU, offKqv0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-0", &kqv0)
-		kqvMergedCont0 := tensor.At(m.bufCPU, offKqvMergedCont0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-0", &kqvMergedCont0)
-		attnOut0 := tensor.At(m.bufCPU, offAttnOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-0", &attnOut0)
-		ffnInp0 := tensor.At(m.bufCPU, offFfnInp0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-0", &ffnInp0)
-		normFfn0 := tensor.At(m.bufCPU, offNormFfn0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-0", &normFfn0)
-		ffnNorm0 := tensor.At(m.bufCPU, offFfnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-0", &ffnNorm0)
-		ffnGate0 := tensor.At(m.bufCPU, offFfnGate0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-0", &ffnGate0)
-		ffnSilu0 := tensor.At(m.bufCPU, offFfnSilu0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-0", &ffnSilu0)
-		ffnUp0 := tensor.At(m.bufCPU, offFfnUp0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-0", &ffnUp0)
-		ffnGatePar0 := tensor.At(m.bufCPU, offFfnGatePar0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-0", &ffnGatePar0)
-		ffnOut0 := tensor.At(m.bufCPU, offFfnOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-0", &ffnOut0)
-		lOut0 := tensor.At(m.bufCPU, offLOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-0", &lOut0)
-		norm1 := tensor.At(m.bufCPU, offNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-1", &norm1)
-		attnNorm1 := tensor.At(m.bufCPU, offAttnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-1", &attnNorm1)
-		kcur1 := tensor.At(m.bufCPU, offKcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-1", &kcur1)
-		kcurRope1 := tensor.At(m.bufCPU, offKcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-1", &kcurRope1)
-		kCacheCpy1 := tensor.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-1", &kCacheCpy1)
-		vcur1 := tensor.At(m.bufCPU, offVcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-1", &vcur1)
-		vCacheCpy1 := tensor.At(m.state[stateCacheVL1].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-1", &vCacheCpy1)
-		qcur1 := tensor.At(m.bufCPU, offQcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-1", &qcur1)
-		qcurRope1 := tensor.At(m.bufCPU, offQcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-1", &qcurRope1)
+		m.sched.Inspect(backendCPU, "kq-0", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-0", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-0", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-0", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-0", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-0", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-0", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-0", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-0", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-0", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-0", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-0", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-0", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-0", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-1", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-1", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-1", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-1", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-1", tensor.Dense(m.state[stateCacheKL1].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-1", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-1",
+			tensor.At(m.state[stateCacheVL1].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-1", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-1", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 2,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 2}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-1 … Qcur_rope-2
 	if m.sched.Inspecting() {
-		kq1 := tensor.At(m.bufCPU, offKq1, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-1", &kq1)
-		kqSoftMax1 := tensor.At(m.bufCPU, offKqSoftMax1, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-1", &kqSoftMax1)
-		kqv1 := tensor.At(m.bufCPU, offKqv1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-1", &kqv1)
-		kqvMergedCont1 := tensor.At(m.bufCPU, offKqvMergedCont1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-1", &kqvMergedCont1)
-		attnOut1 := tensor.At(m.bufCPU, offAttnOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-1", &attnOut1)
-		ffnInp1 := tensor.At(m.bufCPU, offFfnInp1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-1", &ffnInp1)
-		normFfn1 := tensor.At(m.bufCPU, offNormFfn1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-1", &normFfn1)
-		ffnNorm1 := tensor.At(m.bufCPU, offFfnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-1", &ffnNorm1)
-		ffnGate1 := tensor.At(m.bufCPU, offFfnGate1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-1", &ffnGate1)
-		ffnSilu1 := tensor.At(m.bufCPU, offFfnSilu1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-1", &ffnSilu1)
-		ffnUp1 := tensor.At(m.bufCPU, offFfnUp1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-1", &ffnUp1)
-		ffnGatePar1 := tensor.At(m.bufCPU, offFfnGatePar1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-1", &ffnGatePar1)
-		ffnOut1 := tensor.At(m.bufCPU, offFfnOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-1", &ffnOut1)
-		lOut1 := tensor.At(m.bufCPU, offLOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-1", &lOut1)
-		norm2 := tensor.At(m.bufCPU, offNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-2", &norm2)
-		attnNorm2 := tensor.At(m.bufCPU, offAttnNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-2", &attnNorm2)
-		kcur2 := tensor.At(m.bufCPU, offKcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-2", &kcur2)
-		kcurRope2 := tensor.At(m.bufCPU, offKcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-2", &kcurRope2)
-		kCacheCpy2 := tensor.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-2", &kCacheCpy2)
-		vcur2 := tensor.At(m.bufCPU, offVcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-2", &vcur2)
-		vCacheCpy2 := tensor.At(m.state[stateCacheVL2].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-2", &vCacheCpy2)
-		qcur2 := tensor.At(m.bufCPU, offQcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-2", &qcur2)
-		qcurRope2 := tensor.At(m.bufCPU, offQcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-2", &qcurRope2)
+		m.sched.Inspect(backendCPU, "kq-1", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-1", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-1", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-1", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-1", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-1", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-1", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-1", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-1", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-1", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-1", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-1", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-1", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-1", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-2", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-2", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-2", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-2", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-2", tensor.Dense(m.state[stateCacheKL2].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-2", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-2",
+			tensor.At(m.state[stateCacheVL2].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-2", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-2", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 3,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 3}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-2 … Qcur_rope-3
 	if m.sched.Inspecting() {
-		kq2 := tensor.At(m.bufCPU, offKq2, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-2", &kq2)
-		kqSoftMax2 := tensor.At(m.bufCPU, offKqSoftMax2, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-2", &kqSoftMax2)
-		kqv2 := tensor.At(m.bufCPU, offKqv2, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-2", &kqv2)
-		kqvMergedCont2 := tensor.At(m.bufCPU, offKqvMergedCont2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-2", &kqvMergedCont2)
-		attnOut2 := tensor.At(m.bufCPU, offAttnOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-2", &attnOut2)
-		ffnInp2 := tensor.At(m.bufCPU, offFfnInp2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-2", &ffnInp2)
-		normFfn2 := tensor.At(m.bufCPU, offNormFfn2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-2", &normFfn2)
-		ffnNorm2 := tensor.At(m.bufCPU, offFfnNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-2", &ffnNorm2)
-		ffnGate2 := tensor.At(m.bufCPU, offFfnGate2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-2", &ffnGate2)
-		ffnSilu2 := tensor.At(m.bufCPU, offFfnSilu2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-2", &ffnSilu2)
-		ffnUp2 := tensor.At(m.bufCPU, offFfnUp2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-2", &ffnUp2)
-		ffnGatePar2 := tensor.At(m.bufCPU, offFfnGatePar2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-2", &ffnGatePar2)
-		ffnOut2 := tensor.At(m.bufCPU, offFfnOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-2", &ffnOut2)
-		lOut2 := tensor.At(m.bufCPU, offLOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-2", &lOut2)
-		norm3 := tensor.At(m.bufCPU, offNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-3", &norm3)
-		attnNorm3 := tensor.At(m.bufCPU, offAttnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-3", &attnNorm3)
-		kcur3 := tensor.At(m.bufCPU, offKcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-3", &kcur3)
-		kcurRope3 := tensor.At(m.bufCPU, offKcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-3", &kcurRope3)
-		kCacheCpy3 := tensor.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-3", &kCacheCpy3)
-		vcur3 := tensor.At(m.bufCPU, offVcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-3", &vcur3)
-		vCacheCpy3 := tensor.At(m.state[stateCacheVL3].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-3", &vCacheCpy3)
-		qcur3 := tensor.At(m.bufCPU, offQcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-3", &qcur3)
-		qcurRope3 := tensor.At(m.bufCPU, offQcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-3", &qcurRope3)
+		m.sched.Inspect(backendCPU, "kq-2", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-2", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-2", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-2", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-2", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-2", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-2", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-2", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-2", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-2", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-2", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-2", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-2", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-2", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-3", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-3", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-3", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-3", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-3", tensor.Dense(m.state[stateCacheKL3].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-3", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-3",
+			tensor.At(m.state[stateCacheVL3].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-3", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-3", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 4,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 4}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-3 … Qcur_rope-4
 	if m.sched.Inspecting() {
-		kq3 := tensor.At(m.bufCPU, offKq3, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-3", &kq3)
-		kqSoftMax3 := tensor.At(m.bufCPU, offKqSoftMax3, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-3", &kqSoftMax3)
-		kqv3 := tensor.At(m.bufCPU, offKqv3, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-3", &kqv3)
-		kqvMergedCont3 := tensor.At(m.bufCPU, offKqvMergedCont3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-3", &kqvMergedCont3)
-		attnOut3 := tensor.At(m.bufCPU, offAttnOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-3", &attnOut3)
-		ffnInp3 := tensor.At(m.bufCPU, offFfnInp3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-3", &ffnInp3)
-		normFfn3 := tensor.At(m.bufCPU, offNormFfn3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-3", &normFfn3)
-		ffnNorm3 := tensor.At(m.bufCPU, offFfnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-3", &ffnNorm3)
-		ffnGate3 := tensor.At(m.bufCPU, offFfnGate3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-3", &ffnGate3)
-		ffnSilu3 := tensor.At(m.bufCPU, offFfnSilu3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-3", &ffnSilu3)
-		ffnUp3 := tensor.At(m.bufCPU, offFfnUp3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-3", &ffnUp3)
-		ffnGatePar3 := tensor.At(m.bufCPU, offFfnGatePar3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-3", &ffnGatePar3)
-		ffnOut3 := tensor.At(m.bufCPU, offFfnOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-3", &ffnOut3)
-		lOut3 := tensor.At(m.bufCPU, offLOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-3", &lOut3)
-		norm4 := tensor.At(m.bufCPU, offNorm4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-4", &norm4)
-		attnNorm4 := tensor.At(m.bufCPU, offAttnNorm4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-4", &attnNorm4)
-		kcur4 := tensor.At(m.bufCPU, offKcur4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-4", &kcur4)
-		kcurRope4 := tensor.At(m.bufCPU, offKcurRope4, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-4", &kcurRope4)
-		kCacheCpy4 := tensor.At(m.state[stateCacheKL4].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-4", &kCacheCpy4)
-		vcur4 := tensor.At(m.bufCPU, offVcur4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-4", &vcur4)
-		vCacheCpy4 := tensor.At(m.state[stateCacheVL4].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-4", &vCacheCpy4)
-		qcur4 := tensor.At(m.bufCPU, offQcur4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-4", &qcur4)
-		qcurRope4 := tensor.At(m.bufCPU, offQcurRope4, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-4", &qcurRope4)
+		m.sched.Inspect(backendCPU, "kq-3", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-3", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-3", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-3", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-3", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-3", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-3", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-3", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-3", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-3", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-3", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-3", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-3", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-3", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-4", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-4", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-4", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-4", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-4", tensor.Dense(m.state[stateCacheKL4].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-4", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-4",
+			tensor.At(m.state[stateCacheVL4].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-4", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-4", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 5,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 5}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-4 … Qcur_rope-5
 	if m.sched.Inspecting() {
-		kq4 := tensor.At(m.bufCPU, offKq4, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-4", &kq4)
-		kqSoftMax4 := tensor.At(m.bufCPU, offKqSoftMax4, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-4", &kqSoftMax4)
-		kqv4 := tensor.At(m.bufCPU, offKqv4, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-4", &kqv4)
-		kqvMergedCont4 := tensor.At(m.bufCPU, offKqvMergedCont4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-4", &kqvMergedCont4)
-		attnOut4 := tensor.At(m.bufCPU, offAttnOut4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-4", &attnOut4)
-		ffnInp4 := tensor.At(m.bufCPU, offFfnInp4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-4", &ffnInp4)
-		normFfn4 := tensor.At(m.bufCPU, offNormFfn4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-4", &normFfn4)
-		ffnNorm4 := tensor.At(m.bufCPU, offFfnNorm4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-4", &ffnNorm4)
-		ffnGate4 := tensor.At(m.bufCPU, offFfnGate4, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-4", &ffnGate4)
-		ffnSilu4 := tensor.At(m.bufCPU, offFfnSilu4, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-4", &ffnSilu4)
-		ffnUp4 := tensor.At(m.bufCPU, offFfnUp4, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-4", &ffnUp4)
-		ffnGatePar4 := tensor.At(m.bufCPU, offFfnGatePar4, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-4", &ffnGatePar4)
-		ffnOut4 := tensor.At(m.bufCPU, offFfnOut4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-4", &ffnOut4)
-		lOut4 := tensor.At(m.bufCPU, offLOut4, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-4", &lOut4)
-		norm5 := tensor.At(m.bufCPU, offNorm5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-5", &norm5)
-		attnNorm5 := tensor.At(m.bufCPU, offAttnNorm5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-5", &attnNorm5)
-		kcur5 := tensor.At(m.bufCPU, offKcur5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-5", &kcur5)
-		kcurRope5 := tensor.At(m.bufCPU, offKcurRope5, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-5", &kcurRope5)
-		kCacheCpy5 := tensor.At(m.state[stateCacheKL5].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-5", &kCacheCpy5)
-		vcur5 := tensor.At(m.bufCPU, offVcur5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-5", &vcur5)
-		vCacheCpy5 := tensor.At(m.state[stateCacheVL5].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-5", &vCacheCpy5)
-		qcur5 := tensor.At(m.bufCPU, offQcur5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-5", &qcur5)
-		qcurRope5 := tensor.At(m.bufCPU, offQcurRope5, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-5", &qcurRope5)
+		m.sched.Inspect(backendCPU, "kq-4", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-4", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-4", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-4", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-4", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-4", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-4", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-4", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-4", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-4", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-4", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-4", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-4", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-4", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-5", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-5", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-5", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-5", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-5", tensor.Dense(m.state[stateCacheKL5].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-5", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-5",
+			tensor.At(m.state[stateCacheVL5].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-5", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-5", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
 }
 
 // split0Chunk1 runs nodes 184..348 (kq-5 … q-10) of split0.
 func (m *Model) split0Chunk1(d *Dims, c int) {
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 6,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 6}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-5 … Qcur_rope-6
 	if m.sched.Inspecting() {
-		kq5 := tensor.At(m.bufCPU, offKq5, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-5", &kq5)
-		kqSoftMax5 := tensor.At(m.bufCPU, offKqSoftMax5, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-5", &kqSoftMax5)
-		kqv5 := tensor.At(m.bufCPU, offKqv5, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-5", &kqv5)
-		kqvMergedCont5 := tensor.At(m.bufCPU, offKqvMergedCont5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-5", &kqvMergedCont5)
-		attnOut5 := tensor.At(m.bufCPU, offAttnOut5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-5", &attnOut5)
-		ffnInp5 := tensor.At(m.bufCPU, offFfnInp5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-5", &ffnInp5)
-		normFfn5 := tensor.At(m.bufCPU, offNormFfn5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-5", &normFfn5)
-		ffnNorm5 := tensor.At(m.bufCPU, offFfnNorm5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-5", &ffnNorm5)
-		ffnGate5 := tensor.At(m.bufCPU, offFfnGate5, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-5", &ffnGate5)
-		ffnSilu5 := tensor.At(m.bufCPU, offFfnSilu5, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-5", &ffnSilu5)
-		ffnUp5 := tensor.At(m.bufCPU, offFfnUp5, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-5", &ffnUp5)
-		ffnGatePar5 := tensor.At(m.bufCPU, offFfnGatePar5, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-5", &ffnGatePar5)
-		ffnOut5 := tensor.At(m.bufCPU, offFfnOut5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-5", &ffnOut5)
-		lOut5 := tensor.At(m.bufCPU, offLOut5, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-5", &lOut5)
-		norm6 := tensor.At(m.bufCPU, offNorm6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-6", &norm6)
-		attnNorm6 := tensor.At(m.bufCPU, offAttnNorm6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-6", &attnNorm6)
-		kcur6 := tensor.At(m.bufCPU, offKcur6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-6", &kcur6)
-		kcurRope6 := tensor.At(m.bufCPU, offKcurRope6, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-6", &kcurRope6)
-		kCacheCpy6 := tensor.At(m.state[stateCacheKL6].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-6", &kCacheCpy6)
-		vcur6 := tensor.At(m.bufCPU, offVcur6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-6", &vcur6)
-		vCacheCpy6 := tensor.At(m.state[stateCacheVL6].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-6", &vCacheCpy6)
-		qcur6 := tensor.At(m.bufCPU, offQcur6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-6", &qcur6)
-		qcurRope6 := tensor.At(m.bufCPU, offQcurRope6, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-6", &qcurRope6)
+		m.sched.Inspect(backendCPU, "kq-5", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-5", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-5", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-5", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-5", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-5", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-5", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-5", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-5", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-5", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-5", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-5", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-5", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-5", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-6", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-6", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-6", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-6", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-6", tensor.Dense(m.state[stateCacheKL6].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-6", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-6",
+			tensor.At(m.state[stateCacheVL6].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-6", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-6", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 7,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 7}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-6 … Qcur_rope-7
 	if m.sched.Inspecting() {
-		kq6 := tensor.At(m.bufCPU, offKq6, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-6", &kq6)
-		kqSoftMax6 := tensor.At(m.bufCPU, offKqSoftMax6, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-6", &kqSoftMax6)
-		kqv6 := tensor.At(m.bufCPU, offKqv6, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-6", &kqv6)
-		kqvMergedCont6 := tensor.At(m.bufCPU, offKqvMergedCont6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-6", &kqvMergedCont6)
-		attnOut6 := tensor.At(m.bufCPU, offAttnOut6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-6", &attnOut6)
-		ffnInp6 := tensor.At(m.bufCPU, offFfnInp6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-6", &ffnInp6)
-		normFfn6 := tensor.At(m.bufCPU, offNormFfn6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-6", &normFfn6)
-		ffnNorm6 := tensor.At(m.bufCPU, offFfnNorm6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-6", &ffnNorm6)
-		ffnGate6 := tensor.At(m.bufCPU, offFfnGate6, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-6", &ffnGate6)
-		ffnSilu6 := tensor.At(m.bufCPU, offFfnSilu6, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-6", &ffnSilu6)
-		ffnUp6 := tensor.At(m.bufCPU, offFfnUp6, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-6", &ffnUp6)
-		ffnGatePar6 := tensor.At(m.bufCPU, offFfnGatePar6, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-6", &ffnGatePar6)
-		ffnOut6 := tensor.At(m.bufCPU, offFfnOut6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-6", &ffnOut6)
-		lOut6 := tensor.At(m.bufCPU, offLOut6, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-6", &lOut6)
-		norm7 := tensor.At(m.bufCPU, offNorm7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-7", &norm7)
-		attnNorm7 := tensor.At(m.bufCPU, offAttnNorm7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-7", &attnNorm7)
-		kcur7 := tensor.At(m.bufCPU, offKcur7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-7", &kcur7)
-		kcurRope7 := tensor.At(m.bufCPU, offKcurRope7, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-7", &kcurRope7)
-		kCacheCpy7 := tensor.At(m.state[stateCacheKL7].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-7", &kCacheCpy7)
-		vcur7 := tensor.At(m.bufCPU, offVcur7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-7", &vcur7)
-		vCacheCpy7 := tensor.At(m.state[stateCacheVL7].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-7", &vCacheCpy7)
-		qcur7 := tensor.At(m.bufCPU, offQcur7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-7", &qcur7)
-		qcurRope7 := tensor.At(m.bufCPU, offQcurRope7, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-7", &qcurRope7)
+		m.sched.Inspect(backendCPU, "kq-6", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-6", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-6", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-6", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-6", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-6", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-6", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-6", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-6", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-6", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-6", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-6", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-6", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-6", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-7", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-7", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-7", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-7", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-7", tensor.Dense(m.state[stateCacheKL7].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-7", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-7",
+			tensor.At(m.state[stateCacheVL7].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-7", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-7", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 8,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 8}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-7 … Qcur_rope-8
 	if m.sched.Inspecting() {
-		kq7 := tensor.At(m.bufCPU, offKq7, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-7", &kq7)
-		kqSoftMax7 := tensor.At(m.bufCPU, offKqSoftMax7, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-7", &kqSoftMax7)
-		kqv7 := tensor.At(m.bufCPU, offKqv7, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-7", &kqv7)
-		kqvMergedCont7 := tensor.At(m.bufCPU, offKqvMergedCont7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-7", &kqvMergedCont7)
-		attnOut7 := tensor.At(m.bufCPU, offAttnOut7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-7", &attnOut7)
-		ffnInp7 := tensor.At(m.bufCPU, offFfnInp7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-7", &ffnInp7)
-		normFfn7 := tensor.At(m.bufCPU, offNormFfn7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-7", &normFfn7)
-		ffnNorm7 := tensor.At(m.bufCPU, offFfnNorm7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-7", &ffnNorm7)
-		ffnGate7 := tensor.At(m.bufCPU, offFfnGate7, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-7", &ffnGate7)
-		ffnSilu7 := tensor.At(m.bufCPU, offFfnSilu7, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-7", &ffnSilu7)
-		ffnUp7 := tensor.At(m.bufCPU, offFfnUp7, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-7", &ffnUp7)
-		ffnGatePar7 := tensor.At(m.bufCPU, offFfnGatePar7, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-7", &ffnGatePar7)
-		ffnOut7 := tensor.At(m.bufCPU, offFfnOut7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-7", &ffnOut7)
-		lOut7 := tensor.At(m.bufCPU, offLOut7, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-7", &lOut7)
-		norm8 := tensor.At(m.bufCPU, offNorm8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-8", &norm8)
-		attnNorm8 := tensor.At(m.bufCPU, offAttnNorm8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-8", &attnNorm8)
-		kcur8 := tensor.At(m.bufCPU, offKcur8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-8", &kcur8)
-		kcurRope8 := tensor.At(m.bufCPU, offKcurRope8, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-8", &kcurRope8)
-		kCacheCpy8 := tensor.At(m.state[stateCacheKL8].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-8", &kCacheCpy8)
-		vcur8 := tensor.At(m.bufCPU, offVcur8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-8", &vcur8)
-		vCacheCpy8 := tensor.At(m.state[stateCacheVL8].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-8", &vCacheCpy8)
-		qcur8 := tensor.At(m.bufCPU, offQcur8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-8", &qcur8)
-		qcurRope8 := tensor.At(m.bufCPU, offQcurRope8, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-8", &qcurRope8)
+		m.sched.Inspect(backendCPU, "kq-7", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-7", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-7", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-7", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-7", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-7", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-7", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-7", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-7", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-7", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-7", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-7", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-7", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-7", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-8", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-8", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-8", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-8", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-8", tensor.Dense(m.state[stateCacheKL8].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-8", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-8",
+			tensor.At(m.state[stateCacheVL8].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-8", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-8", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 9,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 9}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-8 … Qcur_rope-9
 	if m.sched.Inspecting() {
-		kq8 := tensor.At(m.bufCPU, offKq8, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-8", &kq8)
-		kqSoftMax8 := tensor.At(m.bufCPU, offKqSoftMax8, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-8", &kqSoftMax8)
-		kqv8 := tensor.At(m.bufCPU, offKqv8, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-8", &kqv8)
-		kqvMergedCont8 := tensor.At(m.bufCPU, offKqvMergedCont8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-8", &kqvMergedCont8)
-		attnOut8 := tensor.At(m.bufCPU, offAttnOut8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-8", &attnOut8)
-		ffnInp8 := tensor.At(m.bufCPU, offFfnInp8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-8", &ffnInp8)
-		normFfn8 := tensor.At(m.bufCPU, offNormFfn8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-8", &normFfn8)
-		ffnNorm8 := tensor.At(m.bufCPU, offFfnNorm8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-8", &ffnNorm8)
-		ffnGate8 := tensor.At(m.bufCPU, offFfnGate8, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-8", &ffnGate8)
-		ffnSilu8 := tensor.At(m.bufCPU, offFfnSilu8, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-8", &ffnSilu8)
-		ffnUp8 := tensor.At(m.bufCPU, offFfnUp8, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-8", &ffnUp8)
-		ffnGatePar8 := tensor.At(m.bufCPU, offFfnGatePar8, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-8", &ffnGatePar8)
-		ffnOut8 := tensor.At(m.bufCPU, offFfnOut8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-8", &ffnOut8)
-		lOut8 := tensor.At(m.bufCPU, offLOut8, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-8", &lOut8)
-		norm9 := tensor.At(m.bufCPU, offNorm9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-9", &norm9)
-		attnNorm9 := tensor.At(m.bufCPU, offAttnNorm9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-9", &attnNorm9)
-		kcur9 := tensor.At(m.bufCPU, offKcur9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-9", &kcur9)
-		kcurRope9 := tensor.At(m.bufCPU, offKcurRope9, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-9", &kcurRope9)
-		kCacheCpy9 := tensor.At(m.state[stateCacheKL9].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-9", &kCacheCpy9)
-		vcur9 := tensor.At(m.bufCPU, offVcur9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-9", &vcur9)
-		vCacheCpy9 := tensor.At(m.state[stateCacheVL9].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-9", &vCacheCpy9)
-		qcur9 := tensor.At(m.bufCPU, offQcur9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-9", &qcur9)
-		qcurRope9 := tensor.At(m.bufCPU, offQcurRope9, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-9", &qcurRope9)
+		m.sched.Inspect(backendCPU, "kq-8", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-8", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-8", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-8", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-8", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-8", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-8", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-8", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-8", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-8", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-8", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-8", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-8", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-8", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-9", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-9", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-9", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-9", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-9", tensor.Dense(m.state[stateCacheKL9].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-9", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-9",
+			tensor.At(m.state[stateCacheVL9].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-9", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-9", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 10,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 10}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-9 … Qcur_rope-10
 	if m.sched.Inspecting() {
-		kq9 := tensor.At(m.bufCPU, offKq9, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-9", &kq9)
-		kqSoftMax9 := tensor.At(m.bufCPU, offKqSoftMax9, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-9", &kqSoftMax9)
-		kqv9 := tensor.At(m.bufCPU, offKqv9, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-9", &kqv9)
-		kqvMergedCont9 := tensor.At(m.bufCPU, offKqvMergedCont9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-9", &kqvMergedCont9)
-		attnOut9 := tensor.At(m.bufCPU, offAttnOut9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-9", &attnOut9)
-		ffnInp9 := tensor.At(m.bufCPU, offFfnInp9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-9", &ffnInp9)
-		normFfn9 := tensor.At(m.bufCPU, offNormFfn9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-9", &normFfn9)
-		ffnNorm9 := tensor.At(m.bufCPU, offFfnNorm9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-9", &ffnNorm9)
-		ffnGate9 := tensor.At(m.bufCPU, offFfnGate9, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-9", &ffnGate9)
-		ffnSilu9 := tensor.At(m.bufCPU, offFfnSilu9, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-9", &ffnSilu9)
-		ffnUp9 := tensor.At(m.bufCPU, offFfnUp9, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-9", &ffnUp9)
-		ffnGatePar9 := tensor.At(m.bufCPU, offFfnGatePar9, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-9", &ffnGatePar9)
-		ffnOut9 := tensor.At(m.bufCPU, offFfnOut9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-9", &ffnOut9)
-		lOut9 := tensor.At(m.bufCPU, offLOut9, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-9", &lOut9)
-		norm10 := tensor.At(m.bufCPU, offNorm10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-10", &norm10)
-		attnNorm10 := tensor.At(m.bufCPU, offAttnNorm10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-10", &attnNorm10)
-		kcur10 := tensor.At(m.bufCPU, offKcur10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-10", &kcur10)
-		kcurRope10 := tensor.At(m.bufCPU, offKcurRope10, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-10", &kcurRope10)
-		kCacheCpy10 := tensor.At(m.state[stateCacheKL10].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-10", &kCacheCpy10)
-		vcur10 := tensor.At(m.bufCPU, offVcur10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-10", &vcur10)
-		vCacheCpy10 := tensor.At(m.state[stateCacheVL10].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-10", &vCacheCpy10)
-		qcur10 := tensor.At(m.bufCPU, offQcur10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-10", &qcur10)
-		qcurRope10 := tensor.At(m.bufCPU, offQcurRope10, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-10", &qcurRope10)
+		m.sched.Inspect(backendCPU, "kq-9", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-9", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-9", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-9", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-9", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-9", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-9", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-9", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-9", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-9", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-9", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-9", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-9", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-9", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-10", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-10", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-10", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-10", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-10", tensor.Dense(m.state[stateCacheKL10].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-10", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-10",
+			tensor.At(m.state[stateCacheVL10].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-10", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-10", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
 }
 
 // split0Chunk2 runs nodes 349..513 (kq-10 … q-15) of split0.
 func (m *Model) split0Chunk2(d *Dims, c int) {
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 11,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 11}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-10 … Qcur_rope-11
 	if m.sched.Inspecting() {
-		kq10 := tensor.At(m.bufCPU, offKq10, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-10", &kq10)
-		kqSoftMax10 := tensor.At(m.bufCPU, offKqSoftMax10, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-10", &kqSoftMax10)
-		kqv10 := tensor.At(m.bufCPU, offKqv10, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-10", &kqv10)
-		kqvMergedCont10 := tensor.At(m.bufCPU, offKqvMergedCont10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-10", &kqvMergedCont10)
-		attnOut10 := tensor.At(m.bufCPU, offAttnOut10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-10", &attnOut10)
-		ffnInp10 := tensor.At(m.bufCPU, offFfnInp10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-10", &ffnInp10)
-		normFfn10 := tensor.At(m.bufCPU, offNormFfn10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-10", &normFfn10)
-		ffnNorm10 := tensor.At(m.bufCPU, offFfnNorm10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-10", &ffnNorm10)
-		ffnGate10 := tensor.At(m.bufCPU, offFfnGate10, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-10", &ffnGate10)
-		ffnSilu10 := tensor.At(m.bufCPU, offFfnSilu10, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-10", &ffnSilu10)
-		ffnUp10 := tensor.At(m.bufCPU, offFfnUp10, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-10", &ffnUp10)
-		ffnGatePar10 := tensor.At(m.bufCPU, offFfnGatePar10, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-10", &ffnGatePar10)
-		ffnOut10 := tensor.At(m.bufCPU, offFfnOut10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-10", &ffnOut10)
-		lOut10 := tensor.At(m.bufCPU, offLOut10, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-10", &lOut10)
-		norm11 := tensor.At(m.bufCPU, offNorm11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-11", &norm11)
-		attnNorm11 := tensor.At(m.bufCPU, offAttnNorm11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-11", &attnNorm11)
-		kcur11 := tensor.At(m.bufCPU, offKcur11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-11", &kcur11)
-		kcurRope11 := tensor.At(m.bufCPU, offKcurRope11, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-11", &kcurRope11)
-		kCacheCpy11 := tensor.At(m.state[stateCacheKL11].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-11", &kCacheCpy11)
-		vcur11 := tensor.At(m.bufCPU, offVcur11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-11", &vcur11)
-		vCacheCpy11 := tensor.At(m.state[stateCacheVL11].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-11", &vCacheCpy11)
-		qcur11 := tensor.At(m.bufCPU, offQcur11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-11", &qcur11)
-		qcurRope11 := tensor.At(m.bufCPU, offQcurRope11, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-11", &qcurRope11)
+		m.sched.Inspect(backendCPU, "kq-10", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-10", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-10", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-10", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-10", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-10", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-10", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-10", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-10", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-10", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-10", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-10", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-10", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-10", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-11", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-11", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-11", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-11", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-11", tensor.Dense(m.state[stateCacheKL11].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-11", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-11",
+			tensor.At(m.state[stateCacheVL11].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-11", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-11", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 12,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 12}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-11 … Qcur_rope-12
 	if m.sched.Inspecting() {
-		kq11 := tensor.At(m.bufCPU, offKq11, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-11", &kq11)
-		kqSoftMax11 := tensor.At(m.bufCPU, offKqSoftMax11, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-11", &kqSoftMax11)
-		kqv11 := tensor.At(m.bufCPU, offKqv11, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-11", &kqv11)
-		kqvMergedCont11 := tensor.At(m.bufCPU, offKqvMergedCont11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-11", &kqvMergedCont11)
-		attnOut11 := tensor.At(m.bufCPU, offAttnOut11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-11", &attnOut11)
-		ffnInp11 := tensor.At(m.bufCPU, offFfnInp11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-11", &ffnInp11)
-		normFfn11 := tensor.At(m.bufCPU, offNormFfn11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-11", &normFfn11)
-		ffnNorm11 := tensor.At(m.bufCPU, offFfnNorm11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-11", &ffnNorm11)
-		ffnGate11 := tensor.At(m.bufCPU, offFfnGate11, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-11", &ffnGate11)
-		ffnSilu11 := tensor.At(m.bufCPU, offFfnSilu11, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-11", &ffnSilu11)
-		ffnUp11 := tensor.At(m.bufCPU, offFfnUp11, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-11", &ffnUp11)
-		ffnGatePar11 := tensor.At(m.bufCPU, offFfnGatePar11, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-11", &ffnGatePar11)
-		ffnOut11 := tensor.At(m.bufCPU, offFfnOut11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-11", &ffnOut11)
-		lOut11 := tensor.At(m.bufCPU, offLOut11, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-11", &lOut11)
-		norm12 := tensor.At(m.bufCPU, offNorm12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-12", &norm12)
-		attnNorm12 := tensor.At(m.bufCPU, offAttnNorm12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-12", &attnNorm12)
-		kcur12 := tensor.At(m.bufCPU, offKcur12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-12", &kcur12)
-		kcurRope12 := tensor.At(m.bufCPU, offKcurRope12, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-12", &kcurRope12)
-		kCacheCpy12 := tensor.At(m.state[stateCacheKL12].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-12", &kCacheCpy12)
-		vcur12 := tensor.At(m.bufCPU, offVcur12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-12", &vcur12)
-		vCacheCpy12 := tensor.At(m.state[stateCacheVL12].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-12", &vCacheCpy12)
-		qcur12 := tensor.At(m.bufCPU, offQcur12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-12", &qcur12)
-		qcurRope12 := tensor.At(m.bufCPU, offQcurRope12, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-12", &qcurRope12)
+		m.sched.Inspect(backendCPU, "kq-11", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-11", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-11", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-11", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-11", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-11", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-11", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-11", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-11", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-11", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-11", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-11", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-11", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-11", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-12", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-12", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-12", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-12", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-12", tensor.Dense(m.state[stateCacheKL12].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-12", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-12",
+			tensor.At(m.state[stateCacheVL12].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-12", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-12", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 13,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 13}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-12 … Qcur_rope-13
 	if m.sched.Inspecting() {
-		kq12 := tensor.At(m.bufCPU, offKq12, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-12", &kq12)
-		kqSoftMax12 := tensor.At(m.bufCPU, offKqSoftMax12, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-12", &kqSoftMax12)
-		kqv12 := tensor.At(m.bufCPU, offKqv12, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-12", &kqv12)
-		kqvMergedCont12 := tensor.At(m.bufCPU, offKqvMergedCont12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-12", &kqvMergedCont12)
-		attnOut12 := tensor.At(m.bufCPU, offAttnOut12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-12", &attnOut12)
-		ffnInp12 := tensor.At(m.bufCPU, offFfnInp12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-12", &ffnInp12)
-		normFfn12 := tensor.At(m.bufCPU, offNormFfn12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-12", &normFfn12)
-		ffnNorm12 := tensor.At(m.bufCPU, offFfnNorm12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-12", &ffnNorm12)
-		ffnGate12 := tensor.At(m.bufCPU, offFfnGate12, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-12", &ffnGate12)
-		ffnSilu12 := tensor.At(m.bufCPU, offFfnSilu12, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-12", &ffnSilu12)
-		ffnUp12 := tensor.At(m.bufCPU, offFfnUp12, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-12", &ffnUp12)
-		ffnGatePar12 := tensor.At(m.bufCPU, offFfnGatePar12, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-12", &ffnGatePar12)
-		ffnOut12 := tensor.At(m.bufCPU, offFfnOut12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-12", &ffnOut12)
-		lOut12 := tensor.At(m.bufCPU, offLOut12, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-12", &lOut12)
-		norm13 := tensor.At(m.bufCPU, offNorm13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-13", &norm13)
-		attnNorm13 := tensor.At(m.bufCPU, offAttnNorm13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-13", &attnNorm13)
-		kcur13 := tensor.At(m.bufCPU, offKcur13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-13", &kcur13)
-		kcurRope13 := tensor.At(m.bufCPU, offKcurRope13, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-13", &kcurRope13)
-		kCacheCpy13 := tensor.At(m.state[stateCacheKL13].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-13", &kCacheCpy13)
-		vcur13 := tensor.At(m.bufCPU, offVcur13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-13", &vcur13)
-		vCacheCpy13 := tensor.At(m.state[stateCacheVL13].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-13", &vCacheCpy13)
-		qcur13 := tensor.At(m.bufCPU, offQcur13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-13", &qcur13)
-		qcurRope13 := tensor.At(m.bufCPU, offQcurRope13, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-13", &qcurRope13)
+		m.sched.Inspect(backendCPU, "kq-12", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-12", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-12", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-12", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-12", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-12", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-12", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-12", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-12", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-12", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-12", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-12", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-12", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-12", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-13", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-13", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-13", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-13", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-13", tensor.Dense(m.state[stateCacheKL13].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-13", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-13",
+			tensor.At(m.state[stateCacheVL13].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-13", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-13", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 14,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 14}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-13 … Qcur_rope-14
 	if m.sched.Inspecting() {
-		kq13 := tensor.At(m.bufCPU, offKq13, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-13", &kq13)
-		kqSoftMax13 := tensor.At(m.bufCPU, offKqSoftMax13, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-13", &kqSoftMax13)
-		kqv13 := tensor.At(m.bufCPU, offKqv13, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-13", &kqv13)
-		kqvMergedCont13 := tensor.At(m.bufCPU, offKqvMergedCont13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-13", &kqvMergedCont13)
-		attnOut13 := tensor.At(m.bufCPU, offAttnOut13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-13", &attnOut13)
-		ffnInp13 := tensor.At(m.bufCPU, offFfnInp13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-13", &ffnInp13)
-		normFfn13 := tensor.At(m.bufCPU, offNormFfn13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-13", &normFfn13)
-		ffnNorm13 := tensor.At(m.bufCPU, offFfnNorm13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-13", &ffnNorm13)
-		ffnGate13 := tensor.At(m.bufCPU, offFfnGate13, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-13", &ffnGate13)
-		ffnSilu13 := tensor.At(m.bufCPU, offFfnSilu13, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-13", &ffnSilu13)
-		ffnUp13 := tensor.At(m.bufCPU, offFfnUp13, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-13", &ffnUp13)
-		ffnGatePar13 := tensor.At(m.bufCPU, offFfnGatePar13, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-13", &ffnGatePar13)
-		ffnOut13 := tensor.At(m.bufCPU, offFfnOut13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-13", &ffnOut13)
-		lOut13 := tensor.At(m.bufCPU, offLOut13, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-13", &lOut13)
-		norm14 := tensor.At(m.bufCPU, offNorm14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-14", &norm14)
-		attnNorm14 := tensor.At(m.bufCPU, offAttnNorm14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-14", &attnNorm14)
-		kcur14 := tensor.At(m.bufCPU, offKcur14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-14", &kcur14)
-		kcurRope14 := tensor.At(m.bufCPU, offKcurRope14, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-14", &kcurRope14)
-		kCacheCpy14 := tensor.At(m.state[stateCacheKL14].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-14", &kCacheCpy14)
-		vcur14 := tensor.At(m.bufCPU, offVcur14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-14", &vcur14)
-		vCacheCpy14 := tensor.At(m.state[stateCacheVL14].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-14", &vCacheCpy14)
-		qcur14 := tensor.At(m.bufCPU, offQcur14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-14", &qcur14)
-		qcurRope14 := tensor.At(m.bufCPU, offQcurRope14, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-14", &qcurRope14)
+		m.sched.Inspect(backendCPU, "kq-13", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-13", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-13", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-13", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-13", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-13", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-13", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-13", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-13", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-13", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-13", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-13", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-13", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-13", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-14", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-14", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-14", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-14", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-14", tensor.Dense(m.state[stateCacheKL14].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-14", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-14",
+			tensor.At(m.state[stateCacheVL14].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-14", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-14", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 15,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 15}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-14 … Qcur_rope-15
 	if m.sched.Inspecting() {
-		kq14 := tensor.At(m.bufCPU, offKq14, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-14", &kq14)
-		kqSoftMax14 := tensor.At(m.bufCPU, offKqSoftMax14, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-14", &kqSoftMax14)
-		kqv14 := tensor.At(m.bufCPU, offKqv14, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-14", &kqv14)
-		kqvMergedCont14 := tensor.At(m.bufCPU, offKqvMergedCont14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-14", &kqvMergedCont14)
-		attnOut14 := tensor.At(m.bufCPU, offAttnOut14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-14", &attnOut14)
-		ffnInp14 := tensor.At(m.bufCPU, offFfnInp14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-14", &ffnInp14)
-		normFfn14 := tensor.At(m.bufCPU, offNormFfn14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-14", &normFfn14)
-		ffnNorm14 := tensor.At(m.bufCPU, offFfnNorm14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-14", &ffnNorm14)
-		ffnGate14 := tensor.At(m.bufCPU, offFfnGate14, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-14", &ffnGate14)
-		ffnSilu14 := tensor.At(m.bufCPU, offFfnSilu14, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-14", &ffnSilu14)
-		ffnUp14 := tensor.At(m.bufCPU, offFfnUp14, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-14", &ffnUp14)
-		ffnGatePar14 := tensor.At(m.bufCPU, offFfnGatePar14, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-14", &ffnGatePar14)
-		ffnOut14 := tensor.At(m.bufCPU, offFfnOut14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-14", &ffnOut14)
-		lOut14 := tensor.At(m.bufCPU, offLOut14, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-14", &lOut14)
-		norm15 := tensor.At(m.bufCPU, offNorm15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-15", &norm15)
-		attnNorm15 := tensor.At(m.bufCPU, offAttnNorm15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-15", &attnNorm15)
-		kcur15 := tensor.At(m.bufCPU, offKcur15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-15", &kcur15)
-		kcurRope15 := tensor.At(m.bufCPU, offKcurRope15, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-15", &kcurRope15)
-		kCacheCpy15 := tensor.At(m.state[stateCacheKL15].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-15", &kCacheCpy15)
-		vcur15 := tensor.At(m.bufCPU, offVcur15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-15", &vcur15)
-		vCacheCpy15 := tensor.At(m.state[stateCacheVL15].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-15", &vCacheCpy15)
-		qcur15 := tensor.At(m.bufCPU, offQcur15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-15", &qcur15)
-		qcurRope15 := tensor.At(m.bufCPU, offQcurRope15, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-15", &qcurRope15)
+		m.sched.Inspect(backendCPU, "kq-14", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-14", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-14", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-14", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-14", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-14", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-14", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-14", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-14", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-14", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-14", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-14", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-14", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-14", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-15", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-15", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-15", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-15", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-15", tensor.Dense(m.state[stateCacheKL15].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-15", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-15",
+			tensor.At(m.state[stateCacheVL15].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-15", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-15", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
 }
 
 // split0Chunk3 runs nodes 514..678 (kq-15 … q-20) of split0.
 func (m *Model) split0Chunk3(d *Dims, c int) {
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 16,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 16}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-15 … Qcur_rope-16
 	if m.sched.Inspecting() {
-		kq15 := tensor.At(m.bufCPU, offKq15, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-15", &kq15)
-		kqSoftMax15 := tensor.At(m.bufCPU, offKqSoftMax15, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-15", &kqSoftMax15)
-		kqv15 := tensor.At(m.bufCPU, offKqv15, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-15", &kqv15)
-		kqvMergedCont15 := tensor.At(m.bufCPU, offKqvMergedCont15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-15", &kqvMergedCont15)
-		attnOut15 := tensor.At(m.bufCPU, offAttnOut15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-15", &attnOut15)
-		ffnInp15 := tensor.At(m.bufCPU, offFfnInp15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-15", &ffnInp15)
-		normFfn15 := tensor.At(m.bufCPU, offNormFfn15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-15", &normFfn15)
-		ffnNorm15 := tensor.At(m.bufCPU, offFfnNorm15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-15", &ffnNorm15)
-		ffnGate15 := tensor.At(m.bufCPU, offFfnGate15, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-15", &ffnGate15)
-		ffnSilu15 := tensor.At(m.bufCPU, offFfnSilu15, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-15", &ffnSilu15)
-		ffnUp15 := tensor.At(m.bufCPU, offFfnUp15, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-15", &ffnUp15)
-		ffnGatePar15 := tensor.At(m.bufCPU, offFfnGatePar15, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-15", &ffnGatePar15)
-		ffnOut15 := tensor.At(m.bufCPU, offFfnOut15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-15", &ffnOut15)
-		lOut15 := tensor.At(m.bufCPU, offLOut15, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-15", &lOut15)
-		norm16 := tensor.At(m.bufCPU, offNorm16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-16", &norm16)
-		attnNorm16 := tensor.At(m.bufCPU, offAttnNorm16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-16", &attnNorm16)
-		kcur16 := tensor.At(m.bufCPU, offKcur16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-16", &kcur16)
-		kcurRope16 := tensor.At(m.bufCPU, offKcurRope16, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-16", &kcurRope16)
-		kCacheCpy16 := tensor.At(m.state[stateCacheKL16].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-16", &kCacheCpy16)
-		vcur16 := tensor.At(m.bufCPU, offVcur16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-16", &vcur16)
-		vCacheCpy16 := tensor.At(m.state[stateCacheVL16].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-16", &vCacheCpy16)
-		qcur16 := tensor.At(m.bufCPU, offQcur16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-16", &qcur16)
-		qcurRope16 := tensor.At(m.bufCPU, offQcurRope16, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-16", &qcurRope16)
+		m.sched.Inspect(backendCPU, "kq-15", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-15", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-15", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-15", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-15", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-15", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-15", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-15", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-15", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-15", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-15", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-15", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-15", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-15", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-16", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-16", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-16", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-16", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-16", tensor.Dense(m.state[stateCacheKL16].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-16", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-16",
+			tensor.At(m.state[stateCacheVL16].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-16", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-16", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 17,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 17}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-16 … Qcur_rope-17
 	if m.sched.Inspecting() {
-		kq16 := tensor.At(m.bufCPU, offKq16, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-16", &kq16)
-		kqSoftMax16 := tensor.At(m.bufCPU, offKqSoftMax16, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-16", &kqSoftMax16)
-		kqv16 := tensor.At(m.bufCPU, offKqv16, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-16", &kqv16)
-		kqvMergedCont16 := tensor.At(m.bufCPU, offKqvMergedCont16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-16", &kqvMergedCont16)
-		attnOut16 := tensor.At(m.bufCPU, offAttnOut16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-16", &attnOut16)
-		ffnInp16 := tensor.At(m.bufCPU, offFfnInp16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-16", &ffnInp16)
-		normFfn16 := tensor.At(m.bufCPU, offNormFfn16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-16", &normFfn16)
-		ffnNorm16 := tensor.At(m.bufCPU, offFfnNorm16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-16", &ffnNorm16)
-		ffnGate16 := tensor.At(m.bufCPU, offFfnGate16, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-16", &ffnGate16)
-		ffnSilu16 := tensor.At(m.bufCPU, offFfnSilu16, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-16", &ffnSilu16)
-		ffnUp16 := tensor.At(m.bufCPU, offFfnUp16, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-16", &ffnUp16)
-		ffnGatePar16 := tensor.At(m.bufCPU, offFfnGatePar16, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-16", &ffnGatePar16)
-		ffnOut16 := tensor.At(m.bufCPU, offFfnOut16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-16", &ffnOut16)
-		lOut16 := tensor.At(m.bufCPU, offLOut16, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-16", &lOut16)
-		norm17 := tensor.At(m.bufCPU, offNorm17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-17", &norm17)
-		attnNorm17 := tensor.At(m.bufCPU, offAttnNorm17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-17", &attnNorm17)
-		kcur17 := tensor.At(m.bufCPU, offKcur17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-17", &kcur17)
-		kcurRope17 := tensor.At(m.bufCPU, offKcurRope17, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-17", &kcurRope17)
-		kCacheCpy17 := tensor.At(m.state[stateCacheKL17].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-17", &kCacheCpy17)
-		vcur17 := tensor.At(m.bufCPU, offVcur17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-17", &vcur17)
-		vCacheCpy17 := tensor.At(m.state[stateCacheVL17].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-17", &vCacheCpy17)
-		qcur17 := tensor.At(m.bufCPU, offQcur17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-17", &qcur17)
-		qcurRope17 := tensor.At(m.bufCPU, offQcurRope17, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-17", &qcurRope17)
+		m.sched.Inspect(backendCPU, "kq-16", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-16", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-16", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-16", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-16", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-16", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-16", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-16", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-16", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-16", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-16", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-16", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-16", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-16", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-17", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-17", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-17", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-17", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-17", tensor.Dense(m.state[stateCacheKL17].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-17", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-17",
+			tensor.At(m.state[stateCacheVL17].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-17", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-17", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 18,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 18}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-17 … Qcur_rope-18
 	if m.sched.Inspecting() {
-		kq17 := tensor.At(m.bufCPU, offKq17, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-17", &kq17)
-		kqSoftMax17 := tensor.At(m.bufCPU, offKqSoftMax17, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-17", &kqSoftMax17)
-		kqv17 := tensor.At(m.bufCPU, offKqv17, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-17", &kqv17)
-		kqvMergedCont17 := tensor.At(m.bufCPU, offKqvMergedCont17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-17", &kqvMergedCont17)
-		attnOut17 := tensor.At(m.bufCPU, offAttnOut17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-17", &attnOut17)
-		ffnInp17 := tensor.At(m.bufCPU, offFfnInp17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-17", &ffnInp17)
-		normFfn17 := tensor.At(m.bufCPU, offNormFfn17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-17", &normFfn17)
-		ffnNorm17 := tensor.At(m.bufCPU, offFfnNorm17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-17", &ffnNorm17)
-		ffnGate17 := tensor.At(m.bufCPU, offFfnGate17, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-17", &ffnGate17)
-		ffnSilu17 := tensor.At(m.bufCPU, offFfnSilu17, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-17", &ffnSilu17)
-		ffnUp17 := tensor.At(m.bufCPU, offFfnUp17, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-17", &ffnUp17)
-		ffnGatePar17 := tensor.At(m.bufCPU, offFfnGatePar17, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-17", &ffnGatePar17)
-		ffnOut17 := tensor.At(m.bufCPU, offFfnOut17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-17", &ffnOut17)
-		lOut17 := tensor.At(m.bufCPU, offLOut17, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-17", &lOut17)
-		norm18 := tensor.At(m.bufCPU, offNorm18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-18", &norm18)
-		attnNorm18 := tensor.At(m.bufCPU, offAttnNorm18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-18", &attnNorm18)
-		kcur18 := tensor.At(m.bufCPU, offKcur18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-18", &kcur18)
-		kcurRope18 := tensor.At(m.bufCPU, offKcurRope18, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-18", &kcurRope18)
-		kCacheCpy18 := tensor.At(m.state[stateCacheKL18].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-18", &kCacheCpy18)
-		vcur18 := tensor.At(m.bufCPU, offVcur18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-18", &vcur18)
-		vCacheCpy18 := tensor.At(m.state[stateCacheVL18].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-18", &vCacheCpy18)
-		qcur18 := tensor.At(m.bufCPU, offQcur18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-18", &qcur18)
-		qcurRope18 := tensor.At(m.bufCPU, offQcurRope18, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-18", &qcurRope18)
+		m.sched.Inspect(backendCPU, "kq-17", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-17", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-17", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-17", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-17", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-17", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-17", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-17", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-17", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-17", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-17", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-17", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-17", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-17", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-18", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-18", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-18", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-18", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-18", tensor.Dense(m.state[stateCacheKL18].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-18", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-18",
+			tensor.At(m.state[stateCacheVL18].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-18", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-18", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 19,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 19}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-18 … Qcur_rope-19
 	if m.sched.Inspecting() {
-		kq18 := tensor.At(m.bufCPU, offKq18, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-18", &kq18)
-		kqSoftMax18 := tensor.At(m.bufCPU, offKqSoftMax18, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-18", &kqSoftMax18)
-		kqv18 := tensor.At(m.bufCPU, offKqv18, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-18", &kqv18)
-		kqvMergedCont18 := tensor.At(m.bufCPU, offKqvMergedCont18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-18", &kqvMergedCont18)
-		attnOut18 := tensor.At(m.bufCPU, offAttnOut18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-18", &attnOut18)
-		ffnInp18 := tensor.At(m.bufCPU, offFfnInp18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-18", &ffnInp18)
-		normFfn18 := tensor.At(m.bufCPU, offNormFfn18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-18", &normFfn18)
-		ffnNorm18 := tensor.At(m.bufCPU, offFfnNorm18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-18", &ffnNorm18)
-		ffnGate18 := tensor.At(m.bufCPU, offFfnGate18, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-18", &ffnGate18)
-		ffnSilu18 := tensor.At(m.bufCPU, offFfnSilu18, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-18", &ffnSilu18)
-		ffnUp18 := tensor.At(m.bufCPU, offFfnUp18, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-18", &ffnUp18)
-		ffnGatePar18 := tensor.At(m.bufCPU, offFfnGatePar18, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-18", &ffnGatePar18)
-		ffnOut18 := tensor.At(m.bufCPU, offFfnOut18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-18", &ffnOut18)
-		lOut18 := tensor.At(m.bufCPU, offLOut18, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-18", &lOut18)
-		norm19 := tensor.At(m.bufCPU, offNorm19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-19", &norm19)
-		attnNorm19 := tensor.At(m.bufCPU, offAttnNorm19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-19", &attnNorm19)
-		kcur19 := tensor.At(m.bufCPU, offKcur19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-19", &kcur19)
-		kcurRope19 := tensor.At(m.bufCPU, offKcurRope19, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-19", &kcurRope19)
-		kCacheCpy19 := tensor.At(m.state[stateCacheKL19].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-19", &kCacheCpy19)
-		vcur19 := tensor.At(m.bufCPU, offVcur19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-19", &vcur19)
-		vCacheCpy19 := tensor.At(m.state[stateCacheVL19].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-19", &vCacheCpy19)
-		qcur19 := tensor.At(m.bufCPU, offQcur19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-19", &qcur19)
-		qcurRope19 := tensor.At(m.bufCPU, offQcurRope19, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-19", &qcurRope19)
+		m.sched.Inspect(backendCPU, "kq-18", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-18", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-18", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-18", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-18", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-18", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-18", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-18", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-18", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-18", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-18", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-18", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-18", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-18", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-19", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-19", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-19", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-19", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-19", tensor.Dense(m.state[stateCacheKL19].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-19", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-19",
+			tensor.At(m.state[stateCacheVL19].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-19", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-19", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 20,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 20}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-19 … Qcur_rope-20
 	if m.sched.Inspecting() {
-		kq19 := tensor.At(m.bufCPU, offKq19, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-19", &kq19)
-		kqSoftMax19 := tensor.At(m.bufCPU, offKqSoftMax19, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-19", &kqSoftMax19)
-		kqv19 := tensor.At(m.bufCPU, offKqv19, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-19", &kqv19)
-		kqvMergedCont19 := tensor.At(m.bufCPU, offKqvMergedCont19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-19", &kqvMergedCont19)
-		attnOut19 := tensor.At(m.bufCPU, offAttnOut19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-19", &attnOut19)
-		ffnInp19 := tensor.At(m.bufCPU, offFfnInp19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-19", &ffnInp19)
-		normFfn19 := tensor.At(m.bufCPU, offNormFfn19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-19", &normFfn19)
-		ffnNorm19 := tensor.At(m.bufCPU, offFfnNorm19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-19", &ffnNorm19)
-		ffnGate19 := tensor.At(m.bufCPU, offFfnGate19, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-19", &ffnGate19)
-		ffnSilu19 := tensor.At(m.bufCPU, offFfnSilu19, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-19", &ffnSilu19)
-		ffnUp19 := tensor.At(m.bufCPU, offFfnUp19, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-19", &ffnUp19)
-		ffnGatePar19 := tensor.At(m.bufCPU, offFfnGatePar19, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-19", &ffnGatePar19)
-		ffnOut19 := tensor.At(m.bufCPU, offFfnOut19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-19", &ffnOut19)
-		lOut19 := tensor.At(m.bufCPU, offLOut19, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-19", &lOut19)
-		norm20 := tensor.At(m.bufCPU, offNorm20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-20", &norm20)
-		attnNorm20 := tensor.At(m.bufCPU, offAttnNorm20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-20", &attnNorm20)
-		kcur20 := tensor.At(m.bufCPU, offKcur20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-20", &kcur20)
-		kcurRope20 := tensor.At(m.bufCPU, offKcurRope20, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-20", &kcurRope20)
-		kCacheCpy20 := tensor.At(m.state[stateCacheKL20].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-20", &kCacheCpy20)
-		vcur20 := tensor.At(m.bufCPU, offVcur20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-20", &vcur20)
-		vCacheCpy20 := tensor.At(m.state[stateCacheVL20].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-20", &vCacheCpy20)
-		qcur20 := tensor.At(m.bufCPU, offQcur20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-20", &qcur20)
-		qcurRope20 := tensor.At(m.bufCPU, offQcurRope20, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-20", &qcurRope20)
+		m.sched.Inspect(backendCPU, "kq-19", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-19", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-19", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-19", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-19", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-19", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-19", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-19", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-19", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-19", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-19", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-19", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-19", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-19", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-20", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-20", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-20", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-20", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-20", tensor.Dense(m.state[stateCacheKL20].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-20", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-20",
+			tensor.At(m.state[stateCacheVL20].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-20", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-20", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
 }
 
 // split0Chunk4 runs nodes 679..843 (kq-20 … q-25) of split0.
 func (m *Model) split0Chunk4(d *Dims, c int) {
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 21,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 21}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-20 … Qcur_rope-21
 	if m.sched.Inspecting() {
-		kq20 := tensor.At(m.bufCPU, offKq20, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-20", &kq20)
-		kqSoftMax20 := tensor.At(m.bufCPU, offKqSoftMax20, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-20", &kqSoftMax20)
-		kqv20 := tensor.At(m.bufCPU, offKqv20, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-20", &kqv20)
-		kqvMergedCont20 := tensor.At(m.bufCPU, offKqvMergedCont20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-20", &kqvMergedCont20)
-		attnOut20 := tensor.At(m.bufCPU, offAttnOut20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-20", &attnOut20)
-		ffnInp20 := tensor.At(m.bufCPU, offFfnInp20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-20", &ffnInp20)
-		normFfn20 := tensor.At(m.bufCPU, offNormFfn20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-20", &normFfn20)
-		ffnNorm20 := tensor.At(m.bufCPU, offFfnNorm20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-20", &ffnNorm20)
-		ffnGate20 := tensor.At(m.bufCPU, offFfnGate20, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-20", &ffnGate20)
-		ffnSilu20 := tensor.At(m.bufCPU, offFfnSilu20, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-20", &ffnSilu20)
-		ffnUp20 := tensor.At(m.bufCPU, offFfnUp20, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-20", &ffnUp20)
-		ffnGatePar20 := tensor.At(m.bufCPU, offFfnGatePar20, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-20", &ffnGatePar20)
-		ffnOut20 := tensor.At(m.bufCPU, offFfnOut20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-20", &ffnOut20)
-		lOut20 := tensor.At(m.bufCPU, offLOut20, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-20", &lOut20)
-		norm21 := tensor.At(m.bufCPU, offNorm21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-21", &norm21)
-		attnNorm21 := tensor.At(m.bufCPU, offAttnNorm21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-21", &attnNorm21)
-		kcur21 := tensor.At(m.bufCPU, offKcur21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-21", &kcur21)
-		kcurRope21 := tensor.At(m.bufCPU, offKcurRope21, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-21", &kcurRope21)
-		kCacheCpy21 := tensor.At(m.state[stateCacheKL21].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-21", &kCacheCpy21)
-		vcur21 := tensor.At(m.bufCPU, offVcur21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-21", &vcur21)
-		vCacheCpy21 := tensor.At(m.state[stateCacheVL21].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-21", &vCacheCpy21)
-		qcur21 := tensor.At(m.bufCPU, offQcur21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-21", &qcur21)
-		qcurRope21 := tensor.At(m.bufCPU, offQcurRope21, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-21", &qcurRope21)
+		m.sched.Inspect(backendCPU, "kq-20", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-20", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-20", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-20", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-20", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-20", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-20", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-20", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-20", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-20", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-20", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-20", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-20", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-20", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-21", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-21", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-21", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-21", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-21", tensor.Dense(m.state[stateCacheKL21].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-21", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-21",
+			tensor.At(m.state[stateCacheVL21].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-21", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-21", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 22,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 22}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-21 … Qcur_rope-22
 	if m.sched.Inspecting() {
-		kq21 := tensor.At(m.bufCPU, offKq21, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-21", &kq21)
-		kqSoftMax21 := tensor.At(m.bufCPU, offKqSoftMax21, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-21", &kqSoftMax21)
-		kqv21 := tensor.At(m.bufCPU, offKqv21, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-21", &kqv21)
-		kqvMergedCont21 := tensor.At(m.bufCPU, offKqvMergedCont21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-21", &kqvMergedCont21)
-		attnOut21 := tensor.At(m.bufCPU, offAttnOut21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-21", &attnOut21)
-		ffnInp21 := tensor.At(m.bufCPU, offFfnInp21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-21", &ffnInp21)
-		normFfn21 := tensor.At(m.bufCPU, offNormFfn21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-21", &normFfn21)
-		ffnNorm21 := tensor.At(m.bufCPU, offFfnNorm21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-21", &ffnNorm21)
-		ffnGate21 := tensor.At(m.bufCPU, offFfnGate21, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-21", &ffnGate21)
-		ffnSilu21 := tensor.At(m.bufCPU, offFfnSilu21, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-21", &ffnSilu21)
-		ffnUp21 := tensor.At(m.bufCPU, offFfnUp21, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-21", &ffnUp21)
-		ffnGatePar21 := tensor.At(m.bufCPU, offFfnGatePar21, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-21", &ffnGatePar21)
-		ffnOut21 := tensor.At(m.bufCPU, offFfnOut21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-21", &ffnOut21)
-		lOut21 := tensor.At(m.bufCPU, offLOut21, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-21", &lOut21)
-		norm22 := tensor.At(m.bufCPU, offNorm22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-22", &norm22)
-		attnNorm22 := tensor.At(m.bufCPU, offAttnNorm22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-22", &attnNorm22)
-		kcur22 := tensor.At(m.bufCPU, offKcur22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-22", &kcur22)
-		kcurRope22 := tensor.At(m.bufCPU, offKcurRope22, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-22", &kcurRope22)
-		kCacheCpy22 := tensor.At(m.state[stateCacheKL22].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-22", &kCacheCpy22)
-		vcur22 := tensor.At(m.bufCPU, offVcur22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-22", &vcur22)
-		vCacheCpy22 := tensor.At(m.state[stateCacheVL22].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-22", &vCacheCpy22)
-		qcur22 := tensor.At(m.bufCPU, offQcur22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-22", &qcur22)
-		qcurRope22 := tensor.At(m.bufCPU, offQcurRope22, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-22", &qcurRope22)
+		m.sched.Inspect(backendCPU, "kq-21", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-21", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-21", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-21", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-21", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-21", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-21", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-21", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-21", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-21", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-21", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-21", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-21", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-21", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-22", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-22", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-22", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-22", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-22", tensor.Dense(m.state[stateCacheKL22].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-22", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-22",
+			tensor.At(m.state[stateCacheVL22].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-22", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-22", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 23,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 23}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-22 … Qcur_rope-23
 	if m.sched.Inspecting() {
-		kq22 := tensor.At(m.bufCPU, offKq22, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-22", &kq22)
-		kqSoftMax22 := tensor.At(m.bufCPU, offKqSoftMax22, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-22", &kqSoftMax22)
-		kqv22 := tensor.At(m.bufCPU, offKqv22, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-22", &kqv22)
-		kqvMergedCont22 := tensor.At(m.bufCPU, offKqvMergedCont22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-22", &kqvMergedCont22)
-		attnOut22 := tensor.At(m.bufCPU, offAttnOut22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-22", &attnOut22)
-		ffnInp22 := tensor.At(m.bufCPU, offFfnInp22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-22", &ffnInp22)
-		normFfn22 := tensor.At(m.bufCPU, offNormFfn22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-22", &normFfn22)
-		ffnNorm22 := tensor.At(m.bufCPU, offFfnNorm22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-22", &ffnNorm22)
-		ffnGate22 := tensor.At(m.bufCPU, offFfnGate22, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-22", &ffnGate22)
-		ffnSilu22 := tensor.At(m.bufCPU, offFfnSilu22, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-22", &ffnSilu22)
-		ffnUp22 := tensor.At(m.bufCPU, offFfnUp22, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-22", &ffnUp22)
-		ffnGatePar22 := tensor.At(m.bufCPU, offFfnGatePar22, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-22", &ffnGatePar22)
-		ffnOut22 := tensor.At(m.bufCPU, offFfnOut22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-22", &ffnOut22)
-		lOut22 := tensor.At(m.bufCPU, offLOut22, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-22", &lOut22)
-		norm23 := tensor.At(m.bufCPU, offNorm23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-23", &norm23)
-		attnNorm23 := tensor.At(m.bufCPU, offAttnNorm23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-23", &attnNorm23)
-		kcur23 := tensor.At(m.bufCPU, offKcur23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-23", &kcur23)
-		kcurRope23 := tensor.At(m.bufCPU, offKcurRope23, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-23", &kcurRope23)
-		kCacheCpy23 := tensor.At(m.state[stateCacheKL23].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-23", &kCacheCpy23)
-		vcur23 := tensor.At(m.bufCPU, offVcur23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-23", &vcur23)
-		vCacheCpy23 := tensor.At(m.state[stateCacheVL23].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-23", &vCacheCpy23)
-		qcur23 := tensor.At(m.bufCPU, offQcur23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-23", &qcur23)
-		qcurRope23 := tensor.At(m.bufCPU, offQcurRope23, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-23", &qcurRope23)
+		m.sched.Inspect(backendCPU, "kq-22", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-22", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-22", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-22", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-22", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-22", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-22", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-22", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-22", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-22", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-22", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-22", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-22", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-22", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-23", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-23", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-23", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-23", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-23", tensor.Dense(m.state[stateCacheKL23].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-23", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-23",
+			tensor.At(m.state[stateCacheVL23].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-23", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-23", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 24,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 24}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-23 … Qcur_rope-24
 	if m.sched.Inspecting() {
-		kq23 := tensor.At(m.bufCPU, offKq23, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-23", &kq23)
-		kqSoftMax23 := tensor.At(m.bufCPU, offKqSoftMax23, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-23", &kqSoftMax23)
-		kqv23 := tensor.At(m.bufCPU, offKqv23, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-23", &kqv23)
-		kqvMergedCont23 := tensor.At(m.bufCPU, offKqvMergedCont23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-23", &kqvMergedCont23)
-		attnOut23 := tensor.At(m.bufCPU, offAttnOut23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-23", &attnOut23)
-		ffnInp23 := tensor.At(m.bufCPU, offFfnInp23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-23", &ffnInp23)
-		normFfn23 := tensor.At(m.bufCPU, offNormFfn23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-23", &normFfn23)
-		ffnNorm23 := tensor.At(m.bufCPU, offFfnNorm23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-23", &ffnNorm23)
-		ffnGate23 := tensor.At(m.bufCPU, offFfnGate23, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-23", &ffnGate23)
-		ffnSilu23 := tensor.At(m.bufCPU, offFfnSilu23, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-23", &ffnSilu23)
-		ffnUp23 := tensor.At(m.bufCPU, offFfnUp23, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-23", &ffnUp23)
-		ffnGatePar23 := tensor.At(m.bufCPU, offFfnGatePar23, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-23", &ffnGatePar23)
-		ffnOut23 := tensor.At(m.bufCPU, offFfnOut23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-23", &ffnOut23)
-		lOut23 := tensor.At(m.bufCPU, offLOut23, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-23", &lOut23)
-		norm24 := tensor.At(m.bufCPU, offNorm24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-24", &norm24)
-		attnNorm24 := tensor.At(m.bufCPU, offAttnNorm24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-24", &attnNorm24)
-		kcur24 := tensor.At(m.bufCPU, offKcur24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-24", &kcur24)
-		kcurRope24 := tensor.At(m.bufCPU, offKcurRope24, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-24", &kcurRope24)
-		kCacheCpy24 := tensor.At(m.state[stateCacheKL24].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-24", &kCacheCpy24)
-		vcur24 := tensor.At(m.bufCPU, offVcur24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-24", &vcur24)
-		vCacheCpy24 := tensor.At(m.state[stateCacheVL24].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-24", &vCacheCpy24)
-		qcur24 := tensor.At(m.bufCPU, offQcur24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-24", &qcur24)
-		qcurRope24 := tensor.At(m.bufCPU, offQcurRope24, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-24", &qcurRope24)
+		m.sched.Inspect(backendCPU, "kq-23", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-23", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-23", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-23", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-23", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-23", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-23", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-23", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-23", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-23", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-23", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-23", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-23", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-23", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-24", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-24", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-24", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-24", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-24", tensor.Dense(m.state[stateCacheKL24].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-24", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-24",
+			tensor.At(m.state[stateCacheVL24].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-24", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-24", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 25,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 25}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-24 … Qcur_rope-25
 	if m.sched.Inspecting() {
-		kq24 := tensor.At(m.bufCPU, offKq24, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-24", &kq24)
-		kqSoftMax24 := tensor.At(m.bufCPU, offKqSoftMax24, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-24", &kqSoftMax24)
-		kqv24 := tensor.At(m.bufCPU, offKqv24, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-24", &kqv24)
-		kqvMergedCont24 := tensor.At(m.bufCPU, offKqvMergedCont24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-24", &kqvMergedCont24)
-		attnOut24 := tensor.At(m.bufCPU, offAttnOut24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-24", &attnOut24)
-		ffnInp24 := tensor.At(m.bufCPU, offFfnInp24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-24", &ffnInp24)
-		normFfn24 := tensor.At(m.bufCPU, offNormFfn24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-24", &normFfn24)
-		ffnNorm24 := tensor.At(m.bufCPU, offFfnNorm24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-24", &ffnNorm24)
-		ffnGate24 := tensor.At(m.bufCPU, offFfnGate24, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-24", &ffnGate24)
-		ffnSilu24 := tensor.At(m.bufCPU, offFfnSilu24, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-24", &ffnSilu24)
-		ffnUp24 := tensor.At(m.bufCPU, offFfnUp24, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-24", &ffnUp24)
-		ffnGatePar24 := tensor.At(m.bufCPU, offFfnGatePar24, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-24", &ffnGatePar24)
-		ffnOut24 := tensor.At(m.bufCPU, offFfnOut24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-24", &ffnOut24)
-		lOut24 := tensor.At(m.bufCPU, offLOut24, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-24", &lOut24)
-		norm25 := tensor.At(m.bufCPU, offNorm25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-25", &norm25)
-		attnNorm25 := tensor.At(m.bufCPU, offAttnNorm25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-25", &attnNorm25)
-		kcur25 := tensor.At(m.bufCPU, offKcur25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-25", &kcur25)
-		kcurRope25 := tensor.At(m.bufCPU, offKcurRope25, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-25", &kcurRope25)
-		kCacheCpy25 := tensor.At(m.state[stateCacheKL25].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-25", &kCacheCpy25)
-		vcur25 := tensor.At(m.bufCPU, offVcur25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-25", &vcur25)
-		vCacheCpy25 := tensor.At(m.state[stateCacheVL25].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-25", &vCacheCpy25)
-		qcur25 := tensor.At(m.bufCPU, offQcur25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-25", &qcur25)
-		qcurRope25 := tensor.At(m.bufCPU, offQcurRope25, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-25", &qcurRope25)
+		m.sched.Inspect(backendCPU, "kq-24", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-24", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-24", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-24", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-24", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-24", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-24", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-24", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-24", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-24", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-24", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-24", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-24", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-24", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-25", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-25", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-25", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-25", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-25", tensor.Dense(m.state[stateCacheKL25].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-25", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-25",
+			tensor.At(m.state[stateCacheVL25].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-25", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-25", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
 }
 
 // split0Chunk5 runs nodes 844..1008 (kq-25 … q-30) of split0.
 func (m *Model) split0Chunk5(d *Dims, c int) {
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 26,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 26}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-25 … Qcur_rope-26
 	if m.sched.Inspecting() {
-		kq25 := tensor.At(m.bufCPU, offKq25, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-25", &kq25)
-		kqSoftMax25 := tensor.At(m.bufCPU, offKqSoftMax25, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-25", &kqSoftMax25)
-		kqv25 := tensor.At(m.bufCPU, offKqv25, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-25", &kqv25)
-		kqvMergedCont25 := tensor.At(m.bufCPU, offKqvMergedCont25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-25", &kqvMergedCont25)
-		attnOut25 := tensor.At(m.bufCPU, offAttnOut25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-25", &attnOut25)
-		ffnInp25 := tensor.At(m.bufCPU, offFfnInp25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-25", &ffnInp25)
-		normFfn25 := tensor.At(m.bufCPU, offNormFfn25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-25", &normFfn25)
-		ffnNorm25 := tensor.At(m.bufCPU, offFfnNorm25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-25", &ffnNorm25)
-		ffnGate25 := tensor.At(m.bufCPU, offFfnGate25, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-25", &ffnGate25)
-		ffnSilu25 := tensor.At(m.bufCPU, offFfnSilu25, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-25", &ffnSilu25)
-		ffnUp25 := tensor.At(m.bufCPU, offFfnUp25, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-25", &ffnUp25)
-		ffnGatePar25 := tensor.At(m.bufCPU, offFfnGatePar25, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-25", &ffnGatePar25)
-		ffnOut25 := tensor.At(m.bufCPU, offFfnOut25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-25", &ffnOut25)
-		lOut25 := tensor.At(m.bufCPU, offLOut25, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-25", &lOut25)
-		norm26 := tensor.At(m.bufCPU, offNorm26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-26", &norm26)
-		attnNorm26 := tensor.At(m.bufCPU, offAttnNorm26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-26", &attnNorm26)
-		kcur26 := tensor.At(m.bufCPU, offKcur26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-26", &kcur26)
-		kcurRope26 := tensor.At(m.bufCPU, offKcurRope26, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-26", &kcurRope26)
-		kCacheCpy26 := tensor.At(m.state[stateCacheKL26].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-26", &kCacheCpy26)
-		vcur26 := tensor.At(m.bufCPU, offVcur26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-26", &vcur26)
-		vCacheCpy26 := tensor.At(m.state[stateCacheVL26].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-26", &vCacheCpy26)
-		qcur26 := tensor.At(m.bufCPU, offQcur26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-26", &qcur26)
-		qcurRope26 := tensor.At(m.bufCPU, offQcurRope26, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-26", &qcurRope26)
+		m.sched.Inspect(backendCPU, "kq-25", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-25", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-25", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-25", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-25", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-25", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-25", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-25", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-25", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-25", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-25", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-25", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-25", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-25", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-26", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-26", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-26", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-26", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-26", tensor.Dense(m.state[stateCacheKL26].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-26", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-26",
+			tensor.At(m.state[stateCacheVL26].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-26", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-26", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 27,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 27}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-26 … Qcur_rope-27
 	if m.sched.Inspecting() {
-		kq26 := tensor.At(m.bufCPU, offKq26, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-26", &kq26)
-		kqSoftMax26 := tensor.At(m.bufCPU, offKqSoftMax26, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-26", &kqSoftMax26)
-		kqv26 := tensor.At(m.bufCPU, offKqv26, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-26", &kqv26)
-		kqvMergedCont26 := tensor.At(m.bufCPU, offKqvMergedCont26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-26", &kqvMergedCont26)
-		attnOut26 := tensor.At(m.bufCPU, offAttnOut26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-26", &attnOut26)
-		ffnInp26 := tensor.At(m.bufCPU, offFfnInp26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-26", &ffnInp26)
-		normFfn26 := tensor.At(m.bufCPU, offNormFfn26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-26", &normFfn26)
-		ffnNorm26 := tensor.At(m.bufCPU, offFfnNorm26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-26", &ffnNorm26)
-		ffnGate26 := tensor.At(m.bufCPU, offFfnGate26, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-26", &ffnGate26)
-		ffnSilu26 := tensor.At(m.bufCPU, offFfnSilu26, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-26", &ffnSilu26)
-		ffnUp26 := tensor.At(m.bufCPU, offFfnUp26, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-26", &ffnUp26)
-		ffnGatePar26 := tensor.At(m.bufCPU, offFfnGatePar26, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-26", &ffnGatePar26)
-		ffnOut26 := tensor.At(m.bufCPU, offFfnOut26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-26", &ffnOut26)
-		lOut26 := tensor.At(m.bufCPU, offLOut26, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-26", &lOut26)
-		norm27 := tensor.At(m.bufCPU, offNorm27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-27", &norm27)
-		attnNorm27 := tensor.At(m.bufCPU, offAttnNorm27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-27", &attnNorm27)
-		kcur27 := tensor.At(m.bufCPU, offKcur27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-27", &kcur27)
-		kcurRope27 := tensor.At(m.bufCPU, offKcurRope27, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-27", &kcurRope27)
-		kCacheCpy27 := tensor.At(m.state[stateCacheKL27].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-27", &kCacheCpy27)
-		vcur27 := tensor.At(m.bufCPU, offVcur27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-27", &vcur27)
-		vCacheCpy27 := tensor.At(m.state[stateCacheVL27].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-27", &vCacheCpy27)
-		qcur27 := tensor.At(m.bufCPU, offQcur27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-27", &qcur27)
-		qcurRope27 := tensor.At(m.bufCPU, offQcurRope27, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-27", &qcurRope27)
+		m.sched.Inspect(backendCPU, "kq-26", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-26", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-26", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-26", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-26", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-26", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-26", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-26", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-26", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-26", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-26", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-26", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-26", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-26", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-27", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-27", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-27", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-27", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-27", tensor.Dense(m.state[stateCacheKL27].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-27", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-27",
+			tensor.At(m.state[stateCacheVL27].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-27", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-27", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 28,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 28}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-27 … Qcur_rope-28
 	if m.sched.Inspecting() {
-		kq27 := tensor.At(m.bufCPU, offKq27, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-27", &kq27)
-		kqSoftMax27 := tensor.At(m.bufCPU, offKqSoftMax27, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-27", &kqSoftMax27)
-		kqv27 := tensor.At(m.bufCPU, offKqv27, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-27", &kqv27)
-		kqvMergedCont27 := tensor.At(m.bufCPU, offKqvMergedCont27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-27", &kqvMergedCont27)
-		attnOut27 := tensor.At(m.bufCPU, offAttnOut27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-27", &attnOut27)
-		ffnInp27 := tensor.At(m.bufCPU, offFfnInp27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-27", &ffnInp27)
-		normFfn27 := tensor.At(m.bufCPU, offNormFfn27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-27", &normFfn27)
-		ffnNorm27 := tensor.At(m.bufCPU, offFfnNorm27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-27", &ffnNorm27)
-		ffnGate27 := tensor.At(m.bufCPU, offFfnGate27, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-27", &ffnGate27)
-		ffnSilu27 := tensor.At(m.bufCPU, offFfnSilu27, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-27", &ffnSilu27)
-		ffnUp27 := tensor.At(m.bufCPU, offFfnUp27, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-27", &ffnUp27)
-		ffnGatePar27 := tensor.At(m.bufCPU, offFfnGatePar27, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-27", &ffnGatePar27)
-		ffnOut27 := tensor.At(m.bufCPU, offFfnOut27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-27", &ffnOut27)
-		lOut27 := tensor.At(m.bufCPU, offLOut27, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-27", &lOut27)
-		norm28 := tensor.At(m.bufCPU, offNorm28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-28", &norm28)
-		attnNorm28 := tensor.At(m.bufCPU, offAttnNorm28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-28", &attnNorm28)
-		kcur28 := tensor.At(m.bufCPU, offKcur28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-28", &kcur28)
-		kcurRope28 := tensor.At(m.bufCPU, offKcurRope28, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-28", &kcurRope28)
-		kCacheCpy28 := tensor.At(m.state[stateCacheKL28].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-28", &kCacheCpy28)
-		vcur28 := tensor.At(m.bufCPU, offVcur28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-28", &vcur28)
-		vCacheCpy28 := tensor.At(m.state[stateCacheVL28].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-28", &vCacheCpy28)
-		qcur28 := tensor.At(m.bufCPU, offQcur28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-28", &qcur28)
-		qcurRope28 := tensor.At(m.bufCPU, offQcurRope28, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-28", &qcurRope28)
+		m.sched.Inspect(backendCPU, "kq-27", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-27", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-27", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-27", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-27", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-27", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-27", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-27", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-27", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-27", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-27", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-27", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-27", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-27", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-28", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-28", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-28", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-28", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-28", tensor.Dense(m.state[stateCacheKL28].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-28", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-28",
+			tensor.At(m.state[stateCacheVL28].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-28", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-28", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 29,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 29}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-28 … Qcur_rope-29
 	if m.sched.Inspecting() {
-		kq28 := tensor.At(m.bufCPU, offKq28, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-28", &kq28)
-		kqSoftMax28 := tensor.At(m.bufCPU, offKqSoftMax28, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-28", &kqSoftMax28)
-		kqv28 := tensor.At(m.bufCPU, offKqv28, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-28", &kqv28)
-		kqvMergedCont28 := tensor.At(m.bufCPU, offKqvMergedCont28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-28", &kqvMergedCont28)
-		attnOut28 := tensor.At(m.bufCPU, offAttnOut28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-28", &attnOut28)
-		ffnInp28 := tensor.At(m.bufCPU, offFfnInp28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-28", &ffnInp28)
-		normFfn28 := tensor.At(m.bufCPU, offNormFfn28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-28", &normFfn28)
-		ffnNorm28 := tensor.At(m.bufCPU, offFfnNorm28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-28", &ffnNorm28)
-		ffnGate28 := tensor.At(m.bufCPU, offFfnGate28, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-28", &ffnGate28)
-		ffnSilu28 := tensor.At(m.bufCPU, offFfnSilu28, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-28", &ffnSilu28)
-		ffnUp28 := tensor.At(m.bufCPU, offFfnUp28, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-28", &ffnUp28)
-		ffnGatePar28 := tensor.At(m.bufCPU, offFfnGatePar28, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-28", &ffnGatePar28)
-		ffnOut28 := tensor.At(m.bufCPU, offFfnOut28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-28", &ffnOut28)
-		lOut28 := tensor.At(m.bufCPU, offLOut28, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-28", &lOut28)
-		norm29 := tensor.At(m.bufCPU, offNorm29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-29", &norm29)
-		attnNorm29 := tensor.At(m.bufCPU, offAttnNorm29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-29", &attnNorm29)
-		kcur29 := tensor.At(m.bufCPU, offKcur29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-29", &kcur29)
-		kcurRope29 := tensor.At(m.bufCPU, offKcurRope29, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-29", &kcurRope29)
-		kCacheCpy29 := tensor.At(m.state[stateCacheKL29].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-29", &kCacheCpy29)
-		vcur29 := tensor.At(m.bufCPU, offVcur29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-29", &vcur29)
-		vCacheCpy29 := tensor.At(m.state[stateCacheVL29].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-29", &vCacheCpy29)
-		qcur29 := tensor.At(m.bufCPU, offQcur29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-29", &qcur29)
-		qcurRope29 := tensor.At(m.bufCPU, offQcurRope29, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-29", &qcurRope29)
+		m.sched.Inspect(backendCPU, "kq-28", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-28", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-28", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-28", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-28", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-28", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-28", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-28", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-28", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-28", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-28", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-28", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-28", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-28", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-29", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-29", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-29", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-29", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-29", tensor.Dense(m.state[stateCacheKL29].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-29", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-29",
+			tensor.At(m.state[stateCacheVL29].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-29", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-29", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 30,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 30}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-29 … Qcur_rope-30
 	if m.sched.Inspecting() {
-		kq29 := tensor.At(m.bufCPU, offKq29, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-29", &kq29)
-		kqSoftMax29 := tensor.At(m.bufCPU, offKqSoftMax29, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-29", &kqSoftMax29)
-		kqv29 := tensor.At(m.bufCPU, offKqv29, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-29", &kqv29)
-		kqvMergedCont29 := tensor.At(m.bufCPU, offKqvMergedCont29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-29", &kqvMergedCont29)
-		attnOut29 := tensor.At(m.bufCPU, offAttnOut29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-29", &attnOut29)
-		ffnInp29 := tensor.At(m.bufCPU, offFfnInp29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-29", &ffnInp29)
-		normFfn29 := tensor.At(m.bufCPU, offNormFfn29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-29", &normFfn29)
-		ffnNorm29 := tensor.At(m.bufCPU, offFfnNorm29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-29", &ffnNorm29)
-		ffnGate29 := tensor.At(m.bufCPU, offFfnGate29, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-29", &ffnGate29)
-		ffnSilu29 := tensor.At(m.bufCPU, offFfnSilu29, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-29", &ffnSilu29)
-		ffnUp29 := tensor.At(m.bufCPU, offFfnUp29, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-29", &ffnUp29)
-		ffnGatePar29 := tensor.At(m.bufCPU, offFfnGatePar29, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-29", &ffnGatePar29)
-		ffnOut29 := tensor.At(m.bufCPU, offFfnOut29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-29", &ffnOut29)
-		lOut29 := tensor.At(m.bufCPU, offLOut29, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-29", &lOut29)
-		norm30 := tensor.At(m.bufCPU, offNorm30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-30", &norm30)
-		attnNorm30 := tensor.At(m.bufCPU, offAttnNorm30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-30", &attnNorm30)
-		kcur30 := tensor.At(m.bufCPU, offKcur30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-30", &kcur30)
-		kcurRope30 := tensor.At(m.bufCPU, offKcurRope30, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-30", &kcurRope30)
-		kCacheCpy30 := tensor.At(m.state[stateCacheKL30].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-30", &kCacheCpy30)
-		vcur30 := tensor.At(m.bufCPU, offVcur30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-30", &vcur30)
-		vCacheCpy30 := tensor.At(m.state[stateCacheVL30].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-30", &vCacheCpy30)
-		qcur30 := tensor.At(m.bufCPU, offQcur30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-30", &qcur30)
-		qcurRope30 := tensor.At(m.bufCPU, offQcurRope30, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-30", &qcurRope30)
+		m.sched.Inspect(backendCPU, "kq-29", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-29", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-29", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-29", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-29", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-29", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-29", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-29", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-29", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-29", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-29", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-29", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-29", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-29", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-30", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-30", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-30", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-30", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-30", tensor.Dense(m.state[stateCacheKL30].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-30", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-30",
+			tensor.At(m.state[stateCacheVL30].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-30", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-30", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
 }
 
 // split0Chunk6 runs nodes 1009..1059 (kq-30 … result_output) of split0.
 func (m *Model) split0Chunk6(d *Dims, c int) {
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 31,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 31}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-30 … Qcur_rope-31
 	if m.sched.Inspecting() {
-		kq30 := tensor.At(m.bufCPU, offKq30, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-30", &kq30)
-		kqSoftMax30 := tensor.At(m.bufCPU, offKqSoftMax30, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-30", &kqSoftMax30)
-		kqv30 := tensor.At(m.bufCPU, offKqv30, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-30", &kqv30)
-		kqvMergedCont30 := tensor.At(m.bufCPU, offKqvMergedCont30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-30", &kqvMergedCont30)
-		attnOut30 := tensor.At(m.bufCPU, offAttnOut30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-30", &attnOut30)
-		ffnInp30 := tensor.At(m.bufCPU, offFfnInp30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-30", &ffnInp30)
-		normFfn30 := tensor.At(m.bufCPU, offNormFfn30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-30", &normFfn30)
-		ffnNorm30 := tensor.At(m.bufCPU, offFfnNorm30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-30", &ffnNorm30)
-		ffnGate30 := tensor.At(m.bufCPU, offFfnGate30, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-30", &ffnGate30)
-		ffnSilu30 := tensor.At(m.bufCPU, offFfnSilu30, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-30", &ffnSilu30)
-		ffnUp30 := tensor.At(m.bufCPU, offFfnUp30, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-30", &ffnUp30)
-		ffnGatePar30 := tensor.At(m.bufCPU, offFfnGatePar30, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-30", &ffnGatePar30)
-		ffnOut30 := tensor.At(m.bufCPU, offFfnOut30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-30", &ffnOut30)
-		lOut30 := tensor.At(m.bufCPU, offLOut30, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-30", &lOut30)
-		norm31 := tensor.At(m.bufCPU, offNorm31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm-31", &norm31)
-		attnNorm31 := tensor.At(m.bufCPU, offAttnNorm31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_norm-31", &attnNorm31)
-		kcur31 := tensor.At(m.bufCPU, offKcur31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur-31", &kcur31)
-		kcurRope31 := tensor.At(m.bufCPU, offKcurRope31, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Kcur_rope-31", &kcurRope31)
-		kCacheCpy31 := tensor.At(m.state[stateCacheKL31].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-		m.sched.Inspect(backendCpu, "k_cache_cpy-31", &kCacheCpy31)
-		vcur31 := tensor.At(m.bufCPU, offVcur31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Vcur-31", &vcur31)
-		vCacheCpy31 := tensor.At(m.state[stateCacheVL31].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-		m.sched.Inspect(backendCpu, "v_cache_cpy-31", &vCacheCpy31)
-		qcur31 := tensor.At(m.bufCPU, offQcur31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur-31", &qcur31)
-		qcurRope31 := tensor.At(m.bufCPU, offQcurRope31, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "Qcur_rope-31", &qcurRope31)
+		m.sched.Inspect(backendCPU, "kq-30", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-30", tensor.Dense(m.bufCPU, 18432, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-30", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-30", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-30", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-30", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-30", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-30", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-30", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-30", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-30", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-30", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-30", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-30", tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm-31", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_norm-31", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur-31", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Kcur_rope-31", tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
+		m.sched.Inspect(backendCPU, "k_cache_cpy-31", tensor.Dense(m.state[stateCacheKL31].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}))
+		m.sched.Inspect(backendCPU, "Vcur-31", tensor.Dense(m.bufCPU, 51200, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "v_cache_cpy-31",
+			tensor.At(m.state[stateCacheVL31].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048}))
+		m.sched.Inspect(backendCPU, "Qcur-31", tensor.Dense(m.bufCPU, 53248, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "Qcur_rope-31", tensor.Dense(m.bufCPU, 26624, tensor.F32, [4]int{16, 4, d.NTokens, 1}))
 	}
-	m.regions = regionParts{
-		c:      c,
-		d:      *d,
-		m:      m,
-		region: 32,
-	}
+	m.regions = regionParts{m: m, d: *d, c: c, region: 32}
 	m.cpuBackend.RunParts(&m.regions, d.NTokens) // kq-31 … result_output
 	if m.sched.Inspecting() {
-		kq31 := tensor.At(m.bufCPU, offKq31, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq-31", &kq31)
-		kqSoftMax31 := tensor.At(m.bufCPU, offKqSoftMax31, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kq_soft_max-31", &kqSoftMax31)
-		kqv31 := tensor.At(m.bufCPU, offKqv31, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-		m.sched.Inspect(backendCpu, "kqv-31", &kqv31)
-		kqvMergedCont31 := tensor.At(m.bufCPU, offKqvMergedCont31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "kqv_merged_cont-31", &kqvMergedCont31)
-		attnOut31 := tensor.At(m.bufCPU, offAttnOut31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "attn_out-31", &attnOut31)
-		ffnInp31 := tensor.At(m.bufCPU, offFfnInp31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_inp-31", &ffnInp31)
-		normFfn31 := tensor.At(m.bufCPU, offNormFfn31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_ffn-31", &normFfn31)
-		ffnNorm31 := tensor.At(m.bufCPU, offFfnNorm31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_norm-31", &ffnNorm31)
-		ffnGate31 := tensor.At(m.bufCPU, offFfnGate31, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate-31", &ffnGate31)
-		ffnSilu31 := tensor.At(m.bufCPU, offFfnSilu31, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_silu-31", &ffnSilu31)
-		ffnUp31 := tensor.At(m.bufCPU, offFfnUp31, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_up-31", &ffnUp31)
-		ffnGatePar31 := tensor.At(m.bufCPU, offFfnGatePar31, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_gate_par-31", &ffnGatePar31)
-		ffnOut31 := tensor.At(m.bufCPU, offFfnOut31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "ffn_out-31", &ffnOut31)
-		lOut31 := tensor.At(m.bufCPU, offLOut31, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "l_out-31", &lOut31)
-		normOut := tensor.At(m.bufCPU, offNormOut, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "norm_out", &normOut)
-		resultNorm := tensor.At(m.bufCPU, offResultNorm, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-		m.sched.Inspect(backendCpu, "result_norm", &resultNorm)
-		resultOutput := tensor.At(m.bufCPU, offResultOutput, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		m.sched.Inspect(backendCpu, "result_output", &resultOutput)
+		m.sched.Inspect(backendCPU, "kq-31", tensor.Dense(m.bufCPU, 20480, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kq_soft_max-31", tensor.Dense(m.bufCPU, 22528, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv-31", tensor.Dense(m.bufCPU, 28672, tensor.F32, [4]int{16, d.NTokens, 4, 1}))
+		m.sched.Inspect(backendCPU, "kqv_merged_cont-31", tensor.Dense(m.bufCPU, 30720, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "attn_out-31", tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_inp-31", tensor.Dense(m.bufCPU, 34816, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_ffn-31", tensor.Dense(m.bufCPU, 36864, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_norm-31", tensor.Dense(m.bufCPU, 38912, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate-31", tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_silu-31", tensor.Dense(m.bufCPU, 4096, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_up-31", tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_gate_par-31", tensor.Dense(m.bufCPU, 12288, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "ffn_out-31", tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "l_out-31", tensor.Dense(m.bufCPU, 43008, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "norm_out", tensor.Dense(m.bufCPU, 45056, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "result_norm", tensor.Dense(m.bufCPU, 47104, tensor.F32, [4]int{64, d.NTokens, 1, 1}))
+		m.sched.Inspect(backendCPU, "result_output", tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{128, d.NTokens, 1, 1}))
 	}
 }
 
@@ -5247,2007 +1805,2015 @@ type regionParts struct {
 	region int
 }
 
+// regionMethods are the regions' methods, by region.
+var regionMethods = []func(*Model, *Dims, int, *cpu.Backend, int, int){
+	(*Model).region0, (*Model).region1, (*Model).region2, (*Model).region3, (*Model).region4,
+	(*Model).region5, (*Model).region6, (*Model).region7, (*Model).region8, (*Model).region9,
+	(*Model).region10, (*Model).region11, (*Model).region12, (*Model).region13, (*Model).region14,
+	(*Model).region15, (*Model).region16, (*Model).region17, (*Model).region18, (*Model).region19,
+	(*Model).region20, (*Model).region21, (*Model).region22, (*Model).region23, (*Model).region24,
+	(*Model).region25, (*Model).region26, (*Model).region27, (*Model).region28, (*Model).region29,
+	(*Model).region30, (*Model).region31, (*Model).region32,
+}
+
 // RunPart runs units [lo, hi) of the region on be.
 func (p *regionParts) RunPart(be *cpu.Backend, lo, hi int) {
-	switch p.region {
-	case 0:
-		p.m.region0(&p.d, p.c, be, lo, hi)
-	case 1:
-		p.m.region1(&p.d, p.c, be, lo, hi)
-	case 2:
-		p.m.region2(&p.d, p.c, be, lo, hi)
-	case 3:
-		p.m.region3(&p.d, p.c, be, lo, hi)
-	case 4:
-		p.m.region4(&p.d, p.c, be, lo, hi)
-	case 5:
-		p.m.region5(&p.d, p.c, be, lo, hi)
-	case 6:
-		p.m.region6(&p.d, p.c, be, lo, hi)
-	case 7:
-		p.m.region7(&p.d, p.c, be, lo, hi)
-	case 8:
-		p.m.region8(&p.d, p.c, be, lo, hi)
-	case 9:
-		p.m.region9(&p.d, p.c, be, lo, hi)
-	case 10:
-		p.m.region10(&p.d, p.c, be, lo, hi)
-	case 11:
-		p.m.region11(&p.d, p.c, be, lo, hi)
-	case 12:
-		p.m.region12(&p.d, p.c, be, lo, hi)
-	case 13:
-		p.m.region13(&p.d, p.c, be, lo, hi)
-	case 14:
-		p.m.region14(&p.d, p.c, be, lo, hi)
-	case 15:
-		p.m.region15(&p.d, p.c, be, lo, hi)
-	case 16:
-		p.m.region16(&p.d, p.c, be, lo, hi)
-	case 17:
-		p.m.region17(&p.d, p.c, be, lo, hi)
-	case 18:
-		p.m.region18(&p.d, p.c, be, lo, hi)
-	case 19:
-		p.m.region19(&p.d, p.c, be, lo, hi)
-	case 20:
-		p.m.region20(&p.d, p.c, be, lo, hi)
-	case 21:
-		p.m.region21(&p.d, p.c, be, lo, hi)
-	case 22:
-		p.m.region22(&p.d, p.c, be, lo, hi)
-	case 23:
-		p.m.region23(&p.d, p.c, be, lo, hi)
-	case 24:
-		p.m.region24(&p.d, p.c, be, lo, hi)
-	case 25:
-		p.m.region25(&p.d, p.c, be, lo, hi)
-	case 26:
-		p.m.region26(&p.d, p.c, be, lo, hi)
-	case 27:
-		p.m.region27(&p.d, p.c, be, lo, hi)
-	case 28:
-		p.m.region28(&p.d, p.c, be, lo, hi)
-	case 29:
-		p.m.region29(&p.d, p.c, be, lo, hi)
-	case 30:
-		p.m.region30(&p.d, p.c, be, lo, hi)
-	case 31:
-		p.m.region31(&p.d, p.c, be, lo, hi)
-	case 32:
-		p.m.region32(&p.d, p.c, be, lo, hi)
-	}
+	regionMethods[p.region](p.m, &p.d, p.c, be, lo, hi)
 }
 
 // region0 runs units [lo, hi) of n_tokens of nodes 0..17 (inp_embd … Qcur_rope-0): a parallel region, one part per thread.
 func (m *Model) region0(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	inpTokens := tensor.At(m.bufCPU, offInpTokens+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	inpEmbd := tensor.At(m.bufCPU, offInpEmbd+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.GetRows(&inpEmbd, &m.weights[weightTokenEmbdWeight], &inpTokens) // inp_embd get_rows, part ne1
-	norm0 := tensor.At(m.bufCPU, offNorm0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm0, &inpEmbd, normParams) // norm-0 rms_norm, part ne1
-	attnNorm0 := tensor.At(m.bufCPU, offAttnNorm0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm0, &norm0, &m.weights[weightBlk0AttnNormWeight]) // attn_norm-0 mul, part ne1
-	kcur0 := tensor.At(m.bufCPU, offKcur0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur0, &m.weights[weightBlk0AttnKWeight], &attnNorm0) // Kcur-0 mul_mat, part ne1
-	kcur3d0 := tensor.At(m.bufCPU, offKcur0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope0 := tensor.At(m.bufCPU, offKcurRope0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope0, &kcur3d0, &inpPos, ropeParams) // Kcur_rope-0 rope, part ne2
-	kCacheCpy0 := tensor.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 cpy, part ne0*64
-	vcur0 := tensor.At(m.bufCPU, offVcur0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur0, &m.weights[weightBlk0AttnVWeight], &attnNorm0) // Vcur-0 mul_mat, part ne1
-	vCacheCpy0 := tensor.At(m.state[stateCacheVL0].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT0 := tensor.At(m.bufCPU, offVcur0+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy0, &vcurT0) // v_cache_cpy-0 cpy, part ne0
-	qcur0 := tensor.At(m.bufCPU, offQcur0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur0, &m.weights[weightBlk0AttnQWeight], &attnNorm0) // Qcur-0 mul_mat, part ne1
-	qcur3d0 := tensor.At(m.bufCPU, offQcur0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope0 := tensor.At(m.bufCPU, offQcurRope0+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope0, &qcur3d0, &inpPos, ropeParams) // Qcur_rope-0 rope, part ne2
+	inpTokens := tensor.Dense(m.bufCPU, 12288+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	inpEmbd := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.GetRows(&inpEmbd, &m.weights[0], &inpTokens) // inp_embd = get_rows(token_embd.weight, inp_tokens), part ne1
+	norm0 := tensor.Dense(m.bufCPU, 0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm0, &inpEmbd, normParams) // norm-0 = rms_norm(inp_embd), part ne1
+	attnNorm0 := tensor.Dense(m.bufCPU, 2048+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm0, &norm0, &m.weights[1]) // attn_norm-0 = mul(norm-0, blk.0.attn_norm.weight), part ne1
+	kcur0 := tensor.Dense(m.bufCPU, 4096+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur0, &m.weights[3], &attnNorm0) // Kcur-0 = mul_mat(blk.0.attn_k.weight, attn_norm-0), part ne1
+	kcur3d0 := tensor.Dense(m.bufCPU, 4096+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope0 := tensor.Dense(m.bufCPU, 6144+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope0, &kcur3d0, &inpPos, ropeParams) // Kcur_rope-0 = rope(Kcur_3d-0, inp_pos), part ne2
+	kCacheCpy0 := tensor.Dense(m.state[stateCacheKL0].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 = cpy(Kcur_rope-0, k_cache_view-0), part ne0*64
+	vcur0 := tensor.Dense(m.bufCPU, 8192+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur0, &m.weights[4], &attnNorm0) // Vcur-0 = mul_mat(blk.0.attn_v.weight, attn_norm-0), part ne1
+	vCacheCpy0 := tensor.At(m.state[stateCacheVL0].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT0 := tensor.At(m.bufCPU, 8192+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy0, &vcurT0) // v_cache_cpy-0 = cpy(Vcur_T-0, v_cache_view-0), part ne0
+	qcur0 := tensor.Dense(m.bufCPU, 10240+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur0, &m.weights[2], &attnNorm0) // Qcur-0 = mul_mat(blk.0.attn_q.weight, attn_norm-0), part ne1
+	qcur3d0 := tensor.Dense(m.bufCPU, 10240+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope0 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope0, &qcur3d0, &inpPos, ropeParams) // Qcur_rope-0 = rope(Qcur_3d-0, inp_pos), part ne2
 }
 
 // region1 runs units [lo, hi) of n_tokens of nodes 19..50 (kq-0 … Qcur_rope-1): a parallel region, one part per thread.
 func (m *Model) region1(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k0 := tensor.At(m.state[stateCacheKL0].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q0 := tensor.At(m.bufCPU, offQcurRope0+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq0 := tensor.At(m.bufCPU, offKq0+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq0, &k0, &q0) // kq-0 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax0 := tensor.At(m.bufCPU, offKqSoftMax0+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax0, &kq0, &kqMask, softMaxParams) // kq_soft_max-0 soft_max, part ne1
-	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv0 := tensor.At(m.bufCPU, offKqv0+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv0, &v0, &kqSoftMax0) // kqv-0 mul_mat, part ne1
-	kqvMerged0 := tensor.At(m.bufCPU, offKqv0+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont0 := tensor.At(m.bufCPU, offKqvMergedCont0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont0, &kqvMerged0) // kqv_merged_cont-0 cont, part ne1
-	attnOut0 := tensor.At(m.bufCPU, offAttnOut0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut0, &m.weights[weightBlk0AttnOutputWeight], &kqvMergedCont0) // attn_out-0 mul_mat, part ne1
-	inpEmbd := tensor.At(m.bufCPU, offInpEmbd+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp0 := tensor.At(m.bufCPU, offFfnInp0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp0, &attnOut0, &inpEmbd) // ffn_inp-0 add, part ne1
-	normFfn0 := tensor.At(m.bufCPU, offNormFfn0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn0, &ffnInp0, normParams) // norm_ffn-0 rms_norm, part ne1
-	ffnNorm0 := tensor.At(m.bufCPU, offFfnNorm0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm0, &normFfn0, &m.weights[weightBlk0FfnNormWeight]) // ffn_norm-0 mul, part ne1
-	ffnGate0 := tensor.At(m.bufCPU, offFfnGate0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate0, &m.weights[weightBlk0FfnGateWeight], &ffnNorm0) // ffn_gate-0 mul_mat, part ne1
-	ffnSilu0 := tensor.At(m.bufCPU, offFfnSilu0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu0, &ffnGate0) // ffn_silu-0 silu, part ne1
-	ffnUp0 := tensor.At(m.bufCPU, offFfnUp0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp0, &m.weights[weightBlk0FfnUpWeight], &ffnNorm0) // ffn_up-0 mul_mat, part ne1
-	ffnGatePar0 := tensor.At(m.bufCPU, offFfnGatePar0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar0, &ffnSilu0, &ffnUp0) // ffn_gate_par-0 mul, part ne1
-	ffnOut0 := tensor.At(m.bufCPU, offFfnOut0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut0, &m.weights[weightBlk0FfnDownWeight], &ffnGatePar0) // ffn_out-0 mul_mat, part ne1
-	lOut0 := tensor.At(m.bufCPU, offLOut0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 add, part ne1
-	norm1 := tensor.At(m.bufCPU, offNorm1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm1, &lOut0, normParams) // norm-1 rms_norm, part ne1
-	attnNorm1 := tensor.At(m.bufCPU, offAttnNorm1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm1, &norm1, &m.weights[weightBlk1AttnNormWeight]) // attn_norm-1 mul, part ne1
-	kcur1 := tensor.At(m.bufCPU, offKcur1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur1, &m.weights[weightBlk1AttnKWeight], &attnNorm1) // Kcur-1 mul_mat, part ne1
-	kcur3d1 := tensor.At(m.bufCPU, offKcur1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope1 := tensor.At(m.bufCPU, offKcurRope1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope1, &kcur3d1, &inpPos, ropeParams) // Kcur_rope-1 rope, part ne2
-	kCacheCpy1 := tensor.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 cpy, part ne0*64
-	vcur1 := tensor.At(m.bufCPU, offVcur1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur1, &m.weights[weightBlk1AttnVWeight], &attnNorm1) // Vcur-1 mul_mat, part ne1
-	vCacheCpy1 := tensor.At(m.state[stateCacheVL1].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT1 := tensor.At(m.bufCPU, offVcur1+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy1, &vcurT1) // v_cache_cpy-1 cpy, part ne0
-	qcur1 := tensor.At(m.bufCPU, offQcur1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur1, &m.weights[weightBlk1AttnQWeight], &attnNorm1) // Qcur-1 mul_mat, part ne1
-	qcur3d1 := tensor.At(m.bufCPU, offQcur1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope1 := tensor.At(m.bufCPU, offQcurRope1+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope1, &qcur3d1, &inpPos, ropeParams) // Qcur_rope-1 rope, part ne2
+	k0 := tensor.At(m.state[stateCacheKL0].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q0 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ0 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ0, &k0, &q0) // kq-0 = mul_mat(k-0, q-0), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax0 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax0, &kQ0, &kqMask, softMaxParams) // kq_soft_max-0 = soft_max(kq-0, KQ_mask), part ne1
+	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV0 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV0, &v0, &kqSoftMax0) // kqv-0 = mul_mat(v-0, kq_soft_max-0), part ne1
+	kqvMerged0 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont0 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont0, &kqvMerged0) // kqv_merged_cont-0 = cont(kqv_merged-0), part ne1
+	attnOut0 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut0, &m.weights[5], &kqvMergedCont0) // attn_out-0 = mul_mat(blk.0.attn_output.weight, kqv_merged_cont-0), part ne1
+	inpEmbd := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp0 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp0, &attnOut0, &inpEmbd) // ffn_inp-0 = add(attn_out-0, inp_embd), part ne1
+	normFfn0 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn0, &ffnInp0, normParams) // norm_ffn-0 = rms_norm(ffn_inp-0), part ne1
+	ffnNorm0 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm0, &normFfn0, &m.weights[6]) // ffn_norm-0 = mul(norm_ffn-0, blk.0.ffn_norm.weight), part ne1
+	ffnGate0 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate0, &m.weights[7], &ffnNorm0) // ffn_gate-0 = mul_mat(blk.0.ffn_gate.weight, ffn_norm-0), part ne1
+	ffnSilu0 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu0, &ffnGate0) // ffn_silu-0 = silu(ffn_gate-0), part ne1
+	ffnUp0 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp0, &m.weights[8], &ffnNorm0) // ffn_up-0 = mul_mat(blk.0.ffn_up.weight, ffn_norm-0), part ne1
+	ffnGatePar0 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar0, &ffnSilu0, &ffnUp0) // ffn_gate_par-0 = mul(ffn_silu-0, ffn_up-0), part ne1
+	ffnOut0 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut0, &m.weights[9], &ffnGatePar0) // ffn_out-0 = mul_mat(blk.0.ffn_down.weight, ffn_gate_par-0), part ne1
+	lOut0 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 = add(ffn_out-0, ffn_inp-0), part ne1
+	norm1 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm1, &lOut0, normParams) // norm-1 = rms_norm(l_out-0), part ne1
+	attnNorm1 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm1, &norm1, &m.weights[10]) // attn_norm-1 = mul(norm-1, blk.1.attn_norm.weight), part ne1
+	kcur1 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur1, &m.weights[12], &attnNorm1) // Kcur-1 = mul_mat(blk.1.attn_k.weight, attn_norm-1), part ne1
+	kcur3d1 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope1 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope1, &kcur3d1, &inpPos, ropeParams) // Kcur_rope-1 = rope(Kcur_3d-1, inp_pos), part ne2
+	kCacheCpy1 := tensor.Dense(m.state[stateCacheKL1].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 = cpy(Kcur_rope-1, k_cache_view-1), part ne0*64
+	vcur1 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur1, &m.weights[13], &attnNorm1) // Vcur-1 = mul_mat(blk.1.attn_v.weight, attn_norm-1), part ne1
+	vCacheCpy1 := tensor.At(m.state[stateCacheVL1].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT1 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy1, &vcurT1) // v_cache_cpy-1 = cpy(Vcur_T-1, v_cache_view-1), part ne0
+	qcur1 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur1, &m.weights[11], &attnNorm1) // Qcur-1 = mul_mat(blk.1.attn_q.weight, attn_norm-1), part ne1
+	qcur3d1 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope1 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope1, &qcur3d1, &inpPos, ropeParams) // Qcur_rope-1 = rope(Qcur_3d-1, inp_pos), part ne2
 }
 
 // region2 runs units [lo, hi) of n_tokens of nodes 52..83 (kq-1 … Qcur_rope-2): a parallel region, one part per thread.
 func (m *Model) region2(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k1 := tensor.At(m.state[stateCacheKL1].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q1 := tensor.At(m.bufCPU, offQcurRope1+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq1 := tensor.At(m.bufCPU, offKq1+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq1, &k1, &q1) // kq-1 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax1 := tensor.At(m.bufCPU, offKqSoftMax1+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax1, &kq1, &kqMask, softMaxParams) // kq_soft_max-1 soft_max, part ne1
-	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv1 := tensor.At(m.bufCPU, offKqv1+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv1, &v1, &kqSoftMax1) // kqv-1 mul_mat, part ne1
-	kqvMerged1 := tensor.At(m.bufCPU, offKqv1+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont1 := tensor.At(m.bufCPU, offKqvMergedCont1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont1, &kqvMerged1) // kqv_merged_cont-1 cont, part ne1
-	attnOut1 := tensor.At(m.bufCPU, offAttnOut1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut1, &m.weights[weightBlk1AttnOutputWeight], &kqvMergedCont1) // attn_out-1 mul_mat, part ne1
-	lOut0 := tensor.At(m.bufCPU, offLOut0+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp1 := tensor.At(m.bufCPU, offFfnInp1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 add, part ne1
-	normFfn1 := tensor.At(m.bufCPU, offNormFfn1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn1, &ffnInp1, normParams) // norm_ffn-1 rms_norm, part ne1
-	ffnNorm1 := tensor.At(m.bufCPU, offFfnNorm1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm1, &normFfn1, &m.weights[weightBlk1FfnNormWeight]) // ffn_norm-1 mul, part ne1
-	ffnGate1 := tensor.At(m.bufCPU, offFfnGate1+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate1, &m.weights[weightBlk1FfnGateWeight], &ffnNorm1) // ffn_gate-1 mul_mat, part ne1
-	ffnSilu1 := tensor.At(m.bufCPU, offFfnSilu1+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu1, &ffnGate1) // ffn_silu-1 silu, part ne1
-	ffnUp1 := tensor.At(m.bufCPU, offFfnUp1+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp1, &m.weights[weightBlk1FfnUpWeight], &ffnNorm1) // ffn_up-1 mul_mat, part ne1
-	ffnGatePar1 := tensor.At(m.bufCPU, offFfnGatePar1+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar1, &ffnSilu1, &ffnUp1) // ffn_gate_par-1 mul, part ne1
-	ffnOut1 := tensor.At(m.bufCPU, offFfnOut1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut1, &m.weights[weightBlk1FfnDownWeight], &ffnGatePar1) // ffn_out-1 mul_mat, part ne1
-	lOut1 := tensor.At(m.bufCPU, offLOut1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 add, part ne1
-	norm2 := tensor.At(m.bufCPU, offNorm2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm2, &lOut1, normParams) // norm-2 rms_norm, part ne1
-	attnNorm2 := tensor.At(m.bufCPU, offAttnNorm2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm2, &norm2, &m.weights[weightBlk2AttnNormWeight]) // attn_norm-2 mul, part ne1
-	kcur2 := tensor.At(m.bufCPU, offKcur2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur2, &m.weights[weightBlk2AttnKWeight], &attnNorm2) // Kcur-2 mul_mat, part ne1
-	kcur3d2 := tensor.At(m.bufCPU, offKcur2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope2 := tensor.At(m.bufCPU, offKcurRope2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope2, &kcur3d2, &inpPos, ropeParams) // Kcur_rope-2 rope, part ne2
-	kCacheCpy2 := tensor.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 cpy, part ne0*64
-	vcur2 := tensor.At(m.bufCPU, offVcur2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur2, &m.weights[weightBlk2AttnVWeight], &attnNorm2) // Vcur-2 mul_mat, part ne1
-	vCacheCpy2 := tensor.At(m.state[stateCacheVL2].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT2 := tensor.At(m.bufCPU, offVcur2+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy2, &vcurT2) // v_cache_cpy-2 cpy, part ne0
-	qcur2 := tensor.At(m.bufCPU, offQcur2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur2, &m.weights[weightBlk2AttnQWeight], &attnNorm2) // Qcur-2 mul_mat, part ne1
-	qcur3d2 := tensor.At(m.bufCPU, offQcur2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope2 := tensor.At(m.bufCPU, offQcurRope2+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope2, &qcur3d2, &inpPos, ropeParams) // Qcur_rope-2 rope, part ne2
+	k1 := tensor.At(m.state[stateCacheKL1].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q1 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ1 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ1, &k1, &q1) // kq-1 = mul_mat(k-1, q-1), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax1 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax1, &kQ1, &kqMask, softMaxParams) // kq_soft_max-1 = soft_max(kq-1, KQ_mask), part ne1
+	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV1 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV1, &v1, &kqSoftMax1) // kqv-1 = mul_mat(v-1, kq_soft_max-1), part ne1
+	kqvMerged1 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont1 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont1, &kqvMerged1) // kqv_merged_cont-1 = cont(kqv_merged-1), part ne1
+	attnOut1 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut1, &m.weights[14], &kqvMergedCont1) // attn_out-1 = mul_mat(blk.1.attn_output.weight, kqv_merged_cont-1), part ne1
+	lOut0 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp1 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 = add(attn_out-1, l_out-0), part ne1
+	normFfn1 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn1, &ffnInp1, normParams) // norm_ffn-1 = rms_norm(ffn_inp-1), part ne1
+	ffnNorm1 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm1, &normFfn1, &m.weights[15]) // ffn_norm-1 = mul(norm_ffn-1, blk.1.ffn_norm.weight), part ne1
+	ffnGate1 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate1, &m.weights[16], &ffnNorm1) // ffn_gate-1 = mul_mat(blk.1.ffn_gate.weight, ffn_norm-1), part ne1
+	ffnSilu1 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu1, &ffnGate1) // ffn_silu-1 = silu(ffn_gate-1), part ne1
+	ffnUp1 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp1, &m.weights[17], &ffnNorm1) // ffn_up-1 = mul_mat(blk.1.ffn_up.weight, ffn_norm-1), part ne1
+	ffnGatePar1 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar1, &ffnSilu1, &ffnUp1) // ffn_gate_par-1 = mul(ffn_silu-1, ffn_up-1), part ne1
+	ffnOut1 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut1, &m.weights[18], &ffnGatePar1) // ffn_out-1 = mul_mat(blk.1.ffn_down.weight, ffn_gate_par-1), part ne1
+	lOut1 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 = add(ffn_out-1, ffn_inp-1), part ne1
+	norm2 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm2, &lOut1, normParams) // norm-2 = rms_norm(l_out-1), part ne1
+	attnNorm2 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm2, &norm2, &m.weights[19]) // attn_norm-2 = mul(norm-2, blk.2.attn_norm.weight), part ne1
+	kcur2 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur2, &m.weights[21], &attnNorm2) // Kcur-2 = mul_mat(blk.2.attn_k.weight, attn_norm-2), part ne1
+	kcur3d2 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope2 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope2, &kcur3d2, &inpPos, ropeParams) // Kcur_rope-2 = rope(Kcur_3d-2, inp_pos), part ne2
+	kCacheCpy2 := tensor.Dense(m.state[stateCacheKL2].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 = cpy(Kcur_rope-2, k_cache_view-2), part ne0*64
+	vcur2 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur2, &m.weights[22], &attnNorm2) // Vcur-2 = mul_mat(blk.2.attn_v.weight, attn_norm-2), part ne1
+	vCacheCpy2 := tensor.At(m.state[stateCacheVL2].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT2 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy2, &vcurT2) // v_cache_cpy-2 = cpy(Vcur_T-2, v_cache_view-2), part ne0
+	qcur2 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur2, &m.weights[20], &attnNorm2) // Qcur-2 = mul_mat(blk.2.attn_q.weight, attn_norm-2), part ne1
+	qcur3d2 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope2 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope2, &qcur3d2, &inpPos, ropeParams) // Qcur_rope-2 = rope(Qcur_3d-2, inp_pos), part ne2
 }
 
 // region3 runs units [lo, hi) of n_tokens of nodes 85..116 (kq-2 … Qcur_rope-3): a parallel region, one part per thread.
 func (m *Model) region3(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k2 := tensor.At(m.state[stateCacheKL2].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q2 := tensor.At(m.bufCPU, offQcurRope2+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq2 := tensor.At(m.bufCPU, offKq2+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq2, &k2, &q2) // kq-2 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax2 := tensor.At(m.bufCPU, offKqSoftMax2+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax2, &kq2, &kqMask, softMaxParams) // kq_soft_max-2 soft_max, part ne1
-	v2 := tensor.At(m.state[stateCacheVL2].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv2 := tensor.At(m.bufCPU, offKqv2+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv2, &v2, &kqSoftMax2) // kqv-2 mul_mat, part ne1
-	kqvMerged2 := tensor.At(m.bufCPU, offKqv2+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont2 := tensor.At(m.bufCPU, offKqvMergedCont2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont2, &kqvMerged2) // kqv_merged_cont-2 cont, part ne1
-	attnOut2 := tensor.At(m.bufCPU, offAttnOut2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut2, &m.weights[weightBlk2AttnOutputWeight], &kqvMergedCont2) // attn_out-2 mul_mat, part ne1
-	lOut1 := tensor.At(m.bufCPU, offLOut1+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp2 := tensor.At(m.bufCPU, offFfnInp2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp2, &attnOut2, &lOut1) // ffn_inp-2 add, part ne1
-	normFfn2 := tensor.At(m.bufCPU, offNormFfn2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn2, &ffnInp2, normParams) // norm_ffn-2 rms_norm, part ne1
-	ffnNorm2 := tensor.At(m.bufCPU, offFfnNorm2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm2, &normFfn2, &m.weights[weightBlk2FfnNormWeight]) // ffn_norm-2 mul, part ne1
-	ffnGate2 := tensor.At(m.bufCPU, offFfnGate2+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate2, &m.weights[weightBlk2FfnGateWeight], &ffnNorm2) // ffn_gate-2 mul_mat, part ne1
-	ffnSilu2 := tensor.At(m.bufCPU, offFfnSilu2+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu2, &ffnGate2) // ffn_silu-2 silu, part ne1
-	ffnUp2 := tensor.At(m.bufCPU, offFfnUp2+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp2, &m.weights[weightBlk2FfnUpWeight], &ffnNorm2) // ffn_up-2 mul_mat, part ne1
-	ffnGatePar2 := tensor.At(m.bufCPU, offFfnGatePar2+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar2, &ffnSilu2, &ffnUp2) // ffn_gate_par-2 mul, part ne1
-	ffnOut2 := tensor.At(m.bufCPU, offFfnOut2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut2, &m.weights[weightBlk2FfnDownWeight], &ffnGatePar2) // ffn_out-2 mul_mat, part ne1
-	lOut2 := tensor.At(m.bufCPU, offLOut2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut2, &ffnOut2, &ffnInp2) // l_out-2 add, part ne1
-	norm3 := tensor.At(m.bufCPU, offNorm3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm3, &lOut2, normParams) // norm-3 rms_norm, part ne1
-	attnNorm3 := tensor.At(m.bufCPU, offAttnNorm3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm3, &norm3, &m.weights[weightBlk3AttnNormWeight]) // attn_norm-3 mul, part ne1
-	kcur3 := tensor.At(m.bufCPU, offKcur3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur3, &m.weights[weightBlk3AttnKWeight], &attnNorm3) // Kcur-3 mul_mat, part ne1
-	kcur3d3 := tensor.At(m.bufCPU, offKcur3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope3 := tensor.At(m.bufCPU, offKcurRope3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope3, &kcur3d3, &inpPos, ropeParams) // Kcur_rope-3 rope, part ne2
-	kCacheCpy3 := tensor.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 cpy, part ne0*64
-	vcur3 := tensor.At(m.bufCPU, offVcur3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur3, &m.weights[weightBlk3AttnVWeight], &attnNorm3) // Vcur-3 mul_mat, part ne1
-	vCacheCpy3 := tensor.At(m.state[stateCacheVL3].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT3 := tensor.At(m.bufCPU, offVcur3+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy3, &vcurT3) // v_cache_cpy-3 cpy, part ne0
-	qcur3 := tensor.At(m.bufCPU, offQcur3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur3, &m.weights[weightBlk3AttnQWeight], &attnNorm3) // Qcur-3 mul_mat, part ne1
-	qcur3d3 := tensor.At(m.bufCPU, offQcur3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope3 := tensor.At(m.bufCPU, offQcurRope3+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope3, &qcur3d3, &inpPos, ropeParams) // Qcur_rope-3 rope, part ne2
+	k2 := tensor.At(m.state[stateCacheKL2].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q2 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ2 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ2, &k2, &q2) // kq-2 = mul_mat(k-2, q-2), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax2 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax2, &kQ2, &kqMask, softMaxParams) // kq_soft_max-2 = soft_max(kq-2, KQ_mask), part ne1
+	v2 := tensor.At(m.state[stateCacheVL2].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV2 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV2, &v2, &kqSoftMax2) // kqv-2 = mul_mat(v-2, kq_soft_max-2), part ne1
+	kqvMerged2 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont2 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont2, &kqvMerged2) // kqv_merged_cont-2 = cont(kqv_merged-2), part ne1
+	attnOut2 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut2, &m.weights[23], &kqvMergedCont2) // attn_out-2 = mul_mat(blk.2.attn_output.weight, kqv_merged_cont-2), part ne1
+	lOut1 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp2 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp2, &attnOut2, &lOut1) // ffn_inp-2 = add(attn_out-2, l_out-1), part ne1
+	normFfn2 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn2, &ffnInp2, normParams) // norm_ffn-2 = rms_norm(ffn_inp-2), part ne1
+	ffnNorm2 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm2, &normFfn2, &m.weights[24]) // ffn_norm-2 = mul(norm_ffn-2, blk.2.ffn_norm.weight), part ne1
+	ffnGate2 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate2, &m.weights[25], &ffnNorm2) // ffn_gate-2 = mul_mat(blk.2.ffn_gate.weight, ffn_norm-2), part ne1
+	ffnSilu2 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu2, &ffnGate2) // ffn_silu-2 = silu(ffn_gate-2), part ne1
+	ffnUp2 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp2, &m.weights[26], &ffnNorm2) // ffn_up-2 = mul_mat(blk.2.ffn_up.weight, ffn_norm-2), part ne1
+	ffnGatePar2 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar2, &ffnSilu2, &ffnUp2) // ffn_gate_par-2 = mul(ffn_silu-2, ffn_up-2), part ne1
+	ffnOut2 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut2, &m.weights[27], &ffnGatePar2) // ffn_out-2 = mul_mat(blk.2.ffn_down.weight, ffn_gate_par-2), part ne1
+	lOut2 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut2, &ffnOut2, &ffnInp2) // l_out-2 = add(ffn_out-2, ffn_inp-2), part ne1
+	norm3 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm3, &lOut2, normParams) // norm-3 = rms_norm(l_out-2), part ne1
+	attnNorm3 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm3, &norm3, &m.weights[28]) // attn_norm-3 = mul(norm-3, blk.3.attn_norm.weight), part ne1
+	kcur3 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur3, &m.weights[30], &attnNorm3) // Kcur-3 = mul_mat(blk.3.attn_k.weight, attn_norm-3), part ne1
+	kcur3d3 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope3 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope3, &kcur3d3, &inpPos, ropeParams) // Kcur_rope-3 = rope(Kcur_3d-3, inp_pos), part ne2
+	kCacheCpy3 := tensor.Dense(m.state[stateCacheKL3].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 = cpy(Kcur_rope-3, k_cache_view-3), part ne0*64
+	vcur3 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur3, &m.weights[31], &attnNorm3) // Vcur-3 = mul_mat(blk.3.attn_v.weight, attn_norm-3), part ne1
+	vCacheCpy3 := tensor.At(m.state[stateCacheVL3].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT3 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy3, &vcurT3) // v_cache_cpy-3 = cpy(Vcur_T-3, v_cache_view-3), part ne0
+	qcur3 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur3, &m.weights[29], &attnNorm3) // Qcur-3 = mul_mat(blk.3.attn_q.weight, attn_norm-3), part ne1
+	qcur3d3 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope3 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope3, &qcur3d3, &inpPos, ropeParams) // Qcur_rope-3 = rope(Qcur_3d-3, inp_pos), part ne2
 }
 
 // region4 runs units [lo, hi) of n_tokens of nodes 118..149 (kq-3 … Qcur_rope-4): a parallel region, one part per thread.
 func (m *Model) region4(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k3 := tensor.At(m.state[stateCacheKL3].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q3 := tensor.At(m.bufCPU, offQcurRope3+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq3 := tensor.At(m.bufCPU, offKq3+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq3, &k3, &q3) // kq-3 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax3 := tensor.At(m.bufCPU, offKqSoftMax3+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax3, &kq3, &kqMask, softMaxParams) // kq_soft_max-3 soft_max, part ne1
-	v3 := tensor.At(m.state[stateCacheVL3].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv3 := tensor.At(m.bufCPU, offKqv3+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv3, &v3, &kqSoftMax3) // kqv-3 mul_mat, part ne1
-	kqvMerged3 := tensor.At(m.bufCPU, offKqv3+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont3 := tensor.At(m.bufCPU, offKqvMergedCont3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont3, &kqvMerged3) // kqv_merged_cont-3 cont, part ne1
-	attnOut3 := tensor.At(m.bufCPU, offAttnOut3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut3, &m.weights[weightBlk3AttnOutputWeight], &kqvMergedCont3) // attn_out-3 mul_mat, part ne1
-	lOut2 := tensor.At(m.bufCPU, offLOut2+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp3 := tensor.At(m.bufCPU, offFfnInp3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp3, &attnOut3, &lOut2) // ffn_inp-3 add, part ne1
-	normFfn3 := tensor.At(m.bufCPU, offNormFfn3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn3, &ffnInp3, normParams) // norm_ffn-3 rms_norm, part ne1
-	ffnNorm3 := tensor.At(m.bufCPU, offFfnNorm3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm3, &normFfn3, &m.weights[weightBlk3FfnNormWeight]) // ffn_norm-3 mul, part ne1
-	ffnGate3 := tensor.At(m.bufCPU, offFfnGate3+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate3, &m.weights[weightBlk3FfnGateWeight], &ffnNorm3) // ffn_gate-3 mul_mat, part ne1
-	ffnSilu3 := tensor.At(m.bufCPU, offFfnSilu3+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu3, &ffnGate3) // ffn_silu-3 silu, part ne1
-	ffnUp3 := tensor.At(m.bufCPU, offFfnUp3+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp3, &m.weights[weightBlk3FfnUpWeight], &ffnNorm3) // ffn_up-3 mul_mat, part ne1
-	ffnGatePar3 := tensor.At(m.bufCPU, offFfnGatePar3+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar3, &ffnSilu3, &ffnUp3) // ffn_gate_par-3 mul, part ne1
-	ffnOut3 := tensor.At(m.bufCPU, offFfnOut3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut3, &m.weights[weightBlk3FfnDownWeight], &ffnGatePar3) // ffn_out-3 mul_mat, part ne1
-	lOut3 := tensor.At(m.bufCPU, offLOut3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut3, &ffnOut3, &ffnInp3) // l_out-3 add, part ne1
-	norm4 := tensor.At(m.bufCPU, offNorm4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm4, &lOut3, normParams) // norm-4 rms_norm, part ne1
-	attnNorm4 := tensor.At(m.bufCPU, offAttnNorm4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm4, &norm4, &m.weights[weightBlk4AttnNormWeight]) // attn_norm-4 mul, part ne1
-	kcur4 := tensor.At(m.bufCPU, offKcur4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur4, &m.weights[weightBlk4AttnKWeight], &attnNorm4) // Kcur-4 mul_mat, part ne1
-	kcur3d4 := tensor.At(m.bufCPU, offKcur4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope4 := tensor.At(m.bufCPU, offKcurRope4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope4, &kcur3d4, &inpPos, ropeParams) // Kcur_rope-4 rope, part ne2
-	kCacheCpy4 := tensor.At(m.state[stateCacheKL4].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy4, &kcurRope4) // k_cache_cpy-4 cpy, part ne0*64
-	vcur4 := tensor.At(m.bufCPU, offVcur4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur4, &m.weights[weightBlk4AttnVWeight], &attnNorm4) // Vcur-4 mul_mat, part ne1
-	vCacheCpy4 := tensor.At(m.state[stateCacheVL4].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT4 := tensor.At(m.bufCPU, offVcur4+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy4, &vcurT4) // v_cache_cpy-4 cpy, part ne0
-	qcur4 := tensor.At(m.bufCPU, offQcur4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur4, &m.weights[weightBlk4AttnQWeight], &attnNorm4) // Qcur-4 mul_mat, part ne1
-	qcur3d4 := tensor.At(m.bufCPU, offQcur4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope4 := tensor.At(m.bufCPU, offQcurRope4+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope4, &qcur3d4, &inpPos, ropeParams) // Qcur_rope-4 rope, part ne2
+	k3 := tensor.At(m.state[stateCacheKL3].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q3 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ3 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ3, &k3, &q3) // kq-3 = mul_mat(k-3, q-3), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax3 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax3, &kQ3, &kqMask, softMaxParams) // kq_soft_max-3 = soft_max(kq-3, KQ_mask), part ne1
+	v3 := tensor.At(m.state[stateCacheVL3].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV3 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV3, &v3, &kqSoftMax3) // kqv-3 = mul_mat(v-3, kq_soft_max-3), part ne1
+	kqvMerged3 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont3 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont3, &kqvMerged3) // kqv_merged_cont-3 = cont(kqv_merged-3), part ne1
+	attnOut3 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut3, &m.weights[32], &kqvMergedCont3) // attn_out-3 = mul_mat(blk.3.attn_output.weight, kqv_merged_cont-3), part ne1
+	lOut2 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp3 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp3, &attnOut3, &lOut2) // ffn_inp-3 = add(attn_out-3, l_out-2), part ne1
+	normFfn3 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn3, &ffnInp3, normParams) // norm_ffn-3 = rms_norm(ffn_inp-3), part ne1
+	ffnNorm3 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm3, &normFfn3, &m.weights[33]) // ffn_norm-3 = mul(norm_ffn-3, blk.3.ffn_norm.weight), part ne1
+	ffnGate3 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate3, &m.weights[34], &ffnNorm3) // ffn_gate-3 = mul_mat(blk.3.ffn_gate.weight, ffn_norm-3), part ne1
+	ffnSilu3 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu3, &ffnGate3) // ffn_silu-3 = silu(ffn_gate-3), part ne1
+	ffnUp3 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp3, &m.weights[35], &ffnNorm3) // ffn_up-3 = mul_mat(blk.3.ffn_up.weight, ffn_norm-3), part ne1
+	ffnGatePar3 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar3, &ffnSilu3, &ffnUp3) // ffn_gate_par-3 = mul(ffn_silu-3, ffn_up-3), part ne1
+	ffnOut3 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut3, &m.weights[36], &ffnGatePar3) // ffn_out-3 = mul_mat(blk.3.ffn_down.weight, ffn_gate_par-3), part ne1
+	lOut3 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut3, &ffnOut3, &ffnInp3) // l_out-3 = add(ffn_out-3, ffn_inp-3), part ne1
+	norm4 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm4, &lOut3, normParams) // norm-4 = rms_norm(l_out-3), part ne1
+	attnNorm4 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm4, &norm4, &m.weights[37]) // attn_norm-4 = mul(norm-4, blk.4.attn_norm.weight), part ne1
+	kcur4 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur4, &m.weights[39], &attnNorm4) // Kcur-4 = mul_mat(blk.4.attn_k.weight, attn_norm-4), part ne1
+	kcur3d4 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope4 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope4, &kcur3d4, &inpPos, ropeParams) // Kcur_rope-4 = rope(Kcur_3d-4, inp_pos), part ne2
+	kCacheCpy4 := tensor.Dense(m.state[stateCacheKL4].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy4, &kcurRope4) // k_cache_cpy-4 = cpy(Kcur_rope-4, k_cache_view-4), part ne0*64
+	vcur4 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur4, &m.weights[40], &attnNorm4) // Vcur-4 = mul_mat(blk.4.attn_v.weight, attn_norm-4), part ne1
+	vCacheCpy4 := tensor.At(m.state[stateCacheVL4].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT4 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy4, &vcurT4) // v_cache_cpy-4 = cpy(Vcur_T-4, v_cache_view-4), part ne0
+	qcur4 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur4, &m.weights[38], &attnNorm4) // Qcur-4 = mul_mat(blk.4.attn_q.weight, attn_norm-4), part ne1
+	qcur3d4 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope4 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope4, &qcur3d4, &inpPos, ropeParams) // Qcur_rope-4 = rope(Qcur_3d-4, inp_pos), part ne2
 }
 
 // region5 runs units [lo, hi) of n_tokens of nodes 151..182 (kq-4 … Qcur_rope-5): a parallel region, one part per thread.
 func (m *Model) region5(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k4 := tensor.At(m.state[stateCacheKL4].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q4 := tensor.At(m.bufCPU, offQcurRope4+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq4 := tensor.At(m.bufCPU, offKq4+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq4, &k4, &q4) // kq-4 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax4 := tensor.At(m.bufCPU, offKqSoftMax4+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax4, &kq4, &kqMask, softMaxParams) // kq_soft_max-4 soft_max, part ne1
-	v4 := tensor.At(m.state[stateCacheVL4].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv4 := tensor.At(m.bufCPU, offKqv4+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv4, &v4, &kqSoftMax4) // kqv-4 mul_mat, part ne1
-	kqvMerged4 := tensor.At(m.bufCPU, offKqv4+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont4 := tensor.At(m.bufCPU, offKqvMergedCont4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont4, &kqvMerged4) // kqv_merged_cont-4 cont, part ne1
-	attnOut4 := tensor.At(m.bufCPU, offAttnOut4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut4, &m.weights[weightBlk4AttnOutputWeight], &kqvMergedCont4) // attn_out-4 mul_mat, part ne1
-	lOut3 := tensor.At(m.bufCPU, offLOut3+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp4 := tensor.At(m.bufCPU, offFfnInp4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp4, &attnOut4, &lOut3) // ffn_inp-4 add, part ne1
-	normFfn4 := tensor.At(m.bufCPU, offNormFfn4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn4, &ffnInp4, normParams) // norm_ffn-4 rms_norm, part ne1
-	ffnNorm4 := tensor.At(m.bufCPU, offFfnNorm4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm4, &normFfn4, &m.weights[weightBlk4FfnNormWeight]) // ffn_norm-4 mul, part ne1
-	ffnGate4 := tensor.At(m.bufCPU, offFfnGate4+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate4, &m.weights[weightBlk4FfnGateWeight], &ffnNorm4) // ffn_gate-4 mul_mat, part ne1
-	ffnSilu4 := tensor.At(m.bufCPU, offFfnSilu4+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu4, &ffnGate4) // ffn_silu-4 silu, part ne1
-	ffnUp4 := tensor.At(m.bufCPU, offFfnUp4+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp4, &m.weights[weightBlk4FfnUpWeight], &ffnNorm4) // ffn_up-4 mul_mat, part ne1
-	ffnGatePar4 := tensor.At(m.bufCPU, offFfnGatePar4+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar4, &ffnSilu4, &ffnUp4) // ffn_gate_par-4 mul, part ne1
-	ffnOut4 := tensor.At(m.bufCPU, offFfnOut4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut4, &m.weights[weightBlk4FfnDownWeight], &ffnGatePar4) // ffn_out-4 mul_mat, part ne1
-	lOut4 := tensor.At(m.bufCPU, offLOut4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut4, &ffnOut4, &ffnInp4) // l_out-4 add, part ne1
-	norm5 := tensor.At(m.bufCPU, offNorm5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm5, &lOut4, normParams) // norm-5 rms_norm, part ne1
-	attnNorm5 := tensor.At(m.bufCPU, offAttnNorm5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm5, &norm5, &m.weights[weightBlk5AttnNormWeight]) // attn_norm-5 mul, part ne1
-	kcur5 := tensor.At(m.bufCPU, offKcur5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur5, &m.weights[weightBlk5AttnKWeight], &attnNorm5) // Kcur-5 mul_mat, part ne1
-	kcur3d5 := tensor.At(m.bufCPU, offKcur5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope5 := tensor.At(m.bufCPU, offKcurRope5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope5, &kcur3d5, &inpPos, ropeParams) // Kcur_rope-5 rope, part ne2
-	kCacheCpy5 := tensor.At(m.state[stateCacheKL5].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy5, &kcurRope5) // k_cache_cpy-5 cpy, part ne0*64
-	vcur5 := tensor.At(m.bufCPU, offVcur5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur5, &m.weights[weightBlk5AttnVWeight], &attnNorm5) // Vcur-5 mul_mat, part ne1
-	vCacheCpy5 := tensor.At(m.state[stateCacheVL5].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT5 := tensor.At(m.bufCPU, offVcur5+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy5, &vcurT5) // v_cache_cpy-5 cpy, part ne0
-	qcur5 := tensor.At(m.bufCPU, offQcur5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur5, &m.weights[weightBlk5AttnQWeight], &attnNorm5) // Qcur-5 mul_mat, part ne1
-	qcur3d5 := tensor.At(m.bufCPU, offQcur5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope5 := tensor.At(m.bufCPU, offQcurRope5+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope5, &qcur3d5, &inpPos, ropeParams) // Qcur_rope-5 rope, part ne2
+	k4 := tensor.At(m.state[stateCacheKL4].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q4 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ4 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ4, &k4, &q4) // kq-4 = mul_mat(k-4, q-4), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax4 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax4, &kQ4, &kqMask, softMaxParams) // kq_soft_max-4 = soft_max(kq-4, KQ_mask), part ne1
+	v4 := tensor.At(m.state[stateCacheVL4].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV4 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV4, &v4, &kqSoftMax4) // kqv-4 = mul_mat(v-4, kq_soft_max-4), part ne1
+	kqvMerged4 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont4 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont4, &kqvMerged4) // kqv_merged_cont-4 = cont(kqv_merged-4), part ne1
+	attnOut4 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut4, &m.weights[41], &kqvMergedCont4) // attn_out-4 = mul_mat(blk.4.attn_output.weight, kqv_merged_cont-4), part ne1
+	lOut3 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp4 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp4, &attnOut4, &lOut3) // ffn_inp-4 = add(attn_out-4, l_out-3), part ne1
+	normFfn4 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn4, &ffnInp4, normParams) // norm_ffn-4 = rms_norm(ffn_inp-4), part ne1
+	ffnNorm4 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm4, &normFfn4, &m.weights[42]) // ffn_norm-4 = mul(norm_ffn-4, blk.4.ffn_norm.weight), part ne1
+	ffnGate4 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate4, &m.weights[43], &ffnNorm4) // ffn_gate-4 = mul_mat(blk.4.ffn_gate.weight, ffn_norm-4), part ne1
+	ffnSilu4 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu4, &ffnGate4) // ffn_silu-4 = silu(ffn_gate-4), part ne1
+	ffnUp4 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp4, &m.weights[44], &ffnNorm4) // ffn_up-4 = mul_mat(blk.4.ffn_up.weight, ffn_norm-4), part ne1
+	ffnGatePar4 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar4, &ffnSilu4, &ffnUp4) // ffn_gate_par-4 = mul(ffn_silu-4, ffn_up-4), part ne1
+	ffnOut4 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut4, &m.weights[45], &ffnGatePar4) // ffn_out-4 = mul_mat(blk.4.ffn_down.weight, ffn_gate_par-4), part ne1
+	lOut4 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut4, &ffnOut4, &ffnInp4) // l_out-4 = add(ffn_out-4, ffn_inp-4), part ne1
+	norm5 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm5, &lOut4, normParams) // norm-5 = rms_norm(l_out-4), part ne1
+	attnNorm5 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm5, &norm5, &m.weights[46]) // attn_norm-5 = mul(norm-5, blk.5.attn_norm.weight), part ne1
+	kcur5 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur5, &m.weights[48], &attnNorm5) // Kcur-5 = mul_mat(blk.5.attn_k.weight, attn_norm-5), part ne1
+	kcur3d5 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope5 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope5, &kcur3d5, &inpPos, ropeParams) // Kcur_rope-5 = rope(Kcur_3d-5, inp_pos), part ne2
+	kCacheCpy5 := tensor.Dense(m.state[stateCacheKL5].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy5, &kcurRope5) // k_cache_cpy-5 = cpy(Kcur_rope-5, k_cache_view-5), part ne0*64
+	vcur5 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur5, &m.weights[49], &attnNorm5) // Vcur-5 = mul_mat(blk.5.attn_v.weight, attn_norm-5), part ne1
+	vCacheCpy5 := tensor.At(m.state[stateCacheVL5].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT5 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy5, &vcurT5) // v_cache_cpy-5 = cpy(Vcur_T-5, v_cache_view-5), part ne0
+	qcur5 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur5, &m.weights[47], &attnNorm5) // Qcur-5 = mul_mat(blk.5.attn_q.weight, attn_norm-5), part ne1
+	qcur3d5 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope5 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope5, &qcur3d5, &inpPos, ropeParams) // Qcur_rope-5 = rope(Qcur_3d-5, inp_pos), part ne2
 }
 
 // region6 runs units [lo, hi) of n_tokens of nodes 184..215 (kq-5 … Qcur_rope-6): a parallel region, one part per thread.
 func (m *Model) region6(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k5 := tensor.At(m.state[stateCacheKL5].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q5 := tensor.At(m.bufCPU, offQcurRope5+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq5 := tensor.At(m.bufCPU, offKq5+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq5, &k5, &q5) // kq-5 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax5 := tensor.At(m.bufCPU, offKqSoftMax5+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax5, &kq5, &kqMask, softMaxParams) // kq_soft_max-5 soft_max, part ne1
-	v5 := tensor.At(m.state[stateCacheVL5].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv5 := tensor.At(m.bufCPU, offKqv5+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv5, &v5, &kqSoftMax5) // kqv-5 mul_mat, part ne1
-	kqvMerged5 := tensor.At(m.bufCPU, offKqv5+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont5 := tensor.At(m.bufCPU, offKqvMergedCont5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont5, &kqvMerged5) // kqv_merged_cont-5 cont, part ne1
-	attnOut5 := tensor.At(m.bufCPU, offAttnOut5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut5, &m.weights[weightBlk5AttnOutputWeight], &kqvMergedCont5) // attn_out-5 mul_mat, part ne1
-	lOut4 := tensor.At(m.bufCPU, offLOut4+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp5 := tensor.At(m.bufCPU, offFfnInp5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp5, &attnOut5, &lOut4) // ffn_inp-5 add, part ne1
-	normFfn5 := tensor.At(m.bufCPU, offNormFfn5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn5, &ffnInp5, normParams) // norm_ffn-5 rms_norm, part ne1
-	ffnNorm5 := tensor.At(m.bufCPU, offFfnNorm5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm5, &normFfn5, &m.weights[weightBlk5FfnNormWeight]) // ffn_norm-5 mul, part ne1
-	ffnGate5 := tensor.At(m.bufCPU, offFfnGate5+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate5, &m.weights[weightBlk5FfnGateWeight], &ffnNorm5) // ffn_gate-5 mul_mat, part ne1
-	ffnSilu5 := tensor.At(m.bufCPU, offFfnSilu5+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu5, &ffnGate5) // ffn_silu-5 silu, part ne1
-	ffnUp5 := tensor.At(m.bufCPU, offFfnUp5+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp5, &m.weights[weightBlk5FfnUpWeight], &ffnNorm5) // ffn_up-5 mul_mat, part ne1
-	ffnGatePar5 := tensor.At(m.bufCPU, offFfnGatePar5+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar5, &ffnSilu5, &ffnUp5) // ffn_gate_par-5 mul, part ne1
-	ffnOut5 := tensor.At(m.bufCPU, offFfnOut5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut5, &m.weights[weightBlk5FfnDownWeight], &ffnGatePar5) // ffn_out-5 mul_mat, part ne1
-	lOut5 := tensor.At(m.bufCPU, offLOut5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut5, &ffnOut5, &ffnInp5) // l_out-5 add, part ne1
-	norm6 := tensor.At(m.bufCPU, offNorm6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm6, &lOut5, normParams) // norm-6 rms_norm, part ne1
-	attnNorm6 := tensor.At(m.bufCPU, offAttnNorm6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm6, &norm6, &m.weights[weightBlk6AttnNormWeight]) // attn_norm-6 mul, part ne1
-	kcur6 := tensor.At(m.bufCPU, offKcur6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur6, &m.weights[weightBlk6AttnKWeight], &attnNorm6) // Kcur-6 mul_mat, part ne1
-	kcur3d6 := tensor.At(m.bufCPU, offKcur6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope6 := tensor.At(m.bufCPU, offKcurRope6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope6, &kcur3d6, &inpPos, ropeParams) // Kcur_rope-6 rope, part ne2
-	kCacheCpy6 := tensor.At(m.state[stateCacheKL6].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy6, &kcurRope6) // k_cache_cpy-6 cpy, part ne0*64
-	vcur6 := tensor.At(m.bufCPU, offVcur6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur6, &m.weights[weightBlk6AttnVWeight], &attnNorm6) // Vcur-6 mul_mat, part ne1
-	vCacheCpy6 := tensor.At(m.state[stateCacheVL6].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT6 := tensor.At(m.bufCPU, offVcur6+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy6, &vcurT6) // v_cache_cpy-6 cpy, part ne0
-	qcur6 := tensor.At(m.bufCPU, offQcur6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur6, &m.weights[weightBlk6AttnQWeight], &attnNorm6) // Qcur-6 mul_mat, part ne1
-	qcur3d6 := tensor.At(m.bufCPU, offQcur6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope6 := tensor.At(m.bufCPU, offQcurRope6+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope6, &qcur3d6, &inpPos, ropeParams) // Qcur_rope-6 rope, part ne2
+	k5 := tensor.At(m.state[stateCacheKL5].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q5 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ5 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ5, &k5, &q5) // kq-5 = mul_mat(k-5, q-5), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax5 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax5, &kQ5, &kqMask, softMaxParams) // kq_soft_max-5 = soft_max(kq-5, KQ_mask), part ne1
+	v5 := tensor.At(m.state[stateCacheVL5].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV5 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV5, &v5, &kqSoftMax5) // kqv-5 = mul_mat(v-5, kq_soft_max-5), part ne1
+	kqvMerged5 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont5 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont5, &kqvMerged5) // kqv_merged_cont-5 = cont(kqv_merged-5), part ne1
+	attnOut5 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut5, &m.weights[50], &kqvMergedCont5) // attn_out-5 = mul_mat(blk.5.attn_output.weight, kqv_merged_cont-5), part ne1
+	lOut4 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp5 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp5, &attnOut5, &lOut4) // ffn_inp-5 = add(attn_out-5, l_out-4), part ne1
+	normFfn5 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn5, &ffnInp5, normParams) // norm_ffn-5 = rms_norm(ffn_inp-5), part ne1
+	ffnNorm5 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm5, &normFfn5, &m.weights[51]) // ffn_norm-5 = mul(norm_ffn-5, blk.5.ffn_norm.weight), part ne1
+	ffnGate5 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate5, &m.weights[52], &ffnNorm5) // ffn_gate-5 = mul_mat(blk.5.ffn_gate.weight, ffn_norm-5), part ne1
+	ffnSilu5 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu5, &ffnGate5) // ffn_silu-5 = silu(ffn_gate-5), part ne1
+	ffnUp5 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp5, &m.weights[53], &ffnNorm5) // ffn_up-5 = mul_mat(blk.5.ffn_up.weight, ffn_norm-5), part ne1
+	ffnGatePar5 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar5, &ffnSilu5, &ffnUp5) // ffn_gate_par-5 = mul(ffn_silu-5, ffn_up-5), part ne1
+	ffnOut5 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut5, &m.weights[54], &ffnGatePar5) // ffn_out-5 = mul_mat(blk.5.ffn_down.weight, ffn_gate_par-5), part ne1
+	lOut5 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut5, &ffnOut5, &ffnInp5) // l_out-5 = add(ffn_out-5, ffn_inp-5), part ne1
+	norm6 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm6, &lOut5, normParams) // norm-6 = rms_norm(l_out-5), part ne1
+	attnNorm6 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm6, &norm6, &m.weights[55]) // attn_norm-6 = mul(norm-6, blk.6.attn_norm.weight), part ne1
+	kcur6 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur6, &m.weights[57], &attnNorm6) // Kcur-6 = mul_mat(blk.6.attn_k.weight, attn_norm-6), part ne1
+	kcur3d6 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope6 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope6, &kcur3d6, &inpPos, ropeParams) // Kcur_rope-6 = rope(Kcur_3d-6, inp_pos), part ne2
+	kCacheCpy6 := tensor.Dense(m.state[stateCacheKL6].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy6, &kcurRope6) // k_cache_cpy-6 = cpy(Kcur_rope-6, k_cache_view-6), part ne0*64
+	vcur6 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur6, &m.weights[58], &attnNorm6) // Vcur-6 = mul_mat(blk.6.attn_v.weight, attn_norm-6), part ne1
+	vCacheCpy6 := tensor.At(m.state[stateCacheVL6].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT6 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy6, &vcurT6) // v_cache_cpy-6 = cpy(Vcur_T-6, v_cache_view-6), part ne0
+	qcur6 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur6, &m.weights[56], &attnNorm6) // Qcur-6 = mul_mat(blk.6.attn_q.weight, attn_norm-6), part ne1
+	qcur3d6 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope6 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope6, &qcur3d6, &inpPos, ropeParams) // Qcur_rope-6 = rope(Qcur_3d-6, inp_pos), part ne2
 }
 
 // region7 runs units [lo, hi) of n_tokens of nodes 217..248 (kq-6 … Qcur_rope-7): a parallel region, one part per thread.
 func (m *Model) region7(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k6 := tensor.At(m.state[stateCacheKL6].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q6 := tensor.At(m.bufCPU, offQcurRope6+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq6 := tensor.At(m.bufCPU, offKq6+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq6, &k6, &q6) // kq-6 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax6 := tensor.At(m.bufCPU, offKqSoftMax6+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax6, &kq6, &kqMask, softMaxParams) // kq_soft_max-6 soft_max, part ne1
-	v6 := tensor.At(m.state[stateCacheVL6].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv6 := tensor.At(m.bufCPU, offKqv6+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv6, &v6, &kqSoftMax6) // kqv-6 mul_mat, part ne1
-	kqvMerged6 := tensor.At(m.bufCPU, offKqv6+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont6 := tensor.At(m.bufCPU, offKqvMergedCont6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont6, &kqvMerged6) // kqv_merged_cont-6 cont, part ne1
-	attnOut6 := tensor.At(m.bufCPU, offAttnOut6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut6, &m.weights[weightBlk6AttnOutputWeight], &kqvMergedCont6) // attn_out-6 mul_mat, part ne1
-	lOut5 := tensor.At(m.bufCPU, offLOut5+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp6 := tensor.At(m.bufCPU, offFfnInp6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp6, &attnOut6, &lOut5) // ffn_inp-6 add, part ne1
-	normFfn6 := tensor.At(m.bufCPU, offNormFfn6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn6, &ffnInp6, normParams) // norm_ffn-6 rms_norm, part ne1
-	ffnNorm6 := tensor.At(m.bufCPU, offFfnNorm6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm6, &normFfn6, &m.weights[weightBlk6FfnNormWeight]) // ffn_norm-6 mul, part ne1
-	ffnGate6 := tensor.At(m.bufCPU, offFfnGate6+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate6, &m.weights[weightBlk6FfnGateWeight], &ffnNorm6) // ffn_gate-6 mul_mat, part ne1
-	ffnSilu6 := tensor.At(m.bufCPU, offFfnSilu6+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu6, &ffnGate6) // ffn_silu-6 silu, part ne1
-	ffnUp6 := tensor.At(m.bufCPU, offFfnUp6+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp6, &m.weights[weightBlk6FfnUpWeight], &ffnNorm6) // ffn_up-6 mul_mat, part ne1
-	ffnGatePar6 := tensor.At(m.bufCPU, offFfnGatePar6+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar6, &ffnSilu6, &ffnUp6) // ffn_gate_par-6 mul, part ne1
-	ffnOut6 := tensor.At(m.bufCPU, offFfnOut6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut6, &m.weights[weightBlk6FfnDownWeight], &ffnGatePar6) // ffn_out-6 mul_mat, part ne1
-	lOut6 := tensor.At(m.bufCPU, offLOut6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut6, &ffnOut6, &ffnInp6) // l_out-6 add, part ne1
-	norm7 := tensor.At(m.bufCPU, offNorm7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm7, &lOut6, normParams) // norm-7 rms_norm, part ne1
-	attnNorm7 := tensor.At(m.bufCPU, offAttnNorm7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm7, &norm7, &m.weights[weightBlk7AttnNormWeight]) // attn_norm-7 mul, part ne1
-	kcur7 := tensor.At(m.bufCPU, offKcur7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur7, &m.weights[weightBlk7AttnKWeight], &attnNorm7) // Kcur-7 mul_mat, part ne1
-	kcur3d7 := tensor.At(m.bufCPU, offKcur7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope7 := tensor.At(m.bufCPU, offKcurRope7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope7, &kcur3d7, &inpPos, ropeParams) // Kcur_rope-7 rope, part ne2
-	kCacheCpy7 := tensor.At(m.state[stateCacheKL7].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy7, &kcurRope7) // k_cache_cpy-7 cpy, part ne0*64
-	vcur7 := tensor.At(m.bufCPU, offVcur7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur7, &m.weights[weightBlk7AttnVWeight], &attnNorm7) // Vcur-7 mul_mat, part ne1
-	vCacheCpy7 := tensor.At(m.state[stateCacheVL7].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT7 := tensor.At(m.bufCPU, offVcur7+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy7, &vcurT7) // v_cache_cpy-7 cpy, part ne0
-	qcur7 := tensor.At(m.bufCPU, offQcur7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur7, &m.weights[weightBlk7AttnQWeight], &attnNorm7) // Qcur-7 mul_mat, part ne1
-	qcur3d7 := tensor.At(m.bufCPU, offQcur7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope7 := tensor.At(m.bufCPU, offQcurRope7+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope7, &qcur3d7, &inpPos, ropeParams) // Qcur_rope-7 rope, part ne2
+	k6 := tensor.At(m.state[stateCacheKL6].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q6 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ6 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ6, &k6, &q6) // kq-6 = mul_mat(k-6, q-6), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax6 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax6, &kQ6, &kqMask, softMaxParams) // kq_soft_max-6 = soft_max(kq-6, KQ_mask), part ne1
+	v6 := tensor.At(m.state[stateCacheVL6].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV6 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV6, &v6, &kqSoftMax6) // kqv-6 = mul_mat(v-6, kq_soft_max-6), part ne1
+	kqvMerged6 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont6 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont6, &kqvMerged6) // kqv_merged_cont-6 = cont(kqv_merged-6), part ne1
+	attnOut6 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut6, &m.weights[59], &kqvMergedCont6) // attn_out-6 = mul_mat(blk.6.attn_output.weight, kqv_merged_cont-6), part ne1
+	lOut5 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp6 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp6, &attnOut6, &lOut5) // ffn_inp-6 = add(attn_out-6, l_out-5), part ne1
+	normFfn6 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn6, &ffnInp6, normParams) // norm_ffn-6 = rms_norm(ffn_inp-6), part ne1
+	ffnNorm6 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm6, &normFfn6, &m.weights[60]) // ffn_norm-6 = mul(norm_ffn-6, blk.6.ffn_norm.weight), part ne1
+	ffnGate6 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate6, &m.weights[61], &ffnNorm6) // ffn_gate-6 = mul_mat(blk.6.ffn_gate.weight, ffn_norm-6), part ne1
+	ffnSilu6 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu6, &ffnGate6) // ffn_silu-6 = silu(ffn_gate-6), part ne1
+	ffnUp6 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp6, &m.weights[62], &ffnNorm6) // ffn_up-6 = mul_mat(blk.6.ffn_up.weight, ffn_norm-6), part ne1
+	ffnGatePar6 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar6, &ffnSilu6, &ffnUp6) // ffn_gate_par-6 = mul(ffn_silu-6, ffn_up-6), part ne1
+	ffnOut6 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut6, &m.weights[63], &ffnGatePar6) // ffn_out-6 = mul_mat(blk.6.ffn_down.weight, ffn_gate_par-6), part ne1
+	lOut6 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut6, &ffnOut6, &ffnInp6) // l_out-6 = add(ffn_out-6, ffn_inp-6), part ne1
+	norm7 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm7, &lOut6, normParams) // norm-7 = rms_norm(l_out-6), part ne1
+	attnNorm7 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm7, &norm7, &m.weights[64]) // attn_norm-7 = mul(norm-7, blk.7.attn_norm.weight), part ne1
+	kcur7 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur7, &m.weights[66], &attnNorm7) // Kcur-7 = mul_mat(blk.7.attn_k.weight, attn_norm-7), part ne1
+	kcur3d7 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope7 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope7, &kcur3d7, &inpPos, ropeParams) // Kcur_rope-7 = rope(Kcur_3d-7, inp_pos), part ne2
+	kCacheCpy7 := tensor.Dense(m.state[stateCacheKL7].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy7, &kcurRope7) // k_cache_cpy-7 = cpy(Kcur_rope-7, k_cache_view-7), part ne0*64
+	vcur7 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur7, &m.weights[67], &attnNorm7) // Vcur-7 = mul_mat(blk.7.attn_v.weight, attn_norm-7), part ne1
+	vCacheCpy7 := tensor.At(m.state[stateCacheVL7].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT7 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy7, &vcurT7) // v_cache_cpy-7 = cpy(Vcur_T-7, v_cache_view-7), part ne0
+	qcur7 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur7, &m.weights[65], &attnNorm7) // Qcur-7 = mul_mat(blk.7.attn_q.weight, attn_norm-7), part ne1
+	qcur3d7 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope7 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope7, &qcur3d7, &inpPos, ropeParams) // Qcur_rope-7 = rope(Qcur_3d-7, inp_pos), part ne2
 }
 
 // region8 runs units [lo, hi) of n_tokens of nodes 250..281 (kq-7 … Qcur_rope-8): a parallel region, one part per thread.
 func (m *Model) region8(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k7 := tensor.At(m.state[stateCacheKL7].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q7 := tensor.At(m.bufCPU, offQcurRope7+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq7 := tensor.At(m.bufCPU, offKq7+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq7, &k7, &q7) // kq-7 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax7 := tensor.At(m.bufCPU, offKqSoftMax7+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax7, &kq7, &kqMask, softMaxParams) // kq_soft_max-7 soft_max, part ne1
-	v7 := tensor.At(m.state[stateCacheVL7].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv7 := tensor.At(m.bufCPU, offKqv7+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv7, &v7, &kqSoftMax7) // kqv-7 mul_mat, part ne1
-	kqvMerged7 := tensor.At(m.bufCPU, offKqv7+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont7 := tensor.At(m.bufCPU, offKqvMergedCont7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont7, &kqvMerged7) // kqv_merged_cont-7 cont, part ne1
-	attnOut7 := tensor.At(m.bufCPU, offAttnOut7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut7, &m.weights[weightBlk7AttnOutputWeight], &kqvMergedCont7) // attn_out-7 mul_mat, part ne1
-	lOut6 := tensor.At(m.bufCPU, offLOut6+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp7 := tensor.At(m.bufCPU, offFfnInp7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp7, &attnOut7, &lOut6) // ffn_inp-7 add, part ne1
-	normFfn7 := tensor.At(m.bufCPU, offNormFfn7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn7, &ffnInp7, normParams) // norm_ffn-7 rms_norm, part ne1
-	ffnNorm7 := tensor.At(m.bufCPU, offFfnNorm7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm7, &normFfn7, &m.weights[weightBlk7FfnNormWeight]) // ffn_norm-7 mul, part ne1
-	ffnGate7 := tensor.At(m.bufCPU, offFfnGate7+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate7, &m.weights[weightBlk7FfnGateWeight], &ffnNorm7) // ffn_gate-7 mul_mat, part ne1
-	ffnSilu7 := tensor.At(m.bufCPU, offFfnSilu7+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu7, &ffnGate7) // ffn_silu-7 silu, part ne1
-	ffnUp7 := tensor.At(m.bufCPU, offFfnUp7+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp7, &m.weights[weightBlk7FfnUpWeight], &ffnNorm7) // ffn_up-7 mul_mat, part ne1
-	ffnGatePar7 := tensor.At(m.bufCPU, offFfnGatePar7+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar7, &ffnSilu7, &ffnUp7) // ffn_gate_par-7 mul, part ne1
-	ffnOut7 := tensor.At(m.bufCPU, offFfnOut7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut7, &m.weights[weightBlk7FfnDownWeight], &ffnGatePar7) // ffn_out-7 mul_mat, part ne1
-	lOut7 := tensor.At(m.bufCPU, offLOut7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut7, &ffnOut7, &ffnInp7) // l_out-7 add, part ne1
-	norm8 := tensor.At(m.bufCPU, offNorm8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm8, &lOut7, normParams) // norm-8 rms_norm, part ne1
-	attnNorm8 := tensor.At(m.bufCPU, offAttnNorm8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm8, &norm8, &m.weights[weightBlk8AttnNormWeight]) // attn_norm-8 mul, part ne1
-	kcur8 := tensor.At(m.bufCPU, offKcur8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur8, &m.weights[weightBlk8AttnKWeight], &attnNorm8) // Kcur-8 mul_mat, part ne1
-	kcur3d8 := tensor.At(m.bufCPU, offKcur8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope8 := tensor.At(m.bufCPU, offKcurRope8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope8, &kcur3d8, &inpPos, ropeParams) // Kcur_rope-8 rope, part ne2
-	kCacheCpy8 := tensor.At(m.state[stateCacheKL8].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy8, &kcurRope8) // k_cache_cpy-8 cpy, part ne0*64
-	vcur8 := tensor.At(m.bufCPU, offVcur8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur8, &m.weights[weightBlk8AttnVWeight], &attnNorm8) // Vcur-8 mul_mat, part ne1
-	vCacheCpy8 := tensor.At(m.state[stateCacheVL8].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT8 := tensor.At(m.bufCPU, offVcur8+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy8, &vcurT8) // v_cache_cpy-8 cpy, part ne0
-	qcur8 := tensor.At(m.bufCPU, offQcur8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur8, &m.weights[weightBlk8AttnQWeight], &attnNorm8) // Qcur-8 mul_mat, part ne1
-	qcur3d8 := tensor.At(m.bufCPU, offQcur8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope8 := tensor.At(m.bufCPU, offQcurRope8+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope8, &qcur3d8, &inpPos, ropeParams) // Qcur_rope-8 rope, part ne2
+	k7 := tensor.At(m.state[stateCacheKL7].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q7 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ7 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ7, &k7, &q7) // kq-7 = mul_mat(k-7, q-7), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax7 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax7, &kQ7, &kqMask, softMaxParams) // kq_soft_max-7 = soft_max(kq-7, KQ_mask), part ne1
+	v7 := tensor.At(m.state[stateCacheVL7].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV7 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV7, &v7, &kqSoftMax7) // kqv-7 = mul_mat(v-7, kq_soft_max-7), part ne1
+	kqvMerged7 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont7 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont7, &kqvMerged7) // kqv_merged_cont-7 = cont(kqv_merged-7), part ne1
+	attnOut7 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut7, &m.weights[68], &kqvMergedCont7) // attn_out-7 = mul_mat(blk.7.attn_output.weight, kqv_merged_cont-7), part ne1
+	lOut6 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp7 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp7, &attnOut7, &lOut6) // ffn_inp-7 = add(attn_out-7, l_out-6), part ne1
+	normFfn7 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn7, &ffnInp7, normParams) // norm_ffn-7 = rms_norm(ffn_inp-7), part ne1
+	ffnNorm7 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm7, &normFfn7, &m.weights[69]) // ffn_norm-7 = mul(norm_ffn-7, blk.7.ffn_norm.weight), part ne1
+	ffnGate7 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate7, &m.weights[70], &ffnNorm7) // ffn_gate-7 = mul_mat(blk.7.ffn_gate.weight, ffn_norm-7), part ne1
+	ffnSilu7 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu7, &ffnGate7) // ffn_silu-7 = silu(ffn_gate-7), part ne1
+	ffnUp7 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp7, &m.weights[71], &ffnNorm7) // ffn_up-7 = mul_mat(blk.7.ffn_up.weight, ffn_norm-7), part ne1
+	ffnGatePar7 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar7, &ffnSilu7, &ffnUp7) // ffn_gate_par-7 = mul(ffn_silu-7, ffn_up-7), part ne1
+	ffnOut7 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut7, &m.weights[72], &ffnGatePar7) // ffn_out-7 = mul_mat(blk.7.ffn_down.weight, ffn_gate_par-7), part ne1
+	lOut7 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut7, &ffnOut7, &ffnInp7) // l_out-7 = add(ffn_out-7, ffn_inp-7), part ne1
+	norm8 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm8, &lOut7, normParams) // norm-8 = rms_norm(l_out-7), part ne1
+	attnNorm8 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm8, &norm8, &m.weights[73]) // attn_norm-8 = mul(norm-8, blk.8.attn_norm.weight), part ne1
+	kcur8 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur8, &m.weights[75], &attnNorm8) // Kcur-8 = mul_mat(blk.8.attn_k.weight, attn_norm-8), part ne1
+	kcur3d8 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope8 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope8, &kcur3d8, &inpPos, ropeParams) // Kcur_rope-8 = rope(Kcur_3d-8, inp_pos), part ne2
+	kCacheCpy8 := tensor.Dense(m.state[stateCacheKL8].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy8, &kcurRope8) // k_cache_cpy-8 = cpy(Kcur_rope-8, k_cache_view-8), part ne0*64
+	vcur8 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur8, &m.weights[76], &attnNorm8) // Vcur-8 = mul_mat(blk.8.attn_v.weight, attn_norm-8), part ne1
+	vCacheCpy8 := tensor.At(m.state[stateCacheVL8].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT8 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy8, &vcurT8) // v_cache_cpy-8 = cpy(Vcur_T-8, v_cache_view-8), part ne0
+	qcur8 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur8, &m.weights[74], &attnNorm8) // Qcur-8 = mul_mat(blk.8.attn_q.weight, attn_norm-8), part ne1
+	qcur3d8 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope8 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope8, &qcur3d8, &inpPos, ropeParams) // Qcur_rope-8 = rope(Qcur_3d-8, inp_pos), part ne2
 }
 
 // region9 runs units [lo, hi) of n_tokens of nodes 283..314 (kq-8 … Qcur_rope-9): a parallel region, one part per thread.
 func (m *Model) region9(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k8 := tensor.At(m.state[stateCacheKL8].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q8 := tensor.At(m.bufCPU, offQcurRope8+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq8 := tensor.At(m.bufCPU, offKq8+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq8, &k8, &q8) // kq-8 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax8 := tensor.At(m.bufCPU, offKqSoftMax8+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax8, &kq8, &kqMask, softMaxParams) // kq_soft_max-8 soft_max, part ne1
-	v8 := tensor.At(m.state[stateCacheVL8].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv8 := tensor.At(m.bufCPU, offKqv8+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv8, &v8, &kqSoftMax8) // kqv-8 mul_mat, part ne1
-	kqvMerged8 := tensor.At(m.bufCPU, offKqv8+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont8 := tensor.At(m.bufCPU, offKqvMergedCont8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont8, &kqvMerged8) // kqv_merged_cont-8 cont, part ne1
-	attnOut8 := tensor.At(m.bufCPU, offAttnOut8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut8, &m.weights[weightBlk8AttnOutputWeight], &kqvMergedCont8) // attn_out-8 mul_mat, part ne1
-	lOut7 := tensor.At(m.bufCPU, offLOut7+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp8 := tensor.At(m.bufCPU, offFfnInp8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp8, &attnOut8, &lOut7) // ffn_inp-8 add, part ne1
-	normFfn8 := tensor.At(m.bufCPU, offNormFfn8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn8, &ffnInp8, normParams) // norm_ffn-8 rms_norm, part ne1
-	ffnNorm8 := tensor.At(m.bufCPU, offFfnNorm8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm8, &normFfn8, &m.weights[weightBlk8FfnNormWeight]) // ffn_norm-8 mul, part ne1
-	ffnGate8 := tensor.At(m.bufCPU, offFfnGate8+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate8, &m.weights[weightBlk8FfnGateWeight], &ffnNorm8) // ffn_gate-8 mul_mat, part ne1
-	ffnSilu8 := tensor.At(m.bufCPU, offFfnSilu8+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu8, &ffnGate8) // ffn_silu-8 silu, part ne1
-	ffnUp8 := tensor.At(m.bufCPU, offFfnUp8+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp8, &m.weights[weightBlk8FfnUpWeight], &ffnNorm8) // ffn_up-8 mul_mat, part ne1
-	ffnGatePar8 := tensor.At(m.bufCPU, offFfnGatePar8+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar8, &ffnSilu8, &ffnUp8) // ffn_gate_par-8 mul, part ne1
-	ffnOut8 := tensor.At(m.bufCPU, offFfnOut8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut8, &m.weights[weightBlk8FfnDownWeight], &ffnGatePar8) // ffn_out-8 mul_mat, part ne1
-	lOut8 := tensor.At(m.bufCPU, offLOut8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut8, &ffnOut8, &ffnInp8) // l_out-8 add, part ne1
-	norm9 := tensor.At(m.bufCPU, offNorm9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm9, &lOut8, normParams) // norm-9 rms_norm, part ne1
-	attnNorm9 := tensor.At(m.bufCPU, offAttnNorm9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm9, &norm9, &m.weights[weightBlk9AttnNormWeight]) // attn_norm-9 mul, part ne1
-	kcur9 := tensor.At(m.bufCPU, offKcur9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur9, &m.weights[weightBlk9AttnKWeight], &attnNorm9) // Kcur-9 mul_mat, part ne1
-	kcur3d9 := tensor.At(m.bufCPU, offKcur9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope9 := tensor.At(m.bufCPU, offKcurRope9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope9, &kcur3d9, &inpPos, ropeParams) // Kcur_rope-9 rope, part ne2
-	kCacheCpy9 := tensor.At(m.state[stateCacheKL9].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy9, &kcurRope9) // k_cache_cpy-9 cpy, part ne0*64
-	vcur9 := tensor.At(m.bufCPU, offVcur9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur9, &m.weights[weightBlk9AttnVWeight], &attnNorm9) // Vcur-9 mul_mat, part ne1
-	vCacheCpy9 := tensor.At(m.state[stateCacheVL9].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT9 := tensor.At(m.bufCPU, offVcur9+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy9, &vcurT9) // v_cache_cpy-9 cpy, part ne0
-	qcur9 := tensor.At(m.bufCPU, offQcur9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur9, &m.weights[weightBlk9AttnQWeight], &attnNorm9) // Qcur-9 mul_mat, part ne1
-	qcur3d9 := tensor.At(m.bufCPU, offQcur9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope9 := tensor.At(m.bufCPU, offQcurRope9+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope9, &qcur3d9, &inpPos, ropeParams) // Qcur_rope-9 rope, part ne2
+	k8 := tensor.At(m.state[stateCacheKL8].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q8 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ8 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ8, &k8, &q8) // kq-8 = mul_mat(k-8, q-8), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax8 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax8, &kQ8, &kqMask, softMaxParams) // kq_soft_max-8 = soft_max(kq-8, KQ_mask), part ne1
+	v8 := tensor.At(m.state[stateCacheVL8].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV8 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV8, &v8, &kqSoftMax8) // kqv-8 = mul_mat(v-8, kq_soft_max-8), part ne1
+	kqvMerged8 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont8 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont8, &kqvMerged8) // kqv_merged_cont-8 = cont(kqv_merged-8), part ne1
+	attnOut8 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut8, &m.weights[77], &kqvMergedCont8) // attn_out-8 = mul_mat(blk.8.attn_output.weight, kqv_merged_cont-8), part ne1
+	lOut7 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp8 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp8, &attnOut8, &lOut7) // ffn_inp-8 = add(attn_out-8, l_out-7), part ne1
+	normFfn8 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn8, &ffnInp8, normParams) // norm_ffn-8 = rms_norm(ffn_inp-8), part ne1
+	ffnNorm8 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm8, &normFfn8, &m.weights[78]) // ffn_norm-8 = mul(norm_ffn-8, blk.8.ffn_norm.weight), part ne1
+	ffnGate8 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate8, &m.weights[79], &ffnNorm8) // ffn_gate-8 = mul_mat(blk.8.ffn_gate.weight, ffn_norm-8), part ne1
+	ffnSilu8 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu8, &ffnGate8) // ffn_silu-8 = silu(ffn_gate-8), part ne1
+	ffnUp8 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp8, &m.weights[80], &ffnNorm8) // ffn_up-8 = mul_mat(blk.8.ffn_up.weight, ffn_norm-8), part ne1
+	ffnGatePar8 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar8, &ffnSilu8, &ffnUp8) // ffn_gate_par-8 = mul(ffn_silu-8, ffn_up-8), part ne1
+	ffnOut8 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut8, &m.weights[81], &ffnGatePar8) // ffn_out-8 = mul_mat(blk.8.ffn_down.weight, ffn_gate_par-8), part ne1
+	lOut8 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut8, &ffnOut8, &ffnInp8) // l_out-8 = add(ffn_out-8, ffn_inp-8), part ne1
+	norm9 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm9, &lOut8, normParams) // norm-9 = rms_norm(l_out-8), part ne1
+	attnNorm9 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm9, &norm9, &m.weights[82]) // attn_norm-9 = mul(norm-9, blk.9.attn_norm.weight), part ne1
+	kcur9 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur9, &m.weights[84], &attnNorm9) // Kcur-9 = mul_mat(blk.9.attn_k.weight, attn_norm-9), part ne1
+	kcur3d9 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope9 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope9, &kcur3d9, &inpPos, ropeParams) // Kcur_rope-9 = rope(Kcur_3d-9, inp_pos), part ne2
+	kCacheCpy9 := tensor.Dense(m.state[stateCacheKL9].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy9, &kcurRope9) // k_cache_cpy-9 = cpy(Kcur_rope-9, k_cache_view-9), part ne0*64
+	vcur9 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur9, &m.weights[85], &attnNorm9) // Vcur-9 = mul_mat(blk.9.attn_v.weight, attn_norm-9), part ne1
+	vCacheCpy9 := tensor.At(m.state[stateCacheVL9].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT9 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy9, &vcurT9) // v_cache_cpy-9 = cpy(Vcur_T-9, v_cache_view-9), part ne0
+	qcur9 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur9, &m.weights[83], &attnNorm9) // Qcur-9 = mul_mat(blk.9.attn_q.weight, attn_norm-9), part ne1
+	qcur3d9 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope9 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope9, &qcur3d9, &inpPos, ropeParams) // Qcur_rope-9 = rope(Qcur_3d-9, inp_pos), part ne2
 }
 
 // region10 runs units [lo, hi) of n_tokens of nodes 316..347 (kq-9 … Qcur_rope-10): a parallel region, one part per thread.
 func (m *Model) region10(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k9 := tensor.At(m.state[stateCacheKL9].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q9 := tensor.At(m.bufCPU, offQcurRope9+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq9 := tensor.At(m.bufCPU, offKq9+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq9, &k9, &q9) // kq-9 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax9 := tensor.At(m.bufCPU, offKqSoftMax9+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax9, &kq9, &kqMask, softMaxParams) // kq_soft_max-9 soft_max, part ne1
-	v9 := tensor.At(m.state[stateCacheVL9].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv9 := tensor.At(m.bufCPU, offKqv9+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv9, &v9, &kqSoftMax9) // kqv-9 mul_mat, part ne1
-	kqvMerged9 := tensor.At(m.bufCPU, offKqv9+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont9 := tensor.At(m.bufCPU, offKqvMergedCont9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont9, &kqvMerged9) // kqv_merged_cont-9 cont, part ne1
-	attnOut9 := tensor.At(m.bufCPU, offAttnOut9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut9, &m.weights[weightBlk9AttnOutputWeight], &kqvMergedCont9) // attn_out-9 mul_mat, part ne1
-	lOut8 := tensor.At(m.bufCPU, offLOut8+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp9 := tensor.At(m.bufCPU, offFfnInp9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp9, &attnOut9, &lOut8) // ffn_inp-9 add, part ne1
-	normFfn9 := tensor.At(m.bufCPU, offNormFfn9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn9, &ffnInp9, normParams) // norm_ffn-9 rms_norm, part ne1
-	ffnNorm9 := tensor.At(m.bufCPU, offFfnNorm9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm9, &normFfn9, &m.weights[weightBlk9FfnNormWeight]) // ffn_norm-9 mul, part ne1
-	ffnGate9 := tensor.At(m.bufCPU, offFfnGate9+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate9, &m.weights[weightBlk9FfnGateWeight], &ffnNorm9) // ffn_gate-9 mul_mat, part ne1
-	ffnSilu9 := tensor.At(m.bufCPU, offFfnSilu9+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu9, &ffnGate9) // ffn_silu-9 silu, part ne1
-	ffnUp9 := tensor.At(m.bufCPU, offFfnUp9+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp9, &m.weights[weightBlk9FfnUpWeight], &ffnNorm9) // ffn_up-9 mul_mat, part ne1
-	ffnGatePar9 := tensor.At(m.bufCPU, offFfnGatePar9+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar9, &ffnSilu9, &ffnUp9) // ffn_gate_par-9 mul, part ne1
-	ffnOut9 := tensor.At(m.bufCPU, offFfnOut9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut9, &m.weights[weightBlk9FfnDownWeight], &ffnGatePar9) // ffn_out-9 mul_mat, part ne1
-	lOut9 := tensor.At(m.bufCPU, offLOut9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut9, &ffnOut9, &ffnInp9) // l_out-9 add, part ne1
-	norm10 := tensor.At(m.bufCPU, offNorm10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm10, &lOut9, normParams) // norm-10 rms_norm, part ne1
-	attnNorm10 := tensor.At(m.bufCPU, offAttnNorm10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm10, &norm10, &m.weights[weightBlk10AttnNormWeight]) // attn_norm-10 mul, part ne1
-	kcur10 := tensor.At(m.bufCPU, offKcur10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur10, &m.weights[weightBlk10AttnKWeight], &attnNorm10) // Kcur-10 mul_mat, part ne1
-	kcur3d10 := tensor.At(m.bufCPU, offKcur10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope10 := tensor.At(m.bufCPU, offKcurRope10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope10, &kcur3d10, &inpPos, ropeParams) // Kcur_rope-10 rope, part ne2
-	kCacheCpy10 := tensor.At(m.state[stateCacheKL10].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy10, &kcurRope10) // k_cache_cpy-10 cpy, part ne0*64
-	vcur10 := tensor.At(m.bufCPU, offVcur10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur10, &m.weights[weightBlk10AttnVWeight], &attnNorm10) // Vcur-10 mul_mat, part ne1
-	vCacheCpy10 := tensor.At(m.state[stateCacheVL10].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT10 := tensor.At(m.bufCPU, offVcur10+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy10, &vcurT10) // v_cache_cpy-10 cpy, part ne0
-	qcur10 := tensor.At(m.bufCPU, offQcur10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur10, &m.weights[weightBlk10AttnQWeight], &attnNorm10) // Qcur-10 mul_mat, part ne1
-	qcur3d10 := tensor.At(m.bufCPU, offQcur10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope10 := tensor.At(m.bufCPU, offQcurRope10+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope10, &qcur3d10, &inpPos, ropeParams) // Qcur_rope-10 rope, part ne2
+	k9 := tensor.At(m.state[stateCacheKL9].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q9 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ9 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ9, &k9, &q9) // kq-9 = mul_mat(k-9, q-9), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax9 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax9, &kQ9, &kqMask, softMaxParams) // kq_soft_max-9 = soft_max(kq-9, KQ_mask), part ne1
+	v9 := tensor.At(m.state[stateCacheVL9].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV9 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV9, &v9, &kqSoftMax9) // kqv-9 = mul_mat(v-9, kq_soft_max-9), part ne1
+	kqvMerged9 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont9 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont9, &kqvMerged9) // kqv_merged_cont-9 = cont(kqv_merged-9), part ne1
+	attnOut9 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut9, &m.weights[86], &kqvMergedCont9) // attn_out-9 = mul_mat(blk.9.attn_output.weight, kqv_merged_cont-9), part ne1
+	lOut8 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp9 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp9, &attnOut9, &lOut8) // ffn_inp-9 = add(attn_out-9, l_out-8), part ne1
+	normFfn9 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn9, &ffnInp9, normParams) // norm_ffn-9 = rms_norm(ffn_inp-9), part ne1
+	ffnNorm9 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm9, &normFfn9, &m.weights[87]) // ffn_norm-9 = mul(norm_ffn-9, blk.9.ffn_norm.weight), part ne1
+	ffnGate9 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate9, &m.weights[88], &ffnNorm9) // ffn_gate-9 = mul_mat(blk.9.ffn_gate.weight, ffn_norm-9), part ne1
+	ffnSilu9 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu9, &ffnGate9) // ffn_silu-9 = silu(ffn_gate-9), part ne1
+	ffnUp9 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp9, &m.weights[89], &ffnNorm9) // ffn_up-9 = mul_mat(blk.9.ffn_up.weight, ffn_norm-9), part ne1
+	ffnGatePar9 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar9, &ffnSilu9, &ffnUp9) // ffn_gate_par-9 = mul(ffn_silu-9, ffn_up-9), part ne1
+	ffnOut9 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut9, &m.weights[90], &ffnGatePar9) // ffn_out-9 = mul_mat(blk.9.ffn_down.weight, ffn_gate_par-9), part ne1
+	lOut9 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut9, &ffnOut9, &ffnInp9) // l_out-9 = add(ffn_out-9, ffn_inp-9), part ne1
+	norm10 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm10, &lOut9, normParams) // norm-10 = rms_norm(l_out-9), part ne1
+	attnNorm10 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm10, &norm10, &m.weights[91]) // attn_norm-10 = mul(norm-10, blk.10.attn_norm.weight), part ne1
+	kcur10 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur10, &m.weights[93], &attnNorm10) // Kcur-10 = mul_mat(blk.10.attn_k.weight, attn_norm-10), part ne1
+	kcur3d10 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope10 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope10, &kcur3d10, &inpPos, ropeParams) // Kcur_rope-10 = rope(Kcur_3d-10, inp_pos), part ne2
+	kCacheCpy10 := tensor.Dense(m.state[stateCacheKL10].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy10, &kcurRope10) // k_cache_cpy-10 = cpy(Kcur_rope-10, k_cache_view-10), part ne0*64
+	vcur10 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur10, &m.weights[94], &attnNorm10) // Vcur-10 = mul_mat(blk.10.attn_v.weight, attn_norm-10), part ne1
+	vCacheCpy10 := tensor.At(m.state[stateCacheVL10].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT10 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy10, &vcurT10) // v_cache_cpy-10 = cpy(Vcur_T-10, v_cache_view-10), part ne0
+	qcur10 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur10, &m.weights[92], &attnNorm10) // Qcur-10 = mul_mat(blk.10.attn_q.weight, attn_norm-10), part ne1
+	qcur3d10 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope10 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope10, &qcur3d10, &inpPos, ropeParams) // Qcur_rope-10 = rope(Qcur_3d-10, inp_pos), part ne2
 }
 
 // region11 runs units [lo, hi) of n_tokens of nodes 349..380 (kq-10 … Qcur_rope-11): a parallel region, one part per thread.
 func (m *Model) region11(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k10 := tensor.At(m.state[stateCacheKL10].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q10 := tensor.At(m.bufCPU, offQcurRope10+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq10 := tensor.At(m.bufCPU, offKq10+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq10, &k10, &q10) // kq-10 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax10 := tensor.At(m.bufCPU, offKqSoftMax10+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax10, &kq10, &kqMask, softMaxParams) // kq_soft_max-10 soft_max, part ne1
-	v10 := tensor.At(m.state[stateCacheVL10].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv10 := tensor.At(m.bufCPU, offKqv10+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv10, &v10, &kqSoftMax10) // kqv-10 mul_mat, part ne1
-	kqvMerged10 := tensor.At(m.bufCPU, offKqv10+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont10 := tensor.At(m.bufCPU, offKqvMergedCont10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont10, &kqvMerged10) // kqv_merged_cont-10 cont, part ne1
-	attnOut10 := tensor.At(m.bufCPU, offAttnOut10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut10, &m.weights[weightBlk10AttnOutputWeight], &kqvMergedCont10) // attn_out-10 mul_mat, part ne1
-	lOut9 := tensor.At(m.bufCPU, offLOut9+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp10 := tensor.At(m.bufCPU, offFfnInp10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp10, &attnOut10, &lOut9) // ffn_inp-10 add, part ne1
-	normFfn10 := tensor.At(m.bufCPU, offNormFfn10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn10, &ffnInp10, normParams) // norm_ffn-10 rms_norm, part ne1
-	ffnNorm10 := tensor.At(m.bufCPU, offFfnNorm10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm10, &normFfn10, &m.weights[weightBlk10FfnNormWeight]) // ffn_norm-10 mul, part ne1
-	ffnGate10 := tensor.At(m.bufCPU, offFfnGate10+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate10, &m.weights[weightBlk10FfnGateWeight], &ffnNorm10) // ffn_gate-10 mul_mat, part ne1
-	ffnSilu10 := tensor.At(m.bufCPU, offFfnSilu10+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu10, &ffnGate10) // ffn_silu-10 silu, part ne1
-	ffnUp10 := tensor.At(m.bufCPU, offFfnUp10+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp10, &m.weights[weightBlk10FfnUpWeight], &ffnNorm10) // ffn_up-10 mul_mat, part ne1
-	ffnGatePar10 := tensor.At(m.bufCPU, offFfnGatePar10+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar10, &ffnSilu10, &ffnUp10) // ffn_gate_par-10 mul, part ne1
-	ffnOut10 := tensor.At(m.bufCPU, offFfnOut10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut10, &m.weights[weightBlk10FfnDownWeight], &ffnGatePar10) // ffn_out-10 mul_mat, part ne1
-	lOut10 := tensor.At(m.bufCPU, offLOut10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut10, &ffnOut10, &ffnInp10) // l_out-10 add, part ne1
-	norm11 := tensor.At(m.bufCPU, offNorm11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm11, &lOut10, normParams) // norm-11 rms_norm, part ne1
-	attnNorm11 := tensor.At(m.bufCPU, offAttnNorm11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm11, &norm11, &m.weights[weightBlk11AttnNormWeight]) // attn_norm-11 mul, part ne1
-	kcur11 := tensor.At(m.bufCPU, offKcur11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur11, &m.weights[weightBlk11AttnKWeight], &attnNorm11) // Kcur-11 mul_mat, part ne1
-	kcur3d11 := tensor.At(m.bufCPU, offKcur11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope11 := tensor.At(m.bufCPU, offKcurRope11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope11, &kcur3d11, &inpPos, ropeParams) // Kcur_rope-11 rope, part ne2
-	kCacheCpy11 := tensor.At(m.state[stateCacheKL11].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy11, &kcurRope11) // k_cache_cpy-11 cpy, part ne0*64
-	vcur11 := tensor.At(m.bufCPU, offVcur11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur11, &m.weights[weightBlk11AttnVWeight], &attnNorm11) // Vcur-11 mul_mat, part ne1
-	vCacheCpy11 := tensor.At(m.state[stateCacheVL11].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT11 := tensor.At(m.bufCPU, offVcur11+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy11, &vcurT11) // v_cache_cpy-11 cpy, part ne0
-	qcur11 := tensor.At(m.bufCPU, offQcur11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur11, &m.weights[weightBlk11AttnQWeight], &attnNorm11) // Qcur-11 mul_mat, part ne1
-	qcur3d11 := tensor.At(m.bufCPU, offQcur11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope11 := tensor.At(m.bufCPU, offQcurRope11+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope11, &qcur3d11, &inpPos, ropeParams) // Qcur_rope-11 rope, part ne2
+	k10 := tensor.At(m.state[stateCacheKL10].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q10 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ10 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ10, &k10, &q10) // kq-10 = mul_mat(k-10, q-10), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax10 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax10, &kQ10, &kqMask, softMaxParams) // kq_soft_max-10 = soft_max(kq-10, KQ_mask), part ne1
+	v10 := tensor.At(m.state[stateCacheVL10].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV10 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV10, &v10, &kqSoftMax10) // kqv-10 = mul_mat(v-10, kq_soft_max-10), part ne1
+	kqvMerged10 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont10 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont10, &kqvMerged10) // kqv_merged_cont-10 = cont(kqv_merged-10), part ne1
+	attnOut10 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut10, &m.weights[95], &kqvMergedCont10) // attn_out-10 = mul_mat(blk.10.attn_output.weight, kqv_merged_cont-10), part ne1
+	lOut9 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp10 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp10, &attnOut10, &lOut9) // ffn_inp-10 = add(attn_out-10, l_out-9), part ne1
+	normFfn10 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn10, &ffnInp10, normParams) // norm_ffn-10 = rms_norm(ffn_inp-10), part ne1
+	ffnNorm10 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm10, &normFfn10, &m.weights[96]) // ffn_norm-10 = mul(norm_ffn-10, blk.10.ffn_norm.weight), part ne1
+	ffnGate10 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate10, &m.weights[97], &ffnNorm10) // ffn_gate-10 = mul_mat(blk.10.ffn_gate.weight, ffn_norm-10), part ne1
+	ffnSilu10 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu10, &ffnGate10) // ffn_silu-10 = silu(ffn_gate-10), part ne1
+	ffnUp10 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp10, &m.weights[98], &ffnNorm10) // ffn_up-10 = mul_mat(blk.10.ffn_up.weight, ffn_norm-10), part ne1
+	ffnGatePar10 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar10, &ffnSilu10, &ffnUp10) // ffn_gate_par-10 = mul(ffn_silu-10, ffn_up-10), part ne1
+	ffnOut10 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut10, &m.weights[99], &ffnGatePar10) // ffn_out-10 = mul_mat(blk.10.ffn_down.weight, ffn_gate_par-10), part ne1
+	lOut10 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut10, &ffnOut10, &ffnInp10) // l_out-10 = add(ffn_out-10, ffn_inp-10), part ne1
+	norm11 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm11, &lOut10, normParams) // norm-11 = rms_norm(l_out-10), part ne1
+	attnNorm11 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm11, &norm11, &m.weights[100]) // attn_norm-11 = mul(norm-11, blk.11.attn_norm.weight), part ne1
+	kcur11 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur11, &m.weights[102], &attnNorm11) // Kcur-11 = mul_mat(blk.11.attn_k.weight, attn_norm-11), part ne1
+	kcur3d11 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope11 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope11, &kcur3d11, &inpPos, ropeParams) // Kcur_rope-11 = rope(Kcur_3d-11, inp_pos), part ne2
+	kCacheCpy11 := tensor.Dense(m.state[stateCacheKL11].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy11, &kcurRope11) // k_cache_cpy-11 = cpy(Kcur_rope-11, k_cache_view-11), part ne0*64
+	vcur11 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur11, &m.weights[103], &attnNorm11) // Vcur-11 = mul_mat(blk.11.attn_v.weight, attn_norm-11), part ne1
+	vCacheCpy11 := tensor.At(m.state[stateCacheVL11].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT11 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy11, &vcurT11) // v_cache_cpy-11 = cpy(Vcur_T-11, v_cache_view-11), part ne0
+	qcur11 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur11, &m.weights[101], &attnNorm11) // Qcur-11 = mul_mat(blk.11.attn_q.weight, attn_norm-11), part ne1
+	qcur3d11 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope11 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope11, &qcur3d11, &inpPos, ropeParams) // Qcur_rope-11 = rope(Qcur_3d-11, inp_pos), part ne2
 }
 
 // region12 runs units [lo, hi) of n_tokens of nodes 382..413 (kq-11 … Qcur_rope-12): a parallel region, one part per thread.
 func (m *Model) region12(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k11 := tensor.At(m.state[stateCacheKL11].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q11 := tensor.At(m.bufCPU, offQcurRope11+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq11 := tensor.At(m.bufCPU, offKq11+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq11, &k11, &q11) // kq-11 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax11 := tensor.At(m.bufCPU, offKqSoftMax11+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax11, &kq11, &kqMask, softMaxParams) // kq_soft_max-11 soft_max, part ne1
-	v11 := tensor.At(m.state[stateCacheVL11].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv11 := tensor.At(m.bufCPU, offKqv11+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv11, &v11, &kqSoftMax11) // kqv-11 mul_mat, part ne1
-	kqvMerged11 := tensor.At(m.bufCPU, offKqv11+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont11 := tensor.At(m.bufCPU, offKqvMergedCont11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont11, &kqvMerged11) // kqv_merged_cont-11 cont, part ne1
-	attnOut11 := tensor.At(m.bufCPU, offAttnOut11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut11, &m.weights[weightBlk11AttnOutputWeight], &kqvMergedCont11) // attn_out-11 mul_mat, part ne1
-	lOut10 := tensor.At(m.bufCPU, offLOut10+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp11 := tensor.At(m.bufCPU, offFfnInp11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp11, &attnOut11, &lOut10) // ffn_inp-11 add, part ne1
-	normFfn11 := tensor.At(m.bufCPU, offNormFfn11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn11, &ffnInp11, normParams) // norm_ffn-11 rms_norm, part ne1
-	ffnNorm11 := tensor.At(m.bufCPU, offFfnNorm11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm11, &normFfn11, &m.weights[weightBlk11FfnNormWeight]) // ffn_norm-11 mul, part ne1
-	ffnGate11 := tensor.At(m.bufCPU, offFfnGate11+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate11, &m.weights[weightBlk11FfnGateWeight], &ffnNorm11) // ffn_gate-11 mul_mat, part ne1
-	ffnSilu11 := tensor.At(m.bufCPU, offFfnSilu11+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu11, &ffnGate11) // ffn_silu-11 silu, part ne1
-	ffnUp11 := tensor.At(m.bufCPU, offFfnUp11+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp11, &m.weights[weightBlk11FfnUpWeight], &ffnNorm11) // ffn_up-11 mul_mat, part ne1
-	ffnGatePar11 := tensor.At(m.bufCPU, offFfnGatePar11+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar11, &ffnSilu11, &ffnUp11) // ffn_gate_par-11 mul, part ne1
-	ffnOut11 := tensor.At(m.bufCPU, offFfnOut11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut11, &m.weights[weightBlk11FfnDownWeight], &ffnGatePar11) // ffn_out-11 mul_mat, part ne1
-	lOut11 := tensor.At(m.bufCPU, offLOut11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut11, &ffnOut11, &ffnInp11) // l_out-11 add, part ne1
-	norm12 := tensor.At(m.bufCPU, offNorm12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm12, &lOut11, normParams) // norm-12 rms_norm, part ne1
-	attnNorm12 := tensor.At(m.bufCPU, offAttnNorm12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm12, &norm12, &m.weights[weightBlk12AttnNormWeight]) // attn_norm-12 mul, part ne1
-	kcur12 := tensor.At(m.bufCPU, offKcur12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur12, &m.weights[weightBlk12AttnKWeight], &attnNorm12) // Kcur-12 mul_mat, part ne1
-	kcur3d12 := tensor.At(m.bufCPU, offKcur12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope12 := tensor.At(m.bufCPU, offKcurRope12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope12, &kcur3d12, &inpPos, ropeParams) // Kcur_rope-12 rope, part ne2
-	kCacheCpy12 := tensor.At(m.state[stateCacheKL12].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy12, &kcurRope12) // k_cache_cpy-12 cpy, part ne0*64
-	vcur12 := tensor.At(m.bufCPU, offVcur12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur12, &m.weights[weightBlk12AttnVWeight], &attnNorm12) // Vcur-12 mul_mat, part ne1
-	vCacheCpy12 := tensor.At(m.state[stateCacheVL12].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT12 := tensor.At(m.bufCPU, offVcur12+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy12, &vcurT12) // v_cache_cpy-12 cpy, part ne0
-	qcur12 := tensor.At(m.bufCPU, offQcur12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur12, &m.weights[weightBlk12AttnQWeight], &attnNorm12) // Qcur-12 mul_mat, part ne1
-	qcur3d12 := tensor.At(m.bufCPU, offQcur12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope12 := tensor.At(m.bufCPU, offQcurRope12+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope12, &qcur3d12, &inpPos, ropeParams) // Qcur_rope-12 rope, part ne2
+	k11 := tensor.At(m.state[stateCacheKL11].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q11 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ11 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ11, &k11, &q11) // kq-11 = mul_mat(k-11, q-11), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax11 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax11, &kQ11, &kqMask, softMaxParams) // kq_soft_max-11 = soft_max(kq-11, KQ_mask), part ne1
+	v11 := tensor.At(m.state[stateCacheVL11].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV11 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV11, &v11, &kqSoftMax11) // kqv-11 = mul_mat(v-11, kq_soft_max-11), part ne1
+	kqvMerged11 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont11 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont11, &kqvMerged11) // kqv_merged_cont-11 = cont(kqv_merged-11), part ne1
+	attnOut11 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut11, &m.weights[104], &kqvMergedCont11) // attn_out-11 = mul_mat(blk.11.attn_output.weight, kqv_merged_cont-11), part ne1
+	lOut10 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp11 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp11, &attnOut11, &lOut10) // ffn_inp-11 = add(attn_out-11, l_out-10), part ne1
+	normFfn11 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn11, &ffnInp11, normParams) // norm_ffn-11 = rms_norm(ffn_inp-11), part ne1
+	ffnNorm11 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm11, &normFfn11, &m.weights[105]) // ffn_norm-11 = mul(norm_ffn-11, blk.11.ffn_norm.weight), part ne1
+	ffnGate11 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate11, &m.weights[106], &ffnNorm11) // ffn_gate-11 = mul_mat(blk.11.ffn_gate.weight, ffn_norm-11), part ne1
+	ffnSilu11 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu11, &ffnGate11) // ffn_silu-11 = silu(ffn_gate-11), part ne1
+	ffnUp11 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp11, &m.weights[107], &ffnNorm11) // ffn_up-11 = mul_mat(blk.11.ffn_up.weight, ffn_norm-11), part ne1
+	ffnGatePar11 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar11, &ffnSilu11, &ffnUp11) // ffn_gate_par-11 = mul(ffn_silu-11, ffn_up-11), part ne1
+	ffnOut11 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut11, &m.weights[108], &ffnGatePar11) // ffn_out-11 = mul_mat(blk.11.ffn_down.weight, ffn_gate_par-11), part ne1
+	lOut11 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut11, &ffnOut11, &ffnInp11) // l_out-11 = add(ffn_out-11, ffn_inp-11), part ne1
+	norm12 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm12, &lOut11, normParams) // norm-12 = rms_norm(l_out-11), part ne1
+	attnNorm12 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm12, &norm12, &m.weights[109]) // attn_norm-12 = mul(norm-12, blk.12.attn_norm.weight), part ne1
+	kcur12 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur12, &m.weights[111], &attnNorm12) // Kcur-12 = mul_mat(blk.12.attn_k.weight, attn_norm-12), part ne1
+	kcur3d12 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope12 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope12, &kcur3d12, &inpPos, ropeParams) // Kcur_rope-12 = rope(Kcur_3d-12, inp_pos), part ne2
+	kCacheCpy12 := tensor.Dense(m.state[stateCacheKL12].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy12, &kcurRope12) // k_cache_cpy-12 = cpy(Kcur_rope-12, k_cache_view-12), part ne0*64
+	vcur12 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur12, &m.weights[112], &attnNorm12) // Vcur-12 = mul_mat(blk.12.attn_v.weight, attn_norm-12), part ne1
+	vCacheCpy12 := tensor.At(m.state[stateCacheVL12].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT12 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy12, &vcurT12) // v_cache_cpy-12 = cpy(Vcur_T-12, v_cache_view-12), part ne0
+	qcur12 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur12, &m.weights[110], &attnNorm12) // Qcur-12 = mul_mat(blk.12.attn_q.weight, attn_norm-12), part ne1
+	qcur3d12 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope12 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope12, &qcur3d12, &inpPos, ropeParams) // Qcur_rope-12 = rope(Qcur_3d-12, inp_pos), part ne2
 }
 
 // region13 runs units [lo, hi) of n_tokens of nodes 415..446 (kq-12 … Qcur_rope-13): a parallel region, one part per thread.
 func (m *Model) region13(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k12 := tensor.At(m.state[stateCacheKL12].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q12 := tensor.At(m.bufCPU, offQcurRope12+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq12 := tensor.At(m.bufCPU, offKq12+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq12, &k12, &q12) // kq-12 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax12 := tensor.At(m.bufCPU, offKqSoftMax12+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax12, &kq12, &kqMask, softMaxParams) // kq_soft_max-12 soft_max, part ne1
-	v12 := tensor.At(m.state[stateCacheVL12].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv12 := tensor.At(m.bufCPU, offKqv12+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv12, &v12, &kqSoftMax12) // kqv-12 mul_mat, part ne1
-	kqvMerged12 := tensor.At(m.bufCPU, offKqv12+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont12 := tensor.At(m.bufCPU, offKqvMergedCont12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont12, &kqvMerged12) // kqv_merged_cont-12 cont, part ne1
-	attnOut12 := tensor.At(m.bufCPU, offAttnOut12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut12, &m.weights[weightBlk12AttnOutputWeight], &kqvMergedCont12) // attn_out-12 mul_mat, part ne1
-	lOut11 := tensor.At(m.bufCPU, offLOut11+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp12 := tensor.At(m.bufCPU, offFfnInp12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp12, &attnOut12, &lOut11) // ffn_inp-12 add, part ne1
-	normFfn12 := tensor.At(m.bufCPU, offNormFfn12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn12, &ffnInp12, normParams) // norm_ffn-12 rms_norm, part ne1
-	ffnNorm12 := tensor.At(m.bufCPU, offFfnNorm12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm12, &normFfn12, &m.weights[weightBlk12FfnNormWeight]) // ffn_norm-12 mul, part ne1
-	ffnGate12 := tensor.At(m.bufCPU, offFfnGate12+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate12, &m.weights[weightBlk12FfnGateWeight], &ffnNorm12) // ffn_gate-12 mul_mat, part ne1
-	ffnSilu12 := tensor.At(m.bufCPU, offFfnSilu12+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu12, &ffnGate12) // ffn_silu-12 silu, part ne1
-	ffnUp12 := tensor.At(m.bufCPU, offFfnUp12+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp12, &m.weights[weightBlk12FfnUpWeight], &ffnNorm12) // ffn_up-12 mul_mat, part ne1
-	ffnGatePar12 := tensor.At(m.bufCPU, offFfnGatePar12+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar12, &ffnSilu12, &ffnUp12) // ffn_gate_par-12 mul, part ne1
-	ffnOut12 := tensor.At(m.bufCPU, offFfnOut12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut12, &m.weights[weightBlk12FfnDownWeight], &ffnGatePar12) // ffn_out-12 mul_mat, part ne1
-	lOut12 := tensor.At(m.bufCPU, offLOut12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut12, &ffnOut12, &ffnInp12) // l_out-12 add, part ne1
-	norm13 := tensor.At(m.bufCPU, offNorm13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm13, &lOut12, normParams) // norm-13 rms_norm, part ne1
-	attnNorm13 := tensor.At(m.bufCPU, offAttnNorm13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm13, &norm13, &m.weights[weightBlk13AttnNormWeight]) // attn_norm-13 mul, part ne1
-	kcur13 := tensor.At(m.bufCPU, offKcur13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur13, &m.weights[weightBlk13AttnKWeight], &attnNorm13) // Kcur-13 mul_mat, part ne1
-	kcur3d13 := tensor.At(m.bufCPU, offKcur13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope13 := tensor.At(m.bufCPU, offKcurRope13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope13, &kcur3d13, &inpPos, ropeParams) // Kcur_rope-13 rope, part ne2
-	kCacheCpy13 := tensor.At(m.state[stateCacheKL13].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy13, &kcurRope13) // k_cache_cpy-13 cpy, part ne0*64
-	vcur13 := tensor.At(m.bufCPU, offVcur13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur13, &m.weights[weightBlk13AttnVWeight], &attnNorm13) // Vcur-13 mul_mat, part ne1
-	vCacheCpy13 := tensor.At(m.state[stateCacheVL13].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT13 := tensor.At(m.bufCPU, offVcur13+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy13, &vcurT13) // v_cache_cpy-13 cpy, part ne0
-	qcur13 := tensor.At(m.bufCPU, offQcur13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur13, &m.weights[weightBlk13AttnQWeight], &attnNorm13) // Qcur-13 mul_mat, part ne1
-	qcur3d13 := tensor.At(m.bufCPU, offQcur13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope13 := tensor.At(m.bufCPU, offQcurRope13+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope13, &qcur3d13, &inpPos, ropeParams) // Qcur_rope-13 rope, part ne2
+	k12 := tensor.At(m.state[stateCacheKL12].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q12 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ12 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ12, &k12, &q12) // kq-12 = mul_mat(k-12, q-12), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax12 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax12, &kQ12, &kqMask, softMaxParams) // kq_soft_max-12 = soft_max(kq-12, KQ_mask), part ne1
+	v12 := tensor.At(m.state[stateCacheVL12].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV12 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV12, &v12, &kqSoftMax12) // kqv-12 = mul_mat(v-12, kq_soft_max-12), part ne1
+	kqvMerged12 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont12 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont12, &kqvMerged12) // kqv_merged_cont-12 = cont(kqv_merged-12), part ne1
+	attnOut12 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut12, &m.weights[113], &kqvMergedCont12) // attn_out-12 = mul_mat(blk.12.attn_output.weight, kqv_merged_cont-12), part ne1
+	lOut11 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp12 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp12, &attnOut12, &lOut11) // ffn_inp-12 = add(attn_out-12, l_out-11), part ne1
+	normFfn12 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn12, &ffnInp12, normParams) // norm_ffn-12 = rms_norm(ffn_inp-12), part ne1
+	ffnNorm12 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm12, &normFfn12, &m.weights[114]) // ffn_norm-12 = mul(norm_ffn-12, blk.12.ffn_norm.weight), part ne1
+	ffnGate12 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate12, &m.weights[115], &ffnNorm12) // ffn_gate-12 = mul_mat(blk.12.ffn_gate.weight, ffn_norm-12), part ne1
+	ffnSilu12 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu12, &ffnGate12) // ffn_silu-12 = silu(ffn_gate-12), part ne1
+	ffnUp12 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp12, &m.weights[116], &ffnNorm12) // ffn_up-12 = mul_mat(blk.12.ffn_up.weight, ffn_norm-12), part ne1
+	ffnGatePar12 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar12, &ffnSilu12, &ffnUp12) // ffn_gate_par-12 = mul(ffn_silu-12, ffn_up-12), part ne1
+	ffnOut12 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut12, &m.weights[117], &ffnGatePar12) // ffn_out-12 = mul_mat(blk.12.ffn_down.weight, ffn_gate_par-12), part ne1
+	lOut12 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut12, &ffnOut12, &ffnInp12) // l_out-12 = add(ffn_out-12, ffn_inp-12), part ne1
+	norm13 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm13, &lOut12, normParams) // norm-13 = rms_norm(l_out-12), part ne1
+	attnNorm13 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm13, &norm13, &m.weights[118]) // attn_norm-13 = mul(norm-13, blk.13.attn_norm.weight), part ne1
+	kcur13 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur13, &m.weights[120], &attnNorm13) // Kcur-13 = mul_mat(blk.13.attn_k.weight, attn_norm-13), part ne1
+	kcur3d13 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope13 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope13, &kcur3d13, &inpPos, ropeParams) // Kcur_rope-13 = rope(Kcur_3d-13, inp_pos), part ne2
+	kCacheCpy13 := tensor.Dense(m.state[stateCacheKL13].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy13, &kcurRope13) // k_cache_cpy-13 = cpy(Kcur_rope-13, k_cache_view-13), part ne0*64
+	vcur13 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur13, &m.weights[121], &attnNorm13) // Vcur-13 = mul_mat(blk.13.attn_v.weight, attn_norm-13), part ne1
+	vCacheCpy13 := tensor.At(m.state[stateCacheVL13].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT13 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy13, &vcurT13) // v_cache_cpy-13 = cpy(Vcur_T-13, v_cache_view-13), part ne0
+	qcur13 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur13, &m.weights[119], &attnNorm13) // Qcur-13 = mul_mat(blk.13.attn_q.weight, attn_norm-13), part ne1
+	qcur3d13 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope13 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope13, &qcur3d13, &inpPos, ropeParams) // Qcur_rope-13 = rope(Qcur_3d-13, inp_pos), part ne2
 }
 
 // region14 runs units [lo, hi) of n_tokens of nodes 448..479 (kq-13 … Qcur_rope-14): a parallel region, one part per thread.
 func (m *Model) region14(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k13 := tensor.At(m.state[stateCacheKL13].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q13 := tensor.At(m.bufCPU, offQcurRope13+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq13 := tensor.At(m.bufCPU, offKq13+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq13, &k13, &q13) // kq-13 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax13 := tensor.At(m.bufCPU, offKqSoftMax13+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax13, &kq13, &kqMask, softMaxParams) // kq_soft_max-13 soft_max, part ne1
-	v13 := tensor.At(m.state[stateCacheVL13].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv13 := tensor.At(m.bufCPU, offKqv13+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv13, &v13, &kqSoftMax13) // kqv-13 mul_mat, part ne1
-	kqvMerged13 := tensor.At(m.bufCPU, offKqv13+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont13 := tensor.At(m.bufCPU, offKqvMergedCont13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont13, &kqvMerged13) // kqv_merged_cont-13 cont, part ne1
-	attnOut13 := tensor.At(m.bufCPU, offAttnOut13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut13, &m.weights[weightBlk13AttnOutputWeight], &kqvMergedCont13) // attn_out-13 mul_mat, part ne1
-	lOut12 := tensor.At(m.bufCPU, offLOut12+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp13 := tensor.At(m.bufCPU, offFfnInp13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp13, &attnOut13, &lOut12) // ffn_inp-13 add, part ne1
-	normFfn13 := tensor.At(m.bufCPU, offNormFfn13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn13, &ffnInp13, normParams) // norm_ffn-13 rms_norm, part ne1
-	ffnNorm13 := tensor.At(m.bufCPU, offFfnNorm13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm13, &normFfn13, &m.weights[weightBlk13FfnNormWeight]) // ffn_norm-13 mul, part ne1
-	ffnGate13 := tensor.At(m.bufCPU, offFfnGate13+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate13, &m.weights[weightBlk13FfnGateWeight], &ffnNorm13) // ffn_gate-13 mul_mat, part ne1
-	ffnSilu13 := tensor.At(m.bufCPU, offFfnSilu13+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu13, &ffnGate13) // ffn_silu-13 silu, part ne1
-	ffnUp13 := tensor.At(m.bufCPU, offFfnUp13+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp13, &m.weights[weightBlk13FfnUpWeight], &ffnNorm13) // ffn_up-13 mul_mat, part ne1
-	ffnGatePar13 := tensor.At(m.bufCPU, offFfnGatePar13+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar13, &ffnSilu13, &ffnUp13) // ffn_gate_par-13 mul, part ne1
-	ffnOut13 := tensor.At(m.bufCPU, offFfnOut13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut13, &m.weights[weightBlk13FfnDownWeight], &ffnGatePar13) // ffn_out-13 mul_mat, part ne1
-	lOut13 := tensor.At(m.bufCPU, offLOut13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut13, &ffnOut13, &ffnInp13) // l_out-13 add, part ne1
-	norm14 := tensor.At(m.bufCPU, offNorm14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm14, &lOut13, normParams) // norm-14 rms_norm, part ne1
-	attnNorm14 := tensor.At(m.bufCPU, offAttnNorm14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm14, &norm14, &m.weights[weightBlk14AttnNormWeight]) // attn_norm-14 mul, part ne1
-	kcur14 := tensor.At(m.bufCPU, offKcur14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur14, &m.weights[weightBlk14AttnKWeight], &attnNorm14) // Kcur-14 mul_mat, part ne1
-	kcur3d14 := tensor.At(m.bufCPU, offKcur14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope14 := tensor.At(m.bufCPU, offKcurRope14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope14, &kcur3d14, &inpPos, ropeParams) // Kcur_rope-14 rope, part ne2
-	kCacheCpy14 := tensor.At(m.state[stateCacheKL14].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy14, &kcurRope14) // k_cache_cpy-14 cpy, part ne0*64
-	vcur14 := tensor.At(m.bufCPU, offVcur14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur14, &m.weights[weightBlk14AttnVWeight], &attnNorm14) // Vcur-14 mul_mat, part ne1
-	vCacheCpy14 := tensor.At(m.state[stateCacheVL14].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT14 := tensor.At(m.bufCPU, offVcur14+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy14, &vcurT14) // v_cache_cpy-14 cpy, part ne0
-	qcur14 := tensor.At(m.bufCPU, offQcur14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur14, &m.weights[weightBlk14AttnQWeight], &attnNorm14) // Qcur-14 mul_mat, part ne1
-	qcur3d14 := tensor.At(m.bufCPU, offQcur14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope14 := tensor.At(m.bufCPU, offQcurRope14+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope14, &qcur3d14, &inpPos, ropeParams) // Qcur_rope-14 rope, part ne2
+	k13 := tensor.At(m.state[stateCacheKL13].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q13 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ13 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ13, &k13, &q13) // kq-13 = mul_mat(k-13, q-13), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax13 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax13, &kQ13, &kqMask, softMaxParams) // kq_soft_max-13 = soft_max(kq-13, KQ_mask), part ne1
+	v13 := tensor.At(m.state[stateCacheVL13].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV13 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV13, &v13, &kqSoftMax13) // kqv-13 = mul_mat(v-13, kq_soft_max-13), part ne1
+	kqvMerged13 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont13 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont13, &kqvMerged13) // kqv_merged_cont-13 = cont(kqv_merged-13), part ne1
+	attnOut13 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut13, &m.weights[122], &kqvMergedCont13) // attn_out-13 = mul_mat(blk.13.attn_output.weight, kqv_merged_cont-13), part ne1
+	lOut12 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp13 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp13, &attnOut13, &lOut12) // ffn_inp-13 = add(attn_out-13, l_out-12), part ne1
+	normFfn13 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn13, &ffnInp13, normParams) // norm_ffn-13 = rms_norm(ffn_inp-13), part ne1
+	ffnNorm13 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm13, &normFfn13, &m.weights[123]) // ffn_norm-13 = mul(norm_ffn-13, blk.13.ffn_norm.weight), part ne1
+	ffnGate13 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate13, &m.weights[124], &ffnNorm13) // ffn_gate-13 = mul_mat(blk.13.ffn_gate.weight, ffn_norm-13), part ne1
+	ffnSilu13 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu13, &ffnGate13) // ffn_silu-13 = silu(ffn_gate-13), part ne1
+	ffnUp13 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp13, &m.weights[125], &ffnNorm13) // ffn_up-13 = mul_mat(blk.13.ffn_up.weight, ffn_norm-13), part ne1
+	ffnGatePar13 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar13, &ffnSilu13, &ffnUp13) // ffn_gate_par-13 = mul(ffn_silu-13, ffn_up-13), part ne1
+	ffnOut13 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut13, &m.weights[126], &ffnGatePar13) // ffn_out-13 = mul_mat(blk.13.ffn_down.weight, ffn_gate_par-13), part ne1
+	lOut13 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut13, &ffnOut13, &ffnInp13) // l_out-13 = add(ffn_out-13, ffn_inp-13), part ne1
+	norm14 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm14, &lOut13, normParams) // norm-14 = rms_norm(l_out-13), part ne1
+	attnNorm14 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm14, &norm14, &m.weights[127]) // attn_norm-14 = mul(norm-14, blk.14.attn_norm.weight), part ne1
+	kcur14 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur14, &m.weights[129], &attnNorm14) // Kcur-14 = mul_mat(blk.14.attn_k.weight, attn_norm-14), part ne1
+	kcur3d14 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope14 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope14, &kcur3d14, &inpPos, ropeParams) // Kcur_rope-14 = rope(Kcur_3d-14, inp_pos), part ne2
+	kCacheCpy14 := tensor.Dense(m.state[stateCacheKL14].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy14, &kcurRope14) // k_cache_cpy-14 = cpy(Kcur_rope-14, k_cache_view-14), part ne0*64
+	vcur14 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur14, &m.weights[130], &attnNorm14) // Vcur-14 = mul_mat(blk.14.attn_v.weight, attn_norm-14), part ne1
+	vCacheCpy14 := tensor.At(m.state[stateCacheVL14].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT14 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy14, &vcurT14) // v_cache_cpy-14 = cpy(Vcur_T-14, v_cache_view-14), part ne0
+	qcur14 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur14, &m.weights[128], &attnNorm14) // Qcur-14 = mul_mat(blk.14.attn_q.weight, attn_norm-14), part ne1
+	qcur3d14 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope14 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope14, &qcur3d14, &inpPos, ropeParams) // Qcur_rope-14 = rope(Qcur_3d-14, inp_pos), part ne2
 }
 
 // region15 runs units [lo, hi) of n_tokens of nodes 481..512 (kq-14 … Qcur_rope-15): a parallel region, one part per thread.
 func (m *Model) region15(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k14 := tensor.At(m.state[stateCacheKL14].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q14 := tensor.At(m.bufCPU, offQcurRope14+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq14 := tensor.At(m.bufCPU, offKq14+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq14, &k14, &q14) // kq-14 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax14 := tensor.At(m.bufCPU, offKqSoftMax14+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax14, &kq14, &kqMask, softMaxParams) // kq_soft_max-14 soft_max, part ne1
-	v14 := tensor.At(m.state[stateCacheVL14].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv14 := tensor.At(m.bufCPU, offKqv14+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv14, &v14, &kqSoftMax14) // kqv-14 mul_mat, part ne1
-	kqvMerged14 := tensor.At(m.bufCPU, offKqv14+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont14 := tensor.At(m.bufCPU, offKqvMergedCont14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont14, &kqvMerged14) // kqv_merged_cont-14 cont, part ne1
-	attnOut14 := tensor.At(m.bufCPU, offAttnOut14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut14, &m.weights[weightBlk14AttnOutputWeight], &kqvMergedCont14) // attn_out-14 mul_mat, part ne1
-	lOut13 := tensor.At(m.bufCPU, offLOut13+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp14 := tensor.At(m.bufCPU, offFfnInp14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp14, &attnOut14, &lOut13) // ffn_inp-14 add, part ne1
-	normFfn14 := tensor.At(m.bufCPU, offNormFfn14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn14, &ffnInp14, normParams) // norm_ffn-14 rms_norm, part ne1
-	ffnNorm14 := tensor.At(m.bufCPU, offFfnNorm14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm14, &normFfn14, &m.weights[weightBlk14FfnNormWeight]) // ffn_norm-14 mul, part ne1
-	ffnGate14 := tensor.At(m.bufCPU, offFfnGate14+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate14, &m.weights[weightBlk14FfnGateWeight], &ffnNorm14) // ffn_gate-14 mul_mat, part ne1
-	ffnSilu14 := tensor.At(m.bufCPU, offFfnSilu14+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu14, &ffnGate14) // ffn_silu-14 silu, part ne1
-	ffnUp14 := tensor.At(m.bufCPU, offFfnUp14+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp14, &m.weights[weightBlk14FfnUpWeight], &ffnNorm14) // ffn_up-14 mul_mat, part ne1
-	ffnGatePar14 := tensor.At(m.bufCPU, offFfnGatePar14+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar14, &ffnSilu14, &ffnUp14) // ffn_gate_par-14 mul, part ne1
-	ffnOut14 := tensor.At(m.bufCPU, offFfnOut14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut14, &m.weights[weightBlk14FfnDownWeight], &ffnGatePar14) // ffn_out-14 mul_mat, part ne1
-	lOut14 := tensor.At(m.bufCPU, offLOut14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut14, &ffnOut14, &ffnInp14) // l_out-14 add, part ne1
-	norm15 := tensor.At(m.bufCPU, offNorm15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm15, &lOut14, normParams) // norm-15 rms_norm, part ne1
-	attnNorm15 := tensor.At(m.bufCPU, offAttnNorm15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm15, &norm15, &m.weights[weightBlk15AttnNormWeight]) // attn_norm-15 mul, part ne1
-	kcur15 := tensor.At(m.bufCPU, offKcur15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur15, &m.weights[weightBlk15AttnKWeight], &attnNorm15) // Kcur-15 mul_mat, part ne1
-	kcur3d15 := tensor.At(m.bufCPU, offKcur15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope15 := tensor.At(m.bufCPU, offKcurRope15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope15, &kcur3d15, &inpPos, ropeParams) // Kcur_rope-15 rope, part ne2
-	kCacheCpy15 := tensor.At(m.state[stateCacheKL15].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy15, &kcurRope15) // k_cache_cpy-15 cpy, part ne0*64
-	vcur15 := tensor.At(m.bufCPU, offVcur15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur15, &m.weights[weightBlk15AttnVWeight], &attnNorm15) // Vcur-15 mul_mat, part ne1
-	vCacheCpy15 := tensor.At(m.state[stateCacheVL15].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT15 := tensor.At(m.bufCPU, offVcur15+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy15, &vcurT15) // v_cache_cpy-15 cpy, part ne0
-	qcur15 := tensor.At(m.bufCPU, offQcur15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur15, &m.weights[weightBlk15AttnQWeight], &attnNorm15) // Qcur-15 mul_mat, part ne1
-	qcur3d15 := tensor.At(m.bufCPU, offQcur15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope15 := tensor.At(m.bufCPU, offQcurRope15+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope15, &qcur3d15, &inpPos, ropeParams) // Qcur_rope-15 rope, part ne2
+	k14 := tensor.At(m.state[stateCacheKL14].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q14 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ14 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ14, &k14, &q14) // kq-14 = mul_mat(k-14, q-14), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax14 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax14, &kQ14, &kqMask, softMaxParams) // kq_soft_max-14 = soft_max(kq-14, KQ_mask), part ne1
+	v14 := tensor.At(m.state[stateCacheVL14].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV14 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV14, &v14, &kqSoftMax14) // kqv-14 = mul_mat(v-14, kq_soft_max-14), part ne1
+	kqvMerged14 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont14 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont14, &kqvMerged14) // kqv_merged_cont-14 = cont(kqv_merged-14), part ne1
+	attnOut14 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut14, &m.weights[131], &kqvMergedCont14) // attn_out-14 = mul_mat(blk.14.attn_output.weight, kqv_merged_cont-14), part ne1
+	lOut13 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp14 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp14, &attnOut14, &lOut13) // ffn_inp-14 = add(attn_out-14, l_out-13), part ne1
+	normFfn14 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn14, &ffnInp14, normParams) // norm_ffn-14 = rms_norm(ffn_inp-14), part ne1
+	ffnNorm14 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm14, &normFfn14, &m.weights[132]) // ffn_norm-14 = mul(norm_ffn-14, blk.14.ffn_norm.weight), part ne1
+	ffnGate14 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate14, &m.weights[133], &ffnNorm14) // ffn_gate-14 = mul_mat(blk.14.ffn_gate.weight, ffn_norm-14), part ne1
+	ffnSilu14 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu14, &ffnGate14) // ffn_silu-14 = silu(ffn_gate-14), part ne1
+	ffnUp14 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp14, &m.weights[134], &ffnNorm14) // ffn_up-14 = mul_mat(blk.14.ffn_up.weight, ffn_norm-14), part ne1
+	ffnGatePar14 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar14, &ffnSilu14, &ffnUp14) // ffn_gate_par-14 = mul(ffn_silu-14, ffn_up-14), part ne1
+	ffnOut14 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut14, &m.weights[135], &ffnGatePar14) // ffn_out-14 = mul_mat(blk.14.ffn_down.weight, ffn_gate_par-14), part ne1
+	lOut14 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut14, &ffnOut14, &ffnInp14) // l_out-14 = add(ffn_out-14, ffn_inp-14), part ne1
+	norm15 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm15, &lOut14, normParams) // norm-15 = rms_norm(l_out-14), part ne1
+	attnNorm15 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm15, &norm15, &m.weights[136]) // attn_norm-15 = mul(norm-15, blk.15.attn_norm.weight), part ne1
+	kcur15 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur15, &m.weights[138], &attnNorm15) // Kcur-15 = mul_mat(blk.15.attn_k.weight, attn_norm-15), part ne1
+	kcur3d15 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope15 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope15, &kcur3d15, &inpPos, ropeParams) // Kcur_rope-15 = rope(Kcur_3d-15, inp_pos), part ne2
+	kCacheCpy15 := tensor.Dense(m.state[stateCacheKL15].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy15, &kcurRope15) // k_cache_cpy-15 = cpy(Kcur_rope-15, k_cache_view-15), part ne0*64
+	vcur15 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur15, &m.weights[139], &attnNorm15) // Vcur-15 = mul_mat(blk.15.attn_v.weight, attn_norm-15), part ne1
+	vCacheCpy15 := tensor.At(m.state[stateCacheVL15].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT15 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy15, &vcurT15) // v_cache_cpy-15 = cpy(Vcur_T-15, v_cache_view-15), part ne0
+	qcur15 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur15, &m.weights[137], &attnNorm15) // Qcur-15 = mul_mat(blk.15.attn_q.weight, attn_norm-15), part ne1
+	qcur3d15 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope15 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope15, &qcur3d15, &inpPos, ropeParams) // Qcur_rope-15 = rope(Qcur_3d-15, inp_pos), part ne2
 }
 
 // region16 runs units [lo, hi) of n_tokens of nodes 514..545 (kq-15 … Qcur_rope-16): a parallel region, one part per thread.
 func (m *Model) region16(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k15 := tensor.At(m.state[stateCacheKL15].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q15 := tensor.At(m.bufCPU, offQcurRope15+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq15 := tensor.At(m.bufCPU, offKq15+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq15, &k15, &q15) // kq-15 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax15 := tensor.At(m.bufCPU, offKqSoftMax15+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax15, &kq15, &kqMask, softMaxParams) // kq_soft_max-15 soft_max, part ne1
-	v15 := tensor.At(m.state[stateCacheVL15].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv15 := tensor.At(m.bufCPU, offKqv15+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv15, &v15, &kqSoftMax15) // kqv-15 mul_mat, part ne1
-	kqvMerged15 := tensor.At(m.bufCPU, offKqv15+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont15 := tensor.At(m.bufCPU, offKqvMergedCont15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont15, &kqvMerged15) // kqv_merged_cont-15 cont, part ne1
-	attnOut15 := tensor.At(m.bufCPU, offAttnOut15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut15, &m.weights[weightBlk15AttnOutputWeight], &kqvMergedCont15) // attn_out-15 mul_mat, part ne1
-	lOut14 := tensor.At(m.bufCPU, offLOut14+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp15 := tensor.At(m.bufCPU, offFfnInp15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp15, &attnOut15, &lOut14) // ffn_inp-15 add, part ne1
-	normFfn15 := tensor.At(m.bufCPU, offNormFfn15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn15, &ffnInp15, normParams) // norm_ffn-15 rms_norm, part ne1
-	ffnNorm15 := tensor.At(m.bufCPU, offFfnNorm15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm15, &normFfn15, &m.weights[weightBlk15FfnNormWeight]) // ffn_norm-15 mul, part ne1
-	ffnGate15 := tensor.At(m.bufCPU, offFfnGate15+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate15, &m.weights[weightBlk15FfnGateWeight], &ffnNorm15) // ffn_gate-15 mul_mat, part ne1
-	ffnSilu15 := tensor.At(m.bufCPU, offFfnSilu15+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu15, &ffnGate15) // ffn_silu-15 silu, part ne1
-	ffnUp15 := tensor.At(m.bufCPU, offFfnUp15+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp15, &m.weights[weightBlk15FfnUpWeight], &ffnNorm15) // ffn_up-15 mul_mat, part ne1
-	ffnGatePar15 := tensor.At(m.bufCPU, offFfnGatePar15+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar15, &ffnSilu15, &ffnUp15) // ffn_gate_par-15 mul, part ne1
-	ffnOut15 := tensor.At(m.bufCPU, offFfnOut15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut15, &m.weights[weightBlk15FfnDownWeight], &ffnGatePar15) // ffn_out-15 mul_mat, part ne1
-	lOut15 := tensor.At(m.bufCPU, offLOut15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut15, &ffnOut15, &ffnInp15) // l_out-15 add, part ne1
-	norm16 := tensor.At(m.bufCPU, offNorm16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm16, &lOut15, normParams) // norm-16 rms_norm, part ne1
-	attnNorm16 := tensor.At(m.bufCPU, offAttnNorm16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm16, &norm16, &m.weights[weightBlk16AttnNormWeight]) // attn_norm-16 mul, part ne1
-	kcur16 := tensor.At(m.bufCPU, offKcur16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur16, &m.weights[weightBlk16AttnKWeight], &attnNorm16) // Kcur-16 mul_mat, part ne1
-	kcur3d16 := tensor.At(m.bufCPU, offKcur16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope16 := tensor.At(m.bufCPU, offKcurRope16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope16, &kcur3d16, &inpPos, ropeParams) // Kcur_rope-16 rope, part ne2
-	kCacheCpy16 := tensor.At(m.state[stateCacheKL16].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy16, &kcurRope16) // k_cache_cpy-16 cpy, part ne0*64
-	vcur16 := tensor.At(m.bufCPU, offVcur16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur16, &m.weights[weightBlk16AttnVWeight], &attnNorm16) // Vcur-16 mul_mat, part ne1
-	vCacheCpy16 := tensor.At(m.state[stateCacheVL16].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT16 := tensor.At(m.bufCPU, offVcur16+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy16, &vcurT16) // v_cache_cpy-16 cpy, part ne0
-	qcur16 := tensor.At(m.bufCPU, offQcur16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur16, &m.weights[weightBlk16AttnQWeight], &attnNorm16) // Qcur-16 mul_mat, part ne1
-	qcur3d16 := tensor.At(m.bufCPU, offQcur16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope16 := tensor.At(m.bufCPU, offQcurRope16+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope16, &qcur3d16, &inpPos, ropeParams) // Qcur_rope-16 rope, part ne2
+	k15 := tensor.At(m.state[stateCacheKL15].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q15 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ15 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ15, &k15, &q15) // kq-15 = mul_mat(k-15, q-15), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax15 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax15, &kQ15, &kqMask, softMaxParams) // kq_soft_max-15 = soft_max(kq-15, KQ_mask), part ne1
+	v15 := tensor.At(m.state[stateCacheVL15].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV15 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV15, &v15, &kqSoftMax15) // kqv-15 = mul_mat(v-15, kq_soft_max-15), part ne1
+	kqvMerged15 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont15 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont15, &kqvMerged15) // kqv_merged_cont-15 = cont(kqv_merged-15), part ne1
+	attnOut15 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut15, &m.weights[140], &kqvMergedCont15) // attn_out-15 = mul_mat(blk.15.attn_output.weight, kqv_merged_cont-15), part ne1
+	lOut14 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp15 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp15, &attnOut15, &lOut14) // ffn_inp-15 = add(attn_out-15, l_out-14), part ne1
+	normFfn15 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn15, &ffnInp15, normParams) // norm_ffn-15 = rms_norm(ffn_inp-15), part ne1
+	ffnNorm15 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm15, &normFfn15, &m.weights[141]) // ffn_norm-15 = mul(norm_ffn-15, blk.15.ffn_norm.weight), part ne1
+	ffnGate15 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate15, &m.weights[142], &ffnNorm15) // ffn_gate-15 = mul_mat(blk.15.ffn_gate.weight, ffn_norm-15), part ne1
+	ffnSilu15 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu15, &ffnGate15) // ffn_silu-15 = silu(ffn_gate-15), part ne1
+	ffnUp15 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp15, &m.weights[143], &ffnNorm15) // ffn_up-15 = mul_mat(blk.15.ffn_up.weight, ffn_norm-15), part ne1
+	ffnGatePar15 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar15, &ffnSilu15, &ffnUp15) // ffn_gate_par-15 = mul(ffn_silu-15, ffn_up-15), part ne1
+	ffnOut15 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut15, &m.weights[144], &ffnGatePar15) // ffn_out-15 = mul_mat(blk.15.ffn_down.weight, ffn_gate_par-15), part ne1
+	lOut15 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut15, &ffnOut15, &ffnInp15) // l_out-15 = add(ffn_out-15, ffn_inp-15), part ne1
+	norm16 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm16, &lOut15, normParams) // norm-16 = rms_norm(l_out-15), part ne1
+	attnNorm16 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm16, &norm16, &m.weights[145]) // attn_norm-16 = mul(norm-16, blk.16.attn_norm.weight), part ne1
+	kcur16 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur16, &m.weights[147], &attnNorm16) // Kcur-16 = mul_mat(blk.16.attn_k.weight, attn_norm-16), part ne1
+	kcur3d16 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope16 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope16, &kcur3d16, &inpPos, ropeParams) // Kcur_rope-16 = rope(Kcur_3d-16, inp_pos), part ne2
+	kCacheCpy16 := tensor.Dense(m.state[stateCacheKL16].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy16, &kcurRope16) // k_cache_cpy-16 = cpy(Kcur_rope-16, k_cache_view-16), part ne0*64
+	vcur16 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur16, &m.weights[148], &attnNorm16) // Vcur-16 = mul_mat(blk.16.attn_v.weight, attn_norm-16), part ne1
+	vCacheCpy16 := tensor.At(m.state[stateCacheVL16].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT16 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy16, &vcurT16) // v_cache_cpy-16 = cpy(Vcur_T-16, v_cache_view-16), part ne0
+	qcur16 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur16, &m.weights[146], &attnNorm16) // Qcur-16 = mul_mat(blk.16.attn_q.weight, attn_norm-16), part ne1
+	qcur3d16 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope16 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope16, &qcur3d16, &inpPos, ropeParams) // Qcur_rope-16 = rope(Qcur_3d-16, inp_pos), part ne2
 }
 
 // region17 runs units [lo, hi) of n_tokens of nodes 547..578 (kq-16 … Qcur_rope-17): a parallel region, one part per thread.
 func (m *Model) region17(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k16 := tensor.At(m.state[stateCacheKL16].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q16 := tensor.At(m.bufCPU, offQcurRope16+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq16 := tensor.At(m.bufCPU, offKq16+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq16, &k16, &q16) // kq-16 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax16 := tensor.At(m.bufCPU, offKqSoftMax16+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax16, &kq16, &kqMask, softMaxParams) // kq_soft_max-16 soft_max, part ne1
-	v16 := tensor.At(m.state[stateCacheVL16].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv16 := tensor.At(m.bufCPU, offKqv16+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv16, &v16, &kqSoftMax16) // kqv-16 mul_mat, part ne1
-	kqvMerged16 := tensor.At(m.bufCPU, offKqv16+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont16 := tensor.At(m.bufCPU, offKqvMergedCont16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont16, &kqvMerged16) // kqv_merged_cont-16 cont, part ne1
-	attnOut16 := tensor.At(m.bufCPU, offAttnOut16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut16, &m.weights[weightBlk16AttnOutputWeight], &kqvMergedCont16) // attn_out-16 mul_mat, part ne1
-	lOut15 := tensor.At(m.bufCPU, offLOut15+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp16 := tensor.At(m.bufCPU, offFfnInp16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp16, &attnOut16, &lOut15) // ffn_inp-16 add, part ne1
-	normFfn16 := tensor.At(m.bufCPU, offNormFfn16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn16, &ffnInp16, normParams) // norm_ffn-16 rms_norm, part ne1
-	ffnNorm16 := tensor.At(m.bufCPU, offFfnNorm16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm16, &normFfn16, &m.weights[weightBlk16FfnNormWeight]) // ffn_norm-16 mul, part ne1
-	ffnGate16 := tensor.At(m.bufCPU, offFfnGate16+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate16, &m.weights[weightBlk16FfnGateWeight], &ffnNorm16) // ffn_gate-16 mul_mat, part ne1
-	ffnSilu16 := tensor.At(m.bufCPU, offFfnSilu16+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu16, &ffnGate16) // ffn_silu-16 silu, part ne1
-	ffnUp16 := tensor.At(m.bufCPU, offFfnUp16+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp16, &m.weights[weightBlk16FfnUpWeight], &ffnNorm16) // ffn_up-16 mul_mat, part ne1
-	ffnGatePar16 := tensor.At(m.bufCPU, offFfnGatePar16+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar16, &ffnSilu16, &ffnUp16) // ffn_gate_par-16 mul, part ne1
-	ffnOut16 := tensor.At(m.bufCPU, offFfnOut16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut16, &m.weights[weightBlk16FfnDownWeight], &ffnGatePar16) // ffn_out-16 mul_mat, part ne1
-	lOut16 := tensor.At(m.bufCPU, offLOut16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut16, &ffnOut16, &ffnInp16) // l_out-16 add, part ne1
-	norm17 := tensor.At(m.bufCPU, offNorm17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm17, &lOut16, normParams) // norm-17 rms_norm, part ne1
-	attnNorm17 := tensor.At(m.bufCPU, offAttnNorm17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm17, &norm17, &m.weights[weightBlk17AttnNormWeight]) // attn_norm-17 mul, part ne1
-	kcur17 := tensor.At(m.bufCPU, offKcur17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur17, &m.weights[weightBlk17AttnKWeight], &attnNorm17) // Kcur-17 mul_mat, part ne1
-	kcur3d17 := tensor.At(m.bufCPU, offKcur17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope17 := tensor.At(m.bufCPU, offKcurRope17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope17, &kcur3d17, &inpPos, ropeParams) // Kcur_rope-17 rope, part ne2
-	kCacheCpy17 := tensor.At(m.state[stateCacheKL17].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy17, &kcurRope17) // k_cache_cpy-17 cpy, part ne0*64
-	vcur17 := tensor.At(m.bufCPU, offVcur17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur17, &m.weights[weightBlk17AttnVWeight], &attnNorm17) // Vcur-17 mul_mat, part ne1
-	vCacheCpy17 := tensor.At(m.state[stateCacheVL17].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT17 := tensor.At(m.bufCPU, offVcur17+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy17, &vcurT17) // v_cache_cpy-17 cpy, part ne0
-	qcur17 := tensor.At(m.bufCPU, offQcur17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur17, &m.weights[weightBlk17AttnQWeight], &attnNorm17) // Qcur-17 mul_mat, part ne1
-	qcur3d17 := tensor.At(m.bufCPU, offQcur17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope17 := tensor.At(m.bufCPU, offQcurRope17+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope17, &qcur3d17, &inpPos, ropeParams) // Qcur_rope-17 rope, part ne2
+	k16 := tensor.At(m.state[stateCacheKL16].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q16 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ16 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ16, &k16, &q16) // kq-16 = mul_mat(k-16, q-16), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax16 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax16, &kQ16, &kqMask, softMaxParams) // kq_soft_max-16 = soft_max(kq-16, KQ_mask), part ne1
+	v16 := tensor.At(m.state[stateCacheVL16].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV16 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV16, &v16, &kqSoftMax16) // kqv-16 = mul_mat(v-16, kq_soft_max-16), part ne1
+	kqvMerged16 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont16 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont16, &kqvMerged16) // kqv_merged_cont-16 = cont(kqv_merged-16), part ne1
+	attnOut16 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut16, &m.weights[149], &kqvMergedCont16) // attn_out-16 = mul_mat(blk.16.attn_output.weight, kqv_merged_cont-16), part ne1
+	lOut15 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp16 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp16, &attnOut16, &lOut15) // ffn_inp-16 = add(attn_out-16, l_out-15), part ne1
+	normFfn16 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn16, &ffnInp16, normParams) // norm_ffn-16 = rms_norm(ffn_inp-16), part ne1
+	ffnNorm16 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm16, &normFfn16, &m.weights[150]) // ffn_norm-16 = mul(norm_ffn-16, blk.16.ffn_norm.weight), part ne1
+	ffnGate16 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate16, &m.weights[151], &ffnNorm16) // ffn_gate-16 = mul_mat(blk.16.ffn_gate.weight, ffn_norm-16), part ne1
+	ffnSilu16 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu16, &ffnGate16) // ffn_silu-16 = silu(ffn_gate-16), part ne1
+	ffnUp16 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp16, &m.weights[152], &ffnNorm16) // ffn_up-16 = mul_mat(blk.16.ffn_up.weight, ffn_norm-16), part ne1
+	ffnGatePar16 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar16, &ffnSilu16, &ffnUp16) // ffn_gate_par-16 = mul(ffn_silu-16, ffn_up-16), part ne1
+	ffnOut16 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut16, &m.weights[153], &ffnGatePar16) // ffn_out-16 = mul_mat(blk.16.ffn_down.weight, ffn_gate_par-16), part ne1
+	lOut16 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut16, &ffnOut16, &ffnInp16) // l_out-16 = add(ffn_out-16, ffn_inp-16), part ne1
+	norm17 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm17, &lOut16, normParams) // norm-17 = rms_norm(l_out-16), part ne1
+	attnNorm17 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm17, &norm17, &m.weights[154]) // attn_norm-17 = mul(norm-17, blk.17.attn_norm.weight), part ne1
+	kcur17 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur17, &m.weights[156], &attnNorm17) // Kcur-17 = mul_mat(blk.17.attn_k.weight, attn_norm-17), part ne1
+	kcur3d17 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope17 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope17, &kcur3d17, &inpPos, ropeParams) // Kcur_rope-17 = rope(Kcur_3d-17, inp_pos), part ne2
+	kCacheCpy17 := tensor.Dense(m.state[stateCacheKL17].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy17, &kcurRope17) // k_cache_cpy-17 = cpy(Kcur_rope-17, k_cache_view-17), part ne0*64
+	vcur17 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur17, &m.weights[157], &attnNorm17) // Vcur-17 = mul_mat(blk.17.attn_v.weight, attn_norm-17), part ne1
+	vCacheCpy17 := tensor.At(m.state[stateCacheVL17].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT17 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy17, &vcurT17) // v_cache_cpy-17 = cpy(Vcur_T-17, v_cache_view-17), part ne0
+	qcur17 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur17, &m.weights[155], &attnNorm17) // Qcur-17 = mul_mat(blk.17.attn_q.weight, attn_norm-17), part ne1
+	qcur3d17 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope17 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope17, &qcur3d17, &inpPos, ropeParams) // Qcur_rope-17 = rope(Qcur_3d-17, inp_pos), part ne2
 }
 
 // region18 runs units [lo, hi) of n_tokens of nodes 580..611 (kq-17 … Qcur_rope-18): a parallel region, one part per thread.
 func (m *Model) region18(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k17 := tensor.At(m.state[stateCacheKL17].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q17 := tensor.At(m.bufCPU, offQcurRope17+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq17 := tensor.At(m.bufCPU, offKq17+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq17, &k17, &q17) // kq-17 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax17 := tensor.At(m.bufCPU, offKqSoftMax17+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax17, &kq17, &kqMask, softMaxParams) // kq_soft_max-17 soft_max, part ne1
-	v17 := tensor.At(m.state[stateCacheVL17].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv17 := tensor.At(m.bufCPU, offKqv17+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv17, &v17, &kqSoftMax17) // kqv-17 mul_mat, part ne1
-	kqvMerged17 := tensor.At(m.bufCPU, offKqv17+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont17 := tensor.At(m.bufCPU, offKqvMergedCont17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont17, &kqvMerged17) // kqv_merged_cont-17 cont, part ne1
-	attnOut17 := tensor.At(m.bufCPU, offAttnOut17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut17, &m.weights[weightBlk17AttnOutputWeight], &kqvMergedCont17) // attn_out-17 mul_mat, part ne1
-	lOut16 := tensor.At(m.bufCPU, offLOut16+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp17 := tensor.At(m.bufCPU, offFfnInp17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp17, &attnOut17, &lOut16) // ffn_inp-17 add, part ne1
-	normFfn17 := tensor.At(m.bufCPU, offNormFfn17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn17, &ffnInp17, normParams) // norm_ffn-17 rms_norm, part ne1
-	ffnNorm17 := tensor.At(m.bufCPU, offFfnNorm17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm17, &normFfn17, &m.weights[weightBlk17FfnNormWeight]) // ffn_norm-17 mul, part ne1
-	ffnGate17 := tensor.At(m.bufCPU, offFfnGate17+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate17, &m.weights[weightBlk17FfnGateWeight], &ffnNorm17) // ffn_gate-17 mul_mat, part ne1
-	ffnSilu17 := tensor.At(m.bufCPU, offFfnSilu17+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu17, &ffnGate17) // ffn_silu-17 silu, part ne1
-	ffnUp17 := tensor.At(m.bufCPU, offFfnUp17+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp17, &m.weights[weightBlk17FfnUpWeight], &ffnNorm17) // ffn_up-17 mul_mat, part ne1
-	ffnGatePar17 := tensor.At(m.bufCPU, offFfnGatePar17+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar17, &ffnSilu17, &ffnUp17) // ffn_gate_par-17 mul, part ne1
-	ffnOut17 := tensor.At(m.bufCPU, offFfnOut17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut17, &m.weights[weightBlk17FfnDownWeight], &ffnGatePar17) // ffn_out-17 mul_mat, part ne1
-	lOut17 := tensor.At(m.bufCPU, offLOut17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut17, &ffnOut17, &ffnInp17) // l_out-17 add, part ne1
-	norm18 := tensor.At(m.bufCPU, offNorm18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm18, &lOut17, normParams) // norm-18 rms_norm, part ne1
-	attnNorm18 := tensor.At(m.bufCPU, offAttnNorm18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm18, &norm18, &m.weights[weightBlk18AttnNormWeight]) // attn_norm-18 mul, part ne1
-	kcur18 := tensor.At(m.bufCPU, offKcur18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur18, &m.weights[weightBlk18AttnKWeight], &attnNorm18) // Kcur-18 mul_mat, part ne1
-	kcur3d18 := tensor.At(m.bufCPU, offKcur18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope18 := tensor.At(m.bufCPU, offKcurRope18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope18, &kcur3d18, &inpPos, ropeParams) // Kcur_rope-18 rope, part ne2
-	kCacheCpy18 := tensor.At(m.state[stateCacheKL18].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy18, &kcurRope18) // k_cache_cpy-18 cpy, part ne0*64
-	vcur18 := tensor.At(m.bufCPU, offVcur18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur18, &m.weights[weightBlk18AttnVWeight], &attnNorm18) // Vcur-18 mul_mat, part ne1
-	vCacheCpy18 := tensor.At(m.state[stateCacheVL18].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT18 := tensor.At(m.bufCPU, offVcur18+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy18, &vcurT18) // v_cache_cpy-18 cpy, part ne0
-	qcur18 := tensor.At(m.bufCPU, offQcur18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur18, &m.weights[weightBlk18AttnQWeight], &attnNorm18) // Qcur-18 mul_mat, part ne1
-	qcur3d18 := tensor.At(m.bufCPU, offQcur18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope18 := tensor.At(m.bufCPU, offQcurRope18+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope18, &qcur3d18, &inpPos, ropeParams) // Qcur_rope-18 rope, part ne2
+	k17 := tensor.At(m.state[stateCacheKL17].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q17 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ17 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ17, &k17, &q17) // kq-17 = mul_mat(k-17, q-17), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax17 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax17, &kQ17, &kqMask, softMaxParams) // kq_soft_max-17 = soft_max(kq-17, KQ_mask), part ne1
+	v17 := tensor.At(m.state[stateCacheVL17].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV17 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV17, &v17, &kqSoftMax17) // kqv-17 = mul_mat(v-17, kq_soft_max-17), part ne1
+	kqvMerged17 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont17 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont17, &kqvMerged17) // kqv_merged_cont-17 = cont(kqv_merged-17), part ne1
+	attnOut17 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut17, &m.weights[158], &kqvMergedCont17) // attn_out-17 = mul_mat(blk.17.attn_output.weight, kqv_merged_cont-17), part ne1
+	lOut16 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp17 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp17, &attnOut17, &lOut16) // ffn_inp-17 = add(attn_out-17, l_out-16), part ne1
+	normFfn17 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn17, &ffnInp17, normParams) // norm_ffn-17 = rms_norm(ffn_inp-17), part ne1
+	ffnNorm17 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm17, &normFfn17, &m.weights[159]) // ffn_norm-17 = mul(norm_ffn-17, blk.17.ffn_norm.weight), part ne1
+	ffnGate17 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate17, &m.weights[160], &ffnNorm17) // ffn_gate-17 = mul_mat(blk.17.ffn_gate.weight, ffn_norm-17), part ne1
+	ffnSilu17 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu17, &ffnGate17) // ffn_silu-17 = silu(ffn_gate-17), part ne1
+	ffnUp17 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp17, &m.weights[161], &ffnNorm17) // ffn_up-17 = mul_mat(blk.17.ffn_up.weight, ffn_norm-17), part ne1
+	ffnGatePar17 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar17, &ffnSilu17, &ffnUp17) // ffn_gate_par-17 = mul(ffn_silu-17, ffn_up-17), part ne1
+	ffnOut17 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut17, &m.weights[162], &ffnGatePar17) // ffn_out-17 = mul_mat(blk.17.ffn_down.weight, ffn_gate_par-17), part ne1
+	lOut17 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut17, &ffnOut17, &ffnInp17) // l_out-17 = add(ffn_out-17, ffn_inp-17), part ne1
+	norm18 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm18, &lOut17, normParams) // norm-18 = rms_norm(l_out-17), part ne1
+	attnNorm18 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm18, &norm18, &m.weights[163]) // attn_norm-18 = mul(norm-18, blk.18.attn_norm.weight), part ne1
+	kcur18 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur18, &m.weights[165], &attnNorm18) // Kcur-18 = mul_mat(blk.18.attn_k.weight, attn_norm-18), part ne1
+	kcur3d18 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope18 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope18, &kcur3d18, &inpPos, ropeParams) // Kcur_rope-18 = rope(Kcur_3d-18, inp_pos), part ne2
+	kCacheCpy18 := tensor.Dense(m.state[stateCacheKL18].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy18, &kcurRope18) // k_cache_cpy-18 = cpy(Kcur_rope-18, k_cache_view-18), part ne0*64
+	vcur18 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur18, &m.weights[166], &attnNorm18) // Vcur-18 = mul_mat(blk.18.attn_v.weight, attn_norm-18), part ne1
+	vCacheCpy18 := tensor.At(m.state[stateCacheVL18].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT18 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy18, &vcurT18) // v_cache_cpy-18 = cpy(Vcur_T-18, v_cache_view-18), part ne0
+	qcur18 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur18, &m.weights[164], &attnNorm18) // Qcur-18 = mul_mat(blk.18.attn_q.weight, attn_norm-18), part ne1
+	qcur3d18 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope18 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope18, &qcur3d18, &inpPos, ropeParams) // Qcur_rope-18 = rope(Qcur_3d-18, inp_pos), part ne2
 }
 
 // region19 runs units [lo, hi) of n_tokens of nodes 613..644 (kq-18 … Qcur_rope-19): a parallel region, one part per thread.
 func (m *Model) region19(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k18 := tensor.At(m.state[stateCacheKL18].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q18 := tensor.At(m.bufCPU, offQcurRope18+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq18 := tensor.At(m.bufCPU, offKq18+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq18, &k18, &q18) // kq-18 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax18 := tensor.At(m.bufCPU, offKqSoftMax18+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax18, &kq18, &kqMask, softMaxParams) // kq_soft_max-18 soft_max, part ne1
-	v18 := tensor.At(m.state[stateCacheVL18].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv18 := tensor.At(m.bufCPU, offKqv18+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv18, &v18, &kqSoftMax18) // kqv-18 mul_mat, part ne1
-	kqvMerged18 := tensor.At(m.bufCPU, offKqv18+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont18 := tensor.At(m.bufCPU, offKqvMergedCont18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont18, &kqvMerged18) // kqv_merged_cont-18 cont, part ne1
-	attnOut18 := tensor.At(m.bufCPU, offAttnOut18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut18, &m.weights[weightBlk18AttnOutputWeight], &kqvMergedCont18) // attn_out-18 mul_mat, part ne1
-	lOut17 := tensor.At(m.bufCPU, offLOut17+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp18 := tensor.At(m.bufCPU, offFfnInp18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp18, &attnOut18, &lOut17) // ffn_inp-18 add, part ne1
-	normFfn18 := tensor.At(m.bufCPU, offNormFfn18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn18, &ffnInp18, normParams) // norm_ffn-18 rms_norm, part ne1
-	ffnNorm18 := tensor.At(m.bufCPU, offFfnNorm18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm18, &normFfn18, &m.weights[weightBlk18FfnNormWeight]) // ffn_norm-18 mul, part ne1
-	ffnGate18 := tensor.At(m.bufCPU, offFfnGate18+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate18, &m.weights[weightBlk18FfnGateWeight], &ffnNorm18) // ffn_gate-18 mul_mat, part ne1
-	ffnSilu18 := tensor.At(m.bufCPU, offFfnSilu18+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu18, &ffnGate18) // ffn_silu-18 silu, part ne1
-	ffnUp18 := tensor.At(m.bufCPU, offFfnUp18+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp18, &m.weights[weightBlk18FfnUpWeight], &ffnNorm18) // ffn_up-18 mul_mat, part ne1
-	ffnGatePar18 := tensor.At(m.bufCPU, offFfnGatePar18+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar18, &ffnSilu18, &ffnUp18) // ffn_gate_par-18 mul, part ne1
-	ffnOut18 := tensor.At(m.bufCPU, offFfnOut18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut18, &m.weights[weightBlk18FfnDownWeight], &ffnGatePar18) // ffn_out-18 mul_mat, part ne1
-	lOut18 := tensor.At(m.bufCPU, offLOut18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut18, &ffnOut18, &ffnInp18) // l_out-18 add, part ne1
-	norm19 := tensor.At(m.bufCPU, offNorm19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm19, &lOut18, normParams) // norm-19 rms_norm, part ne1
-	attnNorm19 := tensor.At(m.bufCPU, offAttnNorm19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm19, &norm19, &m.weights[weightBlk19AttnNormWeight]) // attn_norm-19 mul, part ne1
-	kcur19 := tensor.At(m.bufCPU, offKcur19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur19, &m.weights[weightBlk19AttnKWeight], &attnNorm19) // Kcur-19 mul_mat, part ne1
-	kcur3d19 := tensor.At(m.bufCPU, offKcur19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope19 := tensor.At(m.bufCPU, offKcurRope19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope19, &kcur3d19, &inpPos, ropeParams) // Kcur_rope-19 rope, part ne2
-	kCacheCpy19 := tensor.At(m.state[stateCacheKL19].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy19, &kcurRope19) // k_cache_cpy-19 cpy, part ne0*64
-	vcur19 := tensor.At(m.bufCPU, offVcur19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur19, &m.weights[weightBlk19AttnVWeight], &attnNorm19) // Vcur-19 mul_mat, part ne1
-	vCacheCpy19 := tensor.At(m.state[stateCacheVL19].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT19 := tensor.At(m.bufCPU, offVcur19+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy19, &vcurT19) // v_cache_cpy-19 cpy, part ne0
-	qcur19 := tensor.At(m.bufCPU, offQcur19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur19, &m.weights[weightBlk19AttnQWeight], &attnNorm19) // Qcur-19 mul_mat, part ne1
-	qcur3d19 := tensor.At(m.bufCPU, offQcur19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope19 := tensor.At(m.bufCPU, offQcurRope19+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope19, &qcur3d19, &inpPos, ropeParams) // Qcur_rope-19 rope, part ne2
+	k18 := tensor.At(m.state[stateCacheKL18].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q18 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ18 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ18, &k18, &q18) // kq-18 = mul_mat(k-18, q-18), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax18 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax18, &kQ18, &kqMask, softMaxParams) // kq_soft_max-18 = soft_max(kq-18, KQ_mask), part ne1
+	v18 := tensor.At(m.state[stateCacheVL18].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV18 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV18, &v18, &kqSoftMax18) // kqv-18 = mul_mat(v-18, kq_soft_max-18), part ne1
+	kqvMerged18 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont18 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont18, &kqvMerged18) // kqv_merged_cont-18 = cont(kqv_merged-18), part ne1
+	attnOut18 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut18, &m.weights[167], &kqvMergedCont18) // attn_out-18 = mul_mat(blk.18.attn_output.weight, kqv_merged_cont-18), part ne1
+	lOut17 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp18 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp18, &attnOut18, &lOut17) // ffn_inp-18 = add(attn_out-18, l_out-17), part ne1
+	normFfn18 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn18, &ffnInp18, normParams) // norm_ffn-18 = rms_norm(ffn_inp-18), part ne1
+	ffnNorm18 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm18, &normFfn18, &m.weights[168]) // ffn_norm-18 = mul(norm_ffn-18, blk.18.ffn_norm.weight), part ne1
+	ffnGate18 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate18, &m.weights[169], &ffnNorm18) // ffn_gate-18 = mul_mat(blk.18.ffn_gate.weight, ffn_norm-18), part ne1
+	ffnSilu18 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu18, &ffnGate18) // ffn_silu-18 = silu(ffn_gate-18), part ne1
+	ffnUp18 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp18, &m.weights[170], &ffnNorm18) // ffn_up-18 = mul_mat(blk.18.ffn_up.weight, ffn_norm-18), part ne1
+	ffnGatePar18 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar18, &ffnSilu18, &ffnUp18) // ffn_gate_par-18 = mul(ffn_silu-18, ffn_up-18), part ne1
+	ffnOut18 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut18, &m.weights[171], &ffnGatePar18) // ffn_out-18 = mul_mat(blk.18.ffn_down.weight, ffn_gate_par-18), part ne1
+	lOut18 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut18, &ffnOut18, &ffnInp18) // l_out-18 = add(ffn_out-18, ffn_inp-18), part ne1
+	norm19 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm19, &lOut18, normParams) // norm-19 = rms_norm(l_out-18), part ne1
+	attnNorm19 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm19, &norm19, &m.weights[172]) // attn_norm-19 = mul(norm-19, blk.19.attn_norm.weight), part ne1
+	kcur19 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur19, &m.weights[174], &attnNorm19) // Kcur-19 = mul_mat(blk.19.attn_k.weight, attn_norm-19), part ne1
+	kcur3d19 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope19 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope19, &kcur3d19, &inpPos, ropeParams) // Kcur_rope-19 = rope(Kcur_3d-19, inp_pos), part ne2
+	kCacheCpy19 := tensor.Dense(m.state[stateCacheKL19].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy19, &kcurRope19) // k_cache_cpy-19 = cpy(Kcur_rope-19, k_cache_view-19), part ne0*64
+	vcur19 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur19, &m.weights[175], &attnNorm19) // Vcur-19 = mul_mat(blk.19.attn_v.weight, attn_norm-19), part ne1
+	vCacheCpy19 := tensor.At(m.state[stateCacheVL19].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT19 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy19, &vcurT19) // v_cache_cpy-19 = cpy(Vcur_T-19, v_cache_view-19), part ne0
+	qcur19 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur19, &m.weights[173], &attnNorm19) // Qcur-19 = mul_mat(blk.19.attn_q.weight, attn_norm-19), part ne1
+	qcur3d19 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope19 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope19, &qcur3d19, &inpPos, ropeParams) // Qcur_rope-19 = rope(Qcur_3d-19, inp_pos), part ne2
 }
 
 // region20 runs units [lo, hi) of n_tokens of nodes 646..677 (kq-19 … Qcur_rope-20): a parallel region, one part per thread.
 func (m *Model) region20(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k19 := tensor.At(m.state[stateCacheKL19].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q19 := tensor.At(m.bufCPU, offQcurRope19+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq19 := tensor.At(m.bufCPU, offKq19+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq19, &k19, &q19) // kq-19 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax19 := tensor.At(m.bufCPU, offKqSoftMax19+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax19, &kq19, &kqMask, softMaxParams) // kq_soft_max-19 soft_max, part ne1
-	v19 := tensor.At(m.state[stateCacheVL19].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv19 := tensor.At(m.bufCPU, offKqv19+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv19, &v19, &kqSoftMax19) // kqv-19 mul_mat, part ne1
-	kqvMerged19 := tensor.At(m.bufCPU, offKqv19+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont19 := tensor.At(m.bufCPU, offKqvMergedCont19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont19, &kqvMerged19) // kqv_merged_cont-19 cont, part ne1
-	attnOut19 := tensor.At(m.bufCPU, offAttnOut19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut19, &m.weights[weightBlk19AttnOutputWeight], &kqvMergedCont19) // attn_out-19 mul_mat, part ne1
-	lOut18 := tensor.At(m.bufCPU, offLOut18+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp19 := tensor.At(m.bufCPU, offFfnInp19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp19, &attnOut19, &lOut18) // ffn_inp-19 add, part ne1
-	normFfn19 := tensor.At(m.bufCPU, offNormFfn19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn19, &ffnInp19, normParams) // norm_ffn-19 rms_norm, part ne1
-	ffnNorm19 := tensor.At(m.bufCPU, offFfnNorm19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm19, &normFfn19, &m.weights[weightBlk19FfnNormWeight]) // ffn_norm-19 mul, part ne1
-	ffnGate19 := tensor.At(m.bufCPU, offFfnGate19+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate19, &m.weights[weightBlk19FfnGateWeight], &ffnNorm19) // ffn_gate-19 mul_mat, part ne1
-	ffnSilu19 := tensor.At(m.bufCPU, offFfnSilu19+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu19, &ffnGate19) // ffn_silu-19 silu, part ne1
-	ffnUp19 := tensor.At(m.bufCPU, offFfnUp19+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp19, &m.weights[weightBlk19FfnUpWeight], &ffnNorm19) // ffn_up-19 mul_mat, part ne1
-	ffnGatePar19 := tensor.At(m.bufCPU, offFfnGatePar19+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar19, &ffnSilu19, &ffnUp19) // ffn_gate_par-19 mul, part ne1
-	ffnOut19 := tensor.At(m.bufCPU, offFfnOut19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut19, &m.weights[weightBlk19FfnDownWeight], &ffnGatePar19) // ffn_out-19 mul_mat, part ne1
-	lOut19 := tensor.At(m.bufCPU, offLOut19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut19, &ffnOut19, &ffnInp19) // l_out-19 add, part ne1
-	norm20 := tensor.At(m.bufCPU, offNorm20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm20, &lOut19, normParams) // norm-20 rms_norm, part ne1
-	attnNorm20 := tensor.At(m.bufCPU, offAttnNorm20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm20, &norm20, &m.weights[weightBlk20AttnNormWeight]) // attn_norm-20 mul, part ne1
-	kcur20 := tensor.At(m.bufCPU, offKcur20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur20, &m.weights[weightBlk20AttnKWeight], &attnNorm20) // Kcur-20 mul_mat, part ne1
-	kcur3d20 := tensor.At(m.bufCPU, offKcur20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope20 := tensor.At(m.bufCPU, offKcurRope20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope20, &kcur3d20, &inpPos, ropeParams) // Kcur_rope-20 rope, part ne2
-	kCacheCpy20 := tensor.At(m.state[stateCacheKL20].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy20, &kcurRope20) // k_cache_cpy-20 cpy, part ne0*64
-	vcur20 := tensor.At(m.bufCPU, offVcur20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur20, &m.weights[weightBlk20AttnVWeight], &attnNorm20) // Vcur-20 mul_mat, part ne1
-	vCacheCpy20 := tensor.At(m.state[stateCacheVL20].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT20 := tensor.At(m.bufCPU, offVcur20+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy20, &vcurT20) // v_cache_cpy-20 cpy, part ne0
-	qcur20 := tensor.At(m.bufCPU, offQcur20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur20, &m.weights[weightBlk20AttnQWeight], &attnNorm20) // Qcur-20 mul_mat, part ne1
-	qcur3d20 := tensor.At(m.bufCPU, offQcur20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope20 := tensor.At(m.bufCPU, offQcurRope20+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope20, &qcur3d20, &inpPos, ropeParams) // Qcur_rope-20 rope, part ne2
+	k19 := tensor.At(m.state[stateCacheKL19].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q19 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ19 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ19, &k19, &q19) // kq-19 = mul_mat(k-19, q-19), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax19 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax19, &kQ19, &kqMask, softMaxParams) // kq_soft_max-19 = soft_max(kq-19, KQ_mask), part ne1
+	v19 := tensor.At(m.state[stateCacheVL19].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV19 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV19, &v19, &kqSoftMax19) // kqv-19 = mul_mat(v-19, kq_soft_max-19), part ne1
+	kqvMerged19 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont19 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont19, &kqvMerged19) // kqv_merged_cont-19 = cont(kqv_merged-19), part ne1
+	attnOut19 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut19, &m.weights[176], &kqvMergedCont19) // attn_out-19 = mul_mat(blk.19.attn_output.weight, kqv_merged_cont-19), part ne1
+	lOut18 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp19 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp19, &attnOut19, &lOut18) // ffn_inp-19 = add(attn_out-19, l_out-18), part ne1
+	normFfn19 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn19, &ffnInp19, normParams) // norm_ffn-19 = rms_norm(ffn_inp-19), part ne1
+	ffnNorm19 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm19, &normFfn19, &m.weights[177]) // ffn_norm-19 = mul(norm_ffn-19, blk.19.ffn_norm.weight), part ne1
+	ffnGate19 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate19, &m.weights[178], &ffnNorm19) // ffn_gate-19 = mul_mat(blk.19.ffn_gate.weight, ffn_norm-19), part ne1
+	ffnSilu19 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu19, &ffnGate19) // ffn_silu-19 = silu(ffn_gate-19), part ne1
+	ffnUp19 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp19, &m.weights[179], &ffnNorm19) // ffn_up-19 = mul_mat(blk.19.ffn_up.weight, ffn_norm-19), part ne1
+	ffnGatePar19 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar19, &ffnSilu19, &ffnUp19) // ffn_gate_par-19 = mul(ffn_silu-19, ffn_up-19), part ne1
+	ffnOut19 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut19, &m.weights[180], &ffnGatePar19) // ffn_out-19 = mul_mat(blk.19.ffn_down.weight, ffn_gate_par-19), part ne1
+	lOut19 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut19, &ffnOut19, &ffnInp19) // l_out-19 = add(ffn_out-19, ffn_inp-19), part ne1
+	norm20 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm20, &lOut19, normParams) // norm-20 = rms_norm(l_out-19), part ne1
+	attnNorm20 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm20, &norm20, &m.weights[181]) // attn_norm-20 = mul(norm-20, blk.20.attn_norm.weight), part ne1
+	kcur20 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur20, &m.weights[183], &attnNorm20) // Kcur-20 = mul_mat(blk.20.attn_k.weight, attn_norm-20), part ne1
+	kcur3d20 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope20 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope20, &kcur3d20, &inpPos, ropeParams) // Kcur_rope-20 = rope(Kcur_3d-20, inp_pos), part ne2
+	kCacheCpy20 := tensor.Dense(m.state[stateCacheKL20].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy20, &kcurRope20) // k_cache_cpy-20 = cpy(Kcur_rope-20, k_cache_view-20), part ne0*64
+	vcur20 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur20, &m.weights[184], &attnNorm20) // Vcur-20 = mul_mat(blk.20.attn_v.weight, attn_norm-20), part ne1
+	vCacheCpy20 := tensor.At(m.state[stateCacheVL20].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT20 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy20, &vcurT20) // v_cache_cpy-20 = cpy(Vcur_T-20, v_cache_view-20), part ne0
+	qcur20 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur20, &m.weights[182], &attnNorm20) // Qcur-20 = mul_mat(blk.20.attn_q.weight, attn_norm-20), part ne1
+	qcur3d20 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope20 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope20, &qcur3d20, &inpPos, ropeParams) // Qcur_rope-20 = rope(Qcur_3d-20, inp_pos), part ne2
 }
 
 // region21 runs units [lo, hi) of n_tokens of nodes 679..710 (kq-20 … Qcur_rope-21): a parallel region, one part per thread.
 func (m *Model) region21(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k20 := tensor.At(m.state[stateCacheKL20].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q20 := tensor.At(m.bufCPU, offQcurRope20+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq20 := tensor.At(m.bufCPU, offKq20+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq20, &k20, &q20) // kq-20 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax20 := tensor.At(m.bufCPU, offKqSoftMax20+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax20, &kq20, &kqMask, softMaxParams) // kq_soft_max-20 soft_max, part ne1
-	v20 := tensor.At(m.state[stateCacheVL20].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv20 := tensor.At(m.bufCPU, offKqv20+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv20, &v20, &kqSoftMax20) // kqv-20 mul_mat, part ne1
-	kqvMerged20 := tensor.At(m.bufCPU, offKqv20+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont20 := tensor.At(m.bufCPU, offKqvMergedCont20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont20, &kqvMerged20) // kqv_merged_cont-20 cont, part ne1
-	attnOut20 := tensor.At(m.bufCPU, offAttnOut20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut20, &m.weights[weightBlk20AttnOutputWeight], &kqvMergedCont20) // attn_out-20 mul_mat, part ne1
-	lOut19 := tensor.At(m.bufCPU, offLOut19+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp20 := tensor.At(m.bufCPU, offFfnInp20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp20, &attnOut20, &lOut19) // ffn_inp-20 add, part ne1
-	normFfn20 := tensor.At(m.bufCPU, offNormFfn20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn20, &ffnInp20, normParams) // norm_ffn-20 rms_norm, part ne1
-	ffnNorm20 := tensor.At(m.bufCPU, offFfnNorm20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm20, &normFfn20, &m.weights[weightBlk20FfnNormWeight]) // ffn_norm-20 mul, part ne1
-	ffnGate20 := tensor.At(m.bufCPU, offFfnGate20+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate20, &m.weights[weightBlk20FfnGateWeight], &ffnNorm20) // ffn_gate-20 mul_mat, part ne1
-	ffnSilu20 := tensor.At(m.bufCPU, offFfnSilu20+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu20, &ffnGate20) // ffn_silu-20 silu, part ne1
-	ffnUp20 := tensor.At(m.bufCPU, offFfnUp20+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp20, &m.weights[weightBlk20FfnUpWeight], &ffnNorm20) // ffn_up-20 mul_mat, part ne1
-	ffnGatePar20 := tensor.At(m.bufCPU, offFfnGatePar20+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar20, &ffnSilu20, &ffnUp20) // ffn_gate_par-20 mul, part ne1
-	ffnOut20 := tensor.At(m.bufCPU, offFfnOut20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut20, &m.weights[weightBlk20FfnDownWeight], &ffnGatePar20) // ffn_out-20 mul_mat, part ne1
-	lOut20 := tensor.At(m.bufCPU, offLOut20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut20, &ffnOut20, &ffnInp20) // l_out-20 add, part ne1
-	norm21 := tensor.At(m.bufCPU, offNorm21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm21, &lOut20, normParams) // norm-21 rms_norm, part ne1
-	attnNorm21 := tensor.At(m.bufCPU, offAttnNorm21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm21, &norm21, &m.weights[weightBlk21AttnNormWeight]) // attn_norm-21 mul, part ne1
-	kcur21 := tensor.At(m.bufCPU, offKcur21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur21, &m.weights[weightBlk21AttnKWeight], &attnNorm21) // Kcur-21 mul_mat, part ne1
-	kcur3d21 := tensor.At(m.bufCPU, offKcur21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope21 := tensor.At(m.bufCPU, offKcurRope21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope21, &kcur3d21, &inpPos, ropeParams) // Kcur_rope-21 rope, part ne2
-	kCacheCpy21 := tensor.At(m.state[stateCacheKL21].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy21, &kcurRope21) // k_cache_cpy-21 cpy, part ne0*64
-	vcur21 := tensor.At(m.bufCPU, offVcur21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur21, &m.weights[weightBlk21AttnVWeight], &attnNorm21) // Vcur-21 mul_mat, part ne1
-	vCacheCpy21 := tensor.At(m.state[stateCacheVL21].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT21 := tensor.At(m.bufCPU, offVcur21+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy21, &vcurT21) // v_cache_cpy-21 cpy, part ne0
-	qcur21 := tensor.At(m.bufCPU, offQcur21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur21, &m.weights[weightBlk21AttnQWeight], &attnNorm21) // Qcur-21 mul_mat, part ne1
-	qcur3d21 := tensor.At(m.bufCPU, offQcur21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope21 := tensor.At(m.bufCPU, offQcurRope21+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope21, &qcur3d21, &inpPos, ropeParams) // Qcur_rope-21 rope, part ne2
+	k20 := tensor.At(m.state[stateCacheKL20].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q20 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ20 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ20, &k20, &q20) // kq-20 = mul_mat(k-20, q-20), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax20 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax20, &kQ20, &kqMask, softMaxParams) // kq_soft_max-20 = soft_max(kq-20, KQ_mask), part ne1
+	v20 := tensor.At(m.state[stateCacheVL20].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV20 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV20, &v20, &kqSoftMax20) // kqv-20 = mul_mat(v-20, kq_soft_max-20), part ne1
+	kqvMerged20 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont20 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont20, &kqvMerged20) // kqv_merged_cont-20 = cont(kqv_merged-20), part ne1
+	attnOut20 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut20, &m.weights[185], &kqvMergedCont20) // attn_out-20 = mul_mat(blk.20.attn_output.weight, kqv_merged_cont-20), part ne1
+	lOut19 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp20 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp20, &attnOut20, &lOut19) // ffn_inp-20 = add(attn_out-20, l_out-19), part ne1
+	normFfn20 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn20, &ffnInp20, normParams) // norm_ffn-20 = rms_norm(ffn_inp-20), part ne1
+	ffnNorm20 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm20, &normFfn20, &m.weights[186]) // ffn_norm-20 = mul(norm_ffn-20, blk.20.ffn_norm.weight), part ne1
+	ffnGate20 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate20, &m.weights[187], &ffnNorm20) // ffn_gate-20 = mul_mat(blk.20.ffn_gate.weight, ffn_norm-20), part ne1
+	ffnSilu20 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu20, &ffnGate20) // ffn_silu-20 = silu(ffn_gate-20), part ne1
+	ffnUp20 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp20, &m.weights[188], &ffnNorm20) // ffn_up-20 = mul_mat(blk.20.ffn_up.weight, ffn_norm-20), part ne1
+	ffnGatePar20 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar20, &ffnSilu20, &ffnUp20) // ffn_gate_par-20 = mul(ffn_silu-20, ffn_up-20), part ne1
+	ffnOut20 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut20, &m.weights[189], &ffnGatePar20) // ffn_out-20 = mul_mat(blk.20.ffn_down.weight, ffn_gate_par-20), part ne1
+	lOut20 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut20, &ffnOut20, &ffnInp20) // l_out-20 = add(ffn_out-20, ffn_inp-20), part ne1
+	norm21 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm21, &lOut20, normParams) // norm-21 = rms_norm(l_out-20), part ne1
+	attnNorm21 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm21, &norm21, &m.weights[190]) // attn_norm-21 = mul(norm-21, blk.21.attn_norm.weight), part ne1
+	kcur21 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur21, &m.weights[192], &attnNorm21) // Kcur-21 = mul_mat(blk.21.attn_k.weight, attn_norm-21), part ne1
+	kcur3d21 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope21 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope21, &kcur3d21, &inpPos, ropeParams) // Kcur_rope-21 = rope(Kcur_3d-21, inp_pos), part ne2
+	kCacheCpy21 := tensor.Dense(m.state[stateCacheKL21].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy21, &kcurRope21) // k_cache_cpy-21 = cpy(Kcur_rope-21, k_cache_view-21), part ne0*64
+	vcur21 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur21, &m.weights[193], &attnNorm21) // Vcur-21 = mul_mat(blk.21.attn_v.weight, attn_norm-21), part ne1
+	vCacheCpy21 := tensor.At(m.state[stateCacheVL21].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT21 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy21, &vcurT21) // v_cache_cpy-21 = cpy(Vcur_T-21, v_cache_view-21), part ne0
+	qcur21 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur21, &m.weights[191], &attnNorm21) // Qcur-21 = mul_mat(blk.21.attn_q.weight, attn_norm-21), part ne1
+	qcur3d21 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope21 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope21, &qcur3d21, &inpPos, ropeParams) // Qcur_rope-21 = rope(Qcur_3d-21, inp_pos), part ne2
 }
 
 // region22 runs units [lo, hi) of n_tokens of nodes 712..743 (kq-21 … Qcur_rope-22): a parallel region, one part per thread.
 func (m *Model) region22(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k21 := tensor.At(m.state[stateCacheKL21].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q21 := tensor.At(m.bufCPU, offQcurRope21+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq21 := tensor.At(m.bufCPU, offKq21+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq21, &k21, &q21) // kq-21 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax21 := tensor.At(m.bufCPU, offKqSoftMax21+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax21, &kq21, &kqMask, softMaxParams) // kq_soft_max-21 soft_max, part ne1
-	v21 := tensor.At(m.state[stateCacheVL21].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv21 := tensor.At(m.bufCPU, offKqv21+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv21, &v21, &kqSoftMax21) // kqv-21 mul_mat, part ne1
-	kqvMerged21 := tensor.At(m.bufCPU, offKqv21+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont21 := tensor.At(m.bufCPU, offKqvMergedCont21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont21, &kqvMerged21) // kqv_merged_cont-21 cont, part ne1
-	attnOut21 := tensor.At(m.bufCPU, offAttnOut21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut21, &m.weights[weightBlk21AttnOutputWeight], &kqvMergedCont21) // attn_out-21 mul_mat, part ne1
-	lOut20 := tensor.At(m.bufCPU, offLOut20+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp21 := tensor.At(m.bufCPU, offFfnInp21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp21, &attnOut21, &lOut20) // ffn_inp-21 add, part ne1
-	normFfn21 := tensor.At(m.bufCPU, offNormFfn21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn21, &ffnInp21, normParams) // norm_ffn-21 rms_norm, part ne1
-	ffnNorm21 := tensor.At(m.bufCPU, offFfnNorm21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm21, &normFfn21, &m.weights[weightBlk21FfnNormWeight]) // ffn_norm-21 mul, part ne1
-	ffnGate21 := tensor.At(m.bufCPU, offFfnGate21+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate21, &m.weights[weightBlk21FfnGateWeight], &ffnNorm21) // ffn_gate-21 mul_mat, part ne1
-	ffnSilu21 := tensor.At(m.bufCPU, offFfnSilu21+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu21, &ffnGate21) // ffn_silu-21 silu, part ne1
-	ffnUp21 := tensor.At(m.bufCPU, offFfnUp21+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp21, &m.weights[weightBlk21FfnUpWeight], &ffnNorm21) // ffn_up-21 mul_mat, part ne1
-	ffnGatePar21 := tensor.At(m.bufCPU, offFfnGatePar21+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar21, &ffnSilu21, &ffnUp21) // ffn_gate_par-21 mul, part ne1
-	ffnOut21 := tensor.At(m.bufCPU, offFfnOut21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut21, &m.weights[weightBlk21FfnDownWeight], &ffnGatePar21) // ffn_out-21 mul_mat, part ne1
-	lOut21 := tensor.At(m.bufCPU, offLOut21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut21, &ffnOut21, &ffnInp21) // l_out-21 add, part ne1
-	norm22 := tensor.At(m.bufCPU, offNorm22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm22, &lOut21, normParams) // norm-22 rms_norm, part ne1
-	attnNorm22 := tensor.At(m.bufCPU, offAttnNorm22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm22, &norm22, &m.weights[weightBlk22AttnNormWeight]) // attn_norm-22 mul, part ne1
-	kcur22 := tensor.At(m.bufCPU, offKcur22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur22, &m.weights[weightBlk22AttnKWeight], &attnNorm22) // Kcur-22 mul_mat, part ne1
-	kcur3d22 := tensor.At(m.bufCPU, offKcur22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope22 := tensor.At(m.bufCPU, offKcurRope22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope22, &kcur3d22, &inpPos, ropeParams) // Kcur_rope-22 rope, part ne2
-	kCacheCpy22 := tensor.At(m.state[stateCacheKL22].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy22, &kcurRope22) // k_cache_cpy-22 cpy, part ne0*64
-	vcur22 := tensor.At(m.bufCPU, offVcur22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur22, &m.weights[weightBlk22AttnVWeight], &attnNorm22) // Vcur-22 mul_mat, part ne1
-	vCacheCpy22 := tensor.At(m.state[stateCacheVL22].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT22 := tensor.At(m.bufCPU, offVcur22+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy22, &vcurT22) // v_cache_cpy-22 cpy, part ne0
-	qcur22 := tensor.At(m.bufCPU, offQcur22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur22, &m.weights[weightBlk22AttnQWeight], &attnNorm22) // Qcur-22 mul_mat, part ne1
-	qcur3d22 := tensor.At(m.bufCPU, offQcur22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope22 := tensor.At(m.bufCPU, offQcurRope22+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope22, &qcur3d22, &inpPos, ropeParams) // Qcur_rope-22 rope, part ne2
+	k21 := tensor.At(m.state[stateCacheKL21].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q21 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ21 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ21, &k21, &q21) // kq-21 = mul_mat(k-21, q-21), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax21 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax21, &kQ21, &kqMask, softMaxParams) // kq_soft_max-21 = soft_max(kq-21, KQ_mask), part ne1
+	v21 := tensor.At(m.state[stateCacheVL21].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV21 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV21, &v21, &kqSoftMax21) // kqv-21 = mul_mat(v-21, kq_soft_max-21), part ne1
+	kqvMerged21 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont21 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont21, &kqvMerged21) // kqv_merged_cont-21 = cont(kqv_merged-21), part ne1
+	attnOut21 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut21, &m.weights[194], &kqvMergedCont21) // attn_out-21 = mul_mat(blk.21.attn_output.weight, kqv_merged_cont-21), part ne1
+	lOut20 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp21 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp21, &attnOut21, &lOut20) // ffn_inp-21 = add(attn_out-21, l_out-20), part ne1
+	normFfn21 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn21, &ffnInp21, normParams) // norm_ffn-21 = rms_norm(ffn_inp-21), part ne1
+	ffnNorm21 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm21, &normFfn21, &m.weights[195]) // ffn_norm-21 = mul(norm_ffn-21, blk.21.ffn_norm.weight), part ne1
+	ffnGate21 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate21, &m.weights[196], &ffnNorm21) // ffn_gate-21 = mul_mat(blk.21.ffn_gate.weight, ffn_norm-21), part ne1
+	ffnSilu21 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu21, &ffnGate21) // ffn_silu-21 = silu(ffn_gate-21), part ne1
+	ffnUp21 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp21, &m.weights[197], &ffnNorm21) // ffn_up-21 = mul_mat(blk.21.ffn_up.weight, ffn_norm-21), part ne1
+	ffnGatePar21 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar21, &ffnSilu21, &ffnUp21) // ffn_gate_par-21 = mul(ffn_silu-21, ffn_up-21), part ne1
+	ffnOut21 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut21, &m.weights[198], &ffnGatePar21) // ffn_out-21 = mul_mat(blk.21.ffn_down.weight, ffn_gate_par-21), part ne1
+	lOut21 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut21, &ffnOut21, &ffnInp21) // l_out-21 = add(ffn_out-21, ffn_inp-21), part ne1
+	norm22 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm22, &lOut21, normParams) // norm-22 = rms_norm(l_out-21), part ne1
+	attnNorm22 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm22, &norm22, &m.weights[199]) // attn_norm-22 = mul(norm-22, blk.22.attn_norm.weight), part ne1
+	kcur22 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur22, &m.weights[201], &attnNorm22) // Kcur-22 = mul_mat(blk.22.attn_k.weight, attn_norm-22), part ne1
+	kcur3d22 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope22 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope22, &kcur3d22, &inpPos, ropeParams) // Kcur_rope-22 = rope(Kcur_3d-22, inp_pos), part ne2
+	kCacheCpy22 := tensor.Dense(m.state[stateCacheKL22].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy22, &kcurRope22) // k_cache_cpy-22 = cpy(Kcur_rope-22, k_cache_view-22), part ne0*64
+	vcur22 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur22, &m.weights[202], &attnNorm22) // Vcur-22 = mul_mat(blk.22.attn_v.weight, attn_norm-22), part ne1
+	vCacheCpy22 := tensor.At(m.state[stateCacheVL22].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT22 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy22, &vcurT22) // v_cache_cpy-22 = cpy(Vcur_T-22, v_cache_view-22), part ne0
+	qcur22 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur22, &m.weights[200], &attnNorm22) // Qcur-22 = mul_mat(blk.22.attn_q.weight, attn_norm-22), part ne1
+	qcur3d22 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope22 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope22, &qcur3d22, &inpPos, ropeParams) // Qcur_rope-22 = rope(Qcur_3d-22, inp_pos), part ne2
 }
 
 // region23 runs units [lo, hi) of n_tokens of nodes 745..776 (kq-22 … Qcur_rope-23): a parallel region, one part per thread.
 func (m *Model) region23(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k22 := tensor.At(m.state[stateCacheKL22].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q22 := tensor.At(m.bufCPU, offQcurRope22+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq22 := tensor.At(m.bufCPU, offKq22+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq22, &k22, &q22) // kq-22 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax22 := tensor.At(m.bufCPU, offKqSoftMax22+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax22, &kq22, &kqMask, softMaxParams) // kq_soft_max-22 soft_max, part ne1
-	v22 := tensor.At(m.state[stateCacheVL22].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv22 := tensor.At(m.bufCPU, offKqv22+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv22, &v22, &kqSoftMax22) // kqv-22 mul_mat, part ne1
-	kqvMerged22 := tensor.At(m.bufCPU, offKqv22+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont22 := tensor.At(m.bufCPU, offKqvMergedCont22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont22, &kqvMerged22) // kqv_merged_cont-22 cont, part ne1
-	attnOut22 := tensor.At(m.bufCPU, offAttnOut22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut22, &m.weights[weightBlk22AttnOutputWeight], &kqvMergedCont22) // attn_out-22 mul_mat, part ne1
-	lOut21 := tensor.At(m.bufCPU, offLOut21+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp22 := tensor.At(m.bufCPU, offFfnInp22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp22, &attnOut22, &lOut21) // ffn_inp-22 add, part ne1
-	normFfn22 := tensor.At(m.bufCPU, offNormFfn22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn22, &ffnInp22, normParams) // norm_ffn-22 rms_norm, part ne1
-	ffnNorm22 := tensor.At(m.bufCPU, offFfnNorm22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm22, &normFfn22, &m.weights[weightBlk22FfnNormWeight]) // ffn_norm-22 mul, part ne1
-	ffnGate22 := tensor.At(m.bufCPU, offFfnGate22+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate22, &m.weights[weightBlk22FfnGateWeight], &ffnNorm22) // ffn_gate-22 mul_mat, part ne1
-	ffnSilu22 := tensor.At(m.bufCPU, offFfnSilu22+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu22, &ffnGate22) // ffn_silu-22 silu, part ne1
-	ffnUp22 := tensor.At(m.bufCPU, offFfnUp22+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp22, &m.weights[weightBlk22FfnUpWeight], &ffnNorm22) // ffn_up-22 mul_mat, part ne1
-	ffnGatePar22 := tensor.At(m.bufCPU, offFfnGatePar22+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar22, &ffnSilu22, &ffnUp22) // ffn_gate_par-22 mul, part ne1
-	ffnOut22 := tensor.At(m.bufCPU, offFfnOut22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut22, &m.weights[weightBlk22FfnDownWeight], &ffnGatePar22) // ffn_out-22 mul_mat, part ne1
-	lOut22 := tensor.At(m.bufCPU, offLOut22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut22, &ffnOut22, &ffnInp22) // l_out-22 add, part ne1
-	norm23 := tensor.At(m.bufCPU, offNorm23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm23, &lOut22, normParams) // norm-23 rms_norm, part ne1
-	attnNorm23 := tensor.At(m.bufCPU, offAttnNorm23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm23, &norm23, &m.weights[weightBlk23AttnNormWeight]) // attn_norm-23 mul, part ne1
-	kcur23 := tensor.At(m.bufCPU, offKcur23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur23, &m.weights[weightBlk23AttnKWeight], &attnNorm23) // Kcur-23 mul_mat, part ne1
-	kcur3d23 := tensor.At(m.bufCPU, offKcur23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope23 := tensor.At(m.bufCPU, offKcurRope23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope23, &kcur3d23, &inpPos, ropeParams) // Kcur_rope-23 rope, part ne2
-	kCacheCpy23 := tensor.At(m.state[stateCacheKL23].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy23, &kcurRope23) // k_cache_cpy-23 cpy, part ne0*64
-	vcur23 := tensor.At(m.bufCPU, offVcur23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur23, &m.weights[weightBlk23AttnVWeight], &attnNorm23) // Vcur-23 mul_mat, part ne1
-	vCacheCpy23 := tensor.At(m.state[stateCacheVL23].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT23 := tensor.At(m.bufCPU, offVcur23+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy23, &vcurT23) // v_cache_cpy-23 cpy, part ne0
-	qcur23 := tensor.At(m.bufCPU, offQcur23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur23, &m.weights[weightBlk23AttnQWeight], &attnNorm23) // Qcur-23 mul_mat, part ne1
-	qcur3d23 := tensor.At(m.bufCPU, offQcur23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope23 := tensor.At(m.bufCPU, offQcurRope23+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope23, &qcur3d23, &inpPos, ropeParams) // Qcur_rope-23 rope, part ne2
+	k22 := tensor.At(m.state[stateCacheKL22].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q22 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ22 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ22, &k22, &q22) // kq-22 = mul_mat(k-22, q-22), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax22 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax22, &kQ22, &kqMask, softMaxParams) // kq_soft_max-22 = soft_max(kq-22, KQ_mask), part ne1
+	v22 := tensor.At(m.state[stateCacheVL22].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV22 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV22, &v22, &kqSoftMax22) // kqv-22 = mul_mat(v-22, kq_soft_max-22), part ne1
+	kqvMerged22 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont22 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont22, &kqvMerged22) // kqv_merged_cont-22 = cont(kqv_merged-22), part ne1
+	attnOut22 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut22, &m.weights[203], &kqvMergedCont22) // attn_out-22 = mul_mat(blk.22.attn_output.weight, kqv_merged_cont-22), part ne1
+	lOut21 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp22 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp22, &attnOut22, &lOut21) // ffn_inp-22 = add(attn_out-22, l_out-21), part ne1
+	normFfn22 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn22, &ffnInp22, normParams) // norm_ffn-22 = rms_norm(ffn_inp-22), part ne1
+	ffnNorm22 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm22, &normFfn22, &m.weights[204]) // ffn_norm-22 = mul(norm_ffn-22, blk.22.ffn_norm.weight), part ne1
+	ffnGate22 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate22, &m.weights[205], &ffnNorm22) // ffn_gate-22 = mul_mat(blk.22.ffn_gate.weight, ffn_norm-22), part ne1
+	ffnSilu22 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu22, &ffnGate22) // ffn_silu-22 = silu(ffn_gate-22), part ne1
+	ffnUp22 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp22, &m.weights[206], &ffnNorm22) // ffn_up-22 = mul_mat(blk.22.ffn_up.weight, ffn_norm-22), part ne1
+	ffnGatePar22 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar22, &ffnSilu22, &ffnUp22) // ffn_gate_par-22 = mul(ffn_silu-22, ffn_up-22), part ne1
+	ffnOut22 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut22, &m.weights[207], &ffnGatePar22) // ffn_out-22 = mul_mat(blk.22.ffn_down.weight, ffn_gate_par-22), part ne1
+	lOut22 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut22, &ffnOut22, &ffnInp22) // l_out-22 = add(ffn_out-22, ffn_inp-22), part ne1
+	norm23 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm23, &lOut22, normParams) // norm-23 = rms_norm(l_out-22), part ne1
+	attnNorm23 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm23, &norm23, &m.weights[208]) // attn_norm-23 = mul(norm-23, blk.23.attn_norm.weight), part ne1
+	kcur23 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur23, &m.weights[210], &attnNorm23) // Kcur-23 = mul_mat(blk.23.attn_k.weight, attn_norm-23), part ne1
+	kcur3d23 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope23 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope23, &kcur3d23, &inpPos, ropeParams) // Kcur_rope-23 = rope(Kcur_3d-23, inp_pos), part ne2
+	kCacheCpy23 := tensor.Dense(m.state[stateCacheKL23].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy23, &kcurRope23) // k_cache_cpy-23 = cpy(Kcur_rope-23, k_cache_view-23), part ne0*64
+	vcur23 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur23, &m.weights[211], &attnNorm23) // Vcur-23 = mul_mat(blk.23.attn_v.weight, attn_norm-23), part ne1
+	vCacheCpy23 := tensor.At(m.state[stateCacheVL23].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT23 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy23, &vcurT23) // v_cache_cpy-23 = cpy(Vcur_T-23, v_cache_view-23), part ne0
+	qcur23 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur23, &m.weights[209], &attnNorm23) // Qcur-23 = mul_mat(blk.23.attn_q.weight, attn_norm-23), part ne1
+	qcur3d23 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope23 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope23, &qcur3d23, &inpPos, ropeParams) // Qcur_rope-23 = rope(Qcur_3d-23, inp_pos), part ne2
 }
 
 // region24 runs units [lo, hi) of n_tokens of nodes 778..809 (kq-23 … Qcur_rope-24): a parallel region, one part per thread.
 func (m *Model) region24(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k23 := tensor.At(m.state[stateCacheKL23].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q23 := tensor.At(m.bufCPU, offQcurRope23+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq23 := tensor.At(m.bufCPU, offKq23+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq23, &k23, &q23) // kq-23 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax23 := tensor.At(m.bufCPU, offKqSoftMax23+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax23, &kq23, &kqMask, softMaxParams) // kq_soft_max-23 soft_max, part ne1
-	v23 := tensor.At(m.state[stateCacheVL23].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv23 := tensor.At(m.bufCPU, offKqv23+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv23, &v23, &kqSoftMax23) // kqv-23 mul_mat, part ne1
-	kqvMerged23 := tensor.At(m.bufCPU, offKqv23+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont23 := tensor.At(m.bufCPU, offKqvMergedCont23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont23, &kqvMerged23) // kqv_merged_cont-23 cont, part ne1
-	attnOut23 := tensor.At(m.bufCPU, offAttnOut23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut23, &m.weights[weightBlk23AttnOutputWeight], &kqvMergedCont23) // attn_out-23 mul_mat, part ne1
-	lOut22 := tensor.At(m.bufCPU, offLOut22+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp23 := tensor.At(m.bufCPU, offFfnInp23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp23, &attnOut23, &lOut22) // ffn_inp-23 add, part ne1
-	normFfn23 := tensor.At(m.bufCPU, offNormFfn23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn23, &ffnInp23, normParams) // norm_ffn-23 rms_norm, part ne1
-	ffnNorm23 := tensor.At(m.bufCPU, offFfnNorm23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm23, &normFfn23, &m.weights[weightBlk23FfnNormWeight]) // ffn_norm-23 mul, part ne1
-	ffnGate23 := tensor.At(m.bufCPU, offFfnGate23+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate23, &m.weights[weightBlk23FfnGateWeight], &ffnNorm23) // ffn_gate-23 mul_mat, part ne1
-	ffnSilu23 := tensor.At(m.bufCPU, offFfnSilu23+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu23, &ffnGate23) // ffn_silu-23 silu, part ne1
-	ffnUp23 := tensor.At(m.bufCPU, offFfnUp23+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp23, &m.weights[weightBlk23FfnUpWeight], &ffnNorm23) // ffn_up-23 mul_mat, part ne1
-	ffnGatePar23 := tensor.At(m.bufCPU, offFfnGatePar23+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar23, &ffnSilu23, &ffnUp23) // ffn_gate_par-23 mul, part ne1
-	ffnOut23 := tensor.At(m.bufCPU, offFfnOut23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut23, &m.weights[weightBlk23FfnDownWeight], &ffnGatePar23) // ffn_out-23 mul_mat, part ne1
-	lOut23 := tensor.At(m.bufCPU, offLOut23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut23, &ffnOut23, &ffnInp23) // l_out-23 add, part ne1
-	norm24 := tensor.At(m.bufCPU, offNorm24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm24, &lOut23, normParams) // norm-24 rms_norm, part ne1
-	attnNorm24 := tensor.At(m.bufCPU, offAttnNorm24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm24, &norm24, &m.weights[weightBlk24AttnNormWeight]) // attn_norm-24 mul, part ne1
-	kcur24 := tensor.At(m.bufCPU, offKcur24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur24, &m.weights[weightBlk24AttnKWeight], &attnNorm24) // Kcur-24 mul_mat, part ne1
-	kcur3d24 := tensor.At(m.bufCPU, offKcur24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope24 := tensor.At(m.bufCPU, offKcurRope24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope24, &kcur3d24, &inpPos, ropeParams) // Kcur_rope-24 rope, part ne2
-	kCacheCpy24 := tensor.At(m.state[stateCacheKL24].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy24, &kcurRope24) // k_cache_cpy-24 cpy, part ne0*64
-	vcur24 := tensor.At(m.bufCPU, offVcur24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur24, &m.weights[weightBlk24AttnVWeight], &attnNorm24) // Vcur-24 mul_mat, part ne1
-	vCacheCpy24 := tensor.At(m.state[stateCacheVL24].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT24 := tensor.At(m.bufCPU, offVcur24+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy24, &vcurT24) // v_cache_cpy-24 cpy, part ne0
-	qcur24 := tensor.At(m.bufCPU, offQcur24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur24, &m.weights[weightBlk24AttnQWeight], &attnNorm24) // Qcur-24 mul_mat, part ne1
-	qcur3d24 := tensor.At(m.bufCPU, offQcur24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope24 := tensor.At(m.bufCPU, offQcurRope24+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope24, &qcur3d24, &inpPos, ropeParams) // Qcur_rope-24 rope, part ne2
+	k23 := tensor.At(m.state[stateCacheKL23].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q23 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ23 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ23, &k23, &q23) // kq-23 = mul_mat(k-23, q-23), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax23 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax23, &kQ23, &kqMask, softMaxParams) // kq_soft_max-23 = soft_max(kq-23, KQ_mask), part ne1
+	v23 := tensor.At(m.state[stateCacheVL23].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV23 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV23, &v23, &kqSoftMax23) // kqv-23 = mul_mat(v-23, kq_soft_max-23), part ne1
+	kqvMerged23 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont23 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont23, &kqvMerged23) // kqv_merged_cont-23 = cont(kqv_merged-23), part ne1
+	attnOut23 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut23, &m.weights[212], &kqvMergedCont23) // attn_out-23 = mul_mat(blk.23.attn_output.weight, kqv_merged_cont-23), part ne1
+	lOut22 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp23 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp23, &attnOut23, &lOut22) // ffn_inp-23 = add(attn_out-23, l_out-22), part ne1
+	normFfn23 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn23, &ffnInp23, normParams) // norm_ffn-23 = rms_norm(ffn_inp-23), part ne1
+	ffnNorm23 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm23, &normFfn23, &m.weights[213]) // ffn_norm-23 = mul(norm_ffn-23, blk.23.ffn_norm.weight), part ne1
+	ffnGate23 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate23, &m.weights[214], &ffnNorm23) // ffn_gate-23 = mul_mat(blk.23.ffn_gate.weight, ffn_norm-23), part ne1
+	ffnSilu23 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu23, &ffnGate23) // ffn_silu-23 = silu(ffn_gate-23), part ne1
+	ffnUp23 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp23, &m.weights[215], &ffnNorm23) // ffn_up-23 = mul_mat(blk.23.ffn_up.weight, ffn_norm-23), part ne1
+	ffnGatePar23 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar23, &ffnSilu23, &ffnUp23) // ffn_gate_par-23 = mul(ffn_silu-23, ffn_up-23), part ne1
+	ffnOut23 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut23, &m.weights[216], &ffnGatePar23) // ffn_out-23 = mul_mat(blk.23.ffn_down.weight, ffn_gate_par-23), part ne1
+	lOut23 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut23, &ffnOut23, &ffnInp23) // l_out-23 = add(ffn_out-23, ffn_inp-23), part ne1
+	norm24 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm24, &lOut23, normParams) // norm-24 = rms_norm(l_out-23), part ne1
+	attnNorm24 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm24, &norm24, &m.weights[217]) // attn_norm-24 = mul(norm-24, blk.24.attn_norm.weight), part ne1
+	kcur24 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur24, &m.weights[219], &attnNorm24) // Kcur-24 = mul_mat(blk.24.attn_k.weight, attn_norm-24), part ne1
+	kcur3d24 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope24 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope24, &kcur3d24, &inpPos, ropeParams) // Kcur_rope-24 = rope(Kcur_3d-24, inp_pos), part ne2
+	kCacheCpy24 := tensor.Dense(m.state[stateCacheKL24].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy24, &kcurRope24) // k_cache_cpy-24 = cpy(Kcur_rope-24, k_cache_view-24), part ne0*64
+	vcur24 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur24, &m.weights[220], &attnNorm24) // Vcur-24 = mul_mat(blk.24.attn_v.weight, attn_norm-24), part ne1
+	vCacheCpy24 := tensor.At(m.state[stateCacheVL24].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT24 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy24, &vcurT24) // v_cache_cpy-24 = cpy(Vcur_T-24, v_cache_view-24), part ne0
+	qcur24 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur24, &m.weights[218], &attnNorm24) // Qcur-24 = mul_mat(blk.24.attn_q.weight, attn_norm-24), part ne1
+	qcur3d24 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope24 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope24, &qcur3d24, &inpPos, ropeParams) // Qcur_rope-24 = rope(Qcur_3d-24, inp_pos), part ne2
 }
 
 // region25 runs units [lo, hi) of n_tokens of nodes 811..842 (kq-24 … Qcur_rope-25): a parallel region, one part per thread.
 func (m *Model) region25(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k24 := tensor.At(m.state[stateCacheKL24].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q24 := tensor.At(m.bufCPU, offQcurRope24+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq24 := tensor.At(m.bufCPU, offKq24+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq24, &k24, &q24) // kq-24 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax24 := tensor.At(m.bufCPU, offKqSoftMax24+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax24, &kq24, &kqMask, softMaxParams) // kq_soft_max-24 soft_max, part ne1
-	v24 := tensor.At(m.state[stateCacheVL24].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv24 := tensor.At(m.bufCPU, offKqv24+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv24, &v24, &kqSoftMax24) // kqv-24 mul_mat, part ne1
-	kqvMerged24 := tensor.At(m.bufCPU, offKqv24+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont24 := tensor.At(m.bufCPU, offKqvMergedCont24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont24, &kqvMerged24) // kqv_merged_cont-24 cont, part ne1
-	attnOut24 := tensor.At(m.bufCPU, offAttnOut24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut24, &m.weights[weightBlk24AttnOutputWeight], &kqvMergedCont24) // attn_out-24 mul_mat, part ne1
-	lOut23 := tensor.At(m.bufCPU, offLOut23+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp24 := tensor.At(m.bufCPU, offFfnInp24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp24, &attnOut24, &lOut23) // ffn_inp-24 add, part ne1
-	normFfn24 := tensor.At(m.bufCPU, offNormFfn24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn24, &ffnInp24, normParams) // norm_ffn-24 rms_norm, part ne1
-	ffnNorm24 := tensor.At(m.bufCPU, offFfnNorm24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm24, &normFfn24, &m.weights[weightBlk24FfnNormWeight]) // ffn_norm-24 mul, part ne1
-	ffnGate24 := tensor.At(m.bufCPU, offFfnGate24+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate24, &m.weights[weightBlk24FfnGateWeight], &ffnNorm24) // ffn_gate-24 mul_mat, part ne1
-	ffnSilu24 := tensor.At(m.bufCPU, offFfnSilu24+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu24, &ffnGate24) // ffn_silu-24 silu, part ne1
-	ffnUp24 := tensor.At(m.bufCPU, offFfnUp24+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp24, &m.weights[weightBlk24FfnUpWeight], &ffnNorm24) // ffn_up-24 mul_mat, part ne1
-	ffnGatePar24 := tensor.At(m.bufCPU, offFfnGatePar24+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar24, &ffnSilu24, &ffnUp24) // ffn_gate_par-24 mul, part ne1
-	ffnOut24 := tensor.At(m.bufCPU, offFfnOut24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut24, &m.weights[weightBlk24FfnDownWeight], &ffnGatePar24) // ffn_out-24 mul_mat, part ne1
-	lOut24 := tensor.At(m.bufCPU, offLOut24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut24, &ffnOut24, &ffnInp24) // l_out-24 add, part ne1
-	norm25 := tensor.At(m.bufCPU, offNorm25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm25, &lOut24, normParams) // norm-25 rms_norm, part ne1
-	attnNorm25 := tensor.At(m.bufCPU, offAttnNorm25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm25, &norm25, &m.weights[weightBlk25AttnNormWeight]) // attn_norm-25 mul, part ne1
-	kcur25 := tensor.At(m.bufCPU, offKcur25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur25, &m.weights[weightBlk25AttnKWeight], &attnNorm25) // Kcur-25 mul_mat, part ne1
-	kcur3d25 := tensor.At(m.bufCPU, offKcur25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope25 := tensor.At(m.bufCPU, offKcurRope25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope25, &kcur3d25, &inpPos, ropeParams) // Kcur_rope-25 rope, part ne2
-	kCacheCpy25 := tensor.At(m.state[stateCacheKL25].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy25, &kcurRope25) // k_cache_cpy-25 cpy, part ne0*64
-	vcur25 := tensor.At(m.bufCPU, offVcur25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur25, &m.weights[weightBlk25AttnVWeight], &attnNorm25) // Vcur-25 mul_mat, part ne1
-	vCacheCpy25 := tensor.At(m.state[stateCacheVL25].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT25 := tensor.At(m.bufCPU, offVcur25+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy25, &vcurT25) // v_cache_cpy-25 cpy, part ne0
-	qcur25 := tensor.At(m.bufCPU, offQcur25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur25, &m.weights[weightBlk25AttnQWeight], &attnNorm25) // Qcur-25 mul_mat, part ne1
-	qcur3d25 := tensor.At(m.bufCPU, offQcur25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope25 := tensor.At(m.bufCPU, offQcurRope25+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope25, &qcur3d25, &inpPos, ropeParams) // Qcur_rope-25 rope, part ne2
+	k24 := tensor.At(m.state[stateCacheKL24].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q24 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ24 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ24, &k24, &q24) // kq-24 = mul_mat(k-24, q-24), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax24 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax24, &kQ24, &kqMask, softMaxParams) // kq_soft_max-24 = soft_max(kq-24, KQ_mask), part ne1
+	v24 := tensor.At(m.state[stateCacheVL24].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV24 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV24, &v24, &kqSoftMax24) // kqv-24 = mul_mat(v-24, kq_soft_max-24), part ne1
+	kqvMerged24 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont24 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont24, &kqvMerged24) // kqv_merged_cont-24 = cont(kqv_merged-24), part ne1
+	attnOut24 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut24, &m.weights[221], &kqvMergedCont24) // attn_out-24 = mul_mat(blk.24.attn_output.weight, kqv_merged_cont-24), part ne1
+	lOut23 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp24 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp24, &attnOut24, &lOut23) // ffn_inp-24 = add(attn_out-24, l_out-23), part ne1
+	normFfn24 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn24, &ffnInp24, normParams) // norm_ffn-24 = rms_norm(ffn_inp-24), part ne1
+	ffnNorm24 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm24, &normFfn24, &m.weights[222]) // ffn_norm-24 = mul(norm_ffn-24, blk.24.ffn_norm.weight), part ne1
+	ffnGate24 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate24, &m.weights[223], &ffnNorm24) // ffn_gate-24 = mul_mat(blk.24.ffn_gate.weight, ffn_norm-24), part ne1
+	ffnSilu24 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu24, &ffnGate24) // ffn_silu-24 = silu(ffn_gate-24), part ne1
+	ffnUp24 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp24, &m.weights[224], &ffnNorm24) // ffn_up-24 = mul_mat(blk.24.ffn_up.weight, ffn_norm-24), part ne1
+	ffnGatePar24 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar24, &ffnSilu24, &ffnUp24) // ffn_gate_par-24 = mul(ffn_silu-24, ffn_up-24), part ne1
+	ffnOut24 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut24, &m.weights[225], &ffnGatePar24) // ffn_out-24 = mul_mat(blk.24.ffn_down.weight, ffn_gate_par-24), part ne1
+	lOut24 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut24, &ffnOut24, &ffnInp24) // l_out-24 = add(ffn_out-24, ffn_inp-24), part ne1
+	norm25 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm25, &lOut24, normParams) // norm-25 = rms_norm(l_out-24), part ne1
+	attnNorm25 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm25, &norm25, &m.weights[226]) // attn_norm-25 = mul(norm-25, blk.25.attn_norm.weight), part ne1
+	kcur25 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur25, &m.weights[228], &attnNorm25) // Kcur-25 = mul_mat(blk.25.attn_k.weight, attn_norm-25), part ne1
+	kcur3d25 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope25 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope25, &kcur3d25, &inpPos, ropeParams) // Kcur_rope-25 = rope(Kcur_3d-25, inp_pos), part ne2
+	kCacheCpy25 := tensor.Dense(m.state[stateCacheKL25].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy25, &kcurRope25) // k_cache_cpy-25 = cpy(Kcur_rope-25, k_cache_view-25), part ne0*64
+	vcur25 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur25, &m.weights[229], &attnNorm25) // Vcur-25 = mul_mat(blk.25.attn_v.weight, attn_norm-25), part ne1
+	vCacheCpy25 := tensor.At(m.state[stateCacheVL25].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT25 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy25, &vcurT25) // v_cache_cpy-25 = cpy(Vcur_T-25, v_cache_view-25), part ne0
+	qcur25 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur25, &m.weights[227], &attnNorm25) // Qcur-25 = mul_mat(blk.25.attn_q.weight, attn_norm-25), part ne1
+	qcur3d25 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope25 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope25, &qcur3d25, &inpPos, ropeParams) // Qcur_rope-25 = rope(Qcur_3d-25, inp_pos), part ne2
 }
 
 // region26 runs units [lo, hi) of n_tokens of nodes 844..875 (kq-25 … Qcur_rope-26): a parallel region, one part per thread.
 func (m *Model) region26(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k25 := tensor.At(m.state[stateCacheKL25].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q25 := tensor.At(m.bufCPU, offQcurRope25+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq25 := tensor.At(m.bufCPU, offKq25+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq25, &k25, &q25) // kq-25 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax25 := tensor.At(m.bufCPU, offKqSoftMax25+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax25, &kq25, &kqMask, softMaxParams) // kq_soft_max-25 soft_max, part ne1
-	v25 := tensor.At(m.state[stateCacheVL25].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv25 := tensor.At(m.bufCPU, offKqv25+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv25, &v25, &kqSoftMax25) // kqv-25 mul_mat, part ne1
-	kqvMerged25 := tensor.At(m.bufCPU, offKqv25+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont25 := tensor.At(m.bufCPU, offKqvMergedCont25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont25, &kqvMerged25) // kqv_merged_cont-25 cont, part ne1
-	attnOut25 := tensor.At(m.bufCPU, offAttnOut25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut25, &m.weights[weightBlk25AttnOutputWeight], &kqvMergedCont25) // attn_out-25 mul_mat, part ne1
-	lOut24 := tensor.At(m.bufCPU, offLOut24+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp25 := tensor.At(m.bufCPU, offFfnInp25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp25, &attnOut25, &lOut24) // ffn_inp-25 add, part ne1
-	normFfn25 := tensor.At(m.bufCPU, offNormFfn25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn25, &ffnInp25, normParams) // norm_ffn-25 rms_norm, part ne1
-	ffnNorm25 := tensor.At(m.bufCPU, offFfnNorm25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm25, &normFfn25, &m.weights[weightBlk25FfnNormWeight]) // ffn_norm-25 mul, part ne1
-	ffnGate25 := tensor.At(m.bufCPU, offFfnGate25+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate25, &m.weights[weightBlk25FfnGateWeight], &ffnNorm25) // ffn_gate-25 mul_mat, part ne1
-	ffnSilu25 := tensor.At(m.bufCPU, offFfnSilu25+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu25, &ffnGate25) // ffn_silu-25 silu, part ne1
-	ffnUp25 := tensor.At(m.bufCPU, offFfnUp25+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp25, &m.weights[weightBlk25FfnUpWeight], &ffnNorm25) // ffn_up-25 mul_mat, part ne1
-	ffnGatePar25 := tensor.At(m.bufCPU, offFfnGatePar25+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar25, &ffnSilu25, &ffnUp25) // ffn_gate_par-25 mul, part ne1
-	ffnOut25 := tensor.At(m.bufCPU, offFfnOut25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut25, &m.weights[weightBlk25FfnDownWeight], &ffnGatePar25) // ffn_out-25 mul_mat, part ne1
-	lOut25 := tensor.At(m.bufCPU, offLOut25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut25, &ffnOut25, &ffnInp25) // l_out-25 add, part ne1
-	norm26 := tensor.At(m.bufCPU, offNorm26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm26, &lOut25, normParams) // norm-26 rms_norm, part ne1
-	attnNorm26 := tensor.At(m.bufCPU, offAttnNorm26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm26, &norm26, &m.weights[weightBlk26AttnNormWeight]) // attn_norm-26 mul, part ne1
-	kcur26 := tensor.At(m.bufCPU, offKcur26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur26, &m.weights[weightBlk26AttnKWeight], &attnNorm26) // Kcur-26 mul_mat, part ne1
-	kcur3d26 := tensor.At(m.bufCPU, offKcur26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope26 := tensor.At(m.bufCPU, offKcurRope26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope26, &kcur3d26, &inpPos, ropeParams) // Kcur_rope-26 rope, part ne2
-	kCacheCpy26 := tensor.At(m.state[stateCacheKL26].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy26, &kcurRope26) // k_cache_cpy-26 cpy, part ne0*64
-	vcur26 := tensor.At(m.bufCPU, offVcur26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur26, &m.weights[weightBlk26AttnVWeight], &attnNorm26) // Vcur-26 mul_mat, part ne1
-	vCacheCpy26 := tensor.At(m.state[stateCacheVL26].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT26 := tensor.At(m.bufCPU, offVcur26+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy26, &vcurT26) // v_cache_cpy-26 cpy, part ne0
-	qcur26 := tensor.At(m.bufCPU, offQcur26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur26, &m.weights[weightBlk26AttnQWeight], &attnNorm26) // Qcur-26 mul_mat, part ne1
-	qcur3d26 := tensor.At(m.bufCPU, offQcur26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope26 := tensor.At(m.bufCPU, offQcurRope26+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope26, &qcur3d26, &inpPos, ropeParams) // Qcur_rope-26 rope, part ne2
+	k25 := tensor.At(m.state[stateCacheKL25].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q25 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ25 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ25, &k25, &q25) // kq-25 = mul_mat(k-25, q-25), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax25 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax25, &kQ25, &kqMask, softMaxParams) // kq_soft_max-25 = soft_max(kq-25, KQ_mask), part ne1
+	v25 := tensor.At(m.state[stateCacheVL25].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV25 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV25, &v25, &kqSoftMax25) // kqv-25 = mul_mat(v-25, kq_soft_max-25), part ne1
+	kqvMerged25 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont25 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont25, &kqvMerged25) // kqv_merged_cont-25 = cont(kqv_merged-25), part ne1
+	attnOut25 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut25, &m.weights[230], &kqvMergedCont25) // attn_out-25 = mul_mat(blk.25.attn_output.weight, kqv_merged_cont-25), part ne1
+	lOut24 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp25 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp25, &attnOut25, &lOut24) // ffn_inp-25 = add(attn_out-25, l_out-24), part ne1
+	normFfn25 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn25, &ffnInp25, normParams) // norm_ffn-25 = rms_norm(ffn_inp-25), part ne1
+	ffnNorm25 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm25, &normFfn25, &m.weights[231]) // ffn_norm-25 = mul(norm_ffn-25, blk.25.ffn_norm.weight), part ne1
+	ffnGate25 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate25, &m.weights[232], &ffnNorm25) // ffn_gate-25 = mul_mat(blk.25.ffn_gate.weight, ffn_norm-25), part ne1
+	ffnSilu25 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu25, &ffnGate25) // ffn_silu-25 = silu(ffn_gate-25), part ne1
+	ffnUp25 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp25, &m.weights[233], &ffnNorm25) // ffn_up-25 = mul_mat(blk.25.ffn_up.weight, ffn_norm-25), part ne1
+	ffnGatePar25 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar25, &ffnSilu25, &ffnUp25) // ffn_gate_par-25 = mul(ffn_silu-25, ffn_up-25), part ne1
+	ffnOut25 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut25, &m.weights[234], &ffnGatePar25) // ffn_out-25 = mul_mat(blk.25.ffn_down.weight, ffn_gate_par-25), part ne1
+	lOut25 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut25, &ffnOut25, &ffnInp25) // l_out-25 = add(ffn_out-25, ffn_inp-25), part ne1
+	norm26 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm26, &lOut25, normParams) // norm-26 = rms_norm(l_out-25), part ne1
+	attnNorm26 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm26, &norm26, &m.weights[235]) // attn_norm-26 = mul(norm-26, blk.26.attn_norm.weight), part ne1
+	kcur26 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur26, &m.weights[237], &attnNorm26) // Kcur-26 = mul_mat(blk.26.attn_k.weight, attn_norm-26), part ne1
+	kcur3d26 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope26 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope26, &kcur3d26, &inpPos, ropeParams) // Kcur_rope-26 = rope(Kcur_3d-26, inp_pos), part ne2
+	kCacheCpy26 := tensor.Dense(m.state[stateCacheKL26].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy26, &kcurRope26) // k_cache_cpy-26 = cpy(Kcur_rope-26, k_cache_view-26), part ne0*64
+	vcur26 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur26, &m.weights[238], &attnNorm26) // Vcur-26 = mul_mat(blk.26.attn_v.weight, attn_norm-26), part ne1
+	vCacheCpy26 := tensor.At(m.state[stateCacheVL26].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT26 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy26, &vcurT26) // v_cache_cpy-26 = cpy(Vcur_T-26, v_cache_view-26), part ne0
+	qcur26 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur26, &m.weights[236], &attnNorm26) // Qcur-26 = mul_mat(blk.26.attn_q.weight, attn_norm-26), part ne1
+	qcur3d26 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope26 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope26, &qcur3d26, &inpPos, ropeParams) // Qcur_rope-26 = rope(Qcur_3d-26, inp_pos), part ne2
 }
 
 // region27 runs units [lo, hi) of n_tokens of nodes 877..908 (kq-26 … Qcur_rope-27): a parallel region, one part per thread.
 func (m *Model) region27(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k26 := tensor.At(m.state[stateCacheKL26].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q26 := tensor.At(m.bufCPU, offQcurRope26+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq26 := tensor.At(m.bufCPU, offKq26+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq26, &k26, &q26) // kq-26 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax26 := tensor.At(m.bufCPU, offKqSoftMax26+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax26, &kq26, &kqMask, softMaxParams) // kq_soft_max-26 soft_max, part ne1
-	v26 := tensor.At(m.state[stateCacheVL26].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv26 := tensor.At(m.bufCPU, offKqv26+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv26, &v26, &kqSoftMax26) // kqv-26 mul_mat, part ne1
-	kqvMerged26 := tensor.At(m.bufCPU, offKqv26+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont26 := tensor.At(m.bufCPU, offKqvMergedCont26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont26, &kqvMerged26) // kqv_merged_cont-26 cont, part ne1
-	attnOut26 := tensor.At(m.bufCPU, offAttnOut26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut26, &m.weights[weightBlk26AttnOutputWeight], &kqvMergedCont26) // attn_out-26 mul_mat, part ne1
-	lOut25 := tensor.At(m.bufCPU, offLOut25+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp26 := tensor.At(m.bufCPU, offFfnInp26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp26, &attnOut26, &lOut25) // ffn_inp-26 add, part ne1
-	normFfn26 := tensor.At(m.bufCPU, offNormFfn26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn26, &ffnInp26, normParams) // norm_ffn-26 rms_norm, part ne1
-	ffnNorm26 := tensor.At(m.bufCPU, offFfnNorm26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm26, &normFfn26, &m.weights[weightBlk26FfnNormWeight]) // ffn_norm-26 mul, part ne1
-	ffnGate26 := tensor.At(m.bufCPU, offFfnGate26+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate26, &m.weights[weightBlk26FfnGateWeight], &ffnNorm26) // ffn_gate-26 mul_mat, part ne1
-	ffnSilu26 := tensor.At(m.bufCPU, offFfnSilu26+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu26, &ffnGate26) // ffn_silu-26 silu, part ne1
-	ffnUp26 := tensor.At(m.bufCPU, offFfnUp26+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp26, &m.weights[weightBlk26FfnUpWeight], &ffnNorm26) // ffn_up-26 mul_mat, part ne1
-	ffnGatePar26 := tensor.At(m.bufCPU, offFfnGatePar26+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar26, &ffnSilu26, &ffnUp26) // ffn_gate_par-26 mul, part ne1
-	ffnOut26 := tensor.At(m.bufCPU, offFfnOut26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut26, &m.weights[weightBlk26FfnDownWeight], &ffnGatePar26) // ffn_out-26 mul_mat, part ne1
-	lOut26 := tensor.At(m.bufCPU, offLOut26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut26, &ffnOut26, &ffnInp26) // l_out-26 add, part ne1
-	norm27 := tensor.At(m.bufCPU, offNorm27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm27, &lOut26, normParams) // norm-27 rms_norm, part ne1
-	attnNorm27 := tensor.At(m.bufCPU, offAttnNorm27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm27, &norm27, &m.weights[weightBlk27AttnNormWeight]) // attn_norm-27 mul, part ne1
-	kcur27 := tensor.At(m.bufCPU, offKcur27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur27, &m.weights[weightBlk27AttnKWeight], &attnNorm27) // Kcur-27 mul_mat, part ne1
-	kcur3d27 := tensor.At(m.bufCPU, offKcur27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope27 := tensor.At(m.bufCPU, offKcurRope27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope27, &kcur3d27, &inpPos, ropeParams) // Kcur_rope-27 rope, part ne2
-	kCacheCpy27 := tensor.At(m.state[stateCacheKL27].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy27, &kcurRope27) // k_cache_cpy-27 cpy, part ne0*64
-	vcur27 := tensor.At(m.bufCPU, offVcur27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur27, &m.weights[weightBlk27AttnVWeight], &attnNorm27) // Vcur-27 mul_mat, part ne1
-	vCacheCpy27 := tensor.At(m.state[stateCacheVL27].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT27 := tensor.At(m.bufCPU, offVcur27+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy27, &vcurT27) // v_cache_cpy-27 cpy, part ne0
-	qcur27 := tensor.At(m.bufCPU, offQcur27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur27, &m.weights[weightBlk27AttnQWeight], &attnNorm27) // Qcur-27 mul_mat, part ne1
-	qcur3d27 := tensor.At(m.bufCPU, offQcur27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope27 := tensor.At(m.bufCPU, offQcurRope27+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope27, &qcur3d27, &inpPos, ropeParams) // Qcur_rope-27 rope, part ne2
+	k26 := tensor.At(m.state[stateCacheKL26].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q26 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ26 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ26, &k26, &q26) // kq-26 = mul_mat(k-26, q-26), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax26 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax26, &kQ26, &kqMask, softMaxParams) // kq_soft_max-26 = soft_max(kq-26, KQ_mask), part ne1
+	v26 := tensor.At(m.state[stateCacheVL26].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV26 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV26, &v26, &kqSoftMax26) // kqv-26 = mul_mat(v-26, kq_soft_max-26), part ne1
+	kqvMerged26 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont26 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont26, &kqvMerged26) // kqv_merged_cont-26 = cont(kqv_merged-26), part ne1
+	attnOut26 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut26, &m.weights[239], &kqvMergedCont26) // attn_out-26 = mul_mat(blk.26.attn_output.weight, kqv_merged_cont-26), part ne1
+	lOut25 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp26 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp26, &attnOut26, &lOut25) // ffn_inp-26 = add(attn_out-26, l_out-25), part ne1
+	normFfn26 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn26, &ffnInp26, normParams) // norm_ffn-26 = rms_norm(ffn_inp-26), part ne1
+	ffnNorm26 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm26, &normFfn26, &m.weights[240]) // ffn_norm-26 = mul(norm_ffn-26, blk.26.ffn_norm.weight), part ne1
+	ffnGate26 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate26, &m.weights[241], &ffnNorm26) // ffn_gate-26 = mul_mat(blk.26.ffn_gate.weight, ffn_norm-26), part ne1
+	ffnSilu26 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu26, &ffnGate26) // ffn_silu-26 = silu(ffn_gate-26), part ne1
+	ffnUp26 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp26, &m.weights[242], &ffnNorm26) // ffn_up-26 = mul_mat(blk.26.ffn_up.weight, ffn_norm-26), part ne1
+	ffnGatePar26 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar26, &ffnSilu26, &ffnUp26) // ffn_gate_par-26 = mul(ffn_silu-26, ffn_up-26), part ne1
+	ffnOut26 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut26, &m.weights[243], &ffnGatePar26) // ffn_out-26 = mul_mat(blk.26.ffn_down.weight, ffn_gate_par-26), part ne1
+	lOut26 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut26, &ffnOut26, &ffnInp26) // l_out-26 = add(ffn_out-26, ffn_inp-26), part ne1
+	norm27 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm27, &lOut26, normParams) // norm-27 = rms_norm(l_out-26), part ne1
+	attnNorm27 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm27, &norm27, &m.weights[244]) // attn_norm-27 = mul(norm-27, blk.27.attn_norm.weight), part ne1
+	kcur27 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur27, &m.weights[246], &attnNorm27) // Kcur-27 = mul_mat(blk.27.attn_k.weight, attn_norm-27), part ne1
+	kcur3d27 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope27 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope27, &kcur3d27, &inpPos, ropeParams) // Kcur_rope-27 = rope(Kcur_3d-27, inp_pos), part ne2
+	kCacheCpy27 := tensor.Dense(m.state[stateCacheKL27].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy27, &kcurRope27) // k_cache_cpy-27 = cpy(Kcur_rope-27, k_cache_view-27), part ne0*64
+	vcur27 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur27, &m.weights[247], &attnNorm27) // Vcur-27 = mul_mat(blk.27.attn_v.weight, attn_norm-27), part ne1
+	vCacheCpy27 := tensor.At(m.state[stateCacheVL27].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT27 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy27, &vcurT27) // v_cache_cpy-27 = cpy(Vcur_T-27, v_cache_view-27), part ne0
+	qcur27 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur27, &m.weights[245], &attnNorm27) // Qcur-27 = mul_mat(blk.27.attn_q.weight, attn_norm-27), part ne1
+	qcur3d27 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope27 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope27, &qcur3d27, &inpPos, ropeParams) // Qcur_rope-27 = rope(Qcur_3d-27, inp_pos), part ne2
 }
 
 // region28 runs units [lo, hi) of n_tokens of nodes 910..941 (kq-27 … Qcur_rope-28): a parallel region, one part per thread.
 func (m *Model) region28(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k27 := tensor.At(m.state[stateCacheKL27].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q27 := tensor.At(m.bufCPU, offQcurRope27+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq27 := tensor.At(m.bufCPU, offKq27+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq27, &k27, &q27) // kq-27 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax27 := tensor.At(m.bufCPU, offKqSoftMax27+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax27, &kq27, &kqMask, softMaxParams) // kq_soft_max-27 soft_max, part ne1
-	v27 := tensor.At(m.state[stateCacheVL27].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv27 := tensor.At(m.bufCPU, offKqv27+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv27, &v27, &kqSoftMax27) // kqv-27 mul_mat, part ne1
-	kqvMerged27 := tensor.At(m.bufCPU, offKqv27+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont27 := tensor.At(m.bufCPU, offKqvMergedCont27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont27, &kqvMerged27) // kqv_merged_cont-27 cont, part ne1
-	attnOut27 := tensor.At(m.bufCPU, offAttnOut27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut27, &m.weights[weightBlk27AttnOutputWeight], &kqvMergedCont27) // attn_out-27 mul_mat, part ne1
-	lOut26 := tensor.At(m.bufCPU, offLOut26+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp27 := tensor.At(m.bufCPU, offFfnInp27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp27, &attnOut27, &lOut26) // ffn_inp-27 add, part ne1
-	normFfn27 := tensor.At(m.bufCPU, offNormFfn27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn27, &ffnInp27, normParams) // norm_ffn-27 rms_norm, part ne1
-	ffnNorm27 := tensor.At(m.bufCPU, offFfnNorm27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm27, &normFfn27, &m.weights[weightBlk27FfnNormWeight]) // ffn_norm-27 mul, part ne1
-	ffnGate27 := tensor.At(m.bufCPU, offFfnGate27+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate27, &m.weights[weightBlk27FfnGateWeight], &ffnNorm27) // ffn_gate-27 mul_mat, part ne1
-	ffnSilu27 := tensor.At(m.bufCPU, offFfnSilu27+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu27, &ffnGate27) // ffn_silu-27 silu, part ne1
-	ffnUp27 := tensor.At(m.bufCPU, offFfnUp27+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp27, &m.weights[weightBlk27FfnUpWeight], &ffnNorm27) // ffn_up-27 mul_mat, part ne1
-	ffnGatePar27 := tensor.At(m.bufCPU, offFfnGatePar27+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar27, &ffnSilu27, &ffnUp27) // ffn_gate_par-27 mul, part ne1
-	ffnOut27 := tensor.At(m.bufCPU, offFfnOut27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut27, &m.weights[weightBlk27FfnDownWeight], &ffnGatePar27) // ffn_out-27 mul_mat, part ne1
-	lOut27 := tensor.At(m.bufCPU, offLOut27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut27, &ffnOut27, &ffnInp27) // l_out-27 add, part ne1
-	norm28 := tensor.At(m.bufCPU, offNorm28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm28, &lOut27, normParams) // norm-28 rms_norm, part ne1
-	attnNorm28 := tensor.At(m.bufCPU, offAttnNorm28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm28, &norm28, &m.weights[weightBlk28AttnNormWeight]) // attn_norm-28 mul, part ne1
-	kcur28 := tensor.At(m.bufCPU, offKcur28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur28, &m.weights[weightBlk28AttnKWeight], &attnNorm28) // Kcur-28 mul_mat, part ne1
-	kcur3d28 := tensor.At(m.bufCPU, offKcur28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope28 := tensor.At(m.bufCPU, offKcurRope28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope28, &kcur3d28, &inpPos, ropeParams) // Kcur_rope-28 rope, part ne2
-	kCacheCpy28 := tensor.At(m.state[stateCacheKL28].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy28, &kcurRope28) // k_cache_cpy-28 cpy, part ne0*64
-	vcur28 := tensor.At(m.bufCPU, offVcur28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur28, &m.weights[weightBlk28AttnVWeight], &attnNorm28) // Vcur-28 mul_mat, part ne1
-	vCacheCpy28 := tensor.At(m.state[stateCacheVL28].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT28 := tensor.At(m.bufCPU, offVcur28+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy28, &vcurT28) // v_cache_cpy-28 cpy, part ne0
-	qcur28 := tensor.At(m.bufCPU, offQcur28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur28, &m.weights[weightBlk28AttnQWeight], &attnNorm28) // Qcur-28 mul_mat, part ne1
-	qcur3d28 := tensor.At(m.bufCPU, offQcur28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope28 := tensor.At(m.bufCPU, offQcurRope28+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope28, &qcur3d28, &inpPos, ropeParams) // Qcur_rope-28 rope, part ne2
+	k27 := tensor.At(m.state[stateCacheKL27].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q27 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ27 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ27, &k27, &q27) // kq-27 = mul_mat(k-27, q-27), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax27 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax27, &kQ27, &kqMask, softMaxParams) // kq_soft_max-27 = soft_max(kq-27, KQ_mask), part ne1
+	v27 := tensor.At(m.state[stateCacheVL27].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV27 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV27, &v27, &kqSoftMax27) // kqv-27 = mul_mat(v-27, kq_soft_max-27), part ne1
+	kqvMerged27 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont27 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont27, &kqvMerged27) // kqv_merged_cont-27 = cont(kqv_merged-27), part ne1
+	attnOut27 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut27, &m.weights[248], &kqvMergedCont27) // attn_out-27 = mul_mat(blk.27.attn_output.weight, kqv_merged_cont-27), part ne1
+	lOut26 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp27 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp27, &attnOut27, &lOut26) // ffn_inp-27 = add(attn_out-27, l_out-26), part ne1
+	normFfn27 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn27, &ffnInp27, normParams) // norm_ffn-27 = rms_norm(ffn_inp-27), part ne1
+	ffnNorm27 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm27, &normFfn27, &m.weights[249]) // ffn_norm-27 = mul(norm_ffn-27, blk.27.ffn_norm.weight), part ne1
+	ffnGate27 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate27, &m.weights[250], &ffnNorm27) // ffn_gate-27 = mul_mat(blk.27.ffn_gate.weight, ffn_norm-27), part ne1
+	ffnSilu27 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu27, &ffnGate27) // ffn_silu-27 = silu(ffn_gate-27), part ne1
+	ffnUp27 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp27, &m.weights[251], &ffnNorm27) // ffn_up-27 = mul_mat(blk.27.ffn_up.weight, ffn_norm-27), part ne1
+	ffnGatePar27 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar27, &ffnSilu27, &ffnUp27) // ffn_gate_par-27 = mul(ffn_silu-27, ffn_up-27), part ne1
+	ffnOut27 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut27, &m.weights[252], &ffnGatePar27) // ffn_out-27 = mul_mat(blk.27.ffn_down.weight, ffn_gate_par-27), part ne1
+	lOut27 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut27, &ffnOut27, &ffnInp27) // l_out-27 = add(ffn_out-27, ffn_inp-27), part ne1
+	norm28 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm28, &lOut27, normParams) // norm-28 = rms_norm(l_out-27), part ne1
+	attnNorm28 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm28, &norm28, &m.weights[253]) // attn_norm-28 = mul(norm-28, blk.28.attn_norm.weight), part ne1
+	kcur28 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur28, &m.weights[255], &attnNorm28) // Kcur-28 = mul_mat(blk.28.attn_k.weight, attn_norm-28), part ne1
+	kcur3d28 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope28 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope28, &kcur3d28, &inpPos, ropeParams) // Kcur_rope-28 = rope(Kcur_3d-28, inp_pos), part ne2
+	kCacheCpy28 := tensor.Dense(m.state[stateCacheKL28].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy28, &kcurRope28) // k_cache_cpy-28 = cpy(Kcur_rope-28, k_cache_view-28), part ne0*64
+	vcur28 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur28, &m.weights[256], &attnNorm28) // Vcur-28 = mul_mat(blk.28.attn_v.weight, attn_norm-28), part ne1
+	vCacheCpy28 := tensor.At(m.state[stateCacheVL28].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT28 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy28, &vcurT28) // v_cache_cpy-28 = cpy(Vcur_T-28, v_cache_view-28), part ne0
+	qcur28 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur28, &m.weights[254], &attnNorm28) // Qcur-28 = mul_mat(blk.28.attn_q.weight, attn_norm-28), part ne1
+	qcur3d28 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope28 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope28, &qcur3d28, &inpPos, ropeParams) // Qcur_rope-28 = rope(Qcur_3d-28, inp_pos), part ne2
 }
 
 // region29 runs units [lo, hi) of n_tokens of nodes 943..974 (kq-28 … Qcur_rope-29): a parallel region, one part per thread.
 func (m *Model) region29(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k28 := tensor.At(m.state[stateCacheKL28].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q28 := tensor.At(m.bufCPU, offQcurRope28+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq28 := tensor.At(m.bufCPU, offKq28+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq28, &k28, &q28) // kq-28 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax28 := tensor.At(m.bufCPU, offKqSoftMax28+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax28, &kq28, &kqMask, softMaxParams) // kq_soft_max-28 soft_max, part ne1
-	v28 := tensor.At(m.state[stateCacheVL28].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv28 := tensor.At(m.bufCPU, offKqv28+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv28, &v28, &kqSoftMax28) // kqv-28 mul_mat, part ne1
-	kqvMerged28 := tensor.At(m.bufCPU, offKqv28+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont28 := tensor.At(m.bufCPU, offKqvMergedCont28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont28, &kqvMerged28) // kqv_merged_cont-28 cont, part ne1
-	attnOut28 := tensor.At(m.bufCPU, offAttnOut28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut28, &m.weights[weightBlk28AttnOutputWeight], &kqvMergedCont28) // attn_out-28 mul_mat, part ne1
-	lOut27 := tensor.At(m.bufCPU, offLOut27+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp28 := tensor.At(m.bufCPU, offFfnInp28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp28, &attnOut28, &lOut27) // ffn_inp-28 add, part ne1
-	normFfn28 := tensor.At(m.bufCPU, offNormFfn28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn28, &ffnInp28, normParams) // norm_ffn-28 rms_norm, part ne1
-	ffnNorm28 := tensor.At(m.bufCPU, offFfnNorm28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm28, &normFfn28, &m.weights[weightBlk28FfnNormWeight]) // ffn_norm-28 mul, part ne1
-	ffnGate28 := tensor.At(m.bufCPU, offFfnGate28+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate28, &m.weights[weightBlk28FfnGateWeight], &ffnNorm28) // ffn_gate-28 mul_mat, part ne1
-	ffnSilu28 := tensor.At(m.bufCPU, offFfnSilu28+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu28, &ffnGate28) // ffn_silu-28 silu, part ne1
-	ffnUp28 := tensor.At(m.bufCPU, offFfnUp28+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp28, &m.weights[weightBlk28FfnUpWeight], &ffnNorm28) // ffn_up-28 mul_mat, part ne1
-	ffnGatePar28 := tensor.At(m.bufCPU, offFfnGatePar28+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar28, &ffnSilu28, &ffnUp28) // ffn_gate_par-28 mul, part ne1
-	ffnOut28 := tensor.At(m.bufCPU, offFfnOut28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut28, &m.weights[weightBlk28FfnDownWeight], &ffnGatePar28) // ffn_out-28 mul_mat, part ne1
-	lOut28 := tensor.At(m.bufCPU, offLOut28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut28, &ffnOut28, &ffnInp28) // l_out-28 add, part ne1
-	norm29 := tensor.At(m.bufCPU, offNorm29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm29, &lOut28, normParams) // norm-29 rms_norm, part ne1
-	attnNorm29 := tensor.At(m.bufCPU, offAttnNorm29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm29, &norm29, &m.weights[weightBlk29AttnNormWeight]) // attn_norm-29 mul, part ne1
-	kcur29 := tensor.At(m.bufCPU, offKcur29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur29, &m.weights[weightBlk29AttnKWeight], &attnNorm29) // Kcur-29 mul_mat, part ne1
-	kcur3d29 := tensor.At(m.bufCPU, offKcur29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope29 := tensor.At(m.bufCPU, offKcurRope29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope29, &kcur3d29, &inpPos, ropeParams) // Kcur_rope-29 rope, part ne2
-	kCacheCpy29 := tensor.At(m.state[stateCacheKL29].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy29, &kcurRope29) // k_cache_cpy-29 cpy, part ne0*64
-	vcur29 := tensor.At(m.bufCPU, offVcur29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur29, &m.weights[weightBlk29AttnVWeight], &attnNorm29) // Vcur-29 mul_mat, part ne1
-	vCacheCpy29 := tensor.At(m.state[stateCacheVL29].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT29 := tensor.At(m.bufCPU, offVcur29+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy29, &vcurT29) // v_cache_cpy-29 cpy, part ne0
-	qcur29 := tensor.At(m.bufCPU, offQcur29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur29, &m.weights[weightBlk29AttnQWeight], &attnNorm29) // Qcur-29 mul_mat, part ne1
-	qcur3d29 := tensor.At(m.bufCPU, offQcur29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope29 := tensor.At(m.bufCPU, offQcurRope29+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope29, &qcur3d29, &inpPos, ropeParams) // Qcur_rope-29 rope, part ne2
+	k28 := tensor.At(m.state[stateCacheKL28].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q28 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ28 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ28, &k28, &q28) // kq-28 = mul_mat(k-28, q-28), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax28 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax28, &kQ28, &kqMask, softMaxParams) // kq_soft_max-28 = soft_max(kq-28, KQ_mask), part ne1
+	v28 := tensor.At(m.state[stateCacheVL28].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV28 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV28, &v28, &kqSoftMax28) // kqv-28 = mul_mat(v-28, kq_soft_max-28), part ne1
+	kqvMerged28 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont28 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont28, &kqvMerged28) // kqv_merged_cont-28 = cont(kqv_merged-28), part ne1
+	attnOut28 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut28, &m.weights[257], &kqvMergedCont28) // attn_out-28 = mul_mat(blk.28.attn_output.weight, kqv_merged_cont-28), part ne1
+	lOut27 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp28 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp28, &attnOut28, &lOut27) // ffn_inp-28 = add(attn_out-28, l_out-27), part ne1
+	normFfn28 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn28, &ffnInp28, normParams) // norm_ffn-28 = rms_norm(ffn_inp-28), part ne1
+	ffnNorm28 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm28, &normFfn28, &m.weights[258]) // ffn_norm-28 = mul(norm_ffn-28, blk.28.ffn_norm.weight), part ne1
+	ffnGate28 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate28, &m.weights[259], &ffnNorm28) // ffn_gate-28 = mul_mat(blk.28.ffn_gate.weight, ffn_norm-28), part ne1
+	ffnSilu28 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu28, &ffnGate28) // ffn_silu-28 = silu(ffn_gate-28), part ne1
+	ffnUp28 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp28, &m.weights[260], &ffnNorm28) // ffn_up-28 = mul_mat(blk.28.ffn_up.weight, ffn_norm-28), part ne1
+	ffnGatePar28 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar28, &ffnSilu28, &ffnUp28) // ffn_gate_par-28 = mul(ffn_silu-28, ffn_up-28), part ne1
+	ffnOut28 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut28, &m.weights[261], &ffnGatePar28) // ffn_out-28 = mul_mat(blk.28.ffn_down.weight, ffn_gate_par-28), part ne1
+	lOut28 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut28, &ffnOut28, &ffnInp28) // l_out-28 = add(ffn_out-28, ffn_inp-28), part ne1
+	norm29 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm29, &lOut28, normParams) // norm-29 = rms_norm(l_out-28), part ne1
+	attnNorm29 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm29, &norm29, &m.weights[262]) // attn_norm-29 = mul(norm-29, blk.29.attn_norm.weight), part ne1
+	kcur29 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur29, &m.weights[264], &attnNorm29) // Kcur-29 = mul_mat(blk.29.attn_k.weight, attn_norm-29), part ne1
+	kcur3d29 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope29 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope29, &kcur3d29, &inpPos, ropeParams) // Kcur_rope-29 = rope(Kcur_3d-29, inp_pos), part ne2
+	kCacheCpy29 := tensor.Dense(m.state[stateCacheKL29].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy29, &kcurRope29) // k_cache_cpy-29 = cpy(Kcur_rope-29, k_cache_view-29), part ne0*64
+	vcur29 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur29, &m.weights[265], &attnNorm29) // Vcur-29 = mul_mat(blk.29.attn_v.weight, attn_norm-29), part ne1
+	vCacheCpy29 := tensor.At(m.state[stateCacheVL29].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT29 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy29, &vcurT29) // v_cache_cpy-29 = cpy(Vcur_T-29, v_cache_view-29), part ne0
+	qcur29 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur29, &m.weights[263], &attnNorm29) // Qcur-29 = mul_mat(blk.29.attn_q.weight, attn_norm-29), part ne1
+	qcur3d29 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope29 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope29, &qcur3d29, &inpPos, ropeParams) // Qcur_rope-29 = rope(Qcur_3d-29, inp_pos), part ne2
 }
 
 // region30 runs units [lo, hi) of n_tokens of nodes 976..1007 (kq-29 … Qcur_rope-30): a parallel region, one part per thread.
 func (m *Model) region30(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k29 := tensor.At(m.state[stateCacheKL29].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q29 := tensor.At(m.bufCPU, offQcurRope29+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq29 := tensor.At(m.bufCPU, offKq29+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq29, &k29, &q29) // kq-29 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax29 := tensor.At(m.bufCPU, offKqSoftMax29+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax29, &kq29, &kqMask, softMaxParams) // kq_soft_max-29 soft_max, part ne1
-	v29 := tensor.At(m.state[stateCacheVL29].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv29 := tensor.At(m.bufCPU, offKqv29+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv29, &v29, &kqSoftMax29) // kqv-29 mul_mat, part ne1
-	kqvMerged29 := tensor.At(m.bufCPU, offKqv29+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont29 := tensor.At(m.bufCPU, offKqvMergedCont29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont29, &kqvMerged29) // kqv_merged_cont-29 cont, part ne1
-	attnOut29 := tensor.At(m.bufCPU, offAttnOut29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut29, &m.weights[weightBlk29AttnOutputWeight], &kqvMergedCont29) // attn_out-29 mul_mat, part ne1
-	lOut28 := tensor.At(m.bufCPU, offLOut28+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp29 := tensor.At(m.bufCPU, offFfnInp29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp29, &attnOut29, &lOut28) // ffn_inp-29 add, part ne1
-	normFfn29 := tensor.At(m.bufCPU, offNormFfn29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn29, &ffnInp29, normParams) // norm_ffn-29 rms_norm, part ne1
-	ffnNorm29 := tensor.At(m.bufCPU, offFfnNorm29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm29, &normFfn29, &m.weights[weightBlk29FfnNormWeight]) // ffn_norm-29 mul, part ne1
-	ffnGate29 := tensor.At(m.bufCPU, offFfnGate29+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate29, &m.weights[weightBlk29FfnGateWeight], &ffnNorm29) // ffn_gate-29 mul_mat, part ne1
-	ffnSilu29 := tensor.At(m.bufCPU, offFfnSilu29+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu29, &ffnGate29) // ffn_silu-29 silu, part ne1
-	ffnUp29 := tensor.At(m.bufCPU, offFfnUp29+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp29, &m.weights[weightBlk29FfnUpWeight], &ffnNorm29) // ffn_up-29 mul_mat, part ne1
-	ffnGatePar29 := tensor.At(m.bufCPU, offFfnGatePar29+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar29, &ffnSilu29, &ffnUp29) // ffn_gate_par-29 mul, part ne1
-	ffnOut29 := tensor.At(m.bufCPU, offFfnOut29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut29, &m.weights[weightBlk29FfnDownWeight], &ffnGatePar29) // ffn_out-29 mul_mat, part ne1
-	lOut29 := tensor.At(m.bufCPU, offLOut29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut29, &ffnOut29, &ffnInp29) // l_out-29 add, part ne1
-	norm30 := tensor.At(m.bufCPU, offNorm30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm30, &lOut29, normParams) // norm-30 rms_norm, part ne1
-	attnNorm30 := tensor.At(m.bufCPU, offAttnNorm30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm30, &norm30, &m.weights[weightBlk30AttnNormWeight]) // attn_norm-30 mul, part ne1
-	kcur30 := tensor.At(m.bufCPU, offKcur30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur30, &m.weights[weightBlk30AttnKWeight], &attnNorm30) // Kcur-30 mul_mat, part ne1
-	kcur3d30 := tensor.At(m.bufCPU, offKcur30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope30 := tensor.At(m.bufCPU, offKcurRope30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope30, &kcur3d30, &inpPos, ropeParams) // Kcur_rope-30 rope, part ne2
-	kCacheCpy30 := tensor.At(m.state[stateCacheKL30].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy30, &kcurRope30) // k_cache_cpy-30 cpy, part ne0*64
-	vcur30 := tensor.At(m.bufCPU, offVcur30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur30, &m.weights[weightBlk30AttnVWeight], &attnNorm30) // Vcur-30 mul_mat, part ne1
-	vCacheCpy30 := tensor.At(m.state[stateCacheVL30].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT30 := tensor.At(m.bufCPU, offVcur30+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy30, &vcurT30) // v_cache_cpy-30 cpy, part ne0
-	qcur30 := tensor.At(m.bufCPU, offQcur30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur30, &m.weights[weightBlk30AttnQWeight], &attnNorm30) // Qcur-30 mul_mat, part ne1
-	qcur3d30 := tensor.At(m.bufCPU, offQcur30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope30 := tensor.At(m.bufCPU, offQcurRope30+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope30, &qcur3d30, &inpPos, ropeParams) // Qcur_rope-30 rope, part ne2
+	k29 := tensor.At(m.state[stateCacheKL29].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q29 := tensor.At(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ29 := tensor.At(m.bufCPU, 24576+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ29, &k29, &q29) // kq-29 = mul_mat(k-29, q-29), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax29 := tensor.At(m.bufCPU, 26624+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax29, &kQ29, &kqMask, softMaxParams) // kq_soft_max-29 = soft_max(kq-29, KQ_mask), part ne1
+	v29 := tensor.At(m.state[stateCacheVL29].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV29 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV29, &v29, &kqSoftMax29) // kqv-29 = mul_mat(v-29, kq_soft_max-29), part ne1
+	kqvMerged29 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont29 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont29, &kqvMerged29) // kqv_merged_cont-29 = cont(kqv_merged-29), part ne1
+	attnOut29 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut29, &m.weights[266], &kqvMergedCont29) // attn_out-29 = mul_mat(blk.29.attn_output.weight, kqv_merged_cont-29), part ne1
+	lOut28 := tensor.Dense(m.bufCPU, 16384+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp29 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp29, &attnOut29, &lOut28) // ffn_inp-29 = add(attn_out-29, l_out-28), part ne1
+	normFfn29 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn29, &ffnInp29, normParams) // norm_ffn-29 = rms_norm(ffn_inp-29), part ne1
+	ffnNorm29 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm29, &normFfn29, &m.weights[267]) // ffn_norm-29 = mul(norm_ffn-29, blk.29.ffn_norm.weight), part ne1
+	ffnGate29 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate29, &m.weights[268], &ffnNorm29) // ffn_gate-29 = mul_mat(blk.29.ffn_gate.weight, ffn_norm-29), part ne1
+	ffnSilu29 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu29, &ffnGate29) // ffn_silu-29 = silu(ffn_gate-29), part ne1
+	ffnUp29 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp29, &m.weights[269], &ffnNorm29) // ffn_up-29 = mul_mat(blk.29.ffn_up.weight, ffn_norm-29), part ne1
+	ffnGatePar29 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar29, &ffnSilu29, &ffnUp29) // ffn_gate_par-29 = mul(ffn_silu-29, ffn_up-29), part ne1
+	ffnOut29 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut29, &m.weights[270], &ffnGatePar29) // ffn_out-29 = mul_mat(blk.29.ffn_down.weight, ffn_gate_par-29), part ne1
+	lOut29 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut29, &ffnOut29, &ffnInp29) // l_out-29 = add(ffn_out-29, ffn_inp-29), part ne1
+	norm30 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm30, &lOut29, normParams) // norm-30 = rms_norm(l_out-29), part ne1
+	attnNorm30 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm30, &norm30, &m.weights[271]) // attn_norm-30 = mul(norm-30, blk.30.attn_norm.weight), part ne1
+	kcur30 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur30, &m.weights[273], &attnNorm30) // Kcur-30 = mul_mat(blk.30.attn_k.weight, attn_norm-30), part ne1
+	kcur3d30 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope30 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope30, &kcur3d30, &inpPos, ropeParams) // Kcur_rope-30 = rope(Kcur_3d-30, inp_pos), part ne2
+	kCacheCpy30 := tensor.Dense(m.state[stateCacheKL30].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy30, &kcurRope30) // k_cache_cpy-30 = cpy(Kcur_rope-30, k_cache_view-30), part ne0*64
+	vcur30 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur30, &m.weights[274], &attnNorm30) // Vcur-30 = mul_mat(blk.30.attn_v.weight, attn_norm-30), part ne1
+	vCacheCpy30 := tensor.At(m.state[stateCacheVL30].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT30 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy30, &vcurT30) // v_cache_cpy-30 = cpy(Vcur_T-30, v_cache_view-30), part ne0
+	qcur30 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur30, &m.weights[272], &attnNorm30) // Qcur-30 = mul_mat(blk.30.attn_q.weight, attn_norm-30), part ne1
+	qcur3d30 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope30 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope30, &qcur3d30, &inpPos, ropeParams) // Qcur_rope-30 = rope(Qcur_3d-30, inp_pos), part ne2
 }
 
 // region31 runs units [lo, hi) of n_tokens of nodes 1009..1040 (kq-30 … Qcur_rope-31): a parallel region, one part per thread.
 func (m *Model) region31(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k30 := tensor.At(m.state[stateCacheKL30].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q30 := tensor.At(m.bufCPU, offQcurRope30+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq30 := tensor.At(m.bufCPU, offKq30+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq30, &k30, &q30) // kq-30 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax30 := tensor.At(m.bufCPU, offKqSoftMax30+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax30, &kq30, &kqMask, softMaxParams) // kq_soft_max-30 soft_max, part ne1
-	v30 := tensor.At(m.state[stateCacheVL30].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv30 := tensor.At(m.bufCPU, offKqv30+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv30, &v30, &kqSoftMax30) // kqv-30 mul_mat, part ne1
-	kqvMerged30 := tensor.At(m.bufCPU, offKqv30+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont30 := tensor.At(m.bufCPU, offKqvMergedCont30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont30, &kqvMerged30) // kqv_merged_cont-30 cont, part ne1
-	attnOut30 := tensor.At(m.bufCPU, offAttnOut30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut30, &m.weights[weightBlk30AttnOutputWeight], &kqvMergedCont30) // attn_out-30 mul_mat, part ne1
-	lOut29 := tensor.At(m.bufCPU, offLOut29+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp30 := tensor.At(m.bufCPU, offFfnInp30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp30, &attnOut30, &lOut29) // ffn_inp-30 add, part ne1
-	normFfn30 := tensor.At(m.bufCPU, offNormFfn30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn30, &ffnInp30, normParams) // norm_ffn-30 rms_norm, part ne1
-	ffnNorm30 := tensor.At(m.bufCPU, offFfnNorm30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm30, &normFfn30, &m.weights[weightBlk30FfnNormWeight]) // ffn_norm-30 mul, part ne1
-	ffnGate30 := tensor.At(m.bufCPU, offFfnGate30+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate30, &m.weights[weightBlk30FfnGateWeight], &ffnNorm30) // ffn_gate-30 mul_mat, part ne1
-	ffnSilu30 := tensor.At(m.bufCPU, offFfnSilu30+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu30, &ffnGate30) // ffn_silu-30 silu, part ne1
-	ffnUp30 := tensor.At(m.bufCPU, offFfnUp30+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp30, &m.weights[weightBlk30FfnUpWeight], &ffnNorm30) // ffn_up-30 mul_mat, part ne1
-	ffnGatePar30 := tensor.At(m.bufCPU, offFfnGatePar30+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar30, &ffnSilu30, &ffnUp30) // ffn_gate_par-30 mul, part ne1
-	ffnOut30 := tensor.At(m.bufCPU, offFfnOut30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut30, &m.weights[weightBlk30FfnDownWeight], &ffnGatePar30) // ffn_out-30 mul_mat, part ne1
-	lOut30 := tensor.At(m.bufCPU, offLOut30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut30, &ffnOut30, &ffnInp30) // l_out-30 add, part ne1
-	norm31 := tensor.At(m.bufCPU, offNorm31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&norm31, &lOut30, normParams) // norm-31 rms_norm, part ne1
-	attnNorm31 := tensor.At(m.bufCPU, offAttnNorm31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&attnNorm31, &norm31, &m.weights[weightBlk31AttnNormWeight]) // attn_norm-31 mul, part ne1
-	kcur31 := tensor.At(m.bufCPU, offKcur31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&kcur31, &m.weights[weightBlk31AttnKWeight], &attnNorm31) // Kcur-31 mul_mat, part ne1
-	kcur3d31 := tensor.At(m.bufCPU, offKcur31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offInpPos+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	kcurRope31 := tensor.At(m.bufCPU, offKcurRope31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&kcurRope31, &kcur3d31, &inpPos, ropeParams) // Kcur_rope-31 rope, part ne2
-	kCacheCpy31 := tensor.At(m.state[stateCacheKL31].Data, 128*(d.NKv-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	be.Cpy(&kCacheCpy31, &kcurRope31) // k_cache_cpy-31 cpy, part ne0*64
-	vcur31 := tensor.At(m.bufCPU, offVcur31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&vcur31, &m.weights[weightBlk31AttnVWeight], &attnNorm31) // Vcur-31 mul_mat, part ne1
-	vCacheCpy31 := tensor.At(m.state[stateCacheVL31].Data, 2*(d.NKv-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT31 := tensor.At(m.bufCPU, offVcur31+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&vCacheCpy31, &vcurT31) // v_cache_cpy-31 cpy, part ne0
-	qcur31 := tensor.At(m.bufCPU, offQcur31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&qcur31, &m.weights[weightBlk31AttnQWeight], &attnNorm31) // Qcur-31 mul_mat, part ne1
-	qcur3d31 := tensor.At(m.bufCPU, offQcur31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope31 := tensor.At(m.bufCPU, offQcurRope31+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	be.Rope(&qcurRope31, &qcur3d31, &inpPos, ropeParams) // Qcur_rope-31 rope, part ne2
+	k30 := tensor.At(m.state[stateCacheKL30].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q30 := tensor.At(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ30 := tensor.At(m.bufCPU, 16384+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ30, &k30, &q30) // kq-30 = mul_mat(k-30, q-30), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax30 := tensor.At(m.bufCPU, 18432+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax30, &kQ30, &kqMask, softMaxParams) // kq_soft_max-30 = soft_max(kq-30, KQ_mask), part ne1
+	v30 := tensor.At(m.state[stateCacheVL30].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV30 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV30, &v30, &kqSoftMax30) // kqv-30 = mul_mat(v-30, kq_soft_max-30), part ne1
+	kqvMerged30 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont30 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont30, &kqvMerged30) // kqv_merged_cont-30 = cont(kqv_merged-30), part ne1
+	attnOut30 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut30, &m.weights[275], &kqvMergedCont30) // attn_out-30 = mul_mat(blk.30.attn_output.weight, kqv_merged_cont-30), part ne1
+	lOut29 := tensor.Dense(m.bufCPU, 20480+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp30 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp30, &attnOut30, &lOut29) // ffn_inp-30 = add(attn_out-30, l_out-29), part ne1
+	normFfn30 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn30, &ffnInp30, normParams) // norm_ffn-30 = rms_norm(ffn_inp-30), part ne1
+	ffnNorm30 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm30, &normFfn30, &m.weights[276]) // ffn_norm-30 = mul(norm_ffn-30, blk.30.ffn_norm.weight), part ne1
+	ffnGate30 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate30, &m.weights[277], &ffnNorm30) // ffn_gate-30 = mul_mat(blk.30.ffn_gate.weight, ffn_norm-30), part ne1
+	ffnSilu30 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu30, &ffnGate30) // ffn_silu-30 = silu(ffn_gate-30), part ne1
+	ffnUp30 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp30, &m.weights[278], &ffnNorm30) // ffn_up-30 = mul_mat(blk.30.ffn_up.weight, ffn_norm-30), part ne1
+	ffnGatePar30 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar30, &ffnSilu30, &ffnUp30) // ffn_gate_par-30 = mul(ffn_silu-30, ffn_up-30), part ne1
+	ffnOut30 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut30, &m.weights[279], &ffnGatePar30) // ffn_out-30 = mul_mat(blk.30.ffn_down.weight, ffn_gate_par-30), part ne1
+	lOut30 := tensor.Dense(m.bufCPU, 24576+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut30, &ffnOut30, &ffnInp30) // l_out-30 = add(ffn_out-30, ffn_inp-30), part ne1
+	norm31 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&norm31, &lOut30, normParams) // norm-31 = rms_norm(l_out-30), part ne1
+	attnNorm31 := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&attnNorm31, &norm31, &m.weights[280]) // attn_norm-31 = mul(norm-31, blk.31.attn_norm.weight), part ne1
+	kcur31 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&kcur31, &m.weights[282], &attnNorm31) // Kcur-31 = mul_mat(blk.31.attn_k.weight, attn_norm-31), part ne1
+	kcur3d31 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
+	kcurRope31 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&kcurRope31, &kcur3d31, &inpPos, ropeParams) // Kcur_rope-31 = rope(Kcur_3d-31, inp_pos), part ne2
+	kCacheCpy31 := tensor.Dense(m.state[stateCacheKL31].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
+	be.Cpy(&kCacheCpy31, &kcurRope31) // k_cache_cpy-31 = cpy(Kcur_rope-31, k_cache_view-31), part ne0*64
+	vcur31 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&vcur31, &m.weights[283], &attnNorm31) // Vcur-31 = mul_mat(blk.31.attn_v.weight, attn_norm-31), part ne1
+	vCacheCpy31 := tensor.At(m.state[stateCacheVL31].Data, 2*(d.NKV-d.NTokens)+lo*2, tensor.F16, [4]int{hi - lo, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT31 := tensor.At(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{hi - lo, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	be.Cpy(&vCacheCpy31, &vcurT31) // v_cache_cpy-31 = cpy(Vcur_T-31, v_cache_view-31), part ne0
+	qcur31 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&qcur31, &m.weights[281], &attnNorm31) // Qcur-31 = mul_mat(blk.31.attn_q.weight, attn_norm-31), part ne1
+	qcur3d31 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	qcurRope31 := tensor.Dense(m.bufCPU, 26624+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
+	be.Rope(&qcurRope31, &qcur3d31, &inpPos, ropeParams) // Qcur_rope-31 = rope(Qcur_3d-31, inp_pos), part ne2
 }
 
 // region32 runs units [lo, hi) of n_tokens of nodes 1042..1059 (kq-31 … result_output): a parallel region, one part per thread.
 func (m *Model) region32(d *Dims, c int, be *cpu.Backend, lo, hi int) {
-	k31 := tensor.At(m.state[stateCacheKL31].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q31 := tensor.At(m.bufCPU, offQcurRope31+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq31 := tensor.At(m.bufCPU, offKq31+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.MulMat(&kq31, &k31, &q31) // kq-31 mul_mat, part ne1
-	kqMask := tensor.At(m.bufCPU, offKQMask+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqSoftMax31 := tensor.At(m.bufCPU, offKqSoftMax31+lo*(4*d.NKv), tensor.F32, [4]int{d.NKv, hi - lo, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	be.SoftMax(&kqSoftMax31, &kq31, &kqMask, softMaxParams) // kq_soft_max-31 soft_max, part ne1
-	v31 := tensor.At(m.state[stateCacheVL31].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv31 := tensor.At(m.bufCPU, offKqv31+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	be.MulMat(&kqv31, &v31, &kqSoftMax31) // kqv-31 mul_mat, part ne1
-	kqvMerged31 := tensor.At(m.bufCPU, offKqv31+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont31 := tensor.At(m.bufCPU, offKqvMergedCont31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Cpy(&kqvMergedCont31, &kqvMerged31) // kqv_merged_cont-31 cont, part ne1
-	attnOut31 := tensor.At(m.bufCPU, offAttnOut31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&attnOut31, &m.weights[weightBlk31AttnOutputWeight], &kqvMergedCont31) // attn_out-31 mul_mat, part ne1
-	lOut30 := tensor.At(m.bufCPU, offLOut30+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	ffnInp31 := tensor.At(m.bufCPU, offFfnInp31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&ffnInp31, &attnOut31, &lOut30) // ffn_inp-31 add, part ne1
-	normFfn31 := tensor.At(m.bufCPU, offNormFfn31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normFfn31, &ffnInp31, normParams) // norm_ffn-31 rms_norm, part ne1
-	ffnNorm31 := tensor.At(m.bufCPU, offFfnNorm31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&ffnNorm31, &normFfn31, &m.weights[weightBlk31FfnNormWeight]) // ffn_norm-31 mul, part ne1
-	ffnGate31 := tensor.At(m.bufCPU, offFfnGate31+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnGate31, &m.weights[weightBlk31FfnGateWeight], &ffnNorm31) // ffn_gate-31 mul_mat, part ne1
-	ffnSilu31 := tensor.At(m.bufCPU, offFfnSilu31+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Silu(&ffnSilu31, &ffnGate31) // ffn_silu-31 silu, part ne1
-	ffnUp31 := tensor.At(m.bufCPU, offFfnUp31+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&ffnUp31, &m.weights[weightBlk31FfnUpWeight], &ffnNorm31) // ffn_up-31 mul_mat, part ne1
-	ffnGatePar31 := tensor.At(m.bufCPU, offFfnGatePar31+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.Mul(&ffnGatePar31, &ffnSilu31, &ffnUp31) // ffn_gate_par-31 mul, part ne1
-	ffnOut31 := tensor.At(m.bufCPU, offFfnOut31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.MulMat(&ffnOut31, &m.weights[weightBlk31FfnDownWeight], &ffnGatePar31) // ffn_out-31 mul_mat, part ne1
-	lOut31 := tensor.At(m.bufCPU, offLOut31+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Add(&lOut31, &ffnOut31, &ffnInp31) // l_out-31 add, part ne1
-	normOut := tensor.At(m.bufCPU, offNormOut+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.RMSNorm(&normOut, &lOut31, normParams) // norm_out rms_norm, part ne1
-	resultNorm := tensor.At(m.bufCPU, offResultNorm+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	be.Mul(&resultNorm, &normOut, &m.weights[weightOutputNormWeight]) // result_norm mul, part ne1
-	resultOutput := tensor.At(m.bufCPU, offResultOutput+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	be.MulMat(&resultOutput, &m.weights[weightOutputWeight], &resultNorm) // result_output mul_mat, part ne1
+	k31 := tensor.At(m.state[stateCacheKL31].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q31 := tensor.At(m.bufCPU, 26624+lo*256, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ31 := tensor.At(m.bufCPU, 20480+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.MulMat(&kQ31, &k31, &q31) // kq-31 = mul_mat(k-31, q-31), part ne1
+	kqMask := tensor.Dense(m.bufCPU, 55296+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 1, 1})
+	kqSoftMax31 := tensor.At(m.bufCPU, 22528+lo*(4*d.NKV), tensor.F32, [4]int{d.NKV, hi - lo, 4, 1},
+		[4]int{4, 4 * d.NKV, 4 * d.NKV * d.NTokens, 4 * d.NKV * d.NTokens * 4})
+	be.SoftMax(&kqSoftMax31, &kQ31, &kqMask, softMaxParams) // kq_soft_max-31 = soft_max(kq-31, KQ_mask), part ne1
+	v31 := tensor.At(m.state[stateCacheVL31].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV31 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, hi - lo, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
+	be.MulMat(&kqV31, &v31, &kqSoftMax31) // kqv-31 = mul_mat(v-31, kq_soft_max-31), part ne1
+	kqvMerged31 := tensor.At(m.bufCPU, 28672+lo*64, tensor.F32, [4]int{16, 4, hi - lo, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont31 := tensor.Dense(m.bufCPU, 30720+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Cpy(&kqvMergedCont31, &kqvMerged31) // kqv_merged_cont-31 = cont(kqv_merged-31), part ne1
+	attnOut31 := tensor.Dense(m.bufCPU, 32768+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&attnOut31, &m.weights[284], &kqvMergedCont31) // attn_out-31 = mul_mat(blk.31.attn_output.weight, kqv_merged_cont-31), part ne1
+	lOut30 := tensor.Dense(m.bufCPU, 24576+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	ffnInp31 := tensor.Dense(m.bufCPU, 34816+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&ffnInp31, &attnOut31, &lOut30) // ffn_inp-31 = add(attn_out-31, l_out-30), part ne1
+	normFfn31 := tensor.Dense(m.bufCPU, 36864+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normFfn31, &ffnInp31, normParams) // norm_ffn-31 = rms_norm(ffn_inp-31), part ne1
+	ffnNorm31 := tensor.Dense(m.bufCPU, 38912+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&ffnNorm31, &normFfn31, &m.weights[285]) // ffn_norm-31 = mul(norm_ffn-31, blk.31.ffn_norm.weight), part ne1
+	ffnGate31 := tensor.Dense(m.bufCPU, 0+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnGate31, &m.weights[286], &ffnNorm31) // ffn_gate-31 = mul_mat(blk.31.ffn_gate.weight, ffn_norm-31), part ne1
+	ffnSilu31 := tensor.Dense(m.bufCPU, 4096+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Silu(&ffnSilu31, &ffnGate31) // ffn_silu-31 = silu(ffn_gate-31), part ne1
+	ffnUp31 := tensor.Dense(m.bufCPU, 8192+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&ffnUp31, &m.weights[287], &ffnNorm31) // ffn_up-31 = mul_mat(blk.31.ffn_up.weight, ffn_norm-31), part ne1
+	ffnGatePar31 := tensor.Dense(m.bufCPU, 12288+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.Mul(&ffnGatePar31, &ffnSilu31, &ffnUp31) // ffn_gate_par-31 = mul(ffn_silu-31, ffn_up-31), part ne1
+	ffnOut31 := tensor.Dense(m.bufCPU, 40960+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.MulMat(&ffnOut31, &m.weights[288], &ffnGatePar31) // ffn_out-31 = mul_mat(blk.31.ffn_down.weight, ffn_gate_par-31), part ne1
+	lOut31 := tensor.Dense(m.bufCPU, 43008+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Add(&lOut31, &ffnOut31, &ffnInp31) // l_out-31 = add(ffn_out-31, ffn_inp-31), part ne1
+	normOut := tensor.Dense(m.bufCPU, 45056+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.RMSNorm(&normOut, &lOut31, normParams) // norm_out = rms_norm(l_out-31), part ne1
+	resultNorm := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
+	be.Mul(&resultNorm, &normOut, &m.weights[289]) // result_norm = mul(norm_out, output_norm.weight), part ne1
+	resultOutput := tensor.Dense(m.bufCPU, 16384+lo*512, tensor.F32, [4]int{128, hi - lo, 1, 1})
+	be.MulMat(&resultOutput, &m.weights[290], &resultNorm) // result_output = mul_mat(output.weight, result_norm), part ne1
 }

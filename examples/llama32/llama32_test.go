@@ -36,7 +36,7 @@ func newModel(tb testing.TB, threads int) *Model {
 // llama example's trace: token ids (t·7+3) mod 128, positions from
 // nKV-nTokens, a causal mask.
 func batch(nTokens, nKV int) *Inputs {
-	in := &Inputs{Dims: Dims{NTokens: nTokens, NKv: nKV}}
+	in := &Inputs{Dims: Dims{NTokens: nTokens, NKV: nKV}}
 	for t := 0; t < nTokens; t++ {
 		in.InpTokens = append(in.InpTokens, int32((t*7+3)%128))
 		in.InpPos = append(in.InpPos, int32(nKV-nTokens+t))

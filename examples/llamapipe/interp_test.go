@@ -43,9 +43,9 @@ func TestInterpMatchesCPU(t *testing.T) {
 		inputs := map[string]tensor.Tensor{
 			"inp_tokens": mk(tensor.I32, in.NTokens, 1, func(x tensor.Tensor) { copy(x.I32s(), in.InpTokens) }),
 			"inp_pos":    mk(tensor.I32, in.NTokens, 1, func(x tensor.Tensor) { copy(x.I32s(), in.InpPos) }),
-			"KQ_mask":    mk(tensor.F32, in.NKv, in.NTokens, func(x tensor.Tensor) { copy(x.F32s(), in.KQMask) }),
+			"KQ_mask":    mk(tensor.F32, in.NKV, in.NTokens, func(x tensor.Tensor) { copy(x.F32s(), in.KQMask) }),
 		}
-		got, err := im.Eval(map[string]int{"n_tokens": in.NTokens, "n_kv": in.NKv}, inputs)
+		got, err := im.Eval(map[string]int{"n_tokens": in.NTokens, "n_kv": in.NKV}, inputs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -86,11 +86,11 @@ func models(t testing.TB) (*Model, *llama.Model) {
 // batch is a batch of tokens whose first goes to KV cache slot pos.
 func batch(tokens []int32, pos int) *Inputs {
 	positions, mask := engine.CausalBatch(len(tokens), pos)
-	return &Inputs{Dims: Dims{NTokens: len(tokens), NKv: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
+	return &Inputs{Dims: Dims{NTokens: len(tokens), NKV: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
 }
 
 func (in *Inputs) cpu() *llama.Inputs {
-	return &llama.Inputs{Dims: llama.Dims{NTokens: in.NTokens, NKv: in.NKv}, InpTokens: in.InpTokens, InpPos: in.InpPos, KQMask: in.KQMask}
+	return &llama.Inputs{Dims: llama.Dims{NTokens: in.NTokens, NKV: in.NKV}, InpTokens: in.InpTokens, InpPos: in.InpPos, KQMask: in.KQMask}
 }
 
 func sameBits(t *testing.T, what string, got, want tensor.Tensor) {
@@ -246,7 +246,7 @@ func TestStats(t *testing.T) {
 		tokens[k] = int32(k * 11)
 	}
 	for i := 0; i < 3; i++ {
-		if _, err := m.Eval(batch(tokens, MaxNKv-MaxNTokens)); err != nil {
+		if _, err := m.Eval(batch(tokens, MaxNKV-MaxNTokens)); err != nil {
 			t.Fatal(err)
 		}
 		st := m.Stats()

@@ -16,7 +16,7 @@ import (
 
 // Bounds of the bounded dims: the plan holds for every value up to them.
 const (
-	MaxNKv     = 16 // bound of dim n_kv
+	MaxNKV     = 16 // bound of dim n_kv
 	MaxNTokens = 8  // bound of dim n_tokens
 )
 
@@ -26,9 +26,9 @@ const NCopies = 4
 
 // The target's backends in priority order: indexes into the scheduler's backends.
 const (
-	backendRpc0 = 0 // rpc0, buffer type RPC0
-	backendRpc1 = 1 // rpc1, buffer type RPC1
-	backendCpu  = 2 // cpu, buffer type CPU
+	backendRPC0 = 0 // rpc0, buffer type RPC0
+	backendRPC1 = 1 // rpc1, buffer type RPC1
+	backendCPU  = 2 // cpu, buffer type CPU
 )
 
 // The kernel calls' scalar operands.
@@ -38,139 +38,12 @@ var (
 	softMaxParams = ops.SoftMaxParams{Scale: 0.25}
 )
 
-// Compute buffer layout: byte offsets planned at the dims' bounds.
+// Compute buffer sizes, planned at the dims' bounds; each tensor's byte offset in its
+// buffer is where the code takes it (graphc plan lists them).
 const (
-	rpc0BufferSize    = 22656 // buffer RPC0: lower bound 22656, naive 114816
-	rpc1BufferSize    = 30848 // buffer RPC1: lower bound 30848, naive 127104
-	cpuBufferSize     = 4352  // buffer CPU: lower bound 4352, naive 4352
-	offInpTokens      = 0     // inp_tokens i32[n_tokens], 32 bytes in CPU
-	offInpPos         = 128   // inp_pos i32[n_tokens], 32 bytes in CPU
-	offKQMask         = 256   // KQ_mask f32[n_kv, n_tokens], 512 bytes in CPU
-	offCpuInpTokens1  = 32    // cpu#inp_tokens#1 i32[n_tokens], 32 bytes in CPU
-	offCpuInpTokens2  = 64    // cpu#inp_tokens#2 i32[n_tokens], 32 bytes in CPU
-	offCpuInpTokens3  = 96    // cpu#inp_tokens#3 i32[n_tokens], 32 bytes in CPU
-	offCpuInpPos1     = 160   // cpu#inp_pos#1 i32[n_tokens], 32 bytes in CPU
-	offCpuInpPos2     = 192   // cpu#inp_pos#2 i32[n_tokens], 32 bytes in CPU
-	offCpuInpPos3     = 224   // cpu#inp_pos#3 i32[n_tokens], 32 bytes in CPU
-	offCpuKQMask1     = 768   // cpu#KQ_mask#1 f32[n_kv, n_tokens], 512 bytes in CPU
-	offCpuKQMask2     = 1280  // cpu#KQ_mask#2 f32[n_kv, n_tokens], 512 bytes in CPU
-	offCpuKQMask3     = 1792  // cpu#KQ_mask#3 f32[n_kv, n_tokens], 512 bytes in CPU
-	offRpc0InpEmbd0   = 0     // rpc0#inp_embd#0 f32[64, n_tokens], 2048 bytes in RPC0
-	offRpc0InpEmbd1   = 2048  // rpc0#inp_embd#1 f32[64, n_tokens], 2048 bytes in RPC0
-	offRpc0InpEmbd2   = 4096  // rpc0#inp_embd#2 f32[64, n_tokens], 2048 bytes in RPC0
-	offRpc0InpEmbd3   = 6144  // rpc0#inp_embd#3 f32[64, n_tokens], 2048 bytes in RPC0
-	offRpc0InpPos0    = 8192  // rpc0#inp_pos#0 i32[n_tokens], 32 bytes in RPC0
-	offRpc0InpPos1    = 8224  // rpc0#inp_pos#1 i32[n_tokens], 32 bytes in RPC0
-	offRpc0InpPos2    = 8256  // rpc0#inp_pos#2 i32[n_tokens], 32 bytes in RPC0
-	offRpc0InpPos3    = 8288  // rpc0#inp_pos#3 i32[n_tokens], 32 bytes in RPC0
-	offRpc0KQMask0    = 8320  // rpc0#KQ_mask#0 f32[n_kv, n_tokens], 512 bytes in RPC0
-	offRpc0KQMask1    = 8832  // rpc0#KQ_mask#1 f32[n_kv, n_tokens], 512 bytes in RPC0
-	offRpc0KQMask2    = 9344  // rpc0#KQ_mask#2 f32[n_kv, n_tokens], 512 bytes in RPC0
-	offRpc0KQMask3    = 9856  // rpc0#KQ_mask#3 f32[n_kv, n_tokens], 512 bytes in RPC0
-	offRpc1Norm20     = 0     // rpc1#norm-2#0 f32[64, n_tokens], 2048 bytes in RPC1
-	offRpc1Norm21     = 2048  // rpc1#norm-2#1 f32[64, n_tokens], 2048 bytes in RPC1
-	offRpc1Norm22     = 4096  // rpc1#norm-2#2 f32[64, n_tokens], 2048 bytes in RPC1
-	offRpc1Norm23     = 6144  // rpc1#norm-2#3 f32[64, n_tokens], 2048 bytes in RPC1
-	offRpc1InpPos0    = 8192  // rpc1#inp_pos#0 i32[n_tokens], 32 bytes in RPC1
-	offRpc1InpPos1    = 8224  // rpc1#inp_pos#1 i32[n_tokens], 32 bytes in RPC1
-	offRpc1InpPos2    = 8256  // rpc1#inp_pos#2 i32[n_tokens], 32 bytes in RPC1
-	offRpc1InpPos3    = 8288  // rpc1#inp_pos#3 i32[n_tokens], 32 bytes in RPC1
-	offRpc1KQMask0    = 8320  // rpc1#KQ_mask#0 f32[n_kv, n_tokens], 512 bytes in RPC1
-	offRpc1KQMask1    = 8832  // rpc1#KQ_mask#1 f32[n_kv, n_tokens], 512 bytes in RPC1
-	offRpc1KQMask2    = 9344  // rpc1#KQ_mask#2 f32[n_kv, n_tokens], 512 bytes in RPC1
-	offRpc1KQMask3    = 9856  // rpc1#KQ_mask#3 f32[n_kv, n_tokens], 512 bytes in RPC1
-	offRpc1LOut10     = 10368 // rpc1#l_out-1#0 f32[64, n_tokens], 2048 bytes in RPC1
-	offRpc1LOut11     = 12416 // rpc1#l_out-1#1 f32[64, n_tokens], 2048 bytes in RPC1
-	offRpc1LOut12     = 14464 // rpc1#l_out-1#2 f32[64, n_tokens], 2048 bytes in RPC1
-	offRpc1LOut13     = 16512 // rpc1#l_out-1#3 f32[64, n_tokens], 2048 bytes in RPC1
-	offInpEmbd        = 2304  // inp_embd f32[64, n_tokens], 2048 bytes in CPU
-	offNorm0          = 10368 // norm-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offAttnNorm0      = 10368 // attn_norm-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offKcur0          = 12416 // Kcur-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offKcurRope0      = 14464 // Kcur_rope-0 f32[16, 4, n_tokens], 2048 bytes in RPC0
-	offVcur0          = 12416 // Vcur-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offQcur0          = 12416 // Qcur-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offQcurRope0      = 10368 // Qcur_rope-0 f32[16, 4, n_tokens], 2048 bytes in RPC0
-	offKq0            = 12416 // kq-0 f32[n_kv, n_tokens, 4], 2048 bytes in RPC0
-	offKqSoftMax0     = 12416 // kq_soft_max-0 f32[n_kv, n_tokens, 4], 2048 bytes in RPC0
-	offKqv0           = 10368 // kqv-0 f32[16, n_tokens, 4], 2048 bytes in RPC0
-	offKqvMergedCont0 = 12416 // kqv_merged_cont-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offAttnOut0       = 10368 // attn_out-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offFfnInp0        = 10368 // ffn_inp-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offNormFfn0       = 12416 // norm_ffn-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offFfnNorm0       = 12416 // ffn_norm-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offFfnGate0       = 14464 // ffn_gate-0 f32[128, n_tokens], 4096 bytes in RPC0
-	offFfnSilu0       = 14464 // ffn_silu-0 f32[128, n_tokens], 4096 bytes in RPC0
-	offFfnUp0         = 18560 // ffn_up-0 f32[128, n_tokens], 4096 bytes in RPC0
-	offFfnGatePar0    = 14464 // ffn_gate_par-0 f32[128, n_tokens], 4096 bytes in RPC0
-	offFfnOut0        = 12416 // ffn_out-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offLOut0          = 12416 // l_out-0 f32[64, n_tokens], 2048 bytes in RPC0
-	offNorm1          = 10368 // norm-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offAttnNorm1      = 10368 // attn_norm-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offKcur1          = 14464 // Kcur-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offKcurRope1      = 16512 // Kcur_rope-1 f32[16, 4, n_tokens], 2048 bytes in RPC0
-	offVcur1          = 14464 // Vcur-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offQcur1          = 14464 // Qcur-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offQcurRope1      = 10368 // Qcur_rope-1 f32[16, 4, n_tokens], 2048 bytes in RPC0
-	offKq1            = 14464 // kq-1 f32[n_kv, n_tokens, 4], 2048 bytes in RPC0
-	offKqSoftMax1     = 14464 // kq_soft_max-1 f32[n_kv, n_tokens, 4], 2048 bytes in RPC0
-	offKqv1           = 10368 // kqv-1 f32[16, n_tokens, 4], 2048 bytes in RPC0
-	offKqvMergedCont1 = 14464 // kqv_merged_cont-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offAttnOut1       = 10368 // attn_out-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offFfnInp1        = 10368 // ffn_inp-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offNormFfn1       = 12416 // norm_ffn-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offFfnNorm1       = 12416 // ffn_norm-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offFfnGate1       = 14464 // ffn_gate-1 f32[128, n_tokens], 4096 bytes in RPC0
-	offFfnSilu1       = 14464 // ffn_silu-1 f32[128, n_tokens], 4096 bytes in RPC0
-	offFfnUp1         = 18560 // ffn_up-1 f32[128, n_tokens], 4096 bytes in RPC0
-	offFfnGatePar1    = 14464 // ffn_gate_par-1 f32[128, n_tokens], 4096 bytes in RPC0
-	offFfnOut1        = 12416 // ffn_out-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offLOut1          = 12416 // l_out-1 f32[64, n_tokens], 2048 bytes in RPC0
-	offNorm2          = 10368 // norm-2 f32[64, n_tokens], 2048 bytes in RPC0
-	offAttnNorm2      = 18560 // attn_norm-2 f32[64, n_tokens], 2048 bytes in RPC1
-	offKcur2          = 20608 // Kcur-2 f32[64, n_tokens], 2048 bytes in RPC1
-	offKcurRope2      = 22656 // Kcur_rope-2 f32[16, 4, n_tokens], 2048 bytes in RPC1
-	offVcur2          = 20608 // Vcur-2 f32[64, n_tokens], 2048 bytes in RPC1
-	offQcur2          = 20608 // Qcur-2 f32[64, n_tokens], 2048 bytes in RPC1
-	offQcurRope2      = 18560 // Qcur_rope-2 f32[16, 4, n_tokens], 2048 bytes in RPC1
-	offKq2            = 20608 // kq-2 f32[n_kv, n_tokens, 4], 2048 bytes in RPC1
-	offKqSoftMax2     = 20608 // kq_soft_max-2 f32[n_kv, n_tokens, 4], 2048 bytes in RPC1
-	offKqv2           = 18560 // kqv-2 f32[16, n_tokens, 4], 2048 bytes in RPC1
-	offKqvMergedCont2 = 20608 // kqv_merged_cont-2 f32[64, n_tokens], 2048 bytes in RPC1
-	offAttnOut2       = 18560 // attn_out-2 f32[64, n_tokens], 2048 bytes in RPC1
-	offFfnInp2        = 18560 // ffn_inp-2 f32[64, n_tokens], 2048 bytes in RPC1
-	offNormFfn2       = 20608 // norm_ffn-2 f32[64, n_tokens], 2048 bytes in RPC1
-	offFfnNorm2       = 20608 // ffn_norm-2 f32[64, n_tokens], 2048 bytes in RPC1
-	offFfnGate2       = 22656 // ffn_gate-2 f32[128, n_tokens], 4096 bytes in RPC1
-	offFfnSilu2       = 22656 // ffn_silu-2 f32[128, n_tokens], 4096 bytes in RPC1
-	offFfnUp2         = 26752 // ffn_up-2 f32[128, n_tokens], 4096 bytes in RPC1
-	offFfnGatePar2    = 22656 // ffn_gate_par-2 f32[128, n_tokens], 4096 bytes in RPC1
-	offFfnOut2        = 20608 // ffn_out-2 f32[64, n_tokens], 2048 bytes in RPC1
-	offLOut2          = 20608 // l_out-2 f32[64, n_tokens], 2048 bytes in RPC1
-	offNorm3          = 18560 // norm-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offAttnNorm3      = 18560 // attn_norm-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offKcur3          = 22656 // Kcur-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offKcurRope3      = 24704 // Kcur_rope-3 f32[16, 4, n_tokens], 2048 bytes in RPC1
-	offVcur3          = 22656 // Vcur-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offQcur3          = 22656 // Qcur-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offQcurRope3      = 18560 // Qcur_rope-3 f32[16, 4, n_tokens], 2048 bytes in RPC1
-	offKq3            = 22656 // kq-3 f32[n_kv, n_tokens, 4], 2048 bytes in RPC1
-	offKqSoftMax3     = 22656 // kq_soft_max-3 f32[n_kv, n_tokens, 4], 2048 bytes in RPC1
-	offKqv3           = 18560 // kqv-3 f32[16, n_tokens, 4], 2048 bytes in RPC1
-	offKqvMergedCont3 = 22656 // kqv_merged_cont-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offAttnOut3       = 18560 // attn_out-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offFfnInp3        = 18560 // ffn_inp-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offNormFfn3       = 20608 // norm_ffn-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offFfnNorm3       = 20608 // ffn_norm-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offFfnGate3       = 22656 // ffn_gate-3 f32[128, n_tokens], 4096 bytes in RPC1
-	offFfnSilu3       = 22656 // ffn_silu-3 f32[128, n_tokens], 4096 bytes in RPC1
-	offFfnUp3         = 26752 // ffn_up-3 f32[128, n_tokens], 4096 bytes in RPC1
-	offFfnGatePar3    = 22656 // ffn_gate_par-3 f32[128, n_tokens], 4096 bytes in RPC1
-	offFfnOut3        = 20608 // ffn_out-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offLOut3          = 20608 // l_out-3 f32[64, n_tokens], 2048 bytes in RPC1
-	offNormOut        = 20608 // norm_out f32[64, n_tokens], 2048 bytes in RPC1
-	offResultNorm     = 20608 // result_norm f32[64, n_tokens], 2048 bytes in RPC1
-	offResultOutput   = 22656 // result_output f32[128, n_tokens], 4096 bytes in RPC1
+	rpC0BufferSize = 22656 // buffer RPC0: lower bound 22656, naive 114816
+	rpC1BufferSize = 30848 // buffer RPC1: lower bound 30848, naive 127104
+	cpuBufferSize  = 4352  // buffer CPU: lower bound 4352, naive 4352
 )
 
 // Host memory the plan needs, checked against the machine's before it is allocated:
@@ -184,21 +57,21 @@ const (
 // Pipeline versions of the graph inputs and of the split inputs' copies: an
 // evaluation on pipeline slot c uses version c.
 var (
-	offsInpTokens    = [NCopies]int{offInpTokens, offCpuInpTokens1, offCpuInpTokens2, offCpuInpTokens3}
-	offsInpPos       = [NCopies]int{offInpPos, offCpuInpPos1, offCpuInpPos2, offCpuInpPos3}
-	offsKQMask       = [NCopies]int{offKQMask, offCpuKQMask1, offCpuKQMask2, offCpuKQMask3}
-	offsRpc0InpEmbd0 = [NCopies]int{offRpc0InpEmbd0, offRpc0InpEmbd1, offRpc0InpEmbd2, offRpc0InpEmbd3}
-	offsRpc0InpPos0  = [NCopies]int{offRpc0InpPos0, offRpc0InpPos1, offRpc0InpPos2, offRpc0InpPos3}
-	offsRpc0KQMask0  = [NCopies]int{offRpc0KQMask0, offRpc0KQMask1, offRpc0KQMask2, offRpc0KQMask3}
-	offsRpc1Norm20   = [NCopies]int{offRpc1Norm20, offRpc1Norm21, offRpc1Norm22, offRpc1Norm23}
-	offsRpc1InpPos0  = [NCopies]int{offRpc1InpPos0, offRpc1InpPos1, offRpc1InpPos2, offRpc1InpPos3}
-	offsRpc1KQMask0  = [NCopies]int{offRpc1KQMask0, offRpc1KQMask1, offRpc1KQMask2, offRpc1KQMask3}
-	offsRpc1LOut10   = [NCopies]int{offRpc1LOut10, offRpc1LOut11, offRpc1LOut12, offRpc1LOut13}
+	offsInpTokens    = [NCopies]int{0, 32, 64, 96}
+	offsInpPos       = [NCopies]int{128, 160, 192, 224}
+	offsKQMask       = [NCopies]int{256, 768, 1280, 1792}
+	offsRPC0InpEmbd0 = [NCopies]int{0, 2048, 4096, 6144}
+	offsRPC0InpPos0  = [NCopies]int{8192, 8224, 8256, 8288}
+	offsRPC0KQMask0  = [NCopies]int{8320, 8832, 9344, 9856}
+	offsRPC1Norm20   = [NCopies]int{0, 2048, 4096, 6144}
+	offsRPC1InpPos0  = [NCopies]int{8192, 8224, 8256, 8288}
+	offsRPC1KQMask0  = [NCopies]int{8320, 8832, 9344, 9856}
+	offsRPC1LOut10   = [NCopies]int{10368, 12416, 14464, 16512}
 )
 
 // Dims are the bounded dims' values for one evaluation.
 type Dims struct {
-	NKv     int // n_kv, at most 16
+	NKV     int // n_kv, at most 16
 	NTokens int // n_tokens, at most 8
 }
 
@@ -225,303 +98,87 @@ func (o *Outputs) Named() []engine.Named {
 
 // Weights are the weights New expects, in declaration order.
 var Weights = []engine.Decl{
-	{
-		Name: "token_embd.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.0.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.1.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.2.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.attn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.attn_q.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.attn_k.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.attn_v.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.attn_output.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.ffn_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.ffn_gate.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.ffn_up.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "blk.3.ffn_down.weight",
-		Ne:   [4]int{128, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "output_norm.weight",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "output.weight",
-		Ne:   [4]int{64, 128, 1, 1},
-		Type: tensor.F32,
-	},
+	{Name: "token_embd.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.0.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.0.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.0.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.0.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.0.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.0.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.0.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.0.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.0.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.1.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.1.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.1.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.1.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.1.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.1.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.1.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.1.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.1.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.2.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.2.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.2.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.2.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.2.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.2.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.2.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.2.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.2.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "blk.3.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.3.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.3.attn_k.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.3.attn_v.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.3.attn_output.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "blk.3.ffn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "blk.3.ffn_gate.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.3.ffn_up.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
+	{Name: "blk.3.ffn_down.weight", Type: tensor.F32, Ne: [4]int{128, 64, 1, 1}},
+	{Name: "output_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "output.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
 var States = []engine.Decl{
-	{
-		Name: "cache_k_l0",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l0",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l1",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l1",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l2",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l2",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_k_l3",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F16,
-	},
-	{
-		Name: "cache_v_l3",
-		Ne:   [4]int{1024, 1, 1, 1},
-		Type: tensor.F16,
-	},
+	{Name: "cache_k_l0", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l0", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l1", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l1", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l2", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l2", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
+	{Name: "cache_k_l3", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "cache_v_l3", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
 }
 
-// Indexes of the weights in Weights and of the state in States.
+// Indexes of the state in States. The code indexes weights by their place in Weights,
+// and each kernel call's comment names its operands.
 const (
-	weightTokenEmbdWeight      = 0  // token_embd.weight
-	weightBlk0AttnNormWeight   = 1  // blk.0.attn_norm.weight
-	weightBlk0AttnQWeight      = 2  // blk.0.attn_q.weight
-	weightBlk0AttnKWeight      = 3  // blk.0.attn_k.weight
-	weightBlk0AttnVWeight      = 4  // blk.0.attn_v.weight
-	weightBlk0AttnOutputWeight = 5  // blk.0.attn_output.weight
-	weightBlk0FfnNormWeight    = 6  // blk.0.ffn_norm.weight
-	weightBlk0FfnGateWeight    = 7  // blk.0.ffn_gate.weight
-	weightBlk0FfnUpWeight      = 8  // blk.0.ffn_up.weight
-	weightBlk0FfnDownWeight    = 9  // blk.0.ffn_down.weight
-	weightBlk1AttnNormWeight   = 10 // blk.1.attn_norm.weight
-	weightBlk1AttnQWeight      = 11 // blk.1.attn_q.weight
-	weightBlk1AttnKWeight      = 12 // blk.1.attn_k.weight
-	weightBlk1AttnVWeight      = 13 // blk.1.attn_v.weight
-	weightBlk1AttnOutputWeight = 14 // blk.1.attn_output.weight
-	weightBlk1FfnNormWeight    = 15 // blk.1.ffn_norm.weight
-	weightBlk1FfnGateWeight    = 16 // blk.1.ffn_gate.weight
-	weightBlk1FfnUpWeight      = 17 // blk.1.ffn_up.weight
-	weightBlk1FfnDownWeight    = 18 // blk.1.ffn_down.weight
-	weightBlk2AttnNormWeight   = 19 // blk.2.attn_norm.weight
-	weightBlk2AttnQWeight      = 20 // blk.2.attn_q.weight
-	weightBlk2AttnKWeight      = 21 // blk.2.attn_k.weight
-	weightBlk2AttnVWeight      = 22 // blk.2.attn_v.weight
-	weightBlk2AttnOutputWeight = 23 // blk.2.attn_output.weight
-	weightBlk2FfnNormWeight    = 24 // blk.2.ffn_norm.weight
-	weightBlk2FfnGateWeight    = 25 // blk.2.ffn_gate.weight
-	weightBlk2FfnUpWeight      = 26 // blk.2.ffn_up.weight
-	weightBlk2FfnDownWeight    = 27 // blk.2.ffn_down.weight
-	weightBlk3AttnNormWeight   = 28 // blk.3.attn_norm.weight
-	weightBlk3AttnQWeight      = 29 // blk.3.attn_q.weight
-	weightBlk3AttnKWeight      = 30 // blk.3.attn_k.weight
-	weightBlk3AttnVWeight      = 31 // blk.3.attn_v.weight
-	weightBlk3AttnOutputWeight = 32 // blk.3.attn_output.weight
-	weightBlk3FfnNormWeight    = 33 // blk.3.ffn_norm.weight
-	weightBlk3FfnGateWeight    = 34 // blk.3.ffn_gate.weight
-	weightBlk3FfnUpWeight      = 35 // blk.3.ffn_up.weight
-	weightBlk3FfnDownWeight    = 36 // blk.3.ffn_down.weight
-	weightOutputNormWeight     = 37 // output_norm.weight
-	weightOutputWeight         = 38 // output.weight
-	stateCacheKL0              = 0  // cache_k_l0
-	stateCacheVL0              = 1  // cache_v_l0
-	stateCacheKL1              = 2  // cache_k_l1
-	stateCacheVL1              = 3  // cache_v_l1
-	stateCacheKL2              = 4  // cache_k_l2
-	stateCacheVL2              = 5  // cache_v_l2
-	stateCacheKL3              = 6  // cache_k_l3
-	stateCacheVL3              = 7  // cache_v_l3
+	stateCacheKL0 = 0 // cache_k_l0
+	stateCacheVL0 = 1 // cache_v_l0
+	stateCacheKL1 = 2 // cache_k_l1
+	stateCacheVL1 = 3 // cache_v_l1
+	stateCacheKL2 = 4 // cache_k_l2
+	stateCacheVL2 = 5 // cache_v_l2
+	stateCacheKL3 = 6 // cache_k_l3
+	stateCacheVL3 = 7 // cache_v_l3
 )
 
 // weightBackend and stateBackend are the backends whose memory holds each weight and
 // state tensor, in declaration order.
 var (
-	weightBackend = []int{backendCpu, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1, backendRpc1}
-	stateBackend  = []int{backendRpc0, backendRpc0, backendRpc0, backendRpc0, backendRpc1, backendRpc1, backendRpc1, backendRpc1}
+	weightBackend = []int{
+		backendCPU, backendRPC0, backendRPC0, backendRPC0, backendRPC0, backendRPC0, backendRPC0,
+		backendRPC0, backendRPC0, backendRPC0, backendRPC0, backendRPC0, backendRPC0, backendRPC0,
+		backendRPC0, backendRPC0, backendRPC0, backendRPC0, backendRPC0, backendRPC1, backendRPC1,
+		backendRPC1, backendRPC1, backendRPC1, backendRPC1, backendRPC1, backendRPC1, backendRPC1,
+		backendRPC1, backendRPC1, backendRPC1, backendRPC1, backendRPC1, backendRPC1, backendRPC1,
+		backendRPC1, backendRPC1, backendRPC1, backendRPC1,
+	}
+	stateBackend = []int{
+		backendRPC0, backendRPC0, backendRPC0, backendRPC0, backendRPC1, backendRPC1, backendRPC1,
+		backendRPC1,
+	}
 )
 
 // bufferTypes are the memory the plan was made for on each backend, in target order;
@@ -547,21 +204,21 @@ var bufferTypes = []backend.BufferType{
 // splits are the plan's splits in order, for the scheduler.
 var splits = []engine.SplitInfo{
 	{
-		Backend: backendCpu,
+		Backend: backendCPU,
 		First:   "inp_embd",
 		Inputs:  0,
 		Last:    "inp_embd",
 		Nodes:   1,
 	},
 	{
-		Backend: backendRpc0,
+		Backend: backendRPC0,
 		First:   "norm-0",
 		Inputs:  3,
 		Last:    "norm-2",
 		Nodes:   47,
 	},
 	{
-		Backend: backendRpc1,
+		Backend: backendRPC1,
 		First:   "attn_norm-2",
 		Inputs:  4,
 		Last:    "result_output",
@@ -574,8 +231,8 @@ var splits = []engine.SplitInfo{
 type Model struct {
 	driver                    // evaluations in order, state access, statistics, Close
 	sched       *engine.Sched // the driver's: copies, events, statistics, eval callback
-	rpc0Backend *rpc.Backend
-	rpc1Backend *rpc.Backend
+	rpC0Backend *rpc.Backend
+	rpC1Backend *rpc.Backend
 	cpuBackend  *cpu.Backend
 	bufRPC0     []byte          // compute buffer RPC0, in rpc0's memory
 	bufRPC1     []byte          // compute buffer RPC1, in rpc1's memory
@@ -608,30 +265,30 @@ func New(weights map[string]tensor.Tensor, threads int) (*Model, error) {
 
 // start is New's work on the bound weights w; on an error New closes what it started.
 func (m *Model) start(w []tensor.Tensor, threads int) (err error) {
-	if m.rpc0Backend, err = rpc.New(0, threads); err != nil {
+	if m.rpC0Backend, err = rpc.New(0, threads); err != nil {
 		return err
 	}
-	engine.OnClose(&m.driver, m.rpc0Backend.Close)
-	if m.rpc1Backend, err = rpc.New(1, threads); err != nil {
+	engine.OnClose(&m.driver, m.rpC0Backend.Close)
+	if m.rpC1Backend, err = rpc.New(1, threads); err != nil {
 		return err
 	}
-	engine.OnClose(&m.driver, m.rpc1Backend.Close)
+	engine.OnClose(&m.driver, m.rpC1Backend.Close)
 	m.cpuBackend = cpu.New(threads)
 	engine.OnClose(&m.driver, m.cpuBackend.Close)
 	if m.sched, err = engine.NewSched([]engine.Backend{
-		m.rpc0Backend,
-		m.rpc1Backend,
-		engine.NewHostBackend("cpu", bufferTypes[backendCpu]),
+		m.rpC0Backend,
+		m.rpC1Backend,
+		engine.NewHostBackend("cpu", bufferTypes[backendCPU]),
 	}, bufferTypes, splits, NCopies); err != nil {
 		return err
 	}
-	if m.bufRPC0, err = m.sched.Backend(backendRpc0).Alloc(rpc0BufferSize); err != nil {
+	if m.bufRPC0, err = m.sched.Backend(backendRPC0).Alloc(rpC0BufferSize); err != nil {
 		return err
 	}
-	if m.bufRPC1, err = m.sched.Backend(backendRpc1).Alloc(rpc1BufferSize); err != nil {
+	if m.bufRPC1, err = m.sched.Backend(backendRPC1).Alloc(rpC1BufferSize); err != nil {
 		return err
 	}
-	if m.bufCPU, err = m.sched.Backend(backendCpu).Alloc(cpuBufferSize); err != nil {
+	if m.bufCPU, err = m.sched.Backend(backendCPU).Alloc(cpuBufferSize); err != nil {
 		return err
 	}
 	if m.weights, err = m.sched.UploadAll(weightBackend, w); err != nil {
@@ -653,8 +310,8 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 		return nil, engine.ErrNoInputs
 	}
 	d := &in.Dims
-	if d.NKv < 0 || d.NKv > MaxNKv {
-		return nil, fmt.Errorf("dim n_kv = %d is outside [0, %d]", d.NKv, MaxNKv)
+	if d.NKV < 0 || d.NKV > MaxNKV {
+		return nil, fmt.Errorf("dim n_kv = %d is outside [0, %d]", d.NKV, MaxNKV)
 	}
 	if d.NTokens < 0 || d.NTokens > MaxNTokens {
 		return nil, fmt.Errorf("dim n_tokens = %d is outside [0, %d]", d.NTokens, MaxNTokens)
@@ -665,73 +322,31 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if len(in.InpPos) != d.NTokens {
 		return nil, fmt.Errorf("input inp_pos: got %d elements, want %d (i32[n_tokens])", len(in.InpPos), d.NTokens)
 	}
-	if len(in.KQMask) != d.NKv*d.NTokens {
-		return nil, fmt.Errorf("input KQ_mask: got %d elements, want %d (f32[n_kv, n_tokens])", len(in.KQMask), d.NKv*d.NTokens)
+	if len(in.KQMask) != d.NKV*d.NTokens {
+		return nil, fmt.Errorf("input KQ_mask: got %d elements, want %d (f32[n_kv, n_tokens])", len(in.KQMask), d.NKV*d.NTokens)
 	}
 	if err := engine.CheckIndices("inp_tokens", "token_embd.weight", in.InpTokens, 128); err != nil {
 		return nil, err
 	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:50:18: view k_cache_view-0 of cache_k_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:51:17: view k_cache_cpy-0 of cache_k_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:55:18: view v_cache_view-0 of cache_v_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:56:17: view v_cache_cpy-0 of cache_v_l0 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:50:18: view k_cache_view-1 of cache_k_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:51:17: view k_cache_cpy-1 of cache_k_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:55:18: view v_cache_view-1 of cache_v_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:56:17: view v_cache_cpy-1 of cache_v_l1 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:50:18: view k_cache_view-2 of cache_k_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:51:17: view k_cache_cpy-2 of cache_k_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:55:18: view v_cache_view-2 of cache_v_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:56:17: view v_cache_cpy-2 of cache_v_l2 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:50:18: view k_cache_view-3 of cache_k_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 128*(d.NKv-d.NTokens), 128*(d.NKv-d.NTokens)+(2+(d.NTokens*64-1)*2); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:51:17: view k_cache_cpy-3 of cache_k_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:55:18: view v_cache_view-3 of cache_v_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
-	}
-	if lo, hi := 2*(d.NKv-d.NTokens), 2*(d.NKv-d.NTokens)+(2+(d.NTokens-1)*2+2016); lo < 0 || hi > 2048 {
-		return nil, fmt.Errorf("../llama/llama.g:56:17: view v_cache_cpy-3 of cache_v_l3 covers bytes [%d, %d), outside its 2048 bytes (n_kv = %d, n_tokens = %d)", lo, hi, d.NKv, d.NTokens)
+	for i := range viewChecks {
+		lo, hi := d.extent(viewChecks[i].Extent)
+		if err := viewChecks[i].Check(lo, hi, d); err != nil {
+			return nil, err
+		}
 	}
 	return engine.Issue(&m.driver, func(c int) *Outputs {
-		inpTokens := tensor.At(m.bufCPU, offsInpTokens[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+		inpTokens := tensor.Dense(m.bufCPU, offsInpTokens[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1})
 		copy(inpTokens.I32s(), in.InpTokens)
-		inpPos := tensor.At(m.bufCPU, offsInpPos[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
+		inpPos := tensor.Dense(m.bufCPU, offsInpPos[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1})
 		copy(inpPos.I32s(), in.InpPos)
-		kqMask := tensor.At(m.bufCPU, offsKQMask[c], tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
+		kqMask := tensor.Dense(m.bufCPU, offsKQMask[c], tensor.F32, [4]int{d.NKV, d.NTokens, 1, 1})
 		copy(kqMask.F32s(), in.KQMask)
 		m.split0(d, c)
 		m.split1(d, c)
 		m.split2(d, c)
 		out := &Outputs{}
-		resultOutput := tensor.At(m.bufRPC1, offResultOutput, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-		out.ResultOutput = m.sched.Output(backendRpc1, &resultOutput)
+		resultOutput := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+		out.ResultOutput = m.sched.Output(backendRPC1, &resultOutput)
 		return out
 	})
 }
@@ -749,361 +364,399 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 	return p.Wait()
 }
 
+// String prints the dims' values, as errors name them.
+func (d *Dims) String() string {
+	return fmt.Sprintf("n_kv = %d, n_tokens = %d", d.NKV, d.NTokens)
+}
+
+// viewChecks are the views whose bytes depend on the dims, checked by Submit against their
+// sources' sizes; Extent is the case of Dims.extent covering each.
+var viewChecks = []engine.ViewCheck{
+	{Pos: "../llama/llama.g:50:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 2048, Extent: 0},
+	{Pos: "../llama/llama.g:51:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 2048, Extent: 0},
+	{Pos: "../llama/llama.g:55:18", View: "v_cache_view-0", Source: "cache_v_l0", Size: 2048, Extent: 1},
+	{Pos: "../llama/llama.g:56:17", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 2048, Extent: 1},
+	{Pos: "../llama/llama.g:50:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 2048, Extent: 0},
+	{Pos: "../llama/llama.g:51:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 2048, Extent: 0},
+	{Pos: "../llama/llama.g:55:18", View: "v_cache_view-1", Source: "cache_v_l1", Size: 2048, Extent: 1},
+	{Pos: "../llama/llama.g:56:17", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 2048, Extent: 1},
+	{Pos: "../llama/llama.g:50:18", View: "k_cache_view-2", Source: "cache_k_l2", Size: 2048, Extent: 0},
+	{Pos: "../llama/llama.g:51:17", View: "k_cache_cpy-2", Source: "cache_k_l2", Size: 2048, Extent: 0},
+	{Pos: "../llama/llama.g:55:18", View: "v_cache_view-2", Source: "cache_v_l2", Size: 2048, Extent: 1},
+	{Pos: "../llama/llama.g:56:17", View: "v_cache_cpy-2", Source: "cache_v_l2", Size: 2048, Extent: 1},
+	{Pos: "../llama/llama.g:50:18", View: "k_cache_view-3", Source: "cache_k_l3", Size: 2048, Extent: 0},
+	{Pos: "../llama/llama.g:51:17", View: "k_cache_cpy-3", Source: "cache_k_l3", Size: 2048, Extent: 0},
+	{Pos: "../llama/llama.g:55:18", View: "v_cache_view-3", Source: "cache_v_l3", Size: 2048, Extent: 1},
+	{Pos: "../llama/llama.g:56:17", View: "v_cache_cpy-3", Source: "cache_v_l3", Size: 2048, Extent: 1},
+}
+
+// extent is the byte range [lo, hi) extent k covers at these dims.
+func (d *Dims) extent(k int) (lo, hi int) {
+	switch k {
+	case 0:
+		return 128 * (d.NKV - d.NTokens), 128*(d.NKV-d.NTokens) + (2 + (d.NTokens*64-1)*2)
+	case 1:
+		return 2 * (d.NKV - d.NTokens), 2*(d.NKV-d.NTokens) + (2 + (d.NTokens-1)*2 + 2016)
+	default:
+		panic("BUG: no such extent")
+	}
+}
+
 // split0 runs nodes 0..0 (inp_embd … inp_embd) on cpu.
 func (m *Model) split0(d *Dims, c int) {
 	m.sched.BeginSplit(0)
 	m.sched.Compute(0)
-	inpTokens := tensor.At(m.bufCPU, offsInpTokens[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	inpEmbd := tensor.At(m.bufCPU, offInpEmbd, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.cpuBackend.GetRows(&inpEmbd, &m.weights[weightTokenEmbdWeight], &inpTokens) // inp_embd get_rows
-	m.sched.Inspect(backendCpu, "inp_embd", &inpEmbd)
+	inpTokens := tensor.Dense(m.bufCPU, offsInpTokens[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1})
+	inpEmbd := tensor.Dense(m.bufCPU, 2304, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.cpuBackend.GetRows(&inpEmbd, &m.weights[0], &inpTokens) // inp_embd = get_rows(token_embd.weight, inp_tokens)
+	m.sched.Inspect(backendCPU, "inp_embd", inpEmbd)
 	m.sched.EndSplit(0)
 }
 
 // split1 runs nodes 1..67 (norm-0 … norm-2) on rpc0, after copying in inp_embd, inp_pos and KQ_mask.
 func (m *Model) split1(d *Dims, c int) {
 	m.sched.BeginSplit(1)
-	rpc0InpEmbd0 := tensor.At(m.bufRPC0, offsRpc0InpEmbd0[c], tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	inpEmbd := tensor.At(m.bufCPU, offInpEmbd, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.sched.CopyInput(1, backendCpu, &rpc0InpEmbd0, &inpEmbd, false) // inp_embd: 2048 bytes from cpu
-	rpc0InpPos0 := tensor.At(m.bufRPC0, offsRpc0InpPos0[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offsInpPos[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	m.sched.CopyInput(1, backendCpu, &rpc0InpPos0, &inpPos, true) // inp_pos: 32 bytes from cpu
-	rpc0KQMask0 := tensor.At(m.bufRPC0, offsRpc0KQMask0[c], tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqMask := tensor.At(m.bufCPU, offsKQMask[c], tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	m.sched.CopyInput(1, backendCpu, &rpc0KQMask0, &kqMask, true) // KQ_mask: 512 bytes from cpu
+	rpC0InpEmbd0 := tensor.Dense(m.bufRPC0, offsRPC0InpEmbd0[c], tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	inpEmbd := tensor.Dense(m.bufCPU, 2304, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.sched.CopyInput(1, backendCPU, &rpC0InpEmbd0, &inpEmbd, false) // inp_embd: 2048 bytes from cpu
+	rpC0InpPos0 := tensor.Dense(m.bufRPC0, offsRPC0InpPos0[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1})
+	inpPos := tensor.Dense(m.bufCPU, offsInpPos[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1})
+	m.sched.CopyInput(1, backendCPU, &rpC0InpPos0, &inpPos, true) // inp_pos: 32 bytes from cpu
+	rpC0KQMask0 := tensor.Dense(m.bufRPC0, offsRPC0KQMask0[c], tensor.F32, [4]int{d.NKV, d.NTokens, 1, 1})
+	kqMask := tensor.Dense(m.bufCPU, offsKQMask[c], tensor.F32, [4]int{d.NKV, d.NTokens, 1, 1})
+	m.sched.CopyInput(1, backendCPU, &rpC0KQMask0, &kqMask, true) // KQ_mask: 512 bytes from cpu
 	m.sched.Compute(1)
-	norm0 := tensor.At(m.bufRPC0, offNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.RMSNorm(&norm0, &rpc0InpEmbd0, normParams) // norm-0 rms_norm
-	m.sched.Inspect(backendRpc0, "norm-0", &norm0)
-	attnNorm0 := tensor.At(m.bufRPC0, offAttnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Mul(&attnNorm0, &norm0, &m.weights[weightBlk0AttnNormWeight]) // attn_norm-0 mul
-	m.sched.Inspect(backendRpc0, "attn_norm-0", &attnNorm0)
-	kcur0 := tensor.At(m.bufRPC0, offKcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.MulMat(&kcur0, &m.weights[weightBlk0AttnKWeight], &attnNorm0) // Kcur-0 mul_mat
-	m.sched.Inspect(backendRpc0, "Kcur-0", &kcur0)
-	kcur3d0 := tensor.At(m.bufRPC0, offKcur0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	kcurRope0 := tensor.At(m.bufRPC0, offKcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&kcurRope0, &kcur3d0, &rpc0InpPos0, ropeParams) // Kcur_rope-0 rope
-	m.sched.Inspect(backendRpc0, "Kcur_rope-0", &kcurRope0)
-	kCacheCpy0 := tensor.At(m.state[stateCacheKL0].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	m.rpc0Backend.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 cpy
-	m.sched.Inspect(backendRpc0, "k_cache_cpy-0", &kCacheCpy0)
-	vcur0 := tensor.At(m.bufRPC0, offVcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.MulMat(&vcur0, &m.weights[weightBlk0AttnVWeight], &attnNorm0) // Vcur-0 mul_mat
-	m.sched.Inspect(backendRpc0, "Vcur-0", &vcur0)
-	vCacheCpy0 := tensor.At(m.state[stateCacheVL0].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT0 := tensor.At(m.bufRPC0, offVcur0, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Cpy(&vCacheCpy0, &vcurT0) // v_cache_cpy-0 cpy
-	m.sched.Inspect(backendRpc0, "v_cache_cpy-0", &vCacheCpy0)
-	qcur0 := tensor.At(m.bufRPC0, offQcur0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.MulMat(&qcur0, &m.weights[weightBlk0AttnQWeight], &attnNorm0) // Qcur-0 mul_mat
-	m.sched.Inspect(backendRpc0, "Qcur-0", &qcur0)
-	qcur3d0 := tensor.At(m.bufRPC0, offQcur0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope0 := tensor.At(m.bufRPC0, offQcurRope0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&qcurRope0, &qcur3d0, &rpc0InpPos0, ropeParams) // Qcur_rope-0 rope
-	m.sched.Inspect(backendRpc0, "Qcur_rope-0", &qcurRope0)
-	k0 := tensor.At(m.state[stateCacheKL0].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q0 := tensor.At(m.bufRPC0, offQcurRope0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq0 := tensor.At(m.bufRPC0, offKq0, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc0Backend.MulMat(&kq0, &k0, &q0) // kq-0 mul_mat
-	m.sched.Inspect(backendRpc0, "kq-0", &kq0)
-	kqSoftMax0 := tensor.At(m.bufRPC0, offKqSoftMax0, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc0Backend.SoftMax(&kqSoftMax0, &kq0, &rpc0KQMask0, softMaxParams) // kq_soft_max-0 soft_max
-	m.sched.Inspect(backendRpc0, "kq_soft_max-0", &kqSoftMax0)
-	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv0 := tensor.At(m.bufRPC0, offKqv0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	m.rpc0Backend.MulMat(&kqv0, &v0, &kqSoftMax0) // kqv-0 mul_mat
-	m.sched.Inspect(backendRpc0, "kqv-0", &kqv0)
-	kqvMerged0 := tensor.At(m.bufRPC0, offKqv0, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont0 := tensor.At(m.bufRPC0, offKqvMergedCont0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Cpy(&kqvMergedCont0, &kqvMerged0) // kqv_merged_cont-0 cont
-	m.sched.Inspect(backendRpc0, "kqv_merged_cont-0", &kqvMergedCont0)
-	attnOut0 := tensor.At(m.bufRPC0, offAttnOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.MulMat(&attnOut0, &m.weights[weightBlk0AttnOutputWeight], &kqvMergedCont0) // attn_out-0 mul_mat
-	m.sched.Inspect(backendRpc0, "attn_out-0", &attnOut0)
-	ffnInp0 := tensor.At(m.bufRPC0, offFfnInp0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Add(&ffnInp0, &attnOut0, &rpc0InpEmbd0) // ffn_inp-0 add
-	m.sched.Inspect(backendRpc0, "ffn_inp-0", &ffnInp0)
-	normFfn0 := tensor.At(m.bufRPC0, offNormFfn0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.RMSNorm(&normFfn0, &ffnInp0, normParams) // norm_ffn-0 rms_norm
-	m.sched.Inspect(backendRpc0, "norm_ffn-0", &normFfn0)
-	ffnNorm0 := tensor.At(m.bufRPC0, offFfnNorm0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Mul(&ffnNorm0, &normFfn0, &m.weights[weightBlk0FfnNormWeight]) // ffn_norm-0 mul
-	m.sched.Inspect(backendRpc0, "ffn_norm-0", &ffnNorm0)
-	ffnGate0 := tensor.At(m.bufRPC0, offFfnGate0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc0Backend.MulMat(&ffnGate0, &m.weights[weightBlk0FfnGateWeight], &ffnNorm0) // ffn_gate-0 mul_mat
-	m.sched.Inspect(backendRpc0, "ffn_gate-0", &ffnGate0)
-	ffnSilu0 := tensor.At(m.bufRPC0, offFfnSilu0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc0Backend.Silu(&ffnSilu0, &ffnGate0) // ffn_silu-0 silu
-	m.sched.Inspect(backendRpc0, "ffn_silu-0", &ffnSilu0)
-	ffnUp0 := tensor.At(m.bufRPC0, offFfnUp0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc0Backend.MulMat(&ffnUp0, &m.weights[weightBlk0FfnUpWeight], &ffnNorm0) // ffn_up-0 mul_mat
-	m.sched.Inspect(backendRpc0, "ffn_up-0", &ffnUp0)
-	ffnGatePar0 := tensor.At(m.bufRPC0, offFfnGatePar0, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc0Backend.Mul(&ffnGatePar0, &ffnSilu0, &ffnUp0) // ffn_gate_par-0 mul
-	m.sched.Inspect(backendRpc0, "ffn_gate_par-0", &ffnGatePar0)
-	ffnOut0 := tensor.At(m.bufRPC0, offFfnOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.MulMat(&ffnOut0, &m.weights[weightBlk0FfnDownWeight], &ffnGatePar0) // ffn_out-0 mul_mat
-	m.sched.Inspect(backendRpc0, "ffn_out-0", &ffnOut0)
-	lOut0 := tensor.At(m.bufRPC0, offLOut0, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 add
-	m.sched.Inspect(backendRpc0, "l_out-0", &lOut0)
-	norm1 := tensor.At(m.bufRPC0, offNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.RMSNorm(&norm1, &lOut0, normParams) // norm-1 rms_norm
-	m.sched.Inspect(backendRpc0, "norm-1", &norm1)
-	attnNorm1 := tensor.At(m.bufRPC0, offAttnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Mul(&attnNorm1, &norm1, &m.weights[weightBlk1AttnNormWeight]) // attn_norm-1 mul
-	m.sched.Inspect(backendRpc0, "attn_norm-1", &attnNorm1)
-	kcur1 := tensor.At(m.bufRPC0, offKcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.MulMat(&kcur1, &m.weights[weightBlk1AttnKWeight], &attnNorm1) // Kcur-1 mul_mat
-	m.sched.Inspect(backendRpc0, "Kcur-1", &kcur1)
-	kcur3d1 := tensor.At(m.bufRPC0, offKcur1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	kcurRope1 := tensor.At(m.bufRPC0, offKcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&kcurRope1, &kcur3d1, &rpc0InpPos0, ropeParams) // Kcur_rope-1 rope
-	m.sched.Inspect(backendRpc0, "Kcur_rope-1", &kcurRope1)
-	kCacheCpy1 := tensor.At(m.state[stateCacheKL1].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	m.rpc0Backend.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 cpy
-	m.sched.Inspect(backendRpc0, "k_cache_cpy-1", &kCacheCpy1)
-	vcur1 := tensor.At(m.bufRPC0, offVcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.MulMat(&vcur1, &m.weights[weightBlk1AttnVWeight], &attnNorm1) // Vcur-1 mul_mat
-	m.sched.Inspect(backendRpc0, "Vcur-1", &vcur1)
-	vCacheCpy1 := tensor.At(m.state[stateCacheVL1].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT1 := tensor.At(m.bufRPC0, offVcur1, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Cpy(&vCacheCpy1, &vcurT1) // v_cache_cpy-1 cpy
-	m.sched.Inspect(backendRpc0, "v_cache_cpy-1", &vCacheCpy1)
-	qcur1 := tensor.At(m.bufRPC0, offQcur1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.MulMat(&qcur1, &m.weights[weightBlk1AttnQWeight], &attnNorm1) // Qcur-1 mul_mat
-	m.sched.Inspect(backendRpc0, "Qcur-1", &qcur1)
-	qcur3d1 := tensor.At(m.bufRPC0, offQcur1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope1 := tensor.At(m.bufRPC0, offQcurRope1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc0Backend.Rope(&qcurRope1, &qcur3d1, &rpc0InpPos0, ropeParams) // Qcur_rope-1 rope
-	m.sched.Inspect(backendRpc0, "Qcur_rope-1", &qcurRope1)
-	k1 := tensor.At(m.state[stateCacheKL1].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q1 := tensor.At(m.bufRPC0, offQcurRope1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq1 := tensor.At(m.bufRPC0, offKq1, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc0Backend.MulMat(&kq1, &k1, &q1) // kq-1 mul_mat
-	m.sched.Inspect(backendRpc0, "kq-1", &kq1)
-	kqSoftMax1 := tensor.At(m.bufRPC0, offKqSoftMax1, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc0Backend.SoftMax(&kqSoftMax1, &kq1, &rpc0KQMask0, softMaxParams) // kq_soft_max-1 soft_max
-	m.sched.Inspect(backendRpc0, "kq_soft_max-1", &kqSoftMax1)
-	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv1 := tensor.At(m.bufRPC0, offKqv1, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	m.rpc0Backend.MulMat(&kqv1, &v1, &kqSoftMax1) // kqv-1 mul_mat
-	m.sched.Inspect(backendRpc0, "kqv-1", &kqv1)
-	kqvMerged1 := tensor.At(m.bufRPC0, offKqv1, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont1 := tensor.At(m.bufRPC0, offKqvMergedCont1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Cpy(&kqvMergedCont1, &kqvMerged1) // kqv_merged_cont-1 cont
-	m.sched.Inspect(backendRpc0, "kqv_merged_cont-1", &kqvMergedCont1)
-	attnOut1 := tensor.At(m.bufRPC0, offAttnOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.MulMat(&attnOut1, &m.weights[weightBlk1AttnOutputWeight], &kqvMergedCont1) // attn_out-1 mul_mat
-	m.sched.Inspect(backendRpc0, "attn_out-1", &attnOut1)
-	ffnInp1 := tensor.At(m.bufRPC0, offFfnInp1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 add
-	m.sched.Inspect(backendRpc0, "ffn_inp-1", &ffnInp1)
-	normFfn1 := tensor.At(m.bufRPC0, offNormFfn1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.RMSNorm(&normFfn1, &ffnInp1, normParams) // norm_ffn-1 rms_norm
-	m.sched.Inspect(backendRpc0, "norm_ffn-1", &normFfn1)
-	ffnNorm1 := tensor.At(m.bufRPC0, offFfnNorm1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Mul(&ffnNorm1, &normFfn1, &m.weights[weightBlk1FfnNormWeight]) // ffn_norm-1 mul
-	m.sched.Inspect(backendRpc0, "ffn_norm-1", &ffnNorm1)
-	ffnGate1 := tensor.At(m.bufRPC0, offFfnGate1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc0Backend.MulMat(&ffnGate1, &m.weights[weightBlk1FfnGateWeight], &ffnNorm1) // ffn_gate-1 mul_mat
-	m.sched.Inspect(backendRpc0, "ffn_gate-1", &ffnGate1)
-	ffnSilu1 := tensor.At(m.bufRPC0, offFfnSilu1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc0Backend.Silu(&ffnSilu1, &ffnGate1) // ffn_silu-1 silu
-	m.sched.Inspect(backendRpc0, "ffn_silu-1", &ffnSilu1)
-	ffnUp1 := tensor.At(m.bufRPC0, offFfnUp1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc0Backend.MulMat(&ffnUp1, &m.weights[weightBlk1FfnUpWeight], &ffnNorm1) // ffn_up-1 mul_mat
-	m.sched.Inspect(backendRpc0, "ffn_up-1", &ffnUp1)
-	ffnGatePar1 := tensor.At(m.bufRPC0, offFfnGatePar1, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc0Backend.Mul(&ffnGatePar1, &ffnSilu1, &ffnUp1) // ffn_gate_par-1 mul
-	m.sched.Inspect(backendRpc0, "ffn_gate_par-1", &ffnGatePar1)
-	ffnOut1 := tensor.At(m.bufRPC0, offFfnOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.MulMat(&ffnOut1, &m.weights[weightBlk1FfnDownWeight], &ffnGatePar1) // ffn_out-1 mul_mat
-	m.sched.Inspect(backendRpc0, "ffn_out-1", &ffnOut1)
-	lOut1 := tensor.At(m.bufRPC0, offLOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 add
-	m.sched.Inspect(backendRpc0, "l_out-1", &lOut1)
-	norm2 := tensor.At(m.bufRPC0, offNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc0Backend.RMSNorm(&norm2, &lOut1, normParams) // norm-2 rms_norm
-	m.sched.Inspect(backendRpc0, "norm-2", &norm2)
+	norm0 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.RMSNorm(&norm0, &rpC0InpEmbd0, normParams) // norm-0 = rms_norm(rpc0#inp_embd#0)
+	m.sched.Inspect(backendRPC0, "norm-0", norm0)
+	attnNorm0 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.Mul(&attnNorm0, &norm0, &m.weights[1]) // attn_norm-0 = mul(norm-0, blk.0.attn_norm.weight)
+	m.sched.Inspect(backendRPC0, "attn_norm-0", attnNorm0)
+	kcur0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&kcur0, &m.weights[3], &attnNorm0) // Kcur-0 = mul_mat(blk.0.attn_k.weight, attn_norm-0)
+	m.sched.Inspect(backendRPC0, "Kcur-0", kcur0)
+	kcur3d0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	kcurRope0 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	m.rpC0Backend.Rope(&kcurRope0, &kcur3d0, &rpC0InpPos0, ropeParams) // Kcur_rope-0 = rope(Kcur_3d-0, rpc0#inp_pos#0)
+	m.sched.Inspect(backendRPC0, "Kcur_rope-0", kcurRope0)
+	kCacheCpy0 := tensor.Dense(m.state[stateCacheKL0].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1})
+	m.rpC0Backend.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 = cpy(Kcur_rope-0, k_cache_view-0)
+	m.sched.Inspect(backendRPC0, "k_cache_cpy-0", kCacheCpy0)
+	vcur0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&vcur0, &m.weights[4], &attnNorm0) // Vcur-0 = mul_mat(blk.0.attn_v.weight, attn_norm-0)
+	m.sched.Inspect(backendRPC0, "Vcur-0", vcur0)
+	vCacheCpy0 := tensor.At(m.state[stateCacheVL0].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT0 := tensor.At(m.bufRPC0, 12416, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	m.rpC0Backend.Cpy(&vCacheCpy0, &vcurT0) // v_cache_cpy-0 = cpy(Vcur_T-0, v_cache_view-0)
+	m.sched.Inspect(backendRPC0, "v_cache_cpy-0", vCacheCpy0)
+	qcur0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&qcur0, &m.weights[2], &attnNorm0) // Qcur-0 = mul_mat(blk.0.attn_q.weight, attn_norm-0)
+	m.sched.Inspect(backendRPC0, "Qcur-0", qcur0)
+	qcur3d0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcurRope0 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	m.rpC0Backend.Rope(&qcurRope0, &qcur3d0, &rpC0InpPos0, ropeParams) // Qcur_rope-0 = rope(Qcur_3d-0, rpc0#inp_pos#0)
+	m.sched.Inspect(backendRPC0, "Qcur_rope-0", qcurRope0)
+	k0 := tensor.At(m.state[stateCacheKL0].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q0 := tensor.At(m.bufRPC0, 10368, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
+	m.rpC0Backend.MulMat(&kQ0, &k0, &q0) // kq-0 = mul_mat(k-0, q-0)
+	m.sched.Inspect(backendRPC0, "kq-0", kQ0)
+	kqSoftMax0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
+	m.rpC0Backend.SoftMax(&kqSoftMax0, &kQ0, &rpC0KQMask0, softMaxParams) // kq_soft_max-0 = soft_max(kq-0, rpc0#KQ_mask#0)
+	m.sched.Inspect(backendRPC0, "kq_soft_max-0", kqSoftMax0)
+	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV0 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{16, d.NTokens, 4, 1})
+	m.rpC0Backend.MulMat(&kqV0, &v0, &kqSoftMax0) // kqv-0 = mul_mat(v-0, kq_soft_max-0)
+	m.sched.Inspect(backendRPC0, "kqv-0", kqV0)
+	kqvMerged0 := tensor.At(m.bufRPC0, 10368, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.Cpy(&kqvMergedCont0, &kqvMerged0) // kqv_merged_cont-0 = cont(kqv_merged-0)
+	m.sched.Inspect(backendRPC0, "kqv_merged_cont-0", kqvMergedCont0)
+	attnOut0 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&attnOut0, &m.weights[5], &kqvMergedCont0) // attn_out-0 = mul_mat(blk.0.attn_output.weight, kqv_merged_cont-0)
+	m.sched.Inspect(backendRPC0, "attn_out-0", attnOut0)
+	ffnInp0 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.Add(&ffnInp0, &attnOut0, &rpC0InpEmbd0) // ffn_inp-0 = add(attn_out-0, rpc0#inp_embd#0)
+	m.sched.Inspect(backendRPC0, "ffn_inp-0", ffnInp0)
+	normFfn0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.RMSNorm(&normFfn0, &ffnInp0, normParams) // norm_ffn-0 = rms_norm(ffn_inp-0)
+	m.sched.Inspect(backendRPC0, "norm_ffn-0", normFfn0)
+	ffnNorm0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.Mul(&ffnNorm0, &normFfn0, &m.weights[6]) // ffn_norm-0 = mul(norm_ffn-0, blk.0.ffn_norm.weight)
+	m.sched.Inspect(backendRPC0, "ffn_norm-0", ffnNorm0)
+	ffnGate0 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&ffnGate0, &m.weights[7], &ffnNorm0) // ffn_gate-0 = mul_mat(blk.0.ffn_gate.weight, ffn_norm-0)
+	m.sched.Inspect(backendRPC0, "ffn_gate-0", ffnGate0)
+	ffnSilu0 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC0Backend.Silu(&ffnSilu0, &ffnGate0) // ffn_silu-0 = silu(ffn_gate-0)
+	m.sched.Inspect(backendRPC0, "ffn_silu-0", ffnSilu0)
+	ffnUp0 := tensor.Dense(m.bufRPC0, 18560, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&ffnUp0, &m.weights[8], &ffnNorm0) // ffn_up-0 = mul_mat(blk.0.ffn_up.weight, ffn_norm-0)
+	m.sched.Inspect(backendRPC0, "ffn_up-0", ffnUp0)
+	ffnGatePar0 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC0Backend.Mul(&ffnGatePar0, &ffnSilu0, &ffnUp0) // ffn_gate_par-0 = mul(ffn_silu-0, ffn_up-0)
+	m.sched.Inspect(backendRPC0, "ffn_gate_par-0", ffnGatePar0)
+	ffnOut0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&ffnOut0, &m.weights[9], &ffnGatePar0) // ffn_out-0 = mul_mat(blk.0.ffn_down.weight, ffn_gate_par-0)
+	m.sched.Inspect(backendRPC0, "ffn_out-0", ffnOut0)
+	lOut0 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 = add(ffn_out-0, ffn_inp-0)
+	m.sched.Inspect(backendRPC0, "l_out-0", lOut0)
+	norm1 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.RMSNorm(&norm1, &lOut0, normParams) // norm-1 = rms_norm(l_out-0)
+	m.sched.Inspect(backendRPC0, "norm-1", norm1)
+	attnNorm1 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.Mul(&attnNorm1, &norm1, &m.weights[10]) // attn_norm-1 = mul(norm-1, blk.1.attn_norm.weight)
+	m.sched.Inspect(backendRPC0, "attn_norm-1", attnNorm1)
+	kcur1 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&kcur1, &m.weights[12], &attnNorm1) // Kcur-1 = mul_mat(blk.1.attn_k.weight, attn_norm-1)
+	m.sched.Inspect(backendRPC0, "Kcur-1", kcur1)
+	kcur3d1 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	kcurRope1 := tensor.Dense(m.bufRPC0, 16512, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	m.rpC0Backend.Rope(&kcurRope1, &kcur3d1, &rpC0InpPos0, ropeParams) // Kcur_rope-1 = rope(Kcur_3d-1, rpc0#inp_pos#0)
+	m.sched.Inspect(backendRPC0, "Kcur_rope-1", kcurRope1)
+	kCacheCpy1 := tensor.Dense(m.state[stateCacheKL1].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1})
+	m.rpC0Backend.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 = cpy(Kcur_rope-1, k_cache_view-1)
+	m.sched.Inspect(backendRPC0, "k_cache_cpy-1", kCacheCpy1)
+	vcur1 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&vcur1, &m.weights[13], &attnNorm1) // Vcur-1 = mul_mat(blk.1.attn_v.weight, attn_norm-1)
+	m.sched.Inspect(backendRPC0, "Vcur-1", vcur1)
+	vCacheCpy1 := tensor.At(m.state[stateCacheVL1].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT1 := tensor.At(m.bufRPC0, 14464, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	m.rpC0Backend.Cpy(&vCacheCpy1, &vcurT1) // v_cache_cpy-1 = cpy(Vcur_T-1, v_cache_view-1)
+	m.sched.Inspect(backendRPC0, "v_cache_cpy-1", vCacheCpy1)
+	qcur1 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&qcur1, &m.weights[11], &attnNorm1) // Qcur-1 = mul_mat(blk.1.attn_q.weight, attn_norm-1)
+	m.sched.Inspect(backendRPC0, "Qcur-1", qcur1)
+	qcur3d1 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcurRope1 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	m.rpC0Backend.Rope(&qcurRope1, &qcur3d1, &rpC0InpPos0, ropeParams) // Qcur_rope-1 = rope(Qcur_3d-1, rpc0#inp_pos#0)
+	m.sched.Inspect(backendRPC0, "Qcur_rope-1", qcurRope1)
+	k1 := tensor.At(m.state[stateCacheKL1].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q1 := tensor.At(m.bufRPC0, 10368, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ1 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
+	m.rpC0Backend.MulMat(&kQ1, &k1, &q1) // kq-1 = mul_mat(k-1, q-1)
+	m.sched.Inspect(backendRPC0, "kq-1", kQ1)
+	kqSoftMax1 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
+	m.rpC0Backend.SoftMax(&kqSoftMax1, &kQ1, &rpC0KQMask0, softMaxParams) // kq_soft_max-1 = soft_max(kq-1, rpc0#KQ_mask#0)
+	m.sched.Inspect(backendRPC0, "kq_soft_max-1", kqSoftMax1)
+	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV1 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{16, d.NTokens, 4, 1})
+	m.rpC0Backend.MulMat(&kqV1, &v1, &kqSoftMax1) // kqv-1 = mul_mat(v-1, kq_soft_max-1)
+	m.sched.Inspect(backendRPC0, "kqv-1", kqV1)
+	kqvMerged1 := tensor.At(m.bufRPC0, 10368, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont1 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.Cpy(&kqvMergedCont1, &kqvMerged1) // kqv_merged_cont-1 = cont(kqv_merged-1)
+	m.sched.Inspect(backendRPC0, "kqv_merged_cont-1", kqvMergedCont1)
+	attnOut1 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&attnOut1, &m.weights[14], &kqvMergedCont1) // attn_out-1 = mul_mat(blk.1.attn_output.weight, kqv_merged_cont-1)
+	m.sched.Inspect(backendRPC0, "attn_out-1", attnOut1)
+	ffnInp1 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 = add(attn_out-1, l_out-0)
+	m.sched.Inspect(backendRPC0, "ffn_inp-1", ffnInp1)
+	normFfn1 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.RMSNorm(&normFfn1, &ffnInp1, normParams) // norm_ffn-1 = rms_norm(ffn_inp-1)
+	m.sched.Inspect(backendRPC0, "norm_ffn-1", normFfn1)
+	ffnNorm1 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.Mul(&ffnNorm1, &normFfn1, &m.weights[15]) // ffn_norm-1 = mul(norm_ffn-1, blk.1.ffn_norm.weight)
+	m.sched.Inspect(backendRPC0, "ffn_norm-1", ffnNorm1)
+	ffnGate1 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&ffnGate1, &m.weights[16], &ffnNorm1) // ffn_gate-1 = mul_mat(blk.1.ffn_gate.weight, ffn_norm-1)
+	m.sched.Inspect(backendRPC0, "ffn_gate-1", ffnGate1)
+	ffnSilu1 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC0Backend.Silu(&ffnSilu1, &ffnGate1) // ffn_silu-1 = silu(ffn_gate-1)
+	m.sched.Inspect(backendRPC0, "ffn_silu-1", ffnSilu1)
+	ffnUp1 := tensor.Dense(m.bufRPC0, 18560, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&ffnUp1, &m.weights[17], &ffnNorm1) // ffn_up-1 = mul_mat(blk.1.ffn_up.weight, ffn_norm-1)
+	m.sched.Inspect(backendRPC0, "ffn_up-1", ffnUp1)
+	ffnGatePar1 := tensor.Dense(m.bufRPC0, 14464, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC0Backend.Mul(&ffnGatePar1, &ffnSilu1, &ffnUp1) // ffn_gate_par-1 = mul(ffn_silu-1, ffn_up-1)
+	m.sched.Inspect(backendRPC0, "ffn_gate_par-1", ffnGatePar1)
+	ffnOut1 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.MulMat(&ffnOut1, &m.weights[18], &ffnGatePar1) // ffn_out-1 = mul_mat(blk.1.ffn_down.weight, ffn_gate_par-1)
+	m.sched.Inspect(backendRPC0, "ffn_out-1", ffnOut1)
+	lOut1 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 = add(ffn_out-1, ffn_inp-1)
+	m.sched.Inspect(backendRPC0, "l_out-1", lOut1)
+	norm2 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC0Backend.RMSNorm(&norm2, &lOut1, normParams) // norm-2 = rms_norm(l_out-1)
+	m.sched.Inspect(backendRPC0, "norm-2", norm2)
 	m.sched.EndSplit(1)
 }
 
 // split2 runs nodes 68..135 (attn_norm-2 … result_output) on rpc1, after copying in norm-2, inp_pos, KQ_mask and l_out-1.
 func (m *Model) split2(d *Dims, c int) {
 	m.sched.BeginSplit(2)
-	rpc1Norm20 := tensor.At(m.bufRPC1, offsRpc1Norm20[c], tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	norm2 := tensor.At(m.bufRPC0, offNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.sched.CopyInput(2, backendRpc0, &rpc1Norm20, &norm2, false) // norm-2: 2048 bytes from rpc0
-	rpc1InpPos0 := tensor.At(m.bufRPC1, offsRpc1InpPos0[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	inpPos := tensor.At(m.bufCPU, offsInpPos[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1}, [4]int{4, 4 * d.NTokens, 4 * d.NTokens, 4 * d.NTokens})
-	m.sched.CopyInput(2, backendCpu, &rpc1InpPos0, &inpPos, true) // inp_pos: 32 bytes from cpu
-	rpc1KQMask0 := tensor.At(m.bufRPC1, offsRpc1KQMask0[c], tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	kqMask := tensor.At(m.bufCPU, offsKQMask[c], tensor.F32, [4]int{d.NKv, d.NTokens, 1, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens})
-	m.sched.CopyInput(2, backendCpu, &rpc1KQMask0, &kqMask, true) // KQ_mask: 512 bytes from cpu
-	rpc1LOut10 := tensor.At(m.bufRPC1, offsRpc1LOut10[c], tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	lOut1 := tensor.At(m.bufRPC0, offLOut1, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.sched.CopyInput(2, backendRpc0, &rpc1LOut10, &lOut1, false) // l_out-1: 2048 bytes from rpc0
+	rpC1Norm20 := tensor.Dense(m.bufRPC1, offsRPC1Norm20[c], tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	norm2 := tensor.Dense(m.bufRPC0, 10368, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.sched.CopyInput(2, backendRPC0, &rpC1Norm20, &norm2, false) // norm-2: 2048 bytes from rpc0
+	rpC1InpPos0 := tensor.Dense(m.bufRPC1, offsRPC1InpPos0[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1})
+	inpPos := tensor.Dense(m.bufCPU, offsInpPos[c], tensor.I32, [4]int{d.NTokens, 1, 1, 1})
+	m.sched.CopyInput(2, backendCPU, &rpC1InpPos0, &inpPos, true) // inp_pos: 32 bytes from cpu
+	rpC1KQMask0 := tensor.Dense(m.bufRPC1, offsRPC1KQMask0[c], tensor.F32, [4]int{d.NKV, d.NTokens, 1, 1})
+	kqMask := tensor.Dense(m.bufCPU, offsKQMask[c], tensor.F32, [4]int{d.NKV, d.NTokens, 1, 1})
+	m.sched.CopyInput(2, backendCPU, &rpC1KQMask0, &kqMask, true) // KQ_mask: 512 bytes from cpu
+	rpC1LOut10 := tensor.Dense(m.bufRPC1, offsRPC1LOut10[c], tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	lOut1 := tensor.Dense(m.bufRPC0, 12416, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.sched.CopyInput(2, backendRPC0, &rpC1LOut10, &lOut1, false) // l_out-1: 2048 bytes from rpc0
 	m.sched.Compute(2)
-	attnNorm2 := tensor.At(m.bufRPC1, offAttnNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Mul(&attnNorm2, &rpc1Norm20, &m.weights[weightBlk2AttnNormWeight]) // attn_norm-2 mul
-	m.sched.Inspect(backendRpc1, "attn_norm-2", &attnNorm2)
-	kcur2 := tensor.At(m.bufRPC1, offKcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.MulMat(&kcur2, &m.weights[weightBlk2AttnKWeight], &attnNorm2) // Kcur-2 mul_mat
-	m.sched.Inspect(backendRpc1, "Kcur-2", &kcur2)
-	kcur3d2 := tensor.At(m.bufRPC1, offKcur2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	kcurRope2 := tensor.At(m.bufRPC1, offKcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&kcurRope2, &kcur3d2, &rpc1InpPos0, ropeParams) // Kcur_rope-2 rope
-	m.sched.Inspect(backendRpc1, "Kcur_rope-2", &kcurRope2)
-	kCacheCpy2 := tensor.At(m.state[stateCacheKL2].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	m.rpc1Backend.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 cpy
-	m.sched.Inspect(backendRpc1, "k_cache_cpy-2", &kCacheCpy2)
-	vcur2 := tensor.At(m.bufRPC1, offVcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.MulMat(&vcur2, &m.weights[weightBlk2AttnVWeight], &attnNorm2) // Vcur-2 mul_mat
-	m.sched.Inspect(backendRpc1, "Vcur-2", &vcur2)
-	vCacheCpy2 := tensor.At(m.state[stateCacheVL2].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT2 := tensor.At(m.bufRPC1, offVcur2, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Cpy(&vCacheCpy2, &vcurT2) // v_cache_cpy-2 cpy
-	m.sched.Inspect(backendRpc1, "v_cache_cpy-2", &vCacheCpy2)
-	qcur2 := tensor.At(m.bufRPC1, offQcur2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.MulMat(&qcur2, &m.weights[weightBlk2AttnQWeight], &attnNorm2) // Qcur-2 mul_mat
-	m.sched.Inspect(backendRpc1, "Qcur-2", &qcur2)
-	qcur3d2 := tensor.At(m.bufRPC1, offQcur2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope2 := tensor.At(m.bufRPC1, offQcurRope2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&qcurRope2, &qcur3d2, &rpc1InpPos0, ropeParams) // Qcur_rope-2 rope
-	m.sched.Inspect(backendRpc1, "Qcur_rope-2", &qcurRope2)
-	k2 := tensor.At(m.state[stateCacheKL2].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q2 := tensor.At(m.bufRPC1, offQcurRope2, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq2 := tensor.At(m.bufRPC1, offKq2, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc1Backend.MulMat(&kq2, &k2, &q2) // kq-2 mul_mat
-	m.sched.Inspect(backendRpc1, "kq-2", &kq2)
-	kqSoftMax2 := tensor.At(m.bufRPC1, offKqSoftMax2, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc1Backend.SoftMax(&kqSoftMax2, &kq2, &rpc1KQMask0, softMaxParams) // kq_soft_max-2 soft_max
-	m.sched.Inspect(backendRpc1, "kq_soft_max-2", &kqSoftMax2)
-	v2 := tensor.At(m.state[stateCacheVL2].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv2 := tensor.At(m.bufRPC1, offKqv2, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	m.rpc1Backend.MulMat(&kqv2, &v2, &kqSoftMax2) // kqv-2 mul_mat
-	m.sched.Inspect(backendRpc1, "kqv-2", &kqv2)
-	kqvMerged2 := tensor.At(m.bufRPC1, offKqv2, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont2 := tensor.At(m.bufRPC1, offKqvMergedCont2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Cpy(&kqvMergedCont2, &kqvMerged2) // kqv_merged_cont-2 cont
-	m.sched.Inspect(backendRpc1, "kqv_merged_cont-2", &kqvMergedCont2)
-	attnOut2 := tensor.At(m.bufRPC1, offAttnOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.MulMat(&attnOut2, &m.weights[weightBlk2AttnOutputWeight], &kqvMergedCont2) // attn_out-2 mul_mat
-	m.sched.Inspect(backendRpc1, "attn_out-2", &attnOut2)
-	ffnInp2 := tensor.At(m.bufRPC1, offFfnInp2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Add(&ffnInp2, &attnOut2, &rpc1LOut10) // ffn_inp-2 add
-	m.sched.Inspect(backendRpc1, "ffn_inp-2", &ffnInp2)
-	normFfn2 := tensor.At(m.bufRPC1, offNormFfn2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.RMSNorm(&normFfn2, &ffnInp2, normParams) // norm_ffn-2 rms_norm
-	m.sched.Inspect(backendRpc1, "norm_ffn-2", &normFfn2)
-	ffnNorm2 := tensor.At(m.bufRPC1, offFfnNorm2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Mul(&ffnNorm2, &normFfn2, &m.weights[weightBlk2FfnNormWeight]) // ffn_norm-2 mul
-	m.sched.Inspect(backendRpc1, "ffn_norm-2", &ffnNorm2)
-	ffnGate2 := tensor.At(m.bufRPC1, offFfnGate2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc1Backend.MulMat(&ffnGate2, &m.weights[weightBlk2FfnGateWeight], &ffnNorm2) // ffn_gate-2 mul_mat
-	m.sched.Inspect(backendRpc1, "ffn_gate-2", &ffnGate2)
-	ffnSilu2 := tensor.At(m.bufRPC1, offFfnSilu2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc1Backend.Silu(&ffnSilu2, &ffnGate2) // ffn_silu-2 silu
-	m.sched.Inspect(backendRpc1, "ffn_silu-2", &ffnSilu2)
-	ffnUp2 := tensor.At(m.bufRPC1, offFfnUp2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc1Backend.MulMat(&ffnUp2, &m.weights[weightBlk2FfnUpWeight], &ffnNorm2) // ffn_up-2 mul_mat
-	m.sched.Inspect(backendRpc1, "ffn_up-2", &ffnUp2)
-	ffnGatePar2 := tensor.At(m.bufRPC1, offFfnGatePar2, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc1Backend.Mul(&ffnGatePar2, &ffnSilu2, &ffnUp2) // ffn_gate_par-2 mul
-	m.sched.Inspect(backendRpc1, "ffn_gate_par-2", &ffnGatePar2)
-	ffnOut2 := tensor.At(m.bufRPC1, offFfnOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.MulMat(&ffnOut2, &m.weights[weightBlk2FfnDownWeight], &ffnGatePar2) // ffn_out-2 mul_mat
-	m.sched.Inspect(backendRpc1, "ffn_out-2", &ffnOut2)
-	lOut2 := tensor.At(m.bufRPC1, offLOut2, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Add(&lOut2, &ffnOut2, &ffnInp2) // l_out-2 add
-	m.sched.Inspect(backendRpc1, "l_out-2", &lOut2)
-	norm3 := tensor.At(m.bufRPC1, offNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.RMSNorm(&norm3, &lOut2, normParams) // norm-3 rms_norm
-	m.sched.Inspect(backendRpc1, "norm-3", &norm3)
-	attnNorm3 := tensor.At(m.bufRPC1, offAttnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Mul(&attnNorm3, &norm3, &m.weights[weightBlk3AttnNormWeight]) // attn_norm-3 mul
-	m.sched.Inspect(backendRpc1, "attn_norm-3", &attnNorm3)
-	kcur3 := tensor.At(m.bufRPC1, offKcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.MulMat(&kcur3, &m.weights[weightBlk3AttnKWeight], &attnNorm3) // Kcur-3 mul_mat
-	m.sched.Inspect(backendRpc1, "Kcur-3", &kcur3)
-	kcur3d3 := tensor.At(m.bufRPC1, offKcur3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	kcurRope3 := tensor.At(m.bufRPC1, offKcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&kcurRope3, &kcur3d3, &rpc1InpPos0, ropeParams) // Kcur_rope-3 rope
-	m.sched.Inspect(backendRpc1, "Kcur_rope-3", &kcurRope3)
-	kCacheCpy3 := tensor.At(m.state[stateCacheKL3].Data, 128*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1}, [4]int{2, 2 * (d.NTokens * 64), 2 * (d.NTokens * 64), 2 * (d.NTokens * 64)})
-	m.rpc1Backend.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 cpy
-	m.sched.Inspect(backendRpc1, "k_cache_cpy-3", &kCacheCpy3)
-	vcur3 := tensor.At(m.bufRPC1, offVcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.MulMat(&vcur3, &m.weights[weightBlk3AttnVWeight], &attnNorm3) // Vcur-3 mul_mat
-	m.sched.Inspect(backendRpc1, "Vcur-3", &vcur3)
-	vCacheCpy3 := tensor.At(m.state[stateCacheVL3].Data, 2*(d.NKv-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
-	vcurT3 := tensor.At(m.bufRPC1, offVcur3, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Cpy(&vCacheCpy3, &vcurT3) // v_cache_cpy-3 cpy
-	m.sched.Inspect(backendRpc1, "v_cache_cpy-3", &vCacheCpy3)
-	qcur3 := tensor.At(m.bufRPC1, offQcur3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.MulMat(&qcur3, &m.weights[weightBlk3AttnQWeight], &attnNorm3) // Qcur-3 mul_mat
-	m.sched.Inspect(backendRpc1, "Qcur-3", &qcur3)
-	qcur3d3 := tensor.At(m.bufRPC1, offQcur3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	qcurRope3 := tensor.At(m.bufRPC1, offQcurRope3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64, 256, 256 * d.NTokens})
-	m.rpc1Backend.Rope(&qcurRope3, &qcur3d3, &rpc1InpPos0, ropeParams) // Qcur_rope-3 rope
-	m.sched.Inspect(backendRpc1, "Qcur_rope-3", &qcurRope3)
-	k3 := tensor.At(m.state[stateCacheKL3].Data, 0, tensor.F16, [4]int{16, d.NKv, 4, 1}, [4]int{2, 128, 32, 128})
-	q3 := tensor.At(m.bufRPC1, offQcurRope3, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kq3 := tensor.At(m.bufRPC1, offKq3, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc1Backend.MulMat(&kq3, &k3, &q3) // kq-3 mul_mat
-	m.sched.Inspect(backendRpc1, "kq-3", &kq3)
-	kqSoftMax3 := tensor.At(m.bufRPC1, offKqSoftMax3, tensor.F32, [4]int{d.NKv, d.NTokens, 4, 1}, [4]int{4, 4 * d.NKv, 4 * d.NKv * d.NTokens, 4 * d.NKv * d.NTokens * 4})
-	m.rpc1Backend.SoftMax(&kqSoftMax3, &kq3, &rpc1KQMask0, softMaxParams) // kq_soft_max-3 soft_max
-	m.sched.Inspect(backendRpc1, "kq_soft_max-3", &kqSoftMax3)
-	v3 := tensor.At(m.state[stateCacheVL3].Data, 0, tensor.F16, [4]int{d.NKv, 16, 4, 1}, [4]int{2, 32, 512, 2048})
-	kqv3 := tensor.At(m.bufRPC1, offKqv3, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 64, 64 * d.NTokens, 64 * d.NTokens * 4})
-	m.rpc1Backend.MulMat(&kqv3, &v3, &kqSoftMax3) // kqv-3 mul_mat
-	m.sched.Inspect(backendRpc1, "kqv-3", &kqv3)
-	kqvMerged3 := tensor.At(m.bufRPC1, offKqv3, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont3 := tensor.At(m.bufRPC1, offKqvMergedCont3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Cpy(&kqvMergedCont3, &kqvMerged3) // kqv_merged_cont-3 cont
-	m.sched.Inspect(backendRpc1, "kqv_merged_cont-3", &kqvMergedCont3)
-	attnOut3 := tensor.At(m.bufRPC1, offAttnOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.MulMat(&attnOut3, &m.weights[weightBlk3AttnOutputWeight], &kqvMergedCont3) // attn_out-3 mul_mat
-	m.sched.Inspect(backendRpc1, "attn_out-3", &attnOut3)
-	ffnInp3 := tensor.At(m.bufRPC1, offFfnInp3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Add(&ffnInp3, &attnOut3, &lOut2) // ffn_inp-3 add
-	m.sched.Inspect(backendRpc1, "ffn_inp-3", &ffnInp3)
-	normFfn3 := tensor.At(m.bufRPC1, offNormFfn3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.RMSNorm(&normFfn3, &ffnInp3, normParams) // norm_ffn-3 rms_norm
-	m.sched.Inspect(backendRpc1, "norm_ffn-3", &normFfn3)
-	ffnNorm3 := tensor.At(m.bufRPC1, offFfnNorm3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Mul(&ffnNorm3, &normFfn3, &m.weights[weightBlk3FfnNormWeight]) // ffn_norm-3 mul
-	m.sched.Inspect(backendRpc1, "ffn_norm-3", &ffnNorm3)
-	ffnGate3 := tensor.At(m.bufRPC1, offFfnGate3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc1Backend.MulMat(&ffnGate3, &m.weights[weightBlk3FfnGateWeight], &ffnNorm3) // ffn_gate-3 mul_mat
-	m.sched.Inspect(backendRpc1, "ffn_gate-3", &ffnGate3)
-	ffnSilu3 := tensor.At(m.bufRPC1, offFfnSilu3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc1Backend.Silu(&ffnSilu3, &ffnGate3) // ffn_silu-3 silu
-	m.sched.Inspect(backendRpc1, "ffn_silu-3", &ffnSilu3)
-	ffnUp3 := tensor.At(m.bufRPC1, offFfnUp3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc1Backend.MulMat(&ffnUp3, &m.weights[weightBlk3FfnUpWeight], &ffnNorm3) // ffn_up-3 mul_mat
-	m.sched.Inspect(backendRpc1, "ffn_up-3", &ffnUp3)
-	ffnGatePar3 := tensor.At(m.bufRPC1, offFfnGatePar3, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc1Backend.Mul(&ffnGatePar3, &ffnSilu3, &ffnUp3) // ffn_gate_par-3 mul
-	m.sched.Inspect(backendRpc1, "ffn_gate_par-3", &ffnGatePar3)
-	ffnOut3 := tensor.At(m.bufRPC1, offFfnOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.MulMat(&ffnOut3, &m.weights[weightBlk3FfnDownWeight], &ffnGatePar3) // ffn_out-3 mul_mat
-	m.sched.Inspect(backendRpc1, "ffn_out-3", &ffnOut3)
-	lOut3 := tensor.At(m.bufRPC1, offLOut3, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Add(&lOut3, &ffnOut3, &ffnInp3) // l_out-3 add
-	m.sched.Inspect(backendRpc1, "l_out-3", &lOut3)
-	normOut := tensor.At(m.bufRPC1, offNormOut, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.RMSNorm(&normOut, &lOut3, normParams) // norm_out rms_norm
-	m.sched.Inspect(backendRpc1, "norm_out", &normOut)
-	resultNorm := tensor.At(m.bufRPC1, offResultNorm, tensor.F32, [4]int{64, d.NTokens, 1, 1}, [4]int{4, 256, 256 * d.NTokens, 256 * d.NTokens})
-	m.rpc1Backend.Mul(&resultNorm, &normOut, &m.weights[weightOutputNormWeight]) // result_norm mul
-	m.sched.Inspect(backendRpc1, "result_norm", &resultNorm)
-	resultOutput := tensor.At(m.bufRPC1, offResultOutput, tensor.F32, [4]int{128, d.NTokens, 1, 1}, [4]int{4, 512, 512 * d.NTokens, 512 * d.NTokens})
-	m.rpc1Backend.MulMat(&resultOutput, &m.weights[weightOutputWeight], &resultNorm) // result_output mul_mat
-	m.sched.Inspect(backendRpc1, "result_output", &resultOutput)
+	attnNorm2 := tensor.Dense(m.bufRPC1, 18560, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.Mul(&attnNorm2, &rpC1Norm20, &m.weights[19]) // attn_norm-2 = mul(rpc1#norm-2#0, blk.2.attn_norm.weight)
+	m.sched.Inspect(backendRPC1, "attn_norm-2", attnNorm2)
+	kcur2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&kcur2, &m.weights[21], &attnNorm2) // Kcur-2 = mul_mat(blk.2.attn_k.weight, attn_norm-2)
+	m.sched.Inspect(backendRPC1, "Kcur-2", kcur2)
+	kcur3d2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	kcurRope2 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	m.rpC1Backend.Rope(&kcurRope2, &kcur3d2, &rpC1InpPos0, ropeParams) // Kcur_rope-2 = rope(Kcur_3d-2, rpc1#inp_pos#0)
+	m.sched.Inspect(backendRPC1, "Kcur_rope-2", kcurRope2)
+	kCacheCpy2 := tensor.Dense(m.state[stateCacheKL2].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1})
+	m.rpC1Backend.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 = cpy(Kcur_rope-2, k_cache_view-2)
+	m.sched.Inspect(backendRPC1, "k_cache_cpy-2", kCacheCpy2)
+	vcur2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&vcur2, &m.weights[22], &attnNorm2) // Vcur-2 = mul_mat(blk.2.attn_v.weight, attn_norm-2)
+	m.sched.Inspect(backendRPC1, "Vcur-2", vcur2)
+	vCacheCpy2 := tensor.At(m.state[stateCacheVL2].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT2 := tensor.At(m.bufRPC1, 20608, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	m.rpC1Backend.Cpy(&vCacheCpy2, &vcurT2) // v_cache_cpy-2 = cpy(Vcur_T-2, v_cache_view-2)
+	m.sched.Inspect(backendRPC1, "v_cache_cpy-2", vCacheCpy2)
+	qcur2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&qcur2, &m.weights[20], &attnNorm2) // Qcur-2 = mul_mat(blk.2.attn_q.weight, attn_norm-2)
+	m.sched.Inspect(backendRPC1, "Qcur-2", qcur2)
+	qcur3d2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcurRope2 := tensor.Dense(m.bufRPC1, 18560, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	m.rpC1Backend.Rope(&qcurRope2, &qcur3d2, &rpC1InpPos0, ropeParams) // Qcur_rope-2 = rope(Qcur_3d-2, rpc1#inp_pos#0)
+	m.sched.Inspect(backendRPC1, "Qcur_rope-2", qcurRope2)
+	k2 := tensor.At(m.state[stateCacheKL2].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q2 := tensor.At(m.bufRPC1, 18560, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
+	m.rpC1Backend.MulMat(&kQ2, &k2, &q2) // kq-2 = mul_mat(k-2, q-2)
+	m.sched.Inspect(backendRPC1, "kq-2", kQ2)
+	kqSoftMax2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
+	m.rpC1Backend.SoftMax(&kqSoftMax2, &kQ2, &rpC1KQMask0, softMaxParams) // kq_soft_max-2 = soft_max(kq-2, rpc1#KQ_mask#0)
+	m.sched.Inspect(backendRPC1, "kq_soft_max-2", kqSoftMax2)
+	v2 := tensor.At(m.state[stateCacheVL2].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV2 := tensor.Dense(m.bufRPC1, 18560, tensor.F32, [4]int{16, d.NTokens, 4, 1})
+	m.rpC1Backend.MulMat(&kqV2, &v2, &kqSoftMax2) // kqv-2 = mul_mat(v-2, kq_soft_max-2)
+	m.sched.Inspect(backendRPC1, "kqv-2", kqV2)
+	kqvMerged2 := tensor.At(m.bufRPC1, 18560, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.Cpy(&kqvMergedCont2, &kqvMerged2) // kqv_merged_cont-2 = cont(kqv_merged-2)
+	m.sched.Inspect(backendRPC1, "kqv_merged_cont-2", kqvMergedCont2)
+	attnOut2 := tensor.Dense(m.bufRPC1, 18560, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&attnOut2, &m.weights[23], &kqvMergedCont2) // attn_out-2 = mul_mat(blk.2.attn_output.weight, kqv_merged_cont-2)
+	m.sched.Inspect(backendRPC1, "attn_out-2", attnOut2)
+	ffnInp2 := tensor.Dense(m.bufRPC1, 18560, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.Add(&ffnInp2, &attnOut2, &rpC1LOut10) // ffn_inp-2 = add(attn_out-2, rpc1#l_out-1#0)
+	m.sched.Inspect(backendRPC1, "ffn_inp-2", ffnInp2)
+	normFfn2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.RMSNorm(&normFfn2, &ffnInp2, normParams) // norm_ffn-2 = rms_norm(ffn_inp-2)
+	m.sched.Inspect(backendRPC1, "norm_ffn-2", normFfn2)
+	ffnNorm2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.Mul(&ffnNorm2, &normFfn2, &m.weights[24]) // ffn_norm-2 = mul(norm_ffn-2, blk.2.ffn_norm.weight)
+	m.sched.Inspect(backendRPC1, "ffn_norm-2", ffnNorm2)
+	ffnGate2 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&ffnGate2, &m.weights[25], &ffnNorm2) // ffn_gate-2 = mul_mat(blk.2.ffn_gate.weight, ffn_norm-2)
+	m.sched.Inspect(backendRPC1, "ffn_gate-2", ffnGate2)
+	ffnSilu2 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC1Backend.Silu(&ffnSilu2, &ffnGate2) // ffn_silu-2 = silu(ffn_gate-2)
+	m.sched.Inspect(backendRPC1, "ffn_silu-2", ffnSilu2)
+	ffnUp2 := tensor.Dense(m.bufRPC1, 26752, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&ffnUp2, &m.weights[26], &ffnNorm2) // ffn_up-2 = mul_mat(blk.2.ffn_up.weight, ffn_norm-2)
+	m.sched.Inspect(backendRPC1, "ffn_up-2", ffnUp2)
+	ffnGatePar2 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC1Backend.Mul(&ffnGatePar2, &ffnSilu2, &ffnUp2) // ffn_gate_par-2 = mul(ffn_silu-2, ffn_up-2)
+	m.sched.Inspect(backendRPC1, "ffn_gate_par-2", ffnGatePar2)
+	ffnOut2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&ffnOut2, &m.weights[27], &ffnGatePar2) // ffn_out-2 = mul_mat(blk.2.ffn_down.weight, ffn_gate_par-2)
+	m.sched.Inspect(backendRPC1, "ffn_out-2", ffnOut2)
+	lOut2 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.Add(&lOut2, &ffnOut2, &ffnInp2) // l_out-2 = add(ffn_out-2, ffn_inp-2)
+	m.sched.Inspect(backendRPC1, "l_out-2", lOut2)
+	norm3 := tensor.Dense(m.bufRPC1, 18560, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.RMSNorm(&norm3, &lOut2, normParams) // norm-3 = rms_norm(l_out-2)
+	m.sched.Inspect(backendRPC1, "norm-3", norm3)
+	attnNorm3 := tensor.Dense(m.bufRPC1, 18560, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.Mul(&attnNorm3, &norm3, &m.weights[28]) // attn_norm-3 = mul(norm-3, blk.3.attn_norm.weight)
+	m.sched.Inspect(backendRPC1, "attn_norm-3", attnNorm3)
+	kcur3 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&kcur3, &m.weights[30], &attnNorm3) // Kcur-3 = mul_mat(blk.3.attn_k.weight, attn_norm-3)
+	m.sched.Inspect(backendRPC1, "Kcur-3", kcur3)
+	kcur3d3 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	kcurRope3 := tensor.Dense(m.bufRPC1, 24704, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	m.rpC1Backend.Rope(&kcurRope3, &kcur3d3, &rpC1InpPos0, ropeParams) // Kcur_rope-3 = rope(Kcur_3d-3, rpc1#inp_pos#0)
+	m.sched.Inspect(backendRPC1, "Kcur_rope-3", kcurRope3)
+	kCacheCpy3 := tensor.Dense(m.state[stateCacheKL3].Data, 128*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 64, 1, 1, 1})
+	m.rpC1Backend.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 = cpy(Kcur_rope-3, k_cache_view-3)
+	m.sched.Inspect(backendRPC1, "k_cache_cpy-3", kCacheCpy3)
+	vcur3 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&vcur3, &m.weights[31], &attnNorm3) // Vcur-3 = mul_mat(blk.3.attn_v.weight, attn_norm-3)
+	m.sched.Inspect(backendRPC1, "Vcur-3", vcur3)
+	vCacheCpy3 := tensor.At(m.state[stateCacheVL3].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 64, 1, 1}, [4]int{2, 32, 2048, 2048})
+	vcurT3 := tensor.At(m.bufRPC1, 22656, tensor.F32, [4]int{d.NTokens, 64, 1, 1}, [4]int{256, 4, 256 * d.NTokens, 256 * d.NTokens})
+	m.rpC1Backend.Cpy(&vCacheCpy3, &vcurT3) // v_cache_cpy-3 = cpy(Vcur_T-3, v_cache_view-3)
+	m.sched.Inspect(backendRPC1, "v_cache_cpy-3", vCacheCpy3)
+	qcur3 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&qcur3, &m.weights[29], &attnNorm3) // Qcur-3 = mul_mat(blk.3.attn_q.weight, attn_norm-3)
+	m.sched.Inspect(backendRPC1, "Qcur-3", qcur3)
+	qcur3d3 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcurRope3 := tensor.Dense(m.bufRPC1, 18560, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	m.rpC1Backend.Rope(&qcurRope3, &qcur3d3, &rpC1InpPos0, ropeParams) // Qcur_rope-3 = rope(Qcur_3d-3, rpc1#inp_pos#0)
+	m.sched.Inspect(backendRPC1, "Qcur_rope-3", qcurRope3)
+	k3 := tensor.At(m.state[stateCacheKL3].Data, 0, tensor.F16, [4]int{16, d.NKV, 4, 1}, [4]int{2, 128, 32, 128})
+	q3 := tensor.At(m.bufRPC1, 18560, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
+	kQ3 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
+	m.rpC1Backend.MulMat(&kQ3, &k3, &q3) // kq-3 = mul_mat(k-3, q-3)
+	m.sched.Inspect(backendRPC1, "kq-3", kQ3)
+	kqSoftMax3 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
+	m.rpC1Backend.SoftMax(&kqSoftMax3, &kQ3, &rpC1KQMask0, softMaxParams) // kq_soft_max-3 = soft_max(kq-3, rpc1#KQ_mask#0)
+	m.sched.Inspect(backendRPC1, "kq_soft_max-3", kqSoftMax3)
+	v3 := tensor.At(m.state[stateCacheVL3].Data, 0, tensor.F16, [4]int{d.NKV, 16, 4, 1}, [4]int{2, 32, 512, 2048})
+	kqV3 := tensor.Dense(m.bufRPC1, 18560, tensor.F32, [4]int{16, d.NTokens, 4, 1})
+	m.rpC1Backend.MulMat(&kqV3, &v3, &kqSoftMax3) // kqv-3 = mul_mat(v-3, kq_soft_max-3)
+	m.sched.Inspect(backendRPC1, "kqv-3", kqV3)
+	kqvMerged3 := tensor.At(m.bufRPC1, 18560, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
+	kqvMergedCont3 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.Cpy(&kqvMergedCont3, &kqvMerged3) // kqv_merged_cont-3 = cont(kqv_merged-3)
+	m.sched.Inspect(backendRPC1, "kqv_merged_cont-3", kqvMergedCont3)
+	attnOut3 := tensor.Dense(m.bufRPC1, 18560, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&attnOut3, &m.weights[32], &kqvMergedCont3) // attn_out-3 = mul_mat(blk.3.attn_output.weight, kqv_merged_cont-3)
+	m.sched.Inspect(backendRPC1, "attn_out-3", attnOut3)
+	ffnInp3 := tensor.Dense(m.bufRPC1, 18560, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.Add(&ffnInp3, &attnOut3, &lOut2) // ffn_inp-3 = add(attn_out-3, l_out-2)
+	m.sched.Inspect(backendRPC1, "ffn_inp-3", ffnInp3)
+	normFfn3 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.RMSNorm(&normFfn3, &ffnInp3, normParams) // norm_ffn-3 = rms_norm(ffn_inp-3)
+	m.sched.Inspect(backendRPC1, "norm_ffn-3", normFfn3)
+	ffnNorm3 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.Mul(&ffnNorm3, &normFfn3, &m.weights[33]) // ffn_norm-3 = mul(norm_ffn-3, blk.3.ffn_norm.weight)
+	m.sched.Inspect(backendRPC1, "ffn_norm-3", ffnNorm3)
+	ffnGate3 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&ffnGate3, &m.weights[34], &ffnNorm3) // ffn_gate-3 = mul_mat(blk.3.ffn_gate.weight, ffn_norm-3)
+	m.sched.Inspect(backendRPC1, "ffn_gate-3", ffnGate3)
+	ffnSilu3 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC1Backend.Silu(&ffnSilu3, &ffnGate3) // ffn_silu-3 = silu(ffn_gate-3)
+	m.sched.Inspect(backendRPC1, "ffn_silu-3", ffnSilu3)
+	ffnUp3 := tensor.Dense(m.bufRPC1, 26752, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&ffnUp3, &m.weights[35], &ffnNorm3) // ffn_up-3 = mul_mat(blk.3.ffn_up.weight, ffn_norm-3)
+	m.sched.Inspect(backendRPC1, "ffn_up-3", ffnUp3)
+	ffnGatePar3 := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC1Backend.Mul(&ffnGatePar3, &ffnSilu3, &ffnUp3) // ffn_gate_par-3 = mul(ffn_silu-3, ffn_up-3)
+	m.sched.Inspect(backendRPC1, "ffn_gate_par-3", ffnGatePar3)
+	ffnOut3 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&ffnOut3, &m.weights[36], &ffnGatePar3) // ffn_out-3 = mul_mat(blk.3.ffn_down.weight, ffn_gate_par-3)
+	m.sched.Inspect(backendRPC1, "ffn_out-3", ffnOut3)
+	lOut3 := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.Add(&lOut3, &ffnOut3, &ffnInp3) // l_out-3 = add(ffn_out-3, ffn_inp-3)
+	m.sched.Inspect(backendRPC1, "l_out-3", lOut3)
+	normOut := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.RMSNorm(&normOut, &lOut3, normParams) // norm_out = rms_norm(l_out-3)
+	m.sched.Inspect(backendRPC1, "norm_out", normOut)
+	resultNorm := tensor.Dense(m.bufRPC1, 20608, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.rpC1Backend.Mul(&resultNorm, &normOut, &m.weights[37]) // result_norm = mul(norm_out, output_norm.weight)
+	m.sched.Inspect(backendRPC1, "result_norm", resultNorm)
+	resultOutput := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	m.rpC1Backend.MulMat(&resultOutput, &m.weights[38], &resultNorm) // result_output = mul_mat(output.weight, result_norm)
+	m.sched.Inspect(backendRPC1, "result_output", resultOutput)
 	m.sched.EndSplit(2)
 }

@@ -114,11 +114,11 @@ func cpuModel(t *testing.T) *llama.Model {
 // batch is a batch of tokens whose first goes to KV cache slot pos.
 func batch(tokens []int32, pos int) *Inputs {
 	positions, mask := engine.CausalBatch(len(tokens), pos)
-	return &Inputs{Dims: Dims{NTokens: len(tokens), NKv: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
+	return &Inputs{Dims: Dims{NTokens: len(tokens), NKV: pos + len(tokens)}, InpTokens: tokens, InpPos: positions, KQMask: mask}
 }
 
 func (in *Inputs) cpu() *llama.Inputs {
-	return &llama.Inputs{Dims: llama.Dims{NTokens: in.NTokens, NKv: in.NKv}, InpTokens: in.InpTokens, InpPos: in.InpPos, KQMask: in.KQMask}
+	return &llama.Inputs{Dims: llama.Dims{NTokens: in.NTokens, NKV: in.NKV}, InpTokens: in.InpTokens, InpPos: in.InpPos, KQMask: in.KQMask}
 }
 
 // steps is a generation: a prompt of 5 tokens, then one token at a time.

@@ -23,21 +23,13 @@ const NCopies = 1
 
 // The target's backends in priority order: indexes into the scheduler's backends.
 const (
-	backendCpu = 0 // cpu, buffer type CPU
+	backendCPU = 0 // cpu, buffer type CPU
 )
 
-// Compute buffer layout: byte offsets planned at the dims' bounds.
+// Compute buffer sizes, planned at the dims' bounds; each tensor's byte offset in its
+// buffer is where the code takes it (graphc plan lists them).
 const (
 	cpuBufferSize = 2048 // buffer CPU: lower bound 2048, naive 7168
-	offMlpIn      = 1024 // mlp_in f32[32, n_batch], 512 bytes in CPU
-	offFc0Mm      = 0    // fc0_mm f32[64, n_batch], 1024 bytes in CPU
-	offFc0Add     = 0    // fc0_add f32[64, n_batch], 1024 bytes in CPU
-	offFc0Relu    = 0    // fc0_relu f32[64, n_batch], 1024 bytes in CPU
-	offFc1Mm      = 1024 // fc1_mm f32[64, n_batch], 1024 bytes in CPU
-	offFc1Add     = 1024 // fc1_add f32[64, n_batch], 1024 bytes in CPU
-	offFc1Gelu    = 1024 // fc1_gelu f32[64, n_batch], 1024 bytes in CPU
-	offFc2Mm      = 0    // fc2_mm f32[16, n_batch], 256 bytes in CPU
-	offMlpOut     = 0    // mlp_out f32[16, n_batch], 256 bytes in CPU
 )
 
 // Host memory the plan needs, checked against the machine's before it is allocated:
@@ -74,55 +66,21 @@ func (o *Outputs) Named() []engine.Named {
 
 // Weights are the weights New expects, in declaration order.
 var Weights = []engine.Decl{
-	{
-		Name: "fc0.weight",
-		Ne:   [4]int{32, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "fc0.bias",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "fc1.weight",
-		Ne:   [4]int{64, 64, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "fc1.bias",
-		Ne:   [4]int{64, 1, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "fc2.weight",
-		Ne:   [4]int{64, 16, 1, 1},
-		Type: tensor.F32,
-	},
-	{
-		Name: "fc2.bias",
-		Ne:   [4]int{16, 1, 1, 1},
-		Type: tensor.F32,
-	},
+	{Name: "fc0.weight", Type: tensor.F32, Ne: [4]int{32, 64, 1, 1}},
+	{Name: "fc0.bias", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "fc1.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
+	{Name: "fc1.bias", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
+	{Name: "fc2.weight", Type: tensor.F32, Ne: [4]int{64, 16, 1, 1}},
+	{Name: "fc2.bias", Type: tensor.F32, Ne: [4]int{16, 1, 1, 1}},
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
 var States = []engine.Decl{}
 
-// Indexes of the weights in Weights and of the state in States.
-const (
-	weightFc0Weight = 0 // fc0.weight
-	weightFc0Bias   = 1 // fc0.bias
-	weightFc1Weight = 2 // fc1.weight
-	weightFc1Bias   = 3 // fc1.bias
-	weightFc2Weight = 4 // fc2.weight
-	weightFc2Bias   = 5 // fc2.bias
-)
-
 // weightBackend and stateBackend are the backends whose memory holds each weight and
 // state tensor, in declaration order.
 var (
-	weightBackend = []int{backendCpu, backendCpu, backendCpu, backendCpu, backendCpu, backendCpu}
+	weightBackend = []int{backendCPU, backendCPU, backendCPU, backendCPU, backendCPU, backendCPU}
 	stateBackend  = []int{}
 )
 
@@ -139,7 +97,7 @@ var bufferTypes = []backend.BufferType{
 // splits are the plan's splits in order, for the scheduler.
 var splits = []engine.SplitInfo{
 	{
-		Backend: backendCpu,
+		Backend: backendCPU,
 		First:   "fc0_mm",
 		Inputs:  0,
 		Last:    "mlp_out",
@@ -185,11 +143,11 @@ func (m *Model) start(w []tensor.Tensor, threads int) (err error) {
 	m.cpuBackend = cpu.New(threads)
 	engine.OnClose(&m.driver, m.cpuBackend.Close)
 	if m.sched, err = engine.NewSched([]engine.Backend{
-		engine.NewHostBackend("cpu", bufferTypes[backendCpu]),
+		engine.NewHostBackend("cpu", bufferTypes[backendCPU]),
 	}, bufferTypes, splits, NCopies); err != nil {
 		return err
 	}
-	if m.bufCPU, err = m.sched.Backend(backendCpu).Alloc(cpuBufferSize); err != nil {
+	if m.bufCPU, err = m.sched.Backend(backendCPU).Alloc(cpuBufferSize); err != nil {
 		return err
 	}
 	if m.weights, err = m.sched.UploadAll(weightBackend, w); err != nil {
@@ -218,12 +176,12 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 		return nil, fmt.Errorf("input mlp_in: got %d elements, want %d (f32[32, n_batch])", len(in.MlpIn), 32*d.NBatch)
 	}
 	return engine.Issue(&m.driver, func(c int) *Outputs {
-		mlpIn := tensor.At(m.bufCPU, offMlpIn, tensor.F32, [4]int{32, d.NBatch, 1, 1}, [4]int{4, 128, 128 * d.NBatch, 128 * d.NBatch})
+		mlpIn := tensor.Dense(m.bufCPU, 1024, tensor.F32, [4]int{32, d.NBatch, 1, 1})
 		copy(mlpIn.F32s(), in.MlpIn)
 		m.split0(d, c)
 		out := &Outputs{}
-		mlpOut := tensor.At(m.bufCPU, offMlpOut, tensor.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
-		out.MlpOut = m.sched.Output(backendCpu, &mlpOut)
+		mlpOut := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, d.NBatch, 1, 1})
+		out.MlpOut = m.sched.Output(backendCPU, &mlpOut)
 		return out
 	})
 }
@@ -241,34 +199,39 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 	return p.Wait()
 }
 
+// String prints the dims' values, as errors name them.
+func (d *Dims) String() string {
+	return fmt.Sprintf("n_batch = %d", d.NBatch)
+}
+
 // split0 runs nodes 0..7 (fc0_mm … mlp_out) on cpu.
 func (m *Model) split0(d *Dims, c int) {
 	m.sched.BeginSplit(0)
 	m.sched.Compute(0)
-	mlpIn := tensor.At(m.bufCPU, offMlpIn, tensor.F32, [4]int{32, d.NBatch, 1, 1}, [4]int{4, 128, 128 * d.NBatch, 128 * d.NBatch})
-	fc0Mm := tensor.At(m.bufCPU, offFc0Mm, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
-	m.cpuBackend.MulMat(&fc0Mm, &m.weights[weightFc0Weight], &mlpIn) // fc0_mm mul_mat
-	m.sched.Inspect(backendCpu, "fc0_mm", &fc0Mm)
-	fc0Add := tensor.At(m.bufCPU, offFc0Add, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
-	m.cpuBackend.Add(&fc0Add, &fc0Mm, &m.weights[weightFc0Bias]) // fc0_add add
-	m.sched.Inspect(backendCpu, "fc0_add", &fc0Add)
-	fc0Relu := tensor.At(m.bufCPU, offFc0Relu, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
-	m.cpuBackend.Relu(&fc0Relu, &fc0Add) // fc0_relu relu
-	m.sched.Inspect(backendCpu, "fc0_relu", &fc0Relu)
-	fc1Mm := tensor.At(m.bufCPU, offFc1Mm, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
-	m.cpuBackend.MulMat(&fc1Mm, &m.weights[weightFc1Weight], &fc0Relu) // fc1_mm mul_mat
-	m.sched.Inspect(backendCpu, "fc1_mm", &fc1Mm)
-	fc1Add := tensor.At(m.bufCPU, offFc1Add, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
-	m.cpuBackend.Add(&fc1Add, &fc1Mm, &m.weights[weightFc1Bias]) // fc1_add add
-	m.sched.Inspect(backendCpu, "fc1_add", &fc1Add)
-	fc1Gelu := tensor.At(m.bufCPU, offFc1Gelu, tensor.F32, [4]int{64, d.NBatch, 1, 1}, [4]int{4, 256, 256 * d.NBatch, 256 * d.NBatch})
-	m.cpuBackend.Gelu(&fc1Gelu, &fc1Add) // fc1_gelu gelu
-	m.sched.Inspect(backendCpu, "fc1_gelu", &fc1Gelu)
-	fc2Mm := tensor.At(m.bufCPU, offFc2Mm, tensor.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
-	m.cpuBackend.MulMat(&fc2Mm, &m.weights[weightFc2Weight], &fc1Gelu) // fc2_mm mul_mat
-	m.sched.Inspect(backendCpu, "fc2_mm", &fc2Mm)
-	mlpOut := tensor.At(m.bufCPU, offMlpOut, tensor.F32, [4]int{16, d.NBatch, 1, 1}, [4]int{4, 64, 64 * d.NBatch, 64 * d.NBatch})
-	m.cpuBackend.Add(&mlpOut, &fc2Mm, &m.weights[weightFc2Bias]) // mlp_out add
-	m.sched.Inspect(backendCpu, "mlp_out", &mlpOut)
+	mlpIn := tensor.Dense(m.bufCPU, 1024, tensor.F32, [4]int{32, d.NBatch, 1, 1})
+	fc0Mm := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NBatch, 1, 1})
+	m.cpuBackend.MulMat(&fc0Mm, &m.weights[0], &mlpIn) // fc0_mm = mul_mat(fc0.weight, mlp_in)
+	m.sched.Inspect(backendCPU, "fc0_mm", fc0Mm)
+	fc0Add := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NBatch, 1, 1})
+	m.cpuBackend.Add(&fc0Add, &fc0Mm, &m.weights[1]) // fc0_add = add(fc0_mm, fc0.bias)
+	m.sched.Inspect(backendCPU, "fc0_add", fc0Add)
+	fc0Relu := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NBatch, 1, 1})
+	m.cpuBackend.Relu(&fc0Relu, &fc0Add) // fc0_relu = relu(fc0_add)
+	m.sched.Inspect(backendCPU, "fc0_relu", fc0Relu)
+	fc1Mm := tensor.Dense(m.bufCPU, 1024, tensor.F32, [4]int{64, d.NBatch, 1, 1})
+	m.cpuBackend.MulMat(&fc1Mm, &m.weights[2], &fc0Relu) // fc1_mm = mul_mat(fc1.weight, fc0_relu)
+	m.sched.Inspect(backendCPU, "fc1_mm", fc1Mm)
+	fc1Add := tensor.Dense(m.bufCPU, 1024, tensor.F32, [4]int{64, d.NBatch, 1, 1})
+	m.cpuBackend.Add(&fc1Add, &fc1Mm, &m.weights[3]) // fc1_add = add(fc1_mm, fc1.bias)
+	m.sched.Inspect(backendCPU, "fc1_add", fc1Add)
+	fc1Gelu := tensor.Dense(m.bufCPU, 1024, tensor.F32, [4]int{64, d.NBatch, 1, 1})
+	m.cpuBackend.Gelu(&fc1Gelu, &fc1Add) // fc1_gelu = gelu(fc1_add)
+	m.sched.Inspect(backendCPU, "fc1_gelu", fc1Gelu)
+	fc2Mm := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, d.NBatch, 1, 1})
+	m.cpuBackend.MulMat(&fc2Mm, &m.weights[4], &fc1Gelu) // fc2_mm = mul_mat(fc2.weight, fc1_gelu)
+	m.sched.Inspect(backendCPU, "fc2_mm", fc2Mm)
+	mlpOut := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, d.NBatch, 1, 1})
+	m.cpuBackend.Add(&mlpOut, &fc2Mm, &m.weights[5]) // mlp_out = add(fc2_mm, fc2.bias)
+	m.sched.Inspect(backendCPU, "mlp_out", mlpOut)
 	m.sched.EndSplit(0)
 }

@@ -200,40 +200,6 @@ func targetFlagsFor(t *testing.T, args []string) compiler.Config {
 	return tf.config()
 }
 
-// TestGoldenCodeBuilds type-checks and vets every golden's generated code,
-// for every target (cuda and metal included): one package each in one
-// temporary module.
-func TestGoldenCodeBuilds(t *testing.T) {
-	needGo(t)
-	goldens, _ := filepath.Glob("../../golden/*.txtar")
-	files := map[string][]byte{}
-	for _, p := range goldens {
-		ar, err := txtar.ParseFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range ar.Files {
-			if f.Name == "gen.go" {
-				name := strings.TrimSuffix(filepath.Base(p), ".txtar")
-				files[name+"/model_gen.go"] = f.Data
-			}
-		}
-	}
-	if len(files) == 0 {
-		t.Fatal("no generated code in the goldens")
-	}
-	dir, cleanup, err := tempModule(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	cmd := exec.Command("go", "vet", "-mod=mod", "./...")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go vet of the goldens' generated code: %v\n%s", err, out)
-	}
-}
-
 // TestUnavailableBackendsFailAtNew: a generated program for a backend this
 // machine cannot run starts, reports which and why, and exits 1.
 func TestUnavailableBackendsFailAtNew(t *testing.T) {

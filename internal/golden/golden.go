@@ -23,7 +23,9 @@ func Updating() bool { return *update }
 // Run runs fn on every archive matching pattern, one subtest each, named
 // after the file. fn gets the archive's sections by name and returns the
 // output sections it computed; those are compared with (or, under -update,
-// written over) the archive's sections of the same names.
+// written over) the archive's sections of the same names. An output that
+// is empty stands for a section the archive must not have (-update removes
+// it).
 func Run(t *testing.T, pattern string, fn func(t *testing.T, comment string, in map[string]string) map[string]string) {
 	t.Helper()
 	files, err := filepath.Glob(pattern)
@@ -74,6 +76,9 @@ func Check(t *testing.T, file string, ar *txtar.Archive, got map[string]string) 
 	}
 	for _, n := range names {
 		want, ok := section(ar, n)
+		if !ok && got[n] == "" {
+			continue
+		}
 		if !ok {
 			t.Errorf("%s: no section %q; run: go test -run '%s' -update", file, n, t.Name())
 			continue
@@ -94,7 +99,16 @@ func section(ar *txtar.Archive, name string) (string, bool) {
 }
 
 func set(ar *txtar.Archive, name, data string) {
-	if data != "" && data[len(data)-1] != '\n' {
+	if data == "" {
+		for i := range ar.Files {
+			if ar.Files[i].Name == name {
+				ar.Files = append(ar.Files[:i], ar.Files[i+1:]...)
+				return
+			}
+		}
+		return
+	}
+	if data[len(data)-1] != '\n' {
 		data += "\n"
 	}
 	for i := range ar.Files {

@@ -142,7 +142,7 @@ func graphcLogits(t *testing.T, values map[string][]float32, prompt, steps []int
 	var rows [][]float32
 	eval := func(tokens []int32, pos int) {
 		n, nKV := len(tokens), pos+len(tokens)
-		in := &llama.Inputs{Dims: llama.Dims{NTokens: n, NKv: nKV}, InpTokens: tokens}
+		in := &llama.Inputs{Dims: llama.Dims{NTokens: n, NKV: nKV}, InpTokens: tokens}
 		in.InpPos, in.KQMask = engine.CausalBatch(n, pos)
 		out, err := m.Eval(in)
 		if err != nil {

@@ -75,7 +75,7 @@ func (m *accModel) submit(x []float32, slots *[]int) (*engine.Pending[accOutputs
 		m.sched.Compute(0)
 		acc := &m.state[0]
 		m.host.Add(acc, acc, &in)
-		m.sched.Inspect(accCPU, "acc", acc)
+		m.sched.Inspect(accCPU, "acc", *acc)
 		m.sched.EndSplit(0)
 		return &accOutputs{Acc: m.sched.Output(accCPU, acc)}
 	})

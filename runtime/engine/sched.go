@@ -389,9 +389,9 @@ func (s *Sched) Inspecting() bool { return s.cb != nil }
 // callback. It panics with a stop the generated code recovers (Recover)
 // when the callback stops the evaluation. Without a callback it costs a
 // test (it inlines).
-func (s *Sched) Inspect(b int, name string, t *tensor.Tensor) {
+func (s *Sched) Inspect(b int, name string, t tensor.Tensor) {
 	if s.cb != nil {
-		s.inspect(b, name, t)
+		s.inspect(b, name, &t)
 	}
 }
 

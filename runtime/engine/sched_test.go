@@ -91,7 +91,7 @@ func (c *chain) eval(k int, in []float32) (*engine.Flight, tensor.Tensor) {
 	s.Compute(1)
 	b := c.at(bSim0, c.nCopies)
 	c.sim0.Add(b, c.at(bSim0, slot), c.at(bSim0, slot))
-	s.Inspect(bSim0, "b", b)
+	s.Inspect(bSim0, "b", *b)
 	s.EndSplit(1)
 
 	s.BeginSplit(2)
