@@ -1,17 +1,10 @@
 package engine
 
-import "fmt"
+import "github.com/graphc/graphc/tensor"
 
-// Meta is a weights-file metadata value a model was compiled for, such as
-// llama.embedding_length = 2048: generated code records them, and loading
-// a file checks them (gguf's CheckMeta), since the compiled shapes and
-// constants are only right for files that agree.
-type Meta struct {
-	Key   string
-	Value float64
-	// Default: the value is the model's default, used because the key was
-	// absent (or compiled without a file), so a file may lack the key.
-	Default bool
-}
-
-func (m Meta) String() string { return fmt.Sprintf("%s = %v", m.Key, m.Value) }
+// Decl and Meta are the value types of package tensor under the names
+// generated code has always used for them (engine.Decl, engine.Meta).
+type (
+	Decl = tensor.Decl
+	Meta = tensor.Meta
+)

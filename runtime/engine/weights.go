@@ -14,25 +14,6 @@ type Named struct {
 	Tensor tensor.Tensor
 }
 
-// Decl declares a weight or state tensor a generated model expects.
-type Decl struct {
-	Name string
-	Type tensor.DType
-	Ne   [4]int
-}
-
-func (d *Decl) String() string {
-	n := 4
-	for n > 1 && d.Ne[n-1] == 1 {
-		n--
-	}
-	s := make([]string, n)
-	for i := range s {
-		s[i] = fmt.Sprint(d.Ne[i])
-	}
-	return fmt.Sprintf("%s[%s]", d.Type, strings.Join(s, ", "))
-}
-
 // BindWeights matches the weights a caller supplies against a model's
 // declarations, in declaration order. It reports every missing, unknown,
 // mis-typed, mis-shaped or short weight at once. The tensors' memory is
