@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/graphc/graphc/backend/libs"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/ggml"
 	"github.com/graphc/graphc/tensor"
@@ -27,7 +28,7 @@ import (
 
 // GGMLHowTo says how to get ggml's CPU libraries for -ggml.
 const GGMLHowTo = "get them with `npm pack @node-llama-cpp/linux-x64@3.22.1 && tar xzf node-llama-cpp-linux-x64-3.22.1.tgz` " +
-	"and `export " + ggml.PathEnv + "=$PWD/package/bins/linux-x64`"
+	"and `export " + libs.GGMLPathEnv + "=$PWD/package/bins/linux-x64`"
 
 // A Comparison is one quantized product measured by graphc and by ggml,
 // in turns. Times are the best nanoseconds per product over the batches.
@@ -109,8 +110,8 @@ func GGMLCases(threads []int) []Case {
 func CompareGGML(opts Options) (*GGMLReport, error) {
 	r := &GGMLReport{ISA: cpu.ISA(), CPUs: runtime.NumCPU(), LoadAverage: loadAverage(), Results: []*Comparison{}}
 	var bufts []string
-	if _, err := ggml.Library(); err != nil {
-		r.Skipped = "ggml's libraries not found in $" + ggml.PathEnv + ", beside the executable or in the system's library path; " + GGMLHowTo
+	if _, err := libs.FindGGML(); err != nil {
+		r.Skipped = "ggml's libraries not found in $" + libs.GGMLPathEnv + ", beside the executable or in the system's library path; " + GGMLHowTo
 	} else if info, err := ggml.CPU(); err != nil {
 		r.Skipped = err.Error()
 	} else {

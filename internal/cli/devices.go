@@ -5,7 +5,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/graphc/graphc/internal/backends"
+	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/ggml"
 )
 
@@ -20,10 +21,11 @@ func cmdDevices(e *env, args []string) error {
 	}
 	w := tabwriter.NewWriter(e.stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(w, "graphc backends:")
-	for _, k := range backends.Kinds {
+	for _, k := range backend.Kinds {
 		state := "available"
-		if k.Detail != nil {
-			state += ": " + k.Detail()
+		if k.Name == "cpu" {
+			// The registry links no kernels; the command line does.
+			state += fmt.Sprintf(": kernels at level %s (this machine has %s; $%s picks one)", cpu.ISA(), strings.Join(cpu.ISAs(), ", "), cpu.ISAEnv)
 		}
 		if k.Available != nil {
 			if ok, why := k.Available(); !ok {

@@ -14,10 +14,10 @@ import (
 
 	"golang.org/x/tools/txtar"
 
+	"github.com/graphc/graphc/backend/libs"
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/ggmltrace"
 	"github.com/graphc/graphc/internal/planview"
-	"github.com/graphc/graphc/runtime/blas"
 )
 
 // needGo skips tests that build generated programs when they cannot.
@@ -238,12 +238,12 @@ func TestGoldenCodeBuilds(t *testing.T) {
 // machine cannot run starts, reports which and why, and exits 1.
 func TestUnavailableBackendsFailAtNew(t *testing.T) {
 	needGo(t)
-	t.Setenv(blas.LibraryEnv, filepath.Join(t.TempDir(), "libopenblas.so.0"))
+	t.Setenv(libs.OpenBLASEnv, filepath.Join(t.TempDir(), "libopenblas.so.0"))
 	for _, tc := range []struct {
 		model, backends, want string
 	}{
 		{"../../examples/mlp/testdata/mlp_cuda.g", "cuda0,cpu", "cuda0: ggml"}, // its libraries missing, or no CUDA device in them,
-		{"../../compiler/testdata/blas_mlp.g", "blas,cpu", "blas: $" + blas.LibraryEnv},
+		{"../../compiler/testdata/blas_mlp.g", "blas,cpu", "blas: $" + libs.OpenBLASEnv},
 	} {
 		src, err := os.ReadFile(tc.model)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/runtime/rpc"
@@ -97,7 +98,7 @@ func cmdRun(e *env, args []string) error {
 		}
 		// The environment rather than the program's -rpc flag: a target
 		// without rpc backends builds a program without the flag.
-		cmd.Env = append(os.Environ(), rpc.EnvEndpoints+"="+*rpcEndpoints)
+		cmd.Env = append(os.Environ(), backend.RPCEndpointsEnv+"="+*rpcEndpoints)
 	}
 	killGroupOnCancel(cmd)
 	cmd.Stdout, cmd.Stderr = e.stdout, e.stderr

@@ -1,7 +1,8 @@
 // Package ggml runs graphc's plans on ggml's own device backends (CUDA,
 // Metal, Vulkan, CPU), loaded at run time without cgo through purego.
 //
-// Load finds and loads the libraries (Library says where it looks); the
+// Load finds (backend/libs.FindGGML says where it looks) and loads the
+// libraries; the
 // functions it binds are ggml's public C API, never its structs' layouts,
 // so that one graphc works with every ggml release whose API it knows
 // (SupportedVersions). Open makes a graphc backend of one ggml device: the

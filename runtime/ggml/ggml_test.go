@@ -2,10 +2,9 @@ package ggml
 
 import (
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/backend/libs"
 	"github.com/graphc/graphc/ops"
 )
 
@@ -19,7 +18,7 @@ func needGGML(t *testing.T) *api {
 			t.Fatal(err)
 		}
 		t.Skipf("%v\n(for this machine: cd /tmp && npm pack @node-llama-cpp/linux-x64-vulkan@3.22.1 && tar xzf node-llama-cpp-linux-x64-vulkan-3.22.1.tgz; "+
-			"export %s=/tmp/package/bins/linux-x64-vulkan)", err, PathEnv)
+			"export %s=/tmp/package/bins/linux-x64-vulkan)", err, libs.GGMLPathEnv)
 	}
 	return a
 }
@@ -63,28 +62,6 @@ func TestDevices(t *testing.T) {
 	}
 	if len(devs) == 0 {
 		t.Fatal("no device, not even the CPU")
-	}
-}
-
-// TestBackendLibrary: a backend's library is found only beside ggml's
-// own, versioned names included, and its absence names the directory and
-// the missing file.
-func TestBackendLibrary(t *testing.T) {
-	dir := t.TempDir()
-	for _, f := range []string{libName("ggml-base"), libName("ggml"), libName("ggml-vulkan"), libName("ggml-cuda.v2")} {
-		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv(PathEnv, dir)
-	for _, stem := range []string{"vulkan", "cuda"} {
-		if p, err := BackendLibrary(stem); err != nil || filepath.Dir(p) != dir {
-			t.Errorf("BackendLibrary(%q) = %q, %v; want a file in %s", stem, p, err, dir)
-		}
-	}
-	_, err := BackendLibrary("metal")
-	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), libName("ggml-metal")) {
-		t.Errorf("BackendLibrary(metal) = %v; want an error naming %s and %s", err, dir, libName("ggml-metal"))
 	}
 }
 

@@ -10,20 +10,21 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	"github.com/graphc/graphc/backend/libs"
 	"github.com/graphc/graphc/runtime/native"
 )
 
 var (
 	loadOnce sync.Once
 	loaded   *api
-	loadedAt *Libraries
+	loadedAt *libs.GGML
 	loadErr  error
 )
 
-// Load finds ggml's libraries (Library), loads them and the backends
+// Load finds ggml's libraries (libs.FindGGML), loads them and the backends
 // beside them (ggml_backend_load_all_from_path) once per process, and
 // checks the version. Later calls return the first call's result.
-func Load() (*Libraries, error) {
+func Load() (*libs.GGML, error) {
 	loadOnce.Do(func() { loaded, loadedAt, loadErr = load() })
 	return loadedAt, loadErr
 }
@@ -33,18 +34,18 @@ func lib() (*api, error) {
 	return loaded, err
 }
 
-func load() (*api, *Libraries, error) {
-	libs, err := Library()
+func load() (*api, *libs.GGML, error) {
+	where, err := libs.FindGGML()
 	if err != nil {
 		return nil, nil, err
 	}
-	base, err := native.Open(libs.Base, true)
+	base, err := native.Open(where.Base, true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("loading %s: %v", libs.Base, err)
+		return nil, nil, fmt.Errorf("loading %s: %v", where.Base, err)
 	}
-	reg, err := native.Open(libs.Registry, true)
+	reg, err := native.Open(where.Registry, true)
 	if err != nil {
-		return nil, nil, fmt.Errorf("loading %s: %v", libs.Registry, err)
+		return nil, nil, fmt.Errorf("loading %s: %v", where.Registry, err)
 	}
 	sym := func(name string) uintptr {
 		if p := reg(name); p != 0 {
@@ -62,14 +63,14 @@ func load() (*api, *Libraries, error) {
 			purego.RegisterFunc(&version, p)
 			found = version()
 		}
-		return nil, nil, fmt.Errorf("ggml %s at %s: %v; graphc supports ggml %s", found, libs.Dir, err, SupportedVersions)
+		return nil, nil, fmt.Errorf("ggml %s at %s: %v; graphc supports ggml %s", found, where.Dir, err, SupportedVersions)
 	}
 	v := a.version()
 	if !supported(v) {
-		return nil, nil, fmt.Errorf("ggml %s (commit %s) at %s is not a version graphc supports: %s", v, a.commit(), libs.Dir, SupportedVersions)
+		return nil, nil, fmt.Errorf("ggml %s (commit %s) at %s is not a version graphc supports: %s", v, a.commit(), where.Dir, SupportedVersions)
 	}
-	a.loadAllFrom(libs.Dir)
-	return a, libs, nil
+	a.loadAllFrom(where.Dir)
+	return a, where, nil
 }
 
 // The ggml versions graphc supports. The oldest is the first with

@@ -1,4 +1,4 @@
-package blas
+package openblas
 
 import (
 	"os"
@@ -7,14 +7,14 @@ import (
 	"strings"
 )
 
-// CoreTypeEnv is OpenBLAS's variable that forces the kernels of one CPU
+// coreTypeEnv is OpenBLAS's variable that forces the kernels of one CPU
 // type in its DYNAMIC_ARCH builds (Debian's and Ubuntu's).
-const CoreTypeEnv = "OPENBLAS_CORETYPE"
+const coreTypeEnv = "OPENBLAS_CORETYPE"
 
-// CoreType returns the OPENBLAS_CORETYPE to set before loading OpenBLAS on
+// coreType returns the OPENBLAS_CORETYPE to set before loading OpenBLAS on
 // this machine, or "" when OpenBLAS's own detection is right. It reads
 // /proc/cpuinfo on linux/amd64 only.
-func CoreType() string {
+func coreType() string {
 	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
 		return ""
 	}
@@ -22,10 +22,10 @@ func CoreType() string {
 	if err != nil {
 		return ""
 	}
-	return CoreTypeFor(string(b))
+	return coreTypeFor(string(b))
 }
 
-// CoreTypeFor decides OPENBLAS_CORETYPE from the text of /proc/cpuinfo.
+// coreTypeFor decides OPENBLAS_CORETYPE from the text of /proc/cpuinfo.
 //
 // OpenBLAS 0.3.21 (Debian 12's) picks kernels in get_coretype
 // (driver/others/dynamic.c) by Intel family 6 extended model, and its
@@ -45,7 +45,7 @@ func CoreType() string {
 // unset and set (OPENBLAS_VERBOSE=2 prints the core type chosen). Those
 // CPUs get the same answer as the Intel ones above. Older Intel and AMD
 // CPUs are detected correctly.
-func CoreTypeFor(cpuinfo string) string {
+func coreTypeFor(cpuinfo string) string {
 	var vendor, family, model string
 	flags := map[string]bool{}
 	for _, line := range strings.Split(cpuinfo, "\n") {

@@ -1,4 +1,4 @@
-package backends
+package backend
 
 import (
 	"fmt"
@@ -130,7 +130,7 @@ func checkPackage(t *testing.T, k *Kind) {
 		t.Fatalf("package %s is not in module %s", k.Package, module)
 	}
 	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join("..", "..", filepath.FromSlash(rel), "*.go"))
+	files, err := filepath.Glob(filepath.Join("..", filepath.FromSlash(rel), "*.go"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("package %s: no Go files (%v)", k.Package, err)
 	}

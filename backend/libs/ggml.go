@@ -1,4 +1,4 @@
-package ggml
+package libs
 
 import (
 	"fmt"
@@ -7,25 +7,23 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-
-	"github.com/graphc/graphc/runtime/native"
 )
 
-// PathEnv names the environment variable that lists the directories to
-// look in first for ggml's libraries, separated as $PATH is.
-const PathEnv = "GRAPHC_GGML_PATH"
+// GGMLPathEnv names the environment variable that lists the directories
+// to look in first for ggml's libraries, separated as $PATH is.
+const GGMLPathEnv = "GRAPHC_GGML_PATH"
 
-// HowToGet says where ggml's libraries come from, for the errors and skips
-// that find none.
-const HowToGet = "get them from a llama.cpp release archive (github.com/ggml-org/llama.cpp/releases: the bin/ directory), " +
+// GGMLHowToGet says where ggml's libraries come from, for the errors and
+// skips that find none.
+const GGMLHowToGet = "get them from a llama.cpp release archive (github.com/ggml-org/llama.cpp/releases: the bin/ directory), " +
 	"a local build of ggml or llama.cpp (-DBUILD_SHARED_LIBS=ON -DGGML_BACKEND_DL=ON), Homebrew (brew install ggml) " +
 	"or an npm package of node-llama-cpp (npm pack @node-llama-cpp/linux-x64-vulkan: package/bins/*/), " +
-	"then set $" + PathEnv + " to the directory or put the libraries beside the executable"
+	"then set $" + GGMLPathEnv + " to the directory or put the libraries beside the executable"
 
-// Libraries is where Load found ggml: the directory, its base library
+// GGML is where ggml's libraries are: the directory, its base library
 // (tensors, graphs, backend API) and its registry library (device
 // discovery, backend loading).
-type Libraries struct {
+type GGML struct {
 	Dir      string
 	Base     string
 	Registry string
@@ -43,24 +41,24 @@ func libName(stem string) string {
 	return "lib" + stem + ".so"
 }
 
-// Library finds ggml's libraries: in the directories of $GRAPHC_GGML_PATH,
+// FindGGML finds ggml's libraries: in the directories of $GRAPHC_GGML_PATH,
 // then beside the executable, then in the system's library path. The
 // registry library is libggml.so, or a renamed one beside the base library
 // (node-llama-cpp ships libggml.<variant>.so). The error names every
 // directory searched.
-func Library() (*Libraries, error) {
-	dirs := searchDirs()
+func FindGGML() (*GGML, error) {
+	dirs := ggmlDirs()
 	for _, d := range dirs {
 		if l, ok := libsIn(d); ok {
 			return l, nil
 		}
 	}
 	return nil, fmt.Errorf("ggml's libraries not found: no %s with its registry %s in %s; %s",
-		libName("ggml-base"), libName("ggml"), dirs, HowToGet)
+		libName("ggml-base"), libName("ggml"), dirs, GGMLHowToGet)
 }
 
 // libsIn reports the libraries in directory d, if it has them.
-func libsIn(d string) (*Libraries, bool) {
+func libsIn(d string) (*GGML, bool) {
 	base := filepath.Join(d, libName("ggml-base"))
 	if !isFile(base) {
 		return nil, false
@@ -76,7 +74,7 @@ func libsIn(d string) (*Libraries, bool) {
 		}
 		reg = matches[0]
 	}
-	return &Libraries{Dir: d, Base: base, Registry: reg}, true
+	return &GGML{Dir: d, Base: base, Registry: reg}, true
 }
 
 func isFile(p string) bool {
@@ -84,24 +82,24 @@ func isFile(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
-// searchDirs lists the directories to search, in order, without
+// ggmlDirs lists the directories to search, in order, without
 // duplicates: $GRAPHC_GGML_PATH, beside the executable, the system's.
-func searchDirs() native.Dirs {
-	var dirs native.Dirs
-	dirs.Add(filepath.SplitList(os.Getenv(PathEnv))...)
+func ggmlDirs() Dirs {
+	var dirs Dirs
+	dirs.Add(filepath.SplitList(os.Getenv(GGMLPathEnv))...)
 	if exe, err := os.Executable(); err == nil {
 		dirs.Add(filepath.Dir(exe))
 	}
-	dirs.Add(native.SystemDirs()...)
+	dirs.Add(SystemDirs()...)
 	return dirs
 }
 
-// BackendLibrary finds the library of ggml's backend stem ("cuda",
-// "vulkan", "metal": libggml-cuda.so) beside the libraries Library finds,
+// FindGGMLBackend finds the library of ggml's backend stem ("cuda",
+// "vulkan", "metal": libggml-cuda.so) beside the libraries FindGGML finds,
 // without loading either, so that a kind can say whether its device can
 // exist here: ggml loads only the backends beside its libraries.
-func BackendLibrary(stem string) (string, error) {
-	l, err := Library()
+func FindGGMLBackend(stem string) (string, error) {
+	l, err := FindGGML()
 	if err != nil {
 		return "", err
 	}
@@ -119,7 +117,7 @@ func BackendLibrary(stem string) (string, error) {
 }
 
 // npmPackageOf names node-llama-cpp's package of a backend for this
-// system, one source BackendLibrary's error suggests.
+// system, one source FindGGMLBackend's error suggests.
 func npmPackageOf(stem string) string {
 	osName := map[string]string{"darwin": "mac", "windows": "win"}[runtime.GOOS]
 	if osName == "" {

@@ -1,4 +1,4 @@
-package blas
+package libs
 
 import (
 	"fmt"
@@ -6,28 +6,27 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-
-	"github.com/graphc/graphc/runtime/native"
 )
 
-// LibraryEnv names the environment variable that overrides the library
-// search with a path.
-const LibraryEnv = "GRAPHC_LIBOPENBLAS"
+// OpenBLASEnv names the environment variable that overrides the BLAS
+// library search with a path.
+const OpenBLASEnv = "GRAPHC_LIBOPENBLAS"
 
-// Library returns the path of the BLAS shared library the backend loads:
+// FindOpenBLAS returns the path of the BLAS shared library the blas
+// backend loads:
 // $GRAPHC_LIBOPENBLAS if set, else the first OpenBLAS library
 // (libopenblas.so.0, libopenblas.so) found, in the dynamic loader's order,
 // in $LD_LIBRARY_PATH, the directories /etc/ld.so.conf lists and the
 // system library directories; on macOS Accelerate when no OpenBLAS is
 // found. The error says what was searched and how to install it.
-func Library() (string, error) {
-	if p := os.Getenv(LibraryEnv); p != "" {
+func FindOpenBLAS() (string, error) {
+	if p := os.Getenv(OpenBLASEnv); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("$%s: %v", LibraryEnv, err)
+			return "", fmt.Errorf("$%s: %v", OpenBLASEnv, err)
 		}
 		return p, nil
 	}
-	names, dirs := candidates()
+	names, dirs := openBLASCandidates()
 	for _, d := range dirs {
 		for _, n := range names {
 			p := filepath.Join(d, n)
@@ -41,17 +40,17 @@ func Library() (string, error) {
 		return "/System/Library/Frameworks/Accelerate.framework/Accelerate", nil
 	}
 	return "", fmt.Errorf("OpenBLAS not found: no %s in %s; install it (Debian/Ubuntu: apt-get install libopenblas0) or set $%s to the library",
-		strings.Join(names, " or "), dirs, LibraryEnv)
+		strings.Join(names, " or "), dirs, OpenBLASEnv)
 }
 
-// candidates lists the library names and the directories to search, in
-// the dynamic loader's order, without duplicates.
-func candidates() (names []string, dirs native.Dirs) {
+// openBLASCandidates lists the library names and the directories to
+// search, in the dynamic loader's order, without duplicates.
+func openBLASCandidates() (names []string, dirs Dirs) {
 	names = []string{"libopenblas.so.0", "libopenblas.so"}
 	if runtime.GOOS == "darwin" {
 		names = []string{"libopenblas.0.dylib", "libopenblas.dylib"}
 		dirs.Add("/opt/homebrew/opt/openblas/lib", "/usr/local/opt/openblas/lib")
 	}
-	dirs.Add(native.SystemDirs()...)
+	dirs.Add(SystemDirs()...)
 	return names, dirs
 }

@@ -1,4 +1,4 @@
-package backends
+package backend
 
 import (
 	"fmt"
@@ -6,14 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/graphc/graphc/backend"
-	"github.com/graphc/graphc/runtime/blas"
-	"github.com/graphc/graphc/runtime/cpu"
-	"github.com/graphc/graphc/runtime/cuda"
-	"github.com/graphc/graphc/runtime/metal"
-	"github.com/graphc/graphc/runtime/rpc"
-	"github.com/graphc/graphc/runtime/sim"
-	"github.com/graphc/graphc/runtime/vulkan"
+	"github.com/graphc/graphc/backend/libs"
 )
 
 // Kind is one kind of backend.
@@ -24,16 +17,14 @@ type Kind struct {
 	Indexed bool
 
 	// Describe returns what the compiler plans against for device n (0
-	// for a kind that is not Indexed). It lives in the kind's runtime
-	// package so that the runtime and the compiler agree on it.
-	Describe func(n int) *backend.Description
+	// for a kind that is not Indexed). The kind's runtime package uses
+	// the same description, so that the runtime and the compiler agree
+	// on it.
+	Describe func(n int) *Description
 	// Available reports whether this machine can run the kind, and why
 	// not. It only looks for what the backend needs, loading nothing, so
 	// that compiling for a missing device stays cheap. Nil: always.
 	Available func() (bool, string)
-	// Detail, when set, says what this machine runs of an available kind,
-	// for graphc devices.
-	Detail func() string
 	// Fallback, when set, lets the planner drop the kind from a target
 	// this machine cannot run, and says who does its work instead for the
 	// warning. Only a kind whose memory is the CPU's and whose ops are a
@@ -56,7 +47,7 @@ type Kind struct {
 	Host bool
 	// CheckOps: a ggml device, whose Description answers SupportsOp
 	// without asking the device. Generated New passes Type's method
-	// Check(ops []backend.OpQuery) error the plan's ops on it, so that an
+	// Check(ops []OpQuery) error the plan's ops on it, so that an
 	// op the real device refuses stops the program when it starts.
 	CheckOps bool
 
@@ -72,51 +63,48 @@ const runtimePackage = "github.com/graphc/graphc/runtime"
 // Kinds are the backend kinds, in the order error messages list them.
 var Kinds = []*Kind{
 	{
-		Name: "cpu", Describe: one(&cpu.Description),
-		Detail: func() string {
-			return fmt.Sprintf("kernels at level %s (this machine has %s; $%s picks one)", cpu.ISA(), strings.Join(cpu.ISAs(), ", "), cpu.ISAEnv)
-		},
+		Name: "cpu", Describe: one(&CPU),
 		Package: runtimePackage + "/cpu", Type: "Backend", New: "New", Host: true,
 	},
 	{
-		Name: "blas", Describe: one(&blas.Description), Available: blasAvailable,
+		Name: "blas", Describe: one(&BLAS), Available: blasAvailable,
 		Fallback: "the cpu computes its matrix products",
 		Package:  runtimePackage + "/blas/openblas", Type: "Backend", New: "New", Fallible: true, Host: true,
 	},
 	{
-		Name: "sim", Indexed: true, Describe: sim.Description,
+		Name: "sim", Indexed: true, Describe: Sim,
 		Package: runtimePackage + "/sim", Type: "Backend", New: "New",
 	},
 	{
-		Name: "cuda", Indexed: true, Describe: cuda.Description, Available: cuda.Available,
+		Name: "cuda", Indexed: true, Describe: CUDA, Available: ggmlAvailable("cuda"),
 		Package: runtimePackage + "/cuda", Type: "Backend", New: "New", Fallible: true, CheckOps: true,
 	},
 	{
-		Name: "vulkan", Indexed: true, Describe: vulkan.Description, Available: vulkan.Available,
+		Name: "vulkan", Indexed: true, Describe: Vulkan, Available: ggmlAvailable("vulkan"),
 		Package: runtimePackage + "/vulkan", Type: "Backend", New: "New", Fallible: true, CheckOps: true,
 	},
 	{
-		Name: "metal", Describe: one(&metal.Description), Available: metal.Available,
+		Name: "metal", Describe: one(&Metal), Available: metalAvailable,
 		Package: runtimePackage + "/metal", Type: "Backend", New: "New", Fallible: true, CheckOps: true,
 	},
 	{
 		// Available is always true: the server is reached at run time,
 		// at the endpoint bound then (-rpc, $GRAPHC_RPC).
-		Name: "rpc", Indexed: true, Describe: rpc.Description,
+		Name: "rpc", Indexed: true, Describe: RPC,
 		Package: runtimePackage + "/rpc", Type: "Backend", New: "New", Fallible: true,
 		Flag: "rpc", FlagSet: "UseEndpoints",
-		FlagUsage: "ggml rpc-server endpoints host:port[,host:port…]: rpc<N> is the N-th (default: $" + rpc.EnvEndpoints + ")",
+		FlagUsage: "ggml rpc-server endpoints host:port[,host:port…]: rpc<N> is the N-th (default: $" + RPCEndpointsEnv + ")",
 	},
 }
 
 // one is Describe for a kind with a single device.
-func one(d *backend.Description) func(int) *backend.Description {
-	return func(int) *backend.Description { return d }
+func one(d *Description) func(int) *Description {
+	return func(int) *Description { return d }
 }
 
 // blasAvailable looks for the BLAS library without loading it.
 func blasAvailable() (bool, string) {
-	if _, err := blas.Library(); err != nil {
+	if _, err := libs.FindOpenBLAS(); err != nil {
 		return false, err.Error()
 	}
 	return true, ""
@@ -168,7 +156,7 @@ func Parse(name string) (*Kind, int, error) {
 }
 
 // Describe returns the description of the backend name.
-func Describe(name string) (*backend.Description, error) {
+func Describe(name string) (*Description, error) {
 	k, n, err := Parse(name)
 	if err != nil {
 		return nil, err
