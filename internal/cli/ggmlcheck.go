@@ -12,8 +12,8 @@ import (
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/ggmltrace"
 	"github.com/graphc/graphc/internal/planview"
-	"github.com/graphc/graphc/internal/rpcserver"
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/runtime/rpc/rpcserver"
 )
 
 // ggmlCheckReport is ggml-check's JSON output: the differences, graphc's

@@ -7,7 +7,7 @@ import (
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/ggmltrace"
-	"github.com/graphc/graphc/internal/rpcserver"
+	"github.com/graphc/graphc/runtime/rpc/rpcserver"
 )
 
 // rpcRun is ggml-check -run -rpc's report: ggml's own plan of a trace with

@@ -17,7 +17,7 @@ package rpc
 // Notes for whoever works on this next.
 //
 // Servers for tests and for `graphc ggml-check -run -rpc` are started and
-// killed (by pid, also when a context ends) by internal/rpcserver;
+// killed (by pid, also when a context ends) by package rpcserver;
 // rpctest only adds testing.TB's skip and cleanup. examples/llamarpc is
 // the Model-level test bed: pipelined llama over two servers, servers
 // killed between and during evaluations, a server busy with another
