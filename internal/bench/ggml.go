@@ -16,7 +16,6 @@ import (
 
 	"github.com/graphc/graphc/backend/libs"
 	"github.com/graphc/graphc/runtime/cpu"
-	"github.com/graphc/graphc/runtime/ggml"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -112,7 +111,7 @@ func CompareGGML(opts Options) (*GGMLReport, error) {
 	var bufts []string
 	if _, err := libs.FindGGML(); err != nil {
 		r.Skipped = "ggml's libraries not found in $" + libs.GGMLPathEnv + ", beside the executable or in the system's library path; " + GGMLHowTo
-	} else if info, err := ggml.CPU(); err != nil {
+	} else if info, err := ggmlCPU(); err != nil {
 		r.Skipped = err.Error()
 	} else {
 		lib := filepath.Base(info.Library)
@@ -188,9 +187,9 @@ func compareCase(c *Case, bufts []string, minTime time.Duration) (_ *Comparison,
 	ggmlAt := map[int]int{} // contender → its GGMLTime
 	for _, b := range bufts {
 		t := GGMLTime{BufferType: b}
-		m, err := ggml.NewCPUMulMat(b, a, x, c.Threads)
+		m, err := newGGMLMulMat(b, a, x, c.Threads)
 		switch {
-		case errors.Is(err, ggml.ErrDeclined):
+		case errors.Is(err, errDeclined):
 			t.Declined = true
 			t.Note = err.Error()
 		case err != nil:

@@ -1,4 +1,4 @@
-package ggml
+package bench
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/graphc/graphc/internal/ggmlapi"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -28,22 +29,22 @@ import (
 // GGML_BACKEND_DL the CPU backend is a library ggml loaded itself, whose
 // symbols are not the process's.
 type cpuAPI struct {
-	devBackendReg  func(device) uintptr           `sym:"ggml_backend_dev_backend_reg"`
-	regProcAddress func(uintptr, string) uintptr  `sym:"ggml_backend_reg_get_proc_address"`
-	buftAllocSize  func(buftype, gtensor) uintptr `sym:"ggml_backend_buft_get_alloc_size"`
-	bufferBasePtr  func(buffer) unsafe.Pointer    `sym:"ggml_backend_buffer_get_base"`
-	graphCompute   func(backendT, cgraph) int32   `sym:"ggml_backend_graph_compute"`
-	tpParamsInit   func(unsafe.Pointer, int32)    `sym:"ggml_threadpool_params_init"`
-	logSet         func(uintptr, uintptr)         `sym:"ggml_log_set"`
-	logger         uintptr                        // a ggml_log_callback appending to logged
-	setNThreads    func(backendT, int32)          // ggml_backend_set_n_threads
-	extraBufts     func(device) unsafe.Pointer    // ggml_backend_dev_get_extra_bufts: a NULL-terminated array
-	features       func(uintptr) unsafe.Pointer   // ggml_backend_get_features: {name, value} pairs up to a NULL name
-	tpNew          func(unsafe.Pointer) uintptr   // ggml_threadpool_new; nil: ggml's per-graph threads
-	tpFree         func(uintptr)                  // ggml_threadpool_free
-	setThreadpool  func(backendT, uintptr)        // ggml_backend_cpu_set_threadpool
-	dev            device                         // the CPU device
-	reg            uintptr                        // its registry
+	devBackendReg  func(ggmlapi.Device) uintptr                  `sym:"ggml_backend_dev_backend_reg"`
+	regProcAddress func(uintptr, string) uintptr                 `sym:"ggml_backend_reg_get_proc_address"`
+	buftAllocSize  func(ggmlapi.BufType, ggmlapi.Tensor) uintptr `sym:"ggml_backend_buft_get_alloc_size"`
+	bufferBasePtr  func(ggmlapi.Buffer) unsafe.Pointer           `sym:"ggml_backend_buffer_get_base"`
+	graphCompute   func(ggmlapi.Backend, ggmlapi.Graph) int32    `sym:"ggml_backend_graph_compute"`
+	tpParamsInit   func(unsafe.Pointer, int32)                   `sym:"ggml_threadpool_params_init"`
+	logSet         func(uintptr, uintptr)                        `sym:"ggml_log_set"`
+	logger         uintptr                                       // a ggml_log_callback appending to logged
+	setNThreads    func(ggmlapi.Backend, int32)                  // ggml_backend_set_n_threads
+	extraBufts     func(ggmlapi.Device) unsafe.Pointer           // ggml_backend_dev_get_extra_bufts: a NULL-terminated array
+	features       func(uintptr) unsafe.Pointer                  // ggml_backend_get_features: {name, value} pairs up to a NULL name
+	tpNew          func(unsafe.Pointer) uintptr                  // ggml_threadpool_new; nil: ggml's per-graph threads
+	tpFree         func(uintptr)                                 // ggml_threadpool_free
+	setThreadpool  func(ggmlapi.Backend, uintptr)                // ggml_backend_cpu_set_threadpool
+	dev            ggmlapi.Device                                // the CPU device
+	reg            uintptr                                       // its registry
 }
 
 var (
@@ -55,9 +56,9 @@ var (
 	logged strings.Builder
 )
 
-// cpuLib loads ggml (Load) and binds cpuAPI once.
-func cpuLib() (*api, *cpuAPI, error) {
-	a, err := lib()
+// cpuLib loads ggml (the ggml runtime/ggml loads) and binds cpuAPI once.
+func cpuLib() (*ggmlapi.API, *cpuAPI, error) {
+	a, _, err := ggmlapi.Load()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -65,13 +66,13 @@ func cpuLib() (*api, *cpuAPI, error) {
 	return a, cpuLoaded, cpuErr
 }
 
-func bindCPU(a *api) (*cpuAPI, error) {
+func bindCPU(a *ggmlapi.API) (*cpuAPI, error) {
 	c := new(cpuAPI)
-	if err := bindFields(c, a.sym); err != nil {
-		return nil, fmt.Errorf("ggml %s lacks what the CPU measurement calls: %v", a.version(), err)
+	if err := ggmlapi.BindFields(c, a.Sym); err != nil {
+		return nil, fmt.Errorf("ggml %s lacks what the CPU measurement calls: %v", a.Version(), err)
 	}
-	for i := range a.devCount() {
-		if d := a.devGet(i); a.devType(d) == 0 { // GGML_BACKEND_DEVICE_TYPE_CPU
+	for i := range a.DevCount() {
+		if d := a.DevGet(i); a.DevType(d) == 0 { // GGML_BACKEND_DEVICE_TYPE_CPU
 			c.dev = d
 			break
 		}
@@ -88,7 +89,7 @@ func bindCPU(a *api) (*cpuAPI, error) {
 			}
 			return nil
 		}
-		bindFunc(fp, p)
+		ggmlapi.BindFunc(fp, p)
 		return nil
 	}
 	for _, f := range []struct {
@@ -110,7 +111,7 @@ func bindCPU(a *api) (*cpuAPI, error) {
 	if c.tpNew == nil || c.tpFree == nil || c.setThreadpool == nil {
 		c.tpNew, c.tpFree, c.setThreadpool = nil, nil, nil
 	}
-	c.logger = newCallback(func(level uintptr, text *byte, _ uintptr) {
+	c.logger = ggmlapi.NewCallback(func(level uintptr, text *byte, _ uintptr) {
 		logMu.Lock()
 		logged.WriteString(cString(text))
 		logMu.Unlock()
@@ -147,8 +148,8 @@ func cString(p *byte) string {
 	return string(b)
 }
 
-// CPUInfo describes ggml's CPU backend as loaded.
-type CPUInfo struct {
+// ggmlCPUInfo describes ggml's CPU backend as loaded.
+type ggmlCPUInfo struct {
 	Version, Commit string
 	// Library is the CPU backend's library ggml chose for this CPU
 	// (libggml-cpu-<variant>.so), where the system says (Linux); "" else.
@@ -163,15 +164,15 @@ type CPUInfo struct {
 	ExtraBufferTypes []string
 }
 
-// CPU loads ggml and describes its CPU backend.
-func CPU() (CPUInfo, error) {
+// ggmlCPU loads ggml and describes its CPU backend.
+func ggmlCPU() (ggmlCPUInfo, error) {
 	a, c, err := cpuLib()
 	if err != nil {
-		return CPUInfo{}, err
+		return ggmlCPUInfo{}, err
 	}
-	info := CPUInfo{Version: a.version(), Commit: a.commit(), Library: loadedCPULibrary(), BufferType: a.buftName(a.devBufferType(c.dev))}
+	info := ggmlCPUInfo{Version: a.Version(), Commit: a.Commit(), Library: loadedCPULibrary(), BufferType: a.BuftName(a.DevBufferType(c.dev))}
 	for _, b := range c.extra() {
-		info.ExtraBufferTypes = append(info.ExtraBufferTypes, a.buftName(b))
+		info.ExtraBufferTypes = append(info.ExtraBufferTypes, a.BuftName(b))
 	}
 	if c.features != nil {
 		type feature struct{ name, value *byte }
@@ -187,13 +188,13 @@ func CPU() (CPUInfo, error) {
 }
 
 // extra lists the CPU device's extra buffer types.
-func (c *cpuAPI) extra() []buftype {
+func (c *cpuAPI) extra() []ggmlapi.BufType {
 	if c.extraBufts == nil {
 		return nil
 	}
-	var out []buftype
-	for p := c.extraBufts(c.dev); p != nil; p = unsafe.Add(p, unsafe.Sizeof(buftype(0))) {
-		b := *(*buftype)(p)
+	var out []ggmlapi.BufType
+	for p := c.extraBufts(c.dev); p != nil; p = unsafe.Add(p, unsafe.Sizeof(ggmlapi.BufType(0))) {
+		b := *(*ggmlapi.BufType)(p)
 		if b == 0 {
 			break
 		}
@@ -218,25 +219,25 @@ func loadedCPULibrary() string {
 	return ""
 }
 
-// ErrDeclined says an extra buffer type does not take a weight for
+// errDeclined says an extra buffer type does not take a weight for
 // ggml_mul_mat: ggml_backend_dev_supports_op is false for the product
 // with the weight placed there (a type it has no kernels for on this CPU,
 // or a shape they do not cover). llama.cpp keeps such a weight in the
 // plain buffer type.
-var ErrDeclined = errors.New("declined")
+var errDeclined = errors.New("declined")
 
-// CPUMulMat is ggml_mul_mat(w, x) on ggml's CPU backend with the weight in
+// ggmlMulMat is ggml_mul_mat(w, x) on ggml's CPU backend with the weight in
 // a buffer of a chosen buffer type and x and the result in the device's
 // plain buffer: one graph of one node, computed with
 // ggml_backend_graph_compute, as llama.cpp computes a model's products.
-type CPUMulMat struct {
-	a         *api
+type ggmlMulMat struct {
+	a         *ggmlapi.API
 	c         *cpuAPI
-	be        backendT
-	ctx       context
-	graph     cgraph
-	wbuf, buf buffer
-	dst       gtensor
+	be        ggmlapi.Backend
+	ctx       ggmlapi.Context
+	graph     ggmlapi.Graph
+	wbuf, buf ggmlapi.Buffer
+	dst       ggmlapi.Tensor
 	threads   int
 	tpParams  []byte
 	// BufferType is the weight's buffer type.
@@ -250,12 +251,12 @@ type CPUMulMat struct {
 	Log string
 }
 
-// NewCPUMulMat prepares ggml_mul_mat(w, x) on `threads` threads, w (any
+// newGGMLMulMat prepares ggml_mul_mat(w, x) on `threads` threads, w (any
 // ggml type, K×M, dense) in a buffer of buffer type bufferType (the
-// device's own, "CPU", or one of CPUInfo.ExtraBufferTypes) and f32 x (K×N,
+// device's own, "CPU", or one of ggmlCPUInfo.ExtraBufferTypes) and f32 x (K×N,
 // dense) in the plain one. An extra buffer type that does not take w
-// returns an error wrapping ErrDeclined.
-func NewCPUMulMat(bufferType string, w, x *tensor.Tensor, threads int) (_ *CPUMulMat, err error) {
+// returns an error wrapping errDeclined.
+func newGGMLMulMat(bufferType string, w, x *tensor.Tensor, threads int) (_ *ggmlMulMat, err error) {
 	a, c, err := cpuLib()
 	if err != nil {
 		return nil, err
@@ -266,75 +267,75 @@ func NewCPUMulMat(bufferType string, w, x *tensor.Tensor, threads int) (_ *CPUMu
 	if threads < 1 {
 		return nil, fmt.Errorf("ggml CPU mul_mat: %d threads", threads)
 	}
-	plain := a.devBufferType(c.dev)
-	buft := buftype(0)
+	plain := a.DevBufferType(c.dev)
+	buft := ggmlapi.BufType(0)
 	var names []string
-	for _, b := range append([]buftype{plain}, c.extra()...) {
-		names = append(names, a.buftName(b))
-		if a.buftName(b) == bufferType {
+	for _, b := range append([]ggmlapi.BufType{plain}, c.extra()...) {
+		names = append(names, a.BuftName(b))
+		if a.BuftName(b) == bufferType {
 			buft = b
 		}
 	}
 	if buft == 0 {
 		return nil, fmt.Errorf("ggml's CPU device has no buffer type %s: it has %s", bufferType, strings.Join(names, ", "))
 	}
-	m := &CPUMulMat{a: a, c: c, threads: threads, BufferType: bufferType, tpParams: make([]byte, 16<<10)}
+	m := &ggmlMulMat{a: a, c: c, threads: threads, BufferType: bufferType, tpParams: make([]byte, 16<<10)}
 	defer func() {
 		if err != nil {
 			m.Close()
 		}
 	}()
-	m.ctx = a.initContext(a.tensorOver()*4+a.graphOver(4, false)+1024, true)
+	m.ctx = a.InitContext(a.TensorOver()*4+a.GraphOver(4, false)+1024, true)
 	if m.ctx == 0 {
 		return nil, errors.New("ggml_init failed")
 	}
-	wt := a.newTensor4d(m.ctx, int32(uint32(w.Type)), int64(w.Ne[0]), int64(w.Ne[1]), 1, 1)
-	xt := a.newTensor4d(m.ctx, int32(uint32(tensor.F32)), int64(x.Ne[0]), int64(x.Ne[1]), 1, 1)
-	m.dst = a.mulMat(m.ctx, wt, xt)
+	wt := a.NewTensor4d(m.ctx, int32(uint32(w.Type)), int64(w.Ne[0]), int64(w.Ne[1]), 1, 1)
+	xt := a.NewTensor4d(m.ctx, int32(uint32(tensor.F32)), int64(x.Ne[0]), int64(x.Ne[1]), 1, 1)
+	m.dst = a.MulMat(m.ctx, wt, xt)
 	wsize := c.buftAllocSize(buft, wt)
-	if m.wbuf = a.buftAllocBuffer(buft, wsize); m.wbuf == 0 {
+	if m.wbuf = a.BuftAllocBuffer(buft, wsize); m.wbuf == 0 {
 		return nil, fmt.Errorf("%s could not allocate %d bytes", bufferType, wsize)
 	}
 	// Placing the weight runs the buffer's init_tensor, which picks the
 	// extra buffer type's kernels for it (or none); nothing is written yet.
-	if st := a.tensorAlloc(m.wbuf, wt, a.bufferBase(m.wbuf)); st != 0 {
+	if st := a.TensorAlloc(m.wbuf, wt, a.BufferBase(m.wbuf)); st != 0 {
 		return nil, fmt.Errorf("placing the weight in %s: ggml status %d", bufferType, st)
 	}
-	align := max(a.buftAlignment(plain), 1)
-	xsize := (a.nbytes(xt) + align - 1) / align * align
-	if m.buf = a.buftAllocBuffer(plain, xsize+a.nbytes(m.dst)); m.buf == 0 {
-		return nil, fmt.Errorf("%s could not allocate %d bytes", a.buftName(plain), xsize+a.nbytes(m.dst))
+	align := max(a.BuftAlignment(plain), 1)
+	xsize := (a.Nbytes(xt) + align - 1) / align * align
+	if m.buf = a.BuftAllocBuffer(plain, xsize+a.Nbytes(m.dst)); m.buf == 0 {
+		return nil, fmt.Errorf("%s could not allocate %d bytes", a.BuftName(plain), xsize+a.Nbytes(m.dst))
 	}
-	base := a.bufferBase(m.buf)
-	if a.tensorAlloc(m.buf, xt, base) != 0 || a.tensorAlloc(m.buf, m.dst, base+xsize) != 0 {
+	base := a.BufferBase(m.buf)
+	if a.TensorAlloc(m.buf, xt, base) != 0 || a.TensorAlloc(m.buf, m.dst, base+xsize) != 0 {
 		return nil, errors.New("placing x and the result failed")
 	}
 	// As llama.cpp decides where a weight goes: the device takes the
 	// product with the weight there, or the buffer type is not for it. An
 	// extra buffer type's set_tensor may assume the kernels exist
 	// (CPU_REPACK's repacks through them), so it is asked before.
-	if !a.devSupportsOp(c.dev, m.dst) {
+	if !a.DevSupportsOp(c.dev, m.dst) {
 		return nil, fmt.Errorf("%w: ggml_backend_dev_supports_op is false for mul_mat with a %s[%d %d] weight in %s, which llama.cpp then keeps in %s",
-			ErrDeclined, w.Type, w.Ne[0], w.Ne[1], bufferType, a.buftName(plain))
+			errDeclined, w.Type, w.Ne[0], w.Ne[1], bufferType, a.BuftName(plain))
 	}
-	n := a.nbytes(wt)
-	if uintptr(len(w.Data)) < n || uintptr(len(x.Data)) < a.nbytes(xt) {
+	n := a.Nbytes(wt)
+	if uintptr(len(w.Data)) < n || uintptr(len(x.Data)) < a.Nbytes(xt) {
 		return nil, fmt.Errorf("ggml CPU mul_mat: the tensors' data is shorter than their shapes")
 	}
-	log := c.captureLog(func() { a.tensorSet(wt, unsafe.Pointer(unsafe.SliceData(w.Data)), 0, n) })
+	log := c.captureLog(func() { a.TensorSet(wt, unsafe.Pointer(unsafe.SliceData(w.Data)), 0, n) })
 	m.Log = strings.Join(strings.Fields(log), " ")
-	a.tensorSet(xt, unsafe.Pointer(unsafe.SliceData(x.Data)), 0, a.nbytes(xt))
+	a.TensorSet(xt, unsafe.Pointer(unsafe.SliceData(x.Data)), 0, a.Nbytes(xt))
 	// Every CPU buffer type, extra ones included, is host memory: its
 	// bytes are read where ggml_backend_tensor_get may not be (CPU_REPACK
 	// has no get_tensor).
 	stored := unsafe.Slice((*byte)(c.bufferBasePtr(m.wbuf)), min(n, wsize))
 	m.Repacked = !bytes.Equal(stored, w.Data[:len(stored)])
-	if m.be = a.devInit(c.dev, 0); m.be == 0 {
+	if m.be = a.DevInit(c.dev, 0); m.be == 0 {
 		return nil, errors.New("ggml could not initialize its CPU backend")
 	}
 	c.setNThreads(m.be, int32(threads))
-	m.graph = a.newGraphCustom(m.ctx, 4, false)
-	a.buildForwardExpand(m.graph, m.dst)
+	m.graph = a.NewGraphCustom(m.ctx, 4, false)
+	a.BuildForwardExpand(m.graph, m.dst)
 	return m, nil
 }
 
@@ -343,7 +344,7 @@ func NewCPUMulMat(bufferType string, w, x *tensor.Tensor, threads int) (_ *CPUMu
 // poll for work between graphs; it is made before the clock starts and
 // freed after it stops, so that its polling threads do not outlive the
 // batch and take the cores from whatever is measured next.
-func (m *CPUMulMat) Run(n int) (time.Duration, error) {
+func (m *ggmlMulMat) Run(n int) (time.Duration, error) {
 	c := m.c
 	var tp uintptr
 	if c.tpNew != nil {
@@ -366,31 +367,31 @@ func (m *CPUMulMat) Run(n int) (time.Duration, error) {
 }
 
 // Result copies the product (M×N f32) into dst.
-func (m *CPUMulMat) Result(dst []float32) {
-	n := m.a.nbytes(m.dst)
+func (m *ggmlMulMat) Result(dst []float32) {
+	n := m.a.Nbytes(m.dst)
 	if uintptr(len(dst))*4 < n {
-		panic("BUG: CPUMulMat.Result: dst too short")
+		panic("BUG: ggmlMulMat.Result: dst too short")
 	}
-	m.a.tensorGet(m.dst, unsafe.Pointer(unsafe.SliceData(dst)), 0, n)
+	m.a.TensorGet(m.dst, unsafe.Pointer(unsafe.SliceData(dst)), 0, n)
 }
 
 // Close frees the backend, buffers and graph.
-func (m *CPUMulMat) Close() {
+func (m *ggmlMulMat) Close() {
 	a := m.a
 	if m.be != 0 {
-		a.backendFree(m.be)
+		a.BackendFree(m.be)
 		m.be = 0
 	}
 	if m.wbuf != 0 {
-		a.bufferFree(m.wbuf)
+		a.BufferFree(m.wbuf)
 		m.wbuf = 0
 	}
 	if m.buf != 0 {
-		a.bufferFree(m.buf)
+		a.BufferFree(m.buf)
 		m.buf = 0
 	}
 	if m.ctx != 0 {
-		a.free(m.ctx)
+		a.Free(m.ctx)
 		m.ctx = 0
 	}
 }

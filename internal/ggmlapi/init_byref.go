@@ -1,6 +1,6 @@
 //go:build (arm64 && (darwin || freebsd || linux || netbsd || windows)) || (windows && amd64)
 
-package ggml
+package ggmlapi
 
 import (
 	"unsafe"
@@ -17,7 +17,7 @@ type initParams struct {
 	_         [7]byte
 }
 
-// initContext calls ggml_init(struct ggml_init_params), which takes its
+// InitContext calls ggml_init(struct ggml_init_params), which takes its
 // 24-byte struct by value. AAPCS64 (and Apple's arm64 variant of it, and
 // Windows on Arm) passes a composite larger than 16 bytes by reference:
 // the caller copies it to memory and passes the copy's address in the
@@ -27,8 +27,8 @@ type initParams struct {
 // rcx. Built and vetted for darwin/arm64 and windows/amd64 but not run
 // there: only linux/amd64 (init_sysv.go) is tested against the real
 // library.
-func (a *api) initContext(memSize uintptr, noAlloc bool) context {
+func (a *API) InitContext(memSize uintptr, noAlloc bool) Context {
 	p := &initParams{memSize: memSize, noAlloc: noAlloc}
 	r, _, _ := purego.SyscallN(a.initSym, uintptr(unsafe.Pointer(p)))
-	return context(r)
+	return Context(r)
 }

@@ -1,22 +1,36 @@
-package ggml
+package bench
 
 import (
 	"errors"
 	"math"
+	"os"
 	"testing"
 
+	"github.com/graphc/graphc/internal/ggmlapi"
 	"github.com/graphc/graphc/tensor"
 )
 
-// TestCPUMulMatExtraBufferTypes computes a small q4_0 and q8_0 product on
+// needGGML skips the test where ggml's libraries are missing, saying how
+// to get them ($GRAPHC_REQUIRE_GGML makes that a failure).
+func needGGML(t *testing.T) {
+	t.Helper()
+	if _, _, err := ggmlapi.Load(); err != nil {
+		if os.Getenv("GRAPHC_REQUIRE_GGML") != "" {
+			t.Fatal(err)
+		}
+		t.Skipf("%v (for -ggml: %s)", err, GGMLHowTo)
+	}
+}
+
+// TestGGMLMulMatExtraBufferTypes computes a small q4_0 and q8_0 product on
 // ggml's CPU backend with the weight in the plain buffer type and in each
 // extra one: the plain product matches the dequantized weight's to x's
 // q8_0 rounding, every extra buffer type that takes the weight stores
 // other bytes than it was given (it repacked) and computes the plain
 // product to float rounding, and one that declines says so.
-func TestCPUMulMatExtraBufferTypes(t *testing.T) {
+func TestGGMLMulMatExtraBufferTypes(t *testing.T) {
 	needGGML(t)
-	info, err := CPU()
+	info, err := ggmlCPU()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,8 +48,8 @@ func TestCPUMulMatExtraBufferTypes(t *testing.T) {
 		ne := [4]int{K, M, 1, 1}
 		w := tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: tensor.Quantize(nil, dt, wf)}
 		deq := tensor.Dequantize(nil, dt, w.Data, K*M)
-		product := func(buft string) ([]float32, *CPUMulMat, error) {
-			m, err := NewCPUMulMat(buft, &w, &x, 2)
+		product := func(buft string) ([]float32, *ggmlMulMat, error) {
+			m, err := newGGMLMulMat(buft, &w, &x, 2)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -68,7 +82,7 @@ func TestCPUMulMatExtraBufferTypes(t *testing.T) {
 		}
 		for _, buft := range info.ExtraBufferTypes {
 			got, m, err := product(buft)
-			if errors.Is(err, ErrDeclined) {
+			if errors.Is(err, errDeclined) {
 				t.Logf("%s %s: %v", dt, buft, err)
 				continue
 			}
@@ -84,17 +98,7 @@ func TestCPUMulMatExtraBufferTypes(t *testing.T) {
 			t.Logf("%s %s: repacked (%q), within %.2g of the plain product", dt, buft, m.Log, maxRelDiff(got, plain))
 		}
 	}
-	if _, err := NewCPUMulMat("NO_SUCH", &x, &x, 1); err == nil {
+	if _, err := newGGMLMulMat("NO_SUCH", &x, &x, 1); err == nil {
 		t.Error("an unknown buffer type was accepted")
 	}
-}
-
-// maxRelDiff is the largest |a-b| over the largest |b|.
-func maxRelDiff(a, b []float32) float64 {
-	var d, m float64
-	for i := range a {
-		d = max(d, math.Abs(float64(a[i]-b[i])))
-		m = max(m, math.Abs(float64(b[i])))
-	}
-	return d / m
 }

@@ -1,6 +1,6 @@
 //go:build darwin || freebsd || linux || netbsd || windows
 
-package ggml
+package ggmlapi
 
 import (
 	"fmt"
@@ -10,10 +10,10 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-// bindFields binds each func field of the struct *a points to, tagged
-// sym:"name", to that symbol. The fields are unexported, so they are
+// BindFields binds each func field of the struct *a points to, tagged
+// sym:"name", to that symbol. The fields may be unexported, so they are
 // reached through their addresses.
-func bindFields(a any, sym func(string) uintptr) error {
+func BindFields(a any, sym func(string) uintptr) error {
 	v := reflect.ValueOf(a).Elem()
 	t := v.Type()
 	for i := range t.NumField() {
@@ -32,10 +32,10 @@ func bindFields(a any, sym func(string) uintptr) error {
 	return nil
 }
 
-// bindFunc binds the func variable *fp points to to the C function at p,
+// BindFunc binds the func variable *fp points to to the C function at p,
 // an address ggml hands out (ggml_backend_reg_get_proc_address).
-func bindFunc(fp any, p uintptr) { purego.RegisterFunc(fp, p) }
+func BindFunc(fp any, p uintptr) { purego.RegisterFunc(fp, p) }
 
-// newCallback makes a C function pointer of a Go function (ggml_log_set's
+// NewCallback makes a C function pointer of a Go function (ggml_log_set's
 // logger).
-func newCallback(fn any) uintptr { return purego.NewCallback(fn) }
+func NewCallback(fn any) uintptr { return purego.NewCallback(fn) }
