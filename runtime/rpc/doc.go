@@ -42,6 +42,6 @@ package rpc
 // totals are right, the per-split attribution has not been checked.
 //
 // No recorded trace has two RPC devices; ggml-check -rpc's two-server path
-// is tested with llama on rpc0 and rpc1 (internal/cli
+// is tested with llama on rpc0 and rpc1 (cmd/graphc/internal/cli
 // TestRPCServersTwoDevices). A trace recorded with two servers would test
 // it against ggml itself.

@@ -12,7 +12,7 @@ import (
 // file: each gives its exit code and a clear reason, with no panic, and no
 // file is lost.
 func TestHostileCommandLines(t *testing.T) {
-	const mlp = "../../examples/mlp/mlp.g"
+	const mlp = "../../../../examples/mlp/mlp.g"
 	dir := t.TempDir()
 	model := filepath.Join(dir, "m.g")
 	src, err := os.ReadFile(mlp)

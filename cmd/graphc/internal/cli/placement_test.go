@@ -14,7 +14,7 @@ import (
 // for bit: a placement moves work, never changes an answer.
 func TestRunPlacements(t *testing.T) {
 	needGo(t)
-	const model = "../../examples/llama/llama.g"
+	const model = "../../../../examples/llama/llama.g"
 	want, _ := runOutputs(t, model)
 	for _, args := range [][]string{
 		{"-backends", "sim0,cpu", "-fit", "-mem", "sim0=400KiB,cpu=1GiB"},
@@ -50,14 +50,14 @@ func TestCalibrate(t *testing.T) {
 	if c := m.Backends["cpu"]; c.NsPerFlop <= 0 || c.NsPerByte <= 0 || m.Copies["cpu>sim"].NsPerByte <= 0 {
 		t.Errorf("calibration without measurements: %+v", m)
 	}
-	if code, _, stderr := runCLI("plan", "-backends", "sim0,cpu", "-ngl", "2", "-placement", "cost", "-cost", file, "../../examples/llama/llama.g"); code != 0 {
+	if code, _, stderr := runCLI("plan", "-backends", "sim0,cpu", "-ngl", "2", "-placement", "cost", "-cost", file, "../../../../examples/llama/llama.g"); code != 0 {
 		t.Errorf("plan with the calibration: exit %d\n%s", code, stderr)
 	}
 }
 
 // TestPlacementFlagErrors: bad placement flags are usage errors.
 func TestPlacementFlagErrors(t *testing.T) {
-	const model = "../../examples/llama/llama.g"
+	const model = "../../../../examples/llama/llama.g"
 	for _, args := range [][]string{
 		{"-placement", "fast"},
 		{"-cost", "x.json"},
@@ -78,14 +78,14 @@ func TestPlacementFlagErrors(t *testing.T) {
 // estimates, and run -stats puts them beside what was measured.
 func TestRunStatsEstimates(t *testing.T) {
 	needGo(t)
-	code, _, stderr := runCLI("run", "-stats", "-backends", "sim0,cpu", "-ngl", "2", "-placement", "cost", "../../examples/llama/llama.g")
+	code, _, stderr := runCLI("run", "-stats", "-backends", "sim0,cpu", "-ngl", "2", "-placement", "cost", "../../../../examples/llama/llama.g")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if n := strings.Count(stderr, ", estimated "); n != 3 {
 		t.Errorf("%d splits with an estimate, want 3:\n%s", n, stderr)
 	}
-	if _, _, plain := runCLI("run", "-stats", "-backends", "sim0,cpu", "-ngl", "2", "../../examples/llama/llama.g"); strings.Contains(plain, "estimated") {
+	if _, _, plain := runCLI("run", "-stats", "-backends", "sim0,cpu", "-ngl", "2", "../../../../examples/llama/llama.g"); strings.Contains(plain, "estimated") {
 		t.Errorf("ggml's plan has no estimates, but -stats shows some:\n%s", plain)
 	}
 }

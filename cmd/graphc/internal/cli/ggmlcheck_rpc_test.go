@@ -38,7 +38,7 @@ func refused(endpoint string) bool {
 func TestGGMLCheckRPC(t *testing.T) {
 	needGo(t)
 	needRPCServer(t)
-	traces, _ := filepath.Glob("../../ggmltrace/testdata/*.json")
+	traces, _ := filepath.Glob("../../../../ggmltrace/testdata/*.json")
 	ran := 0
 	for _, path := range traces {
 		tr, err := ggmltrace.Load(path)
@@ -97,7 +97,7 @@ func TestGGMLCheckRPC(t *testing.T) {
 
 // TestGGMLCheckRPCNeedsRun: -rpc without -run is a usage error, as -sim's.
 func TestGGMLCheckRPCNeedsRun(t *testing.T) {
-	code, _, stderr := runCLI("ggml-check", "-rpc", "../../ggmltrace/testdata/mlp.json")
+	code, _, stderr := runCLI("ggml-check", "-rpc", "../../../../ggmltrace/testdata/mlp.json")
 	if code != ExitUsage || !strings.Contains(stderr, "-rpc") || !strings.Contains(stderr, "-run") {
 		t.Errorf("exit %d: %s", code, stderr)
 	}
@@ -119,10 +119,10 @@ func TestRPCServersTwoDevices(t *testing.T) {
 	if len(servers) != 2 || servers[0].Endpoint == servers[1].Endpoint {
 		t.Fatalf("servers %v; want two, on different ports", servers)
 	}
-	want, _ := runOutputs(t, "../../examples/llama/llama.g")
+	want, _ := runOutputs(t, "../../../../examples/llama/llama.g")
 	got, _ := runOutputs(t, "-backends", "rpc0,rpc1,cpu",
 		"-ot", `blk\.[01]\.=rpc0`, "-ot", `cache_._l[01]=rpc0`, "-ot", `blk\.[23]\.=rpc1`, "-ot", `cache_._l[23]=rpc1`,
-		"-rpc", servers[0].Endpoint+","+servers[1].Endpoint, "../../examples/llama/llama.g")
+		"-rpc", servers[0].Endpoint+","+servers[1].Endpoint, "../../../../examples/llama/llama.g")
 	w, g := want["result_output"], got["result_output"]
 	if len(w) == 0 || len(g) != len(w) {
 		t.Fatalf("%d logits on rpc, %d on the cpu", len(g), len(w))

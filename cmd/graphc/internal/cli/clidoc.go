@@ -28,8 +28,8 @@ var machineDefaults = map[string]string{
 // with its default. It reads what `graphc help COMMAND` prints — the
 // command table and each command's flag set — so the two cannot differ;
 // docs/cli.md holds its text between two markers, and TestCLIReference
-// fails when they do (go test ./internal/cli -run TestCLIReference -update
-// rewrites it).
+// fails when they do (go test ./cmd/graphc/internal/cli -run
+// TestCLIReference -update rewrites it).
 func Reference(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString("| command | what it does |\n| --- | --- |\n")

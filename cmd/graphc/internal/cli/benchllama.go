@@ -17,6 +17,7 @@ import (
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf"
+	"github.com/graphc/graphc/gguf/ggufarch"
 	"github.com/graphc/graphc/internal/interp"
 	"github.com/graphc/graphc/internal/llamacpp"
 	"github.com/graphc/graphc/runtime/cpu"
@@ -46,10 +47,10 @@ type llamaBench struct {
 // benchShape is Llama-3.2-1B's shape; benchShortShape a small file of the
 // same kind for -short.
 var (
-	benchShape = archShape{arch: "llama", layers: 16, embd: 2048, heads: 32, kvHeads: 8, ff: 8192,
-		vocab: 128256, ctx: 131072, ropeTheta: 500000, tied: true}
-	benchShortShape = archShape{arch: "llama", layers: 2, embd: 256, heads: 8, kvHeads: 2, ff: 512,
-		vocab: 512, ctx: 2048, ropeTheta: 500000, tied: true}
+	benchShape = ggufarch.Options{Arch: "llama", Layers: 16, Embd: 2048, Heads: 32, KVHeads: 8, FF: 8192,
+		Vocab: 128256, Ctx: 131072, RopeTheta: 500000, Tied: true, Seed: 1}
+	benchShortShape = ggufarch.Options{Arch: "llama", Layers: 2, Embd: 256, Heads: 8, KVHeads: 2, FF: 512,
+		Vocab: 512, Ctx: 2048, RopeTheta: 500000, Tied: true, Seed: 1}
 )
 
 // fileList collects repeated -file flags.
@@ -189,24 +190,19 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	var files []string
 	for _, t := range lb.types {
 		dt, _ := tensor.ParseDType(t)
-		name := fmt.Sprintf("llama-l%d-e%d-h%d-kv%d-ff%d-v%d-%s", shape.layers, shape.embd, shape.heads, shape.kvHeads, shape.ff, shape.vocab, t)
+		name := fmt.Sprintf("llama-l%d-e%d-h%d-kv%d-ff%d-v%d-%s", shape.Layers, shape.Embd, shape.Heads, shape.KVHeads, shape.FF, shape.Vocab, t)
 		path := filepath.Join(dir, name+".gguf")
 		files = append(files, path)
 		if _, err := os.Stat(path); err == nil {
 			continue
 		}
 		s := shape
-		if err := s.check(dt); err != nil {
-			return nil, err
-		}
+		s.Type = dt
 		start := time.Now()
-		w, err := archFile(&s, dt, 1, name)
-		if err != nil {
-			return nil, err
+		if err := ggufarch.WriteFile(path, s); err != nil {
+			return nil, &compiler.UserError{Msg: err.Error()}
 		}
-		if err := writeGGUF(e, w, path); err != nil {
-			return nil, err
-		}
+		fmt.Fprintf(e.stderr, "graphc: wrote %s\n", path)
 		if !lb.short {
 			fmt.Fprintf(e.stderr, "graphc: bench: wrote %s in %.1fs (kept for the next run)\n", path, time.Since(start).Seconds())
 		}

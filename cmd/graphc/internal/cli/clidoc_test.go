@@ -14,8 +14,8 @@ import (
 // cliDoc is the command line's reference; the part between its markers is
 // Reference's text.
 const (
-	cliDoc      = "../../docs/cli.md"
-	cliDocBegin = "<!-- Generated from the command table (internal/cli) by go test ./internal/cli -run TestCLIReference -update: change the commands' help, not this text. -->\n"
+	cliDoc      = "../../../../docs/cli.md"
+	cliDocBegin = "<!-- Generated from the command table (cmd/graphc/internal/cli) by go test ./cmd/graphc/internal/cli -run TestCLIReference -update: change the commands' help, not this text. -->\n"
 	cliDocEnd   = "<!-- End of the generated reference. -->\n"
 )
 
@@ -45,7 +45,7 @@ func TestCLIReference(t *testing.T) {
 		return
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("%s differs from the command table (-doc +table):\n%s\nrun: go test ./internal/cli -run TestCLIReference -update", cliDoc, diff)
+		t.Errorf("%s differs from the command table (-doc +table):\n%s\nrun: go test ./cmd/graphc/internal/cli -run TestCLIReference -update", cliDoc, diff)
 	}
 }
 

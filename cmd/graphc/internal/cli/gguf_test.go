@@ -16,7 +16,7 @@ func TestGGUFNewAndInfo(t *testing.T) {
 	dir := t.TempDir()
 	for _, typ := range []string{"f32", "q8_0", "q4_0"} {
 		path := filepath.Join(dir, typ+".gguf")
-		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../../examples/llama/llama.g", path); code != 0 {
+		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../../../../examples/llama/llama.g", path); code != 0 {
 			t.Fatalf("gguf new -type %s: exit %d: %s", typ, code, stderr)
 		}
 		m, err := gguf.Open(path)
@@ -48,7 +48,7 @@ func TestGGUFNewAndInfo(t *testing.T) {
 	if code, _, stderr := runCLI("gguf", "info", "testdata/not_a_trace.json"); code != ExitUser || !strings.Contains(stderr, "magic") {
 		t.Errorf("gguf info on a non-GGUF file: exit %d: %s", code, stderr)
 	}
-	if code, _, _ := runCLI("gguf", "new", "-type", "i32", "../../examples/llama/llama.g", filepath.Join(dir, "x.gguf")); code != ExitUsage {
+	if code, _, _ := runCLI("gguf", "new", "-type", "i32", "../../../../examples/llama/llama.g", filepath.Join(dir, "x.gguf")); code != ExitUsage {
 		t.Errorf("-type i32: exit %d", code)
 	}
 }
@@ -57,7 +57,7 @@ func TestGGUFNewAndInfo(t *testing.T) {
 // of a weights file.
 func TestCompileForQuantizedWeights(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q.gguf")
-	if code, _, stderr := runCLI("gguf", "new", "-type", "q4_0", "../../examples/llama/llama.g", path); code != 0 {
+	if code, _, stderr := runCLI("gguf", "new", "-type", "q4_0", "../../../../examples/llama/llama.g", path); code != 0 {
 		t.Fatal(stderr)
 	}
 	types, err := compiler.WeightTypesOf(path)
@@ -90,10 +90,10 @@ func TestRunQuantizedLlama(t *testing.T) {
 	logits := map[string][]float64{}
 	for _, typ := range []string{"f32", "f16", "bf16", "q8_0", "q4_0"} {
 		path := filepath.Join(dir, typ+".gguf")
-		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../../examples/llama/llama.g", path); code != 0 {
+		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../../../../examples/llama/llama.g", path); code != 0 {
 			t.Fatal(stderr)
 		}
-		code, out, stderr := runCLI("run", "-json", "-weights", path, "../../examples/llama/llama.g")
+		code, out, stderr := runCLI("run", "-json", "-weights", path, "../../../../examples/llama/llama.g")
 		if code != 0 {
 			t.Fatalf("run -weights %s: exit %d: %s", typ, code, stderr)
 		}
@@ -109,7 +109,7 @@ func TestRunQuantizedLlama(t *testing.T) {
 	}
 	// The f32 file holds the fill rule's weights, and run fills state the
 	// same with -weights as without: the two runs agree bit for bit.
-	code, out, stderr := runCLI("run", "-json", "../../examples/llama/llama.g")
+	code, out, stderr := runCLI("run", "-json", "../../../../examples/llama/llama.g")
 	if code != 0 {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}

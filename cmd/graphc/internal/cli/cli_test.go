@@ -36,11 +36,11 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"plan", "-nope", "x.g"}, ExitUsage, "flag provided but not defined: -nope"},
 		{[]string{"plan", filepath.Join(dir, "missing.g")}, ExitUser, "no such file"},
 		{[]string{"plan", bad}, ExitUser, "bad.g:3:17: undefined: z\noutput y = relu(z)\n                ^"},
-		{[]string{"plan", "-backends", "tpu0,cpu", "../../examples/mlp/mlp.g"}, ExitUser, `unknown backend "tpu0"`},
-		{[]string{"plan", "-backends", "cpu,cuda0", "../../examples/mlp/mlp.g"}, ExitUser, "the last backend must be the cpu"},
+		{[]string{"plan", "-backends", "tpu0,cpu", "../../../../examples/mlp/mlp.g"}, ExitUser, `unknown backend "tpu0"`},
+		{[]string{"plan", "-backends", "cpu,cuda0", "../../../../examples/mlp/mlp.g"}, ExitUser, "the last backend must be the cpu"},
 		{[]string{"help", "run"}, ExitOK, ""},
-		{[]string{"plan", "-n-copies", "5", "../../examples/mlp/mlp.g"}, ExitUser, "n_copies = 5: at most 4 pipeline copies"},
-		{[]string{"plan", "-n-copies", "5", "-max-copies", "8", "../../examples/mlp/mlp.g"}, ExitOK, ""},
+		{[]string{"plan", "-n-copies", "5", "../../../../examples/mlp/mlp.g"}, ExitUser, "n_copies = 5: at most 4 pipeline copies"},
+		{[]string{"plan", "-n-copies", "5", "-max-copies", "8", "../../../../examples/mlp/mlp.g"}, ExitOK, ""},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
@@ -103,7 +103,7 @@ func TestFmt(t *testing.T) {
 }
 
 func TestPlanJSON(t *testing.T) {
-	code, out, stderr := runCLI("plan", "-json", "-backends", "cuda0,cpu", "../../examples/mlp/testdata/mlp_cuda.g")
+	code, out, stderr := runCLI("plan", "-json", "-backends", "cuda0,cpu", "../../../../examples/mlp/testdata/mlp_cuda.g")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -119,7 +119,7 @@ func TestPlanJSON(t *testing.T) {
 // TestPlanShowsRegions: with -regions the llama example's five regions are
 // in plan -json (with each node's slices), -debug and -dot.
 func TestPlanShowsRegions(t *testing.T) {
-	code, out, stderr := runCLI("plan", "-json", "-regions", "../../examples/llama/llama.g")
+	code, out, stderr := runCLI("plan", "-json", "-regions", "../../../../examples/llama/llama.g")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -131,11 +131,11 @@ func TestPlanShowsRegions(t *testing.T) {
 		len(p.Regions[1].Parts) == 0 || p.Regions[1].Parts[0].Dst != "ne1" {
 		t.Errorf("regions: %+v", p.Regions)
 	}
-	_, out, _ = runCLI("plan", "-debug", "-regions", "../../examples/llama/llama.g")
+	_, out, _ = runCLI("plan", "-debug", "-regions", "../../../../examples/llama/llama.g")
 	if n := strings.Count(out, "## REGION over n_tokens"); n != 5 {
 		t.Errorf("plan -debug shows %d regions, want 5", n)
 	}
-	_, out, _ = runCLI("plan", "-dot", "-regions", "../../examples/llama/llama.g")
+	_, out, _ = runCLI("plan", "-dot", "-regions", "../../../../examples/llama/llama.g")
 	if n := strings.Count(out, "subgraph cluster_region"); n != 5 || strings.Count(out, "{") != strings.Count(out, "}") {
 		t.Errorf("plan -dot shows %d regions (braces %d/%d), want 5", n, strings.Count(out, "{"), strings.Count(out, "}"))
 	}
@@ -206,7 +206,7 @@ func TestCompileWritesPackage(t *testing.T) {
 		t.Skip("no go tool")
 	}
 	dir := t.TempDir()
-	code, _, stderr := runCLI("compile", "-o", dir, "-pkg", "mlp", "../../examples/mlp/mlp.g")
+	code, _, stderr := runCLI("compile", "-o", dir, "-pkg", "mlp", "../../../../examples/mlp/mlp.g")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -236,7 +236,7 @@ func TestRunLlamaMatchesGGML(t *testing.T) {
 // runLlamaMatchesGGML runs the llama example with the given extra flags and
 // compares its logits with ggml's.
 func runLlamaMatchesGGML(t *testing.T, flags []string) {
-	args := append(append([]string{"run", "-json"}, flags...), "../../examples/llama/llama.g")
+	args := append(append([]string{"run", "-json"}, flags...), "../../../../examples/llama/llama.g")
 	code, out, stderr := runCLI(args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -254,7 +254,7 @@ func runLlamaMatchesGGML(t *testing.T, flags []string) {
 	var want struct {
 		Values []float64 `json:"values"`
 	}
-	b, _ := os.ReadFile("../../examples/llama/testdata/ggml_llama_cpu_output.json")
+	b, _ := os.ReadFile("../../../../examples/llama/testdata/ggml_llama_cpu_output.json")
 	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func runLlamaMatchesGGML(t *testing.T, flags []string) {
 // TestPlanDebugNotes: plan -debug prints the passes' reasons, e.g. ggml's
 // rule for graph inputs under pipeline parallelism.
 func TestPlanDebugNotes(t *testing.T) {
-	code, out, stderr := runCLI("plan", "-debug", "-backends", "sim0,cpu", "-ngl", "2", "-n-copies", "2", "../../examples/llama/llama.g")
+	code, out, stderr := runCLI("plan", "-debug", "-backends", "sim0,cpu", "-ngl", "2", "-n-copies", "2", "../../../../examples/llama/llama.g")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

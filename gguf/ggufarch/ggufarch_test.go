@@ -1,4 +1,4 @@
-package cli
+package ggufarch_test
 
 import (
 	"path/filepath"
@@ -6,17 +6,21 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/gguf"
+	"github.com/graphc/graphc/gguf/ggufarch"
+	"github.com/graphc/graphc/tensor"
 )
 
-// TestGGUFNewArch reads back what gguf new -arch writes: the
-// architecture's metadata as llama.cpp reads it, a vocabulary of -vocab
-// tokens whose merges build tokens from tokens, and llama.cpp's tensors.
-func TestGGUFNewArch(t *testing.T) {
+// TestWriteFile reads back what WriteFile writes: the architecture's
+// metadata as llama.cpp reads it, a vocabulary of Vocab tokens whose
+// merges build tokens from tokens, and llama.cpp's tensors.
+func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	for _, arch := range []string{"llama", "qwen2"} {
 		path := filepath.Join(dir, arch+".gguf")
-		if code, _, stderr := runCLI("gguf", "new", "-arch", arch, "-layers", "3", "-embd", "128", "-heads", "8", "-kv-heads", "2", "-ff", "256", "-vocab", "400", "-ctx", "512", "-tied", "-type", "q4_0", path); code != 0 {
-			t.Fatalf("%s: exit %d: %s", arch, code, stderr)
+		o := ggufarch.Defaults(arch)
+		o.Layers, o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab, o.Ctx, o.Tied, o.Type = 3, 128, 8, 2, 256, 400, 512, true, tensor.Q4_0
+		if err := ggufarch.WriteFile(path, o); err != nil {
+			t.Fatalf("%s: %v", arch, err)
 		}
 		m, err := gguf.Open(path)
 		if err != nil {
@@ -63,7 +67,9 @@ func TestGGUFNewArch(t *testing.T) {
 			t.Errorf("%s: attn_k %v %s; -tied file has output.weight: %v", arch, k.Ne, k.Type, ok)
 		}
 	}
-	if code, _, _ := runCLI("gguf", "new", "-arch", "llama", "-heads", "3", filepath.Join(dir, "x.gguf")); code != ExitUsage {
-		t.Errorf("-heads 3 with -embd 64: exit %d, want usage", code)
+	o := ggufarch.Defaults("llama")
+	o.Heads = 3
+	if err := ggufarch.WriteFile(filepath.Join(dir, "x.gguf"), o); err == nil || err.Error() != "-embd 64 is not a multiple of -heads 3" {
+		t.Errorf("Heads 3 with Embd 64: %v", err)
 	}
 }

@@ -1,16 +1,17 @@
 package cli
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf"
+	"github.com/graphc/graphc/gguf/ggufarch"
 	"github.com/graphc/graphc/internal/atomicfile"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/ops"
@@ -39,9 +40,9 @@ func cmdGGUFNew(e *env, args []string) error {
 	fill := fs.String("fill", "ggml", "weight values: ggml (the conformance traces' rule) or random (normal, scaled like the ggml rule's 0.1)")
 	seed := fs.Uint64("seed", 1, "seed of -fill random")
 	typ := fs.String("type", "f32", "type of the weights that only mul_mat and get_rows read: f32, f16, bf16, q8_0 or q4_0 (other weights stay as declared)")
-	var shape archShape
-	fs.StringVar(&shape.arch, "arch", "", "write a model file of this llama.cpp architecture, llama or qwen2, instead of a model's weights: gguf new -arch llama [flags] out.gguf")
-	shape.register(fs)
+	var arch ggufarch.Options
+	fs.StringVar(&arch.Arch, "arch", "", "write a model file of this llama.cpp architecture, llama or qwen2, instead of a model's weights: gguf new -arch llama [flags] out.gguf")
+	archFlags(fs, &arch)
 	files, err := parseFlags(fs, args, 1, 2)
 	if err != nil {
 		return err
@@ -50,21 +51,22 @@ func cmdGGUFNew(e *env, args []string) error {
 	if !ok || dt == tensor.I32 {
 		return &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0 or q4_0", *typ)}
 	}
-	if shape.arch != "" {
+	if arch.Arch != "" {
 		if len(files) != 1 {
 			return &usageError{"gguf new -arch writes one file: want only the output file"}
 		}
 		if *fill != "ggml" && *fill != "random" {
 			return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
 		}
-		if err := shape.check(dt); err != nil {
-			return err
+		arch.Type, arch.Seed = dt, *seed
+		if err := arch.Check(); err != nil {
+			return &usageError{err.Error()}
 		}
-		w, err := archFile(&shape, dt, *seed, strings.TrimSuffix(filepath.Base(files[0]), ".gguf"))
-		if err != nil {
+		if err := ggufarch.WriteFile(files[0], arch); err != nil {
 			return &compiler.UserError{Msg: err.Error()}
 		}
-		return writeGGUF(e, w, files[0])
+		fmt.Fprintf(e.stderr, "graphc: wrote %s\n", files[0])
+		return nil
 	}
 	if len(files) != 2 {
 		return &usageError{fmt.Sprintf("want 2 file argument(s), got %d", len(files))}
@@ -88,6 +90,22 @@ func cmdGGUFNew(e *env, args []string) error {
 		return err
 	}
 	return writeGGUF(e, w, files[1])
+}
+
+// archFlags registers gguf new -arch's flags of a file's shape on o, with
+// ggufarch's defaults.
+func archFlags(fs *flag.FlagSet, o *ggufarch.Options) {
+	def := ggufarch.Defaults("")
+	fs.IntVar(&o.Layers, "layers", def.Layers, "-arch: transformer blocks (<arch>.block_count)")
+	fs.IntVar(&o.Embd, "embd", def.Embd, "-arch: embedding width (<arch>.embedding_length)")
+	fs.IntVar(&o.Heads, "heads", def.Heads, "-arch: attention heads")
+	fs.IntVar(&o.KVHeads, "kv-heads", def.KVHeads, "-arch: key/value heads (grouped-query attention when fewer than -heads)")
+	fs.IntVar(&o.FF, "ff", def.FF, "-arch: feed-forward width")
+	fs.IntVar(&o.Vocab, "vocab", def.Vocab, "-arch: vocabulary size (at least 288: byte tokens and specials)")
+	fs.IntVar(&o.Ctx, "ctx", def.Ctx, "-arch: context length the model is trained for (<arch>.context_length)")
+	fs.Float64Var(&o.RopeTheta, "rope-theta", def.RopeTheta, "-arch: rope frequency base (0: 10000 for llama, 1000000 for qwen2)")
+	fs.Float64Var(&o.Eps, "eps", def.Eps, "-arch: RMS norm epsilon (0: 1e-5 for llama, 1e-6 for qwen2)")
+	fs.BoolVar(&o.Tied, "tied", def.Tied, "-arch: no output.weight; the output head is token_embd.weight (Llama 3.2, small Qwen2)")
 }
 
 func writeGGUF(e *env, w *gguf.Writer, path string) error {

@@ -88,8 +88,8 @@ func repoRoot() (string, error) {
 		}
 		return r, nil
 	}
-	if _, file, _, ok := runtime.Caller(0); ok { // file is internal/cli/build.go
-		if dir := filepath.Dir(filepath.Dir(filepath.Dir(file))); isRoot(dir) {
+	if _, file, _, ok := runtime.Caller(0); ok { // file is cmd/graphc/internal/cli/build.go
+		if dir := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file))))); isRoot(dir) {
 			return dir, nil
 		}
 	}

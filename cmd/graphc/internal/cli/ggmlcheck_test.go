@@ -12,7 +12,7 @@ import (
 // recorded from ggml: identical decisions, output within 1e-4, and compute
 // buffers no larger than ggml's.
 func TestGGMLCheckTraces(t *testing.T) {
-	traces, _ := filepath.Glob("../../ggmltrace/testdata/*.json")
+	traces, _ := filepath.Glob("../../../../ggmltrace/testdata/*.json")
 	if len(traces) == 0 {
 		t.Fatal("no traces")
 	}
@@ -60,7 +60,7 @@ func TestGGMLCheckReportsDifferences(t *testing.T) {
 // trace, in argument order; a trace that cannot be checked is reported on
 // stderr, the others still are, and the exit code is 1.
 func TestGGMLCheckSeveralTraces(t *testing.T) {
-	traces, _ := filepath.Glob("../../ggmltrace/testdata/*.json")
+	traces, _ := filepath.Glob("../../../../ggmltrace/testdata/*.json")
 	if len(traces) < 2 {
 		t.Fatal("fewer than two traces")
 	}
@@ -98,7 +98,7 @@ func TestGGMLCheckSeveralTraces(t *testing.T) {
 // TestGGMLCheckNullNode: a trace whose nodes include null is a user error
 // naming the file and the node, not a nil dereference (exit 2).
 func TestGGMLCheckNullNode(t *testing.T) {
-	b, err := os.ReadFile("../../ggmltrace/testdata/mlp.json")
+	b, err := os.ReadFile("../../../../ggmltrace/testdata/mlp.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func blasOrSkip(t *testing.T) {
 // evaluation the plan's.
 func TestGGMLCheckSim(t *testing.T) {
 	needGo(t)
-	traces, _ := filepath.Glob("../../ggmltrace/testdata/*.json")
+	traces, _ := filepath.Glob("../../../../ggmltrace/testdata/*.json")
 	for _, path := range traces {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".json"), func(t *testing.T) {
 			tr, err := ggmltrace.Load(path)
@@ -119,20 +119,20 @@ func TestRunExamplesMapped(t *testing.T) {
 	needGo(t)
 	layers := []string{"-ot", `blk\.[01]\.=sim0`, "-ot", `cache_._l[01]=sim0`, "-ot", `blk\.[23]\.=sim1`, "-ot", `cache_._l[23]=sim1`}
 	cases := map[string][][]string{
-		"../../examples/llama/llama.g": {
+		"../../../../examples/llama/llama.g": {
 			{"-backends", "sim0,cpu", "-ngl", "2"},
 			{"-backends", "sim0,cpu", "-ngl", "4", "-n-copies", "2"},
 			append([]string{"-backends", "sim0,sim1,cpu", "-n-copies", "4"}, layers...),
 			{"-backends", "sim0,blas,cpu", "-ngl", "2"},
 		},
-		"../../examples/mlp/mlp.g": {
+		"../../../../examples/mlp/mlp.g": {
 			{"-backends", "sim0,cpu", "-ot", `fc0\.=sim0`},
 			{"-backends", "sim0,sim1,cpu", "-ot", `fc0\.=sim0`, "-ot", `fc1\.=sim1`, "-n-copies", "3"},
 		},
-		"../../examples/llama32/llama32.g": {
+		"../../../../examples/llama32/llama32.g": {
 			{"-backends", "sim0,cpu", "-ngl", "16", "-n-copies", "2"},
 		},
-		"../../compiler/testdata/blas_mlp.g": {
+		"../../../../compiler/testdata/blas_mlp.g": {
 			// Big batches: sim0 takes every op and copies the weights in
 			// (1.off), one split per weight, reusing the copies' memory.
 			{"-backends", "sim0,cpu", "-op-offload"},
@@ -205,7 +205,7 @@ func targetFlagsFor(t *testing.T, args []string) compiler.Config {
 // temporary module.
 func TestGoldenCodeBuilds(t *testing.T) {
 	needGo(t)
-	goldens, _ := filepath.Glob("../../golden/*.txtar")
+	goldens, _ := filepath.Glob("../../../../golden/*.txtar")
 	files := map[string][]byte{}
 	for _, p := range goldens {
 		ar, err := txtar.ParseFile(p)
@@ -242,8 +242,8 @@ func TestUnavailableBackendsFailAtNew(t *testing.T) {
 	for _, tc := range []struct {
 		model, backends, want string
 	}{
-		{"../../examples/mlp/testdata/mlp_cuda.g", "cuda0,cpu", "cuda0: ggml"}, // its libraries missing, or no CUDA device in them,
-		{"../../compiler/testdata/blas_mlp.g", "blas,cpu", "blas: $" + libs.OpenBLASEnv},
+		{"../../../../examples/mlp/testdata/mlp_cuda.g", "cuda0,cpu", "cuda0: ggml"}, // its libraries missing, or no CUDA device in them,
+		{"../../../../compiler/testdata/blas_mlp.g", "blas,cpu", "blas: $" + libs.OpenBLASEnv},
 	} {
 		src, err := os.ReadFile(tc.model)
 		if err != nil {
@@ -286,7 +286,7 @@ output x
 `)
 	models := map[string][]byte{"chain": chain}
 	for _, name := range []string{"ops", "mlp"} {
-		ar, err := txtar.ParseFile(filepath.Join("..", "..", "golden", name+".txtar"))
+		ar, err := txtar.ParseFile(filepath.Join("..", "..", "..", "..", "golden", name+".txtar"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -345,7 +345,7 @@ output x
 // TestRepoRoot: $GRAPHC_ROOT wins when it holds graphc's go.mod, and is an
 // error when it does not; unset, the checkout the test runs in is found.
 func TestRepoRoot(t *testing.T) {
-	want, err := filepath.Abs("../..")
+	want, err := filepath.Abs("../../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,5 +419,63 @@ output z = relu(view_1d(x, n * 8, 128))
 	out, code := run(huge)
 	if want := "the filled weights, compute buffers and state need "; code != 1 || !strings.Contains(out, want) {
 		t.Errorf("exit %d\n%s\nwant exit 1 and %q", code, out, want)
+	}
+}
+
+// TestRunsFilesOfSeveralShapes compiles examples/llamafile's llama.g for
+// files gguf new -arch writes of other shapes (GQA and not, tied head,
+// quantized) and runs it on each end to end.
+func TestRunsFilesOfSeveralShapes(t *testing.T) {
+	needGo(t)
+	const model = "../../../../examples/llamafile/llama.g"
+	src, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args    []string
+		vocab   string
+		layers  int
+		kvWidth int // ne1 of attn_k.weight
+		tied    bool
+	}{
+		{[]string{"-layers", "2", "-embd", "64", "-heads", "4", "-kv-heads", "2", "-type", "q8_0"}, "320", 2, 32, false},
+		{[]string{"-layers", "3", "-embd", "128", "-heads", "4", "-kv-heads", "1", "-ff", "256", "-vocab", "512", "-tied", "-rope-theta", "500000", "-type", "q4_0"}, "512", 3, 32, true},
+		{[]string{"-layers", "1", "-embd", "96", "-heads", "3", "-kv-heads", "3", "-ff", "160", "-vocab", "300", "-type", "f16"}, "300", 1, 96, false},
+	} {
+		path := filepath.Join(t.TempDir(), "m.gguf")
+		if code, _, stderr := runCLI(append(append([]string{"gguf", "new", "-arch", "llama"}, tc.args...), path)...); code != 0 {
+			t.Fatalf("gguf new %v: exit %d: %s", tc.args, code, stderr)
+		}
+		file, err := compiler.ReadWeightsFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := compiler.Compile(model, src, compiler.Config{File: file})
+		if err != nil {
+			t.Fatal(err)
+		}
+		layers, tied := 0, true
+		for _, w := range res.Graph.Params {
+			switch {
+			case strings.HasSuffix(w.Name, ".attn_k.weight"):
+				layers++
+				if n, _ := w.Ne[1].Constant(); n != int64(tc.kvWidth) {
+					t.Errorf("%v: %s ne1 = %d, want %d", tc.args, w.Name, n, tc.kvWidth)
+				}
+			case w.Name == "output.weight":
+				tied = false
+			}
+		}
+		if layers != tc.layers || tied != tc.tied {
+			t.Errorf("%v: %d layers, tied %v; want %d, %v", tc.args, layers, tied, tc.layers, tc.tied)
+		}
+		code, out, stderr := runCLI("run", "-weights", path, "-dim", "n_tokens=3", "-dim", "n_kv=3", model)
+		if code != 0 {
+			t.Fatalf("%v: run: exit %d: %s", tc.args, code, stderr)
+		}
+		if first, _, _ := strings.Cut(out, "\n"); first != "result_output f32["+tc.vocab+", 3]" || strings.Contains(out, "NaN") {
+			t.Errorf("%v: run printed %.200s", tc.args, out)
+		}
 	}
 }

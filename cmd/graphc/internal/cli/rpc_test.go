@@ -14,10 +14,10 @@ import (
 func TestRunLlamaOnRPC(t *testing.T) {
 	needGo(t)
 	s0, s1 := rpctest.Start(t), rpctest.Start(t)
-	want, _ := runOutputs(t, "../../examples/llama/llama.g")
+	want, _ := runOutputs(t, "../../../../examples/llama/llama.g")
 	got, _ := runOutputs(t, "-backends", "rpc0,rpc1,cpu",
 		"-ot", `blk\.[01]\.=rpc0`, "-ot", `cache_._l[01]=rpc0`, "-ot", `blk\.[23]\.=rpc1`, "-ot", `cache_._l[23]=rpc1`,
-		"-rpc", s0.Endpoint+","+s1.Endpoint, "../../examples/llama/llama.g")
+		"-rpc", s0.Endpoint+","+s1.Endpoint, "../../../../examples/llama/llama.g")
 	w, g := want["result_output"], got["result_output"]
 	if len(w) == 0 || len(g) != len(w) {
 		t.Fatalf("%d logits on rpc, %d on the cpu", len(g), len(w))
@@ -41,7 +41,7 @@ func TestRunRPCServerAbsent(t *testing.T) {
 	}
 	ep := l.Addr().String()
 	l.Close()
-	code, _, stderr := runCLI("run", "-backends", "rpc0,cpu", "-ngl", "2", "-rpc", ep, "../../examples/llama/llama.g")
+	code, _, stderr := runCLI("run", "-backends", "rpc0,cpu", "-ngl", "2", "-rpc", ep, "../../../../examples/llama/llama.g")
 	if code == 0 || !strings.Contains(stderr, "rpc0") || !strings.Contains(stderr, ep) {
 		t.Fatalf("exit %d, stderr %q; want an error naming rpc0 and %s", code, stderr, ep)
 	}

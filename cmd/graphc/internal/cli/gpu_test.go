@@ -101,13 +101,13 @@ func maxDiff(t *testing.T, got, want []float64) float64 {
 // gpuTolerance and partialOffloadTolerance, and the bytes the plan copies.
 func TestGPULlama(t *testing.T) {
 	gpu := gpuUnderTest(t)
-	want, _ := runOutputs(t, "../../examples/llama/llama.g")
+	want, _ := runOutputs(t, "../../../../examples/llama/llama.g")
 	for _, c := range []struct {
 		ngl       string
 		tolerance float64
 		copied    int64
 	}{{"99", gpuTolerance, 2592}, {"2", partialOffloadTolerance, 6688}} {
-		got, copied := runOutputs(t, "-backends", gpu+",cpu", "-ngl", c.ngl, "../../examples/llama/llama.g")
+		got, copied := runOutputs(t, "-backends", gpu+",cpu", "-ngl", c.ngl, "../../../../examples/llama/llama.g")
 		d := maxDiff(t, got["result_output"], want["result_output"])
 		t.Logf("-ngl %s on %s: logits within %.3g of the cpu's, %d bytes copied", c.ngl, gpu, d, copied)
 		if d > c.tolerance {
@@ -129,11 +129,11 @@ func TestGPUQuantized(t *testing.T) {
 	dir := t.TempDir()
 	for _, typ := range []string{"q8_0", "q4_0"} {
 		path := filepath.Join(dir, typ+".gguf")
-		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../../examples/llama/llama.g", path); code != 0 {
+		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../../../../examples/llama/llama.g", path); code != 0 {
 			t.Fatalf("gguf new -type %s: exit %d: %s", typ, code, stderr)
 		}
-		want, _ := runOutputs(t, "-weights", path, "../../examples/llama/llama.g")
-		got, _ := runOutputs(t, "-weights", path, "-backends", gpu+",cpu", "-ngl", "99", "../../examples/llama/llama.g")
+		want, _ := runOutputs(t, "-weights", path, "../../../../examples/llama/llama.g")
+		got, _ := runOutputs(t, "-weights", path, "-backends", gpu+",cpu", "-ngl", "99", "../../../../examples/llama/llama.g")
 		d := maxDiff(t, got["result_output"], want["result_output"])
 		t.Logf("%s weights on %s: logits within %.3g of the cpu's", typ, gpu, d)
 		if d > gpuTolerance {
@@ -152,7 +152,7 @@ func TestGGMLCheckGPU(t *testing.T) {
 	if strings.HasPrefix(gpu, "cuda") {
 		flag, kind = "-cuda", "cuda"
 	}
-	traces, _ := filepath.Glob("../../ggmltrace/testdata/*.json")
+	traces, _ := filepath.Glob("../../../../ggmltrace/testdata/*.json")
 	ran := 0
 	for _, path := range traces {
 		tr, err := ggmltrace.Load(path)
