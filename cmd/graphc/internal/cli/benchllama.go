@@ -97,8 +97,8 @@ func (lb *llamaBench) defaults() error {
 		return &usageError{"-pp and -tg: 1 to 512 tokens (llama.cpp's default context holds 512)"}
 	}
 	for _, t := range lb.types {
-		if dt, ok := tensor.ParseDType(t); !ok || dt == tensor.I32 {
-			return &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0 or q4_0", t)}
+		if _, err := parseWeightType(t); err != nil {
+			return err
 		}
 	}
 	return nil

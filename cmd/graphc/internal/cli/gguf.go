@@ -47,9 +47,9 @@ func cmdGGUFNew(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dt, ok := tensor.ParseDType(*typ)
-	if !ok || dt == tensor.I32 {
-		return &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0 or q4_0", *typ)}
+	dt, err := parseWeightType(*typ)
+	if err != nil {
+		return err
 	}
 	if arch.Arch != "" {
 		if len(files) != 1 {
@@ -90,6 +90,15 @@ func cmdGGUFNew(e *env, args []string) error {
 		return err
 	}
 	return writeGGUF(e, w, files[1])
+}
+
+// parseWeightType parses -type, the type gguf new stores weights as: one
+// of those whose values it can quantize.
+func parseWeightType(s string) (tensor.DType, error) {
+	if dt, ok := tensor.ParseDType(s); ok && (dt == tensor.F32 || dt == tensor.F16 || dt == tensor.BF16 || dt == tensor.Q8_0 || dt == tensor.Q4_0) {
+		return dt, nil
+	}
+	return 0, &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0 or q4_0", s)}
 }
 
 // archFlags registers gguf new -arch's flags of a file's shape on o, with

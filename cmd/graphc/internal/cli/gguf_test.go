@@ -48,8 +48,11 @@ func TestGGUFNewAndInfo(t *testing.T) {
 	if code, _, stderr := runCLI("gguf", "info", "testdata/not_a_trace.json"); code != ExitUser || !strings.Contains(stderr, "magic") {
 		t.Errorf("gguf info on a non-GGUF file: exit %d: %s", code, stderr)
 	}
-	if code, _, _ := runCLI("gguf", "new", "-type", "i32", "../../../../examples/llama/llama.g", filepath.Join(dir, "x.gguf")); code != ExitUsage {
-		t.Errorf("-type i32: exit %d", code)
+	// q4_1 is in the type table but has no quantizer.
+	for _, typ := range []string{"i32", "q4_1"} {
+		if code, _, _ := runCLI("gguf", "new", "-type", typ, "../../../../examples/llama/llama.g", filepath.Join(dir, "x.gguf")); code != ExitUsage {
+			t.Errorf("-type %s: exit %d", typ, code)
+		}
 	}
 }
 
