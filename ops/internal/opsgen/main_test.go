@@ -15,7 +15,7 @@ func TestGenerated(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := os.ReadFile(filepath.Join("..", "..", f.path))
+		got, err := os.ReadFile(filepath.Join("..", "..", "..", f.path))
 		if err != nil {
 			t.Fatal(err)
 		}
