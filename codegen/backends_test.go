@@ -7,16 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/compiler"
-	"github.com/graphc/graphc/internal/backends"
 )
 
 // TestEveryBackendKind: codegen drives every kind of the registry, by the
 // row's package and constructor, and rejects what the registry rejects,
 // with its error.
 func TestEveryBackendKind(t *testing.T) {
-	for _, k := range backends.Kinds {
+	for _, k := range backend.Kinds {
 		t.Run(k.Name, func(t *testing.T) {
 			target := []string{k.Name, "cpu"}
 			if k.Indexed {
@@ -61,7 +61,7 @@ func TestEveryBackendKind(t *testing.T) {
 	for _, name := range []string{"cuda00", "cuda-1", "cuda", "cpu0", "tpu0"} {
 		res.Graph.Backends[0].Name = name
 		_, err := codegen.Generate(res.Graph, codegen.Options{PkgName: "model", Source: "model.g"})
-		_, _, want := backends.Parse(name)
+		_, _, want := backend.Parse(name)
 		if err == nil || want == nil || err.Error() != want.Error() {
 			t.Errorf("backend %s: %v, want %v", name, err, want)
 		}

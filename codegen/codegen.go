@@ -8,7 +8,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
-	"github.com/graphc/graphc/internal/backends"
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/ir"
 )
 
@@ -54,7 +54,7 @@ func Generate(g *ir.Graph, opts Options) ([]byte, error) {
 		f.ImportName(p, path.Base(p))
 	}
 	f.ImportName(pkgGGUF, "gguf")
-	for _, k := range backends.Kinds {
+	for _, k := range backend.Kinds {
 		f.ImportName(k.Package, k.PackageName())
 	}
 	if opts.PkgName != "main" {
@@ -95,7 +95,7 @@ type generator struct {
 	beField    []string              // Model field per backend
 	beConst    []string              // index constant per backend
 	opsVar     []string              // per backend of a CheckOps kind: its table of the plan's ops
-	kinds      []*backends.Kind      // per backend
+	kinds      []*backend.Kind       // per backend
 	devNum     []int                 // per backend: its device number
 	inField    map[*ir.Tensor]string // Inputs field per input
 	outField   map[*ir.Tensor]string // Outputs field per output

@@ -68,7 +68,7 @@ func (gen *generator) decls(f *jen.File) {
 		return vals
 	}
 	f.Comment("Weights are the weights New expects, in declaration order.")
-	f.Var().Id("Weights").Op("=").Index().Qual(pkgEngine, "Decl").Custom(multi, declList(gen.weights)...)
+	f.Var().Id("Weights").Op("=").Index().Qual(pkgTensor, "Decl").Custom(multi, declList(gen.weights)...)
 	if len(gen.g.Meta) > 0 {
 		var metas []jen.Code
 		for _, m := range gen.g.Meta {
@@ -80,10 +80,10 @@ func (gen *generator) decls(f *jen.File) {
 		}
 		f.Comment("Meta are the weights-file metadata values the model was compiled for; a file's are checked")
 		f.Comment("against them (gguf's CheckMeta) before its weights are used.")
-		f.Var().Id("Meta").Op("=").Index().Qual(pkgEngine, "Meta").Custom(multi, metas...)
+		f.Var().Id("Meta").Op("=").Index().Qual(pkgTensor, "Meta").Custom(multi, metas...)
 	}
 	f.Comment("States are the persistent tensors the model keeps across evaluations, in declaration order.")
-	f.Var().Id("States").Op("=").Index().Qual(pkgEngine, "Decl").Custom(multi, declList(gen.states)...)
+	f.Var().Id("States").Op("=").Index().Qual(pkgTensor, "Decl").Custom(multi, declList(gen.states)...)
 	var idx []jen.Code
 	for _, t := range gen.states {
 		idx = append(idx, jen.Id(gen.paramConst[t]).Op("=").Lit(gen.paramIndex[t]).Comment(t.Name))

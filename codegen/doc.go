@@ -30,5 +30,5 @@
 // (or its chunk methods' calls); regions.go the parallel regions; main.go
 // the optional main. How each
 // kind of backend is imported, constructed and driven is its row in
-// internal/backends, which the compiler plans from too.
+// package backend's registry, which the compiler plans from too.
 package codegen

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/graphc/graphc/internal/backends"
+	"github.com/graphc/graphc/backend"
 )
 
 // namer turns tensor and dim names into unique Go identifiers.
@@ -108,7 +108,7 @@ var reserved = map[string]bool{
 }
 
 func init() {
-	for _, k := range backends.Kinds {
+	for _, k := range backend.Kinds {
 		reserved[k.PackageName()] = true
 	}
 }

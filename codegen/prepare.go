@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/graphc/graphc/internal/backends"
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/ir"
 )
 
@@ -64,7 +64,7 @@ func (gen *generator) prepare() error {
 		}
 	}
 	for _, be := range g.Backends {
-		k, n, err := backends.Parse(be.Name)
+		k, n, err := backend.Parse(be.Name)
 		if err != nil {
 			return err
 		}
@@ -82,7 +82,7 @@ func (gen *generator) prepare() error {
 		packed := ""
 		if ws, _ := g.PackedWeights(k); len(ws) > 0 {
 			// Pack is a method only of kinds whose description packs
-			// (internal/backends checks that).
+			// (package backend's tests check that).
 			if d := gen.kinds[k].Describe(gen.devNum[k]); d.PackWeight == nil {
 				return fmt.Errorf("BUG: the plan packs %d weights for %s, whose description packs none", len(ws), be.Name)
 			}

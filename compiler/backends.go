@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/graphc/graphc/backend"
-	"github.com/graphc/graphc/internal/backends"
 	"github.com/graphc/graphc/passes"
 )
 
@@ -15,7 +14,7 @@ import (
 func Unavailable(target []string) map[string]string {
 	why := map[string]string{}
 	for _, name := range target {
-		k, _, err := backends.Parse(name)
+		k, _, err := backend.Parse(name)
 		if err != nil || k.Available == nil {
 			continue
 		}
@@ -40,7 +39,7 @@ func Target(names []string, offloadMinBatch int) ([]*passes.Backend, error) {
 			return nil, fmt.Errorf("backend %s listed twice", n)
 		}
 		seen[n] = true
-		d, err := backends.Describe(n)
+		d, err := backend.Describe(n)
 		if err != nil {
 			return nil, err
 		}
@@ -67,7 +66,7 @@ func DropUnavailable(target []string) (kept, warnings []string) {
 	why := Unavailable(target)
 	for _, name := range target {
 		if msg, ok := why[name]; ok {
-			if k, _, _ := backends.Parse(name); k.Fallback != "" {
+			if k, _, _ := backend.Parse(name); k.Fallback != "" {
 				warnings = append(warnings, fmt.Sprintf("backend %s dropped from the target, %s: %s", name, k.Fallback, msg))
 				continue
 			}

@@ -3,13 +3,13 @@ package compiler
 import (
 	"testing"
 
-	"github.com/graphc/graphc/internal/backends"
+	"github.com/graphc/graphc/backend"
 )
 
 // TestTargetNames: a target accepts every kind of the registry and rejects
 // what the registry rejects, with its error.
 func TestTargetNames(t *testing.T) {
-	for _, k := range backends.Kinds {
+	for _, k := range backend.Kinds {
 		name := k.Name
 		if k.Indexed {
 			name += "2"
@@ -25,7 +25,7 @@ func TestTargetNames(t *testing.T) {
 	}
 	for _, name := range []string{"cuda00", "cuda-1", "cuda", "sim01", "cpu0", "metal0", "tpu0"} {
 		_, err := Target([]string{name, "cpu"}, 0)
-		_, _, want := backends.Parse(name)
+		_, _, want := backend.Parse(name)
 		if err == nil || want == nil || err.Error() != want.Error() {
 			t.Errorf("Target(%s): %v, want %v", name, err, want)
 		}

@@ -2,5 +2,6 @@
 // passes → codegen on a DSL model (Compile, Generate, GenerateFile,
 // CompileFile), resolves targets (Target, Unavailable) and holds the
 // options (Config, Placement). It holds no pass logic; the command line
-// and its harnesses are internal/cli, plan renderings internal/planview.
+// and its harnesses are cmd/graphc/internal/cli, plan renderings
+// internal/planview.
 package compiler

@@ -15,7 +15,6 @@ import (
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/ops"
-	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -375,12 +374,12 @@ func (l *lowerer) metaValue(c *dsl.Call) (float64, bool) {
 				l.errorf(c, "meta(%q): the weights file's value is %T, not a number or an array", key, raw)
 				return 0, false
 			}
-			return l.recordMeta(c, engine.Meta{Key: key, Value: v, Default: def != nil}), true
+			return l.recordMeta(c, tensor.Meta{Key: key, Value: v, Default: def != nil}), true
 		}
 	}
 	switch {
 	case def != nil:
-		return l.recordMeta(c, engine.Meta{Key: key, Value: *def, Default: true}), true
+		return l.recordMeta(c, tensor.Meta{Key: key, Value: *def, Default: true}), true
 	case l.file == nil:
 		l.errorf(c, "meta(%q): compiled without a weights file to read it from: give one (-weights FILE) or a default, meta(%q, VALUE)", key, key)
 	default:
@@ -389,7 +388,7 @@ func (l *lowerer) metaValue(c *dsl.Call) (float64, bool) {
 	return 0, false
 }
 
-func (l *lowerer) recordMeta(c *dsl.Call, m engine.Meta) float64 {
+func (l *lowerer) recordMeta(c *dsl.Call, m tensor.Meta) float64 {
 	if i, ok := l.metaIndex[m.Key]; ok {
 		if prev := l.g.Meta[i]; prev.Value != m.Value {
 			l.errorf(c, "meta(%q) is %v here and %v where used before: give every use the same default", m.Key, m.Value, prev.Value)

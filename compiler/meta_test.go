@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/ops"
-	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -37,7 +36,7 @@ func TestMetaFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := res.Graph
-	want := []engine.Meta{{Key: "m.width", Value: 32}, {Key: "m.vocab", Value: 8, Default: true}, {Key: "m.eps", Value: float64(float32(1e-6)), Default: true}}
+	want := []tensor.Meta{{Key: "m.width", Value: 32}, {Key: "m.vocab", Value: 8, Default: true}, {Key: "m.eps", Value: float64(float32(1e-6)), Default: true}}
 	if len(g.Meta) != len(want) {
 		t.Fatalf("meta %v, want %v", g.Meta, want)
 	}

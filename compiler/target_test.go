@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/backend/libs"
 	"github.com/graphc/graphc/ggmltrace"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime/blas"
 )
 
 // TestBLASUpgrades checks that BLAS takes the big matrix products of a
@@ -40,7 +40,7 @@ func TestBLASUpgrades(t *testing.T) {
 // TestDropUnavailableBLAS: without OpenBLAS, graphc run plans without blas
 // and says so; compile keeps it.
 func TestDropUnavailableBLAS(t *testing.T) {
-	t.Setenv(blas.LibraryEnv, filepath.Join(t.TempDir(), "libopenblas.so.0"))
+	t.Setenv(libs.OpenBLASEnv, filepath.Join(t.TempDir(), "libopenblas.so.0"))
 	src, err := os.ReadFile("testdata/blas_mlp.g")
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestDropUnavailableBLAS(t *testing.T) {
 	if len(res.Graph.Backends) != 1 || res.Graph.Backends[0].Name != "cpu" {
 		t.Errorf("target %v, want cpu alone", res.Graph.Backends)
 	}
-	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "backend blas dropped") || !strings.Contains(res.Warnings[0], blas.LibraryEnv) {
+	if len(res.Warnings) != 1 || !strings.Contains(res.Warnings[0], "backend blas dropped") || !strings.Contains(res.Warnings[0], libs.OpenBLASEnv) {
 		t.Errorf("warnings %q", res.Warnings)
 	}
 	res, err = Compile("blas_mlp.g", src, Config{Backends: []string{"blas", "cpu"}, Verify: true})

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/graphc/graphc/gguf"
-	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -49,7 +48,7 @@ func Example() {
 	arch, _ := m.MetaString("general.architecture")
 	layers, _ := m.MetaInt("llama.block_count")
 	fmt.Println(arch, layers, m.Tensors[0].String())
-	weights, err := m.Weights([]engine.Decl{{Name: "blk.0.attn_norm.weight", Type: tensor.F32, Ne: [4]int{4, 1, 1, 1}}})
+	weights, err := m.Weights([]tensor.Decl{{Name: "blk.0.attn_norm.weight", Type: tensor.F32, Ne: [4]int{4, 1, 1, 1}}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Number converts a scalar metadata value to a float64, if it is a number
@@ -60,7 +60,7 @@ func Value(v any) (float64, bool) {
 // from those a model was compiled for (a generated package's Meta): its
 // shapes and constants are only right for files that agree. A key the
 // file lacks is fine where the model used its default.
-func (f *File) CheckMeta(want []engine.Meta) error {
+func (f *File) CheckMeta(want []tensor.Meta) error {
 	var errs []error
 	for _, m := range want {
 		raw, ok := f.MetaValue(m.Key)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -28,7 +27,7 @@ func supportedTypes() string {
 // is reported at once. Tensors that no declaration names are not an error
 // (GGUF files often carry more, such as a vocabulary's embeddings for
 // another head); Unused lists them, and an error mentions them as a hint.
-func (m *Mapped) Weights(decls []engine.Decl) (map[string]tensor.Tensor, error) {
+func (m *Mapped) Weights(decls []tensor.Decl) (map[string]tensor.Tensor, error) {
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("gguf: %s: "+format, append([]any{m.path}, args...)...))
@@ -51,7 +50,7 @@ func (m *Mapped) Weights(decls []engine.Decl) (map[string]tensor.Tensor, error) 
 			ne[j] = int(n)
 		}
 		if dt != d.Type || ne != d.Ne {
-			got := engine.Decl{Type: dt, Ne: ne}
+			got := tensor.Decl{Type: dt, Ne: ne}
 			bad("weight %q is %s in the file, the model wants %s", d.Name, &got, d)
 			continue
 		}
@@ -84,7 +83,7 @@ func (m *Mapped) Weights(decls []engine.Decl) (map[string]tensor.Tensor, error) 
 }
 
 // Unused lists, in file order, the tensors that no declaration names.
-func (f *File) Unused(decls []engine.Decl) []string {
+func (f *File) Unused(decls []tensor.Decl) []string {
 	declared := make(map[string]bool, len(decls))
 	for _, d := range decls {
 		declared[d.Name] = true

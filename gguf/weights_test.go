@@ -11,7 +11,6 @@ import (
 
 	"github.com/graphc/graphc/examples/mlp"
 	"github.com/graphc/graphc/gguf"
-	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -85,7 +84,7 @@ func TestWeightsErrors(t *testing.T) {
 		must(t, w.AddTensor("extra."+string(rune('a'+i)), tensor.I8, []int64{1}, []byte{0}))
 	}
 	m := writeFile(t, w)
-	decls := []engine.Decl{
+	decls := []tensor.Decl{
 		{Name: "ok", Type: tensor.F32, Ne: [4]int{4, 2, 1, 1}},
 		{Name: "missing", Type: tensor.F32, Ne: [4]int{3, 1, 1, 1}},
 		{Name: "half", Type: tensor.F32, Ne: [4]int{4, 1, 1, 1}},
@@ -124,7 +123,7 @@ func TestWeightsMisaligned(t *testing.T) {
 		if (m.DataOffset+ti.Offset)%4 == 0 {
 			continue
 		}
-		_, err := m.Weights([]engine.Decl{{Name: "w", Type: tensor.F32, Ne: [4]int{2, 1, 1, 1}}})
+		_, err := m.Weights([]tensor.Decl{{Name: "w", Type: tensor.F32, Ne: [4]int{2, 1, 1, 1}}})
 		want := `weight "w": data at file byte ` + strconv.FormatInt(m.DataOffset+ti.Offset, 10) + ` is not aligned to its 4-byte elements (general.alignment = 1)`
 		if err == nil || !strings.Contains(err.Error(), want+"\n") || !strings.HasSuffix(err.Error(), "note: tensors in the file the model does not declare (1): b") {
 			t.Errorf("Weights error: %v\nwant: %s", err, want)

@@ -1,8 +1,6 @@
 package ir
 
-import (
-	"github.com/graphc/graphc/runtime/engine"
-)
+import "github.com/graphc/graphc/tensor"
 
 // Graph is a model: its dims, declared tensors and the computation, in the
 // node order ggml_build_forward_expand produces, plus the scheduling
@@ -16,7 +14,7 @@ type Graph struct {
 
 	// Meta are the weights-file metadata values the model was compiled
 	// for (the DSL's meta(…)), each key once, in first-use order.
-	Meta []engine.Meta
+	Meta []tensor.Meta
 
 	// Declared tensors in declaration order. Weights and states together, in
 	// declaration order, define the ggml fill index of each (Params).

@@ -5,4 +5,4 @@
 // lacks). It imports only package tensor.
 package ops
 
-//go:generate go run ../internal/opsgen
+//go:generate go run ./internal/opsgen

@@ -34,7 +34,8 @@ type Backend struct {
 	GroupProducts int
 }
 
-// FromDescription adapts a runtime backend description for planning.
+// FromDescription adapts a backend description (package backend) for
+// planning.
 // others lists every buffer type of the target, so that name lookups in
 // SupportsBufferType can be answered; minBatch overrides the backend's
 // offload threshold when positive.

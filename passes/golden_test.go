@@ -14,10 +14,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -87,8 +87,8 @@ func fakeBackend(name string, reject []string) *passes.Backend {
 		}
 	case "cpu":
 		b.Host, b.Device, b.Parts = true, "CPU", true
-		b.PackWeight = func(t *ir.Tensor) int64 { return cpu.Description.PackWeight(passes.Query(t)) }
-		b.GroupProducts = cpu.Description.GroupProducts
+		b.PackWeight = func(t *ir.Tensor) int64 { return backend.CPU.PackWeight(passes.Query(t)) }
+		b.GroupProducts = backend.CPU.GroupProducts
 	default:
 		panic("no fake backend " + name)
 	}

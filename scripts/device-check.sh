@@ -29,6 +29,6 @@ LOG="${TMPDIR:-/tmp}/device-check-$GPU-$(date +%Y%m%d-%H%M%S).log"
 {
   go run ./cmd/graphc devices
   go test -count=1 -v ./runtime/ggml -run 'TestOpsMatchCPU|TestDevices'
-  go test -count=1 -v ./internal/cli -run 'TestGPULlama|TestGPUQuantized|TestGGMLCheckGPU'
+  go test -count=1 -v ./cmd/graphc/internal/cli -run 'TestGPULlama|TestGPUQuantized|TestGGMLCheckGPU'
 } 2>&1 | tee "$LOG"
 echo "log: $LOG"

@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/graphc/graphc/internal/cli"
+	"github.com/graphc/graphc/cmd/graphc/internal/cli"
 )
 
 func main() {

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
 )
 
 // batch returns the inputs of a batch of tokens whose first token goes to
@@ -29,7 +30,7 @@ func (m *Model) Generate(prompt []int32, n int, emit func(token int32) bool) ([]
 	if total := len(prompt) + n; total > MaxNKV {
 		return nil, fmt.Errorf("generate: %d prompt + %d new tokens need %d KV cache slots; the cache has %d (dim n_kv <= %d)", len(prompt), n, total, MaxNKV, MaxNKV)
 	}
-	vocab := Weights[slices.IndexFunc(Weights, func(d engine.Decl) bool { return d.Name == "token_embd.weight" })].Ne[1]
+	vocab := Weights[slices.IndexFunc(Weights, func(d tensor.Decl) bool { return d.Name == "token_embd.weight" })].Ne[1]
 	for _, t := range prompt {
 		if t < 0 || int(t) >= vocab {
 			return nil, fmt.Errorf("generate: token %d is outside the vocabulary [0, %d)", t, vocab)

@@ -77,7 +77,7 @@ func (o *Outputs) Named() []engine.Named {
 }
 
 // Weights are the weights New expects, in declaration order.
-var Weights = []engine.Decl{
+var Weights = []tensor.Decl{
 	{Name: "token_embd.weight", Type: tensor.F32, Ne: [4]int{64, 320, 1, 1}},
 	{Name: "blk.0.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
 	{Name: "blk.0.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
@@ -103,7 +103,7 @@ var Weights = []engine.Decl{
 
 // Meta are the weights-file metadata values the model was compiled for; a file's are checked
 // against them (gguf's CheckMeta) before its weights are used.
-var Meta = []engine.Meta{
+var Meta = []tensor.Meta{
 	{Key: "llama.block_count", Value: 2.0, Default: true},
 	{Key: "llama.embedding_length", Value: 64.0, Default: true},
 	{Key: "llama.attention.head_count", Value: 4.0, Default: true},
@@ -118,7 +118,7 @@ var Meta = []engine.Meta{
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
-var States = []engine.Decl{
+var States = []tensor.Decl{
 	{Name: "cache_k_l0", Type: tensor.F16, Ne: [4]int{32, 64, 1, 1}},
 	{Name: "cache_v_l0", Type: tensor.F16, Ne: [4]int{2048, 1, 1, 1}},
 	{Name: "cache_k_l1", Type: tensor.F16, Ne: [4]int{32, 64, 1, 1}},

@@ -97,7 +97,7 @@ func (o *Outputs) Named() []engine.Named {
 }
 
 // Weights are the weights New expects, in declaration order.
-var Weights = []engine.Decl{
+var Weights = []tensor.Decl{
 	{Name: "token_embd.weight", Type: tensor.F32, Ne: [4]int{64, 128, 1, 1}},
 	{Name: "blk.0.attn_norm.weight", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
 	{Name: "blk.0.attn_q.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
@@ -140,7 +140,7 @@ var Weights = []engine.Decl{
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
-var States = []engine.Decl{
+var States = []tensor.Decl{
 	{Name: "cache_k_l0", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},
 	{Name: "cache_v_l0", Type: tensor.F16, Ne: [4]int{1024, 1, 1, 1}},
 	{Name: "cache_k_l1", Type: tensor.F16, Ne: [4]int{64, 16, 1, 1}},

@@ -53,7 +53,7 @@ const howToGetVulkan = "apt-get install mesa-vulkan-drivers libvulkan1; " +
 // tolerance is how far the logits may be from the CPU-only package's:
 // the device's layers are ggml-vulkan's kernels, whose matrix products
 // round their operands through f16 (4.9e-4 relative) for some shapes,
-// the output layer's among them; as internal/cli's gpuTolerance.
+// the output layer's among them; as cmd/graphc/internal/cli's gpuTolerance.
 const tolerance = 5e-3
 
 // models returns this package's model on vulkan0 and the CPU-only llama

@@ -65,7 +65,7 @@ func (o *Outputs) Named() []engine.Named {
 }
 
 // Weights are the weights New expects, in declaration order.
-var Weights = []engine.Decl{
+var Weights = []tensor.Decl{
 	{Name: "fc0.weight", Type: tensor.F32, Ne: [4]int{32, 64, 1, 1}},
 	{Name: "fc0.bias", Type: tensor.F32, Ne: [4]int{64, 1, 1, 1}},
 	{Name: "fc1.weight", Type: tensor.F32, Ne: [4]int{64, 64, 1, 1}},
@@ -75,7 +75,7 @@ var Weights = []engine.Decl{
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
-var States = []engine.Decl{}
+var States = []tensor.Decl{}
 
 // weightBackend and stateBackend are the backends whose memory holds each weight and
 // state tensor, in declaration order.

@@ -1,13 +1,12 @@
 package qwen2
 
 import (
-	"bytes"
 	"math"
 	"path/filepath"
 	"testing"
 
 	"github.com/graphc/graphc/gguf"
-	"github.com/graphc/graphc/internal/cli"
+	"github.com/graphc/graphc/gguf/ggufarch"
 )
 
 // TestLoadsDefaultFile: the package, compiled for qwen2.g's defaults,
@@ -15,9 +14,8 @@ import (
 // included) and computes finite logits.
 func TestLoadsDefaultFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "q.gguf")
-	var out, errb bytes.Buffer
-	if code := cli.Main([]string{"gguf", "new", "-arch", "qwen2", path}, &out, &errb); code != 0 {
-		t.Fatalf("gguf new: exit %d: %s", code, errb.String())
+	if err := ggufarch.WriteFile(path, ggufarch.Defaults("qwen2")); err != nil {
+		t.Fatal(err)
 	}
 	f, err := gguf.Open(path)
 	if err != nil {

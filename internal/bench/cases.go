@@ -105,8 +105,8 @@ func quantOperands(at tensor.DType, n int) (a, x, d *tensor.Tensor) {
 	return quantTensor(at, 1, quantK, quantM), filled(tensor.F32, 2, quantK, n), filled(tensor.F32, 3, quantM, n)
 }
 
-// mustPack packs weight a on be; a Packable dense weight that does not
-// pack is a broken backend.
+// mustPack packs weight a on be; a dense weight of a type
+// backend.CPUPackable takes that does not pack is a broken backend.
 func mustPack(be *cpu.Backend, a *tensor.Tensor) {
 	if err := be.Pack(a); err != nil {
 		panic(fmt.Sprintf("BUG: bench: Pack of a %s%v weight: %v", a.Type, a.Ne, err))

@@ -6,7 +6,7 @@
 // shared, noisy machine. CompareGGML (`graphc bench -ggml`) runs the
 // q4_0 and q8_0 products beside ggml's own CPU mul_mat on the same
 // weights, in ggml's plain buffer and in the extra buffer types that
-// repack them (runtime/ggml's CPUMulMat), in turns.
+// repack them (ggmlcpu.go), in turns.
 //
 // The generated models' evaluation times are the examples' own
 // benchmarks (`go test -run - -bench Eval ./examples/llama

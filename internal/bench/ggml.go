@@ -14,8 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/graphc/graphc/backend/libs"
 	"github.com/graphc/graphc/runtime/cpu"
-	"github.com/graphc/graphc/runtime/ggml"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -27,7 +27,7 @@ import (
 
 // GGMLHowTo says how to get ggml's CPU libraries for -ggml.
 const GGMLHowTo = "get them with `npm pack @node-llama-cpp/linux-x64@3.22.1 && tar xzf node-llama-cpp-linux-x64-3.22.1.tgz` " +
-	"and `export " + ggml.PathEnv + "=$PWD/package/bins/linux-x64`"
+	"and `export " + libs.GGMLPathEnv + "=$PWD/package/bins/linux-x64`"
 
 // A Comparison is one quantized product measured by graphc and by ggml,
 // in turns. Times are the best nanoseconds per product over the batches.
@@ -109,9 +109,9 @@ func GGMLCases(threads []int) []Case {
 func CompareGGML(opts Options) (*GGMLReport, error) {
 	r := &GGMLReport{ISA: cpu.ISA(), CPUs: runtime.NumCPU(), LoadAverage: loadAverage(), Results: []*Comparison{}}
 	var bufts []string
-	if _, err := ggml.Library(); err != nil {
-		r.Skipped = "ggml's libraries not found in $" + ggml.PathEnv + ", beside the executable or in the system's library path; " + GGMLHowTo
-	} else if info, err := ggml.CPU(); err != nil {
+	if _, err := libs.FindGGML(); err != nil {
+		r.Skipped = "ggml's libraries not found in $" + libs.GGMLPathEnv + ", beside the executable or in the system's library path; " + GGMLHowTo
+	} else if info, err := ggmlCPU(); err != nil {
 		r.Skipped = err.Error()
 	} else {
 		lib := filepath.Base(info.Library)
@@ -187,9 +187,9 @@ func compareCase(c *Case, bufts []string, minTime time.Duration) (_ *Comparison,
 	ggmlAt := map[int]int{} // contender → its GGMLTime
 	for _, b := range bufts {
 		t := GGMLTime{BufferType: b}
-		m, err := ggml.NewCPUMulMat(b, a, x, c.Threads)
+		m, err := newGGMLMulMat(b, a, x, c.Threads)
 		switch {
-		case errors.Is(err, ggml.ErrDeclined):
+		case errors.Is(err, errDeclined):
 			t.Declined = true
 			t.Note = err.Error()
 		case err != nil:

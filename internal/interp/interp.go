@@ -146,13 +146,13 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 
 // WeightDecls lists g's weights as declarations, for loading them from a
 // model file (gguf.Mapped.Weights) into Config.Weights.
-func WeightDecls(g *ir.Graph) []engine.Decl {
-	var out []engine.Decl
+func WeightDecls(g *ir.Graph) []tensor.Decl {
+	var out []tensor.Decl
 	for _, t := range g.Params {
 		if t.Kind != ir.KindWeight {
 			continue
 		}
-		d := engine.Decl{Name: t.Name, Type: t.Type}
+		d := tensor.Decl{Name: t.Name, Type: t.Type}
 		for i, e := range t.Ne {
 			v, _ := e.Constant()
 			d.Ne[i] = int(v)
@@ -420,8 +420,8 @@ func (ev *evaluation) takeInputs(given map[string]tensor.Tensor) error {
 				return fill.Eval(int64(i), [4]int64{int64(c[0]), int64(c[1]), int64(c[2]), int64(c[3])}, ev.dim)
 			})
 		}
-		want := engine.Decl{Type: t.Type, Ne: ne}
-		switch got := (engine.Decl{Type: x.Type, Ne: x.Ne}); {
+		want := tensor.Decl{Type: t.Type, Ne: ne}
+		switch got := (tensor.Decl{Type: x.Type, Ne: x.Ne}); {
 		case got.Type != want.Type || got.Ne != want.Ne:
 			return fmt.Errorf("input %s: got %s, want %s (%s%s)", t.Name, &got, &want, t.Type, t.ShapeString())
 		case !x.Contiguous() || len(x.Data) < x.Span():

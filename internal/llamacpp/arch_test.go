@@ -1,7 +1,6 @@
 package llamacpp_test
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf"
-	"github.com/graphc/graphc/internal/cli"
+	"github.com/graphc/graphc/gguf/ggufarch"
 	"github.com/graphc/graphc/internal/interp"
 	"github.com/graphc/graphc/internal/llamacpp"
 	"github.com/graphc/graphc/runtime/cpu"
@@ -53,14 +52,28 @@ var archBounds = map[string]stepBounds{
 // of both with another vocabulary size, qwen2's with a tied head and a
 // single K/V head.
 var archCases = []struct {
-	name, arch string
-	args       []string
+	name string
+	opts ggufarch.Options // Type is each of archTypes
 }{
-	{"llama-gqa-tied", "llama", []string{"-layers", "2", "-embd", "64", "-heads", "4", "-kv-heads", "2", "-tied", "-rope-theta", "500000"}},
-	{"llama-mha", "llama", []string{"-layers", "2", "-embd", "64", "-heads", "4", "-kv-heads", "4"}},
-	{"qwen2-gqa", "qwen2", []string{"-layers", "2", "-embd", "64", "-heads", "4", "-kv-heads", "2"}},
-	{"llama-wide", "llama", []string{"-layers", "3", "-embd", "128", "-heads", "8", "-kv-heads", "2", "-ff", "352", "-vocab", "512"}},
-	{"qwen2-wide-tied", "qwen2", []string{"-layers", "3", "-embd", "128", "-heads", "4", "-kv-heads", "1", "-ff", "256", "-vocab", "400", "-tied"}},
+	{"llama-gqa-tied", archOpts("llama", func(o *ggufarch.Options) { o.Tied, o.RopeTheta = true, 500000 })},
+	{"llama-mha", archOpts("llama", func(o *ggufarch.Options) { o.KVHeads = 4 })},
+	{"qwen2-gqa", archOpts("qwen2", nil)},
+	{"llama-wide", archOpts("llama", func(o *ggufarch.Options) {
+		o.Layers, o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab = 3, 128, 8, 2, 352, 512
+	})},
+	{"qwen2-wide-tied", archOpts("qwen2", func(o *ggufarch.Options) {
+		o.Layers, o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab, o.Tied = 3, 128, 4, 1, 256, 400, true
+	})},
+}
+
+// archOpts are ggufarch's defaults for arch (2 layers, width 64, 4 heads,
+// 2 key/value heads) changed by set.
+func archOpts(arch string, set func(*ggufarch.Options)) ggufarch.Options {
+	o := ggufarch.Defaults(arch)
+	if set != nil {
+		set(&o)
+	}
+	return o
 }
 
 // archExample is the DSL source that runs each architecture's files.
@@ -76,14 +89,18 @@ const archPrompt = "the cat sat on it"
 // fit the examples' 64-slot KV cache.
 const archSteps = 16
 
-// archFile writes the file of a case and type with graphc gguf new -arch.
-func archFile(t *testing.T, arch string, args []string, typ string) string {
+// archFile writes the file of a case and type, as graphc gguf new -arch
+// does.
+func archFile(t *testing.T, o ggufarch.Options, typ string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), arch+"-"+typ+".gguf")
-	args = append(append([]string{"gguf", "new", "-arch", arch, "-type", typ}, args...), path)
-	var stdout, stderr bytes.Buffer
-	if code := cli.Main(args, &stdout, &stderr); code != 0 {
-		t.Fatalf("graphc %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+	path := filepath.Join(t.TempDir(), o.Arch+"-"+typ+".gguf")
+	dt, ok := tensor.ParseDType(typ)
+	if !ok {
+		t.Fatalf("type %q", typ)
+	}
+	o.Type = dt
+	if err := ggufarch.WriteFile(path, o); err != nil {
+		t.Fatal(err)
 	}
 	return path
 }
@@ -101,7 +118,7 @@ func TestArchLogitsMatchLlamaCpp(t *testing.T) {
 	for _, tc := range archCases {
 		for _, typ := range archTypes {
 			t.Run(tc.name+"/"+typ, func(t *testing.T) {
-				path := archFile(t, tc.arch, tc.args, typ)
+				path := archFile(t, tc.opts, typ)
 				ids := encodePrompt(t, path)
 				for _, variant := range om.variants {
 					res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: archSteps, Variant: variant})
@@ -120,7 +137,7 @@ func TestArchLogitsMatchLlamaCpp(t *testing.T) {
 						t.Logf("llama.cpp's flash attention is on (this release's parameter layout is unknown to the harness); bound %g", b.float)
 					}
 					om.atLevels(t, func(level string) {
-						got := archLogits(t, archExample[tc.arch], path, ids, res.Generated, nil)
+						got := archLogits(t, archExample[tc.opts.Arch], path, ids, res.Generated, nil)
 						b.check(t, fmt.Sprintf("llama.cpp %s, graphc %s", variant, level), got, res.Logits, res.Generated)
 					})
 				}
@@ -143,16 +160,16 @@ func TestArchRoundingSensitivity(t *testing.T) {
 	worst := map[string]float64{}
 	for _, tc := range archCases {
 		for _, typ := range archTypes {
-			path := archFile(t, tc.arch, tc.args, typ)
+			path := archFile(t, tc.opts, typ)
 			ids := encodePrompt(t, path)
 			steps := make([]int32, archSteps)
 			for i := range steps {
 				steps[i] = int32((i*37 + 11) % 256)
 			}
-			base := archLogits(t, archExample[tc.arch], path, ids, steps, nil)
+			base := archLogits(t, archExample[tc.opts.Arch], path, ids, steps, nil)
 			for seed := range uint64(2) {
 				r := rand.New(rand.NewPCG(seed, 7))
-				got := archLogits(t, archExample[tc.arch], path, ids, steps, func(name string, x *tensor.Tensor) {
+				got := archLogits(t, archExample[tc.opts.Arch], path, ids, steps, func(name string, x *tensor.Tensor) {
 					if x.Type != tensor.F32 || !x.Contiguous() || name == "result_output" {
 						return
 					}
@@ -380,7 +397,7 @@ func TestLargeFileMatchesLlamaCpp(t *testing.T) {
 func TestArchTensorsMatchLlamaCpp(t *testing.T) {
 	h := oracle(t)
 	tc := archCases[2] // qwen2-gqa: biases, neox rope, GQA
-	path := archFile(t, tc.arch, tc.args, "f32")
+	path := archFile(t, tc.opts, "f32")
 	ids := encodePrompt(t, path)
 	res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Dump: true})
 	if err != nil {
@@ -391,7 +408,7 @@ func TestArchTensorsMatchLlamaCpp(t *testing.T) {
 	}
 	dumped := res.Tensors[0]
 	var compared []string
-	archLogits(t, archExample[tc.arch], path, ids, nil, func(name string, x *tensor.Tensor) {
+	archLogits(t, archExample[tc.opts.Arch], path, ids, nil, func(name string, x *tensor.Tensor) {
 		d, ok := dumped[name]
 		if !ok || x.Type != tensor.F32 || !x.Contiguous() || d.Ne[0] < x.Ne[0] || d.Ne[1] != x.Ne[1] || d.Ne[2] != x.Ne[2] || d.Ne[3] != x.Ne[3] {
 			return

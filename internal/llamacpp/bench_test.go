@@ -1,11 +1,11 @@
 package llamacpp_test
 
 import (
-	"bytes"
 	"path/filepath"
 	"testing"
 
-	"github.com/graphc/graphc/internal/cli"
+	"github.com/graphc/graphc/gguf/ggufarch"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestBencher runs the harness's timing mode on a small file: each test
@@ -13,9 +13,10 @@ import (
 func TestBencher(t *testing.T) {
 	h := oracle(t)
 	path := filepath.Join(t.TempDir(), "small.gguf")
-	var stdout, stderr bytes.Buffer
-	if code := cli.Main([]string{"gguf", "new", "-arch", "llama", "-type", "q8_0", path}, &stdout, &stderr); code != 0 {
-		t.Fatalf("graphc gguf new: exit %d: %s", code, stderr.String())
+	o := ggufarch.Defaults("llama")
+	o.Type = tensor.Q8_0
+	if err := ggufarch.WriteFile(path, o); err != nil {
+		t.Fatal(err)
 	}
 	b, err := h.Bench(path)
 	if err != nil {

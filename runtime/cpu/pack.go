@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
 )
@@ -32,22 +33,9 @@ import (
 // block's quant sum) from each block's integer sum, which is then exactly
 // ggml's.
 
-// packRows is the rows of a packed group: one int32 lane of a 512-bit
-// register per row.
-const packRows = 16
-
-// Packable reports whether Pack takes weights of type dt.
-func Packable(dt tensor.DType) bool { return dt == tensor.Q4_0 || dt == tensor.Q8_0 }
-
-// PackedBytes is the memory Pack's copy of a weight of type dt and shape ne
-// takes: its rows padded to a multiple of packRows per matrix.
-func PackedBytes(dt tensor.DType, ne [4]int) int64 {
-	if !Packable(dt) {
-		return 0
-	}
-	groups := int64(ceilDiv(ne[1], packRows)) * int64(ne[2]) * int64(ne[3])
-	return groups * packRows * int64(dt.RowSize(ne[0]))
-}
+// packRows is the rows of a packed group. The plan sizes the copies by
+// the same rule (backend.CPUPackedBytes), so it is backend's constant.
+const packRows = backend.CPUPackRows
 
 // packBlockBytes is the bytes of one packed group's block.
 func packBlockBytes(dt tensor.DType) int { return packRows * dt.RowSize(32) }
@@ -71,22 +59,23 @@ func (p *packedWeight) group(mat, g int) []byte {
 }
 
 // Pack makes MulMat read w, when it is MulMat's a, from a packed copy
-// (PackedBytes(w.Type, w.Ne) of memory, held by the backend until Close).
-// w must be a dense Packable weight whose data stays unchanged; other
-// kernels (GetRows of a tied embedding) keep reading w itself.
+// (backend.CPUPackedBytes(w.Type, w.Ne) of memory, held by the backend
+// until Close). w must be a dense weight of a type backend.CPUPackable
+// takes, whose data stays unchanged; other kernels (GetRows of a tied
+// embedding) keep reading w itself.
 func (b *Backend) Pack(w *tensor.Tensor) error {
-	if !Packable(w.Type) {
+	if !backend.CPUPackable(w.Type) {
 		return fmt.Errorf("pack: %s weights are not packed (only q4_0 and q8_0)", w.Type)
 	}
 	if !w.Contiguous() || w.Ne[0]%32 != 0 || len(w.Data) < w.Span() || w.NElem() == 0 {
 		return fmt.Errorf("pack: weight %s%v is not a dense, non-empty matrix of whole blocks", w.Type, w.Ne)
 	}
-	if err := engine.CheckHostMemory("packed weights", PackedBytes(w.Type, w.Ne)); err != nil {
+	if err := engine.CheckHostMemory("packed weights", backend.CPUPackedBytes(w.Type, w.Ne)); err != nil {
 		return err
 	}
 	p := &packedWeight{typ: w.Type, ne: w.Ne, nb: w.Ne[0] / 32, groups: ceilDiv(w.Ne[1], packRows)}
 	var free func()
-	p.data, free = allocPacked(int(PackedBytes(w.Type, w.Ne)))
+	p.data, free = allocPacked(int(backend.CPUPackedBytes(w.Type, w.Ne)))
 	// Close frees the copies; a Backend dropped without Close frees each
 	// once it is unreachable.
 	cleanup := runtime.AddCleanup(p, func(f func()) { f() }, free)

@@ -1,13 +1,14 @@
 package cpu
 
 import (
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
 )
 
-// maxGroup is the most products MulMats runs as one task (the
-// description's GroupProducts).
-const maxGroup = 8
+// maxGroup is the most products MulMats runs as one task, the
+// description's GroupProducts.
+const maxGroup = backend.CPUMaxGroup
 
 // MulMats computes MulMat(p.Dst, p.W, x) for every p, with MulMat's results
 // bit for bit. Products of one column of x through packed weights of one

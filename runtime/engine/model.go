@@ -27,7 +27,7 @@ type Driver struct {
 	closed bool
 	sched  *Sched // nil until StartDriver
 
-	states       []Decl          // the model's state declarations
+	states       []tensor.Decl   // the model's state declarations
 	stateBackend []int           // per state, the backend whose memory holds it
 	state        []tensor.Tensor // per state, in that memory
 	stops        []func()        // stop the backends, in the order they started
@@ -48,7 +48,7 @@ func OnClose(d *Driver, stop func()) {
 // memory of backend stateBackend[i]. It returns the state tensors, which
 // generated code reads and writes in its kernels; d's methods give the
 // model's users access to them (State, ReadState, WriteState).
-func StartDriver(d *Driver, sched *Sched, states []Decl, stateBackend []int) ([]tensor.Tensor, error) {
+func StartDriver(d *Driver, sched *Sched, states []tensor.Decl, stateBackend []int) ([]tensor.Tensor, error) {
 	if len(stateBackend) != len(states) {
 		return nil, fmt.Errorf("BUG: %d states, %d state backends", len(states), len(stateBackend))
 	}

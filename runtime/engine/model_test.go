@@ -35,7 +35,7 @@ const (
 )
 
 var (
-	accStates       = []engine.Decl{{Name: "acc", Type: tensor.F32, Ne: [4]int{4, 1, 1, 1}}, {Name: "dev", Type: tensor.F32, Ne: [4]int{4, 1, 1, 1}}}
+	accStates       = []tensor.Decl{{Name: "acc", Type: tensor.F32, Ne: [4]int{4, 1, 1, 1}}, {Name: "dev", Type: tensor.F32, Ne: [4]int{4, 1, 1, 1}}}
 	accStateBackend = []int{accCPU, accSim0}
 	accNe           = [4]int{4, 1, 1, 1}
 )
@@ -48,10 +48,10 @@ func newAccModel(t *testing.T, stopped *[]string) *accModel {
 	engine.OnClose(&m.Driver, func() { m.host.Close(); *stopped = append(*stopped, "cpu") })
 	m.sim0 = sim.New(0, 1)
 	engine.OnClose(&m.Driver, func() { m.sim0.Close(); *stopped = append(*stopped, "sim0") })
-	bts := []backend.BufferType{cpu.BufferType, sim.Description(0).BufferType}
+	bts := []backend.BufferType{backend.CPUBufferType, backend.Sim(0).BufferType}
 	splits := []engine.SplitInfo{{Backend: accCPU, Nodes: 1, First: "acc", Last: "acc"}}
 	var err error
-	if m.sched, err = engine.NewSched([]engine.Backend{engine.NewHostBackend("cpu", cpu.BufferType), m.sim0}, bts, splits, accSlots); err != nil {
+	if m.sched, err = engine.NewSched([]engine.Backend{engine.NewHostBackend("cpu", backend.CPUBufferType), m.sim0}, bts, splits, accSlots); err != nil {
 		t.Fatal(err)
 	}
 	x := tensor.NewTensor(tensor.F32, accNe)

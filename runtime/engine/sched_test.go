@@ -42,7 +42,7 @@ func newChain(t *testing.T, nCopies int) *chain {
 		c.sim1.Close()
 		c.host.Close()
 	})
-	bts := []backend.BufferType{sim.Description(0).BufferType, sim.Description(1).BufferType, cpu.BufferType}
+	bts := []backend.BufferType{backend.Sim(0).BufferType, backend.Sim(1).BufferType, backend.CPUBufferType}
 	splits := []engine.SplitInfo{
 		{Backend: bCPU, Nodes: 1, First: "a", Last: "a"},
 		{Backend: bSim0, Inputs: 1, Nodes: 1, First: "b", Last: "b"},
@@ -50,7 +50,7 @@ func newChain(t *testing.T, nCopies int) *chain {
 		{Backend: bCPU, Inputs: 1, Nodes: 1, First: "d", Last: "d"},
 	}
 	var err error
-	c.s, err = engine.NewSched([]engine.Backend{c.sim0, c.sim1, engine.NewHostBackend("cpu", cpu.BufferType)}, bts, splits, nCopies)
+	c.s, err = engine.NewSched([]engine.Backend{c.sim0, c.sim1, engine.NewHostBackend("cpu", backend.CPUBufferType)}, bts, splits, nCopies)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestSchedCallbackStops(t *testing.T) {
 func TestNewSchedChecksMemory(t *testing.T) {
 	s0 := sim.New(0, 1)
 	defer s0.Close()
-	want := []backend.BufferType{sim.Description(1).BufferType}
+	want := []backend.BufferType{backend.Sim(1).BufferType}
 	if _, err := engine.NewSched([]engine.Backend{s0}, want, nil, 1); err == nil {
 		t.Error("sim0 accepted for a plan made for SIM1")
 	}

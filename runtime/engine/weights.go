@@ -14,30 +14,11 @@ type Named struct {
 	Tensor tensor.Tensor
 }
 
-// Decl declares a weight or state tensor a generated model expects.
-type Decl struct {
-	Name string
-	Type tensor.DType
-	Ne   [4]int
-}
-
-func (d *Decl) String() string {
-	n := 4
-	for n > 1 && d.Ne[n-1] == 1 {
-		n--
-	}
-	s := make([]string, n)
-	for i := range s {
-		s[i] = fmt.Sprint(d.Ne[i])
-	}
-	return fmt.Sprintf("%s[%s]", d.Type, strings.Join(s, ", "))
-}
-
 // BindWeights matches the weights a caller supplies against a model's
 // declarations, in declaration order. It reports every missing, unknown,
 // mis-typed, mis-shaped or short weight at once. The tensors' memory is
 // used in place, not copied.
-func BindWeights(decls []Decl, given map[string]tensor.Tensor) ([]tensor.Tensor, error) {
+func BindWeights(decls []tensor.Decl, given map[string]tensor.Tensor) ([]tensor.Tensor, error) {
 	var errs []string
 	out := make([]tensor.Tensor, len(decls))
 	known := map[string]bool{}
@@ -49,7 +30,7 @@ func BindWeights(decls []Decl, given map[string]tensor.Tensor) ([]tensor.Tensor,
 		case !ok:
 			errs = append(errs, fmt.Sprintf("weight %s: missing (want %s)", d.Name, d))
 		case t.Type != d.Type || t.Ne != d.Ne:
-			got := Decl{Type: t.Type, Ne: t.Ne}
+			got := tensor.Decl{Type: t.Type, Ne: t.Ne}
 			errs = append(errs, fmt.Sprintf("weight %s: want %s, got %s", d.Name, d, &got))
 		case !t.Contiguous():
 			errs = append(errs, fmt.Sprintf("weight %s: not contiguous", d.Name))

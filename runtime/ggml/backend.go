@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/internal/ggmlapi"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
 )
@@ -33,10 +34,10 @@ var (
 type Backend struct {
 	a    *api
 	name string // graphc's: "vulkan0"
-	dev  device
+	dev  ggmlapi.Device
 	info DeviceInfo
-	be   backendT
-	buft buftype
+	be   ggmlapi.Backend
+	buft ggmlapi.BufType
 	bt   backend.BufferType
 
 	mem engine.DeviceMemory[allocation]
@@ -60,10 +61,10 @@ type Backend struct {
 // allocation is one ggml buffer: the buffer and its base address, and a
 // byte gtensor spanning it for raw copies.
 type allocation struct {
-	buf   buffer
+	buf   ggmlapi.Buffer
 	base  uintptr
-	ctx   context
-	whole gtensor
+	ctx   ggmlapi.Context
+	whole ggmlapi.Tensor
 }
 
 // maxGraphs bounds the graphs kept: shapes that change every evaluation
@@ -78,10 +79,10 @@ func Open(name, devName string, want backend.BufferType) (*Backend, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var names []string
-	var dev device
-	for i := range a.devCount() {
-		d := a.devGet(i)
-		n := a.devName(d)
+	var dev ggmlapi.Device
+	for i := range a.DevCount() {
+		d := a.DevGet(i)
+		n := a.DevName(d)
 		names = append(names, n)
 		if n == devName {
 			dev = d
@@ -98,15 +99,15 @@ func Open(name, devName string, want backend.BufferType) (*Backend, error) {
 		}
 		return nil, fmt.Errorf("%s: ggml has no device %s; devices found: %s%s", name, devName, found, hint)
 	}
-	be := a.devInit(dev, 0)
+	be := a.DevInit(dev, 0)
 	if be == 0 {
-		return nil, fmt.Errorf("%s: ggml could not initialize device %s (%s)", name, devName, a.devDescription(dev))
+		return nil, fmt.Errorf("%s: ggml could not initialize device %s (%s)", name, devName, a.DevDescription(dev))
 	}
-	b := &Backend{a: a, name: name, dev: dev, info: a.describe(dev), be: be, buft: a.devBufferType(dev), graphs: map[string]*builtGraph{}}
+	b := &Backend{a: a, name: name, dev: dev, info: a.describe(dev), be: be, buft: a.DevBufferType(dev), graphs: map[string]*builtGraph{}}
 	b.bt = want
 	b.bt.Host = false // the plan's handles are never host memory, whatever the device's
-	b.bt.Alignment = int64(a.buftAlignment(b.buft))
-	if m := a.buftMaxSize(b.buft); m > 0 && m < 1<<62 {
+	b.bt.Alignment = int64(a.BuftAlignment(b.buft))
+	if m := a.BuftMaxSize(b.buft); m > 0 && m < 1<<62 {
 		b.bt.MaxSize = int64(m)
 	}
 	return b, nil
@@ -145,23 +146,23 @@ func (b *Backend) Alloc(size int) ([]byte, error) {
 		return nil, nil
 	}
 	a := b.a
-	buf := a.buftAllocBuffer(b.buft, uintptr(size))
+	buf := a.BuftAllocBuffer(b.buft, uintptr(size))
 	if buf == 0 {
 		return nil, fmt.Errorf("%s: %s could not allocate %d bytes of %s (free %d of %d)", b.name, b.info.Name, size, b.info.BufferType, b.info.Free, b.info.Total)
 	}
-	a.bufferClear(buf, 0)
-	al := allocation{buf: buf, base: a.bufferBase(buf)}
-	al.ctx = a.initContext(a.tensorOver()+256, true)
-	al.whole = a.newTensor1d(al.ctx, ggmlTypeI8, int64(size))
-	if st := a.tensorAlloc(buf, al.whole, al.base); st != 0 {
-		a.free(al.ctx)
-		a.bufferFree(buf)
+	a.BufferClear(buf, 0)
+	al := allocation{buf: buf, base: a.BufferBase(buf)}
+	al.ctx = a.InitContext(a.TensorOver()+256, true)
+	al.whole = a.NewTensor1d(al.ctx, ggmlTypeI8, int64(size))
+	if st := a.TensorAlloc(buf, al.whole, al.base); st != 0 {
+		a.Free(al.ctx)
+		a.BufferFree(buf)
 		return nil, fmt.Errorf("%s: placing a gtensor in a new buffer failed (ggml status %d)", b.name, st)
 	}
 	handle, err := b.mem.Add(size, al)
 	if err != nil {
-		a.free(al.ctx)
-		a.bufferFree(buf)
+		a.Free(al.ctx)
+		a.BufferFree(buf)
 		return nil, fmt.Errorf("%s: alloc of %d bytes: %v", b.name, size, err)
 	}
 	return handle, nil
@@ -200,13 +201,13 @@ func (b *Backend) SetTensor(dst, src *tensor.Tensor) {
 	} else {
 		if !dst.Contiguous() {
 			b.Synchronize()
-			b.a.tensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(staging.Data)), off, uintptr(span))
+			b.a.TensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(staging.Data)), off, uintptr(span))
 		}
 		tensor.Copy(&staging, src)
 	}
 	pin := new(runtime.Pinner)
 	pin.Pin(unsafe.SliceData(staging.Data))
-	b.a.tensorSetAsync(b.be, al.whole, unsafe.Pointer(unsafe.SliceData(staging.Data)), off, uintptr(span))
+	b.a.TensorSetAsync(b.be, al.whole, unsafe.Pointer(unsafe.SliceData(staging.Data)), off, uintptr(span))
 	b.mu.Lock()
 	b.sent++
 	b.pinned = append(b.pinned, pin)
@@ -227,12 +228,12 @@ func (b *Backend) GetTensor(dst, src *tensor.Tensor) {
 		return
 	}
 	if dst.Contiguous() && src.Contiguous() && src.Type == dst.Type && src.Ne == dst.Ne {
-		b.a.tensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(dst.Data)), off, uintptr(span))
+		b.a.TensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(dst.Data)), off, uintptr(span))
 		runtime.KeepAlive(dst.Data)
 		return
 	}
 	tmp := tensor.Tensor{Type: src.Type, Ne: src.Ne, Nb: src.Nb, Data: tensor.NewBuffer(span)}
-	b.a.tensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(tmp.Data)), off, uintptr(span))
+	b.a.TensorGet(al.whole, unsafe.Pointer(unsafe.SliceData(tmp.Data)), off, uintptr(span))
 	tensor.Copy(dst, &tmp)
 }
 
@@ -258,7 +259,7 @@ func (b *Backend) GetTensorAsync(dst, src *tensor.Tensor) {
 	}
 	pin := new(runtime.Pinner)
 	pin.Pin(unsafe.SliceData(target))
-	b.a.tensorGetAsync(b.be, al.whole, unsafe.Pointer(unsafe.SliceData(target)), off, uintptr(span))
+	b.a.TensorGetAsync(b.be, al.whole, unsafe.Pointer(unsafe.SliceData(target)), off, uintptr(span))
 	b.mu.Lock()
 	b.sent++
 	b.pinned = append(b.pinned, pin)
@@ -282,7 +283,7 @@ func (b *Backend) CopyTensorAsync(to engine.Backend, dst, src *tensor.Tensor) bo
 		return false
 	}
 	t := tb.ggmlBackend()
-	if t.a != b.a || t.Err() != nil || !src.Contiguous() || !dst.Contiguous() || src.Type != dst.Type || src.Ne != dst.Ne {
+	if t.a.API != b.a.API || t.Err() != nil || !src.Contiguous() || !dst.Contiguous() || src.Type != dst.Type || src.Ne != dst.Ne {
 		return false
 	}
 	b.flush()
@@ -290,22 +291,22 @@ func (b *Backend) CopyTensorAsync(to engine.Backend, dst, src *tensor.Tensor) bo
 	si, soff := b.locate(src)
 	di, doff := t.locate(dst)
 	a := b.a
-	ctx := a.initContext(a.tensorOver()*2+256, true)
+	ctx := a.InitContext(a.TensorOver()*2+256, true)
 	if ctx == 0 {
 		return false
 	}
 	n := int64(src.Span())
-	s := a.newTensor1d(ctx, ggmlTypeI8, n)
-	d := a.newTensor1d(ctx, ggmlTypeI8, n)
-	if a.tensorAlloc(b.mem.At(si).buf, s, b.mem.At(si).base+soff) != 0 || a.tensorAlloc(t.mem.At(di).buf, d, t.mem.At(di).base+doff) != 0 {
-		a.free(ctx)
+	s := a.NewTensor1d(ctx, ggmlTypeI8, n)
+	d := a.NewTensor1d(ctx, ggmlTypeI8, n)
+	if a.TensorAlloc(b.mem.At(si).buf, s, b.mem.At(si).base+soff) != 0 || a.TensorAlloc(t.mem.At(di).buf, d, t.mem.At(di).base+doff) != 0 {
+		a.Free(ctx)
 		return false
 	}
-	a.tensorCopyAsync(b.be, t.be, s, d)
+	a.TensorCopyAsync(b.be, t.be, s, d)
 	b.mu.Lock()
 	b.sent++
 	// The copy may still read the tensors' descriptions: freed once done.
-	b.pending = append(b.pending, func() { a.free(ctx) })
+	b.pending = append(b.pending, func() { a.Free(ctx) })
 	b.mu.Unlock()
 	return true
 }
@@ -337,7 +338,7 @@ func (b *Backend) ack(seq uint64) {
 	}
 	sent := b.sent
 	b.mu.Unlock()
-	b.a.synchronize(b.be)
+	b.a.Synchronize(b.be)
 	b.mu.Lock()
 	pins, pending := b.pinned, b.pending
 	b.pinned, b.pending = nil, nil
@@ -422,9 +423,9 @@ func (b *Backend) Close() {
 	b.Synchronize()
 	b.dropGraphs()
 	b.mem.Release(func(al *allocation) {
-		b.a.free(al.ctx)
-		b.a.bufferFree(al.buf)
+		b.a.Free(al.ctx)
+		b.a.BufferFree(al.buf)
 	})
-	b.a.backendFree(b.be)
+	b.a.BackendFree(b.be)
 	b.be = 0
 }

@@ -1,6 +1,10 @@
 package ggml
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/graphc/graphc/internal/ggmlapi"
+)
 
 // DeviceInfo is one ggml device as ggml_backend_dev_* describe it.
 type DeviceInfo struct {
@@ -25,24 +29,24 @@ func Devices() ([]DeviceInfo, error) {
 		return nil, err
 	}
 	var out []DeviceInfo
-	for i := range a.devCount() {
-		out = append(out, a.describe(a.devGet(i)))
+	for i := range a.DevCount() {
+		out = append(out, a.describe(a.DevGet(i)))
 	}
 	return out, nil
 }
 
-func (a *api) describe(d device) DeviceInfo {
+func (a *api) describe(d ggmlapi.Device) DeviceInfo {
 	var free, total uintptr
-	a.devMemory(d, &free, &total)
-	typ := fmt.Sprintf("type %d", a.devType(d))
-	if t := a.devType(d); t >= 0 && int(t) < len(devTypes) {
+	a.DevMemory(d, &free, &total)
+	typ := fmt.Sprintf("type %d", a.DevType(d))
+	if t := a.DevType(d); t >= 0 && int(t) < len(devTypes) {
 		typ = devTypes[t]
 	}
-	bt := a.devBufferType(d)
+	bt := a.DevBufferType(d)
 	return DeviceInfo{
-		Name: a.devName(d), Description: a.devDescription(d), Type: typ,
+		Name: a.DevName(d), Description: a.DevDescription(d), Type: typ,
 		Free: uint64(free), Total: uint64(total),
-		HostMemory: bt != 0 && a.buftIsHost(bt), BufferType: a.buftName(bt),
+		HostMemory: bt != 0 && a.BuftIsHost(bt), BufferType: a.BuftName(bt),
 	}
 }
 
@@ -52,5 +56,5 @@ func Version() (version, commit string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	return a.version(), a.commit(), nil
+	return a.Version(), a.Commit(), nil
 }

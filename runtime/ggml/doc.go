@@ -1,10 +1,10 @@
 // Package ggml runs graphc's plans on ggml's own device backends (CUDA,
 // Metal, Vulkan, CPU), loaded at run time without cgo through purego.
 //
-// Load finds and loads the libraries (Library says where it looks); the
-// functions it binds are ggml's public C API, never its structs' layouts,
-// so that one graphc works with every ggml release whose API it knows
-// (SupportedVersions). Open makes a graphc backend of one ggml device: the
+// Load finds (backend/libs.FindGGML says where it looks) and loads the
+// libraries; the functions it binds (internal/ggmlapi) are ggml's public
+// C API, never its structs' layouts, so that one graphc works with every
+// ggml release whose API it knows (0.9.0 to 0.25.x). Open makes a graphc backend of one ggml device: the
 // plan's buffers are ggml buffers of the device's buffer type, tensors sit
 // at the plan's offsets, and each split's kernels become one ggml graph,
 // built once per distinct shape and computed with

@@ -2,51 +2,23 @@ package ggml
 
 import (
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/backend/libs"
 	"github.com/graphc/graphc/ops"
 )
 
 // needGGML skips the test where ggml's libraries are missing, saying how to
 // get them.
-func needGGML(t *testing.T) *api {
+func needGGML(t *testing.T) {
 	t.Helper()
-	a, err := lib()
+	_, err := Load()
 	if err != nil {
 		if os.Getenv("GRAPHC_REQUIRE_GGML") != "" {
 			t.Fatal(err)
 		}
 		t.Skipf("%v\n(for this machine: cd /tmp && npm pack @node-llama-cpp/linux-x64-vulkan@3.22.1 && tar xzf node-llama-cpp-linux-x64-vulkan-3.22.1.tgz; "+
-			"export %s=/tmp/package/bins/linux-x64-vulkan)", err, PathEnv)
-	}
-	return a
-}
-
-// TestInitParams checks that ggml_init receives its by-value struct as
-// written: the context it returns reports the size and no_alloc it was
-// given, for both values of no_alloc, and owns a buffer of its own.
-func TestInitParams(t *testing.T) {
-	a := needGGML(t)
-	for _, c := range []struct {
-		size    uintptr
-		noAlloc bool
-	}{{1 << 20, true}, {3<<20 + 4096, false}, {12345 * 64, true}} {
-		ctx := a.initContext(c.size, c.noAlloc)
-		if ctx == 0 {
-			t.Fatalf("ggml_init(%d, %v) returned NULL", c.size, c.noAlloc)
-		}
-		if got := a.getMemSize(ctx); got != c.size {
-			t.Errorf("ggml_init(%d, %v): mem_size %d", c.size, c.noAlloc, got)
-		}
-		if got := a.getNoAlloc(ctx); got != c.noAlloc {
-			t.Errorf("ggml_init(%d, %v): no_alloc %v", c.size, c.noAlloc, got)
-		}
-		if a.getMemBuffer(ctx) == 0 {
-			t.Errorf("ggml_init(%d, %v): no buffer", c.size, c.noAlloc)
-		}
-		a.free(ctx)
+			"export %s=/tmp/package/bins/linux-x64-vulkan)", err, libs.GGMLPathEnv)
 	}
 }
 
@@ -63,28 +35,6 @@ func TestDevices(t *testing.T) {
 	}
 	if len(devs) == 0 {
 		t.Fatal("no device, not even the CPU")
-	}
-}
-
-// TestBackendLibrary: a backend's library is found only beside ggml's
-// own, versioned names included, and its absence names the directory and
-// the missing file.
-func TestBackendLibrary(t *testing.T) {
-	dir := t.TempDir()
-	for _, f := range []string{libName("ggml-base"), libName("ggml"), libName("ggml-vulkan"), libName("ggml-cuda.v2")} {
-		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv(PathEnv, dir)
-	for _, stem := range []string{"vulkan", "cuda"} {
-		if p, err := BackendLibrary(stem); err != nil || filepath.Dir(p) != dir {
-			t.Errorf("BackendLibrary(%q) = %q, %v; want a file in %s", stem, p, err, dir)
-		}
-	}
-	_, err := BackendLibrary("metal")
-	if err == nil || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), libName("ggml-metal")) {
-		t.Errorf("BackendLibrary(metal) = %v; want an error naming %s and %s", err, dir, libName("ggml-metal"))
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/internal/ggmlapi"
 	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/tensor"
 )
@@ -63,9 +64,9 @@ func (b *Backend) place(t *tensor.Tensor) place {
 // its tensors and the buffer holding the results that could not be
 // computed in place.
 type builtGraph struct {
-	ctx     context
-	graph   cgraph
-	scratch buffer
+	ctx     ggmlapi.Context
+	graph   ggmlapi.Graph
+	scratch ggmlapi.Buffer
 }
 
 // flush computes the recorded kernels as one graph, built on first use.
@@ -92,7 +93,7 @@ func (b *Backend) flush() {
 		}
 		b.graphs[string(b.key)] = g
 	}
-	if st := b.a.graphComputeAsync(b.be, g.graph); st != 0 {
+	if st := b.a.GraphComputeAsync(b.be, g.graph); st != 0 {
 		b.fail(fmt.Errorf("ggml_backend_graph_compute_async of %d kernels failed (ggml status %d)", len(rec), st))
 		return
 	}
@@ -111,9 +112,9 @@ func (b *Backend) dropGraphs() {
 
 func (g *builtGraph) free(a *api) {
 	if g.scratch != 0 {
-		a.bufferFree(g.scratch)
+		a.BufferFree(g.scratch)
 	}
-	a.free(g.ctx)
+	a.Free(g.ctx)
 }
 
 // appendKey encodes a recording: two recordings with one key build the
@@ -156,34 +157,34 @@ func appendKey(key []byte, rec []launch) []byte {
 func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 	a := b.a
 	size := uintptr(24*len(rec) + 16)
-	ctx := a.initContext(a.tensorOver()*size+a.graphOver(size, false)+4096, true)
+	ctx := a.InitContext(a.TensorOver()*size+a.GraphOver(size, false)+4096, true)
 	if ctx == 0 {
 		return nil, fmt.Errorf("ggml_init failed")
 	}
 	// g is not the result, which every failure returns as nil: the
 	// deferred free needs the graph being built.
-	g := &builtGraph{ctx: ctx, graph: a.newGraphCustom(ctx, size, false)}
+	g := &builtGraph{ctx: ctx, graph: a.NewGraphCustom(ctx, size, false)}
 	defer func() {
 		if err != nil {
 			g.free(a)
 		}
 	}()
-	known := map[place]gtensor{}
+	known := map[place]ggmlapi.Tensor{}
 	type pendingScratch struct {
-		t    gtensor
+		t    ggmlapi.Tensor
 		size uintptr
 	}
 	var scratch []pendingScratch
-	align := max(a.buftAlignment(b.buft), 1)
+	align := max(a.BuftAlignment(b.buft), 1)
 	var scratchSize uintptr
-	toScratch := func(t gtensor) {
+	toScratch := func(t ggmlapi.Tensor) {
 		scratch = append(scratch, pendingScratch{t, scratchSize})
-		scratchSize += (a.nbytes(t) + align - 1) / align * align
+		scratchSize += (a.Nbytes(t) + align - 1) / align * align
 	}
-	var nodes []gtensor
+	var nodes []ggmlapi.Tensor
 	for i := range rec {
 		l := &rec[i]
-		var src [3]gtensor
+		var src [3]ggmlapi.Tensor
 		for s := range l.nsrc {
 			if l.src[s].alloc < 0 {
 				continue
@@ -201,48 +202,48 @@ func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 			return nil, err
 		}
 		if bad := b.unsupported(&n); bad != 0 {
-			return nil, fmt.Errorf("the device does not support %s (ggml op %s)", describeLaunch(l), a.opDesc(bad))
+			return nil, fmt.Errorf("the device does not support %s (ggml op %s)", describeLaunch(l), a.OpDesc(bad))
 		}
 		for _, c := range n.conts {
 			toScratch(c)
-			a.setOutput(c)
+			a.SetOutput(c)
 			nodes = append(nodes, c)
 		}
 		switch {
 		case l.op == ops.Cpy:
-			if st := a.viewInit(n.op); st != 0 {
+			if st := a.ViewInit(n.op); st != 0 {
 				return nil, fmt.Errorf("placing %s: ggml status %d", describeLaunch(l), st)
 			}
 		case n.out == n.op:
 			al := b.mem.At(l.dst.alloc)
-			if st := a.tensorAlloc(al.buf, n.op, al.base+l.dst.off); st != 0 {
+			if st := a.TensorAlloc(al.buf, n.op, al.base+l.dst.off); st != 0 {
 				return nil, fmt.Errorf("placing %s: ggml status %d", describeLaunch(l), st)
 			}
 		default:
 			toScratch(n.op)
-			if st := a.viewInit(n.out); st != 0 {
+			if st := a.ViewInit(n.out); st != 0 {
 				return nil, fmt.Errorf("placing %s: ggml status %d", describeLaunch(l), st)
 			}
 		}
-		a.setOutput(n.op)
-		a.setOutput(n.out)
+		a.SetOutput(n.op)
+		a.SetOutput(n.out)
 		known[l.dst] = n.out
 		nodes = append(nodes, n.out)
 	}
 	if len(scratch) > 0 {
-		g.scratch = a.buftAllocBuffer(b.buft, scratchSize)
+		g.scratch = a.BuftAllocBuffer(b.buft, scratchSize)
 		if g.scratch == 0 {
 			return nil, fmt.Errorf("could not allocate %d bytes of scratch for results computed out of place", scratchSize)
 		}
-		base := a.bufferBase(g.scratch)
+		base := a.BufferBase(g.scratch)
 		for _, s := range scratch {
-			if st := a.tensorAlloc(g.scratch, s.t, base+s.size); st != 0 {
+			if st := a.TensorAlloc(g.scratch, s.t, base+s.size); st != 0 {
 				return nil, fmt.Errorf("placing a scratch result: ggml status %d", st)
 			}
 		}
 	}
 	for _, n := range nodes {
-		a.buildForwardExpand(g.graph, n)
+		a.BuildForwardExpand(g.graph, n)
 	}
 	return g, nil
 }
@@ -253,20 +254,20 @@ func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 // of another type than ggml's op yields), the copy of op, computed into
 // scratch, into dst. A cpy is its own out: ggml_cpy writes dst.
 type kernelNodes struct {
-	conts   []gtensor
-	op, out gtensor
+	conts   []ggmlapi.Tensor
+	op, out ggmlapi.Tensor
 }
 
 // kernelNodes constructs the nodes of kernel l on operand tensors src
 // (0 for an optional source left out) and dst, placing nothing: build
 // places them, Check only asks the device about them.
-func (a *api) kernelNodes(ctx context, l *launch, src [3]gtensor, dst gtensor) (kernelNodes, error) {
+func (a *api) kernelNodes(ctx ggmlapi.Context, l *launch, src [3]ggmlapi.Tensor, dst ggmlapi.Tensor) (kernelNodes, error) {
 	var n kernelNodes
 	for s := range l.nsrc {
 		if src[s] != 0 && needsCont(l, s) {
 			// ggml's constructor asserts a layout graphc's kernels do
 			// without: the operand is made contiguous in scratch first.
-			src[s] = a.cont(ctx, src[s])
+			src[s] = a.Cont(ctx, src[s])
 			n.conts = append(n.conts, src[s])
 		}
 	}
@@ -278,20 +279,20 @@ func (a *api) kernelNodes(ctx context, l *launch, src [3]gtensor, dst gtensor) (
 	if l.op == ops.Cpy {
 		return n, nil
 	}
-	if !a.sameShape(r, dst) {
+	if !a.SameShape(r, dst) {
 		return n, fmt.Errorf("ggml's %s has another shape than graphc's %v", describeLaunch(l), l.dst.ne)
 	}
 	if resultType(l) != l.dst.typ || !contiguous(&l.dst) {
-		n.out = a.cpy(ctx, r, dst)
+		n.out = a.Cpy(ctx, r, dst)
 	}
 	return n, nil
 }
 
 // unsupported returns the first of n's nodes the device does not
 // support, or 0.
-func (b *Backend) unsupported(n *kernelNodes) gtensor {
+func (b *Backend) unsupported(n *kernelNodes) ggmlapi.Tensor {
 	for _, t := range append(n.conts, n.op, n.out) {
-		if !b.a.devSupportsOp(b.dev, t) {
+		if !b.a.DevSupportsOp(b.dev, t) {
 			return t
 		}
 	}
@@ -326,12 +327,12 @@ func (b *Backend) Check(ops []backend.OpQuery) error {
 // none.
 func (b *Backend) check(l *launch) (refused string, err error) {
 	a := b.a
-	ctx := a.initContext(a.tensorOver()*24+4096, true)
+	ctx := a.InitContext(a.TensorOver()*24+4096, true)
 	if ctx == 0 {
 		return "", fmt.Errorf("ggml_init failed")
 	}
-	defer a.free(ctx)
-	var src [3]gtensor
+	defer a.Free(ctx)
+	var src [3]ggmlapi.Tensor
 	for s := range l.nsrc {
 		if l.src[s].alloc < 0 {
 			continue
@@ -349,7 +350,7 @@ func (b *Backend) check(l *launch) (refused string, err error) {
 		return "", err
 	}
 	if bad := b.unsupported(&n); bad != 0 {
-		return a.opDesc(bad), nil
+		return a.OpDesc(bad), nil
 	}
 	return "", nil
 }
@@ -397,53 +398,61 @@ func launchOf(q *backend.OpQuery) (launch, error) {
 // A constructor builds the ggml node of one kernel (the op it is keyed by
 // in constructors) on its operands src, writing dst for ops that write a
 // source (cpy), with the kernel's Params.
-type constructor func(a *api, ctx context, src [3]gtensor, dst gtensor, p ops.Params) gtensor
+type constructor func(a *api, ctx ggmlapi.Context, src [3]ggmlapi.Tensor, dst ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor
 
 // constructors are ggml's constructor of each kernel, by its first op in
 // the table (kernelOp); TestEveryKernelConstructs names a kernel without one.
 var constructors = map[ops.Op]constructor{
-	ops.MulMat: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
-		return a.mulMat(ctx, s[0], s[1])
+	ops.MulMat: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.MulMat(ctx, s[0], s[1])
 	},
-	ops.Add: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
-		return a.add(ctx, s[0], s[1])
+	ops.Add: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.Add(ctx, s[0], s[1])
 	},
-	ops.Sub: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
-		return a.sub(ctx, s[0], s[1])
+	ops.Sub: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.Sub(ctx, s[0], s[1])
 	},
-	ops.Mul: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
-		return a.mul(ctx, s[0], s[1])
+	ops.Mul: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.Mul(ctx, s[0], s[1])
 	},
-	ops.Div: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
-		return a.div(ctx, s[0], s[1])
+	ops.Div: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.Div(ctx, s[0], s[1])
 	},
-	ops.Scale: func(a *api, ctx context, s [3]gtensor, _ gtensor, p ops.Params) gtensor {
-		return a.scale(ctx, s[0], p.(ops.ScaleParams).S)
+	ops.Scale: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+		return a.Scale(ctx, s[0], p.(ops.ScaleParams).S)
 	},
-	ops.Relu: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor { return a.relu(ctx, s[0]) },
-	ops.Gelu: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor { return a.gelu(ctx, s[0]) },
-	ops.Silu: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor { return a.silu(ctx, s[0]) },
-	ops.Tanh: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor { return a.tanh(ctx, s[0]) },
-	ops.RMSNorm: func(a *api, ctx context, s [3]gtensor, _ gtensor, p ops.Params) gtensor {
-		return a.rmsNorm(ctx, s[0], p.(ops.NormParams).Eps)
+	ops.Relu: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.Relu(ctx, s[0])
 	},
-	ops.Norm: func(a *api, ctx context, s [3]gtensor, _ gtensor, p ops.Params) gtensor {
-		return a.norm(ctx, s[0], p.(ops.NormParams).Eps)
+	ops.Gelu: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.Gelu(ctx, s[0])
 	},
-	ops.SoftMax: func(a *api, ctx context, s [3]gtensor, _ gtensor, p ops.Params) gtensor {
+	ops.Silu: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.Silu(ctx, s[0])
+	},
+	ops.Tanh: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.Tanh(ctx, s[0])
+	},
+	ops.RMSNorm: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+		return a.RmsNorm(ctx, s[0], p.(ops.NormParams).Eps)
+	},
+	ops.Norm: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+		return a.Norm(ctx, s[0], p.(ops.NormParams).Eps)
+	},
+	ops.SoftMax: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
 		q := p.(ops.SoftMaxParams)
-		return a.softMaxExt(ctx, s[0], s[1], q.Scale, q.MaxBias)
+		return a.SoftMaxExt(ctx, s[0], s[1], q.Scale, q.MaxBias)
 	},
-	ops.Rope: func(a *api, ctx context, s [3]gtensor, _ gtensor, p ops.Params) gtensor {
+	ops.Rope: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
 		r := p.(ops.RopeParams)
-		return a.ropeExt(ctx, s[0], s[1], 0, int32(r.NDims), int32(r.Mode), int32(r.NCtxOrig),
+		return a.RopeExt(ctx, s[0], s[1], 0, int32(r.NDims), int32(r.Mode), int32(r.NCtxOrig),
 			r.FreqBase, r.FreqScale, r.ExtFactor, r.AttnFactor, r.BetaFast, r.BetaSlow)
 	},
-	ops.GetRows: func(a *api, ctx context, s [3]gtensor, _ gtensor, _ ops.Params) gtensor {
-		return a.getRows(ctx, s[0], s[1])
+	ops.GetRows: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.GetRows(ctx, s[0], s[1])
 	},
-	ops.Cpy: func(a *api, ctx context, s [3]gtensor, dst gtensor, _ ops.Params) gtensor {
-		return a.cpy(ctx, s[0], dst)
+	ops.Cpy: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, dst ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.Cpy(ctx, s[0], dst)
 	},
 }
 
@@ -523,7 +532,7 @@ func contiguous(p *place) bool {
 
 // tensorAt returns a ggml gtensor at place p: the node that wrote exactly
 // there, or a new gtensor placed there.
-func (b *Backend) tensorAt(ctx context, known map[place]gtensor, p *place) (gtensor, error) {
+func (b *Backend) tensorAt(ctx ggmlapi.Context, known map[place]ggmlapi.Tensor, p *place) (ggmlapi.Tensor, error) {
 	if t, ok := known[*p]; ok {
 		return t, nil
 	}
@@ -533,11 +542,11 @@ func (b *Backend) tensorAt(ctx context, known map[place]gtensor, p *place) (gten
 		return 0, err
 	}
 	al := b.mem.At(p.alloc)
-	if st := a.tensorAlloc(al.buf, base, al.base+p.off); st != 0 {
+	if st := a.TensorAlloc(al.buf, base, al.base+p.off); st != 0 {
 		return 0, fmt.Errorf("placing a %s%v gtensor: ggml status %d", p.typ, p.ne, st)
 	}
 	for _, v := range views {
-		if st := a.viewInit(v); st != 0 {
+		if st := a.ViewInit(v); st != 0 {
 			return 0, fmt.Errorf("placing a %s%v view: ggml status %d", p.typ, p.ne, st)
 		}
 	}
@@ -551,10 +560,10 @@ func (b *Backend) tensorAt(ctx context, known map[place]gtensor, p *place) (gten
 // strided layout is a view of a byte span, permuted when its innermost
 // stride is not dimension 0's. Check describes ops with it without
 // placing anything, so that what it asks the device is what build builds.
-func (a *api) layout(ctx context, p *place) (t, base gtensor, views []gtensor, err error) {
+func (a *api) layout(ctx ggmlapi.Context, p *place) (t, base ggmlapi.Tensor, views []ggmlapi.Tensor, err error) {
 	typ := int32(uint32(p.typ))
 	if contiguous(p) {
-		t = a.newTensor4d(ctx, typ, int64(p.ne[0]), int64(p.ne[1]), int64(p.ne[2]), int64(p.ne[3]))
+		t = a.NewTensor4d(ctx, typ, int64(p.ne[0]), int64(p.ne[1]), int64(p.ne[2]), int64(p.ne[3]))
 		return t, t, nil, nil
 	}
 	// Order the axes by stride, size-1 axes last, so that the view's
@@ -581,12 +590,12 @@ func (a *api) layout(ctx context, p *place) (t, base gtensor, views []gtensor, e
 	}
 	span := (&tensor.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}).Span()
 	elems := int64(span / p.typ.Size() * p.typ.BlockSize())
-	base = a.newTensor1d(ctx, typ, elems)
-	t = a.view4d(ctx, base, int64(p.ne[q[0]]), int64(p.ne[q[1]]), int64(p.ne[q[2]]), int64(p.ne[q[3]]),
+	base = a.NewTensor1d(ctx, typ, elems)
+	t = a.View4d(ctx, base, int64(p.ne[q[0]]), int64(p.ne[q[1]]), int64(p.ne[q[2]]), int64(p.ne[q[3]]),
 		uintptr(p.nb[q[1]]), uintptr(p.nb[q[2]]), uintptr(p.nb[q[3]]), 0)
 	views = append(views, t)
 	if q != [4]int{0, 1, 2, 3} {
-		t = a.permute(ctx, t, int32(q[0]), int32(q[1]), int32(q[2]), int32(q[3]))
+		t = a.Permute(ctx, t, int32(q[0]), int32(q[1]), int32(q[2]), int32(q[3]))
 		views = append(views, t)
 	}
 	return t, base, views, nil

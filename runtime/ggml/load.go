@@ -1,98 +1,26 @@
-//go:build darwin || freebsd || linux || netbsd || windows
-
 package ggml
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-	"sync"
-
-	"github.com/ebitengine/purego"
-
-	"github.com/graphc/graphc/runtime/native"
+	"github.com/graphc/graphc/backend/libs"
+	"github.com/graphc/graphc/internal/ggmlapi"
 )
 
-var (
-	loadOnce sync.Once
-	loaded   *api
-	loadedAt *Libraries
-	loadErr  error
-)
+// api is ggml's C API as bound by internal/ggmlapi, with the methods this
+// package adds to it (describe, kernelNodes, layout).
+type api struct{ *ggmlapi.API }
 
-// Load finds ggml's libraries (Library), loads them and the backends
+// Load finds ggml's libraries (libs.FindGGML), loads them and the backends
 // beside them (ggml_backend_load_all_from_path) once per process, and
 // checks the version. Later calls return the first call's result.
-func Load() (*Libraries, error) {
-	loadOnce.Do(func() { loaded, loadedAt, loadErr = load() })
-	return loadedAt, loadErr
+func Load() (*libs.GGML, error) {
+	_, where, err := ggmlapi.Load()
+	return where, err
 }
 
 func lib() (*api, error) {
-	_, err := Load()
-	return loaded, err
-}
-
-func load() (*api, *Libraries, error) {
-	libs, err := Library()
+	a, _, err := ggmlapi.Load()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	base, err := native.Open(libs.Base, true)
-	if err != nil {
-		return nil, nil, fmt.Errorf("loading %s: %v", libs.Base, err)
-	}
-	reg, err := native.Open(libs.Registry, true)
-	if err != nil {
-		return nil, nil, fmt.Errorf("loading %s: %v", libs.Registry, err)
-	}
-	sym := func(name string) uintptr {
-		if p := reg(name); p != 0 {
-			return p
-		}
-		return base(name)
-	}
-	a := &api{sym: sym}
-	if err := a.bind(sym); err != nil {
-		// A ggml too old or too new lacks symbols; its version, when it
-		// has one, says why better than the missing name.
-		found := "of unknown version (no ggml_version: older than " + minVersion + ")"
-		if p := base("ggml_version"); p != 0 {
-			var version func() string
-			purego.RegisterFunc(&version, p)
-			found = version()
-		}
-		return nil, nil, fmt.Errorf("ggml %s at %s: %v; graphc supports ggml %s", found, libs.Dir, err, SupportedVersions)
-	}
-	v := a.version()
-	if !supported(v) {
-		return nil, nil, fmt.Errorf("ggml %s (commit %s) at %s is not a version graphc supports: %s", v, a.commit(), libs.Dir, SupportedVersions)
-	}
-	a.loadAllFrom(libs.Dir)
-	return a, libs, nil
-}
-
-// The ggml versions graphc supports. The oldest is the first with
-// ggml_version and the IGPU device type; the newest is the newest whose
-// headers were read against the bindings (0.25.1, commit 0ad4a86, the one
-// the tests ran against). ggml_init's struct, the op constructors and the
-// backend API graphc binds did not change signature in between.
-const (
-	minVersion = "0.9.0"
-	maxMinor   = 25
-)
-
-// SupportedVersions names the ggml versions graphc supports.
-var SupportedVersions = fmt.Sprintf("%s to 0.%d.x", minVersion, maxMinor)
-
-// supported reports whether ggml version v ("0.25.1") is one graphc
-// supports.
-func supported(v string) bool {
-	parts := strings.Split(v, ".")
-	if len(parts) < 2 {
-		return false
-	}
-	major, err1 := strconv.Atoi(parts[0])
-	minor, err2 := strconv.Atoi(parts[1])
-	return err1 == nil && err2 == nil && major == 0 && minor >= 9 && minor <= maxMinor
+	return &api{a}, nil
 }

@@ -18,15 +18,6 @@ var (
 	_ engine.Backend = (*Backend)(nil)
 )
 
-// Alignment is the alignment plans for rpc devices assume: ggml-cpu's
-// buffers', which the traces' RPC devices report. A server whose device
-// needs more is refused when the model starts (engine.NewSched).
-const Alignment = 32
-
-// EnvEndpoints names the environment variable listing the endpoints when
-// SetEndpoints was not called: "host:port[,host:port…]".
-const EnvEndpoints = "GRAPHC_RPC"
-
 var (
 	endpointsMu  sync.Mutex
 	endpointsSet []string
@@ -70,25 +61,7 @@ func Endpoints() []string {
 	if endpointsSet != nil {
 		return append([]string{}, endpointsSet...)
 	}
-	return ParseEndpoints(os.Getenv(EnvEndpoints))
-}
-
-// Description is what the compiler plans against for rpc<n>: like ggml's
-// RPC device, a GPU to the scheduler whose memory, buffer type "RPC<n>",
-// is not host memory and is the only memory it reads, which supports
-// every op (ggml asks the server nothing) and offloads none. ggml names the
-// buffer type RPC<n>[endpoint]; the endpoint is bound at run time, so the
-// plan's name leaves it out and Backend.Describe adds it.
-func Description(n int) *backend.Description {
-	bt := backend.BufferType{Name: fmt.Sprintf("RPC%d", n), Alignment: Alignment}
-	return &backend.Description{
-		Name:               fmt.Sprintf("rpc%d", n),
-		Device:             "GPU",
-		BufferType:         bt,
-		SupportsOp:         func(*backend.OpQuery) bool { return true },
-		SupportsBufferType: bt.Only,
-		Async:              true,
-	}
+	return ParseEndpoints(os.Getenv(backend.RPCEndpointsEnv))
 }
 
 // Backend is device 0 of the ggml RPC server at the N-th endpoint,
@@ -135,14 +108,14 @@ func New(n, threads int) (*Backend, error) {
 	eps := Endpoints()
 	name := fmt.Sprintf("rpc%d", n)
 	if n >= len(eps) {
-		return nil, fmt.Errorf("%s: no endpoint for it: %d given (give -rpc host:port[,host:port…] or set %s; rpc<N> is the N-th)", name, len(eps), EnvEndpoints)
+		return nil, fmt.Errorf("%s: no endpoint for it: %d given (give -rpc host:port[,host:port…] or set %s; rpc<N> is the N-th)", name, len(eps), backend.RPCEndpointsEnv)
 	}
 	ep := eps[n]
 	c, err := connect(ep)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	b := &Backend{n: n, name: name, endpoint: ep, c: c, bt: Description(n).BufferType}
+	b := &Backend{n: n, name: name, endpoint: ep, c: c, bt: backend.RPC(n).BufferType}
 	fail := func(err error) (*Backend, error) {
 		release(c)
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -17,7 +17,7 @@ package rpc
 // Notes for whoever works on this next.
 //
 // Servers for tests and for `graphc ggml-check -run -rpc` are started and
-// killed (by pid, also when a context ends) by internal/rpcserver;
+// killed (by pid, also when a context ends) by package rpcserver;
 // rpctest only adds testing.TB's skip and cleanup. examples/llamarpc is
 // the Model-level test bed: pipelined llama over two servers, servers
 // killed between and during evaluations, a server busy with another
@@ -42,6 +42,6 @@ package rpc
 // totals are right, the per-split attribution has not been checked.
 //
 // No recorded trace has two RPC devices; ggml-check -rpc's two-server path
-// is tested with llama on rpc0 and rpc1 (internal/cli
+// is tested with llama on rpc0 and rpc1 (cmd/graphc/internal/cli
 // TestRPCServersTwoDevices). A trace recorded with two servers would test
 // it against ggml itself.

@@ -80,7 +80,7 @@ type queuedOp struct {
 // threads (the CPU backend's rule: <= 0 means every core).
 func New(n, threads int) *Backend {
 	s := &Backend{n: n, name: fmt.Sprintf("sim%d", n), k: cpu.New(threads), stopped: make(chan struct{})}
-	s.bt = Description(n).BufferType
+	s.bt = backend.Sim(n).BufferType
 	s.cond = sync.NewCond(&s.mu)
 	go s.run()
 	return s

@@ -209,7 +209,7 @@ func TestSimStreams(t *testing.T) {
 
 // TestSimOffload: like ggml-cuda's offload_op, by get_op_batch_size.
 func TestSimOffload(t *testing.T) {
-	d := sim.Description(0)
+	d := backend.Sim(0)
 	for _, tc := range []struct {
 		op   ops.Op
 		ne   [4]int64
@@ -226,7 +226,7 @@ func TestSimOffload(t *testing.T) {
 			t.Errorf("offload %s %v = %v, want %v", tc.op, tc.ne, got, tc.want)
 		}
 	}
-	if d.BufferType.Host || !d.Async || d.Device != "GPU" || d.SupportsBufferType(cpu.BufferType) || !d.SupportsBufferType(d.BufferType) {
+	if d.BufferType.Host || !d.Async || d.Device != "GPU" || d.SupportsBufferType(backend.CPUBufferType) || !d.SupportsBufferType(d.BufferType) {
 		t.Errorf("sim0 is not a discrete GPU: %+v", d)
 	}
 }

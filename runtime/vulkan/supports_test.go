@@ -9,14 +9,12 @@ import (
 	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/passes"
-	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/ggml"
-	"github.com/graphc/graphc/runtime/vulkan"
 )
 
 // TestDescriptionsMatchDevices asks the real devices about every op of
 // every example, as generated New does, and wants the answers of the
-// static descriptions the compiler plans with: runtime/vulkan's against
+// static descriptions the compiler plans with: backend.Vulkan against
 // Vulkan0, the cpu's against ggml's CPU device. A description that says
 // yes where the device says no makes plans that stop at New. Skips
 // without ggml's libraries or the device.
@@ -41,7 +39,7 @@ func TestDescriptionsMatchDevices(t *testing.T) {
 	for _, c := range []struct {
 		device string
 		desc   *backend.Description
-	}{{"Vulkan0", vulkan.Description(0)}, {"CPU", &cpu.Description}} {
+	}{{"Vulkan0", backend.Vulkan(0)}, {"CPU", &backend.CPU}} {
 		t.Run(c.device, func(t *testing.T) {
 			b, err := ggml.Open("test", c.device, c.desc.BufferType)
 			if err != nil {

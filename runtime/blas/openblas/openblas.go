@@ -1,10 +1,19 @@
-// Package openblas is the BLAS backend's execution half: ggml's BLAS
-// MUL_MAT on cblas_sgemm from OpenBLAS (or Accelerate on macOS), loaded at
-// run time with github.com/ebitengine/purego, without cgo. The backend's
-// description is package blas's.
+// Package openblas is backend kind blas: ggml's BLAS backend, which
+// computes large f32 matrix products with an optimized BLAS library in the
+// CPU's own host memory, here ggml's BLAS MUL_MAT on cblas_sgemm from
+// OpenBLAS (or Accelerate on macOS), loaded at run time with
+// github.com/ebitengine/purego, without cgo. What the compiler plans
+// against is backend.BLAS: it supports MUL_MAT exactly where ggml's does,
+// and like ggml an f16 first source is converted to f32 first. Its results
+// agree with the CPU backend's to rounding (the summation order differs),
+// not bit for bit.
 //
-// Before loading OpenBLAS it sets OPENBLAS_CORETYPE when the environment
-// does not and the CPU is one OpenBLAS 0.3.21 mis-detects (blas.CoreType).
+// backend/libs finds the library the same way on both sides: the compiler
+// uses it to tell whether this machine can run a plan with BLAS (graphc
+// run drops the backend with a warning when it cannot), this package to
+// load it. Before loading OpenBLAS it sets OPENBLAS_CORETYPE when the
+// environment does not and the CPU is one OpenBLAS 0.3.21 mis-detects
+// (coreType).
 package openblas
 
 import (
@@ -16,7 +25,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
-	"github.com/graphc/graphc/runtime/blas"
+	"github.com/graphc/graphc/backend/libs"
 	"github.com/graphc/graphc/runtime/native"
 	"github.com/graphc/graphc/tensor"
 )
@@ -51,15 +60,15 @@ func load() (*lib, error) {
 }
 
 func open() (*lib, error) {
-	path, err := blas.Library()
+	path, err := libs.FindOpenBLAS()
 	if err != nil {
 		return nil, err
 	}
 	l := &lib{path: path}
-	if os.Getenv(blas.CoreTypeEnv) == "" {
-		if ct := blas.CoreType(); ct != "" {
+	if os.Getenv(coreTypeEnv) == "" {
+		if ct := coreType(); ct != "" {
 			// OpenBLAS reads it once, when the library initializes.
-			os.Setenv(blas.CoreTypeEnv, ct)
+			os.Setenv(coreTypeEnv, ct)
 			l.coreType = ct
 		}
 	}
@@ -102,7 +111,7 @@ func Info() string {
 		s += ", core " + l.corename()
 	}
 	if l.coreType != "" {
-		s += fmt.Sprintf(" (%s=%s set by graphc)", blas.CoreTypeEnv, l.coreType)
+		s += fmt.Sprintf(" (%s=%s set by graphc)", coreTypeEnv, l.coreType)
 	}
 	return s
 }

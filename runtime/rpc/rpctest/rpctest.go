@@ -9,7 +9,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/graphc/graphc/internal/rpcserver"
+	"github.com/graphc/graphc/runtime/rpc/rpcserver"
 )
 
 // Binary returns the server binary's path, or "" and why it is missing.

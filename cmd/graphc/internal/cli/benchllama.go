@@ -1,0 +1,676 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/gguf"
+	"github.com/graphc/graphc/gguf/ggufarch"
+	"github.com/graphc/graphc/internal/interp"
+	"github.com/graphc/graphc/internal/llamacpp"
+	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/tensor"
+)
+
+// llamaBench is `graphc bench -llama`: llama-bench's pp and tg tests, for
+// graphc and for llama.cpp on the same GGUF file, interleaved.
+type llamaBench struct {
+	short   bool
+	interp  bool // graphc's side through internal/interp, not the generated package
+	files   []string
+	types   []string
+	threads []int
+	reps    int
+	pp, tg  int
+
+	noGo   bool            // -interp because the Go toolchain is missing
+	builds []time.Duration // go build of the generated package, per file
+	rss    []string        // peak resident memory of each side, per file
+	// toldFlashAttn: the note that llama.cpp's flash attention stays on
+	// has been printed.
+	toldFlashAttn bool
+}
+
+// benchShape is Llama-3.2-1B's shape; benchShortShape a small file of the
+// same kind for -short.
+var (
+	benchShape = ggufarch.Options{Arch: "llama", Layers: 16, Embd: 2048, Heads: 32, KVHeads: 8, FF: 8192,
+		Vocab: 128256, Ctx: 131072, RopeTheta: 500000, Tied: true, Seed: 1}
+	benchShortShape = ggufarch.Options{Arch: "llama", Layers: 2, Embd: 256, Heads: 8, KVHeads: 2, FF: 512,
+		Vocab: 512, Ctx: 2048, RopeTheta: 500000, Tied: true, Seed: 1}
+)
+
+// fileList collects repeated -file flags.
+type fileList []string
+
+func (f *fileList) String() string     { return strings.Join(*f, ",") }
+func (f *fileList) Set(s string) error { *f = append(*f, s); return nil }
+
+func (lb *llamaBench) register(fs *flag.FlagSet) {
+	fs.BoolVar(&lb.short, "short", false, "-llama: a small file (2 layers, n_embd 256), pp64 and tg16, one repetition: seconds, for CI; its speeds mean nothing")
+	fs.BoolVar(&lb.interp, "interp", false, "-llama: run graphc's side in process through internal/interp (a reflective call per node) instead of the generated package built with go build (the default, what users run; without a Go toolchain -interp is used)")
+	fs.Var((*fileList)(&lb.files), "file", "-llama: a llama-architecture GGUF file to measure (repeatable; default: files at Llama-3.2-1B's shapes written by gguf new -arch llama, one per -type, kept in the user cache directory)")
+	fs.Func("type", "-llama: comma-separated types of the default files (default q4_0,q8_0,f16; -short: q4_0,q8_0)", func(s string) error {
+		lb.types = strings.Split(s, ",")
+		return nil
+	})
+	fs.IntVar(&lb.reps, "reps", 0, "-llama: repetitions of each test, each with fresh processes, the sides' order alternating (default 4; -short: 1)")
+	fs.IntVar(&lb.pp, "pp", 0, "-llama: prompt tokens of the pp test, at most 512 (default 512; -short: 64)")
+	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
+}
+
+func (lb *llamaBench) defaults() error {
+	def := func(v *int, full, short int) {
+		if *v == 0 {
+			*v = full
+			if lb.short {
+				*v = short
+			}
+		}
+	}
+	def(&lb.reps, 4, 1)
+	def(&lb.pp, 512, 64)
+	def(&lb.tg, 128, 16)
+	if lb.types == nil {
+		lb.types = []string{"q4_0", "q8_0", "f16"}
+		if lb.short {
+			lb.types = []string{"q4_0", "q8_0"}
+		}
+	}
+	switch {
+	case lb.reps < 1:
+		return &usageError{"-reps must be at least 1"}
+	case lb.pp < 1 || lb.pp > 512 || lb.tg < 1 || lb.tg > 512:
+		return &usageError{"-pp and -tg: 1 to 512 tokens (llama.cpp's default context holds 512)"}
+	}
+	for _, t := range lb.types {
+		if _, err := parseWeightType(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// benchRow is one test at one thread count: the repetitions' times.
+type benchRow struct {
+	file, test    string
+	n, threads    int
+	graphc, llama []time.Duration
+	memmove       []float64 // GB/s, measured beside each repetition
+	read          []float64 // GB/s read by a streaming kernel, beside each repetition
+	weightBytes   int64     // read per generated token
+}
+
+func cmdBenchLlama(e *env, lb *llamaBench) error {
+	if err := lb.defaults(); err != nil {
+		return err
+	}
+	if !lb.interp && !haveGo() {
+		fmt.Fprintf(e.stderr, "graphc: bench: no Go toolchain (go is not in $PATH) to build the generated package: graphc's side runs in process through internal/interp, as with -interp\n")
+		lb.interp, lb.noGo = true, true
+	}
+	tmp, err := os.MkdirTemp("", "graphc-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	files := lb.files
+	if len(files) == 0 {
+		if files, err = lb.defaultFiles(e, tmp); err != nil {
+			return err
+		}
+	}
+	h, err := llamacpp.Build(tmp)
+	if errors.Is(err, llamacpp.ErrNoLibs) {
+		fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's side skipped: %v\n", err)
+		h = nil
+	} else if err != nil {
+		return err
+	}
+	bufBytes := memmoveBytes(lb.short)
+	var rows []*benchRow
+	for _, path := range files {
+		r, err := lb.benchFile(e, h, path, bufBytes)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+	}
+	writeBenchLlama(e.stdout, rows, bufBytes, lb.side())
+	if len(lb.rss) > 0 {
+		fmt.Fprintf(e.stdout, "peak resident memory (mapped weights count as they are read):\n  %s\n", strings.Join(lb.rss, "\n  "))
+	}
+	return nil
+}
+
+// side names graphc's side for the table's first line.
+func (lb *llamaBench) side() string {
+	switch {
+	case lb.noGo:
+		return "internal/interp (no Go toolchain)"
+	case lb.interp:
+		return "internal/interp (-interp)"
+	}
+	var ts []string
+	for _, d := range lb.builds {
+		ts = append(ts, fmt.Sprintf("%.1f s", d.Seconds()))
+	}
+	return fmt.Sprintf("the generated package (go build, %s)", strings.Join(ts, ", "))
+}
+
+// defaultFiles writes (or finds, in the cache) the files to measure; those
+// of -short go to tmp.
+func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
+	shape, dir := benchShape, tmp
+	if lb.short {
+		shape = benchShortShape
+	} else {
+		d, err := os.UserCacheDir()
+		if err != nil {
+			d = os.TempDir()
+		}
+		dir = filepath.Join(d, "graphc", "bench")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	var files []string
+	for _, t := range lb.types {
+		dt, _ := tensor.ParseDType(t)
+		name := fmt.Sprintf("llama-l%d-e%d-h%d-kv%d-ff%d-v%d-%s", shape.Layers, shape.Embd, shape.Heads, shape.KVHeads, shape.FF, shape.Vocab, t)
+		path := filepath.Join(dir, name+".gguf")
+		files = append(files, path)
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		s := shape
+		s.Type = dt
+		start := time.Now()
+		if err := ggufarch.WriteFile(path, s); err != nil {
+			return nil, &compiler.UserError{Msg: err.Error()}
+		}
+		fmt.Fprintf(e.stderr, "graphc: wrote %s\n", path)
+		if !lb.short {
+			fmt.Fprintf(e.stderr, "graphc: bench: wrote %s in %.1fs (kept for the next run)\n", path, time.Since(start).Seconds())
+		}
+	}
+	return files, nil
+}
+
+// benchModel is examples/llamafile/llama.g with bounds for the tests: n_ctx
+// and n_kv up to ctx, batches up to batch tokens, and logits only for the
+// batch's last token, as llama.cpp computes them for llama_batch_get_one.
+// (llama.cpp also skips the other tokens in the last layer's feed-forward;
+// graphc's graph computes it for every token.)
+func benchModel(batch, ctx int) (name string, src []byte, err error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", nil, err
+	}
+	name = filepath.Join(root, "examples", "llamafile", "llama.g")
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return "", nil, &compiler.UserError{Msg: err.Error()}
+	}
+	s := string(b)
+	for _, r := range []struct{ re, to string }{
+		{`(?m)^dim n_ctx = \d+`, fmt.Sprintf("dim n_ctx = %d", ctx)},
+		{`(?m)^dim n_kv <= \d+`, fmt.Sprintf("dim n_kv <= %d", ctx)},
+		{`(?m)^dim n_tokens <= \d+`, fmt.Sprintf("dim n_tokens <= %d", batch)},
+		{`(?m)^output result_output = mul_mat\(output\.weight, result_norm\)$`,
+			"result_last = view_1d(result_norm, n_embd, row_size(result_norm, n_embd * (n_tokens - 1)))\n" +
+				"output result_output = mul_mat(output.weight, result_last)"},
+	} {
+		re := regexp.MustCompile(r.re)
+		if n := len(re.FindAllStringIndex(s, -1)); n != 1 {
+			return "", nil, &compiler.InternalError{Msg: fmt.Sprintf("%s has %d lines matching %s, want 1: update internal/cli/benchllama.go's benchModel", name, n, r.re)}
+		}
+		s = re.ReplaceAllString(s, r.to)
+	}
+	return name, []byte(s), nil
+}
+
+// compile compiles the bench model for the file at path, for this
+// machine; name is the model's source file.
+func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, err error) {
+	name, src, err := benchModel(lb.pp, max(lb.pp, lb.tg))
+	if err != nil {
+		return "", nil, err
+	}
+	file, err := compiler.ReadWeightsFile(path)
+	if err != nil {
+		return "", nil, &compiler.UserError{Msg: err.Error()}
+	}
+	res, err = compiler.Compile(name, src, compiler.Config{File: file, ThisMachine: true})
+	return name, res, err
+}
+
+// benchFile measures one file at every thread count, graphc and llama.cpp
+// interleaved: per repetition and thread count, both sides start afresh,
+// then memmove, graphc's pp and llama.cpp's, graphc's tg and llama.cpp's,
+// the two sides' order alternating (benchPair).
+//
+// graphc's side is the package generated from the plan compiled for the
+// file, built once and run in a process (driverSide), or with -interp
+// internal/interp running the plan in process: the same kernels, parallel
+// regions and thread count, plus a reflective call per node and no Go
+// toolchain needed (see docs/performance.md).
+func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufBytes int) ([]*benchRow, error) {
+	name, res, err := lb.compile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, &compiler.UserError{Msg: err.Error()}
+	}
+	defer f.Close()
+	weights, err := f.Weights(interp.WeightDecls(res.Graph))
+	if err != nil {
+		return nil, &compiler.UserError{Msg: err.Error()}
+	}
+	// Bytes a generated token reads: every weight, but token_embd.weight
+	// only where it is the output head too (get_rows reads one row).
+	var streamed int64
+	_, hasOutput := weights["output.weight"]
+	for n, w := range weights {
+		if n == "token_embd.weight" && hasOutput {
+			continue
+		}
+		streamed += int64(len(w.Data))
+	}
+	vocab := weights["token_embd.weight"].Ne[1]
+	var bin string
+	if !lb.interp {
+		fmt.Fprintf(e.stderr, "graphc: bench: building the generated package for %s…\n", path)
+		start := time.Now()
+		b, cleanup, err := buildBenchDriver(e.ctx, res, name)
+		if err != nil {
+			return nil, err
+		}
+		defer cleanup()
+		bin = b
+		took := time.Since(start)
+		lb.builds = append(lb.builds, took)
+		fmt.Fprintf(e.stderr, "graphc: bench: built in %.1fs\n", took.Seconds())
+	}
+	// Fresh processes for every repetition and thread count, started and
+	// run in an order that alternates: on this kind of machine (a VM whose
+	// guest memory the host backs lazily) the same binary runs up to ~17 %
+	// faster or slower depending on when its process started, and a fixed
+	// order would hand that to one side (see docs/performance.md).
+	open := func(t int) (benchSide, error) {
+		if bin == "" {
+			m, err := interp.Load(res.Graph, interp.Config{Threads: t, Weights: weights})
+			if err != nil {
+				return nil, err
+			}
+			return &interpSide{m, vocab}, nil
+		}
+		return startDriver(e.ctx, bin, path, t, vocab)
+	}
+	openLlama := func(t int) (benchSide, error) {
+		lc, err := h.Bench(path)
+		if err != nil {
+			return nil, err
+		}
+		if !lc.FlashAttnOff && !lb.toldFlashAttn {
+			lb.toldFlashAttn = true
+			fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's flash attention stays on (the harness does not know this release's parameters)\n")
+		}
+		if err := lc.Threads(t); err != nil {
+			lc.Close()
+			return nil, err
+		}
+		return llamaSide{lc}, nil
+	}
+	if h == nil {
+		openLlama = nil
+	}
+	base := filepath.Base(path)
+	rows := map[string]*benchRow{}
+	var order []*benchRow
+	row := func(test string, n, threads int) *benchRow {
+		k := fmt.Sprint(test, n, threads)
+		if rows[k] == nil {
+			rows[k] = &benchRow{file: base, test: test, n: n, threads: threads, weightBytes: streamed}
+			order = append(order, rows[k])
+		}
+		return rows[k]
+	}
+	// The peak resident memory of each side is the lowest of its
+	// repetitions' peaks: graphc releases the pages of the weights it
+	// packs (engine.ReleasePages), which the kernel cannot do while
+	// llama.cpp, started first, maps the same file.
+	peak := map[int]*[2]int64{} // per thread count: graphc's, llama.cpp's; 0 unknown
+	buf := newBandwidth(bufBytes)
+	defer buf.close()
+	for _, t := range lb.threads {
+		peak[t] = &[2]int64{}
+	}
+	for rep := 0; rep < lb.reps; rep++ {
+		for ti, t := range lb.threads {
+			pair := &benchPair{graphcFirst: (rep+ti)%2 == 0}
+			err := pair.start(open, openLlama, t)
+			if err == nil {
+				err = pair.warmUp(min(lb.pp, 32))
+			}
+			if err != nil {
+				pair.close()
+				return nil, err
+			}
+			gbps, read := buf.gbps(t), buf.readGBps(t)
+			for _, test := range []struct {
+				name string
+				n    int
+			}{{"pp", lb.pp}, {"tg", lb.tg}} {
+				r := row(test.name, test.n, t)
+				r.memmove = append(r.memmove, gbps)
+				r.read = append(r.read, read)
+				d, err := pair.run(test.name, test.n)
+				if err != nil {
+					pair.close()
+					return nil, err
+				}
+				r.graphc = append(r.graphc, d[0])
+				note := ""
+				if pair.sides[1] != nil {
+					r.llama = append(r.llama, d[1])
+					note = fmt.Sprintf(", llama.cpp %.3fs (%s first)", d[1].Seconds(), pair.firstName())
+				}
+				fmt.Fprintf(e.stderr, "graphc: bench: %s %s%d %d thread(s) rep %d: graphc %.3fs%s\n", base, test.name, test.n, t, rep+1, d[0].Seconds(), note)
+			}
+			for i, s := range pair.sides {
+				if s == nil {
+					continue
+				}
+				if r := s.peakRSS(); r > 0 && (peak[t][i] == 0 || r < peak[t][i]) {
+					peak[t][i] = r
+				}
+			}
+			pair.close()
+		}
+	}
+	for _, t := range lb.threads {
+		var sides []string
+		for i, name := range []string{"graphc", "llama.cpp"} {
+			if r := peak[t][i]; r > 0 {
+				sides = append(sides, fmt.Sprintf("%s %.0f MiB", name, float64(r)/(1<<20)))
+			}
+		}
+		if len(sides) > 0 {
+			lb.rss = append(lb.rss, fmt.Sprintf("%s, %d thread(s): %s", base, t, strings.Join(sides, ", ")))
+		}
+	}
+	return order, nil
+}
+
+// benchPair is one repetition's two sides, graphc's and llama.cpp's (nil
+// without llama.cpp), each a fresh process (or, with -interp, graphc's a
+// fresh model in this one), which start, warm up and run each test in
+// the order graphcFirst says.
+type benchPair struct {
+	graphcFirst bool
+	sides       [2]benchSide // graphc, llama.cpp
+}
+
+func (p *benchPair) firstName() string {
+	if p.graphcFirst {
+		return "graphc"
+	}
+	return "llama.cpp"
+}
+
+// each runs f on the sides' indices in the pair's order.
+func (p *benchPair) each(f func(i int) error) error {
+	order := [2]int{0, 1}
+	if !p.graphcFirst {
+		order = [2]int{1, 0}
+	}
+	for _, i := range order {
+		if err := f(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start opens both sides at t threads; openLlama nil: graphc's alone.
+func (p *benchPair) start(openGraphc, openLlama func(t int) (benchSide, error), t int) error {
+	opens := [2]func(int) (benchSide, error){openGraphc, openLlama}
+	return p.each(func(i int) (err error) {
+		if opens[i] == nil {
+			return nil
+		}
+		p.sides[i], err = opens[i](t)
+		return err
+	})
+}
+
+// warmUp pages in the weights and starts the threads of both.
+func (p *benchPair) warmUp(n int) error {
+	return p.each(func(i int) error {
+		if p.sides[i] == nil {
+			return nil
+		}
+		if _, err := p.sides[i].pp(n); err != nil {
+			return err
+		}
+		_, err := p.sides[i].tg(1)
+		return err
+	})
+}
+
+// run times test ("pp" or "tg") over n tokens on both sides.
+func (p *benchPair) run(test string, n int) (d [2]time.Duration, err error) {
+	err = p.each(func(i int) (err error) {
+		if p.sides[i] == nil {
+			return nil
+		}
+		f := p.sides[i].pp
+		if test == "tg" {
+			f = p.sides[i].tg
+		}
+		d[i], err = f(n)
+		return err
+	})
+	return d, err
+}
+
+func (p *benchPair) close() {
+	for _, s := range p.sides {
+		if s != nil {
+			s.close()
+		}
+	}
+}
+
+// batchInputs are the inputs of a batch of n tokens going to cache slot
+// pos, as a program driving the model builds them (engine.CausalBatch),
+// with token ids spread over the vocabulary as llama-bench's random ones
+// are.
+func batchInputs(n, pos, vocab int) map[string]tensor.Tensor {
+	positions, mask := engine.CausalBatch(n, pos)
+	tok := tensor.NewTensor(tensor.I32, [4]int{n, 1, 1, 1})
+	for i := range tok.I32s() {
+		tok.I32s()[i] = int32((pos + i) * 7919 % vocab)
+	}
+	p := tensor.NewTensor(tensor.I32, [4]int{n, 1, 1, 1})
+	copy(p.I32s(), positions)
+	m := tensor.NewTensor(tensor.F32, [4]int{pos + n, n, 1, 1})
+	copy(m.F32s(), mask)
+	return map[string]tensor.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m}
+}
+
+// median of the repetitions' durations.
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func medianF(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
+	fmt.Fprintf(w, "graphc: %s\n", side)
+	fmt.Fprintf(w, "tokens/s, the median of the repetitions; GB/s: weights read per generated token × tokens/s (%% of read), beside\n"+
+		"read: GB/s an f32 matrix-vector product streams from a %d MiB matrix (the machine's read bandwidth as a kernel sees it), and\n"+
+		"memmove: bytes copied per second between two %d MiB buffers, one copy per thread;\n"+
+		"each repetition starts both sides afresh, in alternating order; range: the lowest and highest repetition's ratio\n", bufBytes>>20, bufBytes>>20)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "file\ttest\tthreads\tgraphc t/s\tllama.cpp t/s\tgraphc/llama.cpp\trange\tweights GB\tgraphc GB/s\tllama.cpp GB/s\tread GB/s\tmemmove GB/s\t")
+	for _, r := range rows {
+		tps := func(ds []time.Duration) float64 { return float64(r.n) / median(ds).Seconds() }
+		streamed := func(tokensPerSecond float64) string {
+			gb := tokensPerSecond * float64(r.weightBytes) / 1e9
+			return fmt.Sprintf("%.1f (%.0f%%)", gb, 100*gb/medianF(r.read))
+		}
+		g := tps(r.graphc)
+		l, ratio, spread := "—", "—", "—"
+		lGB := "—"
+		gGB := "—"
+		if len(r.llama) > 0 {
+			lt := tps(r.llama)
+			l, ratio = fmt.Sprintf("%.2f", lt), fmt.Sprintf("%.2f", g/lt)
+			spread = ratioRange(r.graphc, r.llama)
+			if r.test == "tg" {
+				lGB = streamed(lt)
+			}
+		}
+		if r.test == "tg" {
+			gGB = streamed(g)
+		}
+		fmt.Fprintf(tw, "%s\t%s%d\t%d\t%.2f\t%s\t%s\t%s\t%.3f\t%s\t%s\t%.1f\t%.1f\t\n", r.file, r.test, r.n, r.threads, g, l, ratio, spread,
+			float64(r.weightBytes)/1e9, gGB, lGB, medianF(r.read), medianF(r.memmove))
+	}
+	tw.Flush()
+}
+
+// ratioRange is the lowest and highest of the repetitions' speed ratios
+// graphc / llama.cpp (times llama / graphc, each repetition's pair).
+func ratioRange(graphc, llama []time.Duration) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i := range graphc {
+		r := llama[i].Seconds() / graphc[i].Seconds()
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	return fmt.Sprintf("%.2f–%.2f", lo, hi)
+}
+
+// bandwidth measures the machine's memory bandwidth: copies between buffers
+// larger than the caches, one part per thread, and reads of the source as
+// an f32 matrix by the CPU backend's matrix-vector product (the kernel
+// that streams its matrix once, like a generated token its weights).
+type bandwidth struct {
+	src, dst []byte
+	backends map[int]*cpu.Backend
+}
+
+// memmoveBytes is twice the last-level cache (as Linux reports it), at
+// least 256 MiB and at most 2 GiB; 32 MiB for -short.
+func memmoveBytes(short bool) int {
+	if short {
+		return 32 << 20
+	}
+	n := 256 << 20
+	if b, err := os.ReadFile("/sys/devices/system/cpu/cpu0/cache/index3/size"); err == nil {
+		s := strings.TrimSpace(string(b))
+		mul := 1
+		switch {
+		case strings.HasSuffix(s, "K"):
+			mul, s = 1<<10, strings.TrimSuffix(s, "K")
+		case strings.HasSuffix(s, "M"):
+			mul, s = 1<<20, strings.TrimSuffix(s, "M")
+		}
+		if v, err := strconv.Atoi(s); err == nil {
+			n = max(n, 2*v*mul)
+		}
+	}
+	return min(n, 2<<30)
+}
+
+func newBandwidth(n int) *bandwidth {
+	m := &bandwidth{src: make([]byte, n), dst: make([]byte, n)}
+	for i := range m.src {
+		m.src[i] = byte(i) &^ 0x80 // as f32: small and finite
+	}
+	copy(m.dst, m.src)
+	return m
+}
+
+// readGBps is the best of three f32 matrix-vector products over the
+// whole source buffer on threads threads, in bytes read per second.
+func (m *bandwidth) readGBps(threads int) float64 {
+	if m.backends == nil {
+		m.backends = map[int]*cpu.Backend{}
+	}
+	be := m.backends[threads]
+	if be == nil {
+		be = cpu.New(threads)
+		m.backends[threads] = be
+	}
+	const k = 4096
+	rows := len(m.src) / (4 * k)
+	a := tensor.Tensor{Type: tensor.F32, Ne: [4]int{k, rows, 1, 1}, Nb: tensor.ContiguousStrides(tensor.F32, [4]int{k, rows, 1, 1}), Data: m.src[:4*k*rows]}
+	x, y := tensor.NewTensor(tensor.F32, [4]int{k, 1, 1, 1}), tensor.NewTensor(tensor.F32, [4]int{rows, 1, 1, 1})
+	best := time.Duration(1 << 62)
+	for range 3 {
+		start := time.Now()
+		be.MulMat(&y, &a, &x)
+		best = min(best, time.Since(start))
+	}
+	return float64(len(a.Data)) / best.Seconds() / 1e9
+}
+
+// close stops the read measurement's backends.
+func (m *bandwidth) close() {
+	for _, be := range m.backends {
+		be.Close()
+	}
+}
+
+// gbps is the best of three copies of the whole buffer by threads
+// goroutines, in bytes copied per second.
+func (m *bandwidth) gbps(threads int) float64 {
+	best := time.Duration(1 << 62)
+	n := len(m.src)
+	for range 3 {
+		done := make(chan struct{})
+		start := time.Now()
+		for t := 0; t < threads; t++ {
+			lo, hi := n*t/threads, n*(t+1)/threads
+			go func() {
+				copy(m.dst[lo:hi], m.src[lo:hi])
+				done <- struct{}{}
+			}()
+		}
+		for t := 0; t < threads; t++ {
+			<-done
+		}
+		best = min(best, time.Since(start))
+	}
+	return float64(n) / best.Seconds() / 1e9
+}

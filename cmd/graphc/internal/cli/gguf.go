@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/gguf"
+	"github.com/graphc/graphc/gguf/ggufarch"
+	"github.com/graphc/graphc/internal/atomicfile"
+	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
+)
+
+func cmdGGUF(e *env, args []string) error {
+	if len(args) == 0 {
+		return &usageError{"want a subcommand: new or info"}
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		// gguf new's help: the usage line shows both subcommands, and
+		// only new has flags.
+		return cmdGGUFNew(e, args[:1])
+	case "new":
+		return cmdGGUFNew(e, args[1:])
+	case "info":
+		return cmdGGUFInfo(e, args[1:])
+	}
+	return &usageError{fmt.Sprintf("unknown subcommand %q: want new or info", args[0])}
+}
+
+func cmdGGUFNew(e *env, args []string) error {
+	fs := newFlags(e, "gguf new")
+	fill := fs.String("fill", "ggml", "weight values: ggml (the conformance traces' rule) or random (normal, scaled like the ggml rule's 0.1)")
+	seed := fs.Uint64("seed", 1, "seed of -fill random")
+	typ := fs.String("type", "f32", "type of the weights that only mul_mat and get_rows read: f32, f16, bf16, q8_0 or q4_0 (other weights stay as declared)")
+	var arch ggufarch.Options
+	fs.StringVar(&arch.Arch, "arch", "", "write a model file of this llama.cpp architecture, llama or qwen2, instead of a model's weights: gguf new -arch llama [flags] out.gguf")
+	archFlags(fs, &arch)
+	files, err := parseFlags(fs, args, 1, 2)
+	if err != nil {
+		return err
+	}
+	dt, err := parseWeightType(*typ)
+	if err != nil {
+		return err
+	}
+	if arch.Arch != "" {
+		if len(files) != 1 {
+			return &usageError{"gguf new -arch writes one file: want only the output file"}
+		}
+		if *fill != "ggml" && *fill != "random" {
+			return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
+		}
+		arch.Type, arch.Seed = dt, *seed
+		if err := arch.Check(); err != nil {
+			return &usageError{err.Error()}
+		}
+		if err := ggufarch.WriteFile(files[0], arch); err != nil {
+			return &compiler.UserError{Msg: err.Error()}
+		}
+		fmt.Fprintf(e.stderr, "graphc: wrote %s\n", files[0])
+		return nil
+	}
+	if len(files) != 2 {
+		return &usageError{fmt.Sprintf("want 2 file argument(s), got %d", len(files))}
+	}
+	if *fill != "ggml" && *fill != "random" {
+		return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
+	}
+	if sameFile(files[0], files[1]) {
+		return &usageError{fmt.Sprintf("%s is both the model and the output: not overwriting the model", files[1])}
+	}
+	src, err := readModel(files[0])
+	if err != nil {
+		return err
+	}
+	res, err := compiler.Compile(files[0], src, compiler.Config{})
+	if err != nil {
+		return err
+	}
+	w, err := weightsFile(res.Graph, dt, *fill, *seed)
+	if err != nil {
+		return err
+	}
+	return writeGGUF(e, w, files[1])
+}
+
+// parseWeightType parses -type, the type gguf new stores weights as: one
+// of those whose values it can quantize.
+func parseWeightType(s string) (tensor.DType, error) {
+	if dt, ok := tensor.ParseDType(s); ok && (dt == tensor.F32 || dt == tensor.F16 || dt == tensor.BF16 || dt == tensor.Q8_0 || dt == tensor.Q4_0) {
+		return dt, nil
+	}
+	return 0, &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0 or q4_0", s)}
+}
+
+// archFlags registers gguf new -arch's flags of a file's shape on o, with
+// ggufarch's defaults.
+func archFlags(fs *flag.FlagSet, o *ggufarch.Options) {
+	def := ggufarch.Defaults("")
+	fs.IntVar(&o.Layers, "layers", def.Layers, "-arch: transformer blocks (<arch>.block_count)")
+	fs.IntVar(&o.Embd, "embd", def.Embd, "-arch: embedding width (<arch>.embedding_length)")
+	fs.IntVar(&o.Heads, "heads", def.Heads, "-arch: attention heads")
+	fs.IntVar(&o.KVHeads, "kv-heads", def.KVHeads, "-arch: key/value heads (grouped-query attention when fewer than -heads)")
+	fs.IntVar(&o.FF, "ff", def.FF, "-arch: feed-forward width")
+	fs.IntVar(&o.Vocab, "vocab", def.Vocab, "-arch: vocabulary size (at least 288: byte tokens and specials)")
+	fs.IntVar(&o.Ctx, "ctx", def.Ctx, "-arch: context length the model is trained for (<arch>.context_length)")
+	fs.Float64Var(&o.RopeTheta, "rope-theta", def.RopeTheta, "-arch: rope frequency base (0: 10000 for llama, 1000000 for qwen2)")
+	fs.Float64Var(&o.Eps, "eps", def.Eps, "-arch: RMS norm epsilon (0: 1e-5 for llama, 1e-6 for qwen2)")
+	fs.BoolVar(&o.Tied, "tied", def.Tied, "-arch: no output.weight; the output head is token_embd.weight (Llama 3.2, small Qwen2)")
+}
+
+func writeGGUF(e *env, w *gguf.Writer, path string) error {
+	if err := atomicfile.WriteFunc(path, 0o644, func(out io.Writer) error {
+		_, err := w.WriteTo(out)
+		return err
+	}); err != nil {
+		return &compiler.UserError{Msg: err.Error()}
+	}
+	fmt.Fprintf(e.stderr, "graphc: wrote %s\n", path)
+	return nil
+}
+
+// weightsFile builds a GGUF file of g's weights. Weights read only by
+// mul_mat (as the matrix) and get_rows (as the table) are stored as dt,
+// quantized with ggml's reference rounding; the others keep their type.
+func weightsFile(g *ir.Graph, dt tensor.DType, fill string, seed uint64) (*gguf.Writer, error) {
+	w := gguf.NewWriter()
+	if err := w.AddMeta("general.architecture", "graphc"); err != nil {
+		return nil, err
+	}
+	if err := w.AddMeta("general.name", strings.TrimSuffix(g.Source, ".g")); err != nil {
+		return nil, err
+	}
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	for k, t := range g.Params {
+		if t.Kind != ir.KindWeight {
+			continue
+		}
+		var ne [4]int
+		for i, e := range t.Ne {
+			n, _ := e.Constant()
+			ne[i] = int(n)
+		}
+		vals := make([]float32, ne[0]*ne[1]*ne[2]*ne[3])
+		for i := range vals {
+			if fill == "ggml" {
+				vals[i] = float32(tensor.GGMLFill(k)(i, [4]int{}))
+			} else {
+				vals[i] = float32(r.NormFloat64() * 0.1)
+			}
+		}
+		typ := t.Type
+		if quantizable(g, t, dt) {
+			typ = dt
+		}
+		data := tensor.Quantize(nil, typ, vals)
+		if err := w.AddTensor(t.Name, typ, []int64{int64(ne[0]), int64(ne[1]), int64(ne[2]), int64(ne[3])}[:dims(ne)], data); err != nil {
+			return nil, &compiler.UserError{Msg: fmt.Sprintf("weight %s: %v", t.Name, err)}
+		}
+	}
+	return w, nil
+}
+
+func dims(ne [4]int) int {
+	n := 4
+	for n > 1 && ne[n-1] == 1 {
+		n--
+	}
+	return n
+}
+
+// quantizable reports whether weight t can be stored as dt: an f32 weight
+// whose every reader takes dt (mul_mat as its matrix, get_rows as its
+// table), with whole blocks.
+func quantizable(g *ir.Graph, t *ir.Tensor, dt tensor.DType) bool {
+	if t.Type != tensor.F32 || dt == tensor.F32 {
+		return false
+	}
+	if n, _ := t.Ne[0].Constant(); n%int64(dt.BlockSize()) != 0 {
+		return false
+	}
+	read := false
+	for _, n := range g.Nodes {
+		for i, s := range n.Src {
+			if s != t {
+				continue
+			}
+			read = true
+			if i != 0 || (n.Op != ops.MulMat && n.Op != ops.GetRows) {
+				return false
+			}
+		}
+	}
+	return read
+}
+
+func cmdGGUFInfo(e *env, args []string) error {
+	fs := newFlags(e, "gguf info")
+	files, err := parseFlags(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	m, err := gguf.Open(files[0])
+	if err != nil {
+		return &compiler.UserError{Msg: err.Error()}
+	}
+	defer m.Close()
+	printGGUF(e.stdout, m.File, files[0])
+	return nil
+}
+
+func printGGUF(w io.Writer, f *gguf.File, name string) {
+	fmt.Fprintf(w, "%s: GGUF v%d, %d metadata keys, %d tensors, alignment %d, data at %d\n", name, f.Version, len(f.Meta), len(f.Tensors), f.Alignment, f.DataOffset)
+	for _, kv := range f.Meta {
+		v := fmt.Sprint(kv.Value)
+		if len(v) > 80 {
+			v = v[:77] + "..."
+		}
+		fmt.Fprintf(w, "  %-40s %-8s %s\n", kv.Key, kv.Type(), v)
+	}
+	var total int64
+	counts := map[string]int{}
+	for _, t := range f.Tensors {
+		fmt.Fprintf(w, "  %-40s %-6s %-20s %10d bytes at %d\n", t.Name, t.Type, shape(t.Ne[:t.NDims]), t.Size, t.Offset)
+		total += t.Size
+		counts[t.Type.String()]++
+	}
+	var types []string
+	for ty, n := range counts {
+		types = append(types, fmt.Sprintf("%d %s", n, ty))
+	}
+	sort.Strings(types)
+	fmt.Fprintf(w, "%d bytes of tensor data (%s)\n", total, strings.Join(types, ", "))
+}
+
+func shape(ne []int64) string {
+	s := make([]string, len(ne))
+	for i, n := range ne {
+		s[i] = fmt.Sprint(n)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// sameFile reports whether a and b name one existing file.
+func sameFile(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
+}

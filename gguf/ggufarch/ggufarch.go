@@ -1,0 +1,218 @@
+// Package ggufarch writes GGUF model files of a llama.cpp architecture
+// (llama, qwen2) at any shape, as llama.cpp's converter writes them, with
+// random weights: what `graphc gguf new -arch` writes, and what tests and
+// benchmarks run graphc and llama.cpp on.
+package ggufarch
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+
+	"github.com/graphc/graphc/gguf"
+	"github.com/graphc/graphc/internal/atomicfile"
+	"github.com/graphc/graphc/tensor"
+)
+
+// Options are a file's architecture, shape and storage. A zero field is
+// not its default: start from Defaults. Each field is set by the flag of
+// `graphc gguf new -arch` of the same name (-kv-heads: KVHeads), and
+// Check's errors name the fields by those flags.
+type Options struct {
+	Arch    string // "llama" or "qwen2"
+	Layers  int    // transformer blocks (<arch>.block_count)
+	Embd    int    // embedding width (<arch>.embedding_length)
+	Heads   int    // attention heads
+	KVHeads int    // key/value heads: grouped-query attention when fewer than Heads
+	FF      int    // feed-forward width
+	Vocab   int    // vocabulary size, at least 288: byte tokens and specials
+	Ctx     int    // context length the model is trained for (<arch>.context_length)
+	// RopeTheta is the rope frequency base and Eps the RMS norm epsilon;
+	// 0 is the architecture's: 10000 and 1e-5 for llama, 1000000 and 1e-6
+	// for qwen2.
+	RopeTheta, Eps float64
+	// Tied: no output.weight; the output head reads token_embd.weight
+	// (Llama 3.2, small Qwen2).
+	Tied bool
+	// Type is the matrices' type: f32, f16, bf16, q8_0 or q4_0. Norms and
+	// biases are f32.
+	Type tensor.DType
+	// Seed seeds the weights: normal with standard deviation 0.02, norms 1.
+	Seed uint64
+	// Name is general.name; WriteFile's default is the file's name
+	// without .gguf.
+	Name string
+}
+
+// Defaults returns the options of a small file of architecture arch, the
+// defaults of `graphc gguf new -arch`: 2 layers, width 64, 4 heads, 2
+// key/value heads, feed-forward width 128, 320 tokens, context 2048, f32,
+// seed 1.
+func Defaults(arch string) Options {
+	return Options{Arch: arch, Layers: 2, Embd: 64, Heads: 4, KVHeads: 2, FF: 128, Vocab: 320, Ctx: 2048, Type: tensor.F32, Seed: 1}
+}
+
+// fileTypes are llama.cpp's llama_ftype for files whose matrices are of
+// each type the files take.
+var fileTypes = map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q4_0: 2, tensor.Q8_0: 7, tensor.BF16: 32}
+
+// Check reports the first option that makes no file llama.cpp loads.
+func (o *Options) Check() error {
+	if o.Arch != "llama" && o.Arch != "qwen2" {
+		return fmt.Errorf("-arch %s: want llama or qwen2", o.Arch)
+	}
+	if _, ok := fileTypes[o.Type]; !ok {
+		return fmt.Errorf("-type %s: want f32, f16, bf16, q8_0 or q4_0", o.Type)
+	}
+	bs := o.Type.BlockSize()
+	switch {
+	case o.Layers < 1 || o.Embd < 1 || o.Heads < 1 || o.KVHeads < 1 || o.FF < 1 || o.Ctx < 1:
+		return fmt.Errorf("-layers, -embd, -heads, -kv-heads, -ff and -ctx must be at least 1")
+	case o.Embd%o.Heads != 0:
+		return fmt.Errorf("-embd %d is not a multiple of -heads %d", o.Embd, o.Heads)
+	case o.Heads%o.KVHeads != 0:
+		return fmt.Errorf("-heads %d is not a multiple of -kv-heads %d: each key/value head serves a whole group of query heads", o.Heads, o.KVHeads)
+	case (o.Embd/o.Heads)%2 != 0:
+		return fmt.Errorf("head size %d (-embd / -heads) is odd: rope rotates pairs", o.Embd/o.Heads)
+	case o.Embd%bs != 0 || o.FF%bs != 0:
+		return fmt.Errorf("-embd %d and -ff %d must be multiples of %s's block size %d", o.Embd, o.FF, o.Type, bs)
+	case o.Vocab < 288:
+		return fmt.Errorf("-vocab %d: the tokenizer needs at least 288 tokens (bytes, special tokens and a few pieces)", o.Vocab)
+	}
+	return nil
+}
+
+// WriteFile writes the file of o to path, whole or not at all.
+func WriteFile(path string, o Options) error {
+	if o.Name == "" {
+		o.Name = strings.TrimSuffix(filepath.Base(path), ".gguf")
+	}
+	w, err := New(o)
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFunc(path, 0o644, func(out io.Writer) error {
+		_, err := w.WriteTo(out)
+		return err
+	})
+}
+
+// New builds the file of o as llama.cpp's converter writes one: its
+// metadata, a tokenizer vocabulary (gguf.Vocab), and tensors named and
+// shaped as llama.cpp loads them. The tensors' data is produced while the
+// file is written, row by row, so a 1B-class file is never in memory.
+func New(o Options) (*gguf.Writer, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	if o.RopeTheta == 0 {
+		o.RopeTheta = map[string]float64{"llama": 10000, "qwen2": 1000000}[o.Arch]
+	}
+	if o.Eps == 0 {
+		o.Eps = map[string]float64{"llama": 1e-5, "qwen2": 1e-6}[o.Arch]
+	}
+	dt := o.Type
+	w := gguf.NewWriter()
+	p := o.Arch + "."
+	headDim := o.Embd / o.Heads
+	meta := []gguf.KV{
+		{Key: "general.architecture", Value: o.Arch},
+		{Key: "general.name", Value: o.Name},
+		{Key: "general.file_type", Value: fileTypes[dt]},
+		{Key: p + "vocab_size", Value: uint32(o.Vocab)},
+		{Key: p + "context_length", Value: uint32(o.Ctx)},
+		{Key: p + "embedding_length", Value: uint32(o.Embd)},
+		{Key: p + "block_count", Value: uint32(o.Layers)},
+		{Key: p + "feed_forward_length", Value: uint32(o.FF)},
+		{Key: p + "attention.head_count", Value: uint32(o.Heads)},
+		{Key: p + "attention.head_count_kv", Value: uint32(o.KVHeads)},
+		{Key: p + "rope.dimension_count", Value: uint32(headDim)},
+		{Key: p + "rope.freq_base", Value: float32(o.RopeTheta)},
+		{Key: p + "attention.layer_norm_rms_epsilon", Value: float32(o.Eps)},
+	}
+	if dt.Quantized() {
+		meta = append(meta, gguf.KV{Key: "general.quantization_version", Value: uint32(2)})
+	}
+	vocab, err := gguf.Vocab(map[string]string{"llama": "llama", "qwen2": "gpt2"}[o.Arch], o.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	meta = append(meta, vocab...)
+	for _, kv := range meta {
+		if err := w.AddMeta(kv.Key, kv.Value); err != nil {
+			return nil, err
+		}
+	}
+
+	kvDim := headDim * o.KVHeads
+	type weight struct {
+		name   string
+		ne0    int
+		rows   int
+		matrix bool // stored as dt; otherwise f32
+		ones   bool // a norm's weight
+	}
+	ts := []weight{{name: "token_embd.weight", ne0: o.Embd, rows: o.Vocab, matrix: true}}
+	for l := range o.Layers {
+		b := fmt.Sprintf("blk.%d.", l)
+		ts = append(ts,
+			weight{name: b + "attn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
+			weight{name: b + "attn_q.weight", ne0: o.Embd, rows: o.Embd, matrix: true},
+			weight{name: b + "attn_k.weight", ne0: o.Embd, rows: kvDim, matrix: true},
+			weight{name: b + "attn_v.weight", ne0: o.Embd, rows: kvDim, matrix: true},
+		)
+		if o.Arch == "qwen2" {
+			ts = append(ts,
+				weight{name: b + "attn_q.bias", ne0: o.Embd, rows: 1},
+				weight{name: b + "attn_k.bias", ne0: kvDim, rows: 1},
+				weight{name: b + "attn_v.bias", ne0: kvDim, rows: 1},
+			)
+		}
+		ts = append(ts,
+			weight{name: b + "attn_output.weight", ne0: o.Embd, rows: o.Embd, matrix: true},
+			weight{name: b + "ffn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
+			weight{name: b + "ffn_gate.weight", ne0: o.Embd, rows: o.FF, matrix: true},
+			weight{name: b + "ffn_up.weight", ne0: o.Embd, rows: o.FF, matrix: true},
+			weight{name: b + "ffn_down.weight", ne0: o.FF, rows: o.Embd, matrix: true},
+		)
+	}
+	ts = append(ts, weight{name: "output_norm.weight", ne0: o.Embd, rows: 1, ones: true})
+	if !o.Tied {
+		ts = append(ts, weight{name: "output.weight", ne0: o.Embd, rows: o.Vocab, matrix: true})
+	}
+	for k, t := range ts {
+		typ := tensor.F32
+		if t.matrix {
+			typ = dt
+		}
+		ne := []int64{int64(t.ne0), int64(t.rows)}
+		if t.rows == 1 {
+			ne = ne[:1]
+		}
+		produce := func(out io.Writer) error {
+			r := rand.New(rand.NewPCG(o.Seed, uint64(k)))
+			row := make([]float32, t.ne0)
+			var buf []byte
+			for range t.rows {
+				for i := range row {
+					if t.ones {
+						row[i] = 1
+					} else {
+						row[i] = float32(r.NormFloat64() * 0.02)
+					}
+				}
+				buf = tensor.Quantize(buf[:0], typ, row)
+				if _, err := out.Write(buf); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := w.AddTensorFunc(t.name, typ, ne, produce); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
