@@ -111,7 +111,7 @@ const (
 var opTable = [numOps]Info{
 	None:    {Go: "None", Name: "none", GGML: "NONE", Doc: "leaf: input, weight or state"},
 	GetRows: {Go: "GetRows", Name: "get_rows", GGML: "GET_ROWS", GGMLOp: 40, Operands: "table idx", Kernel: "GetRows", Batch: BatchNone, Doc: "dst[:, r] = table[:, idx[r]], rows by i32 index"},
-	MulMat:  {Go: "MulMat", Name: "mul_mat", GGML: "MUL_MAT", GGMLOp: 29, Operands: "a x", Kernel: "MulMat", Batch: BatchNe1, Doc: "dst[i, j] = Σk a[k, i]·x[k, j], a broadcast over dims 2, 3"},
+	MulMat:  {Go: "MulMat", Name: "mul_mat", GGML: "MUL_MAT", GGMLOp: 29, Operands: "a x", Kernel: "MulMat", Params: MulMatParams{}, Batch: BatchNe1, Doc: "dst[i, j] = Σk a[k, i]·x[k, j], a broadcast over dims 2, 3"},
 	Add:     {Go: "Add", Name: "add", GGML: "ADD", GGMLOp: 2, Operands: "a x", Flags: FlagInPlace | FlagElementwise, Kernel: "Add", Doc: "dst = a + x, x repeated to a's shape"},
 	Sub:     {Go: "Sub", Name: "sub", GGML: "SUB", GGMLOp: 6, Operands: "a x", Flags: FlagInPlace | FlagElementwise, Kernel: "Sub", Doc: "dst = a - x, x repeated to a's shape"},
 	Mul:     {Go: "Mul", Name: "mul", GGML: "MUL", GGMLOp: 7, Operands: "a x", Flags: FlagInPlace | FlagElementwise, Kernel: "Mul", Doc: "dst = a · x, x repeated to a's shape"},

@@ -30,6 +30,41 @@ type Params interface {
 	FromGGML(w [16]int32) Params
 }
 
+// MulMatParams are mul_mat's. Prec is the precision a ggml device
+// accumulates the products in (ggml_mul_mat_set_prec): 0, the device's
+// default, which on ggml's Vulkan and CUDA backends sums products of an f16
+// operand in f16; 32, in f32 (GGML_PREC_F32), as llama.cpp asks for its
+// attention scores. graphc's CPU kernels always sum in f32, as ggml's do.
+type MulMatParams struct {
+	Prec int `key:"prec" def:"0"`
+}
+
+// ggmlPrecF32 is enum ggml_prec's GGML_PREC_F32.
+const ggmlPrecF32 = 10
+
+// Check reports a precision ggml has no setting for.
+func (p MulMatParams) Check() (string, error) {
+	if p.Prec != 0 && p.Prec != 32 {
+		return "prec", fmt.Errorf("prec %d is not one of 0 (the device's default) and 32 (f32 sums)", p.Prec)
+	}
+	return "", nil
+}
+
+// GGML: ggml_mul_mat_set_prec stores the precision in op_params[0].
+func (p MulMatParams) GGML() [16]int32 {
+	if p.Prec == 32 {
+		return words(ggmlPrecF32)
+	}
+	return words()
+}
+
+func (MulMatParams) FromGGML(w [16]int32) Params {
+	if w[0] == ggmlPrecF32 {
+		return MulMatParams{Prec: 32}
+	}
+	return MulMatParams{}
+}
+
 // NormParams are rms_norm's and norm's (ggml_rms_norm, ggml_norm).
 type NormParams struct {
 	Eps float32 `key:"eps" def:"1e-5" dump:"always"`

@@ -77,7 +77,7 @@ for l in 0..n_layer {
   Qcur_rope = rope(Qcur_3d, inp_pos, n_dims=n_rot, mode=0, freq_base=rope_base, freq_scale=rope_scale)
   q = permute(Qcur_rope, 0, 2, 1, 3)
   k = view_3d(cache_k_l{l}, head_dim, n_kv, n_head_kv, row_size(cache_k_l{l}, n_embd_gqa), row_size(cache_k_l{l}, head_dim), 0)
-  kq = mul_mat(k, q)
+  kq = mul_mat(k, q, prec=32)      # f32 sums on devices, as llama.cpp asks (ggml_mul_mat_set_prec)
   kq_soft_max = soft_max(kq, KQ_mask, scale=kq_scale)
   v = view_3d(cache_v_l{l}, n_kv, head_dim, n_head_kv, row_size(cache_v_l{l}, n_ctx), row_size(cache_v_l{l}, n_ctx * head_dim), 0)
   kqv = mul_mat(v, kq_soft_max)

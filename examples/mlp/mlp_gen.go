@@ -7,6 +7,7 @@ package mlp
 import (
 	"fmt"
 	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
@@ -24,6 +25,11 @@ const NCopies = 1
 // The target's backends in priority order: indexes into the scheduler's backends.
 const (
 	backendCPU = 0 // cpu, buffer type CPU
+)
+
+// The kernel calls' scalar operands.
+var (
+	mulMatParams = ops.MulMatParams{}
 )
 
 // Compute buffer sizes, planned at the dims' bounds; each tensor's byte offset in its
@@ -210,7 +216,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.sched.Compute(0)
 	mlpIn := tensor.Dense(m.bufCPU, 1024, tensor.F32, [4]int{32, d.NBatch, 1, 1})
 	fc0Mm := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NBatch, 1, 1})
-	m.cpuBackend.MulMat(&fc0Mm, &m.weights[0], &mlpIn) // fc0_mm = mul_mat(fc0.weight, mlp_in)
+	m.cpuBackend.MulMat(&fc0Mm, &m.weights[0], &mlpIn, mulMatParams) // fc0_mm = mul_mat(fc0.weight, mlp_in)
 	m.sched.Inspect(backendCPU, "fc0_mm", fc0Mm)
 	fc0Add := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NBatch, 1, 1})
 	m.cpuBackend.Add(&fc0Add, &fc0Mm, &m.weights[1]) // fc0_add = add(fc0_mm, fc0.bias)
@@ -219,7 +225,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Relu(&fc0Relu, &fc0Add) // fc0_relu = relu(fc0_add)
 	m.sched.Inspect(backendCPU, "fc0_relu", fc0Relu)
 	fc1Mm := tensor.Dense(m.bufCPU, 1024, tensor.F32, [4]int{64, d.NBatch, 1, 1})
-	m.cpuBackend.MulMat(&fc1Mm, &m.weights[2], &fc0Relu) // fc1_mm = mul_mat(fc1.weight, fc0_relu)
+	m.cpuBackend.MulMat(&fc1Mm, &m.weights[2], &fc0Relu, mulMatParams) // fc1_mm = mul_mat(fc1.weight, fc0_relu)
 	m.sched.Inspect(backendCPU, "fc1_mm", fc1Mm)
 	fc1Add := tensor.Dense(m.bufCPU, 1024, tensor.F32, [4]int{64, d.NBatch, 1, 1})
 	m.cpuBackend.Add(&fc1Add, &fc1Mm, &m.weights[3]) // fc1_add = add(fc1_mm, fc1.bias)
@@ -228,7 +234,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.Gelu(&fc1Gelu, &fc1Add) // fc1_gelu = gelu(fc1_add)
 	m.sched.Inspect(backendCPU, "fc1_gelu", fc1Gelu)
 	fc2Mm := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, d.NBatch, 1, 1})
-	m.cpuBackend.MulMat(&fc2Mm, &m.weights[4], &fc1Gelu) // fc2_mm = mul_mat(fc2.weight, fc1_gelu)
+	m.cpuBackend.MulMat(&fc2Mm, &m.weights[4], &fc1Gelu, mulMatParams) // fc2_mm = mul_mat(fc2.weight, fc1_gelu)
 	m.sched.Inspect(backendCPU, "fc2_mm", fc2Mm)
 	mlpOut := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, d.NBatch, 1, 1})
 	m.cpuBackend.Add(&mlpOut, &fc2Mm, &m.weights[5]) // mlp_out = add(fc2_mm, fc2.bias)

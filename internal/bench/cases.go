@@ -39,7 +39,7 @@ func mulMatCase(kernel string, at tensor.DType, M, N, K, threads int) Case {
 		Bytes: matvecBytes(at, M, N, K),
 		Setup: withBackend(func(be *cpu.Backend) func() {
 			a, x, d := filled(at, 1, K, M), filled(tensor.F32, 2, K, N), filled(tensor.F32, 3, M, N)
-			return func() { be.MulMat(d, a, x) }
+			return func() { be.MulMat(d, a, x, ops.MulMatParams{}) }
 		}),
 	}
 }
@@ -89,7 +89,7 @@ func quantMulMatCase(at tensor.DType, n, th int, packed bool) Case {
 			if packed {
 				mustPack(be, a)
 			}
-			return func() { be.MulMat(d, a, x) }
+			return func() { be.MulMat(d, a, x, ops.MulMatParams{}) }
 		}),
 	}
 	if n <= 8 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/graphc/graphc/backend/libs"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
@@ -175,7 +176,7 @@ func compareCase(c *Case, bufts []string, minTime time.Duration) (_ *Comparison,
 			batch: func(n int) (time.Duration, error) {
 				start := time.Now()
 				for range n {
-					be.MulMat(d, &w, x)
+					be.MulMat(d, &w, x, ops.MulMatParams{})
 				}
 				return time.Since(start), nil
 			},

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	. "github.com/graphc/graphc/internal/bench"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/blas/openblas"
 	"github.com/graphc/graphc/tensor"
 )
@@ -36,9 +37,9 @@ func BenchmarkOpenBLAS(b *testing.B) {
 			for i := range x.F32s() {
 				x.F32s()[i] = float32(i%5) * 0.1
 			}
-			be.MulMat(&d, &a, &x)
+			be.MulMat(&d, &a, &x, ops.MulMatParams{})
 			for b.Loop() {
-				be.MulMat(&d, &a, &x)
+				be.MulMat(&d, &a, &x, ops.MulMatParams{})
 			}
 			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 			b.ReportMetric(c.Flops/ns, "GFLOP/s")

@@ -81,10 +81,10 @@ func TestBugPanics(t *testing.T) {
 	d := mk(r, tensor.F32, [4]int{4, 4, 1, 1}, dense)
 	i := mk(r, tensor.I32, [4]int{2, 1, 1, 1}, dense)
 	const bug = "BUG: "
-	expectPanic(t, bug, func() { b.Add(a.Tensor, a.Tensor, x.Tensor) })    // 3 does not divide 8
-	expectPanic(t, bug, func() { b.MulMat(d.Tensor, a.Tensor, x.Tensor) }) // K mismatch
-	expectPanic(t, bug, func() { b.Relu(d.Tensor, a.Tensor) })             // shapes
-	expectPanic(t, bug, func() { b.Cpy(d.Tensor, a.Tensor) })              // counts
+	expectPanic(t, bug, func() { b.Add(a.Tensor, a.Tensor, x.Tensor) })                        // 3 does not divide 8
+	expectPanic(t, bug, func() { b.MulMat(d.Tensor, a.Tensor, x.Tensor, ops.MulMatParams{}) }) // K mismatch
+	expectPanic(t, bug, func() { b.Relu(d.Tensor, a.Tensor) })                                 // shapes
+	expectPanic(t, bug, func() { b.Cpy(d.Tensor, a.Tensor) })                                  // counts
 	expectPanic(t, bug, func() { b.SoftMax(a.Tensor, a.Tensor, x.Tensor, ops.SoftMaxParams{Scale: 1, MaxBias: 0}) })
 	a3 := mk(r, tensor.F32, [4]int{8, 1, 3, 1}, dense)
 	expectPanic(t, bug, func() { b.Rope(a3.Tensor, a3.Tensor, i.Tensor, ops.RopeParams{NDims: 8}) }) // pos too short
@@ -150,7 +150,7 @@ func TestNoAllocs(t *testing.T) {
 		}
 		b := cpu.New(2)
 		ops := func() {
-			b.MulMat(mm.Tensor, w.Tensor, a.Tensor)
+			b.MulMat(mm.Tensor, w.Tensor, a.Tensor, ops.MulMatParams{})
 			b.Add(d.Tensor, a.Tensor, a.Tensor)
 			b.Silu(d.Tensor, a.Tensor)
 			b.RMSNorm(d.Tensor, a.Tensor, ops.NormParams{Eps: 1e-5})

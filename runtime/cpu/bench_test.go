@@ -40,7 +40,7 @@ func BenchmarkMulMat(b *testing.B) {
 			benchThreads(b, func(b *testing.B, be *cpu.Backend) {
 				b.SetBytes(int64(len(a.Data)))
 				for b.Loop() {
-					be.MulMat(d.Tensor, a.Tensor, x.Tensor)
+					be.MulMat(d.Tensor, a.Tensor, x.Tensor, ops.MulMatParams{})
 				}
 				b.ReportMetric(2*float64(c.M*c.N*c.K)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
@@ -132,10 +132,10 @@ func BenchmarkMulMatPacked(b *testing.B) {
 								b.Fatal(err)
 							}
 						}
-						be.MulMat(&dst, &a, &x)
+						be.MulMat(&dst, &a, &x, ops.MulMatParams{})
 						b.ResetTimer()
 						for range b.N {
-							be.MulMat(&dst, &a, &x)
+							be.MulMat(&dst, &a, &x, ops.MulMatParams{})
 						}
 						b.ReportMetric(2*k*m*float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 					})

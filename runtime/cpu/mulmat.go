@@ -3,6 +3,7 @@ package cpu
 import (
 	"unsafe"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
 )
@@ -13,8 +14,9 @@ import (
 //
 // a is f32 or f16, x f32 or f16, dst f32; any strides; dst must not overlap
 // a or x. With an f16 a, x is rounded to f16 first (ggml converts src1 to
-// vec_dot_type) and the f16 products accumulate in float32.
-func (b *Backend) MulMat(dst, a, x *tensor.Tensor) {
+// vec_dot_type) and the f16 products accumulate in float32, whatever
+// p.Prec asks (ggml's CPU backend ignores it too).
+func (b *Backend) MulMat(dst, a, x *tensor.Tensor, _ ops.MulMatParams) {
 	if isBlockType(a.Type) {
 		if p := b.packedFor(a); p != nil {
 			if !b.mulMatsPacked(x, []engine.Product{{Dst: dst, W: a}}) {

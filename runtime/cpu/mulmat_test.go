@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
@@ -74,7 +75,7 @@ func TestMulMat(t *testing.T) {
 				d := mkOut(r, tensor.F32, [4]int{M, N, xne[2], xne[3]}, layout(r.IntN(int(nLayouts))))
 				want, mag := refMulMat(a, x, at == tensor.F16)
 				before, inputs := d.snapshot(), readOnly(t, a, x)
-				b.MulMat(d.Tensor, a.Tensor, x.Tensor)
+				b.MulMat(d.Tensor, a.Tensor, x.Tensor, ops.MulMatParams{})
 				checkUntouched(t, d, before)
 				inputs()
 				expectClose(t, d, want, mulMatTol(K, mag))
@@ -102,7 +103,7 @@ func TestMulMatF16RoundsX(t *testing.T) {
 				a.set(k, math.Abs(a.at(k)))
 			}
 			d := mkOut(r, tensor.F32, [4]int{M, n, 1, 1}, dense)
-			b.MulMat(d.Tensor, a.Tensor, x.Tensor)
+			b.MulMat(d.Tensor, a.Tensor, x.Tensor, ops.MulMatParams{})
 			want, mag := refMulMat(a, x, true)
 			expectClose(t, d, want, mulMatTol(K, mag))
 			unrounded, _ := refMulMat(a, x, false)
@@ -137,7 +138,7 @@ func TestMulMatAttention(t *testing.T) {
 				Nb: [4]int{4, qcur.Nb[2], qcur.Nb[1], qcur.Nb[3]}, Data: qcur.Data}, buf: qcur.buf, off: qcur.off}
 			kq := mkOut(r, tensor.F32, [4]int{nKV, nTok, nHead, 1}, dense)
 			want, mag := refMulMat(k, q, true)
-			b.MulMat(kq.Tensor, k.Tensor, q.Tensor)
+			b.MulMat(kq.Tensor, k.Tensor, q.Tensor, ops.MulMatParams{})
 			expectClose(t, kq, want, mulMatTol(hd, mag))
 
 			// v^T: a view of the f16 cache as [nKV, hd, nHeadKV] (transposed rows)
@@ -146,7 +147,7 @@ func TestMulMatAttention(t *testing.T) {
 			v.Data = cache.Data[:v.Span()]
 			kqv := mkOut(r, tensor.F32, [4]int{hd, nTok, nHead, 1}, permuted)
 			want, mag = refMulMat(v, kq, true)
-			b.MulMat(kqv.Tensor, v.Tensor, kq.Tensor)
+			b.MulMat(kqv.Tensor, v.Tensor, kq.Tensor, ops.MulMatParams{})
 			expectClose(t, kqv, want, mulMatTol(nKV, mag))
 		})
 	})
@@ -170,7 +171,7 @@ func TestMulMatAttentionDecode(t *testing.T) {
 					Nb: [4]int{4, qcur.Nb[2], qcur.Nb[1], qcur.Nb[3]}, Data: qcur.Data}, buf: qcur.buf, off: qcur.off}
 				kq := mkOut(r, tensor.F32, [4]int{nKV, 1, nHead, 1}, dense)
 				want, mag := refMulMat(k, q, true)
-				b.MulMat(kq.Tensor, k.Tensor, q.Tensor)
+				b.MulMat(kq.Tensor, k.Tensor, q.Tensor, ops.MulMatParams{})
 				expectClose(t, kq, want, mulMatTol(hd, mag))
 
 				vc := mk(r, tensor.F16, [4]int{nCtx * hd * nHeadKV, 1, 1, 1}, dense)
@@ -179,7 +180,7 @@ func TestMulMatAttentionDecode(t *testing.T) {
 				v.Data = vc.Data[:v.Span()]
 				kqv := mkOut(r, tensor.F32, [4]int{hd, 1, nHead, 1}, dense)
 				want, mag = refMulMat(v, kq, true)
-				b.MulMat(kqv.Tensor, v.Tensor, kq.Tensor)
+				b.MulMat(kqv.Tensor, v.Tensor, kq.Tensor, ops.MulMatParams{})
 				expectClose(t, kqv, want, mulMatTol(nKV, mag))
 			}
 		})
@@ -199,7 +200,7 @@ func TestMulMatLarge(t *testing.T) {
 			a := mk(r, c.at, [4]int{c.K, c.M, 1, 1}, dense)
 			x := mk(r, tensor.F32, [4]int{c.K, c.N, 1, 1}, dense)
 			d := mkOut(r, tensor.F32, [4]int{c.M, c.N, 1, 1}, dense)
-			b.MulMat(d.Tensor, a.Tensor, x.Tensor)
+			b.MulMat(d.Tensor, a.Tensor, x.Tensor, ops.MulMatParams{})
 			want, mag := refMulMat(a, x, c.at == tensor.F16)
 			expectClose(t, d, want, mulMatTol(c.K, mag))
 		}
@@ -213,7 +214,7 @@ func TestMulMatEmptySum(t *testing.T) {
 	a := mk(r, tensor.F32, [4]int{0, 3, 1, 1}, dense)
 	x := mk(r, tensor.F32, [4]int{0, 2, 1, 1}, dense)
 	d := mkOut(r, tensor.F32, [4]int{3, 2, 1, 1}, padded)
-	b.MulMat(d.Tensor, a.Tensor, x.Tensor)
+	b.MulMat(d.Tensor, a.Tensor, x.Tensor, ops.MulMatParams{})
 	expectClose(t, d, make([]float64, 6), exact)
 }
 
@@ -244,7 +245,7 @@ func TestMulMatPacked(t *testing.T) {
 			d := mkOut(r, tensor.F32, [4]int{c.M, c.N, c.b2, 1}, ld)
 			want, mag := refMulMat(a, x, c.at == tensor.F16)
 			before, inputs := d.snapshot(), readOnly(t, a, x)
-			b.MulMat(d.Tensor, a.Tensor, x.Tensor)
+			b.MulMat(d.Tensor, a.Tensor, x.Tensor, ops.MulMatParams{})
 			checkUntouched(t, d, before)
 			inputs()
 			expectClose(t, d, want, mulMatTol(c.K, mag))

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
@@ -59,7 +60,7 @@ func TestMulMatPackedWeights(t *testing.T) {
 					if err := be.Pack(&a); err != nil {
 						t.Fatal(err)
 					}
-					be.MulMat(&dst, &a, &x)
+					be.MulMat(&dst, &a, &x, ops.MulMatParams{})
 					be.Close()
 
 					aw := tensor.Dequantize(nil, dt, a.Data, c.k*c.m*c.wne2)
@@ -115,11 +116,11 @@ func TestPackRefuses(t *testing.T) {
 		x.F32s()[i] = 1
 	}
 	got := tensor.NewTensor(tensor.F32, [4]int{8, 1, 1, 1})
-	be.MulMat(&got, &v, &x)
+	be.MulMat(&got, &v, &x, ops.MulMatParams{})
 	plain := cpu.New(1)
 	defer plain.Close()
 	want := tensor.NewTensor(tensor.F32, [4]int{8, 1, 1, 1})
-	plain.MulMat(&want, &v, &x)
+	plain.MulMat(&want, &v, &x, ops.MulMatParams{})
 	for i, w := range want.F32s() {
 		if got.F32s()[i] != w {
 			t.Fatalf("view of a packed weight: dst[%d] = %g, want %g", i, got.F32s()[i], w)

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"github.com/graphc/graphc/backend"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
 )
@@ -20,7 +21,7 @@ const maxGroup = backend.CPUMaxGroup
 func (b *Backend) MulMats(x *tensor.Tensor, ps ...engine.Product) {
 	if !b.mulMatsPacked(x, ps) {
 		for _, p := range ps {
-			b.MulMat(p.Dst, p.W, x)
+			b.MulMat(p.Dst, p.W, x, ops.MulMatParams{})
 		}
 	}
 }

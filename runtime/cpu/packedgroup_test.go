@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
@@ -56,7 +57,7 @@ func TestMulMats(t *testing.T) {
 				for i, dt := range c.types {
 					w := weight(dt, c.rows[i], c.pack[i])
 					ref := tensor.NewTensor(tensor.F32, [4]int{c.rows[i], c.n, 1, 1})
-					b.MulMat(&ref, w, &x)
+					b.MulMat(&ref, w, &x, ops.MulMatParams{})
 					want = append(want, slices.Clone(ref.F32s()))
 					dst := tensor.NewTensor(tensor.F32, [4]int{c.rows[i], c.n, 1, 1})
 					if i == 1 && c.n == 1 { // a strided dst: every other float

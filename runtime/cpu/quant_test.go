@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
@@ -37,7 +38,7 @@ func TestMulMatBlocks(t *testing.T) {
 			}
 			dst := tensor.NewTensor(tensor.F32, [4]int{m, n, ne2, 1})
 			be := cpu.New(threads)
-			be.MulMat(&dst, &a, &x)
+			be.MulMat(&dst, &a, &x, ops.MulMatParams{})
 			be.Close()
 
 			aw := tensor.Dequantize(nil, dt, a.Data, k*m)

@@ -15,7 +15,7 @@ type Kernels interface {
 	// GetRows computes get_rows (GGML_OP_GET_ROWS): dst[:, r] = table[:, idx[r]], rows by i32 index.
 	GetRows(dst, table, idx *tensor.Tensor)
 	// MulMat computes mul_mat (GGML_OP_MUL_MAT): dst[i, j] = Σk a[k, i]·x[k, j], a broadcast over dims 2, 3.
-	MulMat(dst, a, x *tensor.Tensor)
+	MulMat(dst, a, x *tensor.Tensor, p ops.MulMatParams)
 	// Add computes add (GGML_OP_ADD): dst = a + x, x repeated to a's shape.
 	Add(dst, a, x *tensor.Tensor)
 	// Sub computes sub (GGML_OP_SUB): dst = a - x, x repeated to a's shape.

@@ -8,7 +8,7 @@ import (
 )
 
 func (u *Unavailable) GetRows(dst, table, idx *tensor.Tensor)                   { u.fail() }
-func (u *Unavailable) MulMat(dst, a, x *tensor.Tensor)                          { u.fail() }
+func (u *Unavailable) MulMat(dst, a, x *tensor.Tensor, p ops.MulMatParams)      { u.fail() }
 func (u *Unavailable) Add(dst, a, x *tensor.Tensor)                             { u.fail() }
 func (u *Unavailable) Sub(dst, a, x *tensor.Tensor)                             { u.fail() }
 func (u *Unavailable) Mul(dst, a, x *tensor.Tensor)                             { u.fail() }

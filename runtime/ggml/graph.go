@@ -403,8 +403,12 @@ type constructor func(a *api, ctx ggmlapi.Context, src [3]ggmlapi.Tensor, dst gg
 // constructors are ggml's constructor of each kernel, by its first op in
 // the table (kernelOp); TestEveryKernelConstructs names a kernel without one.
 var constructors = map[ops.Op]constructor{
-	ops.MulMat: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
-		return a.MulMat(ctx, s[0], s[1])
+	ops.MulMat: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+		r := a.MulMat(ctx, s[0], s[1])
+		if w := p.GGML(); w[0] != 0 {
+			a.MulMatSetPrec(r, w[0])
+		}
+		return r
 	},
 	ops.Add: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.Add(ctx, s[0], s[1])

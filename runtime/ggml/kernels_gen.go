@@ -13,8 +13,8 @@ func (b *Backend) GetRows(dst, table, idx *tensor.Tensor) {
 	b.record(ops.GetRows, nil, dst, table, idx)
 }
 
-func (b *Backend) MulMat(dst, a, x *tensor.Tensor) {
-	b.record(ops.MulMat, nil, dst, a, x)
+func (b *Backend) MulMat(dst, a, x *tensor.Tensor, p ops.MulMatParams) {
+	b.record(ops.MulMat, p, dst, a, x)
 }
 
 func (b *Backend) Add(dst, a, x *tensor.Tensor) {

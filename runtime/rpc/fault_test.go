@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/rpc/rpctest"
 	"github.com/graphc/graphc/tensor"
 )
@@ -88,7 +89,7 @@ func TestServerKilledDuring(t *testing.T) {
 	wd, xd := upload(t, b, &w), upload(t, b, &x)
 	out := upload(t, b, &tensor.Tensor{Type: tensor.F32, Ne: ne(1024, 64), Nb: tensor.ContiguousStrides(tensor.F32, ne(1024, 64)), Data: make([]byte, 1024*64*4)})
 	for range 200 { // about 13 G multiply-adds: seconds on one thread
-		b.MulMat(out, wd, xd)
+		b.MulMat(out, wd, xd, ops.MulMatParams{})
 	}
 	done := make(chan struct{})
 	go func() { b.Synchronize(); close(done) }()

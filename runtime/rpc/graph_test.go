@@ -87,9 +87,13 @@ func opCases() []opCase {
 		return opCase{name, []tensor.Tensor{filled(F32, ne(64, 3), 3)}, shape(F32, 64, 3),
 			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { f(k, d, s[0]) }, tol}
 	}
-	mm := func(wt tensor.DType, tol float64) opCase {
-		return opCase{"mul_mat " + wt.String(), []tensor.Tensor{filled(wt, ne(64, 8), 4), filled(F32, ne(64, 5), 5)}, shape(F32, 8, 5),
-			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.MulMat(d, s[0], s[1]) }, tol}
+	mm := func(wt tensor.DType, tol float64, p ops.MulMatParams) opCase {
+		name := "mul_mat " + wt.String()
+		if p.Prec != 0 {
+			name += fmt.Sprintf(" prec %d", p.Prec)
+		}
+		return opCase{name, []tensor.Tensor{filled(wt, ne(64, 8), 4), filled(F32, ne(64, 5), 5)}, shape(F32, 8, 5),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.MulMat(d, s[0], s[1], p) }, tol}
 	}
 	rope := func(mode int) opCase {
 		p := ops.RopeParams{NDims: 16, Mode: mode, NCtxOrig: 4096, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
@@ -98,7 +102,8 @@ func opCases() []opCase {
 	}
 	mask := filled(F32, ne(16, 4), 7)
 	return []opCase{
-		mm(F32, 1e-6), mm(F16, 1e-6), mm(tensor.Q8_0, 1e-6), mm(tensor.Q4_0, 1e-6),
+		mm(F32, 1e-6, ops.MulMatParams{}), mm(F16, 1e-6, ops.MulMatParams{}), mm(tensor.Q8_0, 1e-6, ops.MulMatParams{}), mm(tensor.Q4_0, 1e-6, ops.MulMatParams{}),
+		mm(F16, 1e-6, ops.MulMatParams{Prec: 32}), // ggml_mul_mat_set_prec in op_params: the server computes it as any
 		bin("add", engine.Kernels.Add), bin("sub", engine.Kernels.Sub), bin("mul", engine.Kernels.Mul),
 		{"div", []tensor.Tensor{filled(F32, ne(16, 4), 1), func() tensor.Tensor {
 			t := tensor.NewTensor(F32, ne(16))

@@ -13,8 +13,8 @@ func (b *Backend) GetRows(dst, table, idx *tensor.Tensor) {
 	b.launch(ops.GetRows, [16]int32{}, dst, table, idx)
 }
 
-func (b *Backend) MulMat(dst, a, x *tensor.Tensor) {
-	b.launch(ops.MulMat, [16]int32{}, dst, a, x)
+func (b *Backend) MulMat(dst, a, x *tensor.Tensor, p ops.MulMatParams) {
+	b.launch(ops.MulMat, p.GGML(), dst, a, x)
 }
 
 func (b *Backend) Add(dst, a, x *tensor.Tensor) {

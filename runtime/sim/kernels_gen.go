@@ -15,9 +15,9 @@ func (s *Backend) GetRows(dst, table, idx *tensor.Tensor) {
 	s.launch(func(k *cpu.Backend) { k.GetRows(dst, table, idx) })
 }
 
-func (s *Backend) MulMat(dst, a, x *tensor.Tensor) {
+func (s *Backend) MulMat(dst, a, x *tensor.Tensor, p ops.MulMatParams) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *cpu.Backend) { k.MulMat(dst, a, x) })
+	s.launch(func(k *cpu.Backend) { k.MulMat(dst, a, x, p) })
 }
 
 func (s *Backend) Add(dst, a, x *tensor.Tensor) {

@@ -88,8 +88,8 @@ func TestSimMatchesCPU(t *testing.T) {
 	}
 	rope := ops.RopeParams{NDims: 16, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
 	steps := []step{
-		{ops.MulMat, "f32", out(tensor.F32, 48, 48, 2), []*simPair{a, b}, nil},
-		{ops.MulMat, "f16", out(tensor.F32, 40, 9), []*simPair{w16, x}, nil},
+		{ops.MulMat, "f32", out(tensor.F32, 48, 48, 2), []*simPair{a, b}, []any{ops.MulMatParams{}}},
+		{ops.MulMat, "f16", out(tensor.F32, 40, 9), []*simPair{w16, x}, []any{ops.MulMatParams{}}},
 		{ops.Add, "", out(tensor.F32, 64, 48, 2), []*simPair{a, b}, nil},
 		{ops.Sub, "", out(tensor.F32, 64, 48, 2), []*simPair{a, b}, nil},
 		{ops.Mul, "", out(tensor.F32, 64, 48, 2), []*simPair{a, b}, nil},

@@ -26,6 +26,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/graphc/graphc/backend/libs"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/native"
 	"github.com/graphc/graphc/tensor"
 )
@@ -144,8 +145,9 @@ func (b *Backend) Close() {}
 // MulMat is ggml_mul_mat as ggml-blas computes it: for every 2-D plane, the
 // plane of a (M rows of K, f32 or converted from f16) times the plane of x
 // (N rows of K) with one cblas_sgemm, dst = x·aᵀ (N rows of M). a, x and
-// dst must have contiguous rows; a's planes are broadcast over x's.
-func (b *Backend) MulMat(dst, a, x *tensor.Tensor) {
+// dst must have contiguous rows; a's planes are broadcast over x's. The
+// sums are f32, whatever the precision asked.
+func (b *Backend) MulMat(dst, a, x *tensor.Tensor, _ ops.MulMatParams) {
 	K, M, N := a.Ne[0], a.Ne[1], x.Ne[1]
 	switch {
 	case x.Type != tensor.F32 || dst.Type != tensor.F32 || (a.Type != tensor.F32 && a.Type != tensor.F16):

@@ -6,6 +6,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/blas/openblas"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
@@ -60,8 +61,8 @@ func TestMulMatMatchesCPU(t *testing.T) {
 			got = tensor.Tensor{Type: tensor.F32, Ne: ne, Nb: nb}
 			got.Data = tensor.NewBuffer(got.Span())
 		}
-		c.MulMat(&want, &a, &x)
-		b.MulMat(&got, &a, &x)
+		c.MulMat(&want, &a, &x, ops.MulMatParams{})
+		b.MulMat(&got, &a, &x, ops.MulMatParams{})
 		g := tensor.Clone(&got)
 		worst := 0.0
 		for i, w := range want.F32s() {

@@ -20,6 +20,7 @@ import (
 	"github.com/graphc/graphc/gguf/ggufarch"
 	"github.com/graphc/graphc/internal/interp"
 	"github.com/graphc/graphc/internal/llamacpp"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/tensor"
@@ -639,7 +640,7 @@ func (m *bandwidth) readGBps(threads int) float64 {
 	best := time.Duration(1 << 62)
 	for range 3 {
 		start := time.Now()
-		be.MulMat(&y, &a, &x)
+		be.MulMat(&y, &a, &x, ops.MulMatParams{})
 		best = min(best, time.Since(start))
 	}
 	return float64(len(a.Data)) / best.Seconds() / 1e9

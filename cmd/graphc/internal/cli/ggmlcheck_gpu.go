@@ -28,12 +28,13 @@ type gpuRun struct {
 	PlanBytesCopied int64 `json:"plan_bytes_copied"`
 }
 
-// gpuTolerance is what -vulkan and -cuda allow. ggml's GPU matrix products
-// may round their f32 operands to f16 (11 significant bits, 4.9e-4
-// relative) before multiplying — ggml-vulkan picks its shader by shape,
-// and on Mesa's lavapipe the llama traces' output layer (128×64 by 64×8)
-// is one that does — so a logit is off by a few 1e-3 where the cpu's is
-// off by 1e-7: llama_full measures 2.9e-3.
+// gpuTolerance is what -vulkan and -cuda allow. At ggml's default
+// precision a GPU sums the products of an f16 operand in f16 (the traces'
+// attention against their f16 KV cache: the traces ask for no f32 sums),
+// and ggml-vulkan rounds the operands of some f32 product shapes through
+// f16 whatever the precision (it picks its shader by shape), so a logit is
+// off by a few 1e-3 where the cpu's is off by 1e-7: llama_full measures
+// 2.9e-3 on Mesa's lavapipe.
 const gpuTolerance = 5e-3
 
 // runTraceGPU runs ggml's own plan of the trace with its GPU-like devices
