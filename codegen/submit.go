@@ -43,10 +43,8 @@ func (gen *generator) submit(f *jen.File) {
 			),
 		))
 	}
-	for _, t := range g.Nodes {
-		if t.ViewSrc == nil || !gen.g.InGraph(t) || !t.ViewNeedsEvalCheck() {
-			continue
-		}
+	for _, v := range gen.viewChecks {
+		t := v.t
 		unit := t.Type.Size()
 		for _, e := range t.ViewUnaligned() {
 			var args []jen.Code

@@ -42,7 +42,6 @@ func wrap(l string) string {
 	type comma struct{ at, depth int }
 	var commas []comma
 	depth, minDepth := 0, -1
-	end := len(l)
 	for i := 0; i < len(l); i++ {
 		switch c := l[i]; c {
 		case '"', '`':
@@ -56,8 +55,7 @@ func wrap(l string) string {
 			i = j
 		case '/':
 			if i+1 < len(l) && l[i+1] == '/' {
-				end = i
-				i = len(l)
+				i = len(l) // a trailing comment
 			}
 		case '(', '{', '[':
 			depth++
@@ -78,7 +76,7 @@ func wrap(l string) string {
 	indent := l[:len(l)-len(strings.TrimLeft(l, "\t"))] + "\t"
 	var at []int // the commas to break at
 	for _, c := range commas {
-		if c.depth == minDepth && c.at < end {
+		if c.depth == minDepth {
 			at = append(at, c.at)
 		}
 	}

@@ -1,7 +1,10 @@
 package compiler
 
 import (
+	"os"
+	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/graphc/graphc/ops"
 )
@@ -63,5 +66,33 @@ func TestEveryOpLowers(t *testing.T) {
 				t.Errorf("%s lowers to op %s", call, y.Op)
 			}
 		})
+	}
+}
+
+// TestDSLReferenceListsEveryOp: docs/dsl.md's list of the DSL's functions
+// names every op of the table (view as view_1d…view_4d), and each op's
+// keyword parameters.
+func TestDSLReferenceListsEveryOp(t *testing.T) {
+	doc, err := os.ReadFile("../docs/dsl.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(string(doc), func(r rune) bool { return r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		words[w] = true
+	}
+	for _, op := range ops.All() {
+		name := op.String()
+		if op == ops.View {
+			name = "view_1d"
+		}
+		if !words[name] {
+			t.Errorf("docs/dsl.md does not name op %s", name)
+		}
+		for _, k := range keys(op) {
+			if !strings.Contains(string(doc), k.Key+"=") {
+				t.Errorf("docs/dsl.md does not name %s's parameter %s=", op, k.Key)
+			}
+		}
 	}
 }

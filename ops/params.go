@@ -205,18 +205,6 @@ func Defaults(params Params) Params {
 	return params
 }
 
-// Get returns the operand's value in params as a float64 (numbers only).
-func (f Field) Get(params Params) float64 {
-	v := reflect.ValueOf(params).Field(f.index)
-	switch v.Kind() {
-	case reflect.Int:
-		return float64(v.Int())
-	case reflect.Float32, reflect.Float64:
-		return v.Float()
-	}
-	panic(fmt.Sprintf("BUG: ops: %T.%s is not a number", params, f.Name))
-}
-
 // Set returns params with the operand set to v, converted to its type
 // (integers truncated).
 func (f Field) Set(params Params, v float64) Params {

@@ -28,21 +28,22 @@ type place struct {
 
 // launch is one recorded kernel: the first op of the table computed by
 // it (cpy for cont), dst and up to three sources (a nil optional source
-// has alloc -1), and its scalars.
+// has alloc -1), and its scalars as ggml's op_params lay them out (kept
+// as words, not as the op's Params, so that recording allocates nothing).
 type launch struct {
-	op   ops.Op
-	dst  place
-	src  [3]place
-	nsrc int
-	p    ops.Params
+	op     ops.Op
+	dst    place
+	src    [3]place
+	nsrc   int
+	params [16]int32
 }
 
 // record appends one kernel to the split being recorded.
-func (b *Backend) record(op ops.Op, p ops.Params, dst *tensor.Tensor, srcs ...*tensor.Tensor) {
+func (b *Backend) record(op ops.Op, params [16]int32, dst *tensor.Tensor, srcs ...*tensor.Tensor) {
 	if b.Err() != nil {
 		return
 	}
-	l := launch{op: op, p: p, dst: b.place(dst), nsrc: len(srcs)}
+	l := launch{op: op, params: params, dst: b.place(dst), nsrc: len(srcs)}
 	for i, s := range srcs {
 		if s == nil {
 			l.src[i].alloc = -1
@@ -138,10 +139,8 @@ func appendKey(key []byte, rec []launch) []byte {
 		for s := range l.nsrc {
 			putPlace(&l.src[s])
 		}
-		if l.p != nil {
-			for _, w := range l.p.GGML() {
-				put(uint64(uint32(w)))
-			}
+		for _, w := range l.params {
+			put(uint64(uint32(w)))
 		}
 	}
 	return key
@@ -271,7 +270,11 @@ func (a *api) kernelNodes(ctx ggmlapi.Context, l *launch, src [3]ggmlapi.Tensor,
 			n.conts = append(n.conts, src[s])
 		}
 	}
-	r := constructors[l.op](a, ctx, src, dst, l.p)
+	var p ops.Params
+	if proto := l.op.Info().Params; proto != nil {
+		p = proto.FromGGML(l.params)
+	}
+	r := constructors[l.op](a, ctx, src, dst, p)
 	if r == 0 {
 		return n, fmt.Errorf("ggml could not construct %s", describeLaunch(l))
 	}
@@ -386,11 +389,12 @@ func launchOf(q *backend.OpQuery) (launch, error) {
 		l.src[s] = placeOf(srcs[s].Type, srcs[s].Ne, srcs[s].Nb)
 	}
 	if p := op.Info().Params; p != nil {
-		l.p = ops.Defaults(p)
-		if r, ok := l.p.(ops.RopeParams); ok {
+		p = ops.Defaults(p)
+		if r, ok := p.(ops.RopeParams); ok {
 			r.NDims = l.src[0].ne[0]
-			l.p = r
+			p = r
 		}
+		l.params = p.GGML()
 	}
 	return l, nil
 }

@@ -10,65 +10,65 @@ import (
 // The kernels are recorded, to be built into the split's ggml graph when it ends.
 
 func (b *Backend) GetRows(dst, table, idx *tensor.Tensor) {
-	b.record(ops.GetRows, nil, dst, table, idx)
+	b.record(ops.GetRows, [16]int32{}, dst, table, idx)
 }
 
 func (b *Backend) MulMat(dst, a, x *tensor.Tensor, p ops.MulMatParams) {
-	b.record(ops.MulMat, p, dst, a, x)
+	b.record(ops.MulMat, p.GGML(), dst, a, x)
 }
 
 func (b *Backend) Add(dst, a, x *tensor.Tensor) {
-	b.record(ops.Add, nil, dst, a, x)
+	b.record(ops.Add, [16]int32{}, dst, a, x)
 }
 
 func (b *Backend) Sub(dst, a, x *tensor.Tensor) {
-	b.record(ops.Sub, nil, dst, a, x)
+	b.record(ops.Sub, [16]int32{}, dst, a, x)
 }
 
 func (b *Backend) Mul(dst, a, x *tensor.Tensor) {
-	b.record(ops.Mul, nil, dst, a, x)
+	b.record(ops.Mul, [16]int32{}, dst, a, x)
 }
 
 func (b *Backend) Div(dst, a, x *tensor.Tensor) {
-	b.record(ops.Div, nil, dst, a, x)
+	b.record(ops.Div, [16]int32{}, dst, a, x)
 }
 
 func (b *Backend) Scale(dst, a *tensor.Tensor, p ops.ScaleParams) {
-	b.record(ops.Scale, p, dst, a)
+	b.record(ops.Scale, p.GGML(), dst, a)
 }
 
 func (b *Backend) Relu(dst, a *tensor.Tensor) {
-	b.record(ops.Relu, nil, dst, a)
+	b.record(ops.Relu, [16]int32{}, dst, a)
 }
 
 func (b *Backend) Gelu(dst, a *tensor.Tensor) {
-	b.record(ops.Gelu, nil, dst, a)
+	b.record(ops.Gelu, [16]int32{}, dst, a)
 }
 
 func (b *Backend) Silu(dst, a *tensor.Tensor) {
-	b.record(ops.Silu, nil, dst, a)
+	b.record(ops.Silu, [16]int32{}, dst, a)
 }
 
 func (b *Backend) Tanh(dst, a *tensor.Tensor) {
-	b.record(ops.Tanh, nil, dst, a)
+	b.record(ops.Tanh, [16]int32{}, dst, a)
 }
 
 func (b *Backend) RMSNorm(dst, a *tensor.Tensor, p ops.NormParams) {
-	b.record(ops.RMSNorm, p, dst, a)
+	b.record(ops.RMSNorm, p.GGML(), dst, a)
 }
 
 func (b *Backend) Norm(dst, a *tensor.Tensor, p ops.NormParams) {
-	b.record(ops.Norm, p, dst, a)
+	b.record(ops.Norm, p.GGML(), dst, a)
 }
 
 func (b *Backend) SoftMax(dst, a, mask *tensor.Tensor, p ops.SoftMaxParams) {
-	b.record(ops.SoftMax, p, dst, a, mask)
+	b.record(ops.SoftMax, p.GGML(), dst, a, mask)
 }
 
 func (b *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
-	b.record(ops.Rope, p, dst, a, pos)
+	b.record(ops.Rope, p.GGML(), dst, a, pos)
 }
 
 func (b *Backend) Cpy(dst, src *tensor.Tensor) {
-	b.record(ops.Cpy, nil, dst, src)
+	b.record(ops.Cpy, [16]int32{}, dst, src)
 }

@@ -201,9 +201,9 @@ type Kernels interface {
 			imports: []string{"github.com/graphc/graphc/ops", "github.com/graphc/graphc/tensor"},
 			head:    "// The kernels are recorded, to be built into the split's ggml graph when it ends.\n\n",
 			kernel: func(w *bytes.Buffer, k kernel) {
-				params := "nil"
+				params := "[16]int32{}"
 				if k.params != "" {
-					params = "p"
+					params = "p.GGML()"
 				}
 				fmt.Fprintf(w, "func (b *Backend) %s(%s) {\n\tb.record(ops.%s, %s, %s)\n}\n\n", k.name, k.args(), k.op.GoName(), params, strings.Join(append([]string{k.dst}, k.srcs...), ", "))
 			},
