@@ -121,12 +121,44 @@ func (h *Harness) variantDir(name string) (string, error) {
 	return dir, nil
 }
 
+// VulkanPackage is the npm package of llama.cpp's Vulkan build.
+const VulkanPackage = "@node-llama-cpp/linux-x64-vulkan@3.22.1"
+
+// VulkanLibDir finds llama.cpp's Vulkan build: $GRAPHC_GGML_PATH where it
+// holds libllama (the directory runtime/ggml loads ggml from), else the npm
+// package unpacked in the user's cache directory.
+func VulkanLibDir() (string, error) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		return "", fmt.Errorf("%w: the prebuilt libraries are for linux/amd64, this is %s/%s", ErrNoLibs, runtime.GOOS, runtime.GOARCH)
+	}
+	cache := filepath.Join(filepath.Dir(defaultCache()), "node-llama-cpp-vulkan")
+	dirs := []string{filepath.Join(cache, "package", "bins", "linux-x64-vulkan")}
+	if d := os.Getenv("GRAPHC_GGML_PATH"); d != "" {
+		dirs = append([]string{d}, dirs...)
+	}
+	for _, dir := range dirs {
+		if m, _ := filepath.Glob(filepath.Join(dir, "libllama.*so")); len(m) > 0 {
+			if m, _ := filepath.Glob(filepath.Join(dir, "libggml-vulkan.so")); len(m) > 0 {
+				return dir, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%w: no Vulkan build in %s; install one where it looks by default:\n\tmkdir -p %s && cd %[3]s && npm pack %s && tar xzf node-llama-cpp-linux-x64-vulkan-*.tgz",
+		ErrNoLibs, strings.Join(dirs, " or "), cache, VulkanPackage)
+}
+
 // Build compiles the harness into dir against the libraries in LibDir.
 func Build(dir string) (*Harness, error) {
 	libDir, err := LibDir()
 	if err != nil {
 		return nil, err
 	}
+	return BuildWith(dir, libDir)
+}
+
+// BuildWith compiles the harness into dir against the llama.cpp build in
+// libDir (LibDir's or VulkanLibDir's).
+func BuildWith(dir, libDir string) (*Harness, error) {
 	cc := os.Getenv("CC")
 	if cc == "" {
 		cc = "cc"
@@ -163,12 +195,24 @@ type Request struct {
 	// Tokens are evaluated as one batch, then Steps greedy decode steps.
 	Tokens []int32
 	Steps  int
+	// Follow, when set, are the tokens the steps decode (one a step)
+	// instead of llama.cpp's greedy picks, which Result.Generated still
+	// reports: two runs that would diverge evaluate the same tokens.
+	Follow []int32
 	// Variant names the one CPU build of llama.cpp to load (one of
 	// Variants); "" loads the best this processor runs.
 	Variant string
 	// Dump, when set, asks for every contiguous f32 tensor each
 	// evaluation computes, by ggml's name (Result.Tensors).
 	Dump bool
+	// AllLogits asks for every prompt token's logits (Result.PromptLogits);
+	// otherwise llama.cpp computes only the last token's, selecting that
+	// row before its last layer's FFN.
+	AllLogits bool
+	// GPULayers, when positive, puts the last GPULayers layers on the GPU
+	// (llama.cpp's -ngl; 0 leaves the library's default), for a harness
+	// built against a GPU build.
+	GPULayers int
 }
 
 // Result is what llama.cpp answered.
@@ -183,6 +227,8 @@ type Result struct {
 	// Logits are the last prompt token's, then each decode step's: Steps+1
 	// rows of NVocab.
 	Logits [][]float32 `json:"logits"`
+	// PromptLogits are every prompt token's, when Request.AllLogits asked.
+	PromptLogits [][]float32 `json:"prompt_logits"`
 	// Generated are the greedy tokens, each the argmax of the row before.
 	Generated []int32 `json:"generated"`
 	// FlashAttnOff says the harness could turn flash attention off (it
@@ -219,11 +265,16 @@ func (h *Harness) Run(req Request) (*Result, error) {
 	}
 	args := []string{req.Model, "-libdir", libDir, "-prompt-file", promptFile}
 	if len(req.Tokens) > 0 {
-		s := make([]string, len(req.Tokens))
-		for i, t := range req.Tokens {
-			s[i] = fmt.Sprint(t)
-		}
-		args = append(args, "-tokens", strings.Join(s, ","), "-n", fmt.Sprint(req.Steps))
+		args = append(args, "-tokens", joinIDs(req.Tokens), "-n", fmt.Sprint(req.Steps))
+	}
+	if req.Follow != nil {
+		args = append(args, "-follow", joinIDs(req.Follow))
+	}
+	if req.AllLogits {
+		args = append(args, "-all")
+	}
+	if req.GPULayers > 0 {
+		args = append(args, "-ngl", fmt.Sprint(req.GPULayers))
 	}
 	dumpDir := filepath.Join(dir, "dump")
 	if req.Dump {
@@ -251,6 +302,14 @@ func (h *Harness) Run(req Request) (*Result, error) {
 		res.Tensors = append(res.Tensors, ts)
 	}
 	return &res, nil
+}
+
+func joinIDs(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, t := range ids {
+		s[i] = fmt.Sprint(t)
+	}
+	return strings.Join(s, ",")
 }
 
 // readDump reads the files of the harness's -dump.

@@ -226,6 +226,7 @@ func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 		}
 		a.SetOutput(n.op)
 		a.SetOutput(n.out)
+		forgetOverlapping(known, &l.dst)
 		known[l.dst] = n.out
 		nodes = append(nodes, n.out)
 	}
@@ -538,6 +539,26 @@ func contiguous(p *place) bool {
 	return t.Contiguous()
 }
 
+// forgetOverlapping drops the gtensors of known whose bytes a kernel
+// writing p overwrites. A later kernel reading one of those places gets a
+// gtensor of its own: ggml's devices may key what they derived from an
+// operand by its gtensor (ggml-vulkan converts a strided right-hand side
+// of a matrix product once and reuses the conversion while the same
+// gtensor comes again), so a gtensor must not outlive its contents. Where
+// the memory planner puts two layers' queries at one offset, reusing the
+// first layer's view gave the second layer's attention the first's
+// queries.
+func forgetOverlapping(known map[place]ggmlapi.Tensor, p *place) {
+	lo, hi := p.off, p.off+uintptr(p.span())
+	for q := range known {
+		if q.alloc == p.alloc && q.off < hi && lo < q.off+uintptr(q.span()) {
+			delete(known, q)
+		}
+	}
+}
+
+func (p *place) span() int { return (&tensor.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}).Span() }
+
 // tensorAt returns a ggml gtensor at place p: the node that wrote exactly
 // there, or a new gtensor placed there.
 func (b *Backend) tensorAt(ctx ggmlapi.Context, known map[place]ggmlapi.Tensor, p *place) (ggmlapi.Tensor, error) {
@@ -596,8 +617,7 @@ func (a *api) layout(ctx ggmlapi.Context, p *place) (t, base ggmlapi.Tensor, vie
 	if p.nb[q[0]] != p.typ.Size() && p.ne[q[0]] != 1 {
 		return 0, 0, nil, fmt.Errorf("a %s%v gtensor with strides %v: ggml tensors need one dimension of adjacent elements", p.typ, p.ne, p.nb)
 	}
-	span := (&tensor.Tensor{Type: p.typ, Ne: p.ne, Nb: p.nb}).Span()
-	elems := int64(span / p.typ.Size() * p.typ.BlockSize())
+	elems := int64(p.span() / p.typ.Size() * p.typ.BlockSize())
 	base = a.NewTensor1d(ctx, typ, elems)
 	t = a.View4d(ctx, base, int64(p.ne[q[0]]), int64(p.ne[q[1]]), int64(p.ne[q[2]]), int64(p.ne[q[3]]),
 		uintptr(p.nb[q[1]]), uintptr(p.nb[q[2]]), uintptr(p.nb[q[3]]), 0)

@@ -133,6 +133,11 @@ func testOps(t *testing.T, devName string) {
 	// rows 8…23 of every slice of a: strided in dimension 1.
 	aRows := view(a, 8*256, [4]int{64, 16, 2, 1}, [4]int{4, 256, 256 * 48, 256 * 96})
 	out := func(typ tensor.DType, ne ...int) *pair { return in(typ, ne...) }
+	// q is rewritten between two products reading it through one permuted
+	// view, as the memory planner puts two layers' queries in one place.
+	q := out(tensor.F32, 16, 4, 9)
+	qPermuted := view(q, 0, [4]int{16, 9, 4, 1}, [4]int{4, 256, 64, 256 * 9})
+	wq := in(tensor.F16, 16, 12, 4)
 	// kvSlot is rows 4…12 of kv, where a cpy writes.
 	kvSlot := view(kv, 4*128, [4]int{64, 8, 2, 1}, [4]int{2, 128, 128 * 48, 128 * 96})
 
@@ -157,6 +162,10 @@ func testOps(t *testing.T, devName string) {
 		{ops.MulMat, "f16 prec f32", out(tensor.F32, 40, 9), []*pair{w16, x}, []any{ops.MulMatParams{Prec: 32}}, tolerance{1e-5, 1e-5}},
 		{ops.MulMat, "q8_0", out(tensor.F32, 40, 9), []*pair{w8, x}, []any{ops.MulMatParams{}}, tolerance{5e-2, 2e-2}},
 		{ops.MulMat, "q4_0", out(tensor.F32, 40, 9), []*pair{w4, x}, []any{ops.MulMatParams{}}, tolerance{5e-2, 2e-2}},
+		{ops.Scale, "query of layer 0", q, []*pair{in(tensor.F32, 16, 4, 9)}, []any{ops.ScaleParams{S: 1}}, exact},
+		{ops.MulMat, "permuted operand", out(tensor.F32, 12, 9, 4), []*pair{wq, qPermuted}, []any{ops.MulMatParams{}}, tolerance{2e-2, 2e-2}},
+		{ops.Scale, "query of layer 1, same place", q, []*pair{in(tensor.F32, 16, 4, 9)}, []any{ops.ScaleParams{S: 1}}, exact},
+		{ops.MulMat, "the same view, rewritten", out(tensor.F32, 12, 9, 4), []*pair{wq, qPermuted}, []any{ops.MulMatParams{}}, tolerance{2e-2, 2e-2}},
 		{ops.MulMat, "transposed operand", out(tensor.F32, 64, 64, 2), []*pair{aT, aT}, []any{ops.MulMatParams{}}, tolerance{2e-2, 2e-2}},
 		{ops.Add, "", out(tensor.F32, 64, 48, 2), []*pair{a, b}, nil, tolerance{1e-6, 1e-6}},
 		{ops.Add, "broadcast", out(tensor.F32, 64, 48, 2), []*pair{a, bias}, nil, tolerance{1e-6, 1e-6}},

@@ -7,7 +7,7 @@
 // library's default parameters (so the file needs its tensors even for
 // tokenizing): setting vocab_only would need the struct's layout.
 //
-//	harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS [-dump DIR]] [-libdir DIR]
+//	harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS [-follow 4,5,6] [-all] [-dump DIR]] [-ngl N] [-libdir DIR]
 //	harness MODEL -bench [-libdir DIR]
 //	harness -scores DIR
 //
@@ -21,6 +21,17 @@
 // (libggml-cpu-NAME.so: NAME, the value its ggml_backend_score returns):
 // 0 where this processor lacks an instruction the build needs, else the
 // higher the better the match. ggml loads the best of those in -libdir.
+//
+// -all asks for the logits of every prompt token, printed as
+// "prompt_logits", one row a token; otherwise llama.cpp computes only the
+// last token's (its graph selects that row before the last layer's FFN).
+//
+// -follow decodes the listed tokens as the steps instead of each step's
+// greedy token (which "generated" still reports), so that two runs that
+// would pick different tokens evaluate the same ones.
+//
+// -ngl N puts the last N layers on the GPU (llama.cpp's -ngl), for a
+// harness built against a GPU build of llama.cpp.
 //
 // -dump writes every contiguous f32 tensor each evaluation computes to
 // DIR/E/NAME, E counting evaluations from 0 (the prompt's batch) and NAME
@@ -120,6 +131,34 @@ static int32_t field(const struct llama_context_params *p, int off) {
 	return v;
 }
 
+// set_gpu_layers sets n_gpu_layers where the model parameters are laid out
+// as in the release flash_attn_off knows: two pointers (devices, tensor
+// buffer overrides, NULL by default), then n_gpu_layers (-1, the
+// library's default) and split_mode (LLAMA_SPLIT_MODE_LAYER, 1).
+static bool set_gpu_layers(struct llama_model_params *p, int32_t n) {
+	static const unsigned char zero[16];
+	int32_t ngl, split;
+	memcpy(&ngl, p->opaque + 16, 4);
+	memcpy(&split, p->opaque + 20, 4);
+	if (memcmp(p->opaque, zero, 16) || ngl != -1 || split != 1) return false;
+	memcpy(p->opaque + 16, &n, 4);
+	return true;
+}
+
+// output_all marks every token of a batch from llama_batch_get_one as an
+// output, in llama_batch's layout: n_tokens, then the token, embd, pos,
+// n_seq_id and seq_id pointers, then the int8 logits flags at 48 (NULL:
+// the last token only).
+static bool output_all(struct llama_batch *b, int8_t *flags, int n) {
+	static const unsigned char zero[8];
+	int32_t nt;
+	memcpy(&nt, b->opaque, 4);
+	if (nt != n || memcmp(b->opaque + 48, zero, 8)) return false;
+	for (int i = 0; i < n; i++) flags[i] = 1;
+	memcpy(b->opaque + 48, &flags, sizeof flags);
+	return true;
+}
+
 // flash_attn_off turns flash attention off where the context parameters
 // are laid out as in the release @node-llama-cpp/linux-x64@3.22.1 carries:
 // n_ctx 512, n_batch 2048, n_ubatch 512 at offsets 0, 4, 8, and the
@@ -183,6 +222,16 @@ static bool dump(struct ggml_tensor *t, bool ask, void *user_data) {
 	if (fwrite(tensor_ne(t), 8, 4, f) != 4 || fwrite(buf, 1, n, f) != n || fclose(f)) die("-dump: cannot write");
 	free(buf);
 	return true;
+}
+
+// parse_ids reads up to 64 comma-separated token ids into ids.
+static int parse_ids(const char *arg, llama_token *ids) {
+	int n = 0;
+	for (char *s = (char *)arg; *s && n < 64;) {
+		ids[n++] = (llama_token)strtol(s, &s, 10);
+		if (*s == ',') s++;
+	}
+	return n;
 }
 
 static void print_ids(const char *name, const llama_token *ids, int n) {
@@ -275,9 +324,9 @@ static int scores(const char *dir) {
 int main(int argc, char **argv) {
 	if (argc == 3 && !strcmp(argv[1], "-scores")) return scores(argv[2]);
 	if (argc < 2) die("usage: harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR] | MODEL -bench [-libdir DIR]");
-	const char *model_path = argv[1], *prompt_path = NULL, *tokens_arg = NULL, *libdir = NULL, *dump_dir = NULL;
-	int steps = 0;
-	bool bench_mode = false;
+	const char *model_path = argv[1], *prompt_path = NULL, *tokens_arg = NULL, *libdir = NULL, *dump_dir = NULL, *follow_arg = NULL;
+	int steps = 0, ngl = -1;
+	bool bench_mode = false, all = false;
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "-bench")) bench_mode = true;
 		else if (!strcmp(argv[i], "-prompt-file") && i + 1 < argc) prompt_path = argv[++i];
@@ -285,6 +334,9 @@ int main(int argc, char **argv) {
 		else if (!strcmp(argv[i], "-n") && i + 1 < argc) steps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-libdir") && i + 1 < argc) libdir = argv[++i];
 		else if (!strcmp(argv[i], "-dump") && i + 1 < argc) dump_dir = argv[++i];
+		else if (!strcmp(argv[i], "-ngl") && i + 1 < argc) ngl = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-all")) all = true;
+		else if (!strcmp(argv[i], "-follow") && i + 1 < argc) follow_arg = argv[++i];
 		else die("unknown argument");
 	}
 	if (steps < 0 || steps > 63) die("-n: 0 to 63 steps");
@@ -292,7 +344,9 @@ int main(int argc, char **argv) {
 	if (libdir) ggml_backend_load_all_from_path(libdir);
 	llama_backend_init();
 
-	struct llama_model *model = llama_model_load_from_file(model_path, llama_model_default_params());
+	struct llama_model_params mp = llama_model_default_params();
+	if (ngl >= 0 && !set_gpu_layers(&mp, ngl)) die("-ngl: this release's model parameters are laid out unlike the one the harness knows");
+	struct llama_model *model = llama_model_load_from_file(model_path, mp);
 	if (!model) die("llama_model_load_from_file failed");
 	const struct llama_vocab *vocab = llama_model_get_vocab(model);
 	int n_vocab = llama_vocab_n_tokens(vocab);
@@ -318,12 +372,9 @@ int main(int argc, char **argv) {
 		free(prompt);
 	}
 	if (tokens_arg) {
-		llama_token toks[64];
-		int n = 0;
-		for (char *s = (char *)tokens_arg; *s && n < 64;) {
-			toks[n++] = (llama_token)strtol(s, &s, 10);
-			if (*s == ',') s++;
-		}
+		llama_token toks[64], follow[64];
+		int n = parse_ids(tokens_arg, toks), n_follow = follow_arg ? parse_ids(follow_arg, follow) : 0;
+		if (follow_arg && n_follow != steps) die("-follow: one token a step");
 		// The default context holds 512 tokens and takes them in one batch.
 		struct llama_context_params cp = llama_context_default_params();
 		bool fa_off = flash_attn_off(&cp);
@@ -332,7 +383,20 @@ int main(int argc, char **argv) {
 		struct llama_context *ctx = llama_init_from_model(model, cp);
 		if (!ctx) die("llama_init_from_model failed");
 		llama_set_n_threads(ctx, 2, 2);
-		if (llama_decode(ctx, llama_batch_get_one(toks, n))) die("llama_decode of the prompt failed");
+		struct llama_batch prompt = llama_batch_get_one(toks, n);
+		int8_t flags[64];
+		if (all && !output_all(&prompt, flags, n)) die("-all: this release's llama_batch is laid out unlike the one the harness knows");
+		if (llama_decode(ctx, prompt)) die("llama_decode of the prompt failed");
+		if (all) {
+			printf(",\"prompt_logits\":[");
+			for (int i = 0; i < n; i++) {
+				const float *logits = llama_get_logits_ith(ctx, i);
+				if (!logits) die("llama_get_logits_ith returned no logits");
+				printf("%s", i ? "," : "");
+				print_floats(logits, n_vocab);
+			}
+			printf("]");
+		}
 		llama_token generated[64];
 		printf(",\"logits\":[");
 		for (int step = 0; step <= steps && step < 64; step++) {
@@ -346,7 +410,8 @@ int main(int argc, char **argv) {
 				if (logits[i] > logits[best]) best = i;
 			generated[step] = best;
 			dumping.eval++;
-			if (llama_decode(ctx, llama_batch_get_one(&generated[step], 1))) die("llama_decode of a step failed");
+			llama_token *next = follow_arg ? &follow[step] : &generated[step];
+			if (llama_decode(ctx, llama_batch_get_one(next, 1))) die("llama_decode of a step failed");
 		}
 		printf("],\"flash_attn_off\":%s,", fa_off ? "true" : "false");
 		print_ids("generated", generated, steps);

@@ -26,11 +26,16 @@ const howToGetVulkan = "apt-get install mesa-vulkan-drivers libvulkan1; " +
 	"export GRAPHC_GGML_PATH=/tmp/package/bins/linux-x64-vulkan GGML_VK_VISIBLE_DEVICES=0 " +
 	"(lavapipe is a CPU-type device ggml's Vulkan backend skips otherwise); or run .ci/run, which does this"
 
-// gpuTolerance's measurements on lavapipe, by hand with graphc run -json:
-// logits of examples/llama with every layer on vulkan0, 2.9e-3 from the
-// cpu's (the output layer's matrix product rounds through f16); with two
-// layers on vulkan0 and the output layer on the cpu, 1.5e-5.
-const partialOffloadTolerance = 1e-4
+// Measured on lavapipe: examples/llama's logits with every layer on
+// vulkan0 3.7e-5 from the cpu's (gpuTolerance), with the last two 1.4e-5;
+// with q8_0 and q4_0 weights, every layer on vulkan0, 3.8e-4 and 4.1e-4:
+// the device rounds the activations of quantized products its own way
+// (ggml-vulkan: q8_1 blocks), and a value rounded across a step moves a
+// logit by more than float rounding.
+const (
+	partialOffloadTolerance = 1e-4
+	gpuQuantizedTolerance   = 1e-3
+)
 
 // gpuUnderTest returns the backend the device tests run on, or skips.
 func gpuUnderTest(t *testing.T) string {
@@ -121,9 +126,7 @@ func TestGPULlama(t *testing.T) {
 
 // TestGPUQuantized runs examples/llama with q8_0 and q4_0 weights, every
 // layer on the device, and wants the cpu's logits with the same weights
-// within gpuTolerance (measured on lavapipe: 3.3e-3 and 3.5e-3; each
-// device's quantized products differ from graphc's in how they round
-// the activations).
+// within gpuQuantizedTolerance.
 func TestGPUQuantized(t *testing.T) {
 	gpu := gpuUnderTest(t)
 	dir := t.TempDir()
@@ -136,8 +139,8 @@ func TestGPUQuantized(t *testing.T) {
 		got, _ := runOutputs(t, "-weights", path, "-backends", gpu+",cpu", "-ngl", "99", "../../../../examples/llama/llama.g")
 		d := maxDiff(t, got["result_output"], want["result_output"])
 		t.Logf("%s weights on %s: logits within %.3g of the cpu's", typ, gpu, d)
-		if d > gpuTolerance {
-			t.Errorf("%s weights on %s: logits differ from the cpu's by %g (tolerance %g)", typ, gpu, d, gpuTolerance)
+		if d > gpuQuantizedTolerance {
+			t.Errorf("%s weights on %s: logits differ from the cpu's by %g (tolerance %g)", typ, gpu, d, gpuQuantizedTolerance)
 		}
 	}
 }
