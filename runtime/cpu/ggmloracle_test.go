@@ -16,6 +16,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/graphc/graphc/backend/libs"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
@@ -255,4 +256,84 @@ func rowMagnitude(w, x []float32) float64 {
 		mag += (math.Abs(float64(v)) + m) * math.Abs(float64(x[i]))
 	}
 	return mag
+}
+
+// BenchmarkGGMLVecDot is a matrix-vector product row by row with ggml's
+// vec_dot (each variant; each row one call through purego, whose cost
+// alone ggml-calls measures: subtract it) and with MulMat's dot product at the current level, on one
+// thread, at Llama-3.2-1B's K×M shapes: GB/s of weight read.
+func BenchmarkGGMLVecDot(b *testing.B) {
+	oracleOnce.Do(func() { oracle, oracleErr = loadOracle() })
+	if oracleErr != nil {
+		b.Skip(oracleErr)
+	}
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K} {
+		for _, s := range []struct{ K, M int }{{2048, 8192}, {8192, 2048}} {
+			r := rand.New(rand.NewPCG(1, 2))
+			w := make([]float32, s.K*s.M)
+			for i := range w {
+				w[i] = float32(r.NormFloat64())
+			}
+			a := oracle.quantize(dt, w, s.M)
+			xf := oracleRow(r, s.K)
+			rowSize := dt.RowSize(s.K)
+			x := cpu.QuantizeActivations(nil, cpu.VecDotType(dt), xf)
+			run := func(name string, dot func(a []byte) float32) {
+				b.Run(fmt.Sprintf("%v/K=%d,M=%d/%s", dt, s.K, s.M, name), func(b *testing.B) {
+					b.SetBytes(int64(len(a)))
+					for b.Loop() {
+						for i := 0; i < s.M; i++ {
+							dot(a[i*rowSize : (i+1)*rowSize])
+						}
+					}
+				})
+			}
+			run("graphc-"+cpu.ISA(), func(a []byte) float32 { return cpu.KDot(dt)(a, x, nil, nil, s.K) })
+			for _, v := range oracle.variants {
+				run("ggml-"+v.name, func(a []byte) float32 { return v.vecDot(dt, a, x, s.K) })
+			}
+			// The calls alone: vec_dot of no blocks, to subtract.
+			run("ggml-calls", func(a []byte) float32 { return oracle.variants[0].vecDot(dt, a, x, 0) })
+		}
+	}
+}
+
+// TestGGMLMulMat checks Backend.MulMat with each weight type (its
+// quantKernels row: x's conversion and side arrays, the dot product, on
+// two threads) against ggml's vec_dot of each weight row with each row
+// of x converted by from_float, to TestGGMLVecDot's bound.
+func TestGGMLMulMat(t *testing.T) {
+	o := needOracle(t)
+	const k, m, n = 1024, 12, 3
+	r := rand.New(rand.NewPCG(35, 36))
+	w := make([]float32, k*m)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	x := tensor.NewTensor(tensor.F32, [4]int{k, n, 1, 1})
+	for j := 0; j < n; j++ {
+		copy(x.F32s()[j*k:], oracleRow(r, k))
+	}
+	be := cpu.New(2)
+	defer be.Close()
+	v := o.variants[len(o.variants)-1]
+	forISAs(t, func(t *testing.T) {
+		for _, dt := range oracleTypes {
+			ne := [4]int{k, m, 1, 1}
+			a := tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: o.quantize(dt, w, m)}
+			dst := tensor.NewTensor(tensor.F32, [4]int{m, n, 1, 1})
+			be.MulMat(&dst, &a, &x, ops.MulMatParams{})
+			for j := 0; j < n; j++ {
+				xf := x.F32s()[j*k : (j+1)*k]
+				xq := v.fromFloat(cpu.VecDotType(dt), xf)
+				for i := 0; i < m; i++ {
+					want := v.vecDot(dt, a.Data[i*dt.RowSize(k):(i+1)*dt.RowSize(k)], xq, k)
+					got := dst.F32s()[j*m+i]
+					if mag := rowMagnitude(w[i*k:(i+1)*k], xf); math.Abs(float64(got)-float64(want)) > 1e-6*mag || math.IsNaN(float64(got)) {
+						t.Errorf("%v: dst[%d,%d] = %g, ggml %s %g", dt, i, j, got, v.name, want)
+					}
+				}
+			}
+		}
+	})
 }
