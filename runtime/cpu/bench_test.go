@@ -144,3 +144,34 @@ func BenchmarkMulMatPacked(b *testing.B) {
 		}
 	}
 }
+
+// kquantShapes are Llama-3.2-1B's matrix-vector products (hidden 2048,
+// feed-forward 8192, 8 key-value heads of 64): K×M.
+var kquantShapes = []struct{ K, M int }{{2048, 2048}, {2048, 512}, {2048, 8192}, {8192, 2048}}
+
+// BenchmarkMulMatKQuant is MulMat with a q4_K, q5_K or q6_K weight (random
+// quants and sane scales) against one f32 row, at Llama-3.2-1B's shapes:
+// GB/s of weight read (SetBytes), the figure to set against the machine's
+// read bandwidth and ggml's (BenchmarkGGMLVecDot).
+func BenchmarkMulMatKQuant(b *testing.B) {
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K} {
+		for _, s := range kquantShapes {
+			b.Run(fmt.Sprintf("%v/K=%d,M=%d", dt, s.K, s.M), func(b *testing.B) {
+				r := rand.New(rand.NewPCG(1, 2))
+				ne := [4]int{s.K, s.M, 1, 1}
+				a := tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: kBlocks(r, dt, s.K*s.M/256, false)}
+				x := tensor.NewTensor(tensor.F32, [4]int{s.K, 1, 1, 1})
+				for i := range x.F32s() {
+					x.F32s()[i] = float32(r.NormFloat64())
+				}
+				dst := tensor.NewTensor(tensor.F32, [4]int{s.M, 1, 1, 1})
+				benchThreads(b, func(b *testing.B, be *cpu.Backend) {
+					b.SetBytes(int64(len(a.Data)))
+					for b.Loop() {
+						be.MulMat(&dst, &a, &x, ops.MulMatParams{})
+					}
+				})
+			})
+		}
+	}
+}

@@ -16,13 +16,56 @@ import (
 // isBlockType reports whether MulMat and GetRows take t through this file.
 func isBlockType(t tensor.DType) bool { return t.Quantized() || t == tensor.BF16 }
 
+// A quantKernel is how MulMat computes with one weight type: a row of
+// quantKernels, ggml's type_traits_cpu entry for the type. Adding a weight
+// type is a row here plus its dot product.
+type quantKernel struct {
+	vecDot tensor.DType // x's rows are converted to this type (vec_dot_type)
+	// fromFloat appends a row of x in vecDot as ggml's from_float for
+	// vecDot does (the activation quantizer).
+	fromFloat func(dst []byte, row []float32) []byte
+	// dot is the weight row a against the converted row x, k elements
+	// (ggml's vec_dot); xd and xs are x's side arrays, when the row asks
+	// for them.
+	dot func(a, x []byte, xd []float32, xs []int32, k int) float32
+	// scales: dot takes x's q8_0 block scales as float32 (xScales), k/32
+	// a row; sums: their quant sums (xSums).
+	scales, sums bool
+}
+
+// quantKernels has a row for each weight type MulMat takes through this
+// file (isBlockType, and a type whose kernels exist: q4_K and the others
+// are not yet Supported, but MulMat computes with them).
+var quantKernels = map[tensor.DType]*quantKernel{
+	tensor.BF16:   {vecDot: tensor.BF16, fromFloat: encodeBF16, dot: dotBF16},
+	tensor.Q8_0:   {vecDot: tensor.Q8_0, fromFloat: quantizeQ8_0Go, dot: dotQ8_0, scales: true},
+	tensor.Q4_0:   {vecDot: tensor.Q8_0, fromFloat: quantizeQ8_0Go, dot: dotQ4_0, scales: true, sums: true},
+	tensor.Q4_1:   {vecDot: tensor.Q8_1, fromFloat: quantizeQ8_1Go, dot: dotQ4_1},
+	tensor.Q5_0:   {vecDot: tensor.Q8_0, fromFloat: quantizeQ8_0Go, dot: dotQ5_0},
+	tensor.Q5_1:   {vecDot: tensor.Q8_1, fromFloat: quantizeQ8_1Go, dot: dotQ5_1},
+	tensor.IQ4_NL: {vecDot: tensor.Q8_0, fromFloat: quantizeQ8_0Go, dot: dotIQ4_NL},
+	tensor.Q2_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ2_K},
+	tensor.Q3_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ3_K},
+	tensor.Q4_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ4_K},
+	tensor.Q5_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ5_K},
+	tensor.Q6_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ6_K},
+	tensor.IQ4_XS: {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotIQ4_XS},
+	// Activation types only, as in ggml: their from_float, no vec_dot.
+	tensor.Q8_1: {vecDot: tensor.Q8_1, fromFloat: quantizeQ8_1Go},
+	tensor.Q8_K: {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo},
+}
+
 // vecDotType is ggml's type_traits_cpu[t].vec_dot_type.
 func vecDotType(t tensor.DType) tensor.DType {
-	if t == tensor.BF16 {
-		return tensor.BF16
+	if q := quantKernels[t]; q != nil {
+		return q.vecDot
 	}
 	return tensor.Q8_0
 }
+
+// encodeBF16 appends row in bf16 (ggml_cpu_fp32_to_bf16: round to nearest
+// even, as tensor's encoder).
+func encodeBF16(dst []byte, row []float32) []byte { return tensor.Quantize(dst, tensor.BF16, row) }
 
 type blockMulMat struct {
 	dst, a      tensor.Tensor // copies, so that the caller's tensors stay on its stack
@@ -45,19 +88,14 @@ func (b *Backend) mulMatBlocks(dst, a, x *tensor.Tensor) {
 		k%a.Type.BlockSize() != 0 || a.Nb[0] != a.Type.Size() || a.Nb[1] < a.Type.RowSize(k) {
 		bug("MulMat: dst %v%v, a %v%v nb %v, x %v%v", dst.Type, dst.Ne, a.Type, a.Ne, a.Nb, x.Type, x.Ne)
 	}
-	vt := vecDotType(a.Type)
-	t := &b.qmm
-	*t = blockMulMat{dst: *dst, a: *a, xRow: vt.RowSize(k), aRow: a.Type.RowSize(k), k: k, m: m, n: n, ne2: x.Ne[2], r2: x.Ne[2] / a.Ne[2], r3: x.Ne[3] / a.Ne[3]}
-	switch a.Type {
-	case tensor.Q8_0:
-		t.dot = dotQ8_0
-	case tensor.Q4_0:
-		t.dot = dotQ4_0
-	case tensor.BF16:
-		t.dot = dotBF16
-	default:
+	q := quantKernels[a.Type]
+	if q == nil || q.dot == nil {
 		bug("MulMat: no dot product for %v", a.Type)
 	}
+	vt := q.vecDot
+	t := &b.qmm
+	*t = blockMulMat{dst: *dst, a: *a, xRow: vt.RowSize(k), aRow: a.Type.RowSize(k), k: k, m: m, n: n, ne2: x.Ne[2], r2: x.Ne[2] / a.Ne[2], r3: x.Ne[3] / a.Ne[3]}
+	t.dot = q.dot
 	// x's rows in the vec_dot_type, into the backend's scratch: a MulMat
 	// allocates nothing once the scratch has grown to its largest x.
 	rows := x.Ne[1] * x.Ne[2] * x.Ne[3]
@@ -82,16 +120,16 @@ func (b *Backend) mulMatBlocks(dst, a, x *tensor.Tensor) {
 						row[i0] = xs[(base+i0*x.Nb[0])/4]
 					}
 				}
-				xq = quantizeActivations(xq, vt, row)
+				xq = q.fromFloat(xq, row)
 			}
 		}
 	}
 	t.xq = xq
-	if vt == tensor.Q8_0 {
+	if q.scales {
 		t.xd = xScales(b.qxd[:0], xq)
 		b.qxd = t.xd
 	}
-	if a.Type == tensor.Q4_0 {
+	if q.sums {
 		t.xs = xSums(b.qxs[:0], xq)
 		b.qxs = t.xs
 	}
@@ -132,13 +170,11 @@ func (t *blockMulMat) run(chunk, nchunks, _ int) {
 }
 
 // quantizeActivations appends row in type vt as ggml's from_float does for
-// activations: like the reference quantizer, but rounding q8_0 values half
-// to even (the AVX path's _mm256_round_ps with _MM_ROUND_NEAREST).
+// activations (quantKernels[vt].fromFloat): q8_0 and q8_1 like the
+// reference quantizers but rounding half to even (the AVX path's
+// _mm256_round_ps with _MM_ROUND_NEAREST), q8_K as the reference.
 func quantizeActivations(dst []byte, vt tensor.DType, row []float32) []byte {
-	if vt != tensor.Q8_0 {
-		return tensor.Quantize(dst, vt, row)
-	}
-	return quantizeQ8_0Go(dst, row)
+	return quantKernels[vt].fromFloat(dst, row)
 }
 
 // quantizeQ8_0Go is quantizeActivations' q8_0 loop: per block of 32, the

@@ -1,0 +1,37 @@
+//go:build !noasm
+
+package cpu
+
+// dotQ4_KAVX2 is dotQ4_KGo(a, x, nb) with AVX2 (a holds nb q4_K blocks,
+// x nb q8_K blocks): the same bits, each block's integer sums exact and
+// its float32 value and the running sum rounded as in the Go loop.
+//
+//go:noescape
+func dotQ4_KAVX2(a, x []byte, nb int) float32
+
+// dotQ4_KVNNI is dotQ4_KAVX2 with 512-bit vectors (two sub-blocks at a
+// time) and AVX-512 VNNI's vpdpwssd.
+//
+//go:noescape
+func dotQ4_KVNNI(a, x []byte, nb int) float32
+
+// dotQ5_KAVX2 is dotQ5_KGo(a, x, nb) with AVX2, as dotQ4_KAVX2.
+//
+//go:noescape
+func dotQ5_KAVX2(a, x []byte, nb int) float32
+
+// dotQ5_KVNNI is dotQ5_KAVX2 with AVX-512 VNNI, as dotQ4_KVNNI.
+//
+//go:noescape
+func dotQ5_KVNNI(a, x []byte, nb int) float32
+
+// dotQ6_KAVX2 is dotQ6_KGo(a, x, nb) with AVX2, as dotQ4_KAVX2.
+//
+//go:noescape
+func dotQ6_KAVX2(a, x []byte, nb int) float32
+
+// dotQ6_KVNNI is dotQ6_KAVX2 with 512-bit vectors (64 quants at a time)
+// and AVX-512 VNNI's vpdpwssd.
+//
+//go:noescape
+func dotQ6_KVNNI(a, x []byte, nb int) float32

@@ -1,0 +1,18 @@
+//go:build !amd64 || noasm
+
+package cpu
+
+// The Go bodies of kdot_amd64.go's kernels: this build has no assembly, so
+// they are the reference loops and only tests reach them (level is isaGo).
+
+func dotQ4_KAVX2(a, x []byte, nb int) float32 { return dotQ4_KGo(a, x, nb) }
+
+func dotQ4_KVNNI(a, x []byte, nb int) float32 { return dotQ4_KGo(a, x, nb) }
+
+func dotQ5_KAVX2(a, x []byte, nb int) float32 { return dotQ5_KGo(a, x, nb) }
+
+func dotQ5_KVNNI(a, x []byte, nb int) float32 { return dotQ5_KGo(a, x, nb) }
+
+func dotQ6_KAVX2(a, x []byte, nb int) float32 { return dotQ6_KGo(a, x, nb) }
+
+func dotQ6_KVNNI(a, x []byte, nb int) float32 { return dotQ6_KGo(a, x, nb) }

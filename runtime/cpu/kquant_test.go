@@ -1,0 +1,132 @@
+package cpu_test
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
+)
+
+// kScaleFields are the byte offsets of each weight type's f16 scales in
+// its block: the builder makes them sane, the other bytes are random.
+var kScaleFields = map[tensor.DType][]int{
+	tensor.Q4_1: {0, 2}, tensor.Q5_0: {0}, tensor.Q5_1: {0, 2}, tensor.IQ4_NL: {0},
+	tensor.Q2_K: {80, 82}, tensor.Q3_K: {108}, tensor.Q4_K: {0, 2}, tensor.Q5_K: {0, 2},
+	tensor.Q6_K: {208}, tensor.IQ4_XS: {0},
+}
+
+// kBlocks returns nb random blocks of type t: random quant and sub-scale
+// bytes (all 0xff, the largest magnitudes, when ext; q6_K's scales then
+// -128) and random f16 scales.
+func kBlocks(r *rand.Rand, t tensor.DType, nb int, ext bool) []byte {
+	size := t.Size()
+	b := make([]byte, nb*size)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+		if ext {
+			b[i] = 0xff
+		}
+	}
+	for blk := 0; blk < nb; blk++ {
+		o := blk * size
+		if ext && t == tensor.Q6_K {
+			for j := 192; j < 208; j++ {
+				b[o+j] = 0x80
+			}
+		}
+		for _, f := range kScaleFields[t] {
+			binary.LittleEndian.PutUint16(b[o+f:], tensor.F32ToF16(float32(r.NormFloat64()*0.01)))
+		}
+	}
+	return b
+}
+
+// kActivations returns k random floats (some blocks all zero, some with a
+// value much larger than the rest) and, when ext, rows whose quants are
+// all ±127.
+func kActivations(r *rand.Rand, k int, ext bool) []float32 {
+	x := make([]float32, k)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+		if ext {
+			x[i] = float32(1 - 2*(i%2))
+			if r.IntN(2) == 0 {
+				x[i] = -1
+			}
+		}
+	}
+	if !ext && k >= 512 {
+		clear(x[256:512])
+		x[r.IntN(k)] = 1e4
+	}
+	return x
+}
+
+// TestKQuantAsm checks the K-quants' assembly against their Go loops,
+// bit for bit (each block's integer sums are exact and its float32 value
+// and the running sum are rounded as in the Go loop), at the levels this
+// machine has, on random blocks and on the extremes (the largest quants,
+// scales and activations: no int16 saturation).
+func TestKQuantAsm(t *testing.T) {
+	avx2 := slices.Contains(cpu.ISAs(), "avx2")
+	vnni := slices.Contains(cpu.ISAs(), "avx512") && cpu.HasVNNI()
+	if !avx2 {
+		t.Skip("no AVX2: the assembly does not run here (the Go loops are MulMat's)")
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+		kk := cpu.KQuantKernels[dt]
+		for _, nb := range []int{0, 1, 2, 3, 8, 17} {
+			for rep := 0; rep < 12; rep++ {
+				ext := rep < 2
+				a := kBlocks(r, dt, nb, ext)
+				x := cpu.QuantizeActivations(nil, tensor.Q8_K, kActivations(r, 256*nb, ext))
+				want := kk.Go(a, x, nb)
+				if got := kk.AVX2(a, x, nb); math.Float32bits(got) != math.Float32bits(want) {
+					t.Fatalf("%v avx2, %d blocks (rep %d): got %g, want %g", dt, nb, rep, got, want)
+				}
+				if vnni {
+					if got := kk.VNNI(a, x, nb); math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("%v vnni, %d blocks (rep %d): got %g, want %g", dt, nb, rep, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKQuantDotLevels checks every weight type's MulMat dot product at
+// each level against the level "go" one, bit for bit.
+func TestKQuantDotLevels(t *testing.T) {
+	types := []tensor.DType{tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.IQ4_NL, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS}
+	r := rand.New(rand.NewPCG(23, 24))
+	type kcase struct {
+		dt   tensor.DType
+		k    int
+		a, x []byte
+		want float32
+	}
+	var cases []kcase
+	func() {
+		defer cpu.UseISA("go")()
+		for _, dt := range types {
+			for _, nb := range []int{1, 4, 9} {
+				k := nb * 256
+				a := kBlocks(r, dt, k/dt.BlockSize(), nb == 1)
+				x := cpu.QuantizeActivations(nil, cpu.VecDotType(dt), kActivations(r, k, nb == 1))
+				cases = append(cases, kcase{dt, k, a, x, cpu.KDot(dt)(a, x, nil, nil, k)})
+			}
+		}
+	}()
+	forISAs(t, func(t *testing.T) {
+		for _, c := range cases {
+			if got := cpu.KDot(c.dt)(c.a, c.x, nil, nil, c.k); math.Float32bits(got) != math.Float32bits(c.want) {
+				t.Fatalf("%v, k %d: got %g, want %g", c.dt, c.k, got, c.want)
+			}
+		}
+	})
+}
