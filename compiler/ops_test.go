@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/graphc/graphc/dsl"
 	"github.com/graphc/graphc/ops"
 )
 
@@ -71,7 +72,7 @@ func TestEveryOpLowers(t *testing.T) {
 
 // TestDSLReferenceListsEveryOp: docs/dsl.md's list of the DSL's functions
 // names every op of the table (view as view_1d…view_4d), and each op's
-// keyword parameters.
+// keyword parameters, and every dtype of the type table the DSL takes.
 func TestDSLReferenceListsEveryOp(t *testing.T) {
 	doc, err := os.ReadFile("../docs/dsl.md")
 	if err != nil {
@@ -93,6 +94,11 @@ func TestDSLReferenceListsEveryOp(t *testing.T) {
 			if !strings.Contains(string(doc), k.Key+"=") {
 				t.Errorf("docs/dsl.md does not name %s's parameter %s=", op, k.Key)
 			}
+		}
+	}
+	for _, dt := range dsl.DTypes() {
+		if !words[dt] {
+			t.Errorf("docs/dsl.md does not name dtype %s", dt)
 		}
 	}
 }
