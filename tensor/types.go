@@ -71,27 +71,27 @@ type Traits struct {
 var types = [numDTypes]Traits{
 	F32:  {Name: "f32", Block: 1, Size: 4, Supported: true, Doc: "32-bit IEEE 754 float", Encode: encodeF32, Decode: decodeF32},
 	F16:  {Name: "f16", Block: 1, Size: 2, Supported: true, Doc: "16-bit IEEE 754 half float", Encode: encodeF16, Decode: decodeF16},
-	Q4_0: {Name: "q4_0", Block: 32, Size: 2 + 16, Supported: true, WeightOnly: true, Doc: "ggml's 4-bit blocks of 32 with an f16 scale", Encode: encodeQ4_0, Decode: decodeQ4_0}, // d, qs[16]
-	Q4_1: {Name: "q4_1", Block: 32, Size: 2 + 2 + 16},                                                                                                                            // d, m, qs[16]
-	Q5_0: {Name: "q5_0", Block: 32, Size: 2 + 4 + 16},                                                                                                                            // d, qh[4], qs[16]
-	Q5_1: {Name: "q5_1", Block: 32, Size: 2 + 2 + 4 + 16},                                                                                                                        // d, m, qh[4], qs[16]
-	Q8_0: {Name: "q8_0", Block: 32, Size: 2 + 32, Supported: true, WeightOnly: true, Doc: "ggml's 8-bit blocks of 32 with an f16 scale", Encode: encodeQ8_0, Decode: decodeQ8_0}, // d, qs[32]
-	Q8_1: {Name: "q8_1", Block: 32, Size: 2 + 2 + 32},                                                                                                                            // d, s, qs[32]
-	Q2_K: {Name: "q2_K", Block: 256, Size: 2*2 + 16 + 64},                                                                                                                        // d, dmin, scales[QK_K/16], qs[QK_K/4]
-	Q3_K: {Name: "q3_K", Block: 256, Size: 2 + 64 + 32 + 12},                                                                                                                     // d, qs[QK_K/4], hmask[QK_K/8], scales[12]
-	Q4_K: {Name: "q4_K", Block: 256, Size: 2*2 + 12 + 128},                                                                                                                       // d, dmin, scales[12], qs[QK_K/2]
-	Q5_K: {Name: "q5_K", Block: 256, Size: 2*2 + 12 + 128 + 32},
-	Q6_K: {Name: "q6_K", Block: 256, Size: 2 + 16 + 3*256/4},
-	Q8_K: {Name: "q8_K", Block: 256, Size: 4 + 256 + 16*2}, // float d, qs[QK_K], bsums[QK_K/16] int16
+	Q4_0: {Name: "q4_0", Block: 32, Size: 2 + 16, Supported: true, WeightOnly: true, Doc: "ggml's 4-bit blocks of 32 with an f16 scale", Encode: encodeQ4_0, Decode: decodeQ4_0},                           // d, qs[16]
+	Q4_1: {Name: "q4_1", Block: 32, Size: 2 + 2 + 16, Doc: "ggml's 4-bit blocks of 32 with an f16 scale and min", Encode: encodeQ4_1, Decode: decodeQ4_1},                                                  // d, m, qs[16]
+	Q5_0: {Name: "q5_0", Block: 32, Size: 2 + 4 + 16, Doc: "ggml's 5-bit blocks of 32 with an f16 scale", Encode: encodeQ5_0, Decode: decodeQ5_0},                                                          // d, qh[4], qs[16]
+	Q5_1: {Name: "q5_1", Block: 32, Size: 2 + 2 + 4 + 16, Doc: "ggml's 5-bit blocks of 32 with an f16 scale and min", Encode: encodeQ5_1, Decode: decodeQ5_1},                                              // d, m, qh[4], qs[16]
+	Q8_0: {Name: "q8_0", Block: 32, Size: 2 + 32, Supported: true, WeightOnly: true, Doc: "ggml's 8-bit blocks of 32 with an f16 scale", Encode: encodeQ8_0, Decode: decodeQ8_0},                           // d, qs[32]
+	Q8_1: {Name: "q8_1", Block: 32, Size: 2 + 2 + 32},                                                                                                                                                      // d, s, qs[32]
+	Q2_K: {Name: "q2_K", Block: 256, Size: 16 + 64 + 2*2, Doc: "ggml's 2-bit K-quant: super-blocks of 256, 4-bit scales and mins per 16", Encode: encodeQ2_K, Decode: decodeQ2_K},                          // scales[QK_K/16], qs[QK_K/4], d, dmin
+	Q3_K: {Name: "q3_K", Block: 256, Size: 32 + 64 + 12 + 2, Doc: "ggml's 3-bit K-quant: super-blocks of 256, 6-bit scales per 16", Encode: encodeQ3_K, Decode: decodeQ3_K},                                // hmask[QK_K/8], qs[QK_K/4], scales[12], d
+	Q4_K: {Name: "q4_K", Block: 256, Size: 2*2 + 12 + 128, Doc: "ggml's 4-bit K-quant: super-blocks of 256, 6-bit scales and mins per 32", Encode: encodeQ4_K, Decode: decodeQ4_K},                         // d, dmin, scales[12], qs[QK_K/2]
+	Q5_K: {Name: "q5_K", Block: 256, Size: 2*2 + 12 + 32 + 128, Doc: "ggml's 5-bit K-quant: super-blocks of 256, 6-bit scales and mins per 32", Encode: encodeQ5_K, Decode: decodeQ5_K},                    // d, dmin, scales[12], qh[QK_K/8], qs[QK_K/2]
+	Q6_K: {Name: "q6_K", Block: 256, Size: 128 + 64 + 16 + 2, Doc: "ggml's 6-bit K-quant: super-blocks of 256, 8-bit scales per 16", Encode: encodeQ6_K, Decode: decodeQ6_K},                               // ql[QK_K/2], qh[QK_K/4], scales[QK_K/16], d
+	Q8_K: {Name: "q8_K", Block: 256, Size: 4 + 256 + 16*2, Doc: "ggml's 8-bit blocks of 256 with an f32 scale and sums of 16 (the K-quants' dot-product operand)", Encode: encodeQ8_K, Decode: decodeQ8_K}, // float d, qs[QK_K], bsums[QK_K/16] int16
 
 	IQ2_XXS: {Name: "iq2_xxs", Block: 256, Size: 2 + 32*2},
 	IQ2_XS:  {Name: "iq2_xs", Block: 256, Size: 2 + 32*2 + 8},
 	IQ3_XXS: {Name: "iq3_xxs", Block: 256, Size: 2 + 3*32},
 	IQ1_S:   {Name: "iq1_s", Block: 256, Size: 2 + 32 + 16},
-	IQ4_NL:  {Name: "iq4_nl", Block: 32, Size: 2 + 16},
+	IQ4_NL:  {Name: "iq4_nl", Block: 32, Size: 2 + 16, Doc: "ggml's 4-bit non-linear blocks of 32 (16 fixed levels) with an f16 scale", Encode: encodeIQ4NL, Decode: decodeIQ4NL},
 	IQ3_S:   {Name: "iq3_s", Block: 256, Size: 2 + 13*8 + 4},
 	IQ2_S:   {Name: "iq2_s", Block: 256, Size: 2 + 64 + 16},
-	IQ4_XS:  {Name: "iq4_xs", Block: 256, Size: 2 + 2 + 4 + 128},
+	IQ4_XS:  {Name: "iq4_xs", Block: 256, Size: 2 + 2 + 4 + 128, Doc: "ggml's 4-bit non-linear super-blocks of 256, 6-bit scales per 32", Encode: encodeIQ4XS, Decode: decodeIQ4XS},
 	I8:      {Name: "i8", Block: 1, Size: 1},
 	I16:     {Name: "i16", Block: 1, Size: 2},
 	I32:     {Name: "i32", Block: 1, Size: 4, Supported: true, Doc: "32-bit signed integer"},
