@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -418,16 +419,16 @@ type MixTensor struct {
 	Type tensor.DType
 }
 
-// LoaderLess is the order of llama.cpp's model loader's weights_map
-// (weight_name_comparer), the order its quantizer visits and writes
-// tensors in: tensors outside the blocks first, then block by block
-// (blk.N. by N), by name within each.
-func LoaderLess(a, b string) bool {
-	la, lb := blockOf(a), blockOf(b)
-	if la != lb {
-		return la < lb
+// LoaderCompare orders tensor names as llama.cpp's model loader's
+// weights_map does (weight_name_comparer), the order its quantizer visits
+// and writes tensors in: tensors outside the blocks first, then block by
+// block (blk.N. by N), by name within each. It returns -1, 0 or +1, for
+// slices.SortFunc.
+func LoaderCompare(a, b string) int {
+	if la, lb := blockOf(a), blockOf(b); la != lb {
+		return cmp.Compare(la, lb)
 	}
-	return a < b
+	return strings.Compare(a, b)
 }
 
 // blockOf is N of a name starting blk.N., else -1 (sscanf's "blk.%d.").
@@ -492,15 +493,7 @@ func Mix(ft FileType, m MixModel, ts []MixTensor, pure bool) ([]tensor.DType, er
 			nAttnV++
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch {
-		case LoaderLess(ts[a].Name, ts[b].Name):
-			return -1
-		case LoaderLess(ts[b].Name, ts[a].Name):
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(order, func(a, b int) int { return LoaderCompare(ts[a].Name, ts[b].Name) })
 	iAttnV, iFFNDown := 0, 0
 
 	out := make([]tensor.DType, len(ts))

@@ -99,17 +99,9 @@ func TestFileTypes(t *testing.T) {
 	}
 }
 
-func TestLoaderLess(t *testing.T) {
+func TestLoaderCompare(t *testing.T) {
 	names := []string{"blk.10.attn_q.weight", "output.weight", "blk.2.ffn_up.weight", "blk.2.attn_k.weight", "token_embd.weight", "output_norm.weight"}
-	slices.SortFunc(names, func(a, b string) int {
-		if gguf.LoaderLess(a, b) {
-			return -1
-		}
-		if gguf.LoaderLess(b, a) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(names, gguf.LoaderCompare)
 	want := []string{"output.weight", "output_norm.weight", "token_embd.weight", "blk.2.attn_k.weight", "blk.2.ffn_up.weight", "blk.10.attn_q.weight"}
 	if !slices.Equal(names, want) {
 		t.Errorf("got %v, want %v", names, want)
