@@ -1,7 +1,8 @@
 // Package ggufarch writes GGUF model files of a llama.cpp architecture
 // (llama, qwen2) at any shape, as llama.cpp's converter writes them, with
 // random weights: what `graphc gguf new -arch` writes, and what tests and
-// benchmarks run graphc and llama.cpp on.
+// benchmarks run graphc and llama.cpp on; or, with Options.Mix, the file
+// llama.cpp's quantizer writes from such a file.
 package ggufarch
 
 import (
