@@ -30,8 +30,10 @@ const qkK = 256
 // The encoders are quantize_row_*_ref, which is what ggml_quantize_chunk
 // runs for these types without an importance matrix. Their searches
 // compare float sums, so the arithmetic is C's, in C's order, in float32;
-// float32(…) around a product that is then added rounds it, as C does,
-// where Go may otherwise fuse the two (arm64, ppc64, s390x).
+// float32(…) around a product that is then added, also one kept in a
+// variable or passed to nearestInt, rounds it as C does, where Go may
+// otherwise fuse the two, across statements too (arm64, ppc64, s390x,
+// riscv64, loong64).
 
 // groupMaxEps is ggml-quants.c's GROUP_MAX_EPS: a group whose largest
 // magnitude is below it counts as all zeros.
@@ -41,7 +43,7 @@ const groupMaxEps = 1e-15
 // adding 1.5·2²³ and reading the mantissa, for |v| < 2²²; beyond that it
 // returns what ggml's does.
 func nearestInt(v float32) int {
-	i := int32(math.Float32bits(v + 12582912))
+	i := int32(math.Float32bits(float32(v) + 12582912)) // v rounded: not fused with a caller's product
 	return int(i&0x007fffff - 0x00400000)
 }
 
@@ -272,7 +274,7 @@ func encodeQ2_K(dst []byte, src []float32) []byte {
 			if dj == 0 {
 				continue
 			}
-			mj := mf * float32(sc[j]>>4)
+			mj := float32(mf * float32(sc[j]>>4))
 			for i := 16 * j; i < 16*j+16; i++ {
 				L[i] = uint8(max(0, min(3, nearestInt((x[i]+mj)/dj))))
 			}
@@ -305,7 +307,7 @@ func decodeQ2_K(dst []float32, src []byte, n int) []float32 {
 		for e := range qkK {
 			s := sc[e/16]
 			q := qs[32*(e/128)+e%32] >> (2 * (e % 128 / 32)) & 3
-			dl, ml := d*float32(s&15), dmin*float32(s>>4)
+			dl, ml := d*float32(s&15), float32(dmin*float32(s>>4))
 			dst = append(dst, float32(dl*float32(q))-ml)
 		}
 	}
@@ -445,7 +447,7 @@ func kScales(x []float32, L *[qkK]uint8, nmax int, rmin float32, nstep int) (d, 
 		if dj == 0 {
 			continue
 		}
-		mj := mf * float32(m)
+		mj := float32(mf * float32(m))
 		for i := 32 * j; i < 32*j+32; i++ {
 			L[i] = uint8(max(0, min(nmax, nearestInt((x[i]+mj)/dj))))
 		}
@@ -512,7 +514,7 @@ func decodeK4(dst []float32, blk, qh, qs []byte) []float32 {
 		if qh != nil {
 			q |= qh[e%32] >> (e / 32) & 1 << 4
 		}
-		dl, ml := d*float32(s), dmin*float32(m)
+		dl, ml := d*float32(s), float32(dmin*float32(m))
 		dst = append(dst, float32(dl*float32(q))-ml)
 	}
 	return dst

@@ -134,8 +134,8 @@ func encodeQ4_0(dst []byte, src []float32) []byte {
 		}
 		dst = binary.LittleEndian.AppendUint16(dst, F32ToF16(d))
 		for j := 0; j < qk/2; j++ {
-			x0 := min(15, int8(x[j]*id+8.5))
-			x1 := min(15, int8(x[j+qk/2]*id+8.5))
+			x0 := min(15, int8(float32(x[j]*id)+8.5))
+			x1 := min(15, int8(float32(x[j+qk/2]*id)+8.5))
 			dst = append(dst, byte(x0)|byte(x1)<<4)
 		}
 	}

@@ -1,3 +1,5 @@
+//go:build darwin || freebsd || linux || netbsd || windows
+
 package quanttest
 
 import (
@@ -16,9 +18,10 @@ import (
 )
 
 // typeTraits is struct ggml_type_traits of include/ggml.h (ggml 0.9 to
-// 0.25). ggml reads it; the test checks its name, block and size fields
-// against the type table before calling its functions, so that a layout
-// that moved fails rather than calling a wrong pointer.
+// 0.25), read from ggml's memory; the fields not read only keep the
+// layout. The test checks its name, block and size fields against the
+// type table before calling toFloat, so that a layout that moved fails
+// rather than calls a wrong pointer.
 type typeTraits struct {
 	name         *byte
 	blckSize     int64
@@ -61,9 +64,9 @@ func load(t *testing.T) *oracle {
 	return o
 }
 
-// The types whose codecs are checked, with where their blocks keep a
-// scale (f16, or f32 for q8_K), which the random blocks of TestDecode
-// make finite.
+// The types whose codecs are checked (q4_0 and q8_0 too), with where
+// their blocks keep a scale (f16, or f32 for q8_K), which the random
+// blocks of TestDequantizeMatchesGGML make finite.
 var checked = []struct {
 	dt     tensor.DType
 	f16At  []int
