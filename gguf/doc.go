@@ -59,6 +59,19 @@
 // merges). CheckMeta checks a file's metadata against the values a
 // generated model was compiled for.
 //
+// # Quantized files as llama.cpp writes them
+//
+// Mix is llama.cpp's choice of each tensor's type when llama-quantize
+// quantizes a model to a file type (FileType, general.file_type: q4_K_m,
+// q6_K, iq4_xs, …): the rules of src/llama-quant.cpp's
+// llama_tensor_get_type without an importance matrix, as tables (the file
+// types and their per-category rules, the categories by name, the names
+// never quantized, the fallbacks for rows that are not whole blocks).
+// QuantizedMeta is the metadata the quantizer writes and LoaderCompare the
+// order of its tensors, so that a writer can produce its file byte for
+// byte (gguf/ggufarch does; internal/llamacpp checks it against
+// llama_model_quantize).
+//
 // # Why our own reader
 //
 // Go has GGUF libraries, github.com/gpustack/gguf-parser-go the most

@@ -1,7 +1,8 @@
 // Package ggufarch writes GGUF model files of a llama.cpp architecture
 // (llama, qwen2) at any shape, as llama.cpp's converter writes them, with
 // random weights: what `graphc gguf new -arch` writes, and what tests and
-// benchmarks run graphc and llama.cpp on.
+// benchmarks run graphc and llama.cpp on; or, with Options.Mix, the file
+// llama.cpp's quantizer writes from such a file.
 package ggufarch
 
 import (
@@ -9,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/graphc/graphc/gguf"
@@ -36,9 +38,17 @@ type Options struct {
 	// Tied: no output.weight; the output head reads token_embd.weight
 	// (Llama 3.2, small Qwen2).
 	Tied bool
-	// Type is the matrices' type: f32, f16, bf16, q8_0 or q4_0. Norms and
-	// biases are f32.
+	// Type is the matrices' type: f32, f16, bf16, q8_0 or q4_0, every
+	// matrix that type (q4_0's output head too, as llama-quantize --pure
+	// writes it). Norms and biases are f32.
 	Type tensor.DType
+	// Mix, where not empty, is a llama.cpp file type (gguf.ParseFileType's
+	// names: q4_K_m, q6_K, iq4_xs, …) whose mix of types the matrices
+	// take instead of Type (which must be f32): the file is the one
+	// llama_model_quantize writes from the f32 file of the other options,
+	// tensor for tensor and byte for byte (gguf.Mix's types,
+	// gguf.QuantizedMeta's metadata, gguf.LoaderCompare's order).
+	Mix string
 	// Seed seeds the weights: normal with standard deviation 0.02, norms 1.
 	Seed uint64
 	// Name is general.name; WriteFile's default is the file's name
@@ -58,10 +68,37 @@ func Defaults(arch string) Options {
 // each type the files take.
 var fileTypes = map[tensor.DType]uint32{tensor.F32: 0, tensor.F16: 1, tensor.Q4_0: 2, tensor.Q8_0: 7, tensor.BF16: 32}
 
+// MixWritable reports whether New writes files of the llama.cpp file type
+// ft as Options.Mix: graphc has an encoder for its default type (the types
+// its mix and fallbacks add, q8_0, q6_K, q5_K, q4_K, q3_K, q5_1, q5_0,
+// q4_0 and f16, all have one).
+func MixWritable(ft gguf.FileType) bool {
+	return ft.Known() && ft.Default().Traits().Encode != nil
+}
+
+// Mixes lists the names of the file types MixWritable accepts.
+func Mixes() []string {
+	var names []string
+	for _, ft := range gguf.FileTypes() {
+		if MixWritable(ft) {
+			names = append(names, ft.String())
+		}
+	}
+	return names
+}
+
 // Check reports the first option that makes no file llama.cpp loads.
 func (o *Options) Check() error {
 	if o.Arch != "llama" && o.Arch != "qwen2" {
 		return fmt.Errorf("-arch %s: want llama or qwen2", o.Arch)
+	}
+	if o.Mix != "" {
+		if ft, ok := gguf.ParseFileType(o.Mix); !ok || !MixWritable(ft) {
+			return fmt.Errorf("-type %s: want f32, f16, bf16, q8_0, q4_0 or one of llama.cpp's mixes %s", o.Mix, strings.Join(Mixes(), ", "))
+		}
+		if o.Type != tensor.F32 {
+			return fmt.Errorf("a file of llama.cpp's mix %s takes its types from the mix, not -type %s", o.Mix, o.Type)
+		}
 	}
 	if _, ok := fileTypes[o.Type]; !ok {
 		return fmt.Errorf("-type %s: want f32, f16, bf16, q8_0 or q4_0", o.Type)
@@ -140,6 +177,11 @@ func New(o Options) (*gguf.Writer, error) {
 		return nil, err
 	}
 	meta = append(meta, vocab...)
+	var mix gguf.FileType
+	if o.Mix != "" {
+		mix, _ = gguf.ParseFileType(o.Mix)
+		meta = gguf.QuantizedMeta(meta, mix)
+	}
 	for _, kv := range meta {
 		if err := w.AddMeta(kv.Key, kv.Value); err != nil {
 			return nil, err
@@ -182,14 +224,37 @@ func New(o Options) (*gguf.Writer, error) {
 	if !o.Tied {
 		ts = append(ts, weight{name: "output.weight", ne0: o.Embd, rows: o.Vocab, matrix: true})
 	}
-	for k, t := range ts {
-		typ := tensor.F32
-		if t.matrix {
-			typ = dt
-		}
-		ne := []int64{int64(t.ne0), int64(t.rows)}
+	shape := func(t weight) []int64 {
 		if t.rows == 1 {
-			ne = ne[:1]
+			return []int64{int64(t.ne0)}
+		}
+		return []int64{int64(t.ne0), int64(t.rows)}
+	}
+	// The types and order: each matrix dt, in this order; or, with a
+	// mix, each tensor the mix's type, in llama.cpp's loader's order.
+	types := make([]tensor.DType, len(ts))
+	order := make([]int, len(ts))
+	for k, t := range ts {
+		order[k] = k
+		types[k] = tensor.F32
+		if t.matrix {
+			types[k] = dt
+		}
+	}
+	if o.Mix != "" {
+		mts := make([]gguf.MixTensor, len(ts))
+		for k, t := range ts {
+			mts[k] = gguf.MixTensor{Name: t.name, Ne: shape(t), Type: tensor.F32}
+		}
+		if types, err = gguf.Mix(mix, gguf.MixModel{Arch: o.Arch, Layers: o.Layers, Heads: o.Heads, KVHeads: o.KVHeads}, mts, false); err != nil {
+			return nil, err
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return gguf.LoaderCompare(ts[a].name, ts[b].name) })
+	}
+	for _, k := range order {
+		t, typ, ne := ts[k], types[k], shape(ts[k])
+		if typ.Traits().Encode == nil {
+			return nil, fmt.Errorf("%s: graphc has no encoder for %s", t.name, typ)
 		}
 		produce := func(out io.Writer) error {
 			r := rand.New(rand.NewPCG(o.Seed, uint64(k)))

@@ -343,3 +343,45 @@ func readDump(dir string) (map[string]Dumped, error) {
 	}
 	return tensors, nil
 }
+
+// FileTypes are llama.h's enum llama_ftype by llama-quantize's names
+// (lower-cased): the values llama_model_quantize takes and writes as
+// general.file_type. They are written here from llama.h, apart from
+// graphc's own table (gguf.FileType), so the oracle tests check one
+// against the other.
+var FileTypes = map[string]uint32{
+	"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q8_0": 7, "q5_0": 8, "q5_1": 9,
+	"q2_k": 10, "q3_k_s": 11, "q3_k_m": 12, "q3_k_l": 13, "q4_k_s": 14, "q4_k_m": 15,
+	"q5_k_s": 16, "q5_k_m": 17, "q6_k": 18, "iq2_xxs": 19, "iq2_xs": 20, "q2_k_s": 21,
+	"iq3_xs": 22, "iq3_xxs": 23, "iq1_s": 24, "iq4_nl": 25, "iq3_s": 26, "iq3_m": 27,
+	"iq2_s": 28, "iq2_m": 29, "iq4_xs": 30, "iq1_m": 31, "bf16": 32, "tq1_0": 36,
+	"tq2_0": 37, "mxfp4_moe": 38, "nvfp4": 39, "q1_0": 40, "q2_0": 41,
+}
+
+// Quantize writes out, in quantized by llama_model_quantize as
+// llama-quantize IN OUT FTYPE does: the library's default parameters (no
+// importance matrix, no tensor type overrides), one thread. ftype is a
+// name of FileTypes, in any case ("q4_K_M").
+func (h *Harness) Quantize(in, out, ftype string) error { return h.quantize(in, out, ftype, false) }
+
+// QuantizePure is Quantize as llama-quantize --pure: every tensor it
+// quantizes is ftype's default type, but where a row needs a fallback.
+func (h *Harness) QuantizePure(in, out, ftype string) error { return h.quantize(in, out, ftype, true) }
+
+func (h *Harness) quantize(in, out, ftype string, pure bool) error {
+	n, ok := FileTypes[strings.ToLower(ftype)]
+	if !ok {
+		return fmt.Errorf("llama.cpp quantize: unknown file type %q", ftype)
+	}
+	args := []string{"-quantize", in, out, fmt.Sprint(n)}
+	if pure {
+		args = append(args, "-pure")
+	}
+	cmd := exec.Command(h.bin, args...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("llama.cpp harness -quantize %s %s %s: %v\n%s", in, out, ftype, err, stderr.String())
+	}
+	return nil
+}

@@ -10,6 +10,7 @@
 //	harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS [-follow 4,5,6] [-all] [-dump DIR]] [-ngl N] [-libdir DIR]
 //	harness MODEL -bench [-libdir DIR]
 //	harness -scores DIR
+//	harness -quantize IN OUT FTYPE [-pure]
 //
 // -bench is a timing mode, llama-bench's tests driven over stdin: each
 // line "pp N" (one batch of N prompt tokens, N <= 512, the default
@@ -32,6 +33,12 @@
 //
 // -ngl N puts the last N layers on the GPU (llama.cpp's -ngl), for a
 // harness built against a GPU build of llama.cpp.
+//
+// -quantize is llama-quantize without its options: llama_model_quantize
+// of IN to OUT with the library's default parameters (no importance
+// matrix, no overrides) but ftype, FTYPE's llama_ftype number, nthread,
+// 1, and with -pure pure (llama-quantize --pure: no mix, every
+// quantizable tensor FTYPE's default type but where a fallback is needed).
 //
 // -dump writes every contiguous f32 tensor each evaluation computes to
 // DIR/E/NAME, E counting evaluations from 0 (the prompt's batch) and NAME
@@ -72,6 +79,9 @@ struct llama_context_params {
 struct llama_batch {
 	unsigned char opaque[512];
 };
+struct llama_model_quantize_params {
+	unsigned char opaque[256];
+};
 struct ggml_tensor;
 typedef bool (*eval_callback)(struct ggml_tensor *t, bool ask, void *user_data);
 
@@ -95,6 +105,8 @@ void llama_set_n_threads(struct llama_context *ctx, int32_t n_threads, int32_t n
 void *llama_get_memory(const struct llama_context *ctx);
 void llama_memory_clear(void *mem, bool data);
 void llama_synchronize(struct llama_context *ctx);
+struct llama_model_quantize_params llama_model_quantize_default_params(void);
+uint32_t llama_model_quantize(const char *fname_inp, const char *fname_out, const struct llama_model_quantize_params *params);
 const char *ggml_get_name(const struct ggml_tensor *t);
 size_t ggml_nbytes(const struct ggml_tensor *t);
 bool ggml_is_contiguous(const struct ggml_tensor *t);
@@ -298,6 +310,28 @@ static void bench(struct llama_model *model, int n_vocab) {
 	}
 }
 
+// quantize is -quantize. The parameters are set where the release
+// @node-llama-cpp/linux-x64@3.22.1 carries lays them out: nthread and
+// ftype, int32 at 0 and 4, then output_tensor_type and
+// token_embedding_type at 8 and 12 (GGML_TYPE_COUNT, 43, by default: the
+// quantizer's choice), then the bools allow_requantize and
+// quantize_output_tensor (false, true), only_copy and pure (false) at 16
+// to 19. The defaults are checked before anything is set, as
+// flash_attn_off does.
+static int quantize(const char *in, const char *out, int ftype, bool pure) {
+	struct llama_model_quantize_params p = llama_model_quantize_default_params();
+	int32_t v[4];
+	memcpy(v, p.opaque, sizeof v);
+	if (v[0] != 0 || v[1] != 7 || v[2] != 43 || v[3] != 43 || p.opaque[16] != 0 || p.opaque[17] != 1 || p.opaque[18] != 0 || p.opaque[19] != 0)
+		die("-quantize: this release's quantize parameters are laid out unlike the one the harness knows");
+	int32_t nthread = 1;
+	memcpy(p.opaque + 0, &nthread, 4);
+	p.opaque[19] = pure;
+	memcpy(p.opaque + 4, &ftype, 4);
+	if (llama_model_quantize(in, out, &p) != 0) die("llama_model_quantize failed");
+	return 0;
+}
+
 // scores is -scores.
 static int scores(const char *dir) {
 	DIR *d = opendir(dir);
@@ -323,6 +357,12 @@ static int scores(const char *dir) {
 
 int main(int argc, char **argv) {
 	if (argc == 3 && !strcmp(argv[1], "-scores")) return scores(argv[2]);
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "-quantize")) {
+		if (argc == 6 && strcmp(argv[5], "-pure")) die("usage: harness -quantize IN OUT FTYPE [-pure]");
+		llama_log_set(quiet, NULL);
+		llama_backend_init();
+		return quantize(argv[2], argv[3], atoi(argv[4]), argc == 6);
+	}
 	if (argc < 2) die("usage: harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR] | MODEL -bench [-libdir DIR]");
 	const char *model_path = argv[1], *prompt_path = NULL, *tokens_arg = NULL, *libdir = NULL, *dump_dir = NULL, *follow_arg = NULL;
 	int steps = 0, ngl = -1;

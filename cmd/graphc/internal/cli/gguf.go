@@ -39,7 +39,7 @@ func cmdGGUFNew(e *env, args []string) error {
 	fs := newFlags(e, "gguf new")
 	fill := fs.String("fill", "ggml", "weight values: ggml (the conformance traces' rule) or random (normal, scaled like the ggml rule's 0.1)")
 	seed := fs.Uint64("seed", 1, "seed of -fill random")
-	typ := fs.String("type", "f32", "type of the weights that only mul_mat and get_rows read: f32, f16, bf16, q8_0 or q4_0 (other weights stay as declared)")
+	typ := fs.String("type", "f32", "type of the weights that only mul_mat and get_rows read: f32, f16, bf16, q8_0 or q4_0, every such weight that type (other weights stay as declared); or a llama.cpp file type, "+mixNames()+", whose mix llama_model_quantize would write (-arch: the file it writes from the f32 file, byte for byte)")
 	var arch ggufarch.Options
 	fs.StringVar(&arch.Arch, "arch", "", "write a model file of this llama.cpp architecture, llama or qwen2, instead of a model's weights: gguf new -arch llama [flags] out.gguf")
 	archFlags(fs, &arch)
@@ -47,7 +47,7 @@ func cmdGGUFNew(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dt, err := parseWeightType(*typ)
+	dt, mix, err := parseGGUFType(*typ)
 	if err != nil {
 		return err
 	}
@@ -59,6 +59,9 @@ func cmdGGUFNew(e *env, args []string) error {
 			return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
 		}
 		arch.Type, arch.Seed = dt, *seed
+		if mix.Known() {
+			arch.Mix = mix.String()
+		}
 		if err := arch.Check(); err != nil {
 			return &usageError{err.Error()}
 		}
@@ -85,7 +88,7 @@ func cmdGGUFNew(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	w, err := weightsFile(res.Graph, dt, *fill, *seed)
+	w, err := weightsFile(res.Graph, dt, mix, *fill, *seed)
 	if err != nil {
 		return err
 	}
@@ -99,6 +102,34 @@ func parseWeightType(s string) (tensor.DType, error) {
 		return dt, nil
 	}
 	return 0, &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0 or q4_0", s)}
+}
+
+// noMix is parseGGUFType's file type when -type is not a mix.
+const noMix = gguf.FileType(1 << 31)
+
+// parseGGUFType parses gguf new's -type: one of parseWeightType's types,
+// every weight the graph lets be quantized that type (noMix), or a llama.cpp
+// file type graphc writes (ggufarch.MixWritable) whose mix they take.
+func parseGGUFType(s string) (tensor.DType, gguf.FileType, error) {
+	if dt, err := parseWeightType(s); err == nil {
+		return dt, noMix, nil
+	}
+	if ft, ok := gguf.ParseFileType(s); ok && ggufarch.MixWritable(ft) {
+		return tensor.F32, ft, nil
+	}
+	return 0, noMix, &usageError{fmt.Sprintf("-type %s: want f32, f16, bf16, q8_0, q4_0 or one of llama.cpp's mixes %s", s, mixNames())}
+}
+
+// mixNames lists the llama.cpp file types gguf new -type takes as mixes:
+// ggufarch's, but those parseWeightType takes as types.
+func mixNames() string {
+	var names []string
+	for _, n := range ggufarch.Mixes() {
+		if _, err := parseWeightType(n); err != nil {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // archFlags registers gguf new -arch's flags of a file's shape on o, with
@@ -130,14 +161,45 @@ func writeGGUF(e *env, w *gguf.Writer, path string) error {
 
 // weightsFile builds a GGUF file of g's weights. Weights read only by
 // mul_mat (as the matrix) and get_rows (as the table) are stored as dt,
-// quantized with ggml's reference rounding; the others keep their type.
-func weightsFile(g *ir.Graph, dt tensor.DType, fill string, seed uint64) (*gguf.Writer, error) {
+// quantized with ggml's reference rounding, or, where mix is a file type,
+// as its mix picks by their names and shapes (gguf.Mix, for a model of one
+// layer and head: a name llama.cpp does not quantize, one not ending in
+// "weight", keeps its type); the others keep their type.
+func weightsFile(g *ir.Graph, dt tensor.DType, mix gguf.FileType, fill string, seed uint64) (*gguf.Writer, error) {
 	w := gguf.NewWriter()
 	if err := w.AddMeta("general.architecture", "graphc"); err != nil {
 		return nil, err
 	}
 	if err := w.AddMeta("general.name", strings.TrimSuffix(g.Source, ".g")); err != nil {
 		return nil, err
+	}
+	mixed := map[*ir.Tensor]tensor.DType{}
+	if mix.Known() {
+		var cands []*ir.Tensor
+		var mts []gguf.MixTensor
+		for _, t := range g.Params {
+			if t.Kind == ir.KindWeight && quantizable(g, t, tensor.F16) {
+				cands = append(cands, t)
+				ne := make([]int64, len(t.Ne))
+				for i, e := range t.Ne {
+					ne[i], _ = e.Constant()
+				}
+				mts = append(mts, gguf.MixTensor{Name: t.Name, Ne: ne, Type: t.Type})
+			}
+		}
+		types, err := gguf.Mix(mix, gguf.MixModel{Arch: "graphc", Layers: 1, Heads: 1, KVHeads: 1}, mts, false)
+		if err != nil {
+			return nil, &compiler.UserError{Msg: err.Error()}
+		}
+		for i, t := range cands {
+			mixed[t] = types[i]
+		}
+		if err := w.AddMeta("general.file_type", uint32(mix)); err != nil {
+			return nil, err
+		}
+		if err := w.AddMeta("general.quantization_version", gguf.QuantizationVersion); err != nil {
+			return nil, err
+		}
 	}
 	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	for k, t := range g.Params {
@@ -158,7 +220,9 @@ func weightsFile(g *ir.Graph, dt tensor.DType, fill string, seed uint64) (*gguf.
 			}
 		}
 		typ := t.Type
-		if quantizable(g, t, dt) {
+		if m, ok := mixed[t]; ok {
+			typ = m
+		} else if !mix.Known() && quantizable(g, t, dt) {
 			typ = dt
 		}
 		data := tensor.Quantize(nil, typ, vals)

@@ -48,11 +48,37 @@ func TestGGUFNewAndInfo(t *testing.T) {
 	if code, _, stderr := runCLI("gguf", "info", "testdata/not_a_trace.json"); code != ExitUser || !strings.Contains(stderr, "magic") {
 		t.Errorf("gguf info on a non-GGUF file: exit %d: %s", code, stderr)
 	}
-	// q4_1 is in the type table but has no quantizer.
-	for _, typ := range []string{"i32", "q4_1"} {
+	// iq3_s is a llama.cpp file type, but graphc has no encoder for its
+	// default type; q2_K_s needs an importance matrix; i32 is no weight
+	// type.
+	for _, typ := range []string{"i32", "iq3_s", "q2_K_s"} {
 		if code, _, _ := runCLI("gguf", "new", "-type", typ, "../../../../examples/llama/llama.g", filepath.Join(dir, "x.gguf")); code != ExitUsage {
 			t.Errorf("-type %s: exit %d", typ, code)
 		}
+	}
+}
+
+// TestGGUFNewMix: -type of a llama.cpp file type stores the weights as its
+// mix picks (the llama example's width 64 is not whole 256-blocks, so
+// q4_K_m's q4_K falls back to q5_0; its output head is q8_0) and records
+// the file type.
+func TestGGUFNewMix(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "q4_K_m.gguf")
+	if code, _, stderr := runCLI("gguf", "new", "-type", "q4_K_m", "../../../../examples/llama/llama.g", path); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	m, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for name, want := range map[string]string{"blk.0.attn_q.weight": "q5_0", "blk.0.attn_norm.weight": "f32", "output.weight": "q8_0"} {
+		if ti, ok := m.Lookup(name); !ok || ti.Type.String() != want {
+			t.Errorf("%s: %v, want %s", name, ti, want)
+		}
+	}
+	if ft, _ := m.MetaInt("general.file_type"); ft != int64(gguf.FileQ4_K_M) {
+		t.Errorf("general.file_type %d, want %d", ft, gguf.FileQ4_K_M)
 	}
 }
 

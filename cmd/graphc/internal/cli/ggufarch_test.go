@@ -34,6 +34,22 @@ func TestGGUFNewArch(t *testing.T) {
 			t.Errorf("%s: gguf new -arch wrote other bytes than ggufarch.WriteFile (%v, %v)", arch, err1, err2)
 		}
 	}
+	// -type of a llama.cpp mix: ggufarch's file of Options.Mix.
+	path := filepath.Join(dir, "mix.gguf")
+	if code, _, stderr := runCLI("gguf", "new", "-arch", "llama", "-embd", "256", "-ff", "320", "-layers", "4", "-type", "q4_K_m", path); code != 0 {
+		t.Fatalf("-type q4_K_m: exit %d: %s", code, stderr)
+	}
+	o := ggufarch.Defaults("llama")
+	o.Embd, o.FF, o.Layers, o.Mix, o.Name = 256, 320, 4, "q4_K_m", "mix"
+	want := filepath.Join(dir, "mix-want.gguf")
+	if err := ggufarch.WriteFile(want, o); err != nil {
+		t.Fatal(err)
+	}
+	got, err1 := os.ReadFile(path)
+	wantBytes, err2 := os.ReadFile(want)
+	if err1 != nil || err2 != nil || !bytes.Equal(got, wantBytes) {
+		t.Errorf("-type q4_K_m: gguf new -arch wrote other bytes than ggufarch.WriteFile (%v, %v)", err1, err2)
+	}
 	code, _, stderr := runCLI("gguf", "new", "-arch", "llama", "-heads", "3", filepath.Join(dir, "x.gguf"))
 	if code != ExitUsage || !strings.Contains(stderr, "-embd 64 is not a multiple of -heads 3") {
 		t.Errorf("-heads 3 with -embd 64: exit %d, %q; want usage", code, stderr)
