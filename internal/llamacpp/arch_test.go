@@ -162,33 +162,7 @@ func TestArchRoundingSensitivity(t *testing.T) {
 		for _, typ := range archTypes {
 			path := archFile(t, tc.opts, typ)
 			ids := encodePrompt(t, path)
-			steps := make([]int32, archSteps)
-			for i := range steps {
-				steps[i] = int32((i*37 + 11) % 256)
-			}
-			base := archLogits(t, archExample[tc.opts.Arch], path, ids, steps, nil)
-			for seed := range uint64(2) {
-				r := rand.New(rand.NewPCG(seed, 7))
-				got := archLogits(t, archExample[tc.opts.Arch], path, ids, steps, func(name string, x *tensor.Tensor) {
-					if x.Type != tensor.F32 || !x.Contiguous() || name == "result_output" {
-						return
-					}
-					v := x.F32s()
-					for i := range v {
-						switch r.IntN(3) {
-						case 0:
-							v[i] = math.Nextafter32(v[i], float32(math.Inf(1)))
-						case 1:
-							v[i] = math.Nextafter32(v[i], float32(math.Inf(-1)))
-						}
-					}
-				})
-				for row := range got {
-					for i, x := range got[row] {
-						worst[typ] = max(worst[typ], math.Abs(float64(x-base[row][i])))
-					}
-				}
-			}
+			worst[typ] = max(worst[typ], roundingSensitivity(t, archExample[tc.opts.Arch], path, ids))
 		}
 	}
 	for _, typ := range archTypes {
@@ -197,6 +171,43 @@ func TestArchRoundingSensitivity(t *testing.T) {
 			t.Errorf("%s: one-ulp perturbations move the logits by up to %.3g, more than archBounds' roundSteps %g", typ, worst[typ], archBounds[typ].roundSteps)
 		}
 	}
+}
+
+// roundingSensitivity runs model on the file at path, the prompt ids and
+// archSteps fixed steps, unperturbed and perturbed with two seeds (every
+// f32 value an op computes but the logits moved by one ulp, up or down
+// at random), and returns the largest movement of a logit.
+func roundingSensitivity(t *testing.T, model, path string, ids []int32) float64 {
+	t.Helper()
+	steps := make([]int32, archSteps)
+	for i := range steps {
+		steps[i] = int32((i*37 + 11) % 256)
+	}
+	base := archLogits(t, model, path, ids, steps, nil)
+	worst := 0.0
+	for seed := range uint64(2) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		got := archLogits(t, model, path, ids, steps, func(name string, x *tensor.Tensor) {
+			if x.Type != tensor.F32 || !x.Contiguous() || name == "result_output" {
+				return
+			}
+			v := x.F32s()
+			for i := range v {
+				switch r.IntN(3) {
+				case 0:
+					v[i] = math.Nextafter32(v[i], float32(math.Inf(1)))
+				case 1:
+					v[i] = math.Nextafter32(v[i], float32(math.Inf(-1)))
+				}
+			}
+		})
+		for row := range got {
+			for i, x := range got[row] {
+				worst = max(worst, math.Abs(float64(x-base[row][i])))
+			}
+		}
+	}
+	return worst
 }
 
 // encodePrompt encodes archPrompt with the file's own vocabulary, as

@@ -9,14 +9,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/backend/libs"
 	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf/ggufarch"
 	"github.com/graphc/graphc/internal/llamacpp"
 	"github.com/graphc/graphc/passes"
+	"github.com/graphc/graphc/runtime/ggml"
 )
 
 // deviceDriver runs a package graphc generated (import path graphcrun/model)
@@ -188,6 +191,17 @@ func vulkanOracle(t *testing.T) *llamacpp.Harness {
 	dir, err := llamacpp.VulkanLibDir()
 	if err != nil {
 		skip(err)
+	}
+	if os.Getenv(libs.GGMLPathEnv) == "" {
+		// graphc's programs load the same build of ggml as llama.cpp.
+		t.Setenv(libs.GGMLPathEnv, dir)
+	}
+	devs, err := ggml.Devices()
+	if err != nil {
+		skip(err)
+	}
+	if !slices.ContainsFunc(devs, func(d ggml.DeviceInfo) bool { return d.Name == "Vulkan0" }) {
+		skip(fmt.Errorf("ggml in %s has no Vulkan0 device", dir))
 	}
 	h, err := llamacpp.BuildWith(t.TempDir(), dir)
 	if errors.Is(err, llamacpp.ErrNoLibs) {

@@ -1,0 +1,143 @@
+package llamacpp_test
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/graphc/graphc/gguf/ggufarch"
+	"github.com/graphc/graphc/internal/llamacpp"
+	"github.com/graphc/graphc/tensor"
+)
+
+// quantizedRoundSteps are the file types of llama.cpp's quantizer whose
+// files TestQuantizedFilesMatchLlamaCpp runs, each with its roundSteps
+// bound: twice the most TestQuantizedRoundingSensitivity measured on the
+// same shapes (graphc against itself, every op's output moved by one
+// ulp). Their activations are rounded before every product (to q8_K for
+// the K-quants and iq4_xs, to q8_0 or q8_1 for the others) and the keys
+// and values to the f16 cache, so a last-bit difference of another
+// summation order may cross a rounding step; a step crossed in the
+// prompt's keys stays in the cache and moves every later step, which is
+// why these files bound no number of steps beyond float (llama.cpp's own
+// CPU builds differ by 1.5e-2 on every step of the llama q5_K_S file).
+// What a kernel or layout bug would break is held exactly instead: the
+// first layer's products, whose operands both sides compute identically.
+var quantizedRoundSteps = map[string]float64{
+	"q4_1": 0.038, "q5_0": 0.038, "q5_1": 0.03, "q2_K": 0.03, "q3_K_S": 0.06, "q3_K_M": 0.05, "q3_K_L": 0.052,
+	"q4_K_S": 0.027, "q4_K_M": 0.03, "q5_K_S": 0.035, "q5_K_M": 0.036, "q6_K": 0.045, "iq4_nl": 0.025, "iq4_xs": 0.052,
+}
+
+// quantizedFileTypes lists quantizedRoundSteps' file types in a fixed order.
+var quantizedFileTypes = []string{
+	"q4_1", "q5_0", "q5_1", "q2_K", "q3_K_S", "q3_K_M", "q3_K_L",
+	"q4_K_S", "q4_K_M", "q5_K_S", "q5_K_M", "q6_K", "iq4_nl", "iq4_xs",
+}
+
+// quantizedOpts is the shape of the quantized files: rows of whole
+// 256-element blocks, so that no tensor needs llama.cpp's fallback type;
+// GQA; 2 layers.
+func quantizedOpts(arch string) ggufarch.Options {
+	return archOpts(arch, func(o *ggufarch.Options) { o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab = 256, 4, 2, 512, 512 })
+}
+
+// firstLayerProducts are the tensors of the prompt's evaluation whose
+// operands graphc and llama.cpp compute identically: the first layer's
+// products with the file's weights, on the same normalized embeddings.
+var firstLayerProducts = []string{"Qcur-0", "Kcur-0", "Vcur-0"}
+
+// TestQuantizedFilesMatchLlamaCpp quantizes an f32 llama and qwen2 file
+// with llama.cpp's own quantizer (llama_model_quantize) to each of
+// quantizedFileTypes, has llama.cpp (its best CPU build here) evaluate a
+// prompt and archSteps greedy steps on it, and runs the architecture's
+// example compiled for the file at each level of graphc's kernels on the
+// same tokens: the first layer's products within float rounding of
+// llama.cpp's, every step's logits within the type's roundSteps, and
+// graphc's greedy token llama.cpp's wherever its top two are further apart.
+func TestQuantizedFilesMatchLlamaCpp(t *testing.T) {
+	h := oracle(t)
+	om := newOracleMatrix(t, h)
+	variant := om.variants[len(om.variants)-1]
+	for _, arch := range []string{"llama", "qwen2"} {
+		f32 := archFile(t, quantizedOpts(arch), "f32")
+		for _, ft := range quantizedFileTypes {
+			t.Run(arch+"/"+ft, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), ft+".gguf")
+				if err := h.Quantize(f32, path, ft); err != nil {
+					t.Fatal(err)
+				}
+				ids := encodePrompt(t, path)
+				res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: archSteps, Variant: variant})
+				if err != nil {
+					t.Fatal(err)
+				}
+				prompt, err := h.Run(llamacpp.Request{Model: path, Tokens: ids, Variant: variant, Dump: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b := stepBounds{float: 1e-4, roundSteps: quantizedRoundSteps[ft], maxStepped: archSteps + 1}
+				om.atLevels(t, func(level string) {
+					compared := 0
+					got := archLogits(t, archExample[arch], path, ids, res.Generated, func(name string, x *tensor.Tensor) {
+						if compared == len(firstLayerProducts) || !contains(firstLayerProducts, name) {
+							return
+						}
+						compared++
+						d := prompt.Tensors[0][name]
+						if d.Ne != x.Ne {
+							t.Fatalf("%s: graphc %v, llama.cpp %v", name, x.Ne, d.Ne)
+						}
+						var worst, mag float64
+						for i, g := range x.F32s() {
+							worst = max(worst, math.Abs(float64(g-d.Values[i])))
+							mag = max(mag, math.Abs(float64(d.Values[i])))
+						}
+						if worst > 1e-5*max(mag, 1) {
+							t.Errorf("graphc %s: %s differs from llama.cpp's by up to %.3g (largest %.3g)", level, name, worst, mag)
+						}
+					})
+					if compared != len(firstLayerProducts) {
+						t.Errorf("graphc %s: compared %d of %v", level, compared, firstLayerProducts)
+					}
+					b.check(t, fmt.Sprintf("llama.cpp %s, graphc %s", variant, level), got, res.Logits, res.Generated)
+				})
+			})
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestQuantizedRoundingSensitivity measures quantizedRoundSteps: on
+// graphc's own files of TestQuantizedFilesMatchLlamaCpp's shapes and file
+// types (ggufarch's Mix, llama.cpp's quantizer's bytes), how far one-ulp
+// perturbations of every op's output move the logits. It needs no
+// llama.cpp.
+func TestQuantizedRoundingSensitivity(t *testing.T) {
+	worst := map[string]float64{}
+	for _, arch := range []string{"llama", "qwen2"} {
+		for _, ft := range quantizedFileTypes {
+			o := quantizedOpts(arch)
+			o.Mix = ft
+			path := filepath.Join(t.TempDir(), arch+"-"+ft+".gguf")
+			if err := ggufarch.WriteFile(path, o); err != nil {
+				t.Fatal(err)
+			}
+			worst[ft] = max(worst[ft], roundingSensitivity(t, archExample[arch], path, encodePrompt(t, path)))
+		}
+	}
+	for _, ft := range quantizedFileTypes {
+		t.Logf("%s: one-ulp perturbations move the logits by up to %.3g (roundSteps %g)", ft, worst[ft], quantizedRoundSteps[ft])
+		if worst[ft] > quantizedRoundSteps[ft] {
+			t.Errorf("%s: one-ulp perturbations move the logits by up to %.3g, more than quantizedRoundSteps' %g", ft, worst[ft], quantizedRoundSteps[ft])
+		}
+	}
+}
