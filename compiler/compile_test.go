@@ -20,3 +20,32 @@ func TestCatchBug(t *testing.T) {
 		t.Errorf("message %q, stack:\n%s", ie.Msg, ie.Stack)
 	}
 }
+
+// TestFlags: flag(…) takes the command line's value, else its default;
+// a value beyond max and a flag the model lacks are errors naming them.
+func TestFlags(t *testing.T) {
+	src := []byte(`dim n_ctx = flag("ctx", 8, max=16)
+input x: f32[n_ctx]
+output y = relu(x)
+`)
+	for _, c := range []struct {
+		flags map[string]int64
+		want  string // the error, or the shape of y
+	}{
+		{nil, "f32[8]"},
+		{map[string]int64{"ctx": 12}, "f32[12]"},
+		{map[string]int64{"ctx": 17}, "m.g:1:13: -ctx 17 is beyond max=16, 16"},
+		{map[string]int64{"fa": 1}, `m.g:1:1: -fa: the model has no flag("fa", …) to set`},
+	} {
+		res, err := Compile("m.g", src, Config{Flags: c.flags})
+		got := ""
+		if err != nil {
+			got = strings.SplitN(err.Error(), "\n", 2)[0]
+		} else {
+			got = res.Graph.Outputs[0].Type.String() + res.Graph.Outputs[0].ShapeString()
+		}
+		if got != c.want {
+			t.Errorf("flags %v: got %q, want %q", c.flags, got, c.want)
+		}
+	}
+}

@@ -61,7 +61,7 @@ func TestEveryOpLowers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, _, err := Lower(f, nil, nil)
+			g, _, err := Lower(f, nil, nil, nil)
 			if err != nil {
 				t.Fatalf("%s: %v", call, err)
 			}

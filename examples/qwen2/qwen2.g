@@ -15,8 +15,10 @@ dim head_dim = n_embd / n_head
 dim n_rot = meta("qwen2.rope.dimension_count", 16)
 dim n_embd_gqa = head_dim * n_head_kv  # one token's keys (and values) in the cache
 
-dim n_ctx = 64         # KV cache length; the file's llama.context_length is only an upper limit
-dim n_kv <= 64         # cache slots in use after this batch; its first token goes to slot n_kv - n_tokens
+# The KV cache holds n_ctx tokens: 64, or -ctx N when compiling, at most
+# the file's qwen2.context_length (the length it was trained for).
+dim n_ctx = flag("ctx", 64, max=meta("qwen2.context_length", 1048576))
+dim n_kv <= n_ctx      # cache slots in use after this batch; its first token goes to slot n_kv - n_tokens
 dim n_tokens <= 32     # tokens in this batch
 
 param eps = meta("qwen2.attention.layer_norm_rms_epsilon", 1e-6)
