@@ -3,6 +3,8 @@ package compiler
 import (
 	"strings"
 	"testing"
+
+	"github.com/graphc/graphc/ir"
 )
 
 // TestCatchBug: a BUG: panic anywhere in the pipeline reaches the caller
@@ -26,14 +28,18 @@ func TestCatchBug(t *testing.T) {
 func TestFlags(t *testing.T) {
 	src := []byte(`dim n_ctx = flag("ctx", 8, max=16)
 input x: f32[n_ctx]
-output y = relu(x)
+h = x
+if n_ctx > 10 {
+  h = scale(x, s=2)
+}
+output y = relu(h)
 `)
 	for _, c := range []struct {
 		flags map[string]int64
 		want  string // the error, or the shape of y
 	}{
 		{nil, "f32[8]"},
-		{map[string]int64{"ctx": 12}, "f32[12]"},
+		{map[string]int64{"ctx": 12}, "f32[12] scale"},
 		{map[string]int64{"ctx": 17}, "m.g:1:13: -ctx 17 is beyond max=16, 16"},
 		{map[string]int64{"fa": 1}, `m.g:1:1: -fa: the model has no flag("fa", …) to set`},
 	} {
@@ -42,7 +48,11 @@ output y = relu(x)
 		if err != nil {
 			got = strings.SplitN(err.Error(), "\n", 2)[0]
 		} else {
-			got = res.Graph.Outputs[0].Type.String() + res.Graph.Outputs[0].ShapeString()
+			y := res.Graph.Outputs[0]
+			got = y.Type.String() + y.ShapeString()
+			if y.Src[0].Kind == ir.KindNode {
+				got += " " + y.Src[0].Op.String() // the if's body ran
+			}
 		}
 		if got != c.want {
 			t.Errorf("flags %v: got %q, want %q", c.flags, got, c.want)

@@ -209,6 +209,10 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 			l.loopVals = l.loopVals[:len(l.loopVals)-1]
 		}
 		delete(l.loops, s.Var.Name)
+	case *dsl.If:
+		if l.cond(s.Cond) {
+			l.stmts(s.Body)
+		}
 	case *dsl.Assign:
 		name := l.resolve(s.Name)
 		if alias, ok := s.Value.(*dsl.Name); ok {
@@ -471,6 +475,25 @@ func (l *lowerer) recordMeta(c *dsl.Call, m tensor.Meta) float64 {
 	l.metaIndex[m.Key] = len(l.g.Meta)
 	l.g.Meta = append(l.g.Meta, m)
 	return m.Value
+}
+
+// cond evaluates an if's condition: a comparison of constant integers,
+// or a constant integer that holds when nonzero.
+func (l *lowerer) cond(e dsl.Expr) bool {
+	if b, ok := e.(*dsl.Binary); ok {
+		cmp := map[dsl.BinaryOp]func(x, y int64) bool{
+			dsl.OpEq: func(x, y int64) bool { return x == y }, dsl.OpNe: func(x, y int64) bool { return x != y },
+			dsl.OpLt: func(x, y int64) bool { return x < y }, dsl.OpLe: func(x, y int64) bool { return x <= y },
+			dsl.OpGt: func(x, y int64) bool { return x > y }, dsl.OpGe: func(x, y int64) bool { return x >= y },
+		}
+		if f, ok := cmp[b.Op]; ok {
+			x, okx := l.constInt(b.X)
+			y, oky := l.constInt(b.Y)
+			return okx && oky && f(x, y)
+		}
+	}
+	v, ok := l.constInt(e)
+	return ok && v != 0
 }
 
 // constInt evaluates an expression that must not depend on bounded dims.

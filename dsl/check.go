@@ -188,7 +188,21 @@ func (c *checker) stmt(s Stmt) {
 		c.on(s.On)
 	case *For:
 		c.loop(s)
+	case *If:
+		c.cond(s.Cond)
+		c.stmts(s.Body)
 	}
+}
+
+// cond checks an if's condition: a comparison of constant integer
+// expressions, or one that holds when nonzero.
+func (c *checker) cond(e Expr) {
+	if b, ok := e.(*Binary); ok && b.Op.Precedence() == precCompare {
+		c.intExpr(b.X, modeConst)
+		c.intExpr(b.Y, modeConst)
+		return
+	}
+	c.intExpr(e, modeConst)
 }
 
 func (c *checker) dim(s *Dim) {
@@ -507,6 +521,9 @@ func (c *checker) cost(stmts []Stmt) int64 {
 	n := int64(1)
 	for _, s := range stmts {
 		n++
+		if b, ok := s.(*If); ok {
+			n += c.cost(b.Body)
+		}
 		if loop, ok := s.(*For); ok {
 			trips := int64(1)
 			lo, ok1 := c.constBound(loop.From)

@@ -303,8 +303,8 @@ func flashAttnShape(srcs []*Tensor, p ops.FlashAttnParams) (DType, [4]*Expr, err
 	if len(srcs) > 3 {
 		m := srcs[3]
 		switch {
-		case m.Type != tensor.F16:
-			return 0, ne, shapeErrorf("flash_attn_ext: mask must be f16, got %s", m.Type)
+		case m.Type != tensor.F16 && m.Type != tensor.F32:
+			return 0, ne, shapeErrorf("flash_attn_ext: mask must be f16 or f32, got %s", m.Type)
 		case !m.Contiguous():
 			return 0, ne, shapeErrorf("flash_attn_ext: mask %s is not contiguous", m.Name)
 		case !Equal(m.Ne[0], k.Ne[1]) || m.Ne[1].Max() < q.Ne[1].Max():

@@ -61,6 +61,7 @@ type API struct {
 	GetRows             func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_get_rows"`
 	Cpy                 func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_cpy"`
 	Cont                func(Context, Tensor) Tensor                                                                                            `sym:"ggml_cont"`
+	Cast                func(Context, Tensor, int32) Tensor                                                                                     `sym:"ggml_cast"`
 	FlashAttnExt        func(Context, Tensor, Tensor, Tensor, Tensor, float32, float32, float32) Tensor                                         `sym:"ggml_flash_attn_ext"`
 	FlashAttnExtSetPrec func(Tensor, int32)                                                                                                     `sym:"ggml_flash_attn_ext_set_prec"`
 

@@ -13,7 +13,8 @@ import (
 // f32 [DK, N, H, B]; k and v are f16 or f32 [DK|DV, n_kv, H_kv, B_kv],
 // query head h reading K/V head h / (H/H_kv) (grouped-query attention);
 // mask, optional, is f16 or f32 [≥ n_kv, ≥ N, H_m, B_m], row i1 and plane
-// i2 % H_m, i3 % B_m applying; dst is f32 [DV, H, N, B] with dense rows,
+// i2 % H_m, i3 % B_m applying, an f32 one rounded to f16 as llama.cpp
+// casts it for ggml's op (which takes only f16); dst is f32 [DV, H, N, B] with dense rows,
 // ggml's permuted layout.
 //
 // The numerics are ggml-cpu's (ops.cpp) for the path it takes:
@@ -202,7 +203,7 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 				if m.typ == tensor.F16 {
 					mv = t.slope(h) * f16Table[m.f16[mo]]
 				} else {
-					mv = t.slope(h) * m.f32[mo]
+					mv = t.slope(h) * f16Table[tensor.F32ToF16(m.f32[mo])] // llama.cpp's ggml_cast of the mask
 				}
 				if math.IsInf(float64(mv), -1) {
 					continue

@@ -271,6 +271,11 @@ func (a *api) kernelNodes(ctx ggmlapi.Context, l *launch, src [maxSrcs]ggmlapi.T
 			n.conts = append(n.conts, src[s])
 		}
 	}
+	if l.op == ops.FlashAttnExt && src[3] != 0 && l.src[3].typ == tensor.F32 {
+		// ggml's op takes an f16 mask: llama.cpp casts its f32 one.
+		src[3] = a.Cast(ctx, src[3], int32(tensor.F16))
+		n.conts = append(n.conts, src[3])
+	}
 	var p ops.Params
 	if proto := l.op.Info().Params; proto != nil {
 		p = proto.FromGGML(l.params)

@@ -212,6 +212,7 @@ func testOps(t *testing.T, devName string) {
 		{ops.Cont, "transposed", out(tensor.F32, 48, 64, 2), []*pair{aT}, nil, exact},
 		{ops.FlashAttnExt, "one token", out(tensor.F32, 16, 4, 1), []*pair{in(tensor.F32, 16, 1, 4), kc, vc, causal(48, 1)}, []any{fa}, tolerance{2e-3, 2e-3}},
 		{ops.FlashAttnExt, "batch", out(tensor.F32, 16, 4, 9), []*pair{in(tensor.F32, 16, 9, 4), kc, vc, causal(48, 9)}, []any{fa}, tolerance{2e-3, 2e-3}},
+		{ops.FlashAttnExt, "f32 mask", out(tensor.F32, 16, 4, 9), []*pair{in(tensor.F32, 16, 9, 4), kc, vc, in(tensor.F32, 48, 9)}, []any{fa}, tolerance{2e-3, 2e-3}},
 		{ops.FlashAttnExt, "f32 cache, no mask", out(tensor.F32, 16, 4, 9), []*pair{in(tensor.F32, 16, 9, 4), kc32, vc32, nil}, []any{fa}, tolerance{1e-3, 1e-3}},
 		{ops.FlashAttnExt, "split keys", out(tensor.F32, 16, 4, 1), []*pair{in(tensor.F32, 16, 1, 4), kLong, vLong, causal(600, 1)}, []any{fa}, tolerance{2e-3, 2e-3}},
 		{ops.FlashAttnExt, "tiled", out(tensor.F32, 16, 4, 64), []*pair{in(tensor.F32, 16, 64, 4), kTile, vTile, causal(96, 64)}, []any{fa}, tolerance{1e-3, 1e-3}},
