@@ -51,6 +51,9 @@ type Config struct {
 	// run and the plan can do without (blas) are dropped from the target,
 	// with a warning in Result.Warnings (see DropUnavailable).
 	ThisMachine bool
+	// Flags are the values of the model's flag(…)s, by name (-ctx 4096:
+	// "ctx" = 4096); the plan is made for them.
+	Flags map[string]int64
 	// Fit, when set, chooses Placement.Layers to fit memory budgets
 	// (see Fit); the choice is in Result.Fit.
 	Fit *Fit
@@ -111,7 +114,7 @@ func Compile(filename string, src []byte, cfg Config) (res *Result, err error) {
 	// Lower even when the checks fail: shape and op errors come from
 	// lowering, and users want every problem in one go.
 	checkErr := dsl.Check(f)
-	g, settings, lowerErr := Lower(f, cfg.weightTypes(), cfg.File)
+	g, settings, lowerErr := Lower(f, cfg.weightTypes(), cfg.File, cfg.Flags)
 	if errs := mergeErrors(checkErr, lowerErr); errs != nil {
 		return nil, &UserError{dsl.Render(errs, src)}
 	}

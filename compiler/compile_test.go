@@ -3,6 +3,8 @@ package compiler
 import (
 	"strings"
 	"testing"
+
+	"github.com/graphc/graphc/ir"
 )
 
 // TestCatchBug: a BUG: panic anywhere in the pipeline reaches the caller
@@ -18,5 +20,42 @@ func TestCatchBug(t *testing.T) {
 	}
 	if ie.Msg != "BUG: something broke" || !strings.Contains(ie.Stack, "TestCatchBug") {
 		t.Errorf("message %q, stack:\n%s", ie.Msg, ie.Stack)
+	}
+}
+
+// TestFlags: flag(…) takes the command line's value, else its default;
+// a value beyond max and a flag the model lacks are errors naming them.
+func TestFlags(t *testing.T) {
+	src := []byte(`dim n_ctx = flag("ctx", 8, max=16)
+input x: f32[n_ctx]
+h = x
+if n_ctx > 10 {
+  h = scale(x, s=2)
+}
+output y = relu(h)
+`)
+	for _, c := range []struct {
+		flags map[string]int64
+		want  string // the error, or the shape of y
+	}{
+		{nil, "f32[8]"},
+		{map[string]int64{"ctx": 12}, "f32[12] scale"},
+		{map[string]int64{"ctx": 17}, "m.g:1:13: -ctx 17 is beyond max=16, 16"},
+		{map[string]int64{"fa": 1}, `m.g:1:1: -fa: the model has no flag("fa", …) to set`},
+	} {
+		res, err := Compile("m.g", src, Config{Flags: c.flags})
+		got := ""
+		if err != nil {
+			got = strings.SplitN(err.Error(), "\n", 2)[0]
+		} else {
+			y := res.Graph.Outputs[0]
+			got = y.Type.String() + y.ShapeString()
+			if y.Src[0].Kind == ir.KindNode {
+				got += " " + y.Src[0].Op.String() // the if's body ran
+			}
+		}
+		if got != c.want {
+			t.Errorf("flags %v: got %q, want %q", c.flags, got, c.want)
+		}
 	}
 }

@@ -170,7 +170,7 @@ func fitPlan(f *dsl.File, src []byte, cfg Config, settings *Settings) (*Result, 
 		return nil, &UserError{fmt.Sprintf("-mem: %s not in the target (%s)", strings.Join(names, ", "), strings.Join(target, ", "))}
 	}
 	compile := func(layers []int) (*Result, []MemoryUse, error) {
-		g, s, err := Lower(f, cfg.weightTypes(), cfg.File)
+		g, s, err := Lower(f, cfg.weightTypes(), cfg.File, cfg.Flags)
 		if err != nil {
 			return nil, nil, &UserError{dsl.Render(err, src)}
 		}
@@ -185,7 +185,7 @@ func fitPlan(f *dsl.File, src []byte, cfg Config, settings *Settings) (*Result, 
 	}
 	nLayer := 0
 	{
-		g, _, err := Lower(f, cfg.weightTypes(), cfg.File)
+		g, _, err := Lower(f, cfg.weightTypes(), cfg.File, cfg.Flags)
 		if err != nil {
 			return nil, &UserError{dsl.Render(err, src)}
 		}

@@ -33,11 +33,15 @@ type Settings struct {
 // weights file the model is compiled for (f32 declared, q8_0 in the file).
 // file, when not nil, is the weights file compiled for: meta(…) reads its
 // metadata, and a weight declared with `or` that it lacks is the other
-// weight. Every problem is reported, positioned, in one dsl.ErrorList.
-func Lower(f *dsl.File, weightTypes map[string]tensor.DType, file *WeightsFile) (*ir.Graph, *Settings, error) {
+// weight. flags are the values of the model's flag(…)s the command line
+// gives (-ctx 4096: "ctx" = 4096); one the model does not read is an
+// error. Every problem is reported, positioned, in one dsl.ErrorList.
+func Lower(f *dsl.File, weightTypes map[string]tensor.DType, file *WeightsFile, flags map[string]int64) (*ir.Graph, *Settings, error) {
 	l := &lowerer{
 		weightTypes: weightTypes,
 		file:        file,
+		flags:       flags,
+		flagsRead:   map[string]bool{},
 		params:      map[string]float64{},
 		metaIndex:   map[string]int{},
 		g:           ir.NewGraph(f.Pos.Filename),
@@ -51,6 +55,11 @@ func Lower(f *dsl.File, weightTypes map[string]tensor.DType, file *WeightsFile) 
 		settings:    &Settings{Options: map[string]int64{}},
 	}
 	l.stmts(f.Stmts)
+	for _, name := range sortedKeys(flags) {
+		if !l.flagsRead[name] {
+			l.errs = append(l.errs, &dsl.Error{Pos: f.Pos, EndPos: f.Pos, Msg: fmt.Sprintf("-%s: the model has no flag(%q, …) to set", name, name)})
+		}
+	}
 	if len(l.errs) > 0 {
 		l.errs.Sort()
 		return nil, nil, l.errs
@@ -78,6 +87,18 @@ type lowerer struct {
 	file        *WeightsFile
 	params      map[string]float64
 	metaIndex   map[string]int // key → index in g.Meta
+	flags       map[string]int64
+	flagsRead   map[string]bool
+	unrecorded  bool // meta(…) values read now are not the plan's (a flag's max)
+}
+
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // maxUnrolled bounds the statements loops may unroll to, so a typo like
@@ -188,6 +209,10 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 			l.loopVals = l.loopVals[:len(l.loopVals)-1]
 		}
 		delete(l.loops, s.Var.Name)
+	case *dsl.If:
+		if l.cond(s.Cond) {
+			l.stmts(s.Body)
+		}
 	case *dsl.Assign:
 		name := l.resolve(s.Name)
 		if alias, ok := s.Value.(*dsl.Name); ok {
@@ -388,7 +413,59 @@ func (l *lowerer) metaValue(c *dsl.Call) (float64, bool) {
 	return 0, false
 }
 
+// flagValue resolves flag("name", default[, max=limit]): the command
+// line's -name value, else the default. A value beyond max is an error
+// naming both, and the metadata key when max reads one.
+func (l *lowerer) flagValue(c *dsl.Call) (float64, bool) {
+	var pos []dsl.Expr
+	var limit dsl.Expr
+	for _, a := range c.Args {
+		if a.Key == nil {
+			pos = append(pos, a.Value)
+		} else if a.Key.Name == "max" {
+			limit = a.Value
+		}
+	}
+	if len(pos) != 2 {
+		return 0, false // dsl.Check reports it
+	}
+	str, ok := pos[0].(*dsl.String)
+	if !ok {
+		return 0, false
+	}
+	name := str.Value
+	v, given := l.flags[name]
+	l.flagsRead[name] = true
+	if !given {
+		return l.number(pos[1])
+	}
+	if limit != nil {
+		// The bound checks this compilation's value; it does not shape the
+		// plan, so a file read at run time need not have the same.
+		l.unrecorded = true
+		mx, ok := l.number(limit)
+		l.unrecorded = false
+		if !ok {
+			return 0, false
+		}
+		if float64(v) > mx {
+			what := fmt.Sprintf("max=%s", limit)
+			if m, ok := limit.(*dsl.Call); ok && m.Func.Name == "meta" && l.file != nil {
+				if key, ok := m.Args[0].Value.(*dsl.String); ok && l.file.Meta[key.Value] != nil {
+					what = "the weights file's " + key.Value
+				}
+			}
+			l.errorf(c, "-%s %d is beyond %s, %v", name, v, what, mx)
+			// The value stands, so that what uses it reports nothing more.
+		}
+	}
+	return float64(v), true
+}
+
 func (l *lowerer) recordMeta(c *dsl.Call, m tensor.Meta) float64 {
+	if l.unrecorded {
+		return m.Value
+	}
 	if i, ok := l.metaIndex[m.Key]; ok {
 		if prev := l.g.Meta[i]; prev.Value != m.Value {
 			l.errorf(c, "meta(%q) is %v here and %v where used before: give every use the same default", m.Key, m.Value, prev.Value)
@@ -398,6 +475,25 @@ func (l *lowerer) recordMeta(c *dsl.Call, m tensor.Meta) float64 {
 	l.metaIndex[m.Key] = len(l.g.Meta)
 	l.g.Meta = append(l.g.Meta, m)
 	return m.Value
+}
+
+// cond evaluates an if's condition: a comparison of constant integers,
+// or a constant integer that holds when nonzero.
+func (l *lowerer) cond(e dsl.Expr) bool {
+	if b, ok := e.(*dsl.Binary); ok {
+		cmp := map[dsl.BinaryOp]func(x, y int64) bool{
+			dsl.OpEq: func(x, y int64) bool { return x == y }, dsl.OpNe: func(x, y int64) bool { return x != y },
+			dsl.OpLt: func(x, y int64) bool { return x < y }, dsl.OpLe: func(x, y int64) bool { return x <= y },
+			dsl.OpGt: func(x, y int64) bool { return x > y }, dsl.OpGe: func(x, y int64) bool { return x >= y },
+		}
+		if f, ok := cmp[b.Op]; ok {
+			x, okx := l.constInt(b.X)
+			y, oky := l.constInt(b.Y)
+			return okx && oky && f(x, y)
+		}
+	}
+	v, ok := l.constInt(e)
+	return ok && v != 0
 }
 
 // constInt evaluates an expression that must not depend on bounded dims.
@@ -487,13 +583,16 @@ func (l *lowerer) checked(e dsl.Expr, v *ir.Expr) *ir.Expr {
 // row_size(t, n) (ggml_row_size).
 func (l *lowerer) intCall(c *dsl.Call) *ir.Expr {
 	fn := c.Func.Name
-	if fn == "meta" {
+	if fn == "meta" || fn == "flag" {
 		v, ok := l.metaValue(c)
+		if fn == "flag" {
+			v, ok = l.flagValue(c)
+		}
 		if !ok {
 			return nil
 		}
 		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-			l.errorf(c, "meta(…) = %v: an integer is needed here", v)
+			l.errorf(c, "%s(…) = %v: an integer is needed here", fn, v)
 			return nil
 		}
 		return ir.Const(int64(v))
@@ -579,6 +678,8 @@ func (l *lowerer) number(e dsl.Expr) (float64, bool) {
 		switch e.Func.Name {
 		case "meta":
 			return l.metaValue(e)
+		case "flag":
+			return l.flagValue(e)
 		case "sqrt":
 			if len(e.Args) != 1 {
 				l.errorf(e, "sqrt takes one argument")

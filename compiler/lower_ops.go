@@ -97,10 +97,11 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 		keys[a.Key.Name] = a
 	}
 
-	// Tensor operands come first; soft_max's mask is optional.
+	// Tensor operands come first; optional ones (soft_max's and
+	// flash_attn_ext's mask) are the positional arguments given beyond.
 	nt := info.MinSrcs
-	if op == ops.SoftMax && len(posArgs) > 1 {
-		nt = 2
+	if info.MaxSrcs > nt && len(posArgs) > nt {
+		nt = min(len(posArgs), info.MaxSrcs)
 	}
 	if len(posArgs) < nt {
 		l.errorf(c, "%s takes %d tensor operands, got %d arguments", fn, nt, len(posArgs))

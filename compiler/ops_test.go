@@ -13,27 +13,28 @@ import (
 // lowerExamples holds a DSL call of every op, on the tensors of
 // lowerDecls.
 var lowerExamples = map[ops.Op]string{
-	ops.GetRows:   "get_rows(w, idx)",
-	ops.MulMat:    "mul_mat(w, a)",
-	ops.Add:       "add(a, b)",
-	ops.Sub:       "sub(a, b)",
-	ops.Mul:       "mul(a, b)",
-	ops.Div:       "div(a, b)",
-	ops.Scale:     "scale(a, s=2)",
-	ops.Relu:      "relu(a)",
-	ops.Gelu:      "gelu(a)",
-	ops.Silu:      "silu(a)",
-	ops.Tanh:      "tanh(a)",
-	ops.RMSNorm:   "rms_norm(a, eps=1e-6)",
-	ops.Norm:      "norm(a)",
-	ops.SoftMax:   "soft_max(a, m, scale=0.5)",
-	ops.Rope:      "rope(a, pos, n_dims=8)",
-	ops.Cpy:       "cpy(a, s)",
-	ops.Cont:      "cont(a)",
-	ops.View:      "view_2d(a, 8, 4, 32, 0)",
-	ops.Reshape:   "reshape(a, 64)",
-	ops.Permute:   "permute(a, 0, 2, 1, 3)",
-	ops.Transpose: "transpose(m)",
+	ops.GetRows:      "get_rows(w, idx)",
+	ops.MulMat:       "mul_mat(w, a)",
+	ops.Add:          "add(a, b)",
+	ops.Sub:          "sub(a, b)",
+	ops.Mul:          "mul(a, b)",
+	ops.Div:          "div(a, b)",
+	ops.Scale:        "scale(a, s=2)",
+	ops.Relu:         "relu(a)",
+	ops.Gelu:         "gelu(a)",
+	ops.Silu:         "silu(a)",
+	ops.Tanh:         "tanh(a)",
+	ops.RMSNorm:      "rms_norm(a, eps=1e-6)",
+	ops.Norm:         "norm(a)",
+	ops.SoftMax:      "soft_max(a, m, scale=0.5)",
+	ops.Rope:         "rope(a, pos, n_dims=8)",
+	ops.Cpy:          "cpy(a, s)",
+	ops.Cont:         "cont(a)",
+	ops.View:         "view_2d(a, 8, 4, 32, 0)",
+	ops.Reshape:      "reshape(a, 64)",
+	ops.Permute:      "permute(a, 0, 2, 1, 3)",
+	ops.Transpose:    "transpose(m)",
+	ops.FlashAttnExt: "flash_attn_ext(a, kh, kh, mh, scale=0.25, prec=32)",
 }
 
 const lowerDecls = `input a: f32[8, 4, 2] fill i
@@ -43,6 +44,8 @@ input idx: i32[3] fill i
 input pos: i32[2] fill i
 weight w: f32[8, 8]
 state s: f32[64]
+state kh: f16[8, 6, 2]
+input mh: f16[6, 4] fill 0
 `
 
 // TestEveryOpLowers lowers a call of every op and wants a node of that op.
@@ -59,7 +62,7 @@ func TestEveryOpLowers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, _, err := Lower(f, nil, nil)
+			g, _, err := Lower(f, nil, nil, nil)
 			if err != nil {
 				t.Fatalf("%s: %v", call, err)
 			}

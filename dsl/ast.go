@@ -27,7 +27,7 @@ type Node interface {
 }
 
 // A Stmt is one statement: *Backends, *Place, *Set, *Dim, *Param, *Decl, *Output,
-// *For, *Assign or *CallStmt.
+// *For, *If, *Assign or *CallStmt.
 type Stmt interface {
 	Node
 	trivia() *Trivia
@@ -261,6 +261,44 @@ type For struct {
 	EndComments []*Comment
 }
 
+// If runs its body when its condition, a constant integer expression
+// (a comparison, or nonzero), holds when the model is compiled:
+//
+//	if flag("fa", 0) {
+//	  ...
+//	}
+//
+// Its body is not a scope of its own: what it assigns is seen after it.
+type If struct {
+	Pos    lexer.Position
+	EndPos lexer.Position
+	Trivia
+
+	Cond Expr   `parser:"'if' @@"`
+	Body []Stmt `parser:"'{' ( @@ | ';' )* '}'"`
+
+	// OpenComment is the comment after "{", if any.
+	OpenComment *Comment
+	// EndComments are the full-line comments before "}".
+	EndComments []*Comment
+}
+
+// A block is a statement with a body: *For or *If.
+type block interface {
+	Stmt
+	body() []Stmt
+	// head is the end of the statement's header, before its "{".
+	head() lexer.Position
+	blockComments() (open **Comment, end *[]*Comment)
+}
+
+func (s *For) body() []Stmt                            { return s.Body }
+func (s *If) body() []Stmt                             { return s.Body }
+func (s *For) head() lexer.Position                    { return s.To.End() }
+func (s *If) head() lexer.Position                     { return s.Cond.End() }
+func (s *For) blockComments() (**Comment, *[]*Comment) { return &s.OpenComment, &s.EndComments }
+func (s *If) blockComments() (**Comment, *[]*Comment)  { return &s.OpenComment, &s.EndComments }
+
 // Assign binds a name to the value of an expression. Rebinding a name is
 // allowed; On overrides the backend for the computation.
 //
@@ -411,6 +449,7 @@ var (
 	_ Stmt = (*Decl)(nil)
 	_ Stmt = (*Output)(nil)
 	_ Stmt = (*For)(nil)
+	_ Stmt = (*If)(nil)
 	_ Stmt = (*Assign)(nil)
 	_ Stmt = (*CallStmt)(nil)
 
@@ -435,6 +474,7 @@ func (*Param) stmtNode()    {}
 func (*Decl) stmtNode()     {}
 func (*Output) stmtNode()   {}
 func (*For) stmtNode()      {}
+func (*If) stmtNode()       {}
 func (*Assign) stmtNode()   {}
 func (*CallStmt) stmtNode() {}
 
@@ -455,6 +495,7 @@ func (n *Decl) Position() lexer.Position       { return n.Pos }
 func (n *TensorType) Position() lexer.Position { return n.Pos }
 func (n *Output) Position() lexer.Position     { return n.Pos }
 func (n *For) Position() lexer.Position        { return n.Pos }
+func (n *If) Position() lexer.Position         { return n.Pos }
 func (n *Assign) Position() lexer.Position     { return n.Pos }
 func (n *CallStmt) Position() lexer.Position   { return n.Pos }
 func (n *Ident) Position() lexer.Position      { return n.Pos }
@@ -476,6 +517,7 @@ func (n *Decl) End() lexer.Position       { return n.EndPos }
 func (n *TensorType) End() lexer.Position { return n.EndPos }
 func (n *Output) End() lexer.Position     { return n.EndPos }
 func (n *For) End() lexer.Position        { return n.EndPos }
+func (n *If) End() lexer.Position         { return n.EndPos }
 func (n *Assign) End() lexer.Position     { return n.EndPos }
 func (n *CallStmt) End() lexer.Position   { return n.EndPos }
 func (n *Ident) End() lexer.Position      { return n.EndPos }

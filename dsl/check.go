@@ -188,7 +188,21 @@ func (c *checker) stmt(s Stmt) {
 		c.on(s.On)
 	case *For:
 		c.loop(s)
+	case *If:
+		c.cond(s.Cond)
+		c.stmts(s.Body)
 	}
+}
+
+// cond checks an if's condition: a comparison of constant integer
+// expressions, or one that holds when nonzero.
+func (c *checker) cond(e Expr) {
+	if b, ok := e.(*Binary); ok && b.Op.Precedence() == precCompare {
+		c.intExpr(b.X, modeConst)
+		c.intExpr(b.Y, modeConst)
+		return
+	}
+	c.intExpr(e, modeConst)
 }
 
 func (c *checker) dim(s *Dim) {
@@ -242,6 +256,8 @@ func (c *checker) floatExpr(e Expr) {
 		switch e.Func.Name {
 		case "meta":
 			c.meta(e)
+		case "flag":
+			c.flag(e)
 		case "sqrt":
 			if len(e.Args) != 1 || e.Args[0].Key != nil {
 				c.nodeErrorf(e, "sqrt takes one positional argument")
@@ -249,7 +265,7 @@ func (c *checker) floatExpr(e Expr) {
 			}
 			c.floatExpr(e.Args[0].Value)
 		default:
-			c.nodeErrorf(e.Func, "param values can call meta and sqrt, not %s", e.Func.Name)
+			c.nodeErrorf(e.Func, "param values can call meta, flag and sqrt, not %s", e.Func.Name)
 		}
 	case *String:
 		c.nodeErrorf(e, "param values are numbers, not strings")
@@ -269,6 +285,39 @@ func (c *checker) meta(e *Call) {
 	if len(e.Args) == 2 {
 		c.floatExpr(e.Args[1].Value)
 	}
+}
+
+// flag checks flag("name", default[, max=limit]): a value the command
+// line may set when compiling (-name VALUE), bounded by max.
+func (c *checker) flag(e *Call) {
+	var pos []*Arg
+	for _, a := range e.Args {
+		switch {
+		case a.Key == nil:
+			pos = append(pos, a)
+		case a.Key.Name == "max":
+			c.floatExpr(a.Value)
+		default:
+			c.nodeErrorf(a.Key, "flag has no parameter %s (parameters: max=)", a.Key.Name)
+		}
+	}
+	if len(pos) != 2 {
+		c.nodeErrorf(e, `flag takes a name and a default: flag("ctx", 64), flag("ctx", 64, max=meta("llama.context_length", 64))`)
+		return
+	}
+	if name, ok := pos[0].Value.(*String); !ok || !validFlagName(name.Value) {
+		c.nodeErrorf(pos[0].Value, "flag's name must be a string literal of lower-case letters, digits and _, starting with a letter")
+	}
+	c.floatExpr(pos[1].Value)
+}
+
+func validFlagName(s string) bool {
+	for i, r := range s {
+		if !(r >= 'a' && r <= 'z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func (c *checker) decl(s *Decl) {
@@ -472,6 +521,9 @@ func (c *checker) cost(stmts []Stmt) int64 {
 	n := int64(1)
 	for _, s := range stmts {
 		n++
+		if b, ok := s.(*If); ok {
+			n += c.cost(b.Body)
+		}
 		if loop, ok := s.(*For); ok {
 			trips := int64(1)
 			lo, ok1 := c.constBound(loop.From)
@@ -591,6 +643,10 @@ func (c *checker) expr(e Expr, mode exprMode) {
 	case *Call:
 		if e.Func.Name == "meta" && mode == modeValue {
 			c.meta(e)
+			return
+		}
+		if e.Func.Name == "flag" && mode == modeValue {
+			c.flag(e)
 			return
 		}
 		seen := map[string]*Ident{}
@@ -720,6 +776,10 @@ func (c *checker) intExpr(e Expr, mode exprMode) (int64, bool) {
 	case *Call:
 		if e.Func.Name == "meta" && mode == modeConst {
 			c.meta(e)
+			return 0, false
+		}
+		if e.Func.Name == "flag" && mode == modeConst {
+			c.flag(e)
 			return 0, false
 		}
 		c.nodeErrorf(e, "%s cannot call functions", what)

@@ -79,16 +79,24 @@ func (p *printer) trailing(c *Comment) string {
 }
 
 func (p *printer) stmt(s Stmt) {
-	loop, ok := s.(*For)
+	b, ok := s.(block)
 	if !ok {
 		p.line(stmtString(s) + p.trailing(s.trivia().Comment))
 		return
 	}
-	p.line(loop.header() + " {" + p.trailing(loop.OpenComment))
+	var header string
+	switch s := s.(type) {
+	case *For:
+		header = s.header()
+	case *If:
+		header = "if " + exprString(s.Cond)
+	}
+	open, end := b.blockComments()
+	p.line(header + " {" + p.trailing(*open))
 	p.indent++
-	p.block(loop.Body, loop.EndComments)
+	p.block(b.body(), *end)
 	p.indent--
-	p.line("}" + p.trailing(loop.Comment))
+	p.line("}" + p.trailing(s.trivia().Comment))
 }
 
 // stmtString returns a statement other than a loop on one line.
@@ -158,6 +166,13 @@ func (s *CallStmt) String() string { return stmtString(s) }
 
 // String returns the loop and its body, without comments.
 func (s *For) String() string {
+	p := &printer{}
+	p.stmt(s)
+	return strings.TrimSuffix(p.b.String(), "\n")
+}
+
+// String returns the if statement and its body, without comments.
+func (s *If) String() string {
 	p := &printer{}
 	p.stmt(s)
 	return strings.TrimSuffix(p.b.String(), "\n")

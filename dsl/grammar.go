@@ -16,7 +16,7 @@ import (
 // exprParser is built in init because it refers to itself through
 // parseExpr (call arguments are expressions).
 var (
-	parser     = participle.MustBuild[File](options(participle.Union[Stmt](&Backends{}, &Place{}, &Set{}, &Dim{}, &Param{}, &Decl{}, &Output{}, &For{}, &Assign{}, &CallStmt{}))...)
+	parser     = participle.MustBuild[File](options(participle.Union[Stmt](&Backends{}, &Place{}, &Set{}, &Dim{}, &Param{}, &Decl{}, &Output{}, &For{}, &If{}, &Assign{}, &CallStmt{}))...)
 	exprParser *participle.Parser[expr]
 )
 

@@ -249,11 +249,11 @@ func attachTrailing(f *File, c *Comment, prev lexer.Token) {
 			break
 		}
 		s = inner
-		loop, ok := s.(*For)
+		b, ok := s.(block)
 		if !ok {
 			break
 		}
-		stmts = loop.Body
+		stmts = b.body()
 	}
 	switch {
 	case s == nil:
@@ -262,9 +262,11 @@ func attachTrailing(f *File, c *Comment, prev lexer.Token) {
 	case tokenEnd(prev).Offset == s.End().Offset:
 		s.trivia().Comment = c
 	default:
-		if loop, ok := s.(*For); ok && prev.Value == "{" && loop.OpenComment == nil && prev.Pos.Offset > loop.To.End().Offset {
-			loop.OpenComment = c
-			return
+		if b, ok := s.(block); ok && prev.Value == "{" && prev.Pos.Offset > b.head().Offset {
+			if open, _ := b.blockComments(); *open == nil {
+				*open = c
+				return
+			}
 		}
 		moveToDoc(s, c)
 	}
@@ -279,12 +281,13 @@ func attachFullLine(stmts []Stmt, end *[]*Comment, c *Comment, sig []lexer.Token
 		if s == nil {
 			break
 		}
-		loop, ok := s.(*For)
-		if !ok || !inBody(loop, off, sig) {
+		b, ok := s.(block)
+		if !ok || !inBody(b, off, sig) {
 			moveToDoc(s, c)
 			return
 		}
-		stmts, end = loop.Body, &loop.EndComments
+		_, blockEnd := b.blockComments()
+		stmts, end = b.body(), blockEnd
 	}
 	for _, s := range stmts {
 		if s.Position().Offset > off {
@@ -296,10 +299,10 @@ func attachFullLine(stmts []Stmt, end *[]*Comment, c *Comment, sig []lexer.Token
 	*end = append(*end, c)
 }
 
-// inBody reports whether offset off lies between the braces of loop.
-func inBody(loop *For, off int, sig []lexer.Token) bool {
-	// The "{" is the first significant token after the upper bound.
-	j := sort.Search(len(sig), func(j int) bool { return sig[j].Pos.Offset >= loop.To.End().Offset })
+// inBody reports whether offset off lies between the braces of b.
+func inBody(b block, off int, sig []lexer.Token) bool {
+	// The "{" is the first significant token after the header.
+	j := sort.Search(len(sig), func(j int) bool { return sig[j].Pos.Offset >= b.head().Offset })
 	return j < len(sig) && sig[j].Value == "{" && off > sig[j].Pos.Offset
 }
 
@@ -334,8 +337,8 @@ func stmtAt(stmts []Stmt, off int, inclusive bool) Stmt {
 func walkStmts(stmts []Stmt, fn func(Stmt)) {
 	for _, s := range stmts {
 		fn(s)
-		if loop, ok := s.(*For); ok {
-			walkStmts(loop.Body, fn)
+		if b, ok := s.(block); ok {
+			walkStmts(b.body(), fn)
 		}
 	}
 }

@@ -45,6 +45,11 @@ func Inspect(n Node, f func(Node) bool) {
 		for _, s := range n.Body {
 			visit(s)
 		}
+	case *If:
+		visit(n.Cond)
+		for _, s := range n.Body {
+			visit(s)
+		}
 	case *Assign:
 		visit(n.Name, n.Value, n.On)
 	case *CallStmt:

@@ -249,6 +249,11 @@ func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos
 		ne = [4]*Expr{a.Ne[1], a.Ne[0], a.Ne[2], a.Ne[3]}
 		nb = [4]*Expr{a.Nb[1], a.Nb[0], a.Nb[2], a.Nb[3]}
 		view, offs = a.Root(), viewOffs(a)
+	case ops.FlashAttnExt:
+		var err error
+		if dt, ne, err = flashAttnShape(srcs, args.Params.(ops.FlashAttnParams)); err != nil {
+			return nil, err
+		}
 	default:
 		if !elementwise {
 			panic(fmt.Sprintf("BUG: op %s has no shape rule in NewOp (ir/build.go)", op))
@@ -268,6 +273,49 @@ func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos
 		t.ViewSrc, t.ViewOffs = view, offs
 	}
 	return t, nil
+}
+
+// flashAttnShape checks flash_attn_ext's operands as ggml_flash_attn_ext
+// and ggml-cpu assert, and gives its result: f32 [head_dim_v, n_head,
+// n_tokens, ne3], ggml's permuted layout.
+func flashAttnShape(srcs []*Tensor, p ops.FlashAttnParams) (DType, [4]*Expr, error) {
+	q, k, v := srcs[0], srcs[1], srcs[2]
+	var ne [4]*Expr
+	if q.Type != tensor.F32 {
+		return 0, ne, shapeErrorf("flash_attn_ext: q must be f32, got %s", q.Type)
+	}
+	for _, t := range []*Tensor{q, k, v} {
+		if t.Type != tensor.F32 && t.Type != tensor.F16 {
+			return 0, ne, shapeErrorf("flash_attn_ext: %s must be f16 or f32, got %s", t.Name, t.Type)
+		}
+		if !Equal(t.Nb[0], Const(int64(t.Type.Size()))) {
+			return 0, ne, shapeErrorf("flash_attn_ext: the rows of %s are not contiguous", t.Name)
+		}
+	}
+	switch {
+	case !Equal(k.Ne[0], q.Ne[0]):
+		return 0, ne, shapeErrorf("flash_attn_ext: k %s and q %s differ in head size (ne0)", k.ShapeString(), q.ShapeString())
+	case !Equal(v.Ne[1], k.Ne[1]) || !Equal(v.Ne[2], k.Ne[2]) || !Equal(v.Ne[3], k.Ne[3]):
+		return 0, ne, shapeErrorf("flash_attn_ext: v %s and k %s differ in keys or heads (ne1..3)", v.ShapeString(), k.ShapeString())
+	case !divides(k.Ne[2], q.Ne[2]) || !Equal(k.Ne[3], q.Ne[3]):
+		return 0, ne, shapeErrorf("flash_attn_ext: k's heads %s do not divide q's %s", k.ShapeString(), q.ShapeString())
+	}
+	if len(srcs) > 3 {
+		m := srcs[3]
+		switch {
+		case m.Type != tensor.F16 && m.Type != tensor.F32:
+			return 0, ne, shapeErrorf("flash_attn_ext: mask must be f16 or f32, got %s", m.Type)
+		case !m.Contiguous():
+			return 0, ne, shapeErrorf("flash_attn_ext: mask %s is not contiguous", m.Name)
+		case !Equal(m.Ne[0], k.Ne[1]) || m.Ne[1].Max() < q.Ne[1].Max():
+			return 0, ne, shapeErrorf("flash_attn_ext: mask %s does not cover keys %s by queries %s", m.ShapeString(), k.Ne[1], q.Ne[1])
+		case !divides(m.Ne[2], q.Ne[2]) || !divides(m.Ne[3], q.Ne[3]):
+			return 0, ne, shapeErrorf("flash_attn_ext: mask %s cannot be broadcast over q %s", m.ShapeString(), q.ShapeString())
+		}
+	} else if p.MaxBias > 0 {
+		return 0, ne, shapeErrorf("flash_attn_ext: max_bias needs a mask")
+	}
+	return tensor.F32, [4]*Expr{v.Ne[0], q.Ne[2], q.Ne[1], q.Ne[3]}, nil
 }
 
 // checkTypes rejects quantized and bf16 operands where graphc's kernels

@@ -37,6 +37,7 @@ const (
 	Reshape
 	Permute
 	Transpose
+	FlashAttnExt
 	numOps
 )
 
@@ -132,6 +133,8 @@ var opTable = [numOps]Info{
 	Reshape:   {Go: "Reshape", Name: "reshape", GGML: "RESHAPE", GGMLOp: 36, Operands: "a", Flags: FlagView, Doc: "contiguous a with a new shape"},
 	Permute:   {Go: "Permute", Name: "permute", GGML: "PERMUTE", GGMLOp: 38, Operands: "a", Flags: FlagView, Params: PermuteParams{}, Doc: "a's dims moved: dim i goes to axis[i]"},
 	Transpose: {Go: "Transpose", Name: "transpose", GGML: "TRANSPOSE", GGMLOp: 39, Operands: "a", Flags: FlagView, Doc: "a's first two dims swapped"},
+	FlashAttnExt: {Go: "FlashAttnExt", Name: "flash_attn_ext", GGML: "FLASH_ATTN_EXT", GGMLOp: 74, Operands: "q k v mask?", Kernel: "FlashAttnExt",
+		Params: FlashAttnParams{}, Doc: "softmax(q·kᵀ·scale + slope·mask)·v per head, fused; result [head_dim, n_head, n_tokens] (ggml_flash_attn_ext)"},
 }
 
 func init() {

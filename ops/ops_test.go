@@ -107,6 +107,7 @@ func TestOpBatchSize(t *testing.T) {
 		"relu": rows, "gelu": rows, "silu": rows, "tanh": rows, "rms_norm": rows, "norm": rows,
 		"soft_max": rows, "cpy": rows, "cont": rows,
 		"view": rows, "reshape": rows, "permute": rows, "transpose": rows,
+		"flash_attn_ext": rows,
 	}
 	for _, op := range All() {
 		w, ok := want[op.String()]

@@ -82,6 +82,45 @@ type SoftMaxParams struct {
 	MaxBias float32 `key:"max_bias" def:"0" dump:"always"`
 }
 
+// FlashAttnParams are flash_attn_ext's (ggml_flash_attn_ext): the scores
+// q·k·Scale, capped to LogitSoftcap·tanh(s/LogitSoftcap) when that is not
+// 0, plus the mask times the head's ALiBi slope (MaxBias 0: none). Prec is
+// ggml_flash_attn_ext_set_prec's: 32 asks a ggml device for f32
+// accumulators (GGML_PREC_F32), as llama.cpp does; ggml's CPU and graphc's
+// compute the same either way.
+type FlashAttnParams struct {
+	Scale        float32 `key:"scale" def:"1" dump:"always"`
+	MaxBias      float32 `key:"max_bias" def:"0"`
+	LogitSoftcap float32 `key:"logit_softcap" def:"0"`
+	Prec         int     `key:"prec" def:"0"`
+}
+
+// Check reports a precision ggml has no setting for.
+func (p FlashAttnParams) Check() (string, error) {
+	if p.Prec != 0 && p.Prec != 32 {
+		return "prec", fmt.Errorf("prec %d is not one of 0 (the device's default) and 32 (f32 accumulators)", p.Prec)
+	}
+	return "", nil
+}
+
+// GGML: ggml_flash_attn_ext stores scale, max_bias and logit_softcap,
+// ggml_flash_attn_ext_set_prec the precision in op_params[3].
+func (p FlashAttnParams) GGML() [16]int32 {
+	prec := int32(0)
+	if p.Prec == 32 {
+		prec = ggmlPrecF32
+	}
+	return words(f32bits(p.Scale), f32bits(p.MaxBias), f32bits(p.LogitSoftcap), prec)
+}
+
+func (FlashAttnParams) FromGGML(w [16]int32) Params {
+	p := FlashAttnParams{Scale: f32from(w[0]), MaxBias: f32from(w[1]), LogitSoftcap: f32from(w[2])}
+	if w[3] == ggmlPrecF32 {
+		p.Prec = 32
+	}
+	return p
+}
+
 // RopeNeox is RopeParams.Mode for NEOX-style rotary embeddings, which rotate
 // the pairs (x[i], x[i+NDims/2]); mode 0 rotates adjacent pairs
 // (x[2i], x[2i+1]). The values are ggml's GGML_ROPE_TYPE_*.

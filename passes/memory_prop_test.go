@@ -110,6 +110,15 @@ func (rg *randGraph) build(op ops.Op, roots *[]*ir.Tensor) *ir.Tensor {
 			srcs = append(srcs, rg.leaf(ir.KindInput, tensor.F32, a.Ne[0], a.Ne[1]))
 		}
 		return rg.op(op, srcs, ir.Args{Params: ops.SoftMaxParams{Scale: 0.5}})
+	case ops.FlashAttnExt:
+		nkv := rg.size()
+		k := rg.leaf(ir.KindState, tensor.F16, a.Ne[0], nkv, a.Ne[2], a.Ne[3])
+		v := rg.leaf(ir.KindState, tensor.F16, rg.size(), nkv, a.Ne[2], a.Ne[3])
+		srcs := []*ir.Tensor{a, k, v}
+		if r.Intn(2) == 0 {
+			srcs = append(srcs, rg.leaf(ir.KindInput, tensor.F16, nkv, a.Ne[1]))
+		}
+		return rg.op(op, srcs, ir.Args{Params: ops.FlashAttnParams{Scale: 0.5}})
 	case ops.Rope:
 		x := rg.op(ops.Reshape, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{a.Ne[0], c(1), ir.Mul(a.Ne[1], ir.Mul(a.Ne[2], a.Ne[3]))}})
 		if x == nil {

@@ -287,6 +287,9 @@ func regionRule(t *ir.Tensor, d ir.Slice, units *ir.Expr) (srcs []ir.Slice, ok b
 			return nil, false
 		}
 		return all(src(0))
+	case ops.FlashAttnExt:
+		// Its kernel splits the heads and tokens, or the keys, itself.
+		return nil, false
 	case ops.SoftMax:
 		// ALiBi slopes depend on the head index, which a cut along dim 2
 		// would renumber.

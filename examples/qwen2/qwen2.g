@@ -15,8 +15,10 @@ dim head_dim = n_embd / n_head
 dim n_rot = meta("qwen2.rope.dimension_count", 16)
 dim n_embd_gqa = head_dim * n_head_kv  # one token's keys (and values) in the cache
 
-dim n_ctx = 64         # KV cache length; the file's llama.context_length is only an upper limit
-dim n_kv <= 64         # cache slots in use after this batch; its first token goes to slot n_kv - n_tokens
+# The KV cache holds n_ctx tokens: 64, or -ctx N when compiling, at most
+# the file's qwen2.context_length (the length it was trained for).
+dim n_ctx = flag("ctx", 64, max=meta("qwen2.context_length", 1048576))
+dim n_kv <= n_ctx      # cache slots in use after this batch; its first token goes to slot n_kv - n_tokens
 dim n_tokens <= 32     # tokens in this batch
 
 param eps = meta("qwen2.attention.layer_norm_rms_epsilon", 1e-6)
@@ -67,9 +69,16 @@ for l in 0..n_layer {
   Vcur = mul_mat(blk.{l}.attn_v.weight, attn_norm)
   Vcur_b = add(Vcur, blk.{l}.attn_v.bias)
   Vcur_2d = reshape(Vcur_b, n_embd_gqa, n_tokens)
-  Vcur_T = transpose(Vcur_2d)
-  v_cache_view = view_2d(cache_v_l{l}, n_tokens, n_embd_gqa, row_size(cache_v_l{l}, n_ctx), row_size(cache_v_l{l}, n_kv - n_tokens))
-  v_cache_cpy = cpy(Vcur_T, v_cache_view)
+  if flag("fa", 0) {
+    # With flash attention (-fa on) the V cache is laid out as K's: a row per token.
+    v_cache_view = view_1d(cache_v_l{l}, n_tokens * n_embd_gqa, row_size(cache_v_l{l}, n_embd_gqa) * (n_kv - n_tokens))
+    v_cache_cpy = cpy(Vcur_2d, v_cache_view)
+  }
+  if flag("fa", 0) == 0 {
+    Vcur_T = transpose(Vcur_2d)
+    v_cache_view = view_2d(cache_v_l{l}, n_tokens, n_embd_gqa, row_size(cache_v_l{l}, n_ctx), row_size(cache_v_l{l}, n_kv - n_tokens))
+    v_cache_cpy = cpy(Vcur_T, v_cache_view)
+  }
 
   # Attention over the whole cache, masked causally. Query head h reads
   # K/V head h / (n_head / n_head_kv): mul_mat broadcasts the cache's
@@ -80,13 +89,22 @@ for l in 0..n_layer {
   Qcur_rope = rope(Qcur_3d, inp_pos, n_dims=n_rot, mode=2, freq_base=rope_base, freq_scale=rope_scale)
   q = permute(Qcur_rope, 0, 2, 1, 3)
   k = view_3d(cache_k_l{l}, head_dim, n_kv, n_head_kv, row_size(cache_k_l{l}, n_embd_gqa), row_size(cache_k_l{l}, head_dim), 0)
-  kq = mul_mat(k, q, prec=32)      # f32 sums on devices, as llama.cpp asks (ggml_mul_mat_set_prec)
-  kq_soft_max = soft_max(kq, KQ_mask, scale=kq_scale)
-  v = view_3d(cache_v_l{l}, n_kv, head_dim, n_head_kv, row_size(cache_v_l{l}, n_ctx), row_size(cache_v_l{l}, n_ctx * head_dim), 0)
-  kqv = mul_mat(v, kq_soft_max)
-  kqv_merged = permute(kqv, 0, 2, 1, 3)
-  kqv_merged_cont = cont(kqv_merged, n_embd, n_tokens)
-  attn_out = mul_mat(blk.{l}.attn_output.weight, kqv_merged_cont)
+  if flag("fa", 0) {
+    # ggml's fused attention over the cache, V not transposed (llama.cpp -fa on).
+    v = view_3d(cache_v_l{l}, head_dim, n_kv, n_head_kv, row_size(cache_v_l{l}, n_embd_gqa), row_size(cache_v_l{l}, head_dim), 0)
+    __fattn__ = flash_attn_ext(q, k, v, KQ_mask, scale=kq_scale, prec=32)
+    kqv_out = reshape(__fattn__, n_embd, n_tokens)
+  }
+  if flag("fa", 0) == 0 {
+    kq = mul_mat(k, q, prec=32)      # f32 sums on devices, as llama.cpp asks (ggml_mul_mat_set_prec)
+    kq_soft_max = soft_max(kq, KQ_mask, scale=kq_scale)
+    v = view_3d(cache_v_l{l}, n_kv, head_dim, n_head_kv, row_size(cache_v_l{l}, n_ctx), row_size(cache_v_l{l}, n_ctx * head_dim), 0)
+    kqv = mul_mat(v, kq_soft_max)
+    kqv_merged = permute(kqv, 0, 2, 1, 3)
+    kqv_merged_cont = cont(kqv_merged, n_embd, n_tokens)
+    kqv_out = kqv_merged_cont
+  }
+  attn_out = mul_mat(blk.{l}.attn_output.weight, kqv_out)
   ffn_inp = add(attn_out, inpL)
 
   # SwiGLU feed-forward.

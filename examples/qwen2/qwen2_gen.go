@@ -123,6 +123,7 @@ var Meta = []tensor.Meta{
 	{Key: "qwen2.attention.layer_norm_rms_epsilon", Value: 1e-06, Default: true},
 	{Key: "qwen2.rope.freq_base", Value: 1e+06, Default: true},
 	{Key: "qwen2.rope.scaling.factor", Value: 1.0, Default: true},
+	{Key: "fa", Value: 0.0, Default: true},
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
@@ -299,14 +300,14 @@ func (d *Dims) String() string {
 // viewChecks are the views whose bytes depend on the dims, checked by Submit against their
 // sources' sizes; Extent is the case of Dims.extent covering each.
 var viewChecks = []engine.ViewCheck{
-	{Pos: "qwen2.g:65:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
-	{Pos: "qwen2.g:66:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
-	{Pos: "qwen2.g:71:18", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
-	{Pos: "qwen2.g:72:17", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
-	{Pos: "qwen2.g:65:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
-	{Pos: "qwen2.g:66:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
-	{Pos: "qwen2.g:71:18", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
-	{Pos: "qwen2.g:72:17", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
+	{Pos: "qwen2.g:67:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
+	{Pos: "qwen2.g:68:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
+	{Pos: "qwen2.g:79:20", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
+	{Pos: "qwen2.g:80:19", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
+	{Pos: "qwen2.g:67:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
+	{Pos: "qwen2.g:68:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
+	{Pos: "qwen2.g:79:20", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
+	{Pos: "qwen2.g:80:19", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
 }
 
 // extent is the byte range [lo, hi) extent k covers at these dims.

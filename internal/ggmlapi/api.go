@@ -43,24 +43,27 @@ type API struct {
 	OpDesc      func(Tensor) string                                                                          `sym:"ggml_op_desc"`
 	TypeName    func(int32) string                                                                           `sym:"ggml_type_name"`
 
-	MulMat        func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_mul_mat"`
-	MulMatSetPrec func(Tensor, int32)                                                                                                     `sym:"ggml_mul_mat_set_prec"`
-	Add           func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_add"`
-	Sub           func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_sub"`
-	Mul           func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_mul"`
-	Div           func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_div"`
-	Scale         func(Context, Tensor, float32) Tensor                                                                                   `sym:"ggml_scale"`
-	Relu          func(Context, Tensor) Tensor                                                                                            `sym:"ggml_relu"`
-	Gelu          func(Context, Tensor) Tensor                                                                                            `sym:"ggml_gelu"`
-	Silu          func(Context, Tensor) Tensor                                                                                            `sym:"ggml_silu"`
-	Tanh          func(Context, Tensor) Tensor                                                                                            `sym:"ggml_tanh"`
-	RmsNorm       func(Context, Tensor, float32) Tensor                                                                                   `sym:"ggml_rms_norm"`
-	Norm          func(Context, Tensor, float32) Tensor                                                                                   `sym:"ggml_norm"`
-	SoftMaxExt    func(Context, Tensor, Tensor, float32, float32) Tensor                                                                  `sym:"ggml_soft_max_ext"`
-	RopeExt       func(Context, Tensor, Tensor, Tensor, int32, int32, int32, float32, float32, float32, float32, float32, float32) Tensor `sym:"ggml_rope_ext"`
-	GetRows       func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_get_rows"`
-	Cpy           func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_cpy"`
-	Cont          func(Context, Tensor) Tensor                                                                                            `sym:"ggml_cont"`
+	MulMat              func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_mul_mat"`
+	MulMatSetPrec       func(Tensor, int32)                                                                                                     `sym:"ggml_mul_mat_set_prec"`
+	Add                 func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_add"`
+	Sub                 func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_sub"`
+	Mul                 func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_mul"`
+	Div                 func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_div"`
+	Scale               func(Context, Tensor, float32) Tensor                                                                                   `sym:"ggml_scale"`
+	Relu                func(Context, Tensor) Tensor                                                                                            `sym:"ggml_relu"`
+	Gelu                func(Context, Tensor) Tensor                                                                                            `sym:"ggml_gelu"`
+	Silu                func(Context, Tensor) Tensor                                                                                            `sym:"ggml_silu"`
+	Tanh                func(Context, Tensor) Tensor                                                                                            `sym:"ggml_tanh"`
+	RmsNorm             func(Context, Tensor, float32) Tensor                                                                                   `sym:"ggml_rms_norm"`
+	Norm                func(Context, Tensor, float32) Tensor                                                                                   `sym:"ggml_norm"`
+	SoftMaxExt          func(Context, Tensor, Tensor, float32, float32) Tensor                                                                  `sym:"ggml_soft_max_ext"`
+	RopeExt             func(Context, Tensor, Tensor, Tensor, int32, int32, int32, float32, float32, float32, float32, float32, float32) Tensor `sym:"ggml_rope_ext"`
+	GetRows             func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_get_rows"`
+	Cpy                 func(Context, Tensor, Tensor) Tensor                                                                                    `sym:"ggml_cpy"`
+	Cont                func(Context, Tensor) Tensor                                                                                            `sym:"ggml_cont"`
+	Cast                func(Context, Tensor, int32) Tensor                                                                                     `sym:"ggml_cast"`
+	FlashAttnExt        func(Context, Tensor, Tensor, Tensor, Tensor, float32, float32, float32) Tensor                                         `sym:"ggml_flash_attn_ext"`
+	FlashAttnExtSetPrec func(Tensor, int32)                                                                                                     `sym:"ggml_flash_attn_ext_set_prec"`
 
 	NewGraphCustom     func(Context, uintptr, bool) Graph `sym:"ggml_new_graph_custom"`
 	BuildForwardExpand func(Graph, Tensor)                `sym:"ggml_build_forward_expand"`

@@ -146,6 +146,37 @@ func TestArchLogitsMatchLlamaCpp(t *testing.T) {
 	}
 }
 
+// TestArchFlashAttnMatchesLlamaCpp is TestArchLogitsMatchLlamaCpp with
+// flash attention on both sides: graphc's file models compiled with -fa on
+// (flash_attn_ext over a V cache laid out as K) against llama.cpp with
+// flash_attn_type enabled, the prompt's logits and archSteps steps'. Both
+// CPUs accumulate the attention's v sum in f16, so the bounds are
+// TestArchLogitsMatchLlamaCpp's.
+func TestArchFlashAttnMatchesLlamaCpp(t *testing.T) {
+	h := oracle(t)
+	for _, tc := range archCases {
+		for _, typ := range archTypes {
+			t.Run(tc.name+"/"+typ, func(t *testing.T) {
+				path := archFile(t, tc.opts, typ)
+				ids := encodePrompt(t, path)
+				res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: archSteps, FlashAttn: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !res.FlashAttnOff {
+					t.Skip("the harness cannot set this release's flash attention")
+				}
+				if len(res.Logits) != archSteps+1 || len(res.Generated) != archSteps {
+					t.Fatalf("llama.cpp gave %d logit rows and %d tokens, want %d and %d", len(res.Logits), len(res.Generated), archSteps+1, archSteps)
+				}
+				got := archLogitsWith(t, archExample[tc.opts.Arch], path, ids, res.Generated, nil, map[string]int64{"fa": 1})
+				b := archBounds[typ]
+				b.check(t, "llama.cpp -fa on, graphc -fa on", got, res.Logits, res.Generated)
+			})
+		}
+	}
+}
+
 // archTypes are the matrix types of TestArchLogitsMatchLlamaCpp's files.
 var archTypes = []string{"f32", "f16", "q8_0", "q4_0"}
 
@@ -236,6 +267,13 @@ func encodePrompt(t *testing.T, path string) []int32 {
 // token and of each step. observe, if not nil, is interp's Config.Observe.
 func archLogits(t *testing.T, model, path string, prompt, steps []int32, observe func(string, *tensor.Tensor)) [][]float32 {
 	t.Helper()
+	return archLogitsWith(t, model, path, prompt, steps, observe, nil)
+}
+
+// archLogitsWith is archLogits compiled with the model's flags set
+// (-fa on: "fa" = 1).
+func archLogitsWith(t *testing.T, model, path string, prompt, steps []int32, observe func(string, *tensor.Tensor), flags map[string]int64) [][]float32 {
+	t.Helper()
 	src, err := os.ReadFile(model)
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +282,7 @@ func archLogits(t *testing.T, model, path string, prompt, steps []int32, observe
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := compiler.Compile(filepath.Base(model), src, compiler.Config{File: file})
+	res, err := compiler.Compile(filepath.Base(model), src, compiler.Config{File: file, Flags: flags})
 	if err != nil {
 		t.Fatal(err)
 	}

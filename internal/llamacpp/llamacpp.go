@@ -213,6 +213,9 @@ type Request struct {
 	// (llama.cpp's -ngl; 0 leaves the library's default), for a harness
 	// built against a GPU build.
 	GPULayers int
+	// FlashAttn turns llama.cpp's flash attention on (-fa on) instead of
+	// off; Result.FlashAttnOff then says whether it could.
+	FlashAttn bool
 }
 
 // Result is what llama.cpp answered.
@@ -275,6 +278,9 @@ func (h *Harness) Run(req Request) (*Result, error) {
 	}
 	if req.GPULayers > 0 {
 		args = append(args, "-ngl", fmt.Sprint(req.GPULayers))
+	}
+	if req.FlashAttn {
+		args = append(args, "-fa")
 	}
 	dumpDir := filepath.Join(dir, "dump")
 	if req.Dump {

@@ -11,17 +11,18 @@ var _ engine.Kernels = (*Backend)(nil)
 // Backend is the CPU backend: the kernels of engine.Kernels and the worker
 // goroutines that run them. Its methods must not be called concurrently.
 type Backend struct {
-	pool    *pool
-	closed  bool
-	cleanup runtime.Cleanup // stops the workers of a Backend dropped without Close
-	scratch [][]float32     // per thread, grown by the caller before a dispatch
-	xpack   []float32       // MulMat's x converted to dense float32 columns
-	gemmA   []float32       // the packed GEMM's packed a
-	gemmB   []float32       // the packed GEMM's packed x
-	qx      []byte          // MulMat's x in a block type's vec_dot_type (quant.go)
-	qrow    []float32       // one strided row of that x, gathered
-	qxd     []float32       // the q8_0 x's block scales as float32
-	qxs     []int32         // the q8_0 x's block quant sums (q4_0 products)
+	pool       *pool
+	closed     bool
+	cleanup    runtime.Cleanup // stops the workers of a Backend dropped without Close
+	scratch    [][]float32     // per thread, grown by the caller before a dispatch
+	xpack      []float32       // MulMat's x converted to dense float32 columns
+	gemmA      []float32       // the packed GEMM's packed a
+	gemmB      []float32       // the packed GEMM's packed x
+	qx         []byte          // MulMat's x in a block type's vec_dot_type (quant.go)
+	qrow       []float32       // one strided row of that x, gathered
+	qxd        []float32       // the q8_0 x's block scales as float32
+	qxs        []int32         // the q8_0 x's block quant sums (q4_0 products)
+	faPartials []float32       // FlashAttnExt's split-KV partial sums
 
 	// One task value per kernel family, reused by every call so that a
 	// dispatch does not allocate.
@@ -32,6 +33,7 @@ type Backend struct {
 	un    unaryTask
 	norm  normTask
 	sm    softMaxTask
+	fa    faTask
 	rope  ropeTask
 	ropeT ropeTableTask
 

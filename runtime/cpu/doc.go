@@ -20,6 +20,10 @@
 //     float32 and sums the exponentials in float64.
 //   - Rope builds θ iteratively in float32 (θ *= powf(base, -2/n_dims)),
 //     applies YaRN as rope_yarn does and takes cosf/sinf of the float32 θ.
+//   - FlashAttnExt follows ggml-cpu's paths: below 64 tokens q rounded to
+//     an f16 k's type and the sum of v accumulated in f16 (rounded after
+//     every step), from 64 tokens everything in float32, and one token over
+//     512 or more keys split into per-thread chunks combined in float32.
 //   - f32↔f16 conversions round to nearest even (tensor.F32ToF16), as F16C.
 //
 // # Threads

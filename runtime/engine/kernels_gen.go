@@ -44,4 +44,6 @@ type Kernels interface {
 	Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams)
 	// Cpy computes cpy (GGML_OP_CPY): dst = src converted to dst's type; the result is a view of dst.
 	Cpy(dst, src *tensor.Tensor)
+	// FlashAttnExt computes flash_attn_ext (GGML_OP_FLASH_ATTN_EXT): softmax(q·kᵀ·scale + slope·mask)·v per head, fused; result [head_dim, n_head, n_tokens] (ggml_flash_attn_ext).
+	FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams)
 }

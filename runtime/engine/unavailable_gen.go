@@ -23,3 +23,6 @@ func (u *Unavailable) Norm(dst, a *tensor.Tensor, p ops.NormParams)             
 func (u *Unavailable) SoftMax(dst, a, mask *tensor.Tensor, p ops.SoftMaxParams) { u.fail() }
 func (u *Unavailable) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams)        { u.fail() }
 func (u *Unavailable) Cpy(dst, src *tensor.Tensor)                              { u.fail() }
+func (u *Unavailable) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams) {
+	u.fail()
+}

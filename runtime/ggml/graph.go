@@ -33,7 +33,7 @@ type place struct {
 type launch struct {
 	op     ops.Op
 	dst    place
-	src    [3]place
+	src    [maxSrcs]place
 	nsrc   int
 	params [16]int32
 }
@@ -183,7 +183,7 @@ func (b *Backend) build(rec []launch) (_ *builtGraph, err error) {
 	var nodes []ggmlapi.Tensor
 	for i := range rec {
 		l := &rec[i]
-		var src [3]ggmlapi.Tensor
+		var src [maxSrcs]ggmlapi.Tensor
 		for s := range l.nsrc {
 			if l.src[s].alloc < 0 {
 				continue
@@ -261,7 +261,7 @@ type kernelNodes struct {
 // kernelNodes constructs the nodes of kernel l on operand tensors src
 // (0 for an optional source left out) and dst, placing nothing: build
 // places them, Check only asks the device about them.
-func (a *api) kernelNodes(ctx ggmlapi.Context, l *launch, src [3]ggmlapi.Tensor, dst ggmlapi.Tensor) (kernelNodes, error) {
+func (a *api) kernelNodes(ctx ggmlapi.Context, l *launch, src [maxSrcs]ggmlapi.Tensor, dst ggmlapi.Tensor) (kernelNodes, error) {
 	var n kernelNodes
 	for s := range l.nsrc {
 		if src[s] != 0 && needsCont(l, s) {
@@ -270,6 +270,11 @@ func (a *api) kernelNodes(ctx ggmlapi.Context, l *launch, src [3]ggmlapi.Tensor,
 			src[s] = a.Cont(ctx, src[s])
 			n.conts = append(n.conts, src[s])
 		}
+	}
+	if l.op == ops.FlashAttnExt && src[3] != 0 && l.src[3].typ == tensor.F32 {
+		// ggml's op takes an f16 mask: llama.cpp casts its f32 one.
+		src[3] = a.Cast(ctx, src[3], int32(tensor.F16))
+		n.conts = append(n.conts, src[3])
 	}
 	var p ops.Params
 	if proto := l.op.Info().Params; proto != nil {
@@ -336,7 +341,7 @@ func (b *Backend) check(l *launch) (refused string, err error) {
 		return "", fmt.Errorf("ggml_init failed")
 	}
 	defer a.Free(ctx)
-	var src [3]ggmlapi.Tensor
+	var src [maxSrcs]ggmlapi.Tensor
 	for s := range l.nsrc {
 		if l.src[s].alloc < 0 {
 			continue
@@ -400,68 +405,80 @@ func launchOf(q *backend.OpQuery) (launch, error) {
 	return l, nil
 }
 
+// maxSrcs is the most operands a kernel takes (flash_attn_ext's q, k, v,
+// mask).
+const maxSrcs = 4
+
 // A constructor builds the ggml node of one kernel (the op it is keyed by
 // in constructors) on its operands src, writing dst for ops that write a
 // source (cpy), with the kernel's Params.
-type constructor func(a *api, ctx ggmlapi.Context, src [3]ggmlapi.Tensor, dst ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor
+type constructor func(a *api, ctx ggmlapi.Context, src [maxSrcs]ggmlapi.Tensor, dst ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor
 
 // constructors are ggml's constructor of each kernel, by its first op in
 // the table (kernelOp); TestEveryKernelConstructs names a kernel without one.
 var constructors = map[ops.Op]constructor{
-	ops.MulMat: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+	ops.MulMat: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
 		r := a.MulMat(ctx, s[0], s[1])
 		if w := p.GGML(); w[0] != 0 {
 			a.MulMatSetPrec(r, w[0])
 		}
 		return r
 	},
-	ops.Add: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+	ops.Add: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.Add(ctx, s[0], s[1])
 	},
-	ops.Sub: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+	ops.Sub: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.Sub(ctx, s[0], s[1])
 	},
-	ops.Mul: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+	ops.Mul: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.Mul(ctx, s[0], s[1])
 	},
-	ops.Div: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+	ops.Div: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.Div(ctx, s[0], s[1])
 	},
-	ops.Scale: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+	ops.Scale: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
 		return a.Scale(ctx, s[0], p.(ops.ScaleParams).S)
 	},
-	ops.Relu: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+	ops.Relu: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.Relu(ctx, s[0])
 	},
-	ops.Gelu: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+	ops.Gelu: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.Gelu(ctx, s[0])
 	},
-	ops.Silu: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+	ops.Silu: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.Silu(ctx, s[0])
 	},
-	ops.Tanh: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+	ops.Tanh: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.Tanh(ctx, s[0])
 	},
-	ops.RMSNorm: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+	ops.RMSNorm: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
 		return a.RmsNorm(ctx, s[0], p.(ops.NormParams).Eps)
 	},
-	ops.Norm: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+	ops.Norm: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
 		return a.Norm(ctx, s[0], p.(ops.NormParams).Eps)
 	},
-	ops.SoftMax: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+	ops.SoftMax: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
 		q := p.(ops.SoftMaxParams)
 		return a.SoftMaxExt(ctx, s[0], s[1], q.Scale, q.MaxBias)
 	},
-	ops.Rope: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+	ops.Rope: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
 		r := p.(ops.RopeParams)
 		return a.RopeExt(ctx, s[0], s[1], 0, int32(r.NDims), int32(r.Mode), int32(r.NCtxOrig),
 			r.FreqBase, r.FreqScale, r.ExtFactor, r.AttnFactor, r.BetaFast, r.BetaSlow)
 	},
-	ops.GetRows: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+	ops.GetRows: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.GetRows(ctx, s[0], s[1])
 	},
-	ops.Cpy: func(a *api, ctx ggmlapi.Context, s [3]ggmlapi.Tensor, dst ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+	ops.Cpy: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, dst ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.Cpy(ctx, s[0], dst)
+	},
+	ops.FlashAttnExt: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+		q := p.(ops.FlashAttnParams)
+		r := a.FlashAttnExt(ctx, s[0], s[1], s[2], s[3], q.Scale, q.MaxBias, q.LogitSoftcap)
+		if w := q.GGML(); w[3] != 0 {
+			a.FlashAttnExtSetPrec(r, w[3])
+		}
+		return r
 	},
 }
 

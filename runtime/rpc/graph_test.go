@@ -101,6 +101,7 @@ func opCases() []opCase {
 			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.Rope(d, s[0], s[1], p) }, 1e-5}
 	}
 	mask := filled(F32, ne(16, 4), 7)
+	mask16 := filled(F16, ne(16, 4), 7)
 	return []opCase{
 		mm(F32, 1e-6, ops.MulMatParams{}), mm(F16, 1e-6, ops.MulMatParams{}), mm(tensor.Q8_0, 1e-6, ops.MulMatParams{}), mm(tensor.Q4_0, 1e-6, ops.MulMatParams{}),
 		mm(F16, 1e-6, ops.MulMatParams{Prec: 32}), // ggml_mul_mat_set_prec in op_params: the server computes it as any
@@ -123,6 +124,12 @@ func opCases() []opCase {
 			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) {
 				k.SoftMax(d, s[0], s[1], ops.SoftMaxParams{Scale: 0.25, MaxBias: 8})
 			}, 1e-6},
+		// One K/V head for two query heads; the sums of f16 products are
+		// ggml's to 1e-7.
+		{"flash_attn_ext", []tensor.Tensor{filled(F32, ne(16, 4, 2), 12), filled(F16, ne(16, 16), 13), filled(F16, ne(16, 16), 14), mask16}, shape(F32, 16, 2, 4),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) {
+				k.FlashAttnExt(d, s[0], s[1], s[2], s[3], ops.FlashAttnParams{Scale: 0.25, Prec: 32})
+			}, 1e-5},
 		rope(0), rope(ops.RopeNeox),
 		{"get_rows f32", []tensor.Tensor{filled(F32, ne(8, 10), 9), ints(3, 0, 9)}, shape(F32, 8, 3),
 			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.GetRows(d, s[0], s[1]) }, 0},

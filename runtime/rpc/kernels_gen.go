@@ -72,3 +72,7 @@ func (b *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
 func (b *Backend) Cpy(dst, src *tensor.Tensor) {
 	b.launch(ops.Cpy, [16]int32{}, dst, src, dst)
 }
+
+func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams) {
+	b.launch(ops.FlashAttnExt, p.GGML(), dst, q, k, v, mask)
+}

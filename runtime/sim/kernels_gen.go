@@ -12,80 +12,85 @@ import (
 
 func (s *Backend) GetRows(dst, table, idx *tensor.Tensor) {
 	dst, table, idx = s.on(dst), s.on(table), s.on(idx)
-	s.launch(func(k *cpu.Backend) { k.GetRows(dst, table, idx) })
+	s.launch(func(cb *cpu.Backend) { cb.GetRows(dst, table, idx) })
 }
 
 func (s *Backend) MulMat(dst, a, x *tensor.Tensor, p ops.MulMatParams) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *cpu.Backend) { k.MulMat(dst, a, x, p) })
+	s.launch(func(cb *cpu.Backend) { cb.MulMat(dst, a, x, p) })
 }
 
 func (s *Backend) Add(dst, a, x *tensor.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *cpu.Backend) { k.Add(dst, a, x) })
+	s.launch(func(cb *cpu.Backend) { cb.Add(dst, a, x) })
 }
 
 func (s *Backend) Sub(dst, a, x *tensor.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *cpu.Backend) { k.Sub(dst, a, x) })
+	s.launch(func(cb *cpu.Backend) { cb.Sub(dst, a, x) })
 }
 
 func (s *Backend) Mul(dst, a, x *tensor.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *cpu.Backend) { k.Mul(dst, a, x) })
+	s.launch(func(cb *cpu.Backend) { cb.Mul(dst, a, x) })
 }
 
 func (s *Backend) Div(dst, a, x *tensor.Tensor) {
 	dst, a, x = s.on(dst), s.on(a), s.on(x)
-	s.launch(func(k *cpu.Backend) { k.Div(dst, a, x) })
+	s.launch(func(cb *cpu.Backend) { cb.Div(dst, a, x) })
 }
 
 func (s *Backend) Scale(dst, a *tensor.Tensor, p ops.ScaleParams) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.Scale(dst, a, p) })
+	s.launch(func(cb *cpu.Backend) { cb.Scale(dst, a, p) })
 }
 
 func (s *Backend) Relu(dst, a *tensor.Tensor) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.Relu(dst, a) })
+	s.launch(func(cb *cpu.Backend) { cb.Relu(dst, a) })
 }
 
 func (s *Backend) Gelu(dst, a *tensor.Tensor) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.Gelu(dst, a) })
+	s.launch(func(cb *cpu.Backend) { cb.Gelu(dst, a) })
 }
 
 func (s *Backend) Silu(dst, a *tensor.Tensor) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.Silu(dst, a) })
+	s.launch(func(cb *cpu.Backend) { cb.Silu(dst, a) })
 }
 
 func (s *Backend) Tanh(dst, a *tensor.Tensor) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.Tanh(dst, a) })
+	s.launch(func(cb *cpu.Backend) { cb.Tanh(dst, a) })
 }
 
 func (s *Backend) RMSNorm(dst, a *tensor.Tensor, p ops.NormParams) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.RMSNorm(dst, a, p) })
+	s.launch(func(cb *cpu.Backend) { cb.RMSNorm(dst, a, p) })
 }
 
 func (s *Backend) Norm(dst, a *tensor.Tensor, p ops.NormParams) {
 	dst, a = s.on(dst), s.on(a)
-	s.launch(func(k *cpu.Backend) { k.Norm(dst, a, p) })
+	s.launch(func(cb *cpu.Backend) { cb.Norm(dst, a, p) })
 }
 
 func (s *Backend) SoftMax(dst, a, mask *tensor.Tensor, p ops.SoftMaxParams) {
 	dst, a, mask = s.on(dst), s.on(a), s.on(mask)
-	s.launch(func(k *cpu.Backend) { k.SoftMax(dst, a, mask, p) })
+	s.launch(func(cb *cpu.Backend) { cb.SoftMax(dst, a, mask, p) })
 }
 
 func (s *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
 	dst, a, pos = s.on(dst), s.on(a), s.on(pos)
-	s.launch(func(k *cpu.Backend) { k.Rope(dst, a, pos, p) })
+	s.launch(func(cb *cpu.Backend) { cb.Rope(dst, a, pos, p) })
 }
 
 func (s *Backend) Cpy(dst, src *tensor.Tensor) {
 	dst, src = s.on(dst), s.on(src)
-	s.launch(func(k *cpu.Backend) { k.Cpy(dst, src) })
+	s.launch(func(cb *cpu.Backend) { cb.Cpy(dst, src) })
+}
+
+func (s *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams) {
+	dst, q, k, v, mask = s.on(dst), s.on(q), s.on(k), s.on(v), s.on(mask)
+	s.launch(func(cb *cpu.Backend) { cb.FlashAttnExt(dst, q, k, v, mask, p) })
 }

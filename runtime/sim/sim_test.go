@@ -107,6 +107,8 @@ func TestSimMatchesCPU(t *testing.T) {
 		{ops.GetRows, "", out(tensor.F32, 64, 5), []*simPair{x, idx}, nil},
 		{ops.Cpy, "f16", out(tensor.F16, 64, 48, 2), []*simPair{a}, nil},
 		{ops.Cont, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
+		{ops.FlashAttnExt, "", out(tensor.F32, 16, 4, 9), []*simPair{in(tensor.F32, 16, 9, 4), in(tensor.F16, 16, 48, 2), in(tensor.F16, 16, 48, 2), in(tensor.F16, 48, 9)},
+			[]any{ops.FlashAttnParams{Scale: 0.25}}},
 	}
 	stepped := map[ops.Op]bool{}
 	for _, st := range steps {

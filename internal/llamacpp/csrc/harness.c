@@ -187,6 +187,15 @@ static bool flash_attn_off(struct llama_context_params *p) {
 	return true;
 }
 
+// flash_attn_on turns flash attention on (flash_attn_type 1, enabled) in
+// the layout flash_attn_off knows, for comparing graphc's -fa on.
+static bool flash_attn_on(struct llama_context_params *p) {
+	if (!flash_attn_off(p)) return false;
+	int32_t enabled = 1;
+	memcpy(p->opaque + 52, &enabled, 4);
+	return true;
+}
+
 // set_eval_callback installs cb in the layout flash_attn_off knows:
 // cb_eval and its user data at 88 and 96 (both NULL by default), then
 // type_k and type_v, f16 (1) by default.
@@ -367,6 +376,7 @@ int main(int argc, char **argv) {
 	const char *model_path = argv[1], *prompt_path = NULL, *tokens_arg = NULL, *libdir = NULL, *dump_dir = NULL, *follow_arg = NULL;
 	int steps = 0, ngl = -1;
 	bool bench_mode = false, all = false;
+	bool fa_on = false; // -fa: flash attention on (flash_attn_on)
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "-bench")) bench_mode = true;
 		else if (!strcmp(argv[i], "-prompt-file") && i + 1 < argc) prompt_path = argv[++i];
@@ -376,6 +386,7 @@ int main(int argc, char **argv) {
 		else if (!strcmp(argv[i], "-dump") && i + 1 < argc) dump_dir = argv[++i];
 		else if (!strcmp(argv[i], "-ngl") && i + 1 < argc) ngl = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-all")) all = true;
+		else if (!strcmp(argv[i], "-fa")) fa_on = true;
 		else if (!strcmp(argv[i], "-follow") && i + 1 < argc) follow_arg = argv[++i];
 		else die("unknown argument");
 	}
@@ -417,7 +428,8 @@ int main(int argc, char **argv) {
 		if (follow_arg && n_follow != steps) die("-follow: one token a step");
 		// The default context holds 512 tokens and takes them in one batch.
 		struct llama_context_params cp = llama_context_default_params();
-		bool fa_off = flash_attn_off(&cp);
+		// With -fa, "flash_attn_off" reports whether it could be turned on.
+		bool fa_off = fa_on ? flash_attn_on(&cp) : flash_attn_off(&cp);
 		struct dumping dumping = {dump_dir, 0};
 		if (dump_dir && !set_eval_callback(&cp, dump, &dumping)) die("-dump: this release's context parameters are laid out unlike the one the harness knows");
 		struct llama_context *ctx = llama_init_from_model(model, cp);

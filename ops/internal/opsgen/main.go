@@ -180,7 +180,7 @@ type Kernels interface {
 				for _, t := range ts {
 					on = append(on, "s.on("+t+")")
 				}
-				fmt.Fprintf(w, "func (s *Backend) %s(%s) {\n\t%s = %s\n\ts.launch(func(k *cpu.Backend) { k.%s(%s) })\n}\n\n",
+				fmt.Fprintf(w, "func (s *Backend) %s(%s) {\n\t%s = %s\n\ts.launch(func(cb *cpu.Backend) { cb.%s(%s) })\n}\n\n",
 					k.name, k.args(), strings.Join(ts, ", "), strings.Join(on, ", "), k.name, k.call())
 			},
 		},

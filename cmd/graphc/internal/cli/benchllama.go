@@ -36,6 +36,7 @@ type llamaBench struct {
 	threads []int
 	reps    int
 	pp, tg  int
+	ctx     int // graphc's KV cache (0: max(pp, tg))
 
 	noGo   bool            // -interp because the Go toolchain is missing
 	builds []time.Duration // go build of the generated package, per file
@@ -70,6 +71,7 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&lb.reps, "reps", 0, "-llama: repetitions of each test, each with fresh processes, the sides' order alternating (default 4; -short: 1)")
 	fs.IntVar(&lb.pp, "pp", 0, "-llama: prompt tokens of the pp test, at most 512 (default 512; -short: 64)")
+	fs.IntVar(&lb.ctx, "ctx", 0, "-llama: graphc's KV cache in tokens, at least -pp and -tg (default: the longer of the two)")
 	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
 }
 
@@ -96,6 +98,8 @@ func (lb *llamaBench) defaults() error {
 		return &usageError{"-reps must be at least 1"}
 	case lb.pp < 1 || lb.pp > 512 || lb.tg < 1 || lb.tg > 512:
 		return &usageError{"-pp and -tg: 1 to 512 tokens (llama.cpp's default context holds 512)"}
+	case lb.ctx != 0 && lb.ctx < max(lb.pp, lb.tg):
+		return &usageError{fmt.Sprintf("-ctx %d: the cache must hold the -pp %d and -tg %d tests' tokens", lb.ctx, lb.pp, lb.tg)}
 	}
 	for _, t := range lb.types {
 		if _, err := parseWeightType(t); err != nil {
@@ -211,12 +215,12 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	return files, nil
 }
 
-// benchModel is examples/llamafile/llama.g with bounds for the tests: n_ctx
-// and n_kv up to ctx, batches up to batch tokens, and logits only for the
+// benchModel is examples/llamafile/llama.g with bounds for the tests:
+// batches up to batch tokens, and logits only for the
 // batch's last token, as llama.cpp computes them for llama_batch_get_one.
 // (llama.cpp also skips the other tokens in the last layer's feed-forward;
 // graphc's graph computes it for every token.)
-func benchModel(batch, ctx int) (name string, src []byte, err error) {
+func benchModel(batch int) (name string, src []byte, err error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", nil, err
@@ -228,8 +232,6 @@ func benchModel(batch, ctx int) (name string, src []byte, err error) {
 	}
 	s := string(b)
 	for _, r := range []struct{ re, to string }{
-		{`(?m)^dim n_ctx = \d+`, fmt.Sprintf("dim n_ctx = %d", ctx)},
-		{`(?m)^dim n_kv <= \d+`, fmt.Sprintf("dim n_kv <= %d", ctx)},
 		{`(?m)^dim n_tokens <= \d+`, fmt.Sprintf("dim n_tokens <= %d", batch)},
 		{`(?m)^output result_output = mul_mat\(output\.weight, result_norm\)$`,
 			"result_last = view_1d(result_norm, n_embd, row_size(result_norm, n_embd * (n_tokens - 1)))\n" +
@@ -247,7 +249,7 @@ func benchModel(batch, ctx int) (name string, src []byte, err error) {
 // compile compiles the bench model for the file at path, for this
 // machine; name is the model's source file.
 func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, err error) {
-	name, src, err := benchModel(lb.pp, max(lb.pp, lb.tg))
+	name, src, err := benchModel(lb.pp)
 	if err != nil {
 		return "", nil, err
 	}
@@ -255,7 +257,12 @@ func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, e
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
 	}
-	res, err = compiler.Compile(name, src, compiler.Config{File: file, ThisMachine: true})
+	// The KV cache holds the longer test's tokens (-ctx: llama.cpp's -c).
+	ctx := lb.ctx
+	if ctx == 0 {
+		ctx = max(lb.pp, lb.tg)
+	}
+	res, err = compiler.Compile(name, src, compiler.Config{File: file, ThisMachine: true, Flags: map[string]int64{"ctx": int64(ctx)}})
 	return name, res, err
 }
 

@@ -238,6 +238,8 @@ type targetFlags struct {
 	fitMargin    float64
 	placement    string
 	costFile     string
+	ctx          int
+	fa           string
 	fs           *flag.FlagSet // the flags' set, to see which were given
 }
 
@@ -258,6 +260,8 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&t.fitMargin, "fit-margin", compiler.DefaultFitMargin*100, "percent of each -mem budget -fit keeps free for what the plan cannot see (driver context, allocator rounding)")
 	fs.StringVar(&t.placement, "placement", passes.PlacementGGML, "node placement strategy: ggml reproduces ggml's scheduler; cost moves the nodes ggml is free to place to where a cost model estimates the evaluation fastest (plan shows both estimates)")
 	fs.StringVar(&t.costFile, "cost", "", "-placement cost's model: a calibration file written by graphc calibrate (default: built-in defaults)")
+	fs.IntVar(&t.ctx, "ctx", 0, `the KV cache's size in tokens, the model's flag("ctx", …) (llama.cpp's -c; default: the model's; at most the -weights file's <arch>.context_length)`)
+	fs.StringVar(&t.fa, "fa", "auto", `flash attention, the model's flag("fa", …): on, off, or auto (the model's default: off)`)
 	fs.StringVar(&t.memory, "memory", "best", "compute buffer planner: "+strings.Join(passes.MemoryStrategies(), ", ")+" (best keeps the smallest per buffer; ggml reproduces ggml-alloc)")
 }
 
@@ -306,6 +310,10 @@ func (t *targetFlags) check() error {
 		return &usageError{fmt.Sprintf("-placement %s: want ggml or cost", t.placement)}
 	case given["cost"] && t.placement != passes.PlacementCost:
 		return &usageError{"-cost is -placement cost's model: add -placement cost"}
+	case given["ctx"] && t.ctx < 1:
+		return &usageError{fmt.Sprintf("-ctx %d: want a number of tokens, 1 or more", t.ctx)}
+	case t.fa != "on" && t.fa != "off" && t.fa != "auto":
+		return &usageError{fmt.Sprintf("-fa %s: want on, off or auto", t.fa)}
 	case t.fitMargin < 0 || t.fitMargin >= 100:
 		return &usageError{fmt.Sprintf("-fit-margin %g: want a percentage from 0 to below 100", t.fitMargin)}
 	}
@@ -355,6 +363,7 @@ func (t *targetFlags) config() compiler.Config {
 			cfg.Backends = append(cfg.Backends, strings.TrimSpace(b))
 		}
 	}
+	cfg.Flags = modelFlags(t.ctx, t.fa)
 	cfg.Options.NCopies = t.ncopies
 	cfg.Options.OpOffload = t.offload
 	cfg.Options.Regions = t.regions
@@ -369,6 +378,22 @@ func (t *targetFlags) config() compiler.Config {
 	}
 	cfg.Verify = true
 	return cfg
+}
+
+// modelFlags are the values -ctx and -fa give the model's flag("ctx", …)
+// and flag("fa", …): none for -ctx 0 and -fa auto.
+func modelFlags(ctx int, fa string) map[string]int64 {
+	flags := map[string]int64{}
+	if ctx > 0 {
+		flags["ctx"] = int64(ctx)
+	}
+	switch fa {
+	case "on":
+		flags["fa"] = 1
+	case "off":
+		flags["fa"] = 0
+	}
+	return flags
 }
 
 func readModel(path string) ([]byte, error) {

@@ -72,8 +72,12 @@ func cmdPlan(e *env, args []string) error {
 	if _, err = io.WriteString(e.stdout, res.Graph.Format()); err != nil {
 		return err
 	}
+	report := memoryReport(res.Graph)
 	if res.Fit != nil {
-		if _, err = io.WriteString(e.stdout, fitReport(res.Fit)); err != nil {
+		report = fitReport(res.Fit)
+	}
+	if *through == "" {
+		if _, err = io.WriteString(e.stdout, report); err != nil {
 			return err
 		}
 	}
@@ -143,6 +147,16 @@ func fitReport(r *compiler.FitReport) string {
 		b.WriteString("# " + line + "\n")
 	}
 	return b.String()
+}
+
+// memoryReport is the memory the plan takes on each device: weights, the
+// state (a model's KV cache, the size -ctx chose) and compute buffers.
+func memoryReport(g *ir.Graph) string {
+	var rows []planview.MemoryRow
+	for _, m := range compiler.MemoryOf(g) {
+		rows = append(rows, planview.MemoryRow{Device: strings.Join(m.Backends, "+"), Weights: m.Weights, Packed: m.Packed, State: m.State, Compute: m.Compute})
+	}
+	return "\n# memory\n" + commented(planview.MemoryTable(rows))
 }
 
 // renderSVG renders the plan with Graphviz's dot.

@@ -12,6 +12,7 @@ import (
 	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/runtime/engine"
 	"github.com/graphc/graphc/runtime/rpc"
 )
 
@@ -47,6 +48,9 @@ func cmdRun(e *env, args []string) error {
 		return err
 	}
 	warn(e, res)
+	if err := fitsHost(res, tf.ctx); err != nil {
+		return err
+	}
 	var runArgs []string
 	if *asJSON {
 		runArgs = append(runArgs, "-json")
@@ -110,6 +114,24 @@ func cmdRun(e *env, args []string) error {
 			return e.ctx.Err()
 		}
 		return &compiler.UserError{Msg: fmt.Sprintf("running the compiled model: %v", err)}
+	}
+	return nil
+}
+
+// fitsHost fails, before the build, when the plan's host memory is more
+// than this machine's, naming the sizes and the -ctx that chose the state.
+func fitsHost(res *compiler.Result, ctx int) error {
+	for _, m := range compiler.MemoryOf(res.Graph) {
+		if m.BufferType != backend.CPUBufferType.Name {
+			continue
+		}
+		what := fmt.Sprintf("the plan's weights (%d bytes), packed copies (%d), state (%d: the KV cache) and compute buffers (%d)", m.Weights, m.Packed, m.State, m.Compute)
+		if ctx > 0 {
+			what = fmt.Sprintf("-ctx %d: ", ctx) + what
+		}
+		if err := engine.CheckHostMemory(what, m.Total()); err != nil {
+			return &compiler.UserError{Msg: err.Error()}
+		}
 	}
 	return nil
 }
