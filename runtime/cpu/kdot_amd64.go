@@ -3,29 +3,35 @@
 package cpu
 
 // dotQ4_KAVX2 is dotQ4_KGo(a, x, nb) with AVX2 (a holds nb q4_K blocks,
-// x nb q8_K blocks): the same bits, each block's integer sums exact and
-// its float32 value and the running sum rounded as in the Go loop.
+// x nb q8_K blocks): each block's integer sums exact, scaled into float32
+// lanes summed once at the end, so the Go loop's value to float32
+// rounding (the summation order).
 //
 //go:noescape
 func dotQ4_KAVX2(a, x []byte, nb int) float32
 
-// dotQ4_KVNNI is dotQ4_KAVX2 with 512-bit vectors (two sub-blocks at a
-// time) and AVX-512 VNNI's vpdpwssd.
+// dotQ4_KVNNI is dotQ4_KAVX2 with AVX-512 VNNI on 256-bit vectors: each
+// sub-block's products summed by vpdpbusd, the scales applied by
+// vpdpwssd.
 //
 //go:noescape
 func dotQ4_KVNNI(a, x []byte, nb int) float32
 
-// dotQ5_KAVX2 is dotQ5_KGo(a, x, nb) with AVX2, as dotQ4_KAVX2.
+// dotQ5_KAVX2 is dotQ5_KGo(a, x, nb) with AVX2: the same bits, each
+// block's integer sums exact and its float32 value and the running sum
+// rounded as in the Go loop.
 //
 //go:noescape
 func dotQ5_KAVX2(a, x []byte, nb int) float32
 
-// dotQ5_KVNNI is dotQ5_KAVX2 with AVX-512 VNNI, as dotQ4_KVNNI.
+// dotQ5_KVNNI is dotQ5_KAVX2 with 512-bit vectors (two sub-blocks at a
+// time) and AVX-512 VNNI's vpdpwssd.
 //
 //go:noescape
 func dotQ5_KVNNI(a, x []byte, nb int) float32
 
-// dotQ6_KAVX2 is dotQ6_KGo(a, x, nb) with AVX2, as dotQ4_KAVX2.
+// dotQ6_KAVX2 is dotQ6_KGo(a, x, nb) with AVX2, bit for bit as
+// dotQ5_KAVX2.
 //
 //go:noescape
 func dotQ6_KAVX2(a, x []byte, nb int) float32

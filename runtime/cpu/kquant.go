@@ -13,8 +13,10 @@ import (
 // integer sums of the quants' products (with the block's sub-scales and
 // mins applied in integers, as ggml does), then the float scales. The Go
 // loops here are the reference; the assembly (kdot_amd64.s) computes each
-// block's integer sums and float products identically and adds the blocks
-// in the same order, so it returns the same bits.
+// block's integer sums identically and, for q5_K and q6_K, its float
+// products too, adding the blocks in the same order (the same bits); for
+// q4_K it adds the scaled sums in float32 lanes (the same value to float32
+// rounding: the summation order).
 //
 // Each block's float value is rounded as written (explicit conversions),
 // so that no compiler fuses a multiply and an add into an FMA: ggml's

@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/graphc/graphc/tensor"
+import (
+	"math"
+
+	"github.com/graphc/graphc/tensor"
+)
 
 // KDot is MulMat's dot product for weight type t at the current level
 // (quantKernels[t].dot), k elements; nil for a type without one.
@@ -32,3 +36,36 @@ var KQuantKernels = map[tensor.DType]KKernels{
 	tensor.Q5_K: {dotQ5_KGo, dotQ5_KAVX2, dotQ5_KVNNI},
 	tensor.Q6_K: {dotQ6_KGo, dotQ6_KAVX2, dotQ6_KVNNI},
 }
+
+// KSummedInLanes are the K-quants whose assembly adds the blocks' scaled
+// sums in float32 lanes: it agrees with the Go loop to float32 rounding
+// (KMagnitude), not bit for bit.
+var KSummedInLanes = map[tensor.DType]bool{tensor.Q4_K: true}
+
+// KMagnitude is what the float32 rounding of a q4_K dot product over nb
+// blocks is relative to: Σ over blocks of |f16(d)·dx|·Σ_j scale_j·Σ|q·x|
+// + |f16(dmin)·dx|·Σ_j min_j·|x's sum over sub-block j|, a bound on every
+// partial sum's magnitude, in lanes or in block order.
+func KMagnitude(a, x []byte, nb int) float64 {
+	var mag float64
+	for b := 0; b < nb; b++ {
+		ab, xb := a[b*q4_KSize:(b+1)*q4_KSize], x[b*q8_KSize:(b+1)*q8_KSize]
+		sc, mn := kScaleMin(ab[4:16])
+		var isum, msum int64
+		for j := 0; j < 8; j++ {
+			var s, bs int64
+			for l := 0; l < 32; l++ {
+				q := ab[16+32*(j/2)+l] >> (4 * (j % 2)) & 15
+				s += int64(q) * abs64(int64(int8(xb[q8_KQuants+32*j+l])))
+			}
+			bs = abs64(int64(q8KBsum(xb, 2*j) + q8KBsum(xb, 2*j+1)))
+			isum += int64(sc[j]) * s
+			msum += int64(mn[j]) * bs
+		}
+		dx := math.Abs(float64(q8KScale(xb)))
+		mag += math.Abs(float64(f16At(ab, 0)))*dx*float64(isum) + math.Abs(float64(f16At(ab, 2)))*dx*float64(msum)
+	}
+	return mag
+}
+
+func abs64(v int64) int64 { return max(v, -v) }
