@@ -211,28 +211,28 @@
 	VBROADCASTSS X7, Y7; \
 	VFMADD231PS Y7, Y3, Y13
 
-// K4_SETUP is KQ_SETUP and K4_DECODE's constants, the float sums zeroed.
+// K4_SETUP loads a's base to SI and K4_DECODE's constants.
 #define K4_SETUP \
-	KQ_SETUP; \
+	MOVQ a_base+0(FP), SI; \
+	MOVL $0x0f0f0f0f, AX; \
+	VMOVD AX, X15; \
+	VPBROADCASTD X15, Y15; \
 	VMOVDQU kq4dec<>+0(SB), X8; \
 	VMOVDQU kq4dec<>+16(SB), X9; \
 	VMOVDQU kq4dec<>+32(SB), X10; \
 	MOVL $0x30303030, AX; \
 	VMOVD AX, X11; \
-	VPBROADCASTD X11, X11; \
-	VXORPS Y14, Y14, Y14; \
-	VXORPS Y13, Y13, Y13
+	VPBROADCASTD X11, X11
 
-// K4_DONE returns Σ Y14 − Σ Y13.
-#define K4_DONE \
+// K4_REDUCE sets X14 to Σ Y14 − Σ Y13.
+#define K4_REDUCE \
 	VSUBPS Y13, Y14, Y14; \
 	VEXTRACTF128 $1, Y14, X0; \
 	VADDPS X0, X14, X14; \
 	VPSHUFD $0x4e, X14, X0; \
 	VADDPS X0, X14, X14; \
 	VMOVSHDUP X14, X0; \
-	VADDSS X0, X14, X14; \
-	KQ_DONE
+	VADDSS X0, X14, X14
 
 // Q4K_PAIR_VNNI(i): sub-blocks 2i and 2i+1 (the low and high nibbles of
 // qs[32i:32i+32]) against x's quants, each by vpdpbusd into its own 8
@@ -252,47 +252,71 @@
 	VPSHUFB kq4pk<>+(32*i)(SB), Y5, Y7; \
 	VPDPWSSD Y7, Y6, Y4
 
-// func dotQ4_KAVX2(a, x []byte, nb int) float32
-TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-60
-	K4_SETUP
-	TESTQ CX, CX
-	JZ q4avx2done
-q4avx2loop:
-	K4_DECODE
-	K4_LANES
-	VPXOR Y4, Y4, Y4
-	Q4K_AVX2(0)
-	Q4K_AVX2(1)
-	Q4K_AVX2(2)
-	Q4K_AVX2(3)
-	K4_ACCUM
-	ADDQ $144, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ q4avx2loop
-q4avx2done:
-	K4_DONE
+// K4_ROWS(pairs) is a q4_K rows kernel: for each of rows rows of
+// a (lda bytes apart), the dot product with x over nb blocks, stored to
+// dst (ldd float32s apart); pairs computes a block's Y4 from Y5. Beyond
+// the loop's registers: R11 the row, R10 x, R9 nb, R12 rows left, DX
+// dst, BX ldd·4, R13 lda.
+#define K4_ROWS(pairs) \
+	K4_SETUP; \
+	MOVQ SI, R11; \
+	MOVQ lda+24(FP), R13; \
+	MOVQ x_base+32(FP), R10; \
+	MOVQ nb+56(FP), R9; \
+	MOVQ dst_base+64(FP), DX; \
+	MOVQ ldd+88(FP), BX; \
+	SHLQ $2, BX; \
+	MOVQ rows+96(FP), R12; \
+	TESTQ R12, R12; \
+	JZ done; \
+row: \
+	MOVQ R11, SI; \
+	MOVQ R10, DI; \
+	MOVQ R9, CX; \
+	VXORPS Y14, Y14, Y14; \
+	VXORPS Y13, Y13, Y13; \
+	TESTQ CX, CX; \
+	JZ sum; \
+loop: \
+	K4_DECODE; \
+	K4_LANES; \
+	VPXOR Y4, Y4, Y4; \
+	pairs; \
+	K4_ACCUM; \
+	ADDQ $144, SI; \
+	ADDQ $292, DI; \
+	DECQ CX; \
+	JNZ loop; \
+sum: \
+	K4_REDUCE; \
+	MOVSS X14, (DX); \
+	ADDQ BX, DX; \
+	ADDQ R13, R11; \
+	DECQ R12; \
+	JNZ row; \
+done: \
+	VZEROUPPER; \
+	RET
 
-// func dotQ4_KVNNI(a, x []byte, nb int) float32
-TEXT ·dotQ4_KVNNI(SB), NOSPLIT, $0-60
-	K4_SETUP
-	TESTQ CX, CX
-	JZ q4vnnidone
-q4vnniloop:
-	K4_DECODE
-	K4_LANES
-	VPXOR Y4, Y4, Y4
-	Q4K_PAIR_VNNI(0)
-	Q4K_PAIR_VNNI(1)
-	Q4K_PAIR_VNNI(2)
+#define Q4K_PAIRS_AVX2 \
+	Q4K_AVX2(0); \
+	Q4K_AVX2(1); \
+	Q4K_AVX2(2); \
+	Q4K_AVX2(3)
+
+#define Q4K_PAIRS_VNNI \
+	Q4K_PAIR_VNNI(0); \
+	Q4K_PAIR_VNNI(1); \
+	Q4K_PAIR_VNNI(2); \
 	Q4K_PAIR_VNNI(3)
-	K4_ACCUM
-	ADDQ $144, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ q4vnniloop
-q4vnnidone:
-	K4_DONE
+
+// func dotQ4_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ4_KRowsAVX2(SB), NOSPLIT, $0-104
+	K4_ROWS(Q4K_PAIRS_AVX2)
+
+// func dotQ4_KRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ4_KRowsVNNI(SB), NOSPLIT, $0-104
+	K4_ROWS(Q4K_PAIRS_VNNI)
 
 // func dotQ5_KAVX2(a, x []byte, nb int) float32
 TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $0-60

@@ -451,15 +451,34 @@ func dotIQ4_XS(a, x []byte, _ []float32, _ []int32, k int) float32 {
 }
 
 func dotQ4_K(a, x []byte, _ []float32, _ []int32, k int) float32 {
-	nb := k / qkK
-	a, x = a[:nb*q4_KSize], x[:nb*q8_KSize]
+	var d [1]float32
+	dotQ4_KRows(a, 0, x, k/qkK, d[:], 0, 1)
+	return d[0]
+}
+
+// dotQ4_KRows is q4_K's rows kernel (quantKernel.rows): for r < rows,
+// dst[r·ldd] = the dot product of a's row at r·lda with x over nb
+// blocks.
+func dotQ4_KRows(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	if rows == 0 {
+		return
+	}
+	// The assembly reads and writes these, unchecked.
+	_, _, _ = a[:(rows-1)*lda+nb*q4_KSize], x[:nb*q8_KSize], dst[(rows-1)*ldd]
 	switch {
 	case level == isaAVX512 && hasVNNI:
-		return dotQ4_KVNNI(a, x, nb)
+		dotQ4_KRowsVNNI(a, lda, x, nb, dst, ldd, rows)
 	case level >= isaAVX2:
-		return dotQ4_KAVX2(a, x, nb)
+		dotQ4_KRowsAVX2(a, lda, x, nb, dst, ldd, rows)
+	default:
+		dotQ4_KRowsGo(a, lda, x, nb, dst, ldd, rows)
 	}
-	return dotQ4_KGo(a, x, nb)
+}
+
+func dotQ4_KRowsGo(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	for r := 0; r < rows; r++ {
+		dst[r*ldd] = dotQ4_KGo(a[r*lda:], x, nb)
+	}
 }
 
 func dotQ5_K(a, x []byte, _ []float32, _ []int32, k int) float32 {

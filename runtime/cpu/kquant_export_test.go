@@ -32,7 +32,7 @@ type KKernels struct {
 
 // KQuantKernels are the K-quants with assembly.
 var KQuantKernels = map[tensor.DType]KKernels{
-	tensor.Q4_K: {dotQ4_KGo, dotQ4_KAVX2, dotQ4_KVNNI},
+	tensor.Q4_K: {dotQ4_KGo, oneRow(dotQ4_KRowsAVX2), oneRow(dotQ4_KRowsVNNI)},
 	tensor.Q5_K: {dotQ5_KGo, dotQ5_KAVX2, dotQ5_KVNNI},
 	tensor.Q6_K: {dotQ6_KGo, dotQ6_KAVX2, dotQ6_KVNNI},
 }
@@ -69,3 +69,20 @@ func KMagnitude(a, x []byte, nb int) float64 {
 }
 
 func abs64(v int64) int64 { return max(v, -v) }
+
+// oneRow is a rows kernel on one row.
+func oneRow(f func(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)) func(a, x []byte, nb int) float32 {
+	return func(a, x []byte, nb int) float32 {
+		var d [1]float32
+		f(a, 0, x, nb, d[:], 0, 1)
+		return d[0]
+	}
+}
+
+// KRows is type t's rows kernel at the current level, nil without one.
+func KRows(t tensor.DType) func(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	if q := quantKernels[t]; q != nil {
+		return q.rows
+	}
+	return nil
+}

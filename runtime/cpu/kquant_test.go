@@ -144,3 +144,38 @@ func kAgree(dt tensor.DType, got, want float32, a, x []byte, nb int) bool {
 	}
 	return math.Abs(float64(got)-float64(want)) <= float64(2*nb+16)*0x1p-24*cpu.KMagnitude(a, x, nb)
 }
+
+// TestKQuantRows checks the rows kernels at each level against the Go
+// loop row by row, on rows apart by more than their size and results
+// stored apart, within kAgree: every row computed, and nothing written
+// between the results.
+func TestKQuantRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	const nb, rows, ldd = 3, 7, 3
+	for _, dt := range []tensor.DType{tensor.Q4_K} {
+		size := dt.RowSize(nb * 256)
+		lda := size + 40
+		a := make([]byte, (rows-1)*lda+size)
+		for i := 0; i < rows; i++ {
+			copy(a[i*lda:], kBlocks(r, dt, nb, false))
+		}
+		x := cpu.QuantizeActivations(nil, tensor.Q8_K, kActivations(r, 256*nb, false))
+		forISAs(t, func(t *testing.T) {
+			dst := make([]float32, (rows-1)*ldd+1)
+			for i := range dst {
+				dst[i] = -1
+			}
+			cpu.KRows(dt)(a, lda, x, nb, dst, ldd, rows)
+			for i, v := range dst {
+				row := a[i/ldd*lda : i/ldd*lda+size]
+				if i%ldd != 0 {
+					if v != -1 {
+						t.Fatalf("%v: dst[%d] written: %g", dt, i, v)
+					}
+				} else if want := cpu.KQuantKernels[dt].Go(row, x, nb); !kAgree(dt, v, want, row, x, nb) {
+					t.Fatalf("%v row %d: got %g, want %g", dt, i/ldd, v, want)
+				}
+			}
+		})
+	}
+}
