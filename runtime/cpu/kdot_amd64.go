@@ -18,7 +18,8 @@ func dotQ4_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, ro
 //go:noescape
 func dotQ4_KRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
 
-// dotQ5_KAVX2 is dotQ5_KGo(a, x, nb) with AVX2: the same bits, each
+// dotQ5_KAVX2 is dotQ5_KGo(a, x, nb) with AVX2 (a holds nb q5_K blocks,
+// x nb q8_K blocks): the same bits, each
 // block's integer sums exact and its float32 value and the running sum
 // rounded as in the Go loop.
 //
@@ -31,14 +32,14 @@ func dotQ5_KAVX2(a, x []byte, nb int) float32
 //go:noescape
 func dotQ5_KVNNI(a, x []byte, nb int) float32
 
-// dotQ6_KAVX2 is dotQ6_KGo(a, x, nb) with AVX2, bit for bit as
-// dotQ5_KAVX2.
+// dotQ6_KRowsAVX2 is dotQ4_KRowsAVX2 for q6_K: dotQ6_KGo's value per row
+// to float32 rounding.
 //
 //go:noescape
-func dotQ6_KAVX2(a, x []byte, nb int) float32
+func dotQ6_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
 
-// dotQ6_KVNNI is dotQ6_KAVX2 with 512-bit vectors (64 quants at a time)
-// and AVX-512 VNNI's vpdpwssd.
+// dotQ6_KRowsVNNI is dotQ6_KRowsAVX2 with 512-bit vectors (64 quants at a
+// time) and AVX-512 VNNI's vpdpwssd.
 //
 //go:noescape
-func dotQ6_KVNNI(a, x []byte, nb int) float32
+func dotQ6_KRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)

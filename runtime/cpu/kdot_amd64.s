@@ -6,9 +6,10 @@
 // iteration: the block's integer sums exact in int32 lanes (vpmaddubsw of
 // the unsigned quants and x's int8 quants, pairs summed in int16 without
 // saturation, then vpmaddwd or AVX-512 VNNI's vpdpwssd by the sub-block
-// scales). q5_K and q6_K reduce them to one int32, converted and scaled
-// as the Go loop does and added to a float32 sum in block order: the Go
-// loop's bits. q4_K scales the lanes into float32 lanes instead (below).
+// scales). q5_K reduces them to one int32, converted and scaled as the
+// Go loop does and added to a float32 sum in block order: the Go loop's
+// bits. q4_K and q6_K scale the lanes into float32 lanes instead, many
+// rows a call (KROWS).
 // Registers kept across the loop:
 //
 //	SI, DI  a's and x's block        CX  blocks left
@@ -224,9 +225,12 @@
 	VMOVD AX, X11; \
 	VPBROADCASTD X11, X11
 
-// K4_REDUCE sets X14 to Σ Y14 − Σ Y13.
+// K4_REDUCE sets X14 to Σ Y14 − Σ Y13, K_REDUCE to Σ Y14.
 #define K4_REDUCE \
 	VSUBPS Y13, Y14, Y14; \
+	K_REDUCE
+
+#define K_REDUCE \
 	VEXTRACTF128 $1, Y14, X0; \
 	VADDPS X0, X14, X14; \
 	VPSHUFD $0x4e, X14, X0; \
@@ -252,13 +256,15 @@
 	VPSHUFB kq4pk<>+(32*i)(SB), Y5, Y7; \
 	VPDPWSSD Y7, Y6, Y4
 
-// K4_ROWS(pairs) is a q4_K rows kernel: for each of rows rows of
-// a (lda bytes apart), the dot product with x over nb blocks, stored to
-// dst (ldd float32s apart); pairs computes a block's Y4 from Y5. Beyond
-// the loop's registers: R11 the row, R10 x, R9 nb, R12 rows left, DX
-// dst, BX ldd·4, R13 lda.
-#define K4_ROWS(pairs) \
-	K4_SETUP; \
+// KROWS(setup, zero, block, reduce, size) is a rows kernel: for each of
+// rows rows of a (lda bytes apart), the dot product with x over nb blocks
+// of size bytes, stored to dst (ldd float32s apart). setup loads a's base
+// to SI and the constants; zero clears the float lanes; block adds a
+// block's terms to them and reduce sums them into X14. Beyond the loop's
+// registers: R11 the row, R10 x, R9 nb, R12 rows left, DX dst, BX ldd·4,
+// R13 lda.
+#define KROWS(setup, zero, block, reduce, size) \
+	setup; \
 	MOVQ SI, R11; \
 	MOVQ lda+24(FP), R13; \
 	MOVQ x_base+32(FP), R10; \
@@ -273,22 +279,17 @@ row: \
 	MOVQ R11, SI; \
 	MOVQ R10, DI; \
 	MOVQ R9, CX; \
-	VXORPS Y14, Y14, Y14; \
-	VXORPS Y13, Y13, Y13; \
+	zero; \
 	TESTQ CX, CX; \
 	JZ sum; \
 loop: \
-	K4_DECODE; \
-	K4_LANES; \
-	VPXOR Y4, Y4, Y4; \
-	pairs; \
-	K4_ACCUM; \
-	ADDQ $144, SI; \
+	block; \
+	ADDQ $size, SI; \
 	ADDQ $292, DI; \
 	DECQ CX; \
 	JNZ loop; \
 sum: \
-	K4_REDUCE; \
+	reduce; \
 	MOVSS X14, (DX); \
 	ADDQ BX, DX; \
 	ADDQ R13, R11; \
@@ -298,25 +299,37 @@ done: \
 	VZEROUPPER; \
 	RET
 
-#define Q4K_PAIRS_AVX2 \
+#define K4_ZERO \
+	VXORPS Y14, Y14, Y14; \
+	VXORPS Y13, Y13, Y13
+
+#define Q4K_BLOCK_AVX2 \
+	K4_DECODE; \
+	K4_LANES; \
+	VPXOR Y4, Y4, Y4; \
 	Q4K_AVX2(0); \
 	Q4K_AVX2(1); \
 	Q4K_AVX2(2); \
-	Q4K_AVX2(3)
+	Q4K_AVX2(3); \
+	K4_ACCUM
 
-#define Q4K_PAIRS_VNNI \
+#define Q4K_BLOCK_VNNI \
+	K4_DECODE; \
+	K4_LANES; \
+	VPXOR Y4, Y4, Y4; \
 	Q4K_PAIR_VNNI(0); \
 	Q4K_PAIR_VNNI(1); \
 	Q4K_PAIR_VNNI(2); \
-	Q4K_PAIR_VNNI(3)
+	Q4K_PAIR_VNNI(3); \
+	K4_ACCUM
 
 // func dotQ4_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
 TEXT ·dotQ4_KRowsAVX2(SB), NOSPLIT, $0-104
-	K4_ROWS(Q4K_PAIRS_AVX2)
+	KROWS(K4_SETUP, K4_ZERO, Q4K_BLOCK_AVX2, K4_REDUCE, 144)
 
 // func dotQ4_KRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
 TEXT ·dotQ4_KRowsVNNI(SB), NOSPLIT, $0-104
-	K4_ROWS(Q4K_PAIRS_VNNI)
+	KROWS(K4_SETUP, K4_ZERO, Q4K_BLOCK_VNNI, K4_REDUCE, 144)
 
 // func dotQ5_KAVX2(a, x []byte, nb int) float32
 TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $0-60
@@ -418,46 +431,40 @@ q5vnnidone:
 	VPMADDWD 260(DI), Y0, Y9; \
 	VPSLLD $5, Y9, Y9
 
-// Q6K_FINISH adds f16(d)·dx·isum to X14, isum the sum of Y4's lanes less
-// Y9's.
-#define Q6K_FINISH \
+// Q6K_ACCUM adds the block's lanes, less Y9's, times f16(d)·dx to Y14.
+#define Q6K_ACCUM \
 	VPSUBD Y9, Y4, Y4; \
-	VEXTRACTI128 $1, Y4, X2; \
-	VPADDD X2, X4, X4; \
-	VPSHUFD $0x4e, X4, X2; \
-	VPADDD X2, X4, X4; \
-	VPSHUFD $0xb1, X4, X2; \
-	VPADDD X2, X4, X4; \
-	VCVTDQ2PS X4, X4; \
+	VCVTDQ2PS Y4, Y4; \
 	MOVWLZX 208(SI), AX; \
 	VMOVD AX, X2; \
 	VCVTPH2PS X2, X2; \
 	VMULSS 0(DI), X2, X2; \
-	VMULSS X4, X2, X2; \
-	VADDSS X2, X14, X14
+	VBROADCASTSS X2, Y2; \
+	VFMADD231PS Y2, Y4, Y14
 
-// func dotQ6_KAVX2(a, x []byte, nb int) float32
-TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-60
-	KQ_SETUP
-	MOVL $0x30303030, AX
-	VMOVD AX, X13
+#define K6_SETUP_AVX2 \
+	MOVQ a_base+0(FP), SI; \
+	MOVL $0x0f0f0f0f, AX; \
+	VMOVD AX, X15; \
+	VPBROADCASTD X15, Y15; \
+	MOVL $0x30303030, AX; \
+	VMOVD AX, X13; \
 	VPBROADCASTD X13, Y13
-	TESTQ CX, CX
-	JZ q6avx2done
-q6avx2loop:
-	Q6K_START
-	VPXOR Y4, Y4, Y4
-	VPERMQ $0x44, Y0, Y5
-	Q6K_HALF_AVX2(0)
-	VPERMQ $0xee, Y0, Y5
-	Q6K_HALF_AVX2(1)
-	Q6K_FINISH
-	ADDQ $210, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ q6avx2loop
-q6avx2done:
-	KQ_DONE
+
+#define K6_ZERO VXORPS Y14, Y14, Y14
+
+#define Q6K_BLOCK_AVX2 \
+	Q6K_START; \
+	VPXOR Y4, Y4, Y4; \
+	VPERMQ $0x44, Y0, Y5; \
+	Q6K_HALF_AVX2(0); \
+	VPERMQ $0xee, Y0, Y5; \
+	Q6K_HALF_AVX2(1); \
+	Q6K_ACCUM
+
+// func dotQ6_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ6_KRowsAVX2(SB), NOSPLIT, $0-104
+	KROWS(K6_SETUP_AVX2, K6_ZERO, Q6K_BLOCK_AVX2, K_REDUCE, 210)
 
 // Q6K_HALF_VNNI(h, ia, ib): elements 128h..128h+63 in Z1 (ql[64h:64h+64]
 // low nibbles with qh's bits 0-1 and 2-3) and 128h+64..128h+127 in Z2
@@ -483,32 +490,29 @@ q6avx2done:
 	VPDPWSSD Z6, Z1, Z4; \
 	VPDPWSSD Z7, Z2, Z4
 
-// func dotQ6_KVNNI(a, x []byte, nb int) float32
-TEXT ·dotQ6_KVNNI(SB), NOSPLIT, $0-60
-	KQ_SETUP512
-	MOVL $0x30303030, AX
-	VPBROADCASTD AX, Z13
-	VMOVDQU64 kq6perm<>+0(SB), Z16
-	VMOVDQU64 kq6perm<>+64(SB), Z17
-	VMOVDQU64 kq6perm<>+128(SB), Z18
-	VMOVDQU64 kq6perm<>+192(SB), Z19
-	VMOVDQU64 kq6shift<>+0(SB), Z20
+#define K6_SETUP_VNNI \
+	K6_SETUP_AVX2; \
+	VPBROADCASTD AX, Z13; \
+	MOVL $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z15; \
+	VMOVDQU64 kq6perm<>+0(SB), Z16; \
+	VMOVDQU64 kq6perm<>+64(SB), Z17; \
+	VMOVDQU64 kq6perm<>+128(SB), Z18; \
+	VMOVDQU64 kq6perm<>+192(SB), Z19; \
+	VMOVDQU64 kq6shift<>+0(SB), Z20; \
 	VMOVDQU64 kq6shift<>+64(SB), Z21
-	TESTQ CX, CX
-	JZ q6vnnidone
-q6vnniloop:
-	Q6K_START
-	VPXORD Z4, Z4, Z4
-	Q6K_HALF_VNNI(0, Z16, Z17)
-	Q6K_HALF_VNNI(1, Z18, Z19)
-	K_RED512
-	Q6K_FINISH
-	ADDQ $210, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ q6vnniloop
-q6vnnidone:
-	KQ_DONE
+
+#define Q6K_BLOCK_VNNI \
+	Q6K_START; \
+	VPXORD Z4, Z4, Z4; \
+	Q6K_HALF_VNNI(0, Z16, Z17); \
+	Q6K_HALF_VNNI(1, Z18, Z19); \
+	K_RED512; \
+	Q6K_ACCUM
+
+// func dotQ6_KRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ6_KRowsVNNI(SB), NOSPLIT, $0-104
+	KROWS(K6_SETUP_VNNI, K6_ZERO, Q6K_BLOCK_VNNI, K_REDUCE, 210)
 
 // The constants: vpshufb masks picking one int16 scale into every word
 // (kq4shuf: mask j, word j in both 128-bit halves; kq6shuf: mask s, word

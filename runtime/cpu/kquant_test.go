@@ -142,7 +142,7 @@ func kAgree(dt tensor.DType, got, want float32, a, x []byte, nb int) bool {
 	if !cpu.KSummedInLanes[dt] {
 		return math.Float32bits(got) == math.Float32bits(want)
 	}
-	return math.Abs(float64(got)-float64(want)) <= float64(2*nb+16)*0x1p-24*cpu.KMagnitude(a, x, nb)
+	return math.Abs(float64(got)-float64(want)) <= float64(2*nb+16)*0x1p-24*cpu.KMagnitude(dt, a, x, nb)
 }
 
 // TestKQuantRows checks the rows kernels at each level against the Go
@@ -152,7 +152,7 @@ func kAgree(dt tensor.DType, got, want float32, a, x []byte, nb int) bool {
 func TestKQuantRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	const nb, rows, ldd = 3, 7, 3
-	for _, dt := range []tensor.DType{tensor.Q4_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K} {
 		size := dt.RowSize(nb * 256)
 		lda := size + 40
 		a := make([]byte, (rows-1)*lda+size)

@@ -53,7 +53,7 @@ var quantKernels = map[tensor.DType]*quantKernel{
 	tensor.Q3_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ3_K},
 	tensor.Q4_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ4_K, rows: dotQ4_KRows},
 	tensor.Q5_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ5_K},
-	tensor.Q6_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ6_K},
+	tensor.Q6_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ6_K, rows: dotQ6_KRows},
 	tensor.IQ4_XS: {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotIQ4_XS},
 	// Activation types only, as in ggml: their from_float, no vec_dot.
 	tensor.Q8_1: {vecDot: tensor.Q8_1, fromFloat: quantizeQ8_1Go},
