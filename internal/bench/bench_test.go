@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/backend"
 	. "github.com/graphc/graphc/internal/bench"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestCasesRun runs every case once on a short clock: the setups are
@@ -46,8 +48,9 @@ func Benchmark(b *testing.B) {
 	}
 }
 
-// TestGGMLCases: -ggml compares the plain q4_0 and q8_0 products at every
-// column count and thread count, and Cases has a packed twin of each.
+// TestGGMLCases: -ggml compares the plain quantized products at every
+// column count and thread count, and Cases has a packed twin of each
+// whose type runtime/cpu packs.
 func TestGGMLCases(t *testing.T) {
 	names := map[string]bool{}
 	for _, n := range Names([]int{1, 2}) {
@@ -57,19 +60,21 @@ func TestGGMLCases(t *testing.T) {
 	for _, c := range GGMLCases([]int{1, 2}) {
 		got = append(got, c.Name())
 		packed := strings.Replace(c.Name(), c.Kernel+"/", c.Kernel+"_packed/", 1)
-		if !names[packed] {
-			t.Errorf("%s has no packed case %s", c.Name(), packed)
+		dt, _ := tensor.ParseDType(c.DType)
+		if names[packed] != backend.CPUPackable(dt) {
+			t.Errorf("%s: packed case %s %v, want %v", c.Name(), packed, names[packed], backend.CPUPackable(dt))
 		}
 	}
 	for _, want := range []string{
 		"matvec/q4_0/m=4096,n=1,k=4096/threads=1", "gemm/q8_0/m=4096,n=8,k=4096/threads=2",
 		"gemm/q4_0/m=4096,n=32,k=4096/threads=1", "gemm/q8_0/m=4096,n=512,k=4096/threads=2",
+		"matvec/q4_K/m=8192,n=1,k=2048/threads=1", "gemm/q6_K/m=8192,n=512,k=2048/threads=2",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("no case %s in %v", want, got)
 		}
 	}
-	if len(got) != 2*2*4 {
-		t.Errorf("%d cases, want 16 (2 types, 4 column counts, 2 thread counts): %v", len(got), got)
+	if len(got) != 5*2*4 {
+		t.Errorf("%d cases, want 40 (5 types, 4 column counts, 2 thread counts): %v", len(got), got)
 	}
 }

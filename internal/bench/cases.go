@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
@@ -53,27 +54,44 @@ var quantNs = []int{1, 8, 32, 512}
 // quantized to q8_0 inside each call, as ggml does), n columns each of
 // quantNs, once on the weight as given and once packed (Pack) first, as a
 // model's weights are: kernel "matvec" or "gemm", and "matvec_packed" or
-// "gemm_packed". The GB/s of the matrix-vector products and the batches of
-// 8 count the weight bytes read only (34 bytes per 32 q8_0 weights, 18 per
-// q4_0), the traffic that bounds them; the larger batches are bound by
-// arithmetic and report GFLOP/s only.
+// "gemm_packed"; then the K-quants' (kquantTypes, x quantized to q8_K) on
+// Llama-3.2-1B's largest shape, packed where backend.CPUPackable says
+// runtime/cpu packs them. The GB/s of the matrix-vector products and the
+// batches of 8 count the weight bytes read only (34 bytes per 32 q8_0
+// weights, 18 per q4_0, 144 per 256 q4_K…), the traffic that bounds them;
+// the larger batches are bound by arithmetic and report GFLOP/s only.
 func quantMulMatCases(th int) []Case {
 	var cs []Case
 	for _, at := range []tensor.DType{tensor.Q8_0, tensor.Q4_0} {
 		for _, n := range quantNs {
 			for _, packed := range []bool{false, true} {
-				cs = append(cs, quantMulMatCase(at, n, th, packed))
+				cs = append(cs, quantMulMatCase(at, quantM, quantK, n, th, packed))
+			}
+		}
+	}
+	for _, at := range kquantTypes {
+		for _, n := range quantNs {
+			cs = append(cs, quantMulMatCase(at, kquantM, kquantK, n, th, false))
+			if backend.CPUPackable(at) {
+				cs = append(cs, quantMulMatCase(at, kquantM, kquantK, n, th, true))
 			}
 		}
 	}
 	return cs
 }
 
-// quantM and quantK are the quantized products' weight shape: a 4096-wide
-// model's attention projection.
+// quantM and quantK are the q8_0 and q4_0 products' weight shape: a
+// 4096-wide model's attention projection.
 const quantM, quantK = 4096, 4096
 
-func quantMulMatCase(at tensor.DType, n, th int, packed bool) Case {
+// kquantTypes are the K-quant weights measured: Q4_K_M files' two types
+// (q4_K, q6_K) and q5_K; kquantM and kquantK their shape, Llama-3.2-1B's
+// feed-forward up and gate projections.
+var kquantTypes = []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K}
+
+const kquantM, kquantK = 8192, 2048
+
+func quantMulMatCase(at tensor.DType, m, k, n, th int, packed bool) Case {
 	kernel := "matvec"
 	if n > 1 {
 		kernel = "gemm"
@@ -82,10 +100,10 @@ func quantMulMatCase(at tensor.DType, n, th int, packed bool) Case {
 		kernel += "_packed"
 	}
 	c := Case{
-		Kernel: kernel, DType: at.String(), M: quantM, N: n, K: quantK, Threads: th,
-		Flops: 2 * float64(quantM) * float64(n) * float64(quantK),
+		Kernel: kernel, DType: at.String(), M: m, N: n, K: k, Threads: th,
+		Flops: 2 * float64(m) * float64(n) * float64(k),
 		Setup: withBackend(func(be *cpu.Backend) func() {
-			a, x, d := quantOperands(at, n)
+			a, x, d := quantOperands(at, m, k, n)
 			if packed {
 				mustPack(be, a)
 			}
@@ -93,16 +111,16 @@ func quantMulMatCase(at tensor.DType, n, th int, packed bool) Case {
 		}),
 	}
 	if n <= 8 {
-		c.Bytes = float64(at.RowSize(quantK) * quantM)
+		c.Bytes = float64(at.RowSize(k) * m)
 	}
 	return c
 }
 
-// quantOperands are a quantized product's weight, x and result, the same
-// values on every call: ggml's side of `graphc bench -ggml` computes the
-// product graphc's does.
-func quantOperands(at tensor.DType, n int) (a, x, d *tensor.Tensor) {
-	return quantTensor(at, 1, quantK, quantM), filled(tensor.F32, 2, quantK, n), filled(tensor.F32, 3, quantM, n)
+// quantOperands are a quantized product's weight (m rows of k), x (n
+// columns) and result, the same values on every call: ggml's side of
+// `graphc bench -ggml` computes the product graphc's does.
+func quantOperands(at tensor.DType, m, k, n int) (a, x, d *tensor.Tensor) {
+	return quantTensor(at, 1, k, m), filled(tensor.F32, 2, k, n), filled(tensor.F32, 3, m, n)
 }
 
 // mustPack packs weight a on be; a dense weight of a type

@@ -4,9 +4,9 @@
 // ./internal/bench` runs the same cases as Go benchmarks next to gonum's
 // Sgemm/Sgemv, measured in the same run so that the ratios hold on a
 // shared, noisy machine. CompareGGML (`graphc bench -ggml`) runs the
-// q4_0 and q8_0 products beside ggml's own CPU mul_mat on the same
-// weights, in ggml's plain buffer and in the extra buffer types that
-// repack them (ggmlcpu.go), in turns.
+// quantized products (q4_0, q8_0 and the K-quants) beside ggml's own CPU
+// mul_mat on the same weights, in ggml's plain buffer and in the extra
+// buffer types that repack them (ggmlcpu.go), in turns.
 //
 // The generated models' evaluation times are the examples' own
 // benchmarks (`go test -run - -bench Eval ./examples/llama

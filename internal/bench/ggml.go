@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/backend/libs"
 	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
@@ -39,8 +40,8 @@ type Comparison struct {
 	N            int        `json:"n"`
 	K            int        `json:"k"`
 	Threads      int        `json:"threads"`
-	Graphc       float64    `json:"graphc_ns"`        // the weight as given
-	GraphcPacked float64    `json:"graphc_packed_ns"` // after (*cpu.Backend).Pack
+	Graphc       float64    `json:"graphc_ns"`                  // the weight as given
+	GraphcPacked float64    `json:"graphc_packed_ns,omitempty"` // after (*cpu.Backend).Pack; 0 for a type it does not pack
 	GGML         []GGMLTime `json:"ggml,omitempty"`
 	// Note says where graphc's product differs from ggml's plain one
 	// (more than 1% of its largest value): a number not worth reading.
@@ -51,8 +52,8 @@ type Comparison struct {
 type GGMLTime struct {
 	BufferType string  `json:"buffer_type"`
 	NsPerOp    float64 `json:"ns_per_op,omitempty"`
-	// Ratio is NsPerOp over graphc's packed time: above 1, graphc is
-	// faster.
+	// Ratio is NsPerOp over graphc's packed time (its time on the weight
+	// as given, for a type it does not pack): above 1, graphc is faster.
 	Ratio float64 `json:"ratio,omitempty"`
 	// Layout is what ggml logged storing the weight ("repack tensor with
 	// q4_0_8x8"): the layout, hence the kernels, it chose.
@@ -95,7 +96,7 @@ type GGMLLibrary struct {
 func GGMLCases(threads []int) []Case {
 	var cs []Case
 	for _, c := range Cases(threads) {
-		if (c.Kernel == "matvec" || c.Kernel == "gemm") && (c.DType == "q4_0" || c.DType == "q8_0") {
+		if dt, _ := tensor.ParseDType(c.DType); (c.Kernel == "matvec" || c.Kernel == "gemm") && dt.Quantized() {
 			cs = append(cs, c)
 		}
 	}
@@ -156,7 +157,7 @@ type contender struct {
 
 func compareCase(c *Case, bufts []string, minTime time.Duration) (_ *Comparison, err error) {
 	dt, _ := tensor.ParseDType(c.DType)
-	a, x, _ := quantOperands(dt, c.N)
+	a, x, _ := quantOperands(dt, c.M, c.K, c.N)
 	var cs []*contender
 	defer func() {
 		for _, ct := range cs {
@@ -164,8 +165,13 @@ func compareCase(c *Case, bufts []string, minTime time.Duration) (_ *Comparison,
 		}
 	}()
 	// Each contender reads a weight of its own, as ggml's buffers are:
-	// none finds another's weight in the caches.
-	for _, packed := range []bool{false, true} {
+	// none finds another's weight in the caches. A type runtime/cpu does
+	// not pack has one graphc contender, the ratios' reference.
+	modes := []bool{false}
+	if backend.CPUPackable(dt) {
+		modes = append(modes, true)
+	}
+	for _, packed := range modes {
 		be := cpu.New(c.Threads)
 		w := tensor.Clone(a)
 		d := filled(tensor.F32, 3, c.M, c.N)
@@ -216,19 +222,24 @@ func compareCase(c *Case, bufts []string, minTime time.Duration) (_ *Comparison,
 	if err := race(cs, minTime); err != nil {
 		return nil, err
 	}
-	cmp.Graphc, cmp.GraphcPacked = round3(cs[0].best), round3(cs[1].best)
+	ng := len(modes) // graphc's contenders, then ggml's
+	ref := cs[ng-1]  // packed where the type packs
+	cmp.Graphc = round3(cs[0].best)
+	if ng > 1 {
+		cmp.GraphcPacked = round3(cs[1].best)
+	}
 	for i, j := range ggmlAt {
 		t := &cmp.GGML[j]
 		t.NsPerOp = round3(cs[i].best)
-		t.Ratio = round3(cs[i].best / cs[1].best)
+		t.Ratio = round3(cs[i].best / ref.best)
 	}
-	// Every product is checked against ggml's plain one (contender 2,
-	// after graphc's two, when ggml runs): a fast wrong product is no
-	// result.
+	// Every product is checked against ggml's plain one (the first
+	// contender after graphc's, when ggml runs): a fast wrong product is
+	// no result.
 	if len(cmp.GGML) > 0 && !cmp.GGML[0].Declined {
-		want := cs[2].result()
+		want := cs[ng].result()
 		var notes []string
-		for i, name := range []string{"graphc", "graphc packed"} {
+		for i, name := range []string{"graphc", "graphc packed"}[:ng] {
 			if d := maxRelDiff(cs[i].result(), want); d > 1e-2 {
 				notes = append(notes, fmt.Sprintf("%s differs from ggml's %s product by %.2g of its largest value", name, bufts[0], d))
 			}
@@ -326,7 +337,7 @@ func WriteGGMLTable(w io.Writer, r *GGMLReport) error {
 	if r.LoadAverage != "" {
 		fmt.Fprintf(w, "%d CPUs, load average %s before the run: ggml's threads spin at its barriers, so its times with more threads than idle cores mean little\n", r.CPUs, r.LoadAverage)
 	}
-	fmt.Fprintf(w, "ms per product, the best of 5 batches run in turns; ×: ggml's time over graphc packed's, above 1 graphc is faster\n\n")
+	fmt.Fprintf(w, "ms per product, the best of 5 batches run in turns; ×: ggml's time over graphc packed's (graphc's where it does not pack), above 1 graphc is faster\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "kernel\tdtype\tm\tn\tk\tthreads\tgraphc\tgraphc packed\t"
 	for _, b := range bufts {
@@ -354,7 +365,11 @@ func WriteGGMLTable(w io.Writer, r *GGMLReport) error {
 		}
 	}
 	for _, c := range r.Results {
-		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t", c.Kernel, c.DType, c.M, c.N, c.K, c.Threads, ms(c.Graphc), ms(c.GraphcPacked))
+		packed := "-"
+		if c.GraphcPacked > 0 {
+			packed = ms(c.GraphcPacked)
+		}
+		row := fmt.Sprintf("%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t", c.Kernel, c.DType, c.M, c.N, c.K, c.Threads, ms(c.Graphc), packed)
 		for _, t := range c.GGML {
 			switch {
 			case t.Declined:

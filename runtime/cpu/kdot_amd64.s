@@ -6,8 +6,10 @@
 // iteration: the block's integer sums exact in int32 lanes (vpmaddubsw of
 // the unsigned quants and x's int8 quants, pairs summed in int16 without
 // saturation, then vpmaddwd or AVX-512 VNNI's vpdpwssd by the sub-block
-// scales), reduced to one int32, converted and scaled as the Go loop
-// does, and added to a float32 sum in block order: the Go loop's bits.
+// scales). q5_K reduces them to one int32, converted and scaled as the
+// Go loop does and added to a float32 sum in block order: the Go loop's
+// bits. q4_K and q6_K scale the lanes into float32 lanes instead, many
+// rows a call (KROWS).
 // Registers kept across the loop:
 //
 //	SI, DI  a's and x's block        CX  blocks left
@@ -149,10 +151,6 @@
 	VINSERTI64X4 $1, Y2, Z1, Z1; \
 	VPANDD Z15, Z1, Z1
 
-#define Q4K_VNNI(i, idx) \
-	NIBBLES_VNNI(16+32*i); \
-	QK_PAIR_VNNI(4+64*i, idx)
-
 // Q5K_VNNI(i, idx): Z3 is qh (low half) and qh >> 1 (high half), shifted
 // right by 2 after each pair; Z12 bytes 0x01.
 #define Q5K_VNNI(i, idx) \
@@ -169,50 +167,169 @@
 	VMOVDQU64 kq4perm<>+128(SB), Z18; \
 	VMOVDQU64 kq4perm<>+192(SB), Z19
 
-// func dotQ4_KAVX2(a, x []byte, nb int) float32
-TEXT ·dotQ4_KAVX2(SB), NOSPLIT, $0-60
-	KQ_SETUP
-	TESTQ CX, CX
-	JZ q4avx2done
-q4avx2loop:
-	K4_SCALES
-	K4_MINS
-	VPERMQ $0x44, Y0, Y5
-	VPXOR Y4, Y4, Y4
-	Q4K_AVX2(0)
-	Q4K_AVX2(1)
-	Q4K_AVX2(2)
-	Q4K_AVX2(3)
-	K4_FINISH
-	ADDQ $144, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ q4avx2loop
-q4avx2done:
-	KQ_DONE
+// The q4_K kernels keep each block's integer sums in int32 lanes and add
+// them, scaled, to float32 lanes (Y14 the scale terms, Y13 the min terms),
+// reduced once at the end: no horizontal sum per block. The sums differ
+// from the Go loop's by float32 rounding only (the summation order).
 
-// func dotQ4_KVNNI(a, x []byte, nb int) float32
-TEXT ·dotQ4_KVNNI(SB), NOSPLIT, $0-60
-	KQ_SETUP512
-	KQ_PERM4
-	TESTQ CX, CX
-	JZ q4vnnidone
-q4vnniloop:
-	K4_SCALES
-	K4_MINS
-	VPXORD Z4, Z4, Z4
-	Q4K_VNNI(0, Z16)
-	Q4K_VNNI(1, Z17)
-	Q4K_VNNI(2, Z18)
-	Q4K_VNNI(3, Z19)
-	K_RED512
-	K4_FINISH
-	ADDQ $144, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ q4vnniloop
-q4vnnidone:
-	KQ_DONE
+// K4_DECODE decodes the 12 bytes of 6-bit scales and mins at 4(SI) (q4_K:
+// get_scale_min_k4) with byte shuffles: X1 = the 8 scales (bytes 0-7) and
+// the 8 mins (8-15). X8, X9: kq4dec's shuffles, X10 its masks, X11 bytes
+// 0x30. It uses X0 and X2.
+#define K4_DECODE \
+	VMOVDQU 4(SI), X0; \
+	VPSHUFB X8, X0, X1; \
+	VPSRLW $4, X1, X2; \
+	VPBLENDD $8, X2, X1, X1; \
+	VPAND X10, X1, X1; \
+	VPSHUFB X9, X0, X2; \
+	VPSRLW $2, X2, X2; \
+	VPAND X11, X2, X2; \
+	VPOR X2, X1, X1
+
+// K4_LANES sets Y5 to the 8 scales as int16 in both 128-bit halves and Y3
+// to 8 int32 lanes of min_j·(x's sum over sub-block j): x's 16 bsums
+// against each min twice (kq4dec+48 repeats them).
+#define K4_LANES \
+	VPMOVZXBW X1, Y5; \
+	VPERMQ $0x44, Y5, Y5; \
+	VPSHUFB kq4dec<>+48(SB), X1, X2; \
+	VPMOVZXBW X2, Y2; \
+	VPMADDWD 260(DI), Y2, Y3
+
+// K4_ACCUM adds the block's lanes to the float sums: Y14 += f16(d)·dx·Y4,
+// Y13 += f16(dmin)·dx·Y3.
+#define K4_ACCUM \
+	VCVTDQ2PS Y4, Y4; \
+	VCVTDQ2PS Y3, Y3; \
+	VMOVD 0(SI), X2; \
+	VCVTPH2PS X2, X2; \
+	VBROADCASTSS 0(DI), X6; \
+	VMULPS X6, X2, X2; \
+	VBROADCASTSS X2, Y6; \
+	VFMADD231PS Y6, Y4, Y14; \
+	VMOVSHDUP X2, X7; \
+	VBROADCASTSS X7, Y7; \
+	VFMADD231PS Y7, Y3, Y13
+
+// K4_SETUP loads a's base to SI and K4_DECODE's constants.
+#define K4_SETUP \
+	MOVQ a_base+0(FP), SI; \
+	MOVL $0x0f0f0f0f, AX; \
+	VMOVD AX, X15; \
+	VPBROADCASTD X15, Y15; \
+	VMOVDQU kq4dec<>+0(SB), X8; \
+	VMOVDQU kq4dec<>+16(SB), X9; \
+	VMOVDQU kq4dec<>+32(SB), X10; \
+	MOVL $0x30303030, AX; \
+	VMOVD AX, X11; \
+	VPBROADCASTD X11, X11
+
+// K4_REDUCE sets X14 to Σ Y14 − Σ Y13, K_REDUCE to Σ Y14.
+#define K4_REDUCE \
+	VSUBPS Y13, Y14, Y14; \
+	K_REDUCE
+
+#define K_REDUCE \
+	VEXTRACTF128 $1, Y14, X0; \
+	VADDPS X0, X14, X14; \
+	VPSHUFD $0x4e, X14, X0; \
+	VADDPS X0, X14, X14; \
+	VMOVSHDUP X14, X0; \
+	VADDSS X0, X14, X14
+
+// Q4K_PAIR_VNNI(i): sub-blocks 2i and 2i+1 (the low and high nibbles of
+// qs[32i:32i+32]) against x's quants, each by vpdpbusd into its own 8
+// int32 lanes (sums of 4 products, within int16), packed to words and
+// multiplied by their scales (kq4pk: word 2i in words 0-3 of each 128-bit
+// half, 2i+1 in words 4-7) into Y4 by vpdpwssd.
+#define Q4K_PAIR_VNNI(i) \
+	VMOVDQU (16+32*i)(SI), Y1; \
+	VPSRLW $4, Y1, Y2; \
+	VPAND Y15, Y1, Y1; \
+	VPAND Y15, Y2, Y2; \
+	VPXOR Y6, Y6, Y6; \
+	VPXOR Y7, Y7, Y7; \
+	VPDPBUSD (4+64*i)(DI), Y1, Y6; \
+	VPDPBUSD (36+64*i)(DI), Y2, Y7; \
+	VPACKSSDW Y7, Y6, Y6; \
+	VPSHUFB kq4pk<>+(32*i)(SB), Y5, Y7; \
+	VPDPWSSD Y7, Y6, Y4
+
+// KROWS(setup, zero, block, reduce, size) is a rows kernel: for each of
+// rows rows of a (lda bytes apart), the dot product with x over nb blocks
+// of size bytes, stored to dst (ldd float32s apart). setup loads a's base
+// to SI and the constants; zero clears the float lanes; block adds a
+// block's terms to them and reduce sums them into X14. Beyond the loop's
+// registers: R11 the row, R10 x, R9 nb, R12 rows left, DX dst, BX ldd·4,
+// R13 lda.
+#define KROWS(setup, zero, block, reduce, size) \
+	setup; \
+	MOVQ SI, R11; \
+	MOVQ lda+24(FP), R13; \
+	MOVQ x_base+32(FP), R10; \
+	MOVQ nb+56(FP), R9; \
+	MOVQ dst_base+64(FP), DX; \
+	MOVQ ldd+88(FP), BX; \
+	SHLQ $2, BX; \
+	MOVQ rows+96(FP), R12; \
+	TESTQ R12, R12; \
+	JZ done; \
+row: \
+	MOVQ R11, SI; \
+	MOVQ R10, DI; \
+	MOVQ R9, CX; \
+	zero; \
+	TESTQ CX, CX; \
+	JZ sum; \
+loop: \
+	block; \
+	ADDQ $size, SI; \
+	ADDQ $292, DI; \
+	DECQ CX; \
+	JNZ loop; \
+sum: \
+	reduce; \
+	MOVSS X14, (DX); \
+	ADDQ BX, DX; \
+	ADDQ R13, R11; \
+	DECQ R12; \
+	JNZ row; \
+done: \
+	VZEROUPPER; \
+	RET
+
+#define K4_ZERO \
+	VXORPS Y14, Y14, Y14; \
+	VXORPS Y13, Y13, Y13
+
+#define Q4K_BLOCK_AVX2 \
+	K4_DECODE; \
+	K4_LANES; \
+	VPXOR Y4, Y4, Y4; \
+	Q4K_AVX2(0); \
+	Q4K_AVX2(1); \
+	Q4K_AVX2(2); \
+	Q4K_AVX2(3); \
+	K4_ACCUM
+
+#define Q4K_BLOCK_VNNI \
+	K4_DECODE; \
+	K4_LANES; \
+	VPXOR Y4, Y4, Y4; \
+	Q4K_PAIR_VNNI(0); \
+	Q4K_PAIR_VNNI(1); \
+	Q4K_PAIR_VNNI(2); \
+	Q4K_PAIR_VNNI(3); \
+	K4_ACCUM
+
+// func dotQ4_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ4_KRowsAVX2(SB), NOSPLIT, $0-104
+	KROWS(K4_SETUP, K4_ZERO, Q4K_BLOCK_AVX2, K4_REDUCE, 144)
+
+// func dotQ4_KRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ4_KRowsVNNI(SB), NOSPLIT, $0-104
+	KROWS(K4_SETUP, K4_ZERO, Q4K_BLOCK_VNNI, K4_REDUCE, 144)
 
 // func dotQ5_KAVX2(a, x []byte, nb int) float32
 TEXT ·dotQ5_KAVX2(SB), NOSPLIT, $0-60
@@ -314,46 +431,40 @@ q5vnnidone:
 	VPMADDWD 260(DI), Y0, Y9; \
 	VPSLLD $5, Y9, Y9
 
-// Q6K_FINISH adds f16(d)·dx·isum to X14, isum the sum of Y4's lanes less
-// Y9's.
-#define Q6K_FINISH \
+// Q6K_ACCUM adds the block's lanes, less Y9's, times f16(d)·dx to Y14.
+#define Q6K_ACCUM \
 	VPSUBD Y9, Y4, Y4; \
-	VEXTRACTI128 $1, Y4, X2; \
-	VPADDD X2, X4, X4; \
-	VPSHUFD $0x4e, X4, X2; \
-	VPADDD X2, X4, X4; \
-	VPSHUFD $0xb1, X4, X2; \
-	VPADDD X2, X4, X4; \
-	VCVTDQ2PS X4, X4; \
+	VCVTDQ2PS Y4, Y4; \
 	MOVWLZX 208(SI), AX; \
 	VMOVD AX, X2; \
 	VCVTPH2PS X2, X2; \
 	VMULSS 0(DI), X2, X2; \
-	VMULSS X4, X2, X2; \
-	VADDSS X2, X14, X14
+	VBROADCASTSS X2, Y2; \
+	VFMADD231PS Y2, Y4, Y14
 
-// func dotQ6_KAVX2(a, x []byte, nb int) float32
-TEXT ·dotQ6_KAVX2(SB), NOSPLIT, $0-60
-	KQ_SETUP
-	MOVL $0x30303030, AX
-	VMOVD AX, X13
+#define K6_SETUP_AVX2 \
+	MOVQ a_base+0(FP), SI; \
+	MOVL $0x0f0f0f0f, AX; \
+	VMOVD AX, X15; \
+	VPBROADCASTD X15, Y15; \
+	MOVL $0x30303030, AX; \
+	VMOVD AX, X13; \
 	VPBROADCASTD X13, Y13
-	TESTQ CX, CX
-	JZ q6avx2done
-q6avx2loop:
-	Q6K_START
-	VPXOR Y4, Y4, Y4
-	VPERMQ $0x44, Y0, Y5
-	Q6K_HALF_AVX2(0)
-	VPERMQ $0xee, Y0, Y5
-	Q6K_HALF_AVX2(1)
-	Q6K_FINISH
-	ADDQ $210, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ q6avx2loop
-q6avx2done:
-	KQ_DONE
+
+#define K6_ZERO VXORPS Y14, Y14, Y14
+
+#define Q6K_BLOCK_AVX2 \
+	Q6K_START; \
+	VPXOR Y4, Y4, Y4; \
+	VPERMQ $0x44, Y0, Y5; \
+	Q6K_HALF_AVX2(0); \
+	VPERMQ $0xee, Y0, Y5; \
+	Q6K_HALF_AVX2(1); \
+	Q6K_ACCUM
+
+// func dotQ6_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ6_KRowsAVX2(SB), NOSPLIT, $0-104
+	KROWS(K6_SETUP_AVX2, K6_ZERO, Q6K_BLOCK_AVX2, K_REDUCE, 210)
 
 // Q6K_HALF_VNNI(h, ia, ib): elements 128h..128h+63 in Z1 (ql[64h:64h+64]
 // low nibbles with qh's bits 0-1 and 2-3) and 128h+64..128h+127 in Z2
@@ -379,32 +490,29 @@ q6avx2done:
 	VPDPWSSD Z6, Z1, Z4; \
 	VPDPWSSD Z7, Z2, Z4
 
-// func dotQ6_KVNNI(a, x []byte, nb int) float32
-TEXT ·dotQ6_KVNNI(SB), NOSPLIT, $0-60
-	KQ_SETUP512
-	MOVL $0x30303030, AX
-	VPBROADCASTD AX, Z13
-	VMOVDQU64 kq6perm<>+0(SB), Z16
-	VMOVDQU64 kq6perm<>+64(SB), Z17
-	VMOVDQU64 kq6perm<>+128(SB), Z18
-	VMOVDQU64 kq6perm<>+192(SB), Z19
-	VMOVDQU64 kq6shift<>+0(SB), Z20
+#define K6_SETUP_VNNI \
+	K6_SETUP_AVX2; \
+	VPBROADCASTD AX, Z13; \
+	MOVL $0x0f0f0f0f, AX; \
+	VPBROADCASTD AX, Z15; \
+	VMOVDQU64 kq6perm<>+0(SB), Z16; \
+	VMOVDQU64 kq6perm<>+64(SB), Z17; \
+	VMOVDQU64 kq6perm<>+128(SB), Z18; \
+	VMOVDQU64 kq6perm<>+192(SB), Z19; \
+	VMOVDQU64 kq6shift<>+0(SB), Z20; \
 	VMOVDQU64 kq6shift<>+64(SB), Z21
-	TESTQ CX, CX
-	JZ q6vnnidone
-q6vnniloop:
-	Q6K_START
-	VPXORD Z4, Z4, Z4
-	Q6K_HALF_VNNI(0, Z16, Z17)
-	Q6K_HALF_VNNI(1, Z18, Z19)
-	K_RED512
-	Q6K_FINISH
-	ADDQ $210, SI
-	ADDQ $292, DI
-	DECQ CX
-	JNZ q6vnniloop
-q6vnnidone:
-	KQ_DONE
+
+#define Q6K_BLOCK_VNNI \
+	Q6K_START; \
+	VPXORD Z4, Z4, Z4; \
+	Q6K_HALF_VNNI(0, Z16, Z17); \
+	Q6K_HALF_VNNI(1, Z18, Z19); \
+	K_RED512; \
+	Q6K_ACCUM
+
+// func dotQ6_KRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ6_KRowsVNNI(SB), NOSPLIT, $0-104
+	KROWS(K6_SETUP_VNNI, K6_ZERO, Q6K_BLOCK_VNNI, K_REDUCE, 210)
 
 // The constants: vpshufb masks picking one int16 scale into every word
 // (kq4shuf: mask j, word j in both 128-bit halves; kq6shuf: mask s, word
@@ -550,3 +658,36 @@ DATA kq6shift<>+104(SB)/8, $0x0002000200020002
 DATA kq6shift<>+112(SB)/8, $0x0002000200020002
 DATA kq6shift<>+120(SB)/8, $0x0002000200020002
 GLOBL kq6shift<>(SB), RODATA|NOPTR, $128
+
+// kq4dec: K4_DECODE's shuffles (bytes s0-3, s8-11, s4-7, s8-11; the
+// high bits' bytes s0-3 and s4-7 to bytes 4-7 and 12-15) and masks, then
+// K4_LANES' repeat of each min.
+DATA kq4dec<>+0(SB)/8, $0x0b0a090803020100
+DATA kq4dec<>+8(SB)/8, $0x0b0a090807060504
+DATA kq4dec<>+16(SB)/8, $0x0302010080808080
+DATA kq4dec<>+24(SB)/8, $0x0706050480808080
+DATA kq4dec<>+32(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA kq4dec<>+40(SB)/8, $0x0f0f0f0f3f3f3f3f
+DATA kq4dec<>+48(SB)/8, $0x0b0b0a0a09090808
+DATA kq4dec<>+56(SB)/8, $0x0f0f0e0e0d0d0c0c
+GLOBL kq4dec<>(SB), RODATA|NOPTR, $64
+
+// kq4pk: Q4K_PAIR_VNNI's scales, pair i: words 2i (bytes 4i, 4i+1) four
+// times, then 2i+1 four times, in both 128-bit halves.
+DATA kq4pk<>+0(SB)/8, $0x0100010001000100
+DATA kq4pk<>+8(SB)/8, $0x0302030203020302
+DATA kq4pk<>+16(SB)/8, $0x0100010001000100
+DATA kq4pk<>+24(SB)/8, $0x0302030203020302
+DATA kq4pk<>+32(SB)/8, $0x0504050405040504
+DATA kq4pk<>+40(SB)/8, $0x0706070607060706
+DATA kq4pk<>+48(SB)/8, $0x0504050405040504
+DATA kq4pk<>+56(SB)/8, $0x0706070607060706
+DATA kq4pk<>+64(SB)/8, $0x0908090809080908
+DATA kq4pk<>+72(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA kq4pk<>+80(SB)/8, $0x0908090809080908
+DATA kq4pk<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA kq4pk<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA kq4pk<>+104(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA kq4pk<>+112(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA kq4pk<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL kq4pk<>(SB), RODATA|NOPTR, $128

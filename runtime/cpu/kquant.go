@@ -13,8 +13,10 @@ import (
 // integer sums of the quants' products (with the block's sub-scales and
 // mins applied in integers, as ggml does), then the float scales. The Go
 // loops here are the reference; the assembly (kdot_amd64.s) computes each
-// block's integer sums and float products identically and adds the blocks
-// in the same order, so it returns the same bits.
+// block's integer sums identically and, for q5_K, its float products
+// too, adding the blocks in the same order (the same bits); for q4_K and
+// q6_K it adds the scaled sums in float32 lanes (the same value to float32
+// rounding: the summation order).
 //
 // Each block's float value is rounded as written (explicit conversions),
 // so that no compiler fuses a multiply and an add into an FMA: ggml's
@@ -449,15 +451,34 @@ func dotIQ4_XS(a, x []byte, _ []float32, _ []int32, k int) float32 {
 }
 
 func dotQ4_K(a, x []byte, _ []float32, _ []int32, k int) float32 {
-	nb := k / qkK
-	a, x = a[:nb*q4_KSize], x[:nb*q8_KSize]
+	var d [1]float32
+	dotQ4_KRows(a, 0, x, k/qkK, d[:], 0, 1)
+	return d[0]
+}
+
+// dotQ4_KRows is q4_K's rows kernel (quantKernel.rows): for r < rows,
+// dst[r·ldd] = the dot product of a's row at r·lda with x over nb
+// blocks.
+func dotQ4_KRows(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	if rows == 0 {
+		return
+	}
+	// The assembly reads and writes these, unchecked.
+	_, _, _ = a[:(rows-1)*lda+nb*q4_KSize], x[:nb*q8_KSize], dst[(rows-1)*ldd]
 	switch {
 	case level == isaAVX512 && hasVNNI:
-		return dotQ4_KVNNI(a, x, nb)
+		dotQ4_KRowsVNNI(a, lda, x, nb, dst, ldd, rows)
 	case level >= isaAVX2:
-		return dotQ4_KAVX2(a, x, nb)
+		dotQ4_KRowsAVX2(a, lda, x, nb, dst, ldd, rows)
+	default:
+		dotQ4_KRowsGo(a, lda, x, nb, dst, ldd, rows)
 	}
-	return dotQ4_KGo(a, x, nb)
+}
+
+func dotQ4_KRowsGo(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	for r := 0; r < rows; r++ {
+		dst[r*ldd] = dotQ4_KGo(a[r*lda:], x, nb)
+	}
 }
 
 func dotQ5_K(a, x []byte, _ []float32, _ []int32, k int) float32 {
@@ -473,13 +494,29 @@ func dotQ5_K(a, x []byte, _ []float32, _ []int32, k int) float32 {
 }
 
 func dotQ6_K(a, x []byte, _ []float32, _ []int32, k int) float32 {
-	nb := k / qkK
-	a, x = a[:nb*q6_KSize], x[:nb*q8_KSize]
+	var d [1]float32
+	dotQ6_KRows(a, 0, x, k/qkK, d[:], 0, 1)
+	return d[0]
+}
+
+// dotQ6_KRows is q6_K's rows kernel, as dotQ4_KRows.
+func dotQ6_KRows(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	if rows == 0 {
+		return
+	}
+	_, _, _ = a[:(rows-1)*lda+nb*q6_KSize], x[:nb*q8_KSize], dst[(rows-1)*ldd]
 	switch {
 	case level == isaAVX512 && hasVNNI:
-		return dotQ6_KVNNI(a, x, nb)
+		dotQ6_KRowsVNNI(a, lda, x, nb, dst, ldd, rows)
 	case level >= isaAVX2:
-		return dotQ6_KAVX2(a, x, nb)
+		dotQ6_KRowsAVX2(a, lda, x, nb, dst, ldd, rows)
+	default:
+		dotQ6_KRowsGo(a, lda, x, nb, dst, ldd, rows)
 	}
-	return dotQ6_KGo(a, x, nb)
+}
+
+func dotQ6_KRowsGo(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	for r := 0; r < rows; r++ {
+		dst[r*ldd] = dotQ6_KGo(a[r*lda:], x, nb)
+	}
 }

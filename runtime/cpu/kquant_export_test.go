@@ -1,6 +1,10 @@
 package cpu
 
-import "github.com/graphc/graphc/tensor"
+import (
+	"math"
+
+	"github.com/graphc/graphc/tensor"
+)
 
 // KDot is MulMat's dot product for weight type t at the current level
 // (quantKernels[t].dot), k elements; nil for a type without one.
@@ -28,7 +32,77 @@ type KKernels struct {
 
 // KQuantKernels are the K-quants with assembly.
 var KQuantKernels = map[tensor.DType]KKernels{
-	tensor.Q4_K: {dotQ4_KGo, dotQ4_KAVX2, dotQ4_KVNNI},
+	tensor.Q4_K: {dotQ4_KGo, oneRow(dotQ4_KRowsAVX2), oneRow(dotQ4_KRowsVNNI)},
 	tensor.Q5_K: {dotQ5_KGo, dotQ5_KAVX2, dotQ5_KVNNI},
-	tensor.Q6_K: {dotQ6_KGo, dotQ6_KAVX2, dotQ6_KVNNI},
+	tensor.Q6_K: {dotQ6_KGo, oneRow(dotQ6_KRowsAVX2), oneRow(dotQ6_KRowsVNNI)},
+}
+
+// KSummedInLanes are the K-quants whose assembly adds the blocks' scaled
+// sums in float32 lanes: it agrees with the Go loop to float32 rounding
+// (KMagnitude), not bit for bit.
+var KSummedInLanes = map[tensor.DType]bool{tensor.Q4_K: true, tensor.Q6_K: true}
+
+// KMagnitude is what the float32 rounding of a q4_K or q6_K dot product
+// over nb blocks is relative to: for q4_K, Σ over blocks of
+// |f16(d)·dx|·Σ_j scale_j·Σ|q·x| + |f16(dmin)·dx|·Σ_j min_j·|x's sum over
+// sub-block j|; for q6_K, Σ |f16(d)·dx|·Σ_g |scale_g|·Σ (q+32)·|x| (its
+// lanes hold Σ q·x and 32·Σ x apart): a bound on every partial sum's
+// magnitude, in lanes or in block order.
+func KMagnitude(dt tensor.DType, a, x []byte, nb int) float64 {
+	var mag float64
+	if dt == tensor.Q6_K {
+		for b := 0; b < nb; b++ {
+			ab, xb := a[b*q6_KSize:(b+1)*q6_KSize], x[b*q8_KSize:(b+1)*q8_KSize]
+			var isum int64
+			for h := 0; h < 2; h++ {
+				ql, qh := ab[64*h:], ab[128+32*h:]
+				for s := 0; s < 4; s++ {
+					for l := 0; l < 32; l++ {
+						q := int64(ql[l+32*(s&1)]>>(4*(s>>1))&15 | (qh[l]>>(2*s)&3)<<4)
+						g := 8*h + 2*s + l/16
+						isum += abs64(int64(int8(ab[192+g]))) * (q + 32) * abs64(int64(int8(xb[q8_KQuants+128*h+32*s+l])))
+					}
+				}
+			}
+			mag += math.Abs(float64(f16At(ab, 208))*float64(q8KScale(xb))) * float64(isum)
+		}
+		return mag
+	}
+	for b := 0; b < nb; b++ {
+		ab, xb := a[b*q4_KSize:(b+1)*q4_KSize], x[b*q8_KSize:(b+1)*q8_KSize]
+		sc, mn := kScaleMin(ab[4:16])
+		var isum, msum int64
+		for j := 0; j < 8; j++ {
+			var s, bs int64
+			for l := 0; l < 32; l++ {
+				q := ab[16+32*(j/2)+l] >> (4 * (j % 2)) & 15
+				s += int64(q) * abs64(int64(int8(xb[q8_KQuants+32*j+l])))
+			}
+			bs = abs64(int64(q8KBsum(xb, 2*j) + q8KBsum(xb, 2*j+1)))
+			isum += int64(sc[j]) * s
+			msum += int64(mn[j]) * bs
+		}
+		dx := math.Abs(float64(q8KScale(xb)))
+		mag += math.Abs(float64(f16At(ab, 0)))*dx*float64(isum) + math.Abs(float64(f16At(ab, 2)))*dx*float64(msum)
+	}
+	return mag
+}
+
+func abs64(v int64) int64 { return max(v, -v) }
+
+// oneRow is a rows kernel on one row.
+func oneRow(f func(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)) func(a, x []byte, nb int) float32 {
+	return func(a, x []byte, nb int) float32 {
+		var d [1]float32
+		f(a, 0, x, nb, d[:], 0, 1)
+		return d[0]
+	}
+}
+
+// KRows is type t's rows kernel at the current level, nil without one.
+func KRows(t tensor.DType) func(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	if q := quantKernels[t]; q != nil {
+		return q.rows
+	}
+	return nil
 }

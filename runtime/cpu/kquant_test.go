@@ -66,11 +66,12 @@ func kActivations(r *rand.Rand, k int, ext bool) []float32 {
 	return x
 }
 
-// TestKQuantAsm checks the K-quants' assembly against their Go loops,
-// bit for bit (each block's integer sums are exact and its float32 value
-// and the running sum are rounded as in the Go loop), at the levels this
-// machine has, on random blocks and on the extremes (the largest quants,
-// scales and activations: no int16 saturation).
+// TestKQuantAsm checks the K-quants' assembly against their Go loops at
+// the levels this machine has, on random blocks and on the extremes (the
+// largest quants, scales and activations: no int16 saturation): bit for
+// bit where the assembly adds the blocks as the Go loop does (each block's
+// integer sums exact, its float32 value and the running sum rounded as
+// in the loop), else to kAgree's float32 rounding bound.
 func TestKQuantAsm(t *testing.T) {
 	avx2 := slices.Contains(cpu.ISAs(), "avx2")
 	vnni := slices.Contains(cpu.ISAs(), "avx512") && cpu.HasVNNI()
@@ -86,11 +87,11 @@ func TestKQuantAsm(t *testing.T) {
 				a := kBlocks(r, dt, nb, ext)
 				x := cpu.QuantizeActivations(nil, tensor.Q8_K, kActivations(r, 256*nb, ext))
 				want := kk.Go(a, x, nb)
-				if got := kk.AVX2(a, x, nb); math.Float32bits(got) != math.Float32bits(want) {
+				if got := kk.AVX2(a, x, nb); !kAgree(dt, got, want, a, x, nb) {
 					t.Fatalf("%v avx2, %d blocks (rep %d): got %g, want %g", dt, nb, rep, got, want)
 				}
 				if vnni {
-					if got := kk.VNNI(a, x, nb); math.Float32bits(got) != math.Float32bits(want) {
+					if got := kk.VNNI(a, x, nb); !kAgree(dt, got, want, a, x, nb) {
 						t.Fatalf("%v vnni, %d blocks (rep %d): got %g, want %g", dt, nb, rep, got, want)
 					}
 				}
@@ -100,7 +101,8 @@ func TestKQuantAsm(t *testing.T) {
 }
 
 // TestKQuantDotLevels checks every weight type's MulMat dot product at
-// each level against the level "go" one, bit for bit.
+// each level against the level "go" one, bit for bit (kAgree where the
+// assembly sums in lanes).
 func TestKQuantDotLevels(t *testing.T) {
 	types := []tensor.DType{tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.IQ4_NL, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.IQ4_XS}
 	r := rand.New(rand.NewPCG(23, 24))
@@ -124,9 +126,56 @@ func TestKQuantDotLevels(t *testing.T) {
 	}()
 	forISAs(t, func(t *testing.T) {
 		for _, c := range cases {
-			if got := cpu.KDot(c.dt)(c.a, c.x, nil, nil, c.k); math.Float32bits(got) != math.Float32bits(c.want) {
+			if got := cpu.KDot(c.dt)(c.a, c.x, nil, nil, c.k); !kAgree(c.dt, got, c.want, c.a, c.x, c.k/256) {
 				t.Fatalf("%v, k %d: got %g, want %g", c.dt, c.k, got, c.want)
 			}
 		}
 	})
+}
+
+// kAgree reports whether got, type dt's assembly over nb blocks, agrees
+// with want, its Go loop's: the same bits, or for the types summed in
+// lanes within (2nb+16)·2⁻²⁴ of cpu.KMagnitude (each of the two orders
+// rounds every partial sum once, nb+8 of them at most, by at most 2⁻²⁴ of
+// the magnitude).
+func kAgree(dt tensor.DType, got, want float32, a, x []byte, nb int) bool {
+	if !cpu.KSummedInLanes[dt] {
+		return math.Float32bits(got) == math.Float32bits(want)
+	}
+	return math.Abs(float64(got)-float64(want)) <= float64(2*nb+16)*0x1p-24*cpu.KMagnitude(dt, a, x, nb)
+}
+
+// TestKQuantRows checks the rows kernels at each level against the Go
+// loop row by row, on rows apart by more than their size and results
+// stored apart, within kAgree: every row computed, and nothing written
+// between the results.
+func TestKQuantRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	const nb, rows, ldd = 3, 7, 3
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K} {
+		size := dt.RowSize(nb * 256)
+		lda := size + 40
+		a := make([]byte, (rows-1)*lda+size)
+		for i := 0; i < rows; i++ {
+			copy(a[i*lda:], kBlocks(r, dt, nb, false))
+		}
+		x := cpu.QuantizeActivations(nil, tensor.Q8_K, kActivations(r, 256*nb, false))
+		forISAs(t, func(t *testing.T) {
+			dst := make([]float32, (rows-1)*ldd+1)
+			for i := range dst {
+				dst[i] = -1
+			}
+			cpu.KRows(dt)(a, lda, x, nb, dst, ldd, rows)
+			for i, v := range dst {
+				row := a[i/ldd*lda : i/ldd*lda+size]
+				if i%ldd != 0 {
+					if v != -1 {
+						t.Fatalf("%v: dst[%d] written: %g", dt, i, v)
+					}
+				} else if want := cpu.KQuantKernels[dt].Go(row, x, nb); !kAgree(dt, v, want, row, x, nb) {
+					t.Fatalf("%v row %d: got %g, want %g", dt, i/ldd, v, want)
+				}
+			}
+		})
+	}
 }

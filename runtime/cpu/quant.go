@@ -31,6 +31,11 @@ type quantKernel struct {
 	// scales: dot takes x's q8_0 block scales as float32 (xScales), k/32
 	// a row; sums: their quant sums (xSums).
 	scales, sums bool
+	// rows, where there is one, is dot over many rows of a (lda bytes
+	// apart) in one call, into dst (ldd apart), k/256 blocks: for the
+	// kernels whose per-call setup and reduction are a large share of a
+	// short row's time.
+	rows func(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
 }
 
 // quantKernels has a row for each weight type MulMat takes through this
@@ -46,9 +51,9 @@ var quantKernels = map[tensor.DType]*quantKernel{
 	tensor.IQ4_NL: {vecDot: tensor.Q8_0, fromFloat: quantizeQ8_0Go, dot: dotIQ4_NL},
 	tensor.Q2_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ2_K},
 	tensor.Q3_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ3_K},
-	tensor.Q4_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ4_K},
+	tensor.Q4_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ4_K, rows: dotQ4_KRows},
 	tensor.Q5_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ5_K},
-	tensor.Q6_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ6_K},
+	tensor.Q6_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ6_K, rows: dotQ6_KRows},
 	tensor.IQ4_XS: {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotIQ4_XS},
 	// Activation types only, as in ggml: their from_float, no vec_dot.
 	tensor.Q8_1: {vecDot: tensor.Q8_1, fromFloat: quantizeQ8_1Go},
@@ -75,6 +80,7 @@ type blockMulMat struct {
 	xd          []float32     // q8_0 xq's block scales as float32 (Backend.qxd), k/32 per row
 	xs          []int32       // for q4_0 a, q8_0 xq's block quant sums (Backend.qxs), k/32 per row
 	dot         func(a, x []byte, xd []float32, xs []int32, k int) float32
+	rows        func(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
 	k, m, n     int
 	ne2, r2, r3 int
 }
@@ -95,7 +101,7 @@ func (b *Backend) mulMatBlocks(dst, a, x *tensor.Tensor) {
 	vt := q.vecDot
 	t := &b.qmm
 	*t = blockMulMat{dst: *dst, a: *a, xRow: vt.RowSize(k), aRow: a.Type.RowSize(k), k: k, m: m, n: n, ne2: x.Ne[2], r2: x.Ne[2] / a.Ne[2], r3: x.Ne[3] / a.Ne[3]}
-	t.dot = q.dot
+	t.dot, t.rows = q.dot, q.rows
 	// x's rows in the vec_dot_type, into the backend's scratch: a MulMat
 	// allocates nothing once the scratch has grown to its largest x.
 	rows := x.Ne[1] * x.Ne[2] * x.Ne[3]
@@ -142,6 +148,10 @@ func (b *Backend) mulMatBlocks(dst, a, x *tensor.Tensor) {
 // and from the L1 cache for the other rows of x.
 func (t *blockMulMat) run(chunk, nchunks, _ int) {
 	lo, hi := split(t.m, chunk, nchunks)
+	if t.rows != nil {
+		t.runRows(lo, hi)
+		return
+	}
 	d := t.dst.F32s()
 	for i3 := 0; i3 < t.dst.Ne[3]; i3++ {
 		for i2 := 0; i2 < t.dst.Ne[2]; i2++ {
@@ -163,6 +173,33 @@ func (t *blockMulMat) run(chunk, nchunks, _ int) {
 						xs = t.xs[r : r+t.k/32]
 					}
 					d[(dbase+j*t.dst.Nb[1]+i*t.dst.Nb[0])/4] = t.dot(arow, t.xq[xr:xr+t.xRow], xd, xs, t.k)
+				}
+			}
+		}
+	}
+}
+
+// rowsTileBytes bounds the rows of a that runRows takes against each row
+// of x in turn: they stay in the L1 and L2 caches meanwhile.
+const rowsTileBytes = 32 << 10
+
+// runRows is run with a rows kernel: tiles of a's rows, each against
+// every row of x, one call per tile and row of x.
+func (t *blockMulMat) runRows(lo, hi int) {
+	d := t.dst.F32s()
+	tile := max(1, rowsTileBytes/t.aRow)
+	ldd := t.dst.Nb[0] / 4
+	for i3 := 0; i3 < t.dst.Ne[3]; i3++ {
+		for i2 := 0; i2 < t.dst.Ne[2]; i2++ {
+			abase := (i2/t.r2)*t.a.Nb[2] + (i3/t.r3)*t.a.Nb[3]
+			xbase := (i3*t.ne2 + i2) * t.n * t.xRow
+			dbase := i2*t.dst.Nb[2] + i3*t.dst.Nb[3]
+			for i0 := lo; i0 < hi; i0 += tile {
+				rows := min(tile, hi-i0)
+				a := t.a.Data[abase+i0*t.a.Nb[1]:]
+				for j := 0; j < t.n; j++ {
+					xr := xbase + j*t.xRow
+					t.rows(a, t.a.Nb[1], t.xq[xr:xr+t.xRow], t.k/qkK, d[(dbase+j*t.dst.Nb[1]+i0*t.dst.Nb[0])/4:], ldd, rows)
 				}
 			}
 		}
