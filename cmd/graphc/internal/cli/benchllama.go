@@ -36,6 +36,10 @@ type llamaBench struct {
 	threads []int
 	reps    int
 	pp, tg  int
+	// backends and ngl are graphc's target (-backends, -ngl), as for run:
+	// a GPU's tokens/s beside llama.cpp's CPU ones.
+	backends string
+	ngl      int
 
 	noGo   bool            // -interp because the Go toolchain is missing
 	builds []time.Duration // go build of the generated package, per file
@@ -71,6 +75,8 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 	fs.IntVar(&lb.reps, "reps", 0, "-llama: repetitions of each test, each with fresh processes, the sides' order alternating (default 4; -short: 1)")
 	fs.IntVar(&lb.pp, "pp", 0, "-llama: prompt tokens of the pp test, at most 512 (default 512; -short: 64)")
 	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
+	fs.StringVar(&lb.backends, "backends", "", "-llama: graphc's backends, as run's -backends, the cpu last (default cpu; llama.cpp's side stays on its CPU build)")
+	fs.IntVar(&lb.ngl, "ngl", -1, "-llama: put the last N layers' weights and state on the first of -backends, as run's -ngl")
 }
 
 func (lb *llamaBench) defaults() error {
@@ -119,7 +125,16 @@ func cmdBenchLlama(e *env, lb *llamaBench) error {
 	if err := lb.defaults(); err != nil {
 		return err
 	}
-	if !lb.interp && !haveGo() {
+	if lb.backends != "" && lb.interp {
+		return &usageError{"-interp runs graphc's side on the cpu alone: not with -backends"}
+	}
+	if lb.ngl < -1 {
+		return &usageError{fmt.Sprintf("-ngl %d: want a number of layers, 0 or more", lb.ngl)}
+	}
+	if !lb.interp && !haveGo() && os.Getenv(programsEnv) == "" {
+		if lb.backends != "" {
+			return &compiler.UserError{Msg: fmt.Sprintf("no Go toolchain (go is not in $PATH) to build graphc's side for -backends %s, and internal/interp runs the cpu alone: install Go, or set $%s to programs built where Go is", lb.backends, programsEnv)}
+		}
 		fmt.Fprintf(e.stderr, "graphc: bench: no Go toolchain (go is not in $PATH) to build the generated package: graphc's side runs in process through internal/interp, as with -interp\n")
 		lb.interp, lb.noGo = true, true
 	}
@@ -255,7 +270,14 @@ func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, e
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
 	}
-	res, err = compiler.Compile(name, src, compiler.Config{File: file, ThisMachine: true})
+	cfg := compiler.Config{File: file, ThisMachine: true}
+	if lb.backends != "" {
+		cfg.Backends = strings.Split(lb.backends, ",")
+	}
+	if lb.ngl >= 0 {
+		cfg.Placement.GPULayers = &lb.ngl
+	}
+	res, err = compiler.Compile(name, src, cfg)
 	return name, res, err
 }
 
