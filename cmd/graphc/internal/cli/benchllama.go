@@ -226,7 +226,7 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	return files, nil
 }
 
-// benchModel is examples/llamafile/llama.g with bounds for the tests: n_ctx
+// benchModel is examples/llamafile/llama.g, named so, with bounds for the tests: n_ctx
 // and n_kv up to ctx, batches up to batch tokens, and logits only for the
 // batch's last token, as llama.cpp computes them for llama_batch_get_one.
 // (llama.cpp also skips the other tokens in the last layer's feed-forward;
@@ -236,8 +236,11 @@ func benchModel(batch, ctx int) (name string, src []byte, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	name = filepath.Join(root, "examples", "llamafile", "llama.g")
-	b, err := os.ReadFile(name)
+	// The name the model compiles under is the checkout's, not this
+	// machine's path to it: the generated code quotes it, and a program
+	// built where Go is must be the one $GRAPHC_PROGRAMS finds elsewhere.
+	name = filepath.Join("examples", "llamafile", "llama.g")
+	b, err := os.ReadFile(filepath.Join(root, name))
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
 	}

@@ -15,8 +15,9 @@ import (
 
 // The device tests run generated programs on a real ggml device: vulkan0,
 // or the backend named by $GRAPHC_TEST_GPU (cuda0 on a machine with an
-// NVIDIA GPU: see scripts/device-check.sh). They skip, saying how to get
-// the libraries and the device, where either is missing, and fail instead
+// NVIDIA GPU: see scripts/device-check.sh, or scripts/cuda-check without
+// Go). They skip, saying how to get the libraries and the device, where
+// either is missing, and fail instead
 // with $GRAPHC_REQUIRE_GGML set, as in CI once .ci/run has installed them.
 //
 // With $GRAPHC_TEST_PREPARE and $GRAPHC_PROGRAMS set they only build the
@@ -60,7 +61,7 @@ func gpuUnderTest(t *testing.T) string {
 		}
 		how := howToGetVulkan
 		if strings.HasPrefix(name, "cuda") {
-			how = "see scripts/device-check.sh"
+			how = "see scripts/device-check.sh, or scripts/cuda-check on a machine without Go"
 		}
 		t.Skipf("%s: %v\n(%s)", name, err, how)
 	}
