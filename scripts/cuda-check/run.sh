@@ -131,9 +131,11 @@ build_ggml() {
   esac
   # BACKEND_DL: the backends are modules beside libggml, loaded by
   # ggml_backend_load_all_from_path as graphc does; it wants GGML_NATIVE off.
+  # GIT_EXE off: the archive is no repository, and ggml would ask git for
+  # the commit it then reports as unknown.
   cmake -S "$src" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=ON \
     -DGGML_BACKEND_DL=ON -DGGML_NATIVE=OFF -DGGML_BUILD_TESTS=OFF -DGGML_BUILD_EXAMPLES=OFF \
-    -DGGML_BUILD_COMMIT="$commit" -DCMAKE_LIBRARY_OUTPUT_DIRECTORY="$build/bin" \
+    -DGIT_EXE=OFF -DGGML_BUILD_COMMIT="$commit" -DCMAKE_LIBRARY_OUTPUT_DIRECTORY="$build/bin" \
     -DCMAKE_RUNTIME_OUTPUT_DIRECTORY="$build/bin" "${opts[@]}" || return 1
   cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 }
