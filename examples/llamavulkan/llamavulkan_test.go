@@ -13,10 +13,14 @@ import (
 	"github.com/graphc/graphc/tensor"
 )
 
+// gpu is the device the package is generated for. scripts/cuda-check
+// regenerates it for cuda0 in a copy of the tree, this line changed.
+const gpu = "vulkan0"
+
 // config is the go:generate line's.
 func config(t testing.TB) compiler.Config {
-	cfg := compiler.Config{Backends: []string{"vulkan0", "cpu"}, Options: passes.Options{NCopies: 4}, Verify: true}
-	for _, o := range []string{`blk\.[01]\.=cpu`, `cache_._l[01]=cpu`, `blk\.[23]\.=vulkan0`, `cache_._l[23]=vulkan0`, `output=vulkan0`} {
+	cfg := compiler.Config{Backends: []string{gpu, "cpu"}, Options: passes.Options{NCopies: 4}, Verify: true}
+	for _, o := range []string{`blk\.[01]\.=cpu`, `cache_._l[01]=cpu`, `blk\.[23]\.=` + gpu, `cache_._l[23]=` + gpu, `output=` + gpu} {
 		r, err := compiler.ParseOverride(o)
 		if err != nil {
 			t.Fatal(err)

@@ -59,6 +59,17 @@ type pair struct {
 // ≤ abs + rel·|want| per element.
 type tolerance struct{ abs, rel float64 }
 
+// gpuUnderTest is ggml's name of the device the tests run on: Vulkan0, or
+// the one $GRAPHC_TEST_GPU names (cuda0 is CUDA0: scripts/cuda-check).
+func gpuUnderTest() string {
+	if n, ok := strings.CutPrefix(os.Getenv("GRAPHC_TEST_GPU"), "cuda"); ok {
+		return "CUDA" + n
+	} else if n, ok := strings.CutPrefix(os.Getenv("GRAPHC_TEST_GPU"), "vulkan"); ok {
+		return "Vulkan" + n
+	}
+	return "Vulkan0"
+}
+
 // TestOpsMatchCPU runs every op of the IR table, in the variants graphc's
 // plans use (types, strided and permuted operands, optional sources left
 // out), on a ggml device and on graphc's CPU kernels, and compares. It runs
@@ -69,16 +80,9 @@ type tolerance struct{ abs, rel float64 }
 // ggml's tanh approximation read from an f16 table on the CPU device;
 // exp-based ops use different approximations), so each op states its own.
 //
-// The device is Vulkan0, or the one $GRAPHC_TEST_GPU names (cuda0 is
-// CUDA0: scripts/device-check.sh), then ggml's CPU.
+// The device is gpuUnderTest's, then ggml's CPU.
 func TestOpsMatchCPU(t *testing.T) {
-	gpu := "Vulkan0"
-	if n, ok := strings.CutPrefix(os.Getenv("GRAPHC_TEST_GPU"), "cuda"); ok {
-		gpu = "CUDA" + n
-	} else if n, ok := strings.CutPrefix(os.Getenv("GRAPHC_TEST_GPU"), "vulkan"); ok {
-		gpu = "Vulkan" + n
-	}
-	for _, dev := range []string{gpu, "CPU"} {
+	for _, dev := range []string{gpuUnderTest(), "CPU"} {
 		t.Run(dev, func(t *testing.T) { testOps(t, dev) })
 	}
 }
@@ -316,10 +320,10 @@ func TestCheckRefuses(t *testing.T) {
 }
 
 // TestCopyBetweenDevices: CopyTensorAsync copies between two ggml
-// backends (Vulkan0 and ggml's CPU) both ways, and refuses a strided
+// backends (gpuUnderTest's and ggml's CPU) both ways, and refuses a strided
 // gtensor; SetTensor's staging lets the caller reuse its source at once.
 func TestCopyBetweenDevices(t *testing.T) {
-	v, c := openDevice(t, "Vulkan0"), openDevice(t, "CPU")
+	v, c := openDevice(t, gpuUnderTest()), openDevice(t, "CPU")
 	r := rand.New(rand.NewPCG(1, 2))
 	host := randomHost(r, tensor.F32, [4]int{64, 8, 1, 1})
 	want := append([]byte(nil), host.Data...)

@@ -25,8 +25,8 @@ func cmdBench(e *env, args []string) error {
 	if _, err := parseFlags(fs, args, 0, 0); err != nil {
 		return err
 	}
-	if !*llama && (lb.short || lb.interp || lb.files != nil || lb.types != nil || lb.reps != 0 || lb.pp != 0 || lb.tg != 0 || lb.ctx != 0) {
-		return &usageError{"-short, -interp, -file, -type, -reps, -pp, -tg and -ctx go with -llama"}
+	if !*llama && (lb.short || lb.interp || lb.files != nil || lb.types != nil || lb.reps != 0 || lb.pp != 0 || lb.tg != 0 || lb.ctx != 0 || lb.backends != "" || lb.ngl != -1) {
+		return &usageError{"-short, -interp, -file, -type, -reps, -pp, -tg, -ctx, -backends and -ngl go with -llama"}
 	}
 	opts := bench.Options{MinTime: *minTime}
 	if *run != "" {

@@ -37,6 +37,10 @@ type llamaBench struct {
 	reps    int
 	pp, tg  int
 	ctx     int // graphc's KV cache (0: max(pp, tg))
+	// backends and ngl are graphc's target (-backends, -ngl), as for run:
+	// a GPU's tokens/s beside llama.cpp's CPU ones.
+	backends string
+	ngl      int
 
 	noGo   bool            // -interp because the Go toolchain is missing
 	builds []time.Duration // go build of the generated package, per file
@@ -73,6 +77,8 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 	fs.IntVar(&lb.pp, "pp", 0, "-llama: prompt tokens of the pp test, at most 512 (default 512; -short: 64)")
 	fs.IntVar(&lb.ctx, "ctx", 0, "-llama: graphc's KV cache in tokens, at least -pp and -tg (default: the longer of the two)")
 	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
+	fs.StringVar(&lb.backends, "backends", "", "-llama: graphc's backends, as run's -backends, the cpu last (default cpu; llama.cpp's side stays on its CPU build)")
+	fs.IntVar(&lb.ngl, "ngl", -1, "-llama: put the last N layers' weights and state on the first of -backends, as run's -ngl")
 }
 
 func (lb *llamaBench) defaults() error {
@@ -123,7 +129,16 @@ func cmdBenchLlama(e *env, lb *llamaBench) error {
 	if err := lb.defaults(); err != nil {
 		return err
 	}
-	if !lb.interp && !haveGo() {
+	if lb.backends != "" && lb.interp {
+		return &usageError{"-interp runs graphc's side on the cpu alone: not with -backends"}
+	}
+	if lb.ngl < -1 {
+		return &usageError{fmt.Sprintf("-ngl %d: want a number of layers, 0 or more", lb.ngl)}
+	}
+	if !lb.interp && !haveGo() && os.Getenv(programsEnv) == "" {
+		if lb.backends != "" {
+			return &compiler.UserError{Msg: fmt.Sprintf("no Go toolchain (go is not in $PATH) to build graphc's side for -backends %s, and internal/interp runs the cpu alone: install Go, or set $%s to programs built where Go is", lb.backends, programsEnv)}
+		}
 		fmt.Fprintf(e.stderr, "graphc: bench: no Go toolchain (go is not in $PATH) to build the generated package: graphc's side runs in process through internal/interp, as with -interp\n")
 		lb.interp, lb.noGo = true, true
 	}
@@ -215,8 +230,8 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	return files, nil
 }
 
-// benchModel is examples/llamafile/llama.g with bounds for the tests:
-// batches up to batch tokens, and logits only for the
+// benchModel is examples/llamafile/llama.g, named so, with bounds for the
+// tests: batches up to batch tokens, and logits only for the
 // batch's last token, as llama.cpp computes them for llama_batch_get_one.
 // (llama.cpp also skips the other tokens in the last layer's feed-forward;
 // graphc's graph computes it for every token.)
@@ -225,8 +240,11 @@ func benchModel(batch int) (name string, src []byte, err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	name = filepath.Join(root, "examples", "llamafile", "llama.g")
-	b, err := os.ReadFile(name)
+	// The name the model compiles under is the checkout's, not this
+	// machine's path to it: the generated code quotes it, and a program
+	// built where Go is must be the one $GRAPHC_PROGRAMS finds elsewhere.
+	name = filepath.Join("examples", "llamafile", "llama.g")
+	b, err := os.ReadFile(filepath.Join(root, name))
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
 	}
@@ -262,7 +280,14 @@ func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, e
 	if ctx == 0 {
 		ctx = max(lb.pp, lb.tg)
 	}
-	res, err = compiler.Compile(name, src, compiler.Config{File: file, ThisMachine: true, Flags: map[string]int64{"ctx": int64(ctx)}})
+	cfg := compiler.Config{File: file, ThisMachine: true, Flags: map[string]int64{"ctx": int64(ctx)}}
+	if lb.backends != "" {
+		cfg.Backends = strings.Split(lb.backends, ",")
+	}
+	if lb.ngl >= 0 {
+		cfg.Placement.GPULayers = &lb.ngl
+	}
+	res, err = compiler.Compile(name, src, cfg)
 	return name, res, err
 }
 

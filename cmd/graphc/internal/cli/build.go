@@ -3,14 +3,26 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 
 	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/internal/atomicfile"
 )
+
+// programsEnv names a directory of generated programs built beforehand,
+// each named by the hash of its source (programKey): graphc runs the one
+// there instead of building it, and puts each program it builds there.
+// It lets a machine without Go run what one with Go built
+// (scripts/cuda-check). The key is the generated source's, not the
+// runtime's, so such a directory belongs to one checkout's state.
+const programsEnv = "GRAPHC_PROGRAMS"
 
 // buildMain builds generated main-package source into a binary, in a
 // temporary module whose graphc dependency is replaced by this repository.
@@ -23,6 +35,18 @@ func buildMain(ctx context.Context, code []byte) (bin string, cleanup func(), er
 // holding files (see tempModule). cleanup removes the module, binary
 // included.
 func buildModule(ctx context.Context, files map[string][]byte) (bin string, cleanup func(), err error) {
+	programs := os.Getenv(programsEnv)
+	key := programKey(files)
+	if programs != "" {
+		p := filepath.Join(programs, key)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, func() {}, nil
+		}
+		if !haveGo() {
+			return "", nil, &compiler.UserError{Msg: fmt.Sprintf("no Go toolchain to build the generated program, and $%s (%s) has no program %s built from its source: "+
+				"run the same command where Go is, with $%[1]s set to the directory, and copy it here", programsEnv, programs, key)}
+		}
+	}
 	dir, cleanup, err := tempModule(files)
 	if err != nil {
 		return "", nil, err
@@ -37,7 +61,42 @@ func buildModule(ctx context.Context, files map[string][]byte) (bin string, clea
 		cleanup()
 		return "", nil, &compiler.InternalError{Msg: fmt.Sprintf("generated code does not build: %v\n%s", err, out.String())}
 	}
+	if programs != "" {
+		if err := keepProgram(bin, filepath.Join(programs, key)); err != nil {
+			cleanup()
+			return "", nil, &compiler.UserError{Msg: fmt.Sprintf("$%s: %v", programsEnv, err)}
+		}
+	}
 	return bin, cleanup, nil
+}
+
+// programKey names a program built from files for this GOOS/GOARCH: the
+// SHA-256 of the platform and of the files' names and contents.
+func programKey(files map[string][]byte) string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s/%s\n", runtime.GOOS, runtime.GOARCH)
+	for _, n := range names {
+		fmt.Fprintf(h, "%q %d\n", n, len(files[n]))
+		h.Write(files[n])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// keepProgram copies the built binary bin to path, whole or not at all.
+func keepProgram(bin, path string) error {
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, data, 0o755)
 }
 
 // tempModule writes files (paths relative to the module root) into a new

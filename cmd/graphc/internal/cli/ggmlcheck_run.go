@@ -161,15 +161,6 @@ func runTraceOn(ctx context.Context, tr *ggmltrace.Trace, on traceBackends) (*tr
 			return nil, err
 		}
 		run.planBytesCopied = g.BytesCopiedPerEval()
-		if why := compiler.Unavailable(run.backends); len(why) > 0 {
-			var reasons []string
-			for _, b := range run.backends {
-				if r, ok := why[b]; ok {
-					reasons = append(reasons, b+": "+r)
-				}
-			}
-			return nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: running ggml's plan needs %s; %s", tr.Case, strings.Join(run.backends, ", "), strings.Join(reasons, "; "))}
-		}
 	}
 	code, err := compiler.Generate(&compiler.Result{Graph: g}, codegen.Options{PkgName: "main", Main: true, Source: tr.Case + ".json"})
 	if err != nil {
@@ -180,6 +171,17 @@ func runTraceOn(ctx context.Context, tr *ggmltrace.Trace, on traceBackends) (*tr
 		return nil, err
 	}
 	defer cleanup()
+	// Asked after the build, so that a machine without the backends still
+	// builds the program into $GRAPHC_PROGRAMS for one that has them.
+	if why := compiler.Unavailable(run.backends); len(why) > 0 {
+		var reasons []string
+		for _, b := range run.backends {
+			if r, ok := why[b]; ok {
+				reasons = append(reasons, b+": "+r)
+			}
+		}
+		return nil, &compiler.UserError{Msg: fmt.Sprintf("trace %s: running ggml's plan needs %s; %s", tr.Case, strings.Join(run.backends, ", "), strings.Join(reasons, "; "))}
+	}
 	args := []string{"-json", "-stats"}
 	if on == ggmlOnRPC {
 		// Started after the build, which takes seconds, so that the

@@ -15,9 +15,15 @@ import (
 
 // The device tests run generated programs on a real ggml device: vulkan0,
 // or the backend named by $GRAPHC_TEST_GPU (cuda0 on a machine with an
-// NVIDIA GPU: see scripts/device-check.sh). They skip, saying how to get
-// the libraries and the device, where either is missing, and fail instead
+// NVIDIA GPU: see scripts/device-check.sh, or scripts/cuda-check without
+// Go). They skip, saying how to get the libraries and the device, where
+// either is missing, and fail instead
 // with $GRAPHC_REQUIRE_GGML set, as in CI once .ci/run has installed them.
+//
+// With $GRAPHC_TEST_PREPARE and $GRAPHC_PROGRAMS set they only build the
+// programs they run, into $GRAPHC_PROGRAMS, on a machine without the
+// device, for one with the device and without Go (scripts/cuda-check):
+// each run that fails for want of the device skips.
 
 // howToGetVulkan is how a Debian/Ubuntu machine without a GPU gets ggml's
 // Vulkan backend and a Vulkan device (Mesa's lavapipe).
@@ -45,6 +51,9 @@ func gpuUnderTest(t *testing.T) string {
 	if name == "" {
 		name = "vulkan0"
 	}
+	if preparing() {
+		return name
+	}
 	skip := func(err error) {
 		t.Helper()
 		if os.Getenv("GRAPHC_REQUIRE_GGML") != "" {
@@ -52,7 +61,7 @@ func gpuUnderTest(t *testing.T) string {
 		}
 		how := howToGetVulkan
 		if strings.HasPrefix(name, "cuda") {
-			how = "see scripts/device-check.sh"
+			how = "see scripts/device-check.sh, or scripts/cuda-check on a machine without Go"
 		}
 		t.Skipf("%s: %v\n(%s)", name, err, how)
 	}
@@ -70,6 +79,21 @@ func gpuUnderTest(t *testing.T) string {
 	}
 	skip(fmt.Errorf("ggml has no device %s (it has %s)", want, strings.Join(found, ", ")))
 	return ""
+}
+
+// preparing reports whether the device tests only build their programs.
+func preparing() bool {
+	return os.Getenv("GRAPHC_TEST_PREPARE") != "" && os.Getenv(programsEnv) != ""
+}
+
+// skipIfPrepared skips, when preparing, a run that failed as a program
+// does without its device: built, and in $GRAPHC_PROGRAMS, but not run.
+func skipIfPrepared(t *testing.T, code int, stderr string) {
+	t.Helper()
+	if preparing() && code == ExitUser {
+		first, _, _ := strings.Cut(strings.TrimSpace(stderr), "\n")
+		t.Skipf("prepared: built into $%s; the run needs the device (%s)", programsEnv, first)
+	}
 }
 
 // ggmlDeviceName is ggml's name of backend name's device: vulkan0 is
@@ -112,15 +136,17 @@ func TestGPULlama(t *testing.T) {
 		tolerance float64
 		copied    int64
 	}{{"99", gpuTolerance, 2592}, {"2", partialOffloadTolerance, 6688}} {
-		got, copied := runOutputs(t, "-backends", gpu+",cpu", "-ngl", c.ngl, "../../../../examples/llama/llama.g")
-		d := maxDiff(t, got["result_output"], want["result_output"])
-		t.Logf("-ngl %s on %s: logits within %.3g of the cpu's, %d bytes copied", c.ngl, gpu, d, copied)
-		if d > c.tolerance {
-			t.Errorf("-ngl %s on %s: logits differ from the cpu's by %g (tolerance %g)", c.ngl, gpu, d, c.tolerance)
-		}
-		if copied != c.copied {
-			t.Errorf("-ngl %s on %s: %d bytes copied, the plan's %d", c.ngl, gpu, copied, c.copied)
-		}
+		t.Run("ngl"+c.ngl, func(t *testing.T) {
+			got, copied := runOutputs(t, "-backends", gpu+",cpu", "-ngl", c.ngl, "../../../../examples/llama/llama.g")
+			d := maxDiff(t, got["result_output"], want["result_output"])
+			t.Logf("-ngl %s on %s: logits within %.3g of the cpu's, %d bytes copied", c.ngl, gpu, d, copied)
+			if d > c.tolerance {
+				t.Errorf("-ngl %s on %s: logits differ from the cpu's by %g (tolerance %g)", c.ngl, gpu, d, c.tolerance)
+			}
+			if copied != c.copied {
+				t.Errorf("-ngl %s on %s: %d bytes copied, the plan's %d", c.ngl, gpu, copied, c.copied)
+			}
+		})
 	}
 }
 
@@ -131,17 +157,19 @@ func TestGPUQuantized(t *testing.T) {
 	gpu := gpuUnderTest(t)
 	dir := t.TempDir()
 	for _, typ := range []string{"q8_0", "q4_0"} {
-		path := filepath.Join(dir, typ+".gguf")
-		if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../../../../examples/llama/llama.g", path); code != 0 {
-			t.Fatalf("gguf new -type %s: exit %d: %s", typ, code, stderr)
-		}
-		want, _ := runOutputs(t, "-weights", path, "../../../../examples/llama/llama.g")
-		got, _ := runOutputs(t, "-weights", path, "-backends", gpu+",cpu", "-ngl", "99", "../../../../examples/llama/llama.g")
-		d := maxDiff(t, got["result_output"], want["result_output"])
-		t.Logf("%s weights on %s: logits within %.3g of the cpu's", typ, gpu, d)
-		if d > gpuQuantizedTolerance {
-			t.Errorf("%s weights on %s: logits differ from the cpu's by %g (tolerance %g)", typ, gpu, d, gpuQuantizedTolerance)
-		}
+		t.Run(typ, func(t *testing.T) {
+			path := filepath.Join(dir, typ+".gguf")
+			if code, _, stderr := runCLI("gguf", "new", "-type", typ, "../../../../examples/llama/llama.g", path); code != 0 {
+				t.Fatalf("gguf new -type %s: exit %d: %s", typ, code, stderr)
+			}
+			want, _ := runOutputs(t, "-weights", path, "../../../../examples/llama/llama.g")
+			got, _ := runOutputs(t, "-weights", path, "-backends", gpu+",cpu", "-ngl", "99", "../../../../examples/llama/llama.g")
+			d := maxDiff(t, got["result_output"], want["result_output"])
+			t.Logf("%s weights on %s: logits within %.3g of the cpu's", typ, gpu, d)
+			if d > gpuQuantizedTolerance {
+				t.Errorf("%s weights on %s: logits differ from the cpu's by %g (tolerance %g)", typ, gpu, d, gpuQuantizedTolerance)
+			}
+		})
 	}
 }
 
@@ -177,6 +205,7 @@ func TestGGMLCheckGPU(t *testing.T) {
 				}
 			}
 			code, out, stderr := runCLI("ggml-check", "-run", flag, "-json", path)
+			skipIfPrepared(t, code, stderr)
 			if code != 0 {
 				t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 			}
