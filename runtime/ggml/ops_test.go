@@ -80,7 +80,9 @@ func gpuUnderTest() string {
 // ggml's tanh approximation read from an f16 table on the CPU device;
 // exp-based ops use different approximations), so each op states its own.
 //
-// The device is gpuUnderTest's, then ggml's CPU.
+// The device is gpuUnderTest's, then ggml's CPU. The ops
+// $GRAPHC_TEST_GGML_WITHOUT lists (flash_attn_ext,…: what the GPU's ggml
+// build compiled out) are only asked on the GPU, which must refuse them.
 func TestOpsMatchCPU(t *testing.T) {
 	for _, dev := range []string{gpuUnderTest(), "CPU"} {
 		t.Run(dev, func(t *testing.T) { testOps(t, dev) })
@@ -230,6 +232,47 @@ func testOps(t *testing.T, devName string) {
 			t.Errorf("op %s (kernel %s) has no step in TestOpsMatchCPU", op, op.Info().Kernel)
 		}
 	}
+	if devName != "CPU" {
+		without := ggmlWithout(t)
+		for op := range without {
+			if !stepped[op] {
+				t.Fatalf("$%s names %s, which has no step here", withoutEnv, op)
+			}
+		}
+		// A listed op's steps are asked, not run: the device must refuse
+		// each (an accepted one runs and fails the test, so that the list
+		// cannot hide a wrong answer).
+		kept := steps[:0]
+		for _, st := range steps {
+			if !without[st.op] {
+				kept = append(kept, st)
+				continue
+			}
+			q := backend.OpQuery{Op: st.op, Type: st.dst.host.Type, Ne: ne64(st.dst.host.Ne)}
+			srcs := st.srcs
+			for len(srcs) > 0 && srcs[len(srcs)-1] == nil {
+				srcs = srcs[:len(srcs)-1] // optional sources left out
+			}
+			if st.op.Info().Flags&ops.FlagWritesSrc != 0 {
+				srcs = append(srcs[:len(srcs):len(srcs)], st.dst)
+			}
+			for _, p := range srcs {
+				q.Src = append(q.Src, backend.OpSrc{Type: p.host.Type, Ne: ne64(p.host.Ne), Nb: ne64(p.host.Nb)})
+			}
+			name := fmt.Sprintf("%s %s", st.op, st.variant)
+			if err := g.Check([]backend.OpQuery{q}); err == nil {
+				t.Errorf("%s: $%s says %s's ggml lacks %s, but the device supports it: take it off the list", name, withoutEnv, devName, st.op)
+				kept = append(kept, st)
+			} else if want := "(ggml op " + ggmlOpName(st.op) + ")"; !strings.Contains(err.Error(), " does not support ") || !strings.Contains(err.Error(), want) {
+				// A refused helper node (flash_attn_ext's mask cast) or a
+				// failure to ask is not the op missing.
+				t.Errorf("%s: asking the device: %v; want a refusal of %s", name, err, want)
+			} else {
+				t.Logf("%-28s refused, as $%s says: %v", name, withoutEnv, err)
+			}
+		}
+		steps = kept
+	}
 	call := func(k engine.Kernels, st step, pick func(*pair) *tensor.Tensor) {
 		args := []reflect.Value{reflect.ValueOf(pick(st.dst))}
 		for _, p := range st.srcs {
@@ -281,6 +324,46 @@ func testOps(t *testing.T, devName string) {
 		t.Errorf("%d graphs built for two evaluations of the same kernels, want 1", n)
 	}
 }
+
+// withoutEnv names the ops the GPU's ggml build lacks, comma-separated
+// (flash_attn_ext for ggml-cuda built with -DGGML_CUDA_FA=OFF, as
+// scripts/cuda-check/run.sh builds it to fit its time box).
+const withoutEnv = "GRAPHC_TEST_GGML_WITHOUT"
+
+// ggmlWithout is the set of ops $GRAPHC_TEST_GGML_WITHOUT names; an
+// unknown name fails the test rather than skipping nothing.
+func ggmlWithout(t *testing.T) map[ops.Op]bool {
+	t.Helper()
+	set := map[ops.Op]bool{}
+	for _, name := range strings.Split(os.Getenv(withoutEnv), ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		op, ok := ops.Lookup(name)
+		if !ok {
+			t.Fatalf("$%s: %q is no op of the IR table", withoutEnv, name)
+		}
+		set[op] = true
+	}
+	return set
+}
+
+// ggmlOpName is ggml_op_desc's name of the node computing op: its
+// kernel's first op (cpy for cont), a unary op by its own name.
+func ggmlOpName(op ops.Op) string {
+	for _, k := range ops.All() {
+		if k.Info().Kernel == op.Info().Kernel {
+			op = k
+			break
+		}
+	}
+	if op.Info().GGML == "UNARY" {
+		return strings.ToUpper(op.Info().Name)
+	}
+	return op.Info().GGML
+}
+
+func ne64(n [4]int) [4]int64 { return [4]int64{int64(n[0]), int64(n[1]), int64(n[2]), int64(n[3])} }
 
 func maxDiff(a, b []float32) float64 {
 	m := 0.0
