@@ -132,7 +132,7 @@ func TestArchLogitsMatchLlamaCpp(t *testing.T) {
 						t.Fatalf("llama.cpp gave %d logit rows and %d tokens, want %d and %d", len(res.Logits), len(res.Generated), archSteps+1, archSteps)
 					}
 					b := archBounds[typ]
-					if !res.FlashAttnOff {
+					if !res.FlashAttnSet {
 						b.float, b.roundSteps = max(b.float, 5e-3), max(b.roundSteps, 5e-3)
 						t.Logf("llama.cpp's flash attention is on (this release's parameter layout is unknown to the harness); bound %g", b.float)
 					}
@@ -163,7 +163,7 @@ func TestArchFlashAttnMatchesLlamaCpp(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !res.FlashAttnOff {
+				if !res.FlashAttnSet {
 					t.Skip("the harness cannot set this release's flash attention")
 				}
 				if len(res.Logits) != archSteps+1 || len(res.Generated) != archSteps {

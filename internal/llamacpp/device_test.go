@@ -251,7 +251,7 @@ func TestVulkanAsCloseAsLlamaCpp(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !cpuRes.FlashAttnOff || !vkRes.FlashAttnOff {
+				if !cpuRes.FlashAttnSet || !vkRes.FlashAttnSet {
 					t.Fatal("the harness could not turn llama.cpp's flash attention off; graphc's graph is the plain softmax path")
 				}
 				llamaCPU := append(cpuRes.PromptLogits, cpuRes.Logits[1:]...)
