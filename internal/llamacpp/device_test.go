@@ -96,23 +96,12 @@ func main() {
 // logits, then each step's.
 func deviceLogits(t *testing.T, model, path string, backends []string, prompt, steps []int32) [][]float32 {
 	t.Helper()
-	src, err := os.ReadFile(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, err := compiler.ReadWeightsFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ngl := 99
-	cfg := compiler.Config{File: file, Backends: backends, Options: passes.Options{NCopies: 1}}
+	cfg := compiler.Config{Backends: backends, Options: passes.Options{NCopies: 1}}
 	if len(backends) > 1 {
 		cfg.Placement.GPULayers = &ngl
 	}
-	res, err := compiler.Compile(filepath.Base(model), src, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := compileFor(t, model, path, cfg)
 	code, err := compiler.Generate(res, codegen.Options{PkgPath: "graphcrun/model", PkgName: "model", Source: filepath.Base(model)})
 	if err != nil {
 		t.Fatal(err)
