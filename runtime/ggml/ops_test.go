@@ -139,6 +139,12 @@ func testOps(t *testing.T, devName string) {
 	// rows 8…23 of every slice of a: strided in dimension 1.
 	aRows := view(a, 8*256, [4]int{64, 16, 2, 1}, [4]int{4, 256, 256 * 48, 256 * 96})
 	out := func(typ tensor.DType, ne ...int) *pair { return in(typ, ne...) }
+	// freqs are llama3-style rope frequency factors, 1 to 8, one a pair.
+	freqs := upload(func() tensor.Tensor {
+		h := tensor.NewTensor(tensor.F32, [4]int{8, 1, 1, 1})
+		tensor.Fill(&h, func(i int, _ [4]int) float64 { return 1 + 7*r.Float64() })
+		return h
+	}())
 	// q is rewritten between two products reading it through one permuted
 	// view, as the memory planner puts two layers' queries in one place.
 	q := out(tensor.F32, 16, 4, 9)
@@ -208,8 +214,9 @@ func testOps(t *testing.T, devName string) {
 		{ops.Norm, "", out(tensor.F32, 64, 48, 2), []*pair{a}, []any{ops.NormParams{Eps: 1e-5}}, tolerance{1e-5, 1e-5}},
 		{ops.SoftMax, "", out(tensor.F32, 16, 48, 2), []*pair{rows, mask}, []any{ops.SoftMaxParams{Scale: 0.25}}, tolerance{1e-5, 1e-4}},
 		{ops.SoftMax, "no mask", out(tensor.F32, 16, 48, 2), []*pair{rows, nil}, []any{ops.SoftMaxParams{Scale: 0.25}}, tolerance{1e-5, 1e-4}},
-		{ops.Rope, "normal", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos}, []any{rope}, tolerance{1e-4, 1e-4}},
-		{ops.Rope, "neox", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos}, []any{ropeNeox}, tolerance{1e-4, 1e-4}},
+		{ops.Rope, "normal", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos, nil}, []any{rope}, tolerance{1e-4, 1e-4}},
+		{ops.Rope, "neox", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos, nil}, []any{ropeNeox}, tolerance{1e-4, 1e-4}},
+		{ops.Rope, "freq factors", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos, freqs}, []any{rope}, tolerance{1e-4, 1e-4}},
 		{ops.GetRows, "f32", out(tensor.F32, 64, 5), []*pair{x, idx}, nil, exact},
 		{ops.GetRows, "f16", out(tensor.F32, 64, 5), []*pair{w16, idx}, nil, exact},
 		{ops.GetRows, "q8_0", out(tensor.F32, 64, 5), []*pair{w8, idx}, nil, tolerance{1e-6, 1e-6}},
