@@ -199,16 +199,17 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 	vbuf := buf[nrow*t.stride+dk : nrow*t.stride+dk+dv]
 	k3, v3 := i3/(q.ne[3]/k.ne[3]), i3/(q.ne[3]/v.ne[3])
 	f16K, f16V := k.typ == tensor.F16 && !t.tiled, v.typ == tensor.F16 && !t.tiled
+	var qx []byte // a block K's: the rows of q in its vec_dot_type
+	if t.kq != nil {
+		qx = t.b.faQ[tid][:0]
+	}
 	for j := range nrow {
 		row := rows[j*t.stride : (j+1)*t.stride]
 		tok, h := t0+j/g, hkv*g+j%g
 		qr := q.f32[q.off(tok, h, i3) : q.off(tok, h, i3)+dk]
-		switch {
+		switch { // ggml converts q to k's vec_dot_type
 		case t.kq != nil:
-			if j == 0 {
-				t.b.faQ[tid] = t.b.faQ[tid][:0]
-			}
-			t.b.faQ[tid] = t.kq.fromFloat(t.b.faQ[tid], qr) // ggml converts q to k's vec_dot_type
+			qx = t.kq.fromFloat(qx, qr)
 		case f16K:
 			roundF16Row(row[:dk], qr)
 		default:
@@ -217,11 +218,10 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 		clear(row[dk : dk+dv])
 		row[dk+dv], row[dk+dv+1] = float32(math.Inf(-1)), 0
 	}
-	var qx []byte
 	var qd []float32
 	var qs []int32
 	if t.kq != nil {
-		qx = t.b.faQ[tid]
+		t.b.faQ[tid] = qx
 		if t.kq.scales {
 			t.b.faQd[tid] = xScales(t.b.faQd[tid][:0], qx)
 			qd = t.b.faQd[tid]
