@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/tensor"
 )
 
 // TestCatchBug: a BUG: panic anywhere in the pipeline reaches the caller
@@ -52,6 +53,46 @@ output y = relu(h)
 			got = y.Type.String() + y.ShapeString()
 			if y.Src[0].Kind == ir.KindNode {
 				got += " " + y.Src[0].Op.String() // the if's body ran
+			}
+		}
+		if got != c.want {
+			t.Errorf("flags %v: got %q, want %q", c.flags, got, c.want)
+		}
+	}
+}
+
+// TestTypeFlags: a tensor type flag("ctk", f16) is the command line's
+// type, else its default; a quantized KV cache compiles only where its
+// views keep whole blocks (a transposed V cache does not).
+func TestTypeFlags(t *testing.T) {
+	src := []byte(`dim n <= 4
+input x: f32[64, n]
+state cache: flag("ctk", f16)[64, 8]
+slot = view_2d(cache, 64, n, row_size(cache, 64), 0)
+c = cpy(x, slot)
+k = view_2d(cache, 64, 8, row_size(cache, 64), 0)
+output y = mul_mat(k, x)
+state cache_t: flag("ctv", f16)[8 * 64]
+vt = view_2d(cache_t, n, 64, row_size(cache_t, 8), 0)
+`)
+	for _, c := range []struct {
+		flags map[string]int64
+		want  string // the error, or the cache's type
+	}{
+		{nil, "f16"},
+		{map[string]int64{"ctk": int64(tensor.Q8_0)}, "q8_0"},
+		{map[string]int64{"ctk": int64(tensor.Q4_0)}, "q4_0"},
+		{map[string]int64{"ctv": int64(tensor.Q8_0)}, "m.g:9:6: view: ne0 = n is not a whole number of q8_0 blocks of 32 elements (a quantized tensor is viewed in whole blocks: a transposed V cache cannot be quantized; with flash attention, -fa on, V is laid out as K)"},
+	} {
+		res, err := Compile("m.g", src, Config{Flags: c.flags})
+		got := ""
+		if err != nil {
+			got = strings.SplitN(err.Error(), "\n", 2)[0]
+		} else {
+			for _, l := range res.Graph.Params {
+				if l.Name == "cache" {
+					got = l.Type.String()
+				}
 			}
 		}
 		if got != c.want {

@@ -275,6 +275,29 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 	}
 }
 
+// dtype is t's element type: its name, or a type flag's value (the
+// command line's -name TYPE, else the default).
+func (l *lowerer) dtype(t *dsl.TensorType) (tensor.DType, bool) {
+	name := t.DType.Name
+	if t.FlagArgs != nil {
+		def, ok := t.FlagArgs[1].Value.(*dsl.Name)
+		str, ok2 := t.FlagArgs[0].Value.(*dsl.String)
+		if !ok || !ok2 {
+			return 0, false // dsl.Check reports it
+		}
+		l.flagsRead[str.Value] = true
+		if v, given := l.flags[str.Value]; given {
+			return tensor.DType(v), true
+		}
+		name = def.Text
+	}
+	dt, ok := tensor.ParseDType(name)
+	if !ok {
+		l.errorf(t.DType, "unknown dtype %s (known: %s)", name, strings.Join(dsl.DTypes(), ", "))
+	}
+	return dt, ok
+}
+
 func (l *lowerer) place(t *ir.Tensor, on *dsl.Ident) {
 	if on != nil {
 		t.Placement = on.Name
@@ -283,9 +306,8 @@ func (l *lowerer) place(t *ir.Tensor, on *dsl.Ident) {
 
 func (l *lowerer) decl(s *dsl.Decl) {
 	name := l.resolve(s.Name)
-	dt, ok := tensor.ParseDType(s.Type.DType.Name)
+	dt, ok := l.dtype(s.Type)
 	if !ok {
-		l.errorf(s.Type.DType, "unknown dtype %s (known: %s)", s.Type.DType.Name, strings.Join(dsl.DTypes(), ", "))
 		return
 	}
 	if len(s.Type.Shape) > 4 {
@@ -315,8 +337,8 @@ func (l *lowerer) decl(s *dsl.Decl) {
 			l.errorf(s.Type.Shape[0], "%s %s: ne0 = %s is not a multiple of %s's block size %d", s.Kind, name, ne[0], dt, bs)
 			return
 		}
-		if s.Kind != dsl.DeclWeight {
-			l.errorf(s.Type.DType, "%s %s: %s tensors can only be weights", s.Kind, name, dt)
+		if s.Kind == dsl.DeclInput {
+			l.errorf(s.Type.DType, "%s %s: %s tensors can only be weights and state", s.Kind, name, dt)
 			return
 		}
 	}

@@ -211,12 +211,17 @@ type Decl struct {
 // TensorType is an element type and a shape, ne0 first (ggml order):
 //
 //	f32[n_embd, n_vocab]
+//	flag("ctk", f16)[n_embd_gqa, n_ctx]
+//
+// The second form is a type the command line chooses when compiling
+// (-ctk q8_0): DType is then flag and FlagArgs its name and default.
 type TensorType struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	DType *Ident `parser:"@@"`
-	Shape []Expr `parser:"'[' @@ ( ',' @@ )* ']'"`
+	DType    *Ident `parser:"@@"`
+	FlagArgs []*Arg `parser:"( '(' @@ ( ',' @@ )* ')' )?"`
+	Shape    []Expr `parser:"'[' @@ ( ',' @@ )* ']'"`
 }
 
 // Output marks a tensor as a graph output, either an existing name or a new

@@ -311,6 +311,25 @@ func (c *checker) flag(e *Call) {
 	c.floatExpr(pos[1].Value)
 }
 
+// typeFlag checks flag("name", dtype)[…]: an element type the command
+// line may set when compiling (-name TYPE).
+func (c *checker) typeFlag(t *TensorType) {
+	if t.DType.Name != "flag" {
+		c.nodeErrorf(t.DType, "a tensor type calls only flag, not %s", t.DType.Name)
+		return
+	}
+	if len(t.FlagArgs) != 2 || t.FlagArgs[0].Key != nil || t.FlagArgs[1].Key != nil {
+		c.nodeErrorf(t.DType, `a type flag takes a name and a default type: flag("ctk", f16)`)
+		return
+	}
+	if name, ok := t.FlagArgs[0].Value.(*String); !ok || !validFlagName(name.Value) {
+		c.nodeErrorf(t.FlagArgs[0].Value, "flag's name must be a string literal of lower-case letters, digits and _, starting with a letter")
+	}
+	if def, ok := t.FlagArgs[1].Value.(*Name); !ok || !def.IsIdent() || !IsDType(def.Text) {
+		c.nodeErrorf(t.FlagArgs[1].Value, "a type flag's default must be a dtype; valid dtypes are %s", dtypeList())
+	}
+}
+
 func validFlagName(s string) bool {
 	for i, r := range s {
 		if !(r >= 'a' && r <= 'z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
@@ -350,7 +369,9 @@ func (c *checker) decl(s *Decl) {
 }
 
 func (c *checker) tensorType(t *TensorType) {
-	if !IsDType(t.DType.Name) {
+	if t.FlagArgs != nil {
+		c.typeFlag(t)
+	} else if !IsDType(t.DType.Name) {
 		c.nodeErrorf(t.DType, "unknown dtype %q; valid dtypes are %s", t.DType.Name, dtypeList())
 	}
 	if len(t.Shape) > maxRank {

@@ -48,9 +48,11 @@ for l in 0..n_layer {
 weight output_norm.weight: f32[n_embd]
 weight output.weight: f32[n_embd, n_vocab] or token_embd.weight
 
+# The caches' types: f16, or -ctk TYPE and -ctv TYPE when compiling
+# (llama.cpp's; a quantized V cache needs -fa on, its rows laid out as K's).
 for l in 0..n_layer {
-  state cache_k_l{l}: f16[n_embd_gqa, n_ctx]
-  state cache_v_l{l}: f16[n_ctx * n_embd_gqa]
+  state cache_k_l{l}: flag("ctk", f16)[n_embd_gqa, n_ctx]
+  state cache_v_l{l}: flag("ctv", f16)[n_ctx * n_embd_gqa]
 }
 
 inp_embd = get_rows(token_embd.weight, inp_tokens)

@@ -300,14 +300,14 @@ func (d *Dims) String() string {
 // viewChecks are the views whose bytes depend on the dims, checked by Submit against their
 // sources' sizes; Extent is the case of Dims.extent covering each.
 var viewChecks = []engine.ViewCheck{
-	{Pos: "qwen2.g:67:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
-	{Pos: "qwen2.g:68:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
-	{Pos: "qwen2.g:79:20", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
-	{Pos: "qwen2.g:80:19", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
-	{Pos: "qwen2.g:67:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
-	{Pos: "qwen2.g:68:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
-	{Pos: "qwen2.g:79:20", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
-	{Pos: "qwen2.g:80:19", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
+	{Pos: "qwen2.g:69:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
+	{Pos: "qwen2.g:70:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
+	{Pos: "qwen2.g:81:20", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
+	{Pos: "qwen2.g:82:19", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
+	{Pos: "qwen2.g:69:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
+	{Pos: "qwen2.g:70:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
+	{Pos: "qwen2.g:81:20", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
+	{Pos: "qwen2.g:82:19", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
 }
 
 // extent is the byte range [lo, hi) extent k covers at these dims.

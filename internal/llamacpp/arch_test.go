@@ -177,6 +177,43 @@ func TestArchFlashAttnMatchesLlamaCpp(t *testing.T) {
 	}
 }
 
+// TestArchQuantizedCacheMatchesLlamaCpp runs llama.cpp and graphc with
+// flash attention on and KV caches of llama.cpp's -ctk/-ctv types, on files
+// whose heads are whole q8_0 blocks (32 wide). Both quantize the cache
+// alike (cpy's from_float) and read it alike: seen 3.6e-7 (1.7e-5 once),
+// where graphc over f16 caches against llama.cpp's q8_0 ones is 3.4e-3
+// off; archBounds' -fa on bounds hold.
+func TestArchQuantizedCacheMatchesLlamaCpp(t *testing.T) {
+	h := oracle(t)
+	cases := []struct {
+		name string
+		opts ggufarch.Options
+	}{
+		{"llama-gqa", archOpts("llama", func(o *ggufarch.Options) { o.Embd, o.FF = 128, 256 })},
+		{"qwen2-wide-tied", archCases[4].opts},
+	}
+	for _, tc := range cases {
+		for _, typ := range []string{"f32", "q8_0"} {
+			for _, kv := range [][2]tensor.DType{{tensor.Q8_0, tensor.Q8_0}, {tensor.Q4_0, tensor.Q4_0}, {tensor.Q8_0, tensor.F16}} {
+				t.Run(fmt.Sprintf("%s/%s/ctk=%v,ctv=%v", tc.name, typ, kv[0], kv[1]), func(t *testing.T) {
+					path := archFile(t, tc.opts, typ)
+					ids := encodePrompt(t, path)
+					res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: archSteps, FlashAttn: true, CacheK: kv[0], CacheV: kv[1]})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !res.FlashAttnSet {
+						t.Skip("the harness cannot set this release's flash attention")
+					}
+					got := archLogitsWith(t, archExample[tc.opts.Arch], path, ids, res.Generated, nil, map[string]int64{"fa": 1, "ctk": int64(kv[0]), "ctv": int64(kv[1])})
+					b := archBounds[typ]
+					b.check(t, "llama.cpp -fa on -ctk -ctv, graphc the same", got, res.Logits, res.Generated)
+				})
+			}
+		}
+	}
+}
+
 // archTypes are the matrix types of TestArchLogitsMatchLlamaCpp's files.
 var archTypes = []string{"f32", "f16", "q8_0", "q4_0"}
 

@@ -207,6 +207,15 @@ static bool set_eval_callback(struct llama_context_params *p, eval_callback cb, 
 	return true;
 }
 
+// set_cache_types sets type_k and type_v (ggml type ids; -1 keeps f16) in
+// the layout set_eval_callback knows, for comparing graphc's -ctk and -ctv.
+static bool set_cache_types(struct llama_context_params *p, int32_t type_k, int32_t type_v) {
+	if (field(p, 0) != 512 || field(p, 104) != 1 || field(p, 108) != 1) return false;
+	if (type_k >= 0) memcpy(p->opaque + 104, &type_k, 4);
+	if (type_v >= 0) memcpy(p->opaque + 108, &type_v, 4);
+	return true;
+}
+
 // The ggml_tensor fields dump reads: its type first, its dims after the
 // buffer pointer; ggml.h has kept them there since the backend API began.
 static int32_t tensor_type(const struct ggml_tensor *t) {
@@ -377,6 +386,7 @@ int main(int argc, char **argv) {
 	int steps = 0, ngl = -1;
 	bool bench_mode = false, all = false;
 	bool fa_on = false; // -fa: flash attention on (flash_attn_on)
+	int type_k = -1, type_v = -1; // -ctk, -ctv: the KV cache's ggml types (set_cache_types)
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "-bench")) bench_mode = true;
 		else if (!strcmp(argv[i], "-prompt-file") && i + 1 < argc) prompt_path = argv[++i];
@@ -387,6 +397,8 @@ int main(int argc, char **argv) {
 		else if (!strcmp(argv[i], "-ngl") && i + 1 < argc) ngl = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-all")) all = true;
 		else if (!strcmp(argv[i], "-fa")) fa_on = true;
+		else if (!strcmp(argv[i], "-ctk") && i + 1 < argc) type_k = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-ctv") && i + 1 < argc) type_v = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-follow") && i + 1 < argc) follow_arg = argv[++i];
 		else die("unknown argument");
 	}
@@ -429,6 +441,7 @@ int main(int argc, char **argv) {
 		// The default context holds 512 tokens and takes them in one batch.
 		struct llama_context_params cp = llama_context_default_params();
 		bool fa_set = fa_on ? flash_attn_on(&cp) : flash_attn_off(&cp);
+		if ((type_k >= 0 || type_v >= 0) && !set_cache_types(&cp, type_k, type_v)) die("-ctk, -ctv: this release's context parameters are laid out unlike the one the harness knows");
 		struct dumping dumping = {dump_dir, 0};
 		if (dump_dir && !set_eval_callback(&cp, dump, &dumping)) die("-dump: this release's context parameters are laid out unlike the one the harness knows");
 		struct llama_context *ctx = llama_init_from_model(model, cp);

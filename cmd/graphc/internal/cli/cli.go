@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/passes"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Exit codes.
@@ -242,6 +244,7 @@ type targetFlags struct {
 	costFile     string
 	ctx          int
 	fa           string
+	ctk, ctv     string
 	fs           *flag.FlagSet // the flags' set, to see which were given
 }
 
@@ -265,6 +268,8 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.costFile, "cost", "", "-placement cost's model: a calibration file written by graphc calibrate (default: built-in defaults)")
 	fs.IntVar(&t.ctx, "ctx", 0, `the KV cache's size in tokens, the model's flag("ctx", …) (llama.cpp's -c; default: the model's; at most the -weights file's <arch>.context_length)`)
 	fs.StringVar(&t.fa, "fa", "auto", `flash attention, the model's flag("fa", …): on, off, or auto (the model's default: off)`)
+	fs.StringVar(&t.ctk, "ctk", "", `the K cache's type, the model's flag("ctk", …): `+strings.Join(cacheTypes, ", ")+` (llama.cpp's -ctk; default: the model's, f16)`)
+	fs.StringVar(&t.ctv, "ctv", "", `the V cache's type, the model's flag("ctv", …): as -ctk; a quantized V cache needs -fa on (default: the model's, f16)`)
 	fs.StringVar(&t.memory, "memory", "best", "compute buffer planner: "+strings.Join(passes.MemoryStrategies(), ", ")+" (best keeps the smallest per buffer; ggml reproduces ggml-alloc)")
 }
 
@@ -317,6 +322,10 @@ func (t *targetFlags) check() error {
 		return &usageError{fmt.Sprintf("-ctx %d: want a number of tokens, 1 or more", t.ctx)}
 	case t.fa != "on" && t.fa != "off" && t.fa != "auto":
 		return &usageError{fmt.Sprintf("-fa %s: want on, off or auto", t.fa)}
+	case t.ctk != "" && !slices.Contains(cacheTypes, t.ctk):
+		return &usageError{fmt.Sprintf("-ctk %s: want one of %s", t.ctk, strings.Join(cacheTypes, ", "))}
+	case t.ctv != "" && !slices.Contains(cacheTypes, t.ctv):
+		return &usageError{fmt.Sprintf("-ctv %s: want one of %s", t.ctv, strings.Join(cacheTypes, ", "))}
 	case t.fitMargin < 0 || t.fitMargin >= 100:
 		return &usageError{fmt.Sprintf("-fit-margin %g: want a percentage from 0 to below 100", t.fitMargin)}
 	}
@@ -367,7 +376,7 @@ func (t *targetFlags) config() compiler.Config {
 			cfg.Backends = append(cfg.Backends, strings.TrimSpace(b))
 		}
 	}
-	cfg.Flags = modelFlags(t.ctx, t.fa)
+	cfg.Flags = modelFlags(t.ctx, t.fa, t.ctk, t.ctv)
 	cfg.Options.NCopies = t.ncopies
 	cfg.Options.OpOffload = t.offload
 	cfg.Options.Regions = t.regions
@@ -384,10 +393,20 @@ func (t *targetFlags) config() compiler.Config {
 	return cfg
 }
 
-// modelFlags are the values -ctx and -fa give the model's flag("ctx", …)
-// and flag("fa", …): none for -ctx 0 and -fa auto.
-func modelFlags(ctx int, fa string) map[string]int64 {
+// cacheTypes are the KV cache types -ctk and -ctv take, llama.cpp's
+// (its f32 aside).
+var cacheTypes = []string{"f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}
+
+// modelFlags are the values -ctx, -fa, -ctk and -ctv give the model's
+// flag("ctx", …), flag("fa", …), flag("ctk", …) and flag("ctv", …), a
+// type as its tensor.DType: none for -ctx 0, -fa auto and no type.
+func modelFlags(ctx int, fa, ctk, ctv string) map[string]int64 {
 	flags := map[string]int64{}
+	for name, ty := range map[string]string{"ctk": ctk, "ctv": ctv} {
+		if dt, ok := tensor.ParseDType(ty); ok {
+			flags[name] = int64(dt)
+		}
+	}
 	if ctx > 0 {
 		flags["ctx"] = int64(ctx)
 	}
