@@ -35,3 +35,17 @@ type Batch struct {
 	// Outputs are the indexes into Tokens whose logits Decode returns.
 	Outputs []int32
 }
+
+// Func is a Model made of its shape and a decode function: what generated
+// packages return from (*Model).LM(), decode wrapping their Eval.
+func Func(info Info, decode func(*Batch) ([]float32, error)) Model {
+	return funcModel{info, decode}
+}
+
+type funcModel struct {
+	info   Info
+	decode func(*Batch) ([]float32, error)
+}
+
+func (f funcModel) Info() Info                         { return f.info }
+func (f funcModel) Decode(b *Batch) ([]float32, error) { return f.decode(b) }
