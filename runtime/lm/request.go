@@ -19,7 +19,8 @@ type Request struct {
 
 // Token is one generated token and the text it completes: whole UTF-8
 // characters, with text that may begin a stop string held back until it
-// is known not to.
+// is known not to. A sequence that ends with such text held back (at
+// the end of generation) yields it last, as a Token with ID -1.
 type Token struct {
 	ID   int32
 	Text string
