@@ -54,6 +54,9 @@ type Options struct {
 	// Name is general.name; WriteFile's default is the file's name
 	// without .gguf.
 	Name string
+	// ChatTemplate, where not empty, is tokenizer.chat_template: the Jinja
+	// source chat programs format conversations with.
+	ChatTemplate string
 }
 
 // Defaults returns the options of a small file of architecture arch, the
@@ -177,6 +180,10 @@ func New(o Options) (*gguf.Writer, error) {
 		return nil, err
 	}
 	meta = append(meta, vocab...)
+	if o.ChatTemplate != "" {
+		// After the vocabulary, where llama.cpp's converter writes it.
+		meta = append(meta, gguf.KV{Key: "tokenizer.chat_template", Value: o.ChatTemplate})
+	}
 	var mix gguf.FileType
 	if o.Mix != "" {
 		mix, _ = gguf.ParseFileType(o.Mix)

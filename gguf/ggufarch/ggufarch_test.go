@@ -19,6 +19,7 @@ func TestWriteFile(t *testing.T) {
 		path := filepath.Join(dir, arch+".gguf")
 		o := ggufarch.Defaults(arch)
 		o.Layers, o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab, o.Ctx, o.Tied, o.Type = 3, 128, 8, 2, 256, 400, 512, true, tensor.Q4_0
+		o.ChatTemplate = "{{ messages[0].content }}"
 		if err := ggufarch.WriteFile(path, o); err != nil {
 			t.Fatalf("%s: %v", arch, err)
 		}
@@ -40,6 +41,9 @@ func TestWriteFile(t *testing.T) {
 		}
 		if a, _ := m.MetaString("general.architecture"); a != arch {
 			t.Errorf("general.architecture = %q", a)
+		}
+		if c, _ := m.MetaString("tokenizer.chat_template"); c != o.ChatTemplate {
+			t.Errorf("tokenizer.chat_template = %q, want %q", c, o.ChatTemplate)
 		}
 		raw, _ := m.MetaValue("tokenizer.ggml.tokens")
 		tokens, _ := raw.([]string)

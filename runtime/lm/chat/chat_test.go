@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -338,5 +339,35 @@ func TestVariables(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("Render(nil, %v) = %q, want %q", tc.gen, got, tc.want)
 		}
+	}
+}
+
+// TestNamed: every named template is one of testdata/jinja2's, so
+// TestJinja2 covers it, or ChatML.
+func TestNamed(t *testing.T) {
+	tested := map[string]bool{}
+	paths, _ := filepath.Glob(filepath.Join("testdata", "jinja2", "*.txtar"))
+	for _, p := range paths {
+		tested[readFixture(t, p)["template.jinja"]] = true
+	}
+	names := Names()
+	if len(names) < 2 || !slices.Contains(names, "chatml") || !slices.IsSorted(names) {
+		t.Fatalf("Names() = %v", names)
+	}
+	for _, name := range names {
+		src, ok := Named(name)
+		switch {
+		case !ok:
+			t.Errorf("Named(%q): not found", name)
+		case name == "chatml":
+			if src != ChatML {
+				t.Errorf(`Named("chatml") is not ChatML`)
+			}
+		case !tested[src]:
+			t.Errorf("Named(%q) is none of testdata/jinja2's templates: no test renders it", name)
+		}
+	}
+	if _, ok := Named("no-such-template"); ok {
+		t.Error(`Named("no-such-template") found one`)
 	}
 }
