@@ -180,6 +180,14 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 		}
 	case *dsl.Dim:
 		name := l.resolve(s.Name)
+		if n, isName := s.Value.(*dsl.Name); isName && s.Bounded {
+			if within := l.dims[l.resolve(n)]; within != nil && within.Bounded {
+				d := &ir.Dim{Name: name, Bound: within.Bound, Bounded: true, AtMost: within, Pos: pos(s.Pos)}
+				l.dims[name] = d
+				l.g.Dims = append(l.g.Dims, d)
+				return
+			}
+		}
 		v, ok := l.constInt(s.Value)
 		if !ok {
 			return
