@@ -642,10 +642,11 @@ func (l *lowerer) checked(e dsl.Expr, v *ir.Expr) *ir.Expr {
 func (l *lowerer) intCall(c *dsl.Call) *ir.Expr {
 	fn := c.Func.Name
 	if fn == "meta" || fn == "flag" {
-		v, ok := l.metaValue(c)
+		read := l.metaValue
 		if fn == "flag" {
-			v, ok = l.flagValue(c)
+			read = l.flagValue
 		}
+		v, ok := read(c)
 		if !ok {
 			return nil
 		}

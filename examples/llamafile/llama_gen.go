@@ -117,7 +117,6 @@ var Meta = []tensor.Meta{
 	{Key: "llama.attention.layer_norm_rms_epsilon", Value: 1e-05, Default: true},
 	{Key: "llama.rope.freq_base", Value: 10000.0, Default: true},
 	{Key: "llama.rope.scaling.factor", Value: 1.0, Default: true},
-	{Key: "fa", Value: 0.0, Default: true},
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.

@@ -123,7 +123,6 @@ var Meta = []tensor.Meta{
 	{Key: "qwen2.attention.layer_norm_rms_epsilon", Value: 1e-06, Default: true},
 	{Key: "qwen2.rope.freq_base", Value: 1e+06, Default: true},
 	{Key: "qwen2.rope.scaling.factor", Value: 1.0, Default: true},
-	{Key: "fa", Value: 0.0, Default: true},
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
