@@ -15,7 +15,8 @@ import (
 // loaded from a GGUF file, state filled by the rule in both cases (a GGUF
 // file holds no state, and with the rule's weights the two runs agree bit
 // for bit), inputs by their fill expressions, one evaluation, outputs
-// printed.
+// printed. A language model's main first takes runtime/lm/lmcli's
+// commands (generate, chat, serve).
 func (gen *generator) main(f *jen.File) {
 	g := gen.g
 	flags := []jen.Code{
@@ -60,7 +61,8 @@ func (gen *generator) main(f *jen.File) {
 		dims[jen.Id(gen.dimField[d])] = jen.Op("*").Id(v)
 	}
 	flags = append(flags, jen.Qual("flag", "Parse").Call())
-	mainBody := append(append(flags, kindFlags...), jen.Id("d").Op(":=").Id("Dims").Values(dims))
+	mainBody := append(append([]jen.Code{gen.lmCommands()}, flags...), kindFlags...)
+	mainBody = append(mainBody, jen.Id("d").Op(":=").Id("Dims").Values(dims))
 	mainBody = append(mainBody, dimDefaults...)
 	f.Func().Id("main").Params().Block(append(mainBody,
 		jen.If(jen.Err().Op(":=").Id("run").Call(jen.Op("*").Id("weightsFile"), jen.Op("*").Id("allowUnused"), jen.Op("*").Id("asJSON"), jen.Op("*").Id("threads"), jen.Op("*").Id("stats"), jen.Id("d")), jen.Err().Op("!=").Nil()).Block(

@@ -10,6 +10,7 @@ import (
 	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/runtime/lm"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -306,6 +307,18 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 		return nil, err
 	}
 	return p.Wait()
+}
+
+// LM is the model as runtime/lm's Model, for generating text.
+func (m *Model) LM() lm.Model {
+	return lm.Func(lm.Info{NCtx: 64, NBatch: MaxNTokens, NVocab: 320}, func(b *lm.Batch) ([]float32, error) {
+		d := Dims{NTokens: len(b.Tokens), NKV: b.NKV, NOutputs: len(b.Outputs)}
+		out, err := m.Eval(&Inputs{Dims: d, InpTokens: b.Tokens, InpPos: b.Pos, KQMask: b.Mask, InpOutIds: b.Outputs})
+		if err != nil {
+			return nil, err
+		}
+		return out.ResultOutput.F32s(), nil
+	})
 }
 
 // String prints the dims' values, as errors name them.
