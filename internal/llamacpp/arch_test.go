@@ -526,7 +526,10 @@ func TestArchTensorsMatchLlamaCpp(t *testing.T) {
 		}
 	})
 	t.Logf("compared %d tensors: %s", len(compared), strings.Join(compared, " "))
-	for _, want := range []string{"norm-0", "attn_norm-0", "Qcur-0", "Kcur-0", "kq-0", "kq_soft_max-0", "kqv-0", "ffn_inp-0", "ffn_out-0", "l_out-0", "attn_norm-1", "kq_soft_max-1"} {
+	// The last layer's rows after inp_out_ids' get_rows too: both sides ask
+	// for the last token's logits alone.
+	for _, want := range []string{"norm-0", "attn_norm-0", "Qcur-0", "Kcur-0", "kq-0", "kq_soft_max-0", "kqv-0", "ffn_inp-0", "ffn_out-0", "l_out-0", "attn_norm-1", "kq_soft_max-1",
+		"ffn_inp-1", "ffn_out-1", "l_out-1", "result_norm", "result_output"} {
 		if !slices.Contains(compared, want) {
 			t.Errorf("%s was not compared (llama.cpp dumped %d tensors)", want, len(dumped))
 		}
