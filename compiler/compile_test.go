@@ -26,14 +26,21 @@ func TestCatchBug(t *testing.T) {
 
 // TestFlags: flag(…) takes the command line's value, else its default;
 // a value beyond max and a flag the model lacks are errors naming them.
+// A flag is the command line's, not the weights file's: no Meta records
+// it.
 func TestFlags(t *testing.T) {
 	src := []byte(`dim n_ctx = flag("ctx", 8, max=16)
+dim n_batch = flag("batch", 4)
 input x: f32[n_ctx]
 h = x
 if n_ctx > 10 {
   h = scale(x, s=2)
 }
+if flag("fa", 0) {
+  h = scale(h, s=3)
+}
 output y = relu(h)
+output b = relu(view_1d(x, n_batch, 0))
 `)
 	for _, c := range []struct {
 		flags map[string]int64
@@ -42,13 +49,17 @@ output y = relu(h)
 		{nil, "f32[8]"},
 		{map[string]int64{"ctx": 12}, "f32[12] scale"},
 		{map[string]int64{"ctx": 17}, "m.g:1:13: -ctx 17 is beyond max=16, 16"},
-		{map[string]int64{"fa": 1}, `m.g:1:1: -fa: the model has no flag("fa", …) to set`},
+		{map[string]int64{"fa": 1, "batch": 2}, "f32[8] scale"},
+		{map[string]int64{"kv": 1}, `m.g:1:1: -kv: the model has no flag("kv", …) to set`},
 	} {
 		res, err := Compile("m.g", src, Config{Flags: c.flags})
 		got := ""
 		if err != nil {
 			got = strings.SplitN(err.Error(), "\n", 2)[0]
 		} else {
+			if len(res.Graph.Meta) > 0 {
+				t.Errorf("flags %v: flags recorded as metadata: %v", c.flags, res.Graph.Meta)
+			}
 			y := res.Graph.Outputs[0]
 			got = y.Type.String() + y.ShapeString()
 			if y.Src[0].Kind == ir.KindNode {

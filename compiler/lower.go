@@ -180,6 +180,14 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 		}
 	case *dsl.Dim:
 		name := l.resolve(s.Name)
+		if n, isName := s.Value.(*dsl.Name); isName && s.Bounded {
+			if within := l.dims[l.resolve(n)]; within != nil && within.Bounded {
+				d := &ir.Dim{Name: name, Bound: within.Bound, Bounded: true, AtMost: within, Pos: pos(s.Pos)}
+				l.dims[name] = d
+				l.g.Dims = append(l.g.Dims, d)
+				return
+			}
+		}
 		v, ok := l.constInt(s.Value)
 		if !ok {
 			return
@@ -634,10 +642,11 @@ func (l *lowerer) checked(e dsl.Expr, v *ir.Expr) *ir.Expr {
 func (l *lowerer) intCall(c *dsl.Call) *ir.Expr {
 	fn := c.Func.Name
 	if fn == "meta" || fn == "flag" {
-		v, ok := l.metaValue(c)
+		read := l.metaValue
 		if fn == "flag" {
-			v, ok = l.flagValue(c)
+			read = l.flagValue
 		}
+		v, ok := read(c)
 		if !ok {
 			return nil
 		}

@@ -21,7 +21,10 @@ import (
 //     loops are expanded: a declaration (or output) inside a loop must
 //     interpolate every enclosing loop variable;
 //   - dims are top-level, with values (and bounds) that are constant
-//     integer expressions of at least 1 over literals and constant dims;
+//     integer expressions of at least 1 over literals and constant dims,
+//     or for a bound an earlier bounded dim alone;
+//   - if conditions are constant: over literals, constant dims and loop
+//     variables;
 //   - loop bounds are integer literals or constant dims, and loop
 //     variables shadow nothing;
 //   - dtypes are known (see DTypes), shapes have 1 to 4 integer
@@ -198,17 +201,26 @@ func (c *checker) stmt(s Stmt) {
 // expressions, or one that holds when nonzero.
 func (c *checker) cond(e Expr) {
 	if b, ok := e.(*Binary); ok && b.Op.Precedence() == precCompare {
-		c.intExpr(b.X, modeConst)
-		c.intExpr(b.Y, modeConst)
+		c.intExpr(b.X, modeCond)
+		c.intExpr(b.Y, modeCond)
 		return
 	}
-	c.intExpr(e, modeConst)
+	c.intExpr(e, modeCond)
 }
 
 func (c *checker) dim(s *Dim) {
 	if len(c.loops) > 0 {
 		c.nodeErrorf(s, "dims must be declared at top level")
 		return
+	}
+	if n, ok := s.Value.(*Name); ok && s.Bounded {
+		// dim n_outputs <= n_tokens: at most another bounded dim's value.
+		if name, ok := c.resolve(n); ok {
+			if b := c.lookup(name); b != nil && b.kind == "dim" && !b.isConst {
+				c.declare(s.Name, &binding{kind: "dim", pos: s.Name.Pos})
+				return
+			}
+		}
 	}
 	v, known := c.intExpr(s.Value, modeConst)
 	if known && v < 1 {
@@ -651,6 +663,7 @@ const (
 	modeFill                  // a fill expression: i, i0..i3, dims, loop variables
 	modeShape                 // a shape dimension: integer arithmetic on dims and loop variables
 	modeConst                 // a dim value: integer arithmetic on constant dims
+	modeCond                  // an if's condition: integer arithmetic on constant dims and loop variables
 )
 
 // expr checks an expression of a computation or fill.
@@ -721,6 +734,10 @@ func (c *checker) nameRef(n *Name, mode exprMode) (b *binding, lv *loopVar) {
 		c.nodeErrorf(n, "dim values can use constant dims, not %s %s", b.kind, describe(n, name))
 	case mode == modeConst && !b.isConst:
 		c.nodeErrorf(n, "dim values must be constant; %s is a bounded dim", name)
+	case mode == modeCond && b.kind != "dim":
+		c.nodeErrorf(n, "if conditions can use constant dims and loop variables, not %s %s", b.kind, describe(n, name))
+	case mode == modeCond && !b.isConst:
+		c.nodeErrorf(n, "if conditions must be constant; %s is a bounded dim", name)
 	default:
 		return b, nil
 	}
@@ -747,8 +764,11 @@ func (c *checker) number(n *Number) {
 // returns its value if known.
 func (c *checker) intExpr(e Expr, mode exprMode) (int64, bool) {
 	what := "shapes"
-	if mode == modeConst {
+	switch mode {
+	case modeConst:
 		what = "dim values"
+	case modeCond:
+		what = "if conditions"
 	}
 	switch e := e.(type) {
 	case *Number:
@@ -795,11 +815,11 @@ func (c *checker) intExpr(e Expr, mode exprMode) (int64, bool) {
 		}
 		return v, true
 	case *Call:
-		if e.Func.Name == "meta" && mode == modeConst {
+		if e.Func.Name == "meta" && (mode == modeConst || mode == modeCond) {
 			c.meta(e)
 			return 0, false
 		}
-		if e.Func.Name == "flag" && mode == modeConst {
+		if e.Func.Name == "flag" && (mode == modeConst || mode == modeCond) {
 			c.flag(e)
 			return 0, false
 		}

@@ -6,12 +6,14 @@ dim n = 8
 dim m = 2 * n + 1  # dims can be constant expressions of other dims
 dim n_steps = 3
 dim batch <= 4
+dim picked <= batch  # a bound may be a bounded dim: at most its value
 
 # Fill expressions see i (flat index), i0..i3 (coordinates), dims and loop
 # variables.
 input tokens: i32[batch] fill i % n
 input angles: f32[n, batch] fill sin(i0 * 0.5) + cos(-(i1 - 1.5e-3))
 input mask: f32[n, n] fill where(i0 > i1, 0, -inf)
+input picks: i32[picked] fill batch - picked + i
 
 weight emb: f32[n, m] on cpu
 weight blk.0.w: f32[n, n]  // a digit segment after a dot
@@ -30,6 +32,9 @@ for s in 0..n_steps {
   cpy(y, view_2d(cache.{s}, n, batch, n * 4, 0)) on cuda0
   x = scale(y, 1 / (s + 1), name="step")
   output step{s} = y on cpu
+  if s == n_steps - 1 {  # decided when compiling: constant dims, loop variables
+    x = get_rows(x, picks)
+  }
 }
 
 output x

@@ -301,7 +301,8 @@ func encodePrompt(t *testing.T, path string) []int32 {
 // archLogits compiles the example model for the file at path and runs it
 // in process on the file's weights: the prompt as one batch, then each of
 // steps as a batch of one. It returns the logits of the prompt's last
-// token and of each step. observe, if not nil, is interp's Config.Observe.
+// token and of each step, the only rows it asks for (inp_out_ids), as
+// llama.cpp's batches do. observe, if not nil, is interp's Config.Observe.
 func archLogits(t *testing.T, model, path string, prompt, steps []int32, observe func(string, *tensor.Tensor)) [][]float32 {
 	t.Helper()
 	return archLogitsWith(t, model, path, prompt, steps, observe, nil)
@@ -354,13 +355,14 @@ func archLogitsWith(t *testing.T, model, path string, prompt, steps []int32, obs
 		copy(positions.I32s(), pos32)
 		mask := tensor.NewTensor(tensor.F32, [4]int{nKV, n, 1, 1})
 		copy(mask.F32s(), mask32)
-		out, err := m.Eval(map[string]int{"n_tokens": n, "n_kv": nKV}, map[string]tensor.Tensor{"inp_tokens": toks, "inp_pos": positions, "KQ_mask": mask})
+		last := tensor.NewTensor(tensor.I32, [4]int{1, 1, 1, 1})
+		last.I32s()[0] = int32(n - 1)
+		out, err := m.Eval(map[string]int{"n_tokens": n, "n_kv": nKV, "n_outputs": 1},
+			map[string]tensor.Tensor{"inp_tokens": toks, "inp_pos": positions, "KQ_mask": mask, "inp_out_ids": last})
 		if err != nil {
 			t.Fatal(err)
 		}
-		logits := out[0].Tensor
-		nVocab := logits.Ne[0]
-		rows = append(rows, append([]float32(nil), logits.F32s()[(n-1)*nVocab:n*nVocab]...))
+		rows = append(rows, out[0].Tensor.F32s())
 	}
 	eval(prompt, 0)
 	for i, tok := range steps {
@@ -524,7 +526,10 @@ func TestArchTensorsMatchLlamaCpp(t *testing.T) {
 		}
 	})
 	t.Logf("compared %d tensors: %s", len(compared), strings.Join(compared, " "))
-	for _, want := range []string{"norm-0", "attn_norm-0", "Qcur-0", "Kcur-0", "kq-0", "kq_soft_max-0", "kqv-0", "ffn_inp-0", "ffn_out-0", "l_out-0", "attn_norm-1", "kq_soft_max-1"} {
+	// The last layer's rows after inp_out_ids' get_rows too: both sides ask
+	// for the last token's logits alone.
+	for _, want := range []string{"norm-0", "attn_norm-0", "Qcur-0", "Kcur-0", "kq-0", "kq_soft_max-0", "kqv-0", "ffn_inp-0", "ffn_out-0", "l_out-0", "attn_norm-1", "kq_soft_max-1",
+		"ffn_inp-1", "ffn_out-1", "l_out-1", "result_norm", "result_output"} {
 		if !slices.Contains(compared, want) {
 			t.Errorf("%s was not compared (llama.cpp dumped %d tensors)", want, len(dumped))
 		}

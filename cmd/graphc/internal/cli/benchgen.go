@@ -51,7 +51,7 @@ type interpSide struct {
 func (s *interpSide) pp(n int) (time.Duration, error) {
 	in := batchInputs(n, 0, s.vocab)
 	start := time.Now()
-	_, err := s.m.Eval(map[string]int{"n_tokens": n, "n_kv": n}, in)
+	_, err := s.m.Eval(map[string]int{"n_tokens": n, "n_kv": n, "n_outputs": 1}, in)
 	return time.Since(start), err
 }
 
@@ -62,7 +62,7 @@ func (s *interpSide) tg(n int) (time.Duration, error) {
 	}
 	start := time.Now()
 	for i, in := range ins {
-		if _, err := s.m.Eval(map[string]int{"n_tokens": 1, "n_kv": i + 1}, in); err != nil {
+		if _, err := s.m.Eval(map[string]int{"n_tokens": 1, "n_kv": i + 1, "n_outputs": 1}, in); err != nil {
 			return 0, err
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -233,12 +232,10 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	return files, nil
 }
 
-// benchModel is examples/llamafile/llama.g, named so, with bounds for the
-// tests: batches up to batch tokens, and logits only for the
-// batch's last token, as llama.cpp computes them for llama_batch_get_one.
-// (llama.cpp also skips the other tokens in the last layer's feed-forward;
-// graphc's graph computes it for every token.)
-func benchModel(batch int) (name string, src []byte, err error) {
+// benchModel is examples/llamafile/llama.g as the checkout has it, named
+// so: the bench asks it for the logits of a batch's last token alone
+// (n_outputs 1), as llama.cpp computes them for llama_batch_get_one.
+func benchModel() (name string, src []byte, err error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", nil, err
@@ -251,26 +248,13 @@ func benchModel(batch int) (name string, src []byte, err error) {
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
 	}
-	s := string(b)
-	for _, r := range []struct{ re, to string }{
-		{`(?m)^dim n_tokens <= \d+`, fmt.Sprintf("dim n_tokens <= %d", batch)},
-		{`(?m)^output result_output = mul_mat\(output\.weight, result_norm\)$`,
-			"result_last = view_1d(result_norm, n_embd, row_size(result_norm, n_embd * (n_tokens - 1)))\n" +
-				"output result_output = mul_mat(output.weight, result_last)"},
-	} {
-		re := regexp.MustCompile(r.re)
-		if n := len(re.FindAllStringIndex(s, -1)); n != 1 {
-			return "", nil, &compiler.InternalError{Msg: fmt.Sprintf("%s has %d lines matching %s, want 1: update internal/cli/benchllama.go's benchModel", name, n, r.re)}
-		}
-		s = re.ReplaceAllString(s, r.to)
-	}
-	return name, []byte(s), nil
+	return name, b, nil
 }
 
 // compile compiles the bench model for the file at path, for this
 // machine; name is the model's source file.
 func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, err error) {
-	name, src, err := benchModel(lb.pp)
+	name, src, err := benchModel()
 	if err != nil {
 		return "", nil, err
 	}
@@ -278,12 +262,13 @@ func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, e
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
 	}
-	// The KV cache holds the longer test's tokens (-ctx: llama.cpp's -c).
+	// The KV cache holds the longer test's tokens (-ctx: llama.cpp's -c),
+	// an evaluation the pp test's.
 	ctx := lb.ctx
 	if ctx == 0 {
 		ctx = max(lb.pp, lb.tg)
 	}
-	cfg := compiler.Config{File: file, ThisMachine: true, Flags: map[string]int64{"ctx": int64(ctx)}}
+	cfg := compiler.Config{File: file, ThisMachine: true, Flags: map[string]int64{"ctx": int64(ctx), "batch": int64(lb.pp)}}
 	if lb.backends != "" {
 		cfg.Backends = strings.Split(lb.backends, ",")
 	}
@@ -537,7 +522,7 @@ func (p *benchPair) close() {
 // batchInputs are the inputs of a batch of n tokens going to cache slot
 // pos, as a program driving the model builds them (engine.CausalBatch),
 // with token ids spread over the vocabulary as llama-bench's random ones
-// are.
+// are, asking for the last token's logits (n_outputs 1).
 func batchInputs(n, pos, vocab int) map[string]tensor.Tensor {
 	positions, mask := engine.CausalBatch(n, pos)
 	tok := tensor.NewTensor(tensor.I32, [4]int{n, 1, 1, 1})
@@ -548,7 +533,9 @@ func batchInputs(n, pos, vocab int) map[string]tensor.Tensor {
 	copy(p.I32s(), positions)
 	m := tensor.NewTensor(tensor.F32, [4]int{pos + n, n, 1, 1})
 	copy(m.F32s(), mask)
-	return map[string]tensor.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m}
+	last := tensor.NewTensor(tensor.I32, [4]int{1, 1, 1, 1})
+	last.I32s()[0] = int32(n - 1)
+	return map[string]tensor.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m, "inp_out_ids": last}
 }
 
 // median of the repetitions' durations.

@@ -243,6 +243,7 @@ type targetFlags struct {
 	placement    string
 	costFile     string
 	ctx          int
+	batch        int
 	fa           string
 	ctk, ctv     string
 	fs           *flag.FlagSet // the flags' set, to see which were given
@@ -267,6 +268,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.placement, "placement", passes.PlacementGGML, "node placement strategy: ggml reproduces ggml's scheduler; cost moves the nodes ggml is free to place to where a cost model estimates the evaluation fastest (plan shows both estimates)")
 	fs.StringVar(&t.costFile, "cost", "", "-placement cost's model: a calibration file written by graphc calibrate (default: built-in defaults)")
 	fs.IntVar(&t.ctx, "ctx", 0, `the KV cache's size in tokens, the model's flag("ctx", …) (llama.cpp's -c; default: the model's; at most the -weights file's <arch>.context_length)`)
+	fs.IntVar(&t.batch, "batch", 0, `the most tokens one evaluation takes, the model's flag("batch", …) (llama.cpp's -ub; default: the model's)`)
 	fs.StringVar(&t.fa, "fa", "auto", `flash attention, the model's flag("fa", …): on, off, or auto (the model's default: off)`)
 	fs.StringVar(&t.ctk, "ctk", "", `the K cache's type, the model's flag("ctk", …): `+strings.Join(cacheTypes, ", ")+` (llama.cpp's -ctk; default: the model's, f16)`)
 	fs.StringVar(&t.ctv, "ctv", "", `the V cache's type, the model's flag("ctv", …): as -ctk; a quantized V cache needs -fa on (default: the model's, f16)`)
@@ -320,6 +322,8 @@ func (t *targetFlags) check() error {
 		return &usageError{"-cost is -placement cost's model: add -placement cost"}
 	case given["ctx"] && t.ctx < 1:
 		return &usageError{fmt.Sprintf("-ctx %d: want a number of tokens, 1 or more", t.ctx)}
+	case given["batch"] && t.batch < 1:
+		return &usageError{fmt.Sprintf("-batch %d: want a number of tokens, 1 or more", t.batch)}
 	case t.fa != "on" && t.fa != "off" && t.fa != "auto":
 		return &usageError{fmt.Sprintf("-fa %s: want on, off or auto", t.fa)}
 	case t.ctk != "" && !slices.Contains(cacheTypes, t.ctk):
@@ -376,7 +380,7 @@ func (t *targetFlags) config() compiler.Config {
 			cfg.Backends = append(cfg.Backends, strings.TrimSpace(b))
 		}
 	}
-	cfg.Flags = modelFlags(t.ctx, t.fa, t.ctk, t.ctv)
+	cfg.Flags = modelFlags(t.ctx, t.batch, t.fa, t.ctk, t.ctv)
 	cfg.Options.NCopies = t.ncopies
 	cfg.Options.OpOffload = t.offload
 	cfg.Options.Regions = t.regions
@@ -397,10 +401,11 @@ func (t *targetFlags) config() compiler.Config {
 // (its f32 aside).
 var cacheTypes = []string{"f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}
 
-// modelFlags are the values -ctx, -fa, -ctk and -ctv give the model's
-// flag("ctx", …), flag("fa", …), flag("ctk", …) and flag("ctv", …), a
-// type as its tensor.DType: none for -ctx 0, -fa auto and no type.
-func modelFlags(ctx int, fa, ctk, ctv string) map[string]int64 {
+// modelFlags are the values -ctx, -batch, -fa, -ctk and -ctv give the
+// model's flag("ctx", …), flag("batch", …), flag("fa", …), flag("ctk", …)
+// and flag("ctv", …), a type as its tensor.DType: none for -ctx 0, -batch
+// 0, -fa auto and no type.
+func modelFlags(ctx, batch int, fa, ctk, ctv string) map[string]int64 {
 	flags := map[string]int64{}
 	for name, ty := range map[string]string{"ctk": ctk, "ctv": ctv} {
 		if dt, ok := tensor.ParseDType(ty); ok {
@@ -409,6 +414,9 @@ func modelFlags(ctx int, fa, ctk, ctv string) map[string]int64 {
 	}
 	if ctx > 0 {
 		flags["ctx"] = int64(ctx)
+	}
+	if batch > 0 {
+		flags["batch"] = int64(batch)
 	}
 	switch fa {
 	case "on":
