@@ -57,6 +57,9 @@ func init() {
 		{"compile", "[-o DIR] [-pkg NAME] [-main] [-f] [-backends LIST] model.g", "generate the model's Go package", cmdCompile},
 		{"plan", "[-backends LIST] [-json | -debug | -dot | -svg] [-through PASS] model.g", "print the plan: nodes with backends, splits, buffer offsets", cmdPlan},
 		{"run", "[-json] [-stats] [-fill ggml] [-weights FILE.gguf] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
+		{"generate", "-m FILE.gguf -p TEXT [-n N] [-temp T] [-top-k K] … [-ctx N]", "generate text after a prompt with the model built in for the file's architecture (compiled and built once, then cached)", cmdText("generate")},
+		{"chat", "-m FILE.gguf [-sys TEXT] [sampling flags] [-ctx N]", "chat with the model through the file's chat template (Ctrl-C stops an answer)", cmdText("chat")},
+		{"serve", "-m FILE.gguf [-host ADDR] [-port N] [-parallel N] [-ctx N]", "serve an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions, …), decoding concurrent requests together", cmdText("serve")},
 		{"ggml-check", "[-run [-sim] [-rpc]] [-json] TRACE.json...", "compare graphc's plans with ggml's recorded decisions, one line per trace", cmdGGMLCheck},
 		{"gguf", "new [-fill ggml|random] [-seed N] [-type TYPE] model.g out.gguf | info file.gguf", "write a GGUF file with a model's weights, or list a GGUF file's metadata and tensors", cmdGGUF},
 		{"bench", "[-ggml] [-json] [-run REGEX] [-threads LIST] [-time DUR] | -llama [-short] [-file F.gguf …] [-threads LIST]", "measure the CPU kernels: GEMM and matvec GFLOP/s, bandwidth-bound ops GB/s; -ggml: the q4_0/q8_0 products beside ggml's CPU mul_mat, plain and repacked; -llama: pp512/tg128 beside llama.cpp on the same files", cmdBench},
@@ -115,6 +118,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return ExitInterrupted
 	}
 	var ue *usageError
+	var es exitStatus
 	var ie *compiler.InternalError
 	var user *compiler.UserError
 	switch {
@@ -124,6 +128,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	case errors.Is(err, syscall.EPIPE):
 		return ExitOK // stdout's reader went away (| head): nothing left to say
+	case errors.As(err, &es):
+		return int(es) // the program it ran has said why
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "graphc %s: %s\nusage: graphc %s %s\n", c.name, ue.msg, c.name, c.args)
 		return ExitUsage
