@@ -36,7 +36,7 @@ func newCacheModel(nctx, nbatch int) *cacheModel {
 	return &cacheModel{info: lm.Info{NCtx: nctx, NBatch: nbatch, NVocab: testVocab}, toks: make([]int32, nctx), pos: make([]int32, nctx)}
 }
 
-const testVocab = 40 // tokens 0 (eos), 1 (bos), then "a" … 
+const testVocab = 40 // tokens 0 (eos), 1 (bos), then "a" …
 
 func (c *cacheModel) Info() lm.Info { return c.info }
 

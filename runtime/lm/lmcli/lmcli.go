@@ -23,9 +23,9 @@ import (
 
 // Program is a compiled model, as its generated main hands it over.
 type Program struct {
-	Source  string        // the DSL file the model was compiled from
-	Weights []tensor.Decl // the weights New expects
-	Meta    []tensor.Meta // the metadata values the model was compiled for
+	Source  string                                                                        // the DSL file the model was compiled from
+	Weights []tensor.Decl                                                                 // the weights New expects
+	Meta    []tensor.Meta                                                                 // the metadata values the model was compiled for
 	New     func(weights map[string]tensor.Tensor, threads int) (lm.Model, func(), error) // the model and its Close
 }
 
