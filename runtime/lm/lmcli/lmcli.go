@@ -23,10 +23,11 @@ import (
 
 // Program is a compiled model, as its generated main hands it over.
 type Program struct {
-	Source  string                                                                        // the DSL file the model was compiled from
-	Weights []tensor.Decl                                                                 // the weights New expects
-	Meta    []tensor.Meta                                                                 // the metadata values the model was compiled for
-	New     func(weights map[string]tensor.Tensor, threads int) (lm.Model, func(), error) // the model and its Close
+	Source  string        // the DSL file the model was compiled from
+	Weights []tensor.Decl // the weights New expects
+	Meta    []tensor.Meta // the metadata values the model was compiled for
+	// New makes the model and returns its Close.
+	New func(weights map[string]tensor.Tensor, threads int) (lm.Model, func(), error)
 }
 
 // Commands are the commands Main runs, with their summaries.
