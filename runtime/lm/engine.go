@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/graphc/graphc/runtime/lm/sample"
@@ -19,8 +20,9 @@ type Options struct {
 	// evaluation with the others (default 1). Each may hold up to
 	// NCtx/Parallel tokens of the cache, as llama-server's slots.
 	Parallel int
-	// Queue is how many requests may wait for a sequence beyond them;
-	// Start answers ErrBusy past it (default 4 × Parallel).
+	// Queue is how many requests may wait for a sequence beyond them:
+	// with Parallel + Queue unfinished, Start answers ErrBusy (default
+	// 4 × Parallel).
 	Queue int
 }
 
@@ -43,10 +45,14 @@ type Engine struct {
 	par    int
 	seqCtx int // most tokens of one sequence
 
-	queue chan *Stream
-	quit  chan struct{}
-	done  chan struct{}
-	close sync.Once
+	queue    chan *Stream
+	capacity int64        // Parallel + Queue
+	unended  atomic.Int64 // requests started and not ended
+	startMu  sync.Mutex   // a Start's queuing, against the loop's last drain
+	closed   bool
+	quit     chan struct{}
+	done     chan struct{}
+	close    sync.Once
 
 	// Owned by the loop.
 	slots  []*seq // each cache slot's sequence (nil: free)
@@ -73,7 +79,7 @@ func NewEngine(m Model, tok *tokenizer.Tokenizer, o Options) *Engine {
 	}
 	e := &Engine{
 		m: m, info: info, tok: tok, par: par, seqCtx: info.NCtx / par,
-		queue: make(chan *Stream, queue),
+		queue: make(chan *Stream, par+queue), capacity: int64(par + queue),
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
 		slots: make([]*seq, info.NCtx),
@@ -116,22 +122,23 @@ func (e *Engine) Start(ctx context.Context, r Request) (*Stream, error) {
 	if err := r.Sampling.Check(); err != nil {
 		return nil, err
 	}
-	s := &Stream{ctx: ctx, req: r, notify: make(chan struct{}, 1), done: make(chan struct{})}
-	select {
-	case <-e.quit:
+	s := &Stream{e: e, ctx: ctx, req: r, notify: make(chan struct{}, 1), done: make(chan struct{})}
+	e.startMu.Lock()
+	defer e.startMu.Unlock()
+	if e.closed {
 		return nil, ErrClosed
-	default:
 	}
-	select {
-	case e.queue <- s:
-		return s, nil
-	default:
+	if e.unended.Add(1) > e.capacity {
+		e.unended.Add(-1)
 		return nil, ErrBusy
 	}
+	e.queue <- s // never blocks: the queue holds capacity
+	return s, nil
 }
 
 // Stream is one request's generation.
 type Stream struct {
+	e   *Engine
 	ctx context.Context
 	req Request
 
@@ -203,6 +210,7 @@ func (s *Stream) emit(t Token) {
 
 func (s *Stream) end(res Result, err error) {
 	s.res, s.err = res, err
+	s.e.unended.Add(-1)
 	close(s.done)
 }
 
@@ -246,6 +254,9 @@ func (e *Engine) loop() {
 }
 
 func (e *Engine) shutdown() {
+	e.startMu.Lock()
+	e.closed = true
+	e.startMu.Unlock()
 	for len(e.active) > 0 {
 		e.finish(e.active[0], "", ErrClosed)
 	}
