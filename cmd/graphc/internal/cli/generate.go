@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/graphc/graphc/codegen"
 	"github.com/graphc/graphc/compiler"
@@ -144,6 +145,8 @@ func textProgram(e *env, tf *targetFlags, path, modelFile string) (string, error
 	}
 	bin := filepath.Join(dir, key)
 	if st, err := os.Stat(bin); err == nil && st.Mode().IsRegular() {
+		now := time.Now()
+		os.Chtimes(bin, now, now) // the newest used, for pruneCache
 		return bin, nil
 	}
 	fmt.Fprintf(e.stderr, "graphc: compiling %s for %s (once; cached in %s)\n", name, filepath.Base(path), dir)
@@ -173,7 +176,35 @@ func textProgram(e *env, tf *targetFlags, path, modelFile string) (string, error
 	if err := keepProgram(built, bin); err != nil {
 		return "", &compiler.UserError{Msg: fmt.Sprintf("caching the program: %v", err)}
 	}
+	pruneCache(dir, keptPrograms)
 	return bin, nil
+}
+
+// keptPrograms is how many text programs the cache keeps, the most
+// recently used: each is tens of megabytes, and every change of the
+// checkout makes new ones.
+const keptPrograms = 8
+
+// pruneCache removes all but the keep most recently used programs in dir.
+func pruneCache(dir string, keep int) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	type prog struct {
+		path string
+		used time.Time
+	}
+	var progs []prog
+	for _, e := range entries {
+		if st, err := e.Info(); err == nil && st.Mode().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+			progs = append(progs, prog{filepath.Join(dir, e.Name()), st.ModTime()})
+		}
+	}
+	sort.Slice(progs, func(i, j int) bool { return progs[i].used.After(progs[j].used) })
+	for _, p := range progs[min(keep, len(progs)):] {
+		os.Remove(p.path)
+	}
 }
 
 // contextLength is the file's <arch>.context_length.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,29 @@ func TestGenerateErrors(t *testing.T) {
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("graphc %s: exit %d, want %d with %q:\n%s", strings.Join(c.args, " "), code, c.code, c.want, stderr)
 		}
+	}
+}
+
+func TestPruneCache(t *testing.T) {
+	dir := t.TempDir()
+	base := time.Now()
+	for i := range 5 {
+		p := filepath.Join(dir, fmt.Sprint(i))
+		if err := os.WriteFile(p, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		used := base.Add(time.Duration(i) * time.Minute)
+		if err := os.Chtimes(p, used, used); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pruneCache(dir, 3)
+	entries, _ := os.ReadDir(dir)
+	var left []string
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, ",") != "2,3,4" {
+		t.Errorf("kept %v, want the three most recently used: 2, 3, 4", left)
 	}
 }
