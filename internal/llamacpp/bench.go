@@ -84,10 +84,25 @@ func (b *Bencher) PP(n int) (time.Duration, error) { return b.test("pp", n) }
 // from empty: llama-bench's tg<n>.
 func (b *Bencher) TG(n int) (time.Duration, error) { return b.test("tg", n) }
 
+// BD is llama-batched-bench's generation phase: seqs sequences of n
+// tokens each, from an empty cache, decoded together (n evaluations of one
+// token of each), on a context of its own with room for them.
+func (b *Bencher) BD(seqs, n int) (time.Duration, error) {
+	if _, err := fmt.Fprintf(b.in, "bd %d %d\n", seqs, n); err != nil {
+		return 0, err
+	}
+	return b.answer("bd", n)
+}
+
 func (b *Bencher) test(kind string, n int) (time.Duration, error) {
 	if _, err := fmt.Fprintf(b.in, "%s %d\n", kind, n); err != nil {
 		return 0, err
 	}
+	return b.answer(kind, n)
+}
+
+// answer reads the answer to the test kind over n tokens.
+func (b *Bencher) answer(kind string, n int) (time.Duration, error) {
 	var r struct {
 		Test    string
 		N       int

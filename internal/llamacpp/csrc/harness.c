@@ -15,8 +15,11 @@
 // -bench is a timing mode, llama-bench's tests driven over stdin: each
 // line "pp N" (one batch of N prompt tokens, N <= 512, the default
 // context's size), "tg N" (N single-token decodes, the KV cache growing
-// from empty) or "threads T" is answered by one JSON line on stdout, the
-// tests' with their seconds. Each test starts from an empty KV cache.
+// from empty), "bd S N" (S sequences of N tokens each, decoded together:
+// N batches of one token of each, as llama-batched-bench's generation
+// phase; S <= 8, N <= 512) or "threads T" is answered by one JSON line
+// on stdout, the tests' with their seconds. Each test starts from an
+// empty KV cache.
 //
 // -scores prints, as one JSON object, ggml's score of each CPU build in DIR
 // (libggml-cpu-NAME.so: NAME, the value its ggml_backend_score returns):
@@ -99,6 +102,8 @@ int32_t llama_tokenize(const struct llama_vocab *vocab, const char *text, int32_
 		       llama_token *tokens, int32_t n_tokens_max, bool add_special, bool parse_special);
 struct llama_context *llama_init_from_model(struct llama_model *model, struct llama_context_params params);
 struct llama_batch llama_batch_get_one(llama_token *tokens, int32_t n_tokens);
+struct llama_batch llama_batch_init(int32_t n_tokens, int32_t embd, int32_t n_seq_max);
+void llama_batch_free(struct llama_batch batch);
 int32_t llama_decode(struct llama_context *ctx, struct llama_batch batch);
 float *llama_get_logits_ith(struct llama_context *ctx, int32_t i);
 void llama_set_n_threads(struct llama_context *ctx, int32_t n_threads, int32_t n_threads_batch);
@@ -282,6 +287,72 @@ static double now(void) {
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+// set_seqs sets n_ctx and n_seq_max (at 0 and 12, 512 and 1 by default)
+// in the layout flash_attn_off knows, for "bd": each sequence gets
+// n_ctx / n_seq_max cache cells.
+static bool set_seqs(struct llama_context_params *p, int32_t n_ctx, int32_t n_seq_max) {
+	if (field(p, 0) != 512 || field(p, 12) != 1) return false;
+	memcpy(p->opaque, &n_ctx, 4);
+	memcpy(p->opaque + 12, &n_seq_max, 4);
+	return true;
+}
+
+// batch_fields are the arrays of a llama_batch from llama_batch_init,
+// llama.h's layout: n_tokens, then the token, embd, pos, n_seq_id, seq_id
+// and logits pointers.
+struct batch_fields {
+	llama_token *token;
+	llama_pos *pos;
+	int32_t *n_seq_id;
+	llama_seq_id **seq_id;
+	int8_t *logits;
+};
+
+static struct batch_fields batch_fields(struct llama_batch *b) {
+	struct batch_fields f;
+	memcpy(&f.token, b->opaque + 8, 8);
+	memcpy(&f.pos, b->opaque + 24, 8);
+	memcpy(&f.n_seq_id, b->opaque + 32, 8);
+	memcpy(&f.seq_id, b->opaque + 40, 8);
+	memcpy(&f.logits, b->opaque + 48, 8);
+	if (!f.token || !f.pos || !f.n_seq_id || !f.seq_id || !f.logits) die("bd: this release's llama_batch is laid out unlike the one the harness knows");
+	return f;
+}
+
+// batched is "bd S N" on its own context (bctx, made on first use with
+// room for 8 sequences of 512 tokens in one cache): N evaluations of S
+// tokens, one of each sequence, every one an output.
+static double batched(struct llama_model *model, struct llama_context **bctx, int threads, int seqs, int n, int n_vocab) {
+	if (!*bctx) {
+		struct llama_context_params cp = llama_context_default_params();
+		flash_attn_off(&cp);
+		if (!set_seqs(&cp, 4096, 8)) die("bd: the harness does not know this release's context parameters");
+		*bctx = llama_init_from_model(model, cp);
+		if (!*bctx) die("llama_init_from_model failed");
+	}
+	struct llama_context *ctx = *bctx;
+	llama_set_n_threads(ctx, threads, threads);
+	llama_memory_clear(llama_get_memory(ctx), true);
+	struct llama_batch b = llama_batch_init(seqs, 0, 1);
+	struct batch_fields f = batch_fields(&b);
+	double t0 = now();
+	for (int p = 0; p < n; p++) {
+		memcpy(b.opaque, &seqs, 4);
+		for (int s = 0; s < seqs; s++) {
+			f.token[s] = (llama_token)(((p * seqs + s) * 7 + 3) % n_vocab);
+			f.pos[s] = p;
+			f.n_seq_id[s] = 1;
+			f.seq_id[s][0] = s;
+			f.logits[s] = 1;
+		}
+		if (llama_decode(ctx, b)) die("llama_decode of a batched step failed");
+	}
+	llama_synchronize(ctx);
+	double secs = now() - t0;
+	llama_batch_free(b);
+	return secs;
+}
+
 // bench is -bench: llama-bench's pp and tg tests on one context (the
 // default parameters, flash attention off where flash_attn_off can), timed
 // as llama-bench times them, from the first llama_decode to
@@ -299,10 +370,18 @@ static void bench(struct llama_model *model, int n_vocab) {
 	for (int i = 0; i < max_tokens; i++) toks[i] = (llama_token)((i * 7 + 3) % n_vocab);
 	printf("{\"n_vocab\":%d,\"flash_attn_off\":%s}\n", n_vocab, fa_off ? "true" : "false");
 	fflush(stdout);
+	struct llama_context *bctx = NULL;
 	char line[128], kind[16];
 	while (fgets(line, sizeof line, stdin)) {
-		int n;
-		if (sscanf(line, "%15s %d", kind, &n) != 2 || n < 1) die("-bench: want lines pp N, tg N or threads T");
+		int n, seqs;
+		if (sscanf(line, "bd %d %d", &seqs, &n) == 2) {
+			if (seqs < 1 || seqs > 8 || n < 1 || n > 512) die("-bench: bd S N: want 1 <= S <= 8 and 1 <= N <= 512");
+			double secs = batched(model, &bctx, threads, seqs, n, n_vocab);
+			printf("{\"test\":\"bd\",\"n\":%d,\"seqs\":%d,\"threads\":%d,\"seconds\":%.9f}\n", n, seqs, threads, secs);
+			fflush(stdout);
+			continue;
+		}
+		if (sscanf(line, "%15s %d", kind, &n) != 2 || n < 1) die("-bench: want lines pp N, tg N, bd S N or threads T");
 		if (!strcmp(kind, "threads")) {
 			threads = n;
 			llama_set_n_threads(ctx, threads, threads);

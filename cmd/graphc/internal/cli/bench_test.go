@@ -315,6 +315,10 @@ func (s *fakeSide) tg(n int) (time.Duration, error) {
 	return time.Duration(2 * n), nil
 }
 
+func (s *fakeSide) bd(seqs, n int) (time.Duration, error) {
+	*s.log = append(*s.log, fmt.Sprintf("%s bd%dx%d", s.name, seqs, n))
+	return time.Duration(seqs * n), nil
+}
 func (s *fakeSide) close()         { *s.log = append(*s.log, s.name+" close") }
 func (s *fakeSide) peakRSS() int64 { return 0 }
 
@@ -326,9 +330,9 @@ func TestBenchPairOrder(t *testing.T) {
 		graphcFirst, llama bool
 		want               string
 	}{
-		{true, true, "graphc open 2, llama open 2, graphc pp4, graphc tg1, llama pp4, llama tg1, graphc tg8, llama tg8, graphc close, llama close"},
-		{false, true, "llama open 2, graphc open 2, llama pp4, llama tg1, graphc pp4, graphc tg1, llama tg8, graphc tg8, graphc close, llama close"},
-		{false, false, "graphc open 2, graphc pp4, graphc tg1, graphc tg8, graphc close"},
+		{true, true, "graphc open 2, llama open 2, graphc pp4, graphc tg1, llama pp4, llama tg1, graphc tg8, llama tg8, graphc bd4x8, llama bd4x8, graphc close, llama close"},
+		{false, true, "llama open 2, graphc open 2, llama pp4, llama tg1, graphc pp4, graphc tg1, llama tg8, graphc tg8, llama bd4x8, graphc bd4x8, graphc close, llama close"},
+		{false, false, "graphc open 2, graphc pp4, graphc tg1, graphc tg8, graphc bd4x8, graphc close"},
 	} {
 		var log []string
 		opener := func(name string) func(int) (benchSide, error) {
@@ -348,11 +352,18 @@ func TestBenchPairOrder(t *testing.T) {
 		if err := p.warmUp(4); err != nil {
 			t.Fatal(err)
 		}
-		d, err := p.run("tg", 8)
+		d, err := p.run("tg", 8, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bd, err := p.run("bd", 8, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.close()
+		if bd[0] != 32 || (c.llama && bd[1] != 32) {
+			t.Errorf("bd: %v", bd)
+		}
 		want := [2]time.Duration{16, 16}
 		if !c.llama {
 			want[1] = 0

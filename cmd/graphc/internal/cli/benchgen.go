@@ -28,6 +28,9 @@ import (
 type benchSide interface {
 	pp(n int) (time.Duration, error)
 	tg(n int) (time.Duration, error)
+	// bd is seqs sequences of n tokens decoded together from an empty
+	// cache (llama-batched-bench's generation phase).
+	bd(seqs, n int) (time.Duration, error)
 	close()
 	// peakRSS is the peak resident memory of the side so far, in bytes; 0
 	// where it is not a process of its own.
@@ -37,10 +40,11 @@ type benchSide interface {
 // llamaSide is llama.cpp's side: the harness in its timing mode.
 type llamaSide struct{ b *llamacpp.Bencher }
 
-func (s llamaSide) pp(n int) (time.Duration, error) { return s.b.PP(n) }
-func (s llamaSide) tg(n int) (time.Duration, error) { return s.b.TG(n) }
-func (s llamaSide) close()                          { s.b.Close() }
-func (s llamaSide) peakRSS() int64                  { return peakRSS(s.b.Pid()) }
+func (s llamaSide) pp(n int) (time.Duration, error)       { return s.b.PP(n) }
+func (s llamaSide) tg(n int) (time.Duration, error)       { return s.b.TG(n) }
+func (s llamaSide) bd(seqs, n int) (time.Duration, error) { return s.b.BD(seqs, n) }
+func (s llamaSide) close()                                { s.b.Close() }
+func (s llamaSide) peakRSS() int64                        { return peakRSS(s.b.Pid()) }
 
 // interpSide is graphc's side in process, through internal/interp.
 type interpSide struct {
@@ -63,6 +67,20 @@ func (s *interpSide) tg(n int) (time.Duration, error) {
 	start := time.Now()
 	for i, in := range ins {
 		if _, err := s.m.Eval(map[string]int{"n_tokens": 1, "n_kv": i + 1, "n_outputs": 1}, in); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+func (s *interpSide) bd(seqs, n int) (time.Duration, error) {
+	ins := make([]map[string]tensor.Tensor, n)
+	for i := range ins {
+		ins[i] = parallelInputs(seqs, i, s.vocab)
+	}
+	start := time.Now()
+	for i, in := range ins {
+		if _, err := s.m.Eval(map[string]int{"n_tokens": seqs, "n_kv": (i + 1) * seqs, "n_outputs": seqs}, in); err != nil {
 			return 0, err
 		}
 	}
@@ -192,11 +210,19 @@ func (d *driverSide) fail(why string) error {
 	return errors.New(msg)
 }
 
-func (d *driverSide) pp(n int) (time.Duration, error) { return d.test("pp", n) }
-func (d *driverSide) tg(n int) (time.Duration, error) { return d.test("tg", n) }
+func (d *driverSide) pp(n int) (time.Duration, error) {
+	return d.test("pp", n, fmt.Sprintf("pp %d", n))
+}
+func (d *driverSide) tg(n int) (time.Duration, error) {
+	return d.test("tg", n, fmt.Sprintf("tg %d", n))
+}
+func (d *driverSide) bd(seqs, n int) (time.Duration, error) {
+	return d.test("bd", n, fmt.Sprintf("bd %d %d", seqs, n))
+}
 
-func (d *driverSide) test(kind string, n int) (time.Duration, error) {
-	if _, err := fmt.Fprintf(d.in, "%s %d\n", kind, n); err != nil {
+// test sends the command line cmd, the test kind over n tokens.
+func (d *driverSide) test(kind string, n int, cmd string) (time.Duration, error) {
+	if _, err := fmt.Fprintln(d.in, cmd); err != nil {
 		// The driver is gone; its stderr says why.
 		_, rerr := d.read()
 		if rerr == nil {
@@ -212,7 +238,7 @@ func (d *driverSide) test(kind string, n int) (time.Duration, error) {
 	var got int
 	var secs float64
 	if _, err := fmt.Sscanf(line, "%s %d %g", &test, &got, &secs); err != nil || test != kind || got != n {
-		return 0, d.fail(fmt.Sprintf("answered %q to %s %d", line, kind, n))
+		return 0, d.fail(fmt.Sprintf("answered %q to %s", line, cmd))
 	}
 	return time.Duration(secs * float64(time.Second)), nil
 }

@@ -35,7 +35,8 @@ type llamaBench struct {
 	threads []int
 	reps    int
 	pp, tg  int
-	ctx     int // graphc's KV cache (0: max(pp, tg))
+	seqs    int // -parallel: sequences of the batched test (0: none)
+	ctx     int // graphc's KV cache (0: the tests' tokens)
 	// backends and ngl are graphc's target (-backends, -ngl), as for run:
 	// a GPU's tokens/s beside llama.cpp's CPU ones.
 	backends string
@@ -75,6 +76,7 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 	fs.IntVar(&lb.reps, "reps", 0, "-llama: repetitions of each test, each with fresh processes, the sides' order alternating (default 4; -short: 1)")
 	fs.IntVar(&lb.pp, "pp", 0, "-llama: prompt tokens of the pp test, at most 512 (default 512; -short: 64)")
 	fs.IntVar(&lb.ctx, "ctx", 0, "-llama: graphc's KV cache in tokens, at least -pp and -tg (default: the longer of the two)")
+	fs.IntVar(&lb.seqs, "parallel", 0, "-llama: also decode N sequences of -tg tokens together from an empty cache, one token of each per evaluation (llama-batched-bench's generation phase; llama.cpp's side with N sequences in its cache), as graphc serve -parallel N does; at most 8")
 	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
 	fs.StringVar(&lb.backends, "backends", "", "-llama: graphc's backends, as run's -backends, the cpu last (default cpu; llama.cpp's side stays on its CPU build)")
 	fs.IntVar(&lb.ngl, "ngl", -1, "-llama: put the last N layers' weights and state on the first of -backends, as run's -ngl")
@@ -103,8 +105,10 @@ func (lb *llamaBench) defaults() error {
 		return &usageError{"-reps must be at least 1"}
 	case lb.pp < 1 || lb.pp > 512 || lb.tg < 1 || lb.tg > 512:
 		return &usageError{"-pp and -tg: 1 to 512 tokens (llama.cpp's default context holds 512)"}
-	case lb.ctx != 0 && lb.ctx < max(lb.pp, lb.tg):
-		return &usageError{fmt.Sprintf("-ctx %d: the cache must hold the -pp %d and -tg %d tests' tokens", lb.ctx, lb.pp, lb.tg)}
+	case lb.seqs < 0 || lb.seqs > 8:
+		return &usageError{fmt.Sprintf("-parallel %d: 0 (none) to 8 sequences", lb.seqs)}
+	case lb.ctx != 0 && lb.ctx < lb.cacheTokens():
+		return &usageError{fmt.Sprintf("-ctx %d: the cache must hold the -pp %d and -tg %d tests' tokens (times -parallel's sequences)", lb.ctx, lb.pp, lb.tg)}
 	}
 	for _, t := range lb.types {
 		if _, _, err := parseGGUFType(t); err != nil {
@@ -114,10 +118,14 @@ func (lb *llamaBench) defaults() error {
 	return nil
 }
 
+// cacheTokens is the most tokens a test puts in the cache.
+func (lb *llamaBench) cacheTokens() int { return max(lb.pp, lb.tg, lb.seqs*lb.tg) }
+
 // benchRow is one test at one thread count: the repetitions' times.
 type benchRow struct {
 	file, test    string
 	n, threads    int
+	seqs          int // the bd test's sequences, each of n tokens
 	graphc, llama []time.Duration
 	memmove       []float64 // GB/s, measured beside each repetition
 	read          []float64 // GB/s read by a streaming kernel, beside each repetition
@@ -262,13 +270,13 @@ func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, e
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
 	}
-	// The KV cache holds the longer test's tokens (-ctx: llama.cpp's -c),
-	// an evaluation the pp test's.
+	// The KV cache holds the longest test's tokens (-ctx: llama.cpp's -c),
+	// an evaluation the pp test's (or the batched test's sequences).
 	ctx := lb.ctx
 	if ctx == 0 {
-		ctx = max(lb.pp, lb.tg)
+		ctx = lb.cacheTokens()
 	}
-	cfg := compiler.Config{File: file, ThisMachine: true, Flags: map[string]int64{"ctx": int64(ctx), "batch": int64(lb.pp)}}
+	cfg := compiler.Config{File: file, ThisMachine: true, Flags: map[string]int64{"ctx": int64(ctx), "batch": int64(max(lb.pp, lb.seqs))}}
 	if lb.backends != "" {
 		cfg.Backends = strings.Split(lb.backends, ",")
 	}
@@ -364,10 +372,10 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 	base := filepath.Base(path)
 	rows := map[string]*benchRow{}
 	var order []*benchRow
-	row := func(test string, n, threads int) *benchRow {
+	row := func(test string, n, threads, seqs int) *benchRow {
 		k := fmt.Sprint(test, n, threads)
 		if rows[k] == nil {
-			rows[k] = &benchRow{file: base, test: test, n: n, threads: threads, weightBytes: streamed}
+			rows[k] = &benchRow{file: base, test: test, n: n, threads: threads, seqs: seqs, weightBytes: streamed}
 			order = append(order, rows[k])
 		}
 		return rows[k]
@@ -394,14 +402,21 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 				return nil, err
 			}
 			gbps, read := buf.gbps(t), buf.readGBps(t)
-			for _, test := range []struct {
-				name string
-				n    int
-			}{{"pp", lb.pp}, {"tg", lb.tg}} {
-				r := row(test.name, test.n, t)
+			tests := []struct {
+				name    string
+				n, seqs int
+			}{{"pp", lb.pp, 0}, {"tg", lb.tg, 0}}
+			if lb.seqs > 0 {
+				tests = append(tests, struct {
+					name    string
+					n, seqs int
+				}{"bd", lb.tg, lb.seqs})
+			}
+			for _, test := range tests {
+				r := row(test.name, test.n, t, test.seqs)
 				r.memmove = append(r.memmove, gbps)
 				r.read = append(r.read, read)
-				d, err := pair.run(test.name, test.n)
+				d, err := pair.run(test.name, test.n, test.seqs)
 				if err != nil {
 					pair.close()
 					return nil, err
@@ -412,7 +427,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 					r.llama = append(r.llama, d[1])
 					note = fmt.Sprintf(", llama.cpp %.3fs (%s first)", d[1].Seconds(), pair.firstName())
 				}
-				fmt.Fprintf(e.stderr, "graphc: bench: %s %s%d %d thread(s) rep %d: graphc %.3fs%s\n", base, test.name, test.n, t, rep+1, d[0].Seconds(), note)
+				fmt.Fprintf(e.stderr, "graphc: bench: %s %s %d thread(s) rep %d: graphc %.3fs%s\n", base, r.label(), t, rep+1, d[0].Seconds(), note)
 			}
 			for i, s := range pair.sides {
 				if s == nil {
@@ -495,17 +510,20 @@ func (p *benchPair) warmUp(n int) error {
 	})
 }
 
-// run times test ("pp" or "tg") over n tokens on both sides.
-func (p *benchPair) run(test string, n int) (d [2]time.Duration, err error) {
+// run times test ("pp", "tg", or "bd" of seqs sequences) over n tokens on
+// both sides.
+func (p *benchPair) run(test string, n, seqs int) (d [2]time.Duration, err error) {
 	err = p.each(func(i int) (err error) {
-		if p.sides[i] == nil {
-			return nil
+		s := p.sides[i]
+		switch {
+		case s == nil:
+		case test == "pp":
+			d[i], err = s.pp(n)
+		case test == "tg":
+			d[i], err = s.tg(n)
+		default:
+			d[i], err = s.bd(seqs, n)
 		}
-		f := p.sides[i].pp
-		if test == "tg" {
-			f = p.sides[i].tg
-		}
-		d[i], err = f(n)
 		return err
 	})
 	return d, err
@@ -538,6 +556,24 @@ func batchInputs(n, pos, vocab int) map[string]tensor.Tensor {
 	return map[string]tensor.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m, "inp_out_ids": last}
 }
 
+// parallelInputs are step step of seqs sequences decoded together
+// (engine.ParallelBatch), every token an output, with the harness's token
+// ids.
+func parallelInputs(seqs, step, vocab int) map[string]tensor.Tensor {
+	positions, mask := engine.ParallelBatch(seqs, step)
+	tok := tensor.NewTensor(tensor.I32, [4]int{seqs, 1, 1, 1})
+	p := tensor.NewTensor(tensor.I32, [4]int{seqs, 1, 1, 1})
+	outs := tensor.NewTensor(tensor.I32, [4]int{seqs, 1, 1, 1})
+	for s := range seqs {
+		tok.I32s()[s] = int32(((step*seqs+s)*7 + 3) % vocab)
+		outs.I32s()[s] = int32(s)
+	}
+	copy(p.I32s(), positions)
+	m := tensor.NewTensor(tensor.F32, [4]int{(step + 1) * seqs, seqs, 1, 1})
+	copy(m.F32s(), mask)
+	return map[string]tensor.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m, "inp_out_ids": outs}
+}
+
 // median of the repetitions' durations.
 func median(ds []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), ds...)
@@ -566,7 +602,7 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "file\ttest\tthreads\tgraphc t/s\tllama.cpp t/s\tgraphc/llama.cpp\trange\tweights GB\tgraphc GB/s\tllama.cpp GB/s\tread GB/s\tmemmove GB/s\t")
 	for _, r := range rows {
-		tps := func(ds []time.Duration) float64 { return float64(r.n) / median(ds).Seconds() }
+		tps := func(ds []time.Duration) float64 { return float64(r.n*max(1, r.seqs)) / median(ds).Seconds() }
 		streamed := func(tokensPerSecond float64) string {
 			gb := tokensPerSecond * float64(r.weightBytes) / 1e9
 			return fmt.Sprintf("%.1f (%.0f%%)", gb, 100*gb/medianF(r.read))
@@ -586,10 +622,19 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 		if r.test == "tg" {
 			gGB = streamed(g)
 		}
-		fmt.Fprintf(tw, "%s\t%s%d\t%d\t%.2f\t%s\t%s\t%s\t%.3f\t%s\t%s\t%.1f\t%.1f\t\n", r.file, r.test, r.n, r.threads, g, l, ratio, spread,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%s\t%s\t%s\t%.3f\t%s\t%s\t%.1f\t%.1f\t\n", r.file, r.label(), r.threads, g, l, ratio, spread,
 			float64(r.weightBytes)/1e9, gGB, lGB, medianF(r.read), medianF(r.memmove))
 	}
 	tw.Flush()
+}
+
+// label names the row's test as llama-bench does (pp512, tg128), the
+// batched one by its sequences and their tokens (4×tg128).
+func (r *benchRow) label() string {
+	if r.test == "bd" {
+		return fmt.Sprintf("%d×tg%d", r.seqs, r.n)
+	}
+	return fmt.Sprint(r.test, r.n)
 }
 
 // ratioRange is the lowest and highest of the repetitions' speed ratios
