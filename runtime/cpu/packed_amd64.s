@@ -167,7 +167,9 @@ loop:; \
 // PANEL4 is PANEL8 over four columns, for batches of two to four tokens
 // (a sequence's few tokens, or a few sequences decoded together): half the
 // work of padding them to eight. Like VECTOR, its weights stream from
-// memory, so it prefetches them (PREFETCH, at R10 ahead).
+// memory, so it prefetches them (PREFETCH, at R10 ahead); and each column
+// sums in two chains (DOT2), as four columns' chains alone would leave
+// vpdpbusd's latency exposed.
 #define PANEL4(LOAD, PREFETCH, bytes) \
 	PACKED_SETUP; \
 	MOVQ ·streamAhead(SB), R10; \
@@ -179,10 +181,10 @@ loop:; \
 	PREFETCH; \
 	VCVTPH2PS (SI), Z16; \
 	LOAD; \
-	COLUMN(0, 0, Z0, Z18, Z26); \
-	COLUMN(32, 4, Z1, Z19, Z27); \
-	COLUMN(64, 8, Z2, Z20, Z28); \
-	COLUMN(96, 12, Z3, Z21, Z29); \
+	DOT2(0, 0, Z0, Z18, Z22, Z26, Z16, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	DOT2(32, 4, Z1, Z19, Z23, Z27, Z16, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	DOT2(64, 8, Z2, Z20, Z24, Z28, Z16, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	DOT2(96, 12, Z3, Z21, Z25, Z29, Z16, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
 	ADDQ $bytes, SI; \
 	ADDQ $128, DI; \
 	ADDQ $16, R8; \
