@@ -244,7 +244,9 @@
 	Q4_COL8(2, h); \
 	Q4_COL8(3, h)
 
-#define Q8_PANEL_HALF(h) \
+// Q8_STORE_HALF loads half h of the q8_0 group block: its row scales to
+// Y8, its magnitudes to Y0..Y7, its signed quants to the frame.
+#define Q8_STORE_HALF(h) \
 	VCVTPH2PS (h/2)(SI), Y8; \
 	Q8_STORE(0, h, Y0); \
 	Q8_STORE(1, h, Y1); \
@@ -253,7 +255,10 @@
 	Q8_STORE(4, h, Y4); \
 	Q8_STORE(5, h, Y5); \
 	Q8_STORE(6, h, Y6); \
-	Q8_STORE(7, h, Y7); \
+	Q8_STORE(7, h, Y7)
+
+#define Q8_PANEL_HALF(h) \
+	Q8_STORE_HALF(h); \
 	Q8_COL8(0, h); \
 	Q8_COL8(1, h); \
 	Q8_COL8(2, h); \
@@ -264,15 +269,7 @@
 	Q8_COL8(7, h)
 
 #define Q8_PANEL4_HALF(h) \
-	VCVTPH2PS (h/2)(SI), Y8; \
-	Q8_STORE(0, h, Y0); \
-	Q8_STORE(1, h, Y1); \
-	Q8_STORE(2, h, Y2); \
-	Q8_STORE(3, h, Y3); \
-	Q8_STORE(4, h, Y4); \
-	Q8_STORE(5, h, Y5); \
-	Q8_STORE(6, h, Y6); \
-	Q8_STORE(7, h, Y7); \
+	Q8_STORE_HALF(h); \
 	Q8_COL8(0, h); \
 	Q8_COL8(1, h); \
 	Q8_COL8(2, h); \
