@@ -263,6 +263,9 @@ func generate(ctx context.Context, f *Flags, l *loaded, stdout, stderr io.Writer
 	}
 	fmt.Fprintln(stdout)
 	res, err := s.Result()
+	if err == nil && res.Finish == lm.FinishLength && res.PromptTokens+res.Tokens >= l.engine.SeqCtx() {
+		fmt.Fprintf(stderr, "the context is full: %d tokens, the prompt's and the generated ones (a larger -ctx holds more)\n", l.engine.SeqCtx())
+	}
 	printTimes(stderr, res)
 	return err
 }

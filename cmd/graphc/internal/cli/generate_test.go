@@ -134,3 +134,22 @@ func TestPruneCache(t *testing.T) {
 		t.Errorf("kept %v, want the three most recently used: 2, 3, 4", left)
 	}
 }
+
+// TestGenerateContextFull: generation without -n stops when the sequence
+// fills the context, and says so.
+func TestGenerateContextFull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a program")
+	}
+	needGo(t)
+	dir := t.TempDir()
+	t.Setenv("GRAPHC_CACHE", dir)
+	path := filepath.Join(dir, "m.gguf")
+	if err := ggufarch.WriteFile(path, ggufarch.Defaults("llama")); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI("generate", "-m", path, "-p", "Once upon a time", "-ctx", "40", "-temp", "0")
+	if code != 0 || !strings.Contains(stderr, "the context is full: 40 tokens") {
+		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+}
