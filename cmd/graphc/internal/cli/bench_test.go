@@ -315,6 +315,11 @@ func (s *fakeSide) tg(n int) (time.Duration, error) {
 	return time.Duration(2 * n), nil
 }
 
+func (s *fakeSide) gen(n int) (time.Duration, error) {
+	*s.log = append(*s.log, fmt.Sprintf("%s gen%d", s.name, n))
+	return time.Duration(n), nil
+}
+
 func (s *fakeSide) bd(seqs, n int) (time.Duration, error) {
 	*s.log = append(*s.log, fmt.Sprintf("%s bd%dx%d", s.name, seqs, n))
 	return time.Duration(seqs * n), nil

@@ -31,6 +31,8 @@ type benchSide interface {
 	// bd is seqs sequences of n tokens decoded together from an empty
 	// cache (llama-batched-bench's generation phase).
 	bd(seqs, n int) (time.Duration, error)
+	// gen is n tokens of graphc generate's loop; llama.cpp's side runs tg.
+	gen(n int) (time.Duration, error)
 	close()
 	// peakRSS is the peak resident memory of the side so far, in bytes; 0
 	// where it is not a process of its own.
@@ -43,6 +45,7 @@ type llamaSide struct{ b *llamacpp.Bencher }
 func (s llamaSide) pp(n int) (time.Duration, error)       { return s.b.PP(n) }
 func (s llamaSide) tg(n int) (time.Duration, error)       { return s.b.TG(n) }
 func (s llamaSide) bd(seqs, n int) (time.Duration, error) { return s.b.BD(seqs, n) }
+func (s llamaSide) gen(n int) (time.Duration, error)      { return s.b.TG(n) }
 func (s llamaSide) close()                                { s.b.Close() }
 func (s llamaSide) peakRSS() int64                        { return peakRSS(s.b.Pid()) }
 
@@ -85,6 +88,10 @@ func (s *interpSide) bd(seqs, n int) (time.Duration, error) {
 		}
 	}
 	return time.Since(start), nil
+}
+
+func (s *interpSide) gen(int) (time.Duration, error) {
+	return 0, errors.New("-generate runs the generated package: not with -interp")
 }
 
 func (s *interpSide) close() { s.m.Close() }
@@ -215,6 +222,9 @@ func (d *driverSide) pp(n int) (time.Duration, error) {
 }
 func (d *driverSide) tg(n int) (time.Duration, error) {
 	return d.test("tg", n, fmt.Sprintf("tg %d", n))
+}
+func (d *driverSide) gen(n int) (time.Duration, error) {
+	return d.test("gen", n, fmt.Sprintf("gen %d", n))
 }
 func (d *driverSide) bd(seqs, n int) (time.Duration, error) {
 	return d.test("bd", n, fmt.Sprintf("bd %d %d", seqs, n))

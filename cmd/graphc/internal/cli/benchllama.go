@@ -35,8 +35,9 @@ type llamaBench struct {
 	threads []int
 	reps    int
 	pp, tg  int
-	seqs    int // -parallel: sequences of the batched test (0: none)
-	ctx     int // graphc's KV cache (0: the tests' tokens)
+	seqs    int  // -parallel: sequences of the batched test (0: none)
+	gen     bool // -generate: the gen test
+	ctx     int  // graphc's KV cache (0: the tests' tokens)
 	// backends and ngl are graphc's target (-backends, -ngl), as for run:
 	// a GPU's tokens/s beside llama.cpp's CPU ones.
 	backends string
@@ -77,6 +78,7 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 	fs.IntVar(&lb.pp, "pp", 0, "-llama: prompt tokens of the pp test, at most 512 (default 512; -short: 64)")
 	fs.IntVar(&lb.ctx, "ctx", 0, "-llama: graphc's KV cache in tokens, at least -pp and -tg (default: the longer of the two)")
 	fs.IntVar(&lb.seqs, "parallel", 0, "-llama: also decode N sequences of -tg tokens together from an empty cache, one token of each per evaluation (llama-batched-bench's generation phase; llama.cpp's side with N sequences in its cache), as graphc serve -parallel N does; at most 8")
+	fs.BoolVar(&lb.gen, "generate", false, "-llama: also time -tg tokens of graphc generate's loop (runtime/lm's engine, llama.cpp's default sampler) beside llama.cpp's tg, as the gen row: what generating text costs above the model's evaluations (not with -interp)")
 	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
 	fs.StringVar(&lb.backends, "backends", "", "-llama: graphc's backends, as run's -backends, the cpu last (default cpu; llama.cpp's side stays on its CPU build)")
 	fs.IntVar(&lb.ngl, "ngl", -1, "-llama: put the last N layers' weights and state on the first of -backends, as run's -ngl")
@@ -105,6 +107,8 @@ func (lb *llamaBench) defaults() error {
 		return &usageError{"-reps must be at least 1"}
 	case lb.pp < 1 || lb.pp > 512 || lb.tg < 1 || lb.tg > 512:
 		return &usageError{"-pp and -tg: 1 to 512 tokens (llama.cpp's default context holds 512)"}
+	case lb.gen && lb.interp:
+		return &usageError{"-generate times the generated package: not with -interp"}
 	case lb.seqs < 0 || lb.seqs > 8:
 		return &usageError{fmt.Sprintf("-parallel %d: 0 (none) to 8 sequences", lb.seqs)}
 	case lb.ctx != 0 && lb.ctx < lb.cacheTokens():
@@ -406,6 +410,12 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 				name    string
 				n, seqs int
 			}{{"pp", lb.pp, 0}, {"tg", lb.tg, 0}}
+			if lb.gen {
+				tests = append(tests, struct {
+					name    string
+					n, seqs int
+				}{"gen", lb.tg, 0})
+			}
 			if lb.seqs > 0 {
 				tests = append(tests, struct {
 					name    string
@@ -521,6 +531,8 @@ func (p *benchPair) run(test string, n, seqs int) (d [2]time.Duration, err error
 			d[i], err = s.pp(n)
 		case test == "tg":
 			d[i], err = s.tg(n)
+		case test == "gen":
+			d[i], err = s.gen(n)
 		default:
 			d[i], err = s.bd(seqs, n)
 		}
@@ -615,11 +627,11 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 			lt := tps(r.llama)
 			l, ratio = fmt.Sprintf("%.2f", lt), fmt.Sprintf("%.2f", g/lt)
 			spread = ratioRange(r.graphc, r.llama)
-			if r.test == "tg" {
+			if r.test == "tg" || r.test == "gen" {
 				lGB = streamed(lt)
 			}
 		}
-		if r.test == "tg" {
+		if r.test == "tg" || r.test == "gen" {
 			gGB = streamed(g)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%s\t%s\t%s\t%.3f\t%s\t%s\t%.1f\t%.1f\t\n", r.file, r.label(), r.threads, g, l, ratio, spread,
