@@ -48,6 +48,7 @@ func Lower(f *dsl.File, weightTypes map[string]tensor.DType, file *WeightsFile, 
 		dims:        map[string]*ir.Dim{},
 		scope:       map[string]*ir.Tensor{},
 		failed:      map[string]bool{},
+		absent:      map[string]bool{},
 		loops:       map[string]int64{},
 		used:        map[string]int{},
 		outputs:     map[*ir.Tensor]bool{},
@@ -77,6 +78,7 @@ type lowerer struct {
 	dims     map[string]*ir.Dim
 	scope    map[string]*ir.Tensor // current binding of each tensor name
 	failed   map[string]bool       // names whose definition had errors: uses stay quiet
+	absent   map[string]bool       // optional weights (`or none`) the file lacks: only optional operands may name them
 	loops    map[string]int64      // loop variables' current values
 	loopVals []int64               // enclosing loops' values, outermost first
 	used     map[string]int        // ir tensor names handed out
@@ -262,7 +264,10 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 			}
 			l.place(t, s.On)
 			l.scope[name] = t
-		} else if t = l.scope[name]; t == nil {
+		} else if t = l.scope[name]; t == nil && l.absent[name] {
+			l.absentError(s.Name, name)
+			return
+		} else if t == nil {
 			l.errorf(s.Name, "output %s: no tensor of that name", name)
 			return
 		}
@@ -350,11 +355,15 @@ func (l *lowerer) decl(s *dsl.Decl) {
 			return
 		}
 	}
-	if _, dup := l.scope[name]; dup || l.used[name] > 0 {
+	if _, dup := l.scope[name]; dup || l.used[name] > 0 || l.absent[name] {
 		l.errorf(s.Name, "%s is declared twice", name)
 		return
 	}
-	if s.Or != nil && s.Kind == dsl.DeclWeight && l.file != nil && !l.file.Tensors[name] {
+	if s.Kind == dsl.DeclWeight && s.OrNone() && (l.file == nil || !l.file.Tensors[name]) {
+		l.absent[name] = true // an optional operand naming it is left out
+		return
+	}
+	if s.Or != nil && !s.OrNone() && s.Kind == dsl.DeclWeight && l.file != nil && !l.file.Tensors[name] {
 		l.standIn(s, name, ne)
 		return
 	}
@@ -400,6 +409,17 @@ func (l *lowerer) unreadTensors(f *dsl.File) {
 	default:
 		l.errs = append(l.errs, &dsl.Error{Pos: f.Pos, EndPos: f.Pos, Msg: fmt.Sprintf("weights file %s: %s (-allow-unused ignores them)", l.file.Path, gguf.UnusedList(unread))})
 	}
+}
+
+// absentError reports a use of an optional weight the file lacks (or,
+// without a file, any optional weight) where the tensor is needed: only
+// an op's optional operand may name it, and is then left out.
+func (l *lowerer) absentError(n dsl.Node, name string) {
+	from := " (compiled without a weights file)"
+	if l.file != nil {
+		from = " from " + l.file.Path
+	}
+	l.errorf(n, "%s is absent%s and this use needs it (only an optional operand may name an absent `or none` weight)", name, from)
 }
 
 // standIn binds a weight the file lacks to the weight its declaration
@@ -589,7 +609,7 @@ func (l *lowerer) intExpr(e dsl.Expr) *ir.Expr {
 		if d, ok := l.dims[name]; ok {
 			return ir.DimRef(d)
 		}
-		if _, ok := l.scope[name]; ok {
+		if _, ok := l.scope[name]; ok || l.absent[name] {
 			l.errorf(e, "%s is a tensor; an integer is needed here", name)
 		} else {
 			l.errorf(e, "undefined: %s", name)

@@ -204,9 +204,16 @@ type Decl struct {
 	On *Ident `parser:"( 'on' @@ )?"`
 	// Or names the weight that stands in for this one when the weights
 	// file lacks it, as llama.cpp ties output.weight to token_embd.weight.
-	// Nil if absent; Check allows it only on weights.
+	// Nil if absent; Check allows it only on weights. The keyword none in
+	// its place (`or none`, see OrNone) makes the weight optional.
 	Or *Name `parser:"( 'or' @@ )?"`
 }
+
+// OrNone reports whether the declaration ends in `or none`: an optional
+// weight, declared when the file compiled for has it and otherwise absent
+// (as without a file). An absent weight passed as an op's optional operand
+// (rope's freqs) leaves that operand out; any other use is an error.
+func (n *Decl) OrNone() bool { return n.Or != nil && n.Or.Text == "none" }
 
 // TensorType is an element type and a shape, ne0 first (ggml order):
 //

@@ -369,8 +369,12 @@ func (c *checker) decl(s *Decl) {
 		c.on(s.On)
 	}
 	if s.Or != nil {
-		if s.Kind != DeclWeight {
+		if s.Kind != DeclWeight && s.OrNone() {
+			c.nodeErrorf(s.Or, "only a weight can be optional; or none is not allowed on %s", kind)
+		} else if s.Kind != DeclWeight {
 			c.nodeErrorf(s.Or, "only a weight can stand in for a missing weight; or is not allowed on %s", kind)
+		} else if s.OrNone() {
+			// An optional weight: the file compiled for may lack it.
 		} else if b, _ := c.nameRef(s.Or, modeValue); b != nil && b.kind != "weight" {
 			c.nodeErrorf(s.Or, "%s stands in for a missing weight, so it must be a weight, not %s", s.Or.Text, b.kind)
 		}

@@ -17,6 +17,8 @@ input picks: i32[picked] fill batch - picked + i
 
 weight emb: f32[n, m] on cpu
 weight blk.0.w: f32[n, n]  // a digit segment after a dot
+weight head.w: f32[n, m] or emb  # read emb when the file lacks head.w
+weight freqs.w: f32[n / 2] or none  # optional: absent when the file lacks it
 for s in 0..n_steps {
   weight h{s}.w: f16[n, n]
   state cache.{s}: f32[n * 2, batch]
@@ -27,6 +29,7 @@ for s in 0..n_steps {
 
 x = get_rows(emb, tokens)
 x = mul_mat(blk.0.w, x) on cuda0
+r = rope(view_3d(angles, 2, 4, batch, 8, 32, 0), tokens, freqs.w, n_dims=2)  # an absent optional operand is left out
 for s in 0..n_steps {
   y = add(mul_mat(h{s}.w, x), x)
   cpy(y, view_2d(cache.{s}, n, batch, n * 4, 0)) on cuda0

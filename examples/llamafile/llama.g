@@ -2,7 +2,8 @@
 # file it is compiled for (graphc run -weights FILE, graphc compile -weights
 # FILE): any number of layers, grouped-query attention (fewer K/V heads than
 # query heads, shared by head groups through mul_mat's broadcasting over
-# dim 2, as llama.cpp does), rope base and linear rope scaling, and a tied
+# dim 2, as llama.cpp does), rope base and linear rope scaling, Llama 3's
+# rope frequency factors when the file has rope_freqs.weight, and a tied
 # output head when the file has no output.weight (Llama 3.2). The defaults
 # are what the generated package here is compiled for: a small GQA model
 # (graphc gguf new -arch llama writes files of that shape by default).
@@ -55,6 +56,11 @@ for l in 0..n_layer {
 }
 weight output_norm.weight: f32[n_embd]
 weight output.weight: f32[n_embd, n_vocab] or token_embd.weight
+# Llama 3.1/3.2's llama3 rope scaling: a factor per rotated pair dividing
+# its frequency (ggml_rope_ext's third operand), the same tensor in every
+# layer (llama.cpp's get_rope_factors). Absent in other files, and the
+# ropes then have no third operand.
+weight rope_freqs.weight: f32[n_rot / 2] or none
 
 # The caches' types: f16, or -ctk TYPE and -ctv TYPE when compiling
 # (llama.cpp's; a quantized V cache needs -fa on, its rows laid out as K's).
@@ -72,7 +78,7 @@ for l in 0..n_layer {
   # Write this batch's keys and values into the cache at slot n_kv - n_tokens.
   Kcur = mul_mat(blk.{l}.attn_k.weight, attn_norm)
   Kcur_3d = reshape(Kcur, head_dim, n_head_kv, n_tokens)
-  Kcur_rope = rope(Kcur_3d, inp_pos, n_dims=n_rot, mode=0, freq_base=rope_base, freq_scale=rope_scale)
+  Kcur_rope = rope(Kcur_3d, inp_pos, rope_freqs.weight, n_dims=n_rot, mode=0, freq_base=rope_base, freq_scale=rope_scale)
   k_cache_view = view_1d(cache_k_l{l}, n_tokens * n_embd_gqa, row_size(cache_k_l{l}, n_embd_gqa) * (n_kv - n_tokens))
   k_cache_cpy = cpy(Kcur_rope, k_cache_view)
   Vcur = mul_mat(blk.{l}.attn_v.weight, attn_norm)
@@ -93,7 +99,7 @@ for l in 0..n_layer {
   # n_head_kv heads over the queries' n_head.
   Qcur = mul_mat(blk.{l}.attn_q.weight, attn_norm)
   Qcur_3d = reshape(Qcur, head_dim, n_head, n_tokens)
-  Qcur_rope = rope(Qcur_3d, inp_pos, n_dims=n_rot, mode=0, freq_base=rope_base, freq_scale=rope_scale)
+  Qcur_rope = rope(Qcur_3d, inp_pos, rope_freqs.weight, n_dims=n_rot, mode=0, freq_base=rope_base, freq_scale=rope_scale)
   q = permute(Qcur_rope, 0, 2, 1, 3)
   k = view_3d(cache_k_l{l}, head_dim, n_kv, n_head_kv, row_size(cache_k_l{l}, n_embd_gqa), row_size(cache_k_l{l}, head_dim), 0)
   if flag("fa", 0) {

@@ -322,14 +322,14 @@ func (d *Dims) String() string {
 // viewChecks are the views whose bytes depend on the dims, checked by Submit against their
 // sources' sizes; Extent is the case of Dims.extent covering each.
 var viewChecks = []engine.ViewCheck{
-	{Pos: "llama.g:76:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
-	{Pos: "llama.g:77:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
-	{Pos: "llama.g:87:20", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
-	{Pos: "llama.g:88:19", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
-	{Pos: "llama.g:76:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
-	{Pos: "llama.g:77:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
-	{Pos: "llama.g:87:20", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
-	{Pos: "llama.g:88:19", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
+	{Pos: "llama.g:82:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
+	{Pos: "llama.g:83:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
+	{Pos: "llama.g:93:20", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
+	{Pos: "llama.g:94:19", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
+	{Pos: "llama.g:82:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
+	{Pos: "llama.g:83:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
+	{Pos: "llama.g:93:20", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
+	{Pos: "llama.g:94:19", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
 }
 
 // extent is the byte range [lo, hi) extent k covers at these dims.

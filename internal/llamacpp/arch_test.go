@@ -535,3 +535,83 @@ func TestArchTensorsMatchLlamaCpp(t *testing.T) {
 		}
 	}
 }
+
+// ropeFreqsCases are llama files with rope_freqs.weight (Llama 3.1/3.2's
+// llama3 rope scaling), a tied head and Llama 3's rope base: one with
+// Llama 3's original context 8192, whose factors only move pairs of
+// wavelength beyond 2048 and so barely touch the positions a short test
+// reaches, and one whose original context is 32, so that the factors
+// slow pairs the prompt's positions turn. mustMatter says the freqs move
+// the logits by more than the f32 bound, so that leaving them out fails.
+var ropeFreqsCases = []struct {
+	name       string
+	opts       ggufarch.Options
+	mustMatter bool
+}{
+	{"llama3-rope-freqs", archOpts("llama", func(o *ggufarch.Options) { o.Tied, o.RopeTheta, o.RopeFreqs = true, 500000, true }), false},
+	{"llama3-rope-freqs-ctx32", archOpts("llama", func(o *ggufarch.Options) {
+		o.Tied, o.RopeTheta, o.RopeFreqs, o.RopeOrigCtx = true, 500000, true, 32
+	}), true},
+}
+
+// TestArchRopeFreqsMatchLlamaCpp runs llama files with rope_freqs.weight
+// through examples/llamafile/llama.g (whose `or none` weight is then
+// declared and passed to both ropes of every layer, as llama.cpp's
+// llm_build_llama passes get_rope_factors' tensor) and llama.cpp: f32
+// files, the prompt and archSteps steps within archBounds' f32 bound. The
+// same example with the ropes' freqs operand dropped is measured against
+// llama.cpp too: where mustMatter, it must be outside the bound.
+func TestArchRopeFreqsMatchLlamaCpp(t *testing.T) {
+	h := oracle(t)
+	model := archExample["llama"]
+	src, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(src), "rope_freqs.weight, n_dims"); n != 2 {
+		t.Fatalf("%s passes rope_freqs.weight to %d ropes, want 2 (Q's and K's)", model, n)
+	}
+	noFreqs := filepath.Join(t.TempDir(), "llama.g")
+	if err := os.WriteFile(noFreqs, []byte(strings.ReplaceAll(string(src), "rope_freqs.weight, n_dims", "n_dims")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range ropeFreqsCases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := archFile(t, tc.opts, "f32")
+			res := compileFor(t, model, path, compiler.Config{})
+			ropes := 0
+			for _, n := range res.Graph.Nodes {
+				if n.Op.String() == "rope" {
+					if len(n.Src) != 3 || n.Src[2].Name != "rope_freqs.weight" {
+						t.Fatalf("%s: a rope without rope_freqs.weight", n.Name)
+					}
+					ropes++
+				}
+			}
+			if ropes != 2*tc.opts.Layers {
+				t.Fatalf("%d ropes read rope_freqs.weight, want %d", ropes, 2*tc.opts.Layers)
+			}
+			ids := encodePrompt(t, path)
+			lr, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: archSteps})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(lr.Logits) != archSteps+1 || len(lr.Generated) != archSteps {
+				t.Fatalf("llama.cpp gave %d logit rows and %d tokens, want %d and %d", len(lr.Logits), len(lr.Generated), archSteps+1, archSteps)
+			}
+			b := archBounds["f32"]
+			if !lr.FlashAttnSet {
+				b.float, b.roundSteps = max(b.float, 5e-3), max(b.roundSteps, 5e-3)
+				t.Logf("llama.cpp's flash attention is on (this release's parameter layout is unknown to the harness); bound %g", b.float)
+			}
+			got := archLogits(t, model, path, ids, lr.Generated, nil)
+			b.check(t, "llama.cpp, graphc", got, lr.Logits, lr.Generated)
+			without := archLogits(t, noFreqs, path, ids, lr.Generated, nil)
+			d, dWithout := maxRowDiff(t, got, lr.Logits, 0, len(got)), maxRowDiff(t, without, lr.Logits, 0, len(got))
+			t.Logf("max |graphc − llama.cpp|: %.3g with rope_freqs.weight, %.3g without (f32 bound %g)", d, dWithout, b.float)
+			if tc.mustMatter && dWithout <= b.roundSteps {
+				t.Errorf("without rope_freqs.weight graphc is within %.3g of llama.cpp, inside the bound %g: the test would not see the freqs left out", dWithout, b.roundSteps)
+			}
+		})
+	}
+}
