@@ -64,7 +64,9 @@ func TestChatInterrupt(t *testing.T) {
 	in, feed := io.Pipe()
 	var out, errs syncBuffer
 	code := make(chan int)
-	go func() { code <- run([]string{"chat", "-m", path, "-allow-unused", "-n", "300", "-temp", "0"}, p, in, &out, &errs) }()
+	go func() {
+		code <- run([]string{"chat", "-m", path, "-allow-unused", "-n", "300", "-temp", "0"}, p, in, &out, &errs)
+	}()
 	io.WriteString(feed, "Hello!\n")
 	for deadline := time.Now().Add(10 * time.Second); len(out.String()) < 20; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
