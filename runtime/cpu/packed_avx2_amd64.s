@@ -119,8 +119,9 @@
 	VFMADD213PS t(DX), S, T; \
 	VMOVUPS T, t(DX)
 
-// ZERO_TILE8 zeroes a panel's tile, which the panel kernels accumulate in.
-#define ZERO_TILE8 \
+// ZERO_TILE4 and ZERO_TILE8 zero a panel's tile (four or eight columns),
+// which the panel kernels accumulate in.
+#define ZERO_TILE4 \
 	VXORPS Y9, Y9, Y9; \
 	VMOVUPS Y9, (DX); \
 	VMOVUPS Y9, 32(DX); \
@@ -129,7 +130,10 @@
 	VMOVUPS Y9, 128(DX); \
 	VMOVUPS Y9, 160(DX); \
 	VMOVUPS Y9, 192(DX); \
-	VMOVUPS Y9, 224(DX); \
+	VMOVUPS Y9, 224(DX)
+
+#define ZERO_TILE8 \
+	ZERO_TILE4; \
 	VMOVUPS Y9, 256(DX); \
 	VMOVUPS Y9, 288(DX); \
 	VMOVUPS Y9, 320(DX); \
@@ -279,15 +283,7 @@
 // prefetching the weights as VECTOR_AVX2 does.
 #define PANEL4_AVX2(c, HALF, PREFETCH, bytes) \
 	PACKED2_SETUP(c); \
-	VXORPS Y9, Y9, Y9; \
-	VMOVUPS Y9, (DX); \
-	VMOVUPS Y9, 32(DX); \
-	VMOVUPS Y9, 64(DX); \
-	VMOVUPS Y9, 96(DX); \
-	VMOVUPS Y9, 128(DX); \
-	VMOVUPS Y9, 160(DX); \
-	VMOVUPS Y9, 192(DX); \
-	VMOVUPS Y9, 224(DX); \
+	ZERO_TILE4; \
 loop:; \
 	PREFETCH; \
 	HALF(0); \
