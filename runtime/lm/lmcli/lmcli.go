@@ -74,7 +74,6 @@ func (f *Flags) Register(fs *flag.FlagSet, command string) {
 	fs.BoolVar(&f.AllowUnused, "allow-unused", false, "load the file even though the model does not read all of its tensors")
 	f.Sampling = sample.Defaults()
 	f.Sampling.Flags(fs)
-	f.N = -1
 	fs.IntVar(&f.N, "n", -1, "tokens to generate (-1: until the end of generation or a full context)")
 	switch command {
 	case "generate":

@@ -122,6 +122,25 @@ func (lb *llamaBench) defaults() error {
 	return nil
 }
 
+// benchTest is one test of a repetition: pp, tg, gen, or bd of seqs
+// sequences, over n tokens.
+type benchTest struct {
+	name    string
+	n, seqs int
+}
+
+// tests are the tests each repetition runs, in order.
+func (lb *llamaBench) tests() []benchTest {
+	tests := []benchTest{{"pp", lb.pp, 0}, {"tg", lb.tg, 0}}
+	if lb.gen {
+		tests = append(tests, benchTest{"gen", lb.tg, 0})
+	}
+	if lb.seqs > 0 {
+		tests = append(tests, benchTest{"bd", lb.tg, lb.seqs})
+	}
+	return tests
+}
+
 // cacheTokens is the most tokens a test puts in the cache.
 func (lb *llamaBench) cacheTokens() int { return max(lb.pp, lb.tg, lb.seqs*lb.tg) }
 
@@ -406,23 +425,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 				return nil, err
 			}
 			gbps, read := buf.gbps(t), buf.readGBps(t)
-			tests := []struct {
-				name    string
-				n, seqs int
-			}{{"pp", lb.pp, 0}, {"tg", lb.tg, 0}}
-			if lb.gen {
-				tests = append(tests, struct {
-					name    string
-					n, seqs int
-				}{"gen", lb.tg, 0})
-			}
-			if lb.seqs > 0 {
-				tests = append(tests, struct {
-					name    string
-					n, seqs int
-				}{"bd", lb.tg, lb.seqs})
-			}
-			for _, test := range tests {
+			for _, test := range lb.tests() {
 				r := row(test.name, test.n, t, test.seqs)
 				r.memmove = append(r.memmove, gbps)
 				r.read = append(r.read, read)

@@ -7,11 +7,14 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -57,7 +60,7 @@ func cmdText(name string) func(e *env, args []string) error {
 		// The program takes the command's own flags, as given.
 		progArgs := []string{name}
 		fs.Visit(func(f *flag.Flag) {
-			if !tf.compileFlag(f.Name) && f.Name != "model" {
+			if !slices.Contains(textFlags, f.Name) && f.Name != "model" {
 				progArgs = append(progArgs, "-"+f.Name+"="+f.Value.String())
 			}
 		})
@@ -67,15 +70,6 @@ func cmdText(name string) func(e *env, args []string) error {
 
 // textFlags are the compile flags generate, chat and serve take.
 var textFlags = []string{"ctx", "batch", "fa", "ctk", "ctv", "backends", "ngl"}
-
-func (t *targetFlags) compileFlag(name string) bool {
-	for _, n := range textFlags {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
 
 // registerText registers the compile flags of the text commands, the
 // rest of targetFlags at their defaults.
@@ -135,7 +129,11 @@ func textProgram(e *env, tf *targetFlags, path, modelFile string) (string, error
 	if err := tf.check(); err != nil {
 		return "", err
 	}
-	key, err := textKey(name, src, tf, path)
+	file, err := compiler.ReadWeightsFile(path)
+	if err != nil {
+		return "", err
+	}
+	key, err := textKey(name, src, tf, file)
 	if err != nil {
 		return "", err
 	}
@@ -151,9 +149,7 @@ func textProgram(e *env, tf *targetFlags, path, modelFile string) (string, error
 	}
 	fmt.Fprintf(e.stderr, "graphc: compiling %s for %s (once; cached in %s)\n", name, filepath.Base(path), dir)
 	cfg := tf.config()
-	if cfg.File, err = compiler.ReadWeightsFile(path); err != nil {
-		return "", err
-	}
+	cfg.File = file
 	cfg.ThisMachine = true
 	res, err := compiler.Compile(name, src, cfg)
 	if err != nil {
@@ -227,21 +223,26 @@ func programCache() (string, error) {
 	return filepath.Join(dir, "programs"), nil
 }
 
-// textKey names a text program: what it was compiled from, and the state
-// of the checkout it links (each Go file's name, size and modification
-// time: the files the build reads, without reading them).
-func textKey(name string, src []byte, tf *targetFlags, path string) (string, error) {
+// textKey names a text program: what it was compiled from — the model's
+// source, the flags, the file's tensors and types and its metadata (an
+// array by its length, all meta(…) reads of one: the tokenizer's
+// vocabulary is read by the program, not compiled in) — and the state of
+// the checkout it links (each Go file's name, size and modification time:
+// the files the build reads, without reading them).
+func textKey(name string, src []byte, tf *targetFlags, file *compiler.WeightsFile) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s/%s\n%q %d\n", runtime.GOOS, runtime.GOARCH, name, len(src))
 	h.Write(src)
 	fmt.Fprintf(h, "\nctx=%d batch=%d fa=%s ctk=%s ctv=%s backends=%s ngl=%d\n", tf.ctx, tf.batch, tf.fa, tf.ctk, tf.ctv, tf.backends, tf.ngl)
-	file, err := compiler.ReadWeightsFile(path)
-	if err != nil {
-		return "", err
+	for _, n := range file.Names {
+		fmt.Fprintf(h, "%q %v\n", n, file.Types[n])
 	}
-	fmt.Fprintf(h, "%v\n", file.Meta)
-	for _, t := range file.Tensors {
-		fmt.Fprintf(h, "%v\n", t)
+	for _, k := range slices.Sorted(maps.Keys(file.Meta)) {
+		v := file.Meta[k]
+		if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice {
+			v = fmt.Sprintf("array of %d", rv.Len())
+		}
+		fmt.Fprintf(h, "%q %T %v\n", k, v, v)
 	}
 	root, err := repoRoot()
 	if err != nil {

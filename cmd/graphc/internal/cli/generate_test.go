@@ -9,9 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/gguf/ggufarch"
 	"github.com/graphc/graphc/internal/llamacpp"
+	"github.com/graphc/graphc/tensor"
 	"github.com/graphc/graphc/tokenizer"
 )
 
@@ -151,5 +153,41 @@ func TestGenerateContextFull(t *testing.T) {
 	code, _, stderr := runCLI("generate", "-m", path, "-p", "Once upon a time", "-ctx", "40", "-temp", "0")
 	if code != 0 || !strings.Contains(stderr, "the context is full: 40 tokens") {
 		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+}
+
+// TestTextKey: the cache key of a text program follows the file's tensor
+// types and metadata, and only them.
+func TestTextKey(t *testing.T) {
+	dir := t.TempDir()
+	key := func(o ggufarch.Options) string {
+		t.Helper()
+		path := filepath.Join(dir, fmt.Sprintf("%p.gguf", &o))
+		if err := ggufarch.WriteFile(path, o); err != nil {
+			t.Fatal(err)
+		}
+		f, err := compiler.ReadWeightsFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tf targetFlags
+		k, err := textKey("m.g", []byte("model"), &tf, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	base := ggufarch.Defaults("llama")
+	base.Name = "same"
+	q8, vocab, seed := base, base, base
+	q8.Type = tensor.Q8_0
+	vocab.Vocab = 384
+	seed.Seed = 2 // other weights, the same shapes and types
+	k := key(base)
+	if key(base) != k || key(seed) != k {
+		t.Error("the same shapes, types and metadata give another key")
+	}
+	if key(q8) == k || key(vocab) == k {
+		t.Error("another weight type or vocabulary gives the same key")
 	}
 }
