@@ -8,7 +8,7 @@
 // tokenizing): setting vocab_only would need the struct's layout.
 //
 //	harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS [-follow 4,5,6] [-all] [-dump DIR]] [-ngl N] [-libdir DIR]
-//	harness MODEL -bench [-libdir DIR]
+//	harness MODEL -bench [-fa] [-ctk T -ctv T] [-ctx N] [-libdir DIR]
 //	harness -scores DIR
 //	harness -quantize IN OUT FTYPE [-pure]
 //
@@ -17,9 +17,14 @@
 // context's size), "tg N" (N single-token decodes, the KV cache growing
 // from empty), "bd S N" (S sequences of N tokens each, decoded together:
 // N batches of one token of each, as llama-batched-bench's generation
-// phase; S <= 8, N <= 512) or "threads T" is answered by one JSON line
-// on stdout, the tests' with their seconds. Each test starts from an
-// empty KV cache.
+// phase; S <= 8, N <= 512), "depth D" or "threads T" is answered by one
+// JSON line on stdout, the tests' with their seconds. Each test starts
+// from the cache "depth D" left: D prompt tokens (llama-bench's -d),
+// evaluated in batches of up to 512, untimed, once; a test's own tokens
+// are removed after it (llama_memory_seq_rm), so every test finds the same
+// D tokens. -ctx sizes the context (512 by default; at least D plus the
+// longest test), -fa turns flash attention on and -ctk/-ctv set the
+// cache's types, as for the logits.
 //
 // -scores prints, as one JSON object, ggml's score of each CPU build in DIR
 // (libggml-cpu-NAME.so: NAME, the value its ggml_backend_score returns):
@@ -109,6 +114,7 @@ float *llama_get_logits_ith(struct llama_context *ctx, int32_t i);
 void llama_set_n_threads(struct llama_context *ctx, int32_t n_threads, int32_t n_threads_batch);
 void *llama_get_memory(const struct llama_context *ctx);
 void llama_memory_clear(void *mem, bool data);
+bool llama_memory_seq_rm(void *mem, llama_seq_id seq_id, llama_pos p0, llama_pos p1);
 void llama_synchronize(struct llama_context *ctx);
 struct llama_model_quantize_params llama_model_quantize_default_params(void);
 uint32_t llama_model_quantize(const char *fname_inp, const char *fname_out, const struct llama_model_quantize_params *params);
@@ -354,23 +360,27 @@ static double batched(struct llama_model *model, struct llama_context **bctx, in
 }
 
 // bench is -bench: llama-bench's pp and tg tests on one context (the
-// default parameters, flash attention off where flash_attn_off can), timed
-// as llama-bench times them, from the first llama_decode to
-// llama_synchronize after the last. The tokens are (i*7+3) % n_vocab, the
-// fill of graphc's llama example.
-static void bench(struct llama_model *model, int n_vocab) {
+// default parameters but n_ctx; flash attention off where flash_attn_off
+// can, unless fa_on), timed as llama-bench times them, from the first
+// llama_decode to llama_synchronize after the last. The tokens are
+// (i*7+3) % n_vocab, the fill of graphc's llama example.
+static void bench(struct llama_model *model, int n_vocab, int n_ctx, bool fa_on, int type_k, int type_v) {
 	struct llama_context_params cp = llama_context_default_params();
-	bool fa_off = flash_attn_off(&cp);
+	bool fa_set = fa_on ? flash_attn_on(&cp) : flash_attn_off(&cp);
+	if ((type_k >= 0 || type_v >= 0) && !set_cache_types(&cp, type_k, type_v)) die("-ctk, -ctv: this release's context parameters are laid out unlike the one the harness knows");
+	if (n_ctx != 512 && !set_seqs(&cp, n_ctx, 1)) die("-ctx: this release's context parameters are laid out unlike the one the harness knows");
 	struct llama_context *ctx = llama_init_from_model(model, cp);
 	if (!ctx) die("llama_init_from_model failed");
+	void *mem = llama_get_memory(ctx);
 	int threads = 1;
 	llama_set_n_threads(ctx, threads, threads);
 	enum { max_tokens = 512 };
 	static llama_token toks[max_tokens];
 	for (int i = 0; i < max_tokens; i++) toks[i] = (llama_token)((i * 7 + 3) % n_vocab);
-	printf("{\"n_vocab\":%d,\"flash_attn_off\":%s}\n", n_vocab, fa_off ? "true" : "false");
+	printf("{\"n_vocab\":%d,\"flash_attn_off\":%s,\"flash_attn_set\":%s}\n", n_vocab, fa_set && !fa_on ? "true" : "false", fa_set ? "true" : "false");
 	fflush(stdout);
 	struct llama_context *bctx = NULL;
+	int depth = 0;
 	char line[128], kind[16];
 	while (fgets(line, sizeof line, stdin)) {
 		int n, seqs;
@@ -381,7 +391,7 @@ static void bench(struct llama_model *model, int n_vocab) {
 			fflush(stdout);
 			continue;
 		}
-		if (sscanf(line, "%15s %d", kind, &n) != 2 || n < 1) die("-bench: want lines pp N, tg N, bd S N or threads T");
+		if (sscanf(line, "%15s %d", kind, &n) != 2 || n < 0) die("-bench: want lines pp N, tg N, bd S N, depth D or threads T");
 		if (!strcmp(kind, "threads")) {
 			threads = n;
 			llama_set_n_threads(ctx, threads, threads);
@@ -389,8 +399,26 @@ static void bench(struct llama_model *model, int n_vocab) {
 			fflush(stdout);
 			continue;
 		}
-		if (n > max_tokens) die("-bench: at most 512 tokens a test");
-		llama_memory_clear(llama_get_memory(ctx), true);
+		if (!strcmp(kind, "depth")) {
+			if (n + 1 > n_ctx) die("-bench: depth D: the context (-ctx) holds fewer tokens");
+			llama_memory_clear(mem, true);
+			double t0 = now();
+			static llama_token chunk[max_tokens];
+			for (int p = 0; p < n; p += max_tokens) {
+				int m = n - p < max_tokens ? n - p : max_tokens;
+				for (int i = 0; i < m; i++) chunk[i] = (llama_token)(((p + i) * 7 + 3) % n_vocab);
+				if (llama_decode(ctx, llama_batch_get_one(chunk, m))) die("llama_decode of the depth's batch failed");
+			}
+			llama_synchronize(ctx);
+			depth = n;
+			printf("{\"test\":\"depth\",\"n\":%d,\"threads\":%d,\"seconds\":%.9f}\n", n, threads, now() - t0);
+			fflush(stdout);
+			continue;
+		}
+		if (n < 1 || n > max_tokens) die("-bench: 1 to 512 tokens a test");
+		if (depth + n > n_ctx) die("-bench: the depth and the test's tokens are more than the context (-ctx) holds");
+		if (depth == 0) llama_memory_clear(mem, true);
+		else if (!llama_memory_seq_rm(mem, -1, depth, -1)) die("llama_memory_seq_rm failed");
 		double t0 = now();
 		if (!strcmp(kind, "pp")) {
 			if (llama_decode(ctx, llama_batch_get_one(toks, n))) die("llama_decode of the batch failed");
@@ -398,7 +426,7 @@ static void bench(struct llama_model *model, int n_vocab) {
 			for (int i = 0; i < n; i++)
 				if (llama_decode(ctx, llama_batch_get_one(&toks[i], 1))) die("llama_decode of a step failed");
 		} else {
-			die("-bench: want lines pp N, tg N or threads T");
+			die("-bench: want lines pp N, tg N, bd S N, depth D or threads T");
 		}
 		llama_synchronize(ctx);
 		double secs = now() - t0;
@@ -460,9 +488,9 @@ int main(int argc, char **argv) {
 		llama_backend_init();
 		return quantize(argv[2], argv[3], atoi(argv[4]), argc == 6);
 	}
-	if (argc < 2) die("usage: harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR] | MODEL -bench [-libdir DIR]");
+	if (argc < 2) die("usage: harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR] | MODEL -bench [-fa] [-ctk T -ctv T] [-ctx N] [-libdir DIR]");
 	const char *model_path = argv[1], *prompt_path = NULL, *tokens_arg = NULL, *libdir = NULL, *dump_dir = NULL, *follow_arg = NULL;
-	int steps = 0, ngl = -1;
+	int steps = 0, ngl = -1, n_ctx = 512;
 	bool bench_mode = false, all = false;
 	bool fa_on = false; // -fa: flash attention on (flash_attn_on)
 	int type_k = -1, type_v = -1; // -ctk, -ctv: the KV cache's ggml types (set_cache_types)
@@ -479,6 +507,7 @@ int main(int argc, char **argv) {
 		else if (!strcmp(argv[i], "-ctk") && i + 1 < argc) type_k = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-ctv") && i + 1 < argc) type_v = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-follow") && i + 1 < argc) follow_arg = argv[++i];
+		else if (!strcmp(argv[i], "-ctx") && i + 1 < argc) n_ctx = atoi(argv[++i]);
 		else die("unknown argument");
 	}
 	if (steps < 0 || steps > 63) die("-n: 0 to 63 steps");
@@ -493,7 +522,8 @@ int main(int argc, char **argv) {
 	const struct llama_vocab *vocab = llama_model_get_vocab(model);
 	int n_vocab = llama_vocab_n_tokens(vocab);
 	if (bench_mode) {
-		bench(model, n_vocab);
+		if (n_ctx < 1) die("-ctx: want a positive number of tokens");
+		bench(model, n_vocab, n_ctx, fa_on, type_k, type_v);
 		return 0;
 	}
 

@@ -22,8 +22,10 @@ import (
 )
 
 // benchSide runs one side's tests at one thread count: pp, one batch of n
-// tokens at positions 0..n-1; tg, n single tokens at positions 0..n-1, the
-// cache growing from empty. Both return the time of the evaluations alone.
+// tokens at positions d..d+n-1; tg, n single tokens at positions
+// d..d+n-1, the cache growing from the depth d (-d; 0 by default) the
+// side evaluated when it started. Both return the time of the evaluations
+// alone.
 // graphc's side is a driverSide or an interpSide, llama.cpp's a llamaSide.
 type benchSide interface {
 	pp(n int) (time.Duration, error)
@@ -53,23 +55,37 @@ func (s llamaSide) peakRSS() int64                        { return peakRSS(s.b.P
 type interpSide struct {
 	m     *interp.Machine
 	vocab int
+	depth int
+}
+
+// setDepth evaluates d tokens in batches of up to batch, the cache that
+// every test then starts from.
+func (s *interpSide) setDepth(d, batch int) error {
+	for pos := 0; pos < d; pos += batch {
+		n := min(batch, d-pos)
+		if _, err := s.m.Eval(map[string]int{"n_tokens": n, "n_kv": pos + n, "n_outputs": 1}, batchInputs(n, pos, s.vocab)); err != nil {
+			return err
+		}
+	}
+	s.depth = d
+	return nil
 }
 
 func (s *interpSide) pp(n int) (time.Duration, error) {
-	in := batchInputs(n, 0, s.vocab)
+	in := batchInputs(n, s.depth, s.vocab)
 	start := time.Now()
-	_, err := s.m.Eval(map[string]int{"n_tokens": n, "n_kv": n, "n_outputs": 1}, in)
+	_, err := s.m.Eval(map[string]int{"n_tokens": n, "n_kv": s.depth + n, "n_outputs": 1}, in)
 	return time.Since(start), err
 }
 
 func (s *interpSide) tg(n int) (time.Duration, error) {
 	ins := make([]map[string]tensor.Tensor, n)
 	for i := range ins {
-		ins[i] = batchInputs(1, i, s.vocab)
+		ins[i] = batchInputs(1, s.depth+i, s.vocab)
 	}
 	start := time.Now()
 	for i, in := range ins {
-		if _, err := s.m.Eval(map[string]int{"n_tokens": 1, "n_kv": i + 1, "n_outputs": 1}, in); err != nil {
+		if _, err := s.m.Eval(map[string]int{"n_tokens": 1, "n_kv": s.depth + i + 1, "n_outputs": 1}, in); err != nil {
 			return 0, err
 		}
 	}
@@ -158,13 +174,13 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// startDriver starts bin on the GGUF file at path with threads threads and
-// waits until its model is made. The process is killed, with its process
-// group, when ctx ends.
-func startDriver(ctx context.Context, bin, path string, threads, vocab int) (*driverSide, error) {
+// startDriver starts bin on the GGUF file at path with threads threads,
+// evaluations of up to batch tokens, and waits until its model is made.
+// The process is killed, with its process group, when ctx ends.
+func startDriver(ctx context.Context, bin, path string, threads, vocab, batch int) (*driverSide, error) {
 	d := &driverSide{
 		what:   fmt.Sprintf("the generated package's bench driver (%s, %d thread(s))", filepath.Base(path), threads),
-		cmd:    exec.CommandContext(ctx, bin, "-weights", path, "-threads", fmt.Sprint(threads), "-vocab", fmt.Sprint(vocab)),
+		cmd:    exec.CommandContext(ctx, bin, "-weights", path, "-threads", fmt.Sprint(threads), "-vocab", fmt.Sprint(vocab), "-batch", fmt.Sprint(batch)),
 		stderr: &lockedBuffer{},
 	}
 	killGroupOnCancel(d.cmd)

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,6 +39,10 @@ type llamaBench struct {
 	seqs    int  // -parallel: sequences of the batched test (0: none)
 	gen     bool // -generate: the gen test
 	ctx     int  // graphc's KV cache (0: the tests' tokens)
+	depth   int  // -d: the tokens each pp and tg test finds in the cache
+	// fa, ctk and ctv are both sides' flash attention and KV cache types,
+	// llama-bench's -fa, -ctk and -ctv.
+	fa, ctk, ctv string
 	// backends and ngl are graphc's target (-backends, -ngl), as for run:
 	// a GPU's tokens/s beside llama.cpp's CPU ones.
 	backends string
@@ -76,7 +81,11 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&lb.reps, "reps", 0, "-llama: repetitions of each test, each with fresh processes, the sides' order alternating (default 4; -short: 1)")
 	fs.IntVar(&lb.pp, "pp", 0, "-llama: prompt tokens of the pp test, at most 512 (default 512; -short: 64)")
-	fs.IntVar(&lb.ctx, "ctx", 0, "-llama: graphc's KV cache in tokens, at least -pp and -tg (default: the longer of the two)")
+	fs.IntVar(&lb.ctx, "ctx", 0, "-llama: graphc's KV cache in tokens, at least -d plus -pp and -tg (default: -d plus the longer of the two)")
+	fs.IntVar(&lb.depth, "d", 0, "-llama: run the pp and tg tests at a depth: N prompt tokens in the cache, evaluated untimed in batches of up to 512 when each side starts (llama-bench's -d; rows read pp512@d4096)")
+	fs.StringVar(&lb.fa, "fa", "off", "-llama: flash attention on both sides, on or off (llama-bench's -fa; graphc's the model's flag(\"fa\", …))")
+	fs.StringVar(&lb.ctk, "ctk", "f16", "-llama: both sides' K cache type (llama-bench's -ctk): "+strings.Join(cacheTypes, ", "))
+	fs.StringVar(&lb.ctv, "ctv", "f16", "-llama: both sides' V cache type (llama-bench's -ctv), as -ctk; a quantized V needs -fa on")
 	fs.IntVar(&lb.seqs, "parallel", 0, "-llama: also decode N sequences of -tg tokens together from an empty cache, one token of each per evaluation (llama-batched-bench's generation phase; llama.cpp's side with N sequences in its cache), as graphc serve -parallel N does; at most 8")
 	fs.BoolVar(&lb.gen, "generate", false, "-llama: also time -tg tokens of graphc generate's loop (runtime/lm's engine, llama.cpp's default sampler) beside llama.cpp's tg, as the gen row: what generating text costs above the model's evaluations (not with -interp)")
 	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
@@ -94,6 +103,14 @@ func (lb *llamaBench) defaults() error {
 		}
 	}
 	def(&lb.reps, 4, 1)
+	for _, f := range []struct {
+		v   *string
+		def string
+	}{{&lb.fa, "off"}, {&lb.ctk, "f16"}, {&lb.ctv, "f16"}} {
+		if *f.v == "" {
+			*f.v = f.def
+		}
+	}
 	def(&lb.pp, 512, 64)
 	def(&lb.tg, 128, 16)
 	if lb.types == nil {
@@ -111,8 +128,22 @@ func (lb *llamaBench) defaults() error {
 		return &usageError{"-generate times the generated package: not with -interp"}
 	case lb.seqs < 0 || lb.seqs > 8:
 		return &usageError{fmt.Sprintf("-parallel %d: 0 (none) to 8 sequences", lb.seqs)}
+	case lb.depth < 0:
+		return &usageError{fmt.Sprintf("-d %d: want a number of tokens, 0 or more", lb.depth)}
+	case lb.depth > 0 && (lb.seqs > 0 || lb.gen):
+		return &usageError{"-d: the pp and tg tests run at a depth; -parallel and -generate start from an empty cache: not with -d"}
 	case lb.ctx != 0 && lb.ctx < lb.cacheTokens():
-		return &usageError{fmt.Sprintf("-ctx %d: the cache must hold the -pp %d and -tg %d tests' tokens (times -parallel's sequences)", lb.ctx, lb.pp, lb.tg)}
+		return &usageError{fmt.Sprintf("-ctx %d: the cache must hold -d %d tokens and the -pp %d and -tg %d tests' (or -parallel's sequences')", lb.ctx, lb.depth, lb.pp, lb.tg)}
+	case lb.fa != "on" && lb.fa != "off":
+		return &usageError{fmt.Sprintf("-fa %s: want on or off", lb.fa)}
+	}
+	for _, c := range []struct{ flag, t string }{{"-ctk", lb.ctk}, {"-ctv", lb.ctv}} {
+		if !slices.Contains(cacheTypes, c.t) {
+			return &usageError{fmt.Sprintf("%s %s: want one of %s", c.flag, c.t, strings.Join(cacheTypes, ", "))}
+		}
+	}
+	if lb.ctv != "f16" && lb.ctv != "bf16" && lb.fa != "on" {
+		return &usageError{fmt.Sprintf("-ctv %s: a quantized V cache needs -fa on (as llama.cpp's)", lb.ctv)}
 	}
 	for _, t := range lb.types {
 		if _, _, err := parseGGUFType(t); err != nil {
@@ -141,14 +172,29 @@ func (lb *llamaBench) tests() []benchTest {
 	return tests
 }
 
-// cacheTokens is the most tokens a test puts in the cache.
-func (lb *llamaBench) cacheTokens() int { return max(lb.pp, lb.tg, lb.seqs*lb.tg) }
+// cacheTokens is the most tokens the cache holds: the depth and the
+// longest test's.
+func (lb *llamaBench) cacheTokens() int { return lb.depth + max(lb.pp, lb.tg, lb.seqs*lb.tg) }
+
+// llamaOptions are llama.cpp's context parameters for the tests: as
+// llama-bench sizes its context for a depth, flash attention and cache
+// types as graphc's.
+func (lb *llamaBench) llamaOptions() llamacpp.BenchOptions {
+	o := llamacpp.BenchOptions{FlashAttn: lb.fa == "on"}
+	if lb.depth > 0 {
+		o.Ctx = lb.cacheTokens()
+	}
+	o.CacheK, _ = tensor.ParseDType(lb.ctk)
+	o.CacheV, _ = tensor.ParseDType(lb.ctv)
+	return o
+}
 
 // benchRow is one test at one thread count: the repetitions' times.
 type benchRow struct {
 	file, test    string
 	n, threads    int
 	seqs          int // the bd test's sequences, each of n tokens
+	depth         int // the tokens in the cache before a pp or tg test
 	graphc, llama []time.Duration
 	memmove       []float64 // GB/s, measured beside each repetition
 	read          []float64 // GB/s read by a streaming kernel, beside each repetition
@@ -299,7 +345,7 @@ func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, e
 	if ctx == 0 {
 		ctx = lb.cacheTokens()
 	}
-	cfg := compiler.Config{File: file, ThisMachine: true, Flags: map[string]int64{"ctx": int64(ctx), "batch": int64(max(lb.pp, lb.seqs))}}
+	cfg := compiler.Config{File: file, ThisMachine: true, Flags: modelFlags(ctx, lb.batch(), lb.fa, lb.ctk, lb.ctv)}
 	if lb.backends != "" {
 		cfg.Backends = strings.Split(lb.backends, ",")
 	}
@@ -308,6 +354,15 @@ func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, e
 	}
 	res, err = compiler.Compile(name, src, cfg)
 	return name, res, err
+}
+
+// batch is the most tokens an evaluation takes: the pp test's, the
+// batched test's sequences, and for a depth 512 (its batches).
+func (lb *llamaBench) batch() int {
+	if lb.depth > 0 {
+		return max(lb.pp, lb.seqs, min(512, lb.depth))
+	}
+	return max(lb.pp, lb.seqs)
 }
 
 // benchFile measures one file at every thread count, graphc and llama.cpp
@@ -370,22 +425,33 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 			if err != nil {
 				return nil, err
 			}
-			return &interpSide{m, vocab}, nil
+			s := &interpSide{m: m, vocab: vocab}
+			return s, s.setDepth(lb.depth, lb.batch())
 		}
-		return startDriver(e.ctx, bin, path, t, vocab)
+		d, err := startDriver(e.ctx, bin, path, t, vocab, lb.batch())
+		if err == nil && lb.depth > 0 {
+			_, err = d.test("depth", lb.depth, fmt.Sprintf("depth %d", lb.depth))
+		}
+		return d, err
 	}
 	openLlama := func(t int) (benchSide, error) {
-		lc, err := h.Bench(path)
+		lc, err := h.Bench(path, lb.llamaOptions())
 		if err != nil {
 			return nil, err
 		}
-		if !lc.FlashAttnOff && !lb.toldFlashAttn {
+		if !lc.FlashAttnSet && !lb.toldFlashAttn {
 			lb.toldFlashAttn = true
-			fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's flash attention stays on (the harness does not know this release's parameters)\n")
+			fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's flash attention stays as the library decides, not -fa %s (the harness does not know this release's parameters)\n", lb.fa)
 		}
 		if err := lc.Threads(t); err != nil {
 			lc.Close()
 			return nil, err
+		}
+		if lb.depth > 0 {
+			if _, err := lc.Depth(lb.depth); err != nil {
+				lc.Close()
+				return nil, err
+			}
 		}
 		return llamaSide{lc}, nil
 	}
@@ -398,7 +464,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 	row := func(test string, n, threads, seqs int) *benchRow {
 		k := fmt.Sprint(test, n, threads)
 		if rows[k] == nil {
-			rows[k] = &benchRow{file: base, test: test, n: n, threads: threads, seqs: seqs, weightBytes: streamed}
+			rows[k] = &benchRow{file: base, test: test, n: n, threads: threads, seqs: seqs, depth: lb.depth, weightBytes: streamed}
 			order = append(order, rows[k])
 		}
 		return rows[k]
@@ -646,8 +712,11 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 // label names the row's test as llama-bench does (pp512, tg128), the
 // batched one by its sequences and their tokens (4×tg128).
 func (r *benchRow) label() string {
-	if r.test == "bd" {
+	switch {
+	case r.test == "bd":
 		return fmt.Sprintf("%d×tg%d", r.seqs, r.n)
+	case r.depth > 0:
+		return fmt.Sprintf("%s%d@d%d", r.test, r.n, r.depth)
 	}
 	return fmt.Sprint(r.test, r.n)
 }
