@@ -101,6 +101,22 @@ func TestBenchLlamaDepth(t *testing.T) {
 	}
 }
 
+// TestBenchLlamaArch runs bench -llama -short on a qwen2 file: the bench
+// compiles the architecture's model (examples.ForArch's).
+func TestBenchLlamaArch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a small file and compiles a model for it")
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"bench", "-llama", "-short", "-interp", "-threads", "1", "-arch", "qwen2", "-type", "q8_0"}, &out, &errb); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	checkBenchRows(t, out.String(), "q8_0.gguf pp64", "q8_0.gguf tg16")
+	if !strings.Contains(out.String(), "qwen2-l2-") {
+		t.Errorf("no qwen2 file in\n%s", out.String())
+	}
+}
+
 // TestBenchLlamaNoGo runs bench -llama -short without go on $PATH: graphc's
 // side falls back to internal/interp, saying so.
 func TestBenchLlamaNoGo(t *testing.T) {
@@ -228,6 +244,7 @@ func TestBenchLlamaFlags(t *testing.T) {
 		{"bench", "-llama", "-type", "q5_9"},
 		{"bench", "-ggml", "-llama"},
 		{"bench", "-llama", "-d", "-1"},
+		{"bench", "-llama", "-arch", "gpt9"},
 		{"bench", "-llama", "-d", "64", "-parallel", "2"},
 		{"bench", "-llama", "-fa", "auto"},
 		{"bench", "-llama", "-ctk", "q3_K"},

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/examples"
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/gguf/ggufarch"
 	"github.com/graphc/graphc/internal/interp"
@@ -32,6 +34,7 @@ type llamaBench struct {
 	short   bool
 	interp  bool // graphc's side through internal/interp, not the generated package
 	files   []string
+	arch    string
 	types   []string
 	threads []int
 	reps    int
@@ -56,12 +59,17 @@ type llamaBench struct {
 	toldFlashAttn bool
 }
 
-// benchShape is Llama-3.2-1B's shape; benchShortShape a small file of the
-// same kind for -short.
+// benchShapes are the default files' shapes per -arch, the real models'
+// (Llama-3.2-1B, Qwen2.5-0.5B); benchShortShape a small file of the same
+// kind for -short.
 var (
-	benchShape = ggufarch.Options{Arch: "llama", Layers: 16, Embd: 2048, Heads: 32, KVHeads: 8, FF: 8192,
-		Vocab: 128256, Ctx: 131072, RopeTheta: 500000, Tied: true, Seed: 1}
-	benchShortShape = ggufarch.Options{Arch: "llama", Layers: 2, Embd: 256, Heads: 8, KVHeads: 2, FF: 512,
+	benchShapes = map[string]ggufarch.Options{
+		"llama": {Arch: "llama", Layers: 16, Embd: 2048, Heads: 32, KVHeads: 8, FF: 8192,
+			Vocab: 128256, Ctx: 131072, RopeTheta: 500000, Tied: true, Seed: 1},
+		"qwen2": {Arch: "qwen2", Layers: 24, Embd: 896, Heads: 14, KVHeads: 2, FF: 4864,
+			Vocab: 151936, Ctx: 32768, RopeTheta: 1000000, Tied: true, Seed: 1},
+	}
+	benchShortShape = ggufarch.Options{Layers: 2, Embd: 256, Heads: 8, KVHeads: 2, FF: 512,
 		Vocab: 512, Ctx: 2048, RopeTheta: 500000, Tied: true, Seed: 1}
 )
 
@@ -74,7 +82,8 @@ func (f *fileList) Set(s string) error { *f = append(*f, s); return nil }
 func (lb *llamaBench) register(fs *flag.FlagSet) {
 	fs.BoolVar(&lb.short, "short", false, "-llama: a small file (2 layers, n_embd 256), pp64 and tg16, one repetition: seconds, for CI; its speeds mean nothing")
 	fs.BoolVar(&lb.interp, "interp", false, "-llama: run graphc's side in process through internal/interp (a reflective call per node) instead of the generated package built with go build (the default, what users run; without a Go toolchain -interp is used)")
-	fs.Var((*fileList)(&lb.files), "file", "-llama: a llama-architecture GGUF file to measure (repeatable; default: files at Llama-3.2-1B's shapes written by gguf new -arch llama, one per -type, kept in the user cache directory)")
+	fs.Var((*fileList)(&lb.files), "file", "-llama: a GGUF file to measure, of an architecture graphc generate knows (repeatable; default: files at -arch's real model's shapes written by gguf new -arch, one per -type, kept in the user cache directory)")
+	fs.StringVar(&lb.arch, "arch", "llama", "-llama: the default files' architecture and shapes: "+benchArchList())
 	fs.Func("type", "-llama: comma-separated types of the default files, as gguf new's -type (q4_K_m: llama.cpp's mix) (default q4_0,q8_0,f16; -short: q4_0,q8_0)", func(s string) error {
 		lb.types = strings.Split(s, ",")
 		return nil
@@ -103,6 +112,12 @@ func (lb *llamaBench) defaults() error {
 		}
 	}
 	def(&lb.reps, 4, 1)
+	if lb.arch == "" {
+		lb.arch = "llama"
+	}
+	if _, ok := benchShapes[lb.arch]; !ok {
+		return &usageError{fmt.Sprintf("-arch %s: want %s", lb.arch, benchArchList())}
+	}
 	for _, f := range []struct {
 		v   *string
 		def string
@@ -270,9 +285,10 @@ func (lb *llamaBench) side() string {
 // defaultFiles writes (or finds, in the cache) the files to measure; those
 // of -short go to tmp.
 func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
-	shape, dir := benchShape, tmp
+	shape, dir := benchShapes[lb.arch], tmp
 	if lb.short {
 		shape = benchShortShape
+		shape.Arch = lb.arch
 	} else {
 		d, err := os.UserCacheDir()
 		if err != nil {
@@ -286,7 +302,7 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	var files []string
 	for _, t := range lb.types {
 		dt, ft, _ := parseGGUFType(t)
-		name := fmt.Sprintf("llama-l%d-e%d-h%d-kv%d-ff%d-v%d-%s", shape.Layers, shape.Embd, shape.Heads, shape.KVHeads, shape.FF, shape.Vocab, t)
+		name := fmt.Sprintf("%s-l%d-e%d-h%d-kv%d-ff%d-v%d-%s", shape.Arch, shape.Layers, shape.Embd, shape.Heads, shape.KVHeads, shape.FF, shape.Vocab, t)
 		path := filepath.Join(dir, name+".gguf")
 		files = append(files, path)
 		if _, err := os.Stat(path); err == nil {
@@ -309,10 +325,16 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	return files, nil
 }
 
-// benchModel is examples/llamafile/llama.g as the checkout has it, named
-// so: the bench asks it for the logits of a batch's last token alone
-// (n_outputs 1), as llama.cpp computes them for llama_batch_get_one.
-func benchModel() (name string, src []byte, err error) {
+// benchArchList names the architectures -arch takes.
+func benchArchList() string {
+	return strings.Join(slices.Sorted(maps.Keys(benchShapes)), ", ")
+}
+
+// benchModel is the DSL file for the architecture arch (examples.ForArch,
+// graphc generate's) as the checkout has it, named so: the bench asks it
+// for the logits of a batch's last token alone (n_outputs 1), as
+// llama.cpp computes them for llama_batch_get_one.
+func benchModel(arch string) (name string, src []byte, err error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", nil, err
@@ -320,7 +342,10 @@ func benchModel() (name string, src []byte, err error) {
 	// The name the model compiles under is the checkout's, not this
 	// machine's path to it: the generated code quotes it, and a program
 	// built where Go is must be the one $GRAPHC_PROGRAMS finds elsewhere.
-	name = filepath.Join("examples", "llamafile", "llama.g")
+	name, _, ok := examples.ForArch(arch)
+	if !ok {
+		return "", nil, &compiler.UserError{Msg: fmt.Sprintf("bench -llama: no model for general.architecture %q; graphc knows %s", arch, strings.Join(examples.Archs(), ", "))}
+	}
 	b, err := os.ReadFile(filepath.Join(root, name))
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
@@ -331,13 +356,14 @@ func benchModel() (name string, src []byte, err error) {
 // compile compiles the bench model for the file at path, for this
 // machine; name is the model's source file.
 func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, err error) {
-	name, src, err := benchModel()
-	if err != nil {
-		return "", nil, err
-	}
 	file, err := compiler.ReadWeightsFile(path)
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
+	}
+	arch, _ := file.Meta["general.architecture"].(string)
+	name, src, err := benchModel(arch)
+	if err != nil {
+		return "", nil, err
 	}
 	// The KV cache holds the longest test's tokens (-ctx: llama.cpp's -c),
 	// an evaluation the pp test's (or the batched test's sequences).
