@@ -101,6 +101,22 @@ func TestBenchLlamaDepth(t *testing.T) {
 	}
 }
 
+// TestBenchLlamaGenerate runs bench -llama -short -generate: the ttft and
+// gen rows of graphc generate's loop.
+func TestBenchLlamaGenerate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a small file and builds the generated package for it")
+	}
+	if !haveGo() {
+		t.Skip("no go on $PATH to build the generated package with")
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"bench", "-llama", "-short", "-threads", "1", "-type", "q8_0", "-generate"}, &out, &errb); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	checkBenchRows(t, out.String(), "q8_0.gguf pp64", "q8_0.gguf tg16", "q8_0.gguf ttft64", "q8_0.gguf gen16")
+}
+
 // TestBenchLlamaArch runs bench -llama -short on a qwen2 file: the bench
 // compiles the architecture's model (examples.ForArch's).
 func TestBenchLlamaArch(t *testing.T) {
@@ -357,6 +373,11 @@ func (s *fakeSide) tg(n int) (time.Duration, error) {
 
 func (s *fakeSide) gen(n int) (time.Duration, error) {
 	*s.log = append(*s.log, fmt.Sprintf("%s gen%d", s.name, n))
+	return time.Duration(n), nil
+}
+
+func (s *fakeSide) ttft(n int) (time.Duration, error) {
+	*s.log = append(*s.log, fmt.Sprintf("%s ttft%d", s.name, n))
 	return time.Duration(n), nil
 }
 

@@ -96,7 +96,7 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 	fs.StringVar(&lb.ctk, "ctk", "f16", "-llama: both sides' K cache type (llama-bench's -ctk): "+strings.Join(cacheTypes, ", "))
 	fs.StringVar(&lb.ctv, "ctv", "f16", "-llama: both sides' V cache type (llama-bench's -ctv), as -ctk; a quantized V needs -fa on")
 	fs.IntVar(&lb.seqs, "parallel", 0, "-llama: also decode N sequences of -tg tokens together from an empty cache, one token of each per evaluation (llama-batched-bench's generation phase; llama.cpp's side with N sequences in its cache), as graphc serve -parallel N does; at most 8")
-	fs.BoolVar(&lb.gen, "generate", false, "-llama: also time -tg tokens of graphc generate's loop (runtime/lm's engine, llama.cpp's default sampler) beside llama.cpp's tg, as the gen row: what generating text costs above the model's evaluations (not with -interp)")
+	fs.BoolVar(&lb.gen, "generate", false, "-llama: also time graphc generate's loop (runtime/lm's engine, llama.cpp's default sampler): the ttft row, a prompt of -pp tokens to its first token beside llama.cpp's decode and argmax of it, and the gen row, -tg tokens beside llama.cpp's tg: what generating text costs above the model's evaluations (not with -interp)")
 	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
 	fs.StringVar(&lb.backends, "backends", "", "-llama: graphc's backends, as run's -backends, the cpu last (default cpu; llama.cpp's side stays on its CPU build)")
 	fs.IntVar(&lb.ngl, "ngl", -1, "-llama: put the last N layers' weights and state on the first of -backends, as run's -ngl")
@@ -179,7 +179,7 @@ type benchTest struct {
 func (lb *llamaBench) tests() []benchTest {
 	tests := []benchTest{{"pp", lb.pp, 0}, {"tg", lb.tg, 0}}
 	if lb.gen {
-		tests = append(tests, benchTest{"gen", lb.tg, 0})
+		tests = append(tests, benchTest{"ttft", lb.pp, 0}, benchTest{"gen", lb.tg, 0})
 	}
 	if lb.seqs > 0 {
 		tests = append(tests, benchTest{"bd", lb.tg, lb.seqs})
@@ -189,7 +189,13 @@ func (lb *llamaBench) tests() []benchTest {
 
 // cacheTokens is the most tokens the cache holds: the depth and the
 // longest test's.
-func (lb *llamaBench) cacheTokens() int { return lb.depth + max(lb.pp, lb.tg, lb.seqs*lb.tg) }
+func (lb *llamaBench) cacheTokens() int {
+	n := lb.depth + max(lb.pp, lb.tg, lb.seqs*lb.tg)
+	if lb.gen { // and the one token generated after a prompt
+		n = max(n, lb.pp+1, lb.tg+1)
+	}
+	return n
+}
 
 // llamaOptions are llama.cpp's context parameters for the tests: as
 // llama-bench sizes its context for a depth, flash attention and cache
@@ -628,6 +634,8 @@ func (p *benchPair) run(test string, n, seqs int) (d [2]time.Duration, err error
 			d[i], err = s.tg(n)
 		case test == "gen":
 			d[i], err = s.gen(n)
+		case test == "ttft":
+			d[i], err = s.ttft(n)
 		default:
 			d[i], err = s.bd(seqs, n)
 		}
@@ -705,7 +713,8 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 	fmt.Fprintf(w, "tokens/s, the median of the repetitions; GB/s: weights read per generated token × tokens/s (%% of read), beside\n"+
 		"read: GB/s an f32 matrix-vector product streams from a %d MiB matrix (the machine's read bandwidth as a kernel sees it), and\n"+
 		"memmove: bytes copied per second between two %d MiB buffers, one copy per thread;\n"+
-		"each repetition starts both sides afresh, in alternating order; range: the lowest and highest repetition's ratio\n", bufBytes>>20, bufBytes>>20)
+		"each repetition starts both sides afresh, in alternating order; range: the lowest and highest repetition's ratio;\n"+
+		"ttftN: a prompt of N tokens to its first token (graphc generate's loop; llama.cpp's decode and argmax), as N / seconds\n", bufBytes>>20, bufBytes>>20)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "file\ttest\tthreads\tgraphc t/s\tllama.cpp t/s\tgraphc/llama.cpp\trange\tweights GB\tgraphc GB/s\tllama.cpp GB/s\tread GB/s\tmemmove GB/s\t")
 	for _, r := range rows {
