@@ -154,6 +154,11 @@ func TestGenerateContextFull(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "the context is full: 40 tokens") {
 		t.Errorf("exit %d:\n%s", code, stderr)
 	}
+	// -context-shift goes on past it (the program built above).
+	code, _, stderr = runCLI("generate", "-m", path, "-p", "Once upon a time", "-ctx", "40", "-temp", "0", "-n", "100", "-context-shift")
+	if code != 0 || strings.Contains(stderr, "the context is full") || !strings.Contains(stderr, "the context was shifted") {
+		t.Errorf("-context-shift: exit %d:\n%s", code, stderr)
+	}
 }
 
 // TestTextKey: the cache key of a text program follows the file's tensor
