@@ -60,7 +60,7 @@ type llamaBench struct {
 }
 
 // benchShapes are the default files' shapes per -arch, the real models'
-// (Llama-3.2-1B, Qwen2.5-0.5B); benchShortShape a small file of the same
+// (Llama-3.2-1B, Qwen2.5-0.5B, Qwen3-0.6B); benchShortShape a small file of the same
 // kind for -short.
 var (
 	benchShapes = map[string]ggufarch.Options{
@@ -68,6 +68,8 @@ var (
 			Vocab: 128256, Ctx: 131072, RopeTheta: 500000, Tied: true, Seed: 1},
 		"qwen2": {Arch: "qwen2", Layers: 24, Embd: 896, Heads: 14, KVHeads: 2, FF: 4864,
 			Vocab: 151936, Ctx: 32768, RopeTheta: 1000000, Tied: true, Seed: 1},
+		"qwen3": {Arch: "qwen3", Layers: 28, Embd: 1024, Heads: 16, KVHeads: 8, HeadDim: 128, FF: 3072,
+			Vocab: 151936, Ctx: 40960, RopeTheta: 1000000, Tied: true, Seed: 1},
 	}
 	benchShortShape = ggufarch.Options{Layers: 2, Embd: 256, Heads: 8, KVHeads: 2, FF: 512,
 		Vocab: 512, Ctx: 2048, RopeTheta: 500000, Tied: true, Seed: 1}
@@ -308,7 +310,11 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	var files []string
 	for _, t := range lb.types {
 		dt, ft, _ := parseGGUFType(t)
-		name := fmt.Sprintf("%s-l%d-e%d-h%d-kv%d-ff%d-v%d-%s", shape.Arch, shape.Layers, shape.Embd, shape.Heads, shape.KVHeads, shape.FF, shape.Vocab, t)
+		hd := "" // heads of their own width
+		if shape.HeadDim > 0 {
+			hd = fmt.Sprintf("-hd%d", shape.HeadDim)
+		}
+		name := fmt.Sprintf("%s-l%d-e%d-h%d-kv%d%s-ff%d-v%d-%s", shape.Arch, shape.Layers, shape.Embd, shape.Heads, shape.KVHeads, hd, shape.FF, shape.Vocab, t)
 		path := filepath.Join(dir, name+".gguf")
 		files = append(files, path)
 		if _, err := os.Stat(path); err == nil {
