@@ -1,5 +1,5 @@
 // Package ggufarch writes GGUF model files of a llama.cpp architecture
-// (llama, qwen2, qwen3) at any shape, as llama.cpp's converter writes them, with
+// (llama, qwen2, qwen3, gemma3) at any shape, as llama.cpp's converter writes them, with
 // random weights: what `graphc gguf new -arch` writes, and what tests and
 // benchmarks run graphc and llama.cpp on; or, with Options.Mix, the file
 // llama.cpp's quantizer writes from such a file.
@@ -25,7 +25,7 @@ import (
 // `graphc gguf new -arch` of the same name (-kv-heads: KVHeads), and
 // Check's errors name the fields by those flags.
 type Options struct {
-	Arch    string // "llama", "qwen2" or "qwen3"
+	Arch    string // "llama", "qwen2", "qwen3" or "gemma3"
 	Layers  int    // transformer blocks (<arch>.block_count)
 	Embd    int    // embedding width (<arch>.embedding_length)
 	Heads   int    // attention heads
@@ -35,10 +35,15 @@ type Options struct {
 	Ctx     int    // context length the model is trained for (<arch>.context_length)
 	// HeadDim is the size of a query, key and value head
 	// (<arch>.attention.key_length and value_length); 0 is Embd / Heads.
-	// Only qwen3 files state it, as its converter does (Qwen3's
-	// config.json has head_dim: 128 at Qwen3-0.6B's width 1024 and 16
-	// heads).
+	// Only qwen3 and gemma3 files state it, as their converter does
+	// (config.json's head_dim: 128 at Qwen3-0.6B's width 1024 and 16
+	// heads, 256 at Gemma 3 1B's 1152 and 4).
 	HeadDim int
+	// SlidingWindow is gemma3's attention.sliding_window: five of every
+	// six layers (those whose index modulo 6 is below 5) attend to the
+	// last SlidingWindow positions only. gemma3 files need one (Gemma 3
+	// 1B's is 512, Defaults' too); the others have none.
+	SlidingWindow int
 	// RopeTheta is the rope frequency base and Eps the RMS norm epsilon;
 	// 0 is the architecture's: 10000 and 1e-5 for llama, 1000000 and 1e-6
 	// for qwen2 and qwen3.
@@ -71,7 +76,8 @@ type Options struct {
 	// gguf.QuantizedMeta's metadata, gguf.LoaderCompare's order).
 	Mix string
 	// Seed seeds the weights: normal with standard deviation 0.02, norms 1
-	// (qwen3's query and key norms 1 + N(0, 0.1)).
+	// (qwen3's and gemma3's query and key norms, and gemma3's norms after
+	// the attention and the feed-forward, 1 + N(0, 0.1)).
 	Seed uint64
 	// Name is general.name; WriteFile's default is the file's name
 	// without .gguf.
@@ -86,7 +92,11 @@ type Options struct {
 // key/value heads, feed-forward width 128, 320 tokens, context 2048, f32,
 // seed 1.
 func Defaults(arch string) Options {
-	return Options{Arch: arch, Layers: 2, Embd: 64, Heads: 4, KVHeads: 2, FF: 128, Vocab: 320, Ctx: 2048, Type: tensor.F32, Seed: 1}
+	o := Options{Arch: arch, Layers: 2, Embd: 64, Heads: 4, KVHeads: 2, FF: 128, Vocab: 320, Ctx: 2048, Type: tensor.F32, Seed: 1}
+	if arch == "gemma3" {
+		o.SlidingWindow = 512
+	}
+	return o
 }
 
 // fileTypes are llama.cpp's llama_ftype for files whose matrices are of
@@ -134,8 +144,12 @@ func (o *Options) Check() error {
 		return fmt.Errorf("-layers, -embd, -heads, -kv-heads, -ff and -ctx must be at least 1")
 	case o.HeadDim < 0:
 		return fmt.Errorf("-head-dim %d is negative", o.HeadDim)
-	case o.HeadDim > 0 && o.Arch != "qwen3":
-		return fmt.Errorf("-head-dim: only qwen3 files state a head size of their own, not %s", o.Arch)
+	case o.HeadDim > 0 && o.Arch != "qwen3" && o.Arch != "gemma3":
+		return fmt.Errorf("-head-dim: only qwen3 and gemma3 files state a head size of their own, not %s", o.Arch)
+	case o.Arch == "gemma3" && o.SlidingWindow < 1:
+		return fmt.Errorf("-sliding-window %d: gemma3 files need a window of at least 1", o.SlidingWindow)
+	case o.Arch != "gemma3" && o.SlidingWindow != 0:
+		return fmt.Errorf("-sliding-window: only gemma3 files have sliding-window layers, not %s", o.Arch)
 	case o.HeadDim == 0 && o.Embd%o.Heads != 0:
 		return fmt.Errorf("-embd %d is not a multiple of -heads %d", o.Embd, o.Heads)
 	case o.Heads%o.KVHeads != 0:
@@ -171,6 +185,8 @@ var archDefaults = map[string]struct {
 	"llama": {10000, 1e-5, "llama"},
 	"qwen2": {1000000, 1e-6, "gpt2"},
 	"qwen3": {1000000, 1e-6, "gpt2"},
+	// Gemma 3's tokenizer is SentencePiece, as llama's.
+	"gemma3": {1000000, 1e-6, "llama"},
 }
 
 // Archs are the architectures New writes, sorted.
@@ -258,8 +274,8 @@ func New(o Options) (*gguf.Writer, error) {
 		{Key: p + "attention.head_count", Value: uint32(o.Heads)},
 		{Key: p + "attention.head_count_kv", Value: uint32(o.KVHeads)},
 	}
-	if o.Arch == "qwen3" {
-		// Qwen3's converter writes config.json's head_dim as the key and
+	if o.Arch == "qwen3" || o.Arch == "gemma3" {
+		// Their converter writes config.json's head_dim as the key and
 		// value head sizes, and no rope dimension count (llama.cpp rotates
 		// whole key heads).
 		meta = append(meta,
@@ -268,6 +284,9 @@ func New(o Options) (*gguf.Writer, error) {
 		)
 	} else {
 		meta = append(meta, gguf.KV{Key: p + "rope.dimension_count", Value: uint32(headDim)})
+	}
+	if o.Arch == "gemma3" {
+		meta = append(meta, gguf.KV{Key: p + "attention.sliding_window", Value: uint32(o.SlidingWindow)})
 	}
 	meta = append(meta,
 		gguf.KV{Key: p + "rope.freq_base", Value: float32(o.RopeTheta)},
@@ -334,7 +353,7 @@ func New(o Options) (*gguf.Writer, error) {
 				weight{name: b + "attn_v.bias", ne0: kvDim, rows: 1},
 			)
 		}
-		if o.Arch == "qwen3" {
+		if o.Arch == "qwen3" || o.Arch == "gemma3" {
 			// The per-head norms' weights are not all 1, so that a graph
 			// that skips them, or swaps them, computes other logits.
 			ts = append(ts,
@@ -342,13 +361,21 @@ func New(o Options) (*gguf.Writer, error) {
 				weight{name: b + "attn_k_norm.weight", ne0: headDim, rows: 1, nearOne: true},
 			)
 		}
+		ts = append(ts, weight{name: b + "attn_output.weight", ne0: qDim, rows: o.Embd, matrix: true})
+		if o.Arch == "gemma3" {
+			// Gemma's norms after the attention and the feed-forward,
+			// stored as the converter does (1 + the checkpoint's weight).
+			ts = append(ts, weight{name: b + "post_attention_norm.weight", ne0: o.Embd, rows: 1, nearOne: true})
+		}
 		ts = append(ts,
-			weight{name: b + "attn_output.weight", ne0: qDim, rows: o.Embd, matrix: true},
 			weight{name: b + "ffn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
 			weight{name: b + "ffn_gate.weight", ne0: o.Embd, rows: o.FF, matrix: true},
 			weight{name: b + "ffn_up.weight", ne0: o.Embd, rows: o.FF, matrix: true},
 			weight{name: b + "ffn_down.weight", ne0: o.FF, rows: o.Embd, matrix: true},
 		)
+		if o.Arch == "gemma3" {
+			ts = append(ts, weight{name: b + "post_ffw_norm.weight", ne0: o.Embd, rows: 1, nearOne: true})
+		}
 	}
 	ts = append(ts, weight{name: "output_norm.weight", ne0: o.Embd, rows: 1, ones: true})
 	if !o.Tied {

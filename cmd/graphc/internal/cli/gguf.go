@@ -61,6 +61,9 @@ func cmdGGUFNew(e *env, args []string) error {
 			return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
 		}
 		arch.Type, arch.Seed = dt, *seed
+		if arch.SlidingWindow == 0 {
+			arch.SlidingWindow = ggufarch.Defaults(arch.Arch).SlidingWindow
+		}
 		if *chatTemplate != "" {
 			if arch.ChatTemplate, err = readChatTemplate(*chatTemplate); err != nil {
 				return err
@@ -169,7 +172,8 @@ func archFlags(fs *flag.FlagSet, o *ggufarch.Options) {
 	fs.IntVar(&o.FF, "ff", def.FF, "-arch: feed-forward width")
 	fs.IntVar(&o.Vocab, "vocab", def.Vocab, "-arch: vocabulary size (at least 288: byte tokens and specials)")
 	fs.IntVar(&o.Ctx, "ctx", def.Ctx, "-arch: context length the model is trained for (<arch>.context_length)")
-	fs.IntVar(&o.HeadDim, "head-dim", def.HeadDim, "-arch qwen3: the size of an attention head (<arch>.attention.key_length and value_length; 0: -embd / -heads; Qwen3-0.6B's is 128 at -embd 1024 -heads 16)")
+	fs.IntVar(&o.SlidingWindow, "sliding-window", 0, "-arch gemma3: the sliding-window layers' window in positions (<arch>.attention.sliding_window; 0: Gemma 3 1B's 512)")
+	fs.IntVar(&o.HeadDim, "head-dim", def.HeadDim, "-arch qwen3, gemma3: the size of an attention head (<arch>.attention.key_length and value_length; 0: -embd / -heads; Qwen3-0.6B's is 128 at -embd 1024 -heads 16)")
 	fs.Float64Var(&o.RopeTheta, "rope-theta", def.RopeTheta, "-arch: rope frequency base (0: 10000 for llama, 1000000 for qwen2 and qwen3)")
 	fs.Float64Var(&o.Eps, "eps", def.Eps, "-arch: RMS norm epsilon (0: 1e-5 for llama, 1e-6 for qwen2 and qwen3)")
 	fs.BoolVar(&o.Tied, "tied", def.Tied, "-arch: no output.weight; the output head is token_embd.weight (Llama 3.2, small Qwen2 and Qwen3)")
