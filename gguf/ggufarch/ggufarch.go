@@ -1,5 +1,5 @@
 // Package ggufarch writes GGUF model files of a llama.cpp architecture
-// (llama, qwen2) at any shape, as llama.cpp's converter writes them, with
+// (llama, qwen2, phi3) at any shape, as llama.cpp's converter writes them, with
 // random weights: what `graphc gguf new -arch` writes, and what tests and
 // benchmarks run graphc and llama.cpp on; or, with Options.Mix, the file
 // llama.cpp's quantizer writes from such a file.
@@ -24,7 +24,7 @@ import (
 // `graphc gguf new -arch` of the same name (-kv-heads: KVHeads), and
 // Check's errors name the fields by those flags.
 type Options struct {
-	Arch    string // "llama" or "qwen2"
+	Arch    string // "llama", "qwen2" or "phi3"
 	Layers  int    // transformer blocks (<arch>.block_count)
 	Embd    int    // embedding width (<arch>.embedding_length)
 	Heads   int    // attention heads
@@ -52,6 +52,17 @@ type Options struct {
 	// blend. A file for short tests takes a short one, so that the
 	// factors touch the positions the tests reach.
 	RopeOrigCtx int
+	// RopeFactors writes rope_factors_long.weight and
+	// rope_factors_short.weight (phi3 only): Phi-3's longrope scaling, a
+	// factor per rotated pair for contexts beyond RopeOrigCtx (Ctx when 0:
+	// phi3.rope.scaling.original_context_length) and one for those up to
+	// it (Phi3RopeFactors), and the converter's attn_factor
+	// (Phi3AttnFactor).
+	RopeFactors bool
+	// SlidingWindow is phi3.attention.sliding_window (phi3 only; the
+	// converter writes 0 where config.json has none). llama.cpp turns
+	// sliding-window attention off for phi3 whatever it says.
+	SlidingWindow int
 	// Type is the matrices' type: f32, f16, bf16, q8_0 or q4_0, every
 	// matrix that type (q4_0's output head too, as llama-quantize --pure
 	// writes it). Norms and biases are f32.
@@ -106,8 +117,8 @@ func Mixes() []string {
 
 // Check reports the first option that makes no file llama.cpp loads.
 func (o *Options) Check() error {
-	if o.Arch != "llama" && o.Arch != "qwen2" {
-		return fmt.Errorf("-arch %s: want llama or qwen2", o.Arch)
+	if o.Arch != "llama" && o.Arch != "qwen2" && o.Arch != "phi3" {
+		return fmt.Errorf("-arch %s: want llama, qwen2 or phi3", o.Arch)
 	}
 	if o.Mix != "" {
 		if ft, ok := gguf.ParseFileType(o.Mix); !ok || !MixWritable(ft) {
@@ -134,6 +145,10 @@ func (o *Options) Check() error {
 		return fmt.Errorf("-embd %d and -ff %d must be multiples of %s's block size %d", o.Embd, o.FF, o.Type, bs)
 	case o.RopeFreqs && o.Arch != "llama":
 		return fmt.Errorf("-rope-freqs: only llama files have rope_freqs.weight (Llama 3's rope scaling), not %s", o.Arch)
+	case o.RopeFactors && o.Arch != "phi3":
+		return fmt.Errorf("-rope-factors: only phi3 files have rope_factors_long/short.weight (Phi-3's rope scaling), not %s", o.Arch)
+	case o.SlidingWindow < 0:
+		return fmt.Errorf("-sliding-window %d is negative", o.SlidingWindow)
 	case o.RopeOrigCtx < 0:
 		return fmt.Errorf("the rope scaling's original context %d is negative", o.RopeOrigCtx)
 	case o.Vocab < 288:
@@ -200,10 +215,10 @@ func New(o Options) (*gguf.Writer, error) {
 		return nil, err
 	}
 	if o.RopeTheta == 0 {
-		o.RopeTheta = map[string]float64{"llama": 10000, "qwen2": 1000000}[o.Arch]
+		o.RopeTheta = map[string]float64{"llama": 10000, "qwen2": 1000000, "phi3": 10000}[o.Arch]
 	}
 	if o.Eps == 0 {
-		o.Eps = map[string]float64{"llama": 1e-5, "qwen2": 1e-6}[o.Arch]
+		o.Eps = map[string]float64{"llama": 1e-5, "qwen2": 1e-6, "phi3": 1e-5}[o.Arch]
 	}
 	dt := o.Type
 	w := gguf.NewWriter()
@@ -224,12 +239,18 @@ func New(o Options) (*gguf.Writer, error) {
 		{Key: p + "rope.freq_base", Value: float32(o.RopeTheta)},
 		{Key: p + "attention.layer_norm_rms_epsilon", Value: float32(o.Eps)},
 	}
+	if o.Arch == "phi3" {
+		meta = append(meta, phi3Meta(o)...)
+	}
 	if dt.Quantized() {
 		meta = append(meta, gguf.KV{Key: "general.quantization_version", Value: uint32(2)})
 	}
-	vocab, err := gguf.Vocab(map[string]string{"llama": "llama", "qwen2": "gpt2"}[o.Arch], o.Vocab)
+	vocab, err := gguf.Vocab(map[string]string{"llama": "llama", "qwen2": "gpt2", "phi3": "llama"}[o.Arch], o.Vocab)
 	if err != nil {
 		return nil, err
+	}
+	if o.Arch == "phi3" {
+		vocab = phi3Vocab(vocab)
 	}
 	meta = append(meta, vocab...)
 	if o.ChatTemplate != "" {
@@ -252,9 +273,10 @@ func New(o Options) (*gguf.Writer, error) {
 		name   string
 		ne0    int
 		rows   int
-		matrix bool // stored as dt; otherwise f32
-		ones   bool // a norm's weight
-		freqs  bool // rope_freqs.weight: ropeFreqs
+		matrix bool      // stored as dt; otherwise f32
+		ones   bool      // a norm's weight
+		freqs  bool      // rope_freqs.weight: ropeFreqs
+		data   []float32 // fixed values (phi3's rope factors)
 	}
 	var ts []weight
 	var ropeFreqs []float32
@@ -267,9 +289,27 @@ func New(o Options) (*gguf.Writer, error) {
 		ropeFreqs = RopeFactors(headDim, o.RopeTheta, ropeFactor, ropeLowFreqFactor, ropeHighFreqFactor, float64(orig))
 		ts = append(ts, weight{name: "rope_freqs.weight", ne0: len(ropeFreqs), rows: 1, freqs: true})
 	}
+	if o.RopeFactors {
+		long, short := Phi3RopeFactors(headDim)
+		ts = append(ts, weight{name: "rope_factors_long.weight", ne0: len(long), rows: 1, data: long},
+			weight{name: "rope_factors_short.weight", ne0: len(short), rows: 1, data: short})
+	}
 	ts = append(ts, weight{name: "token_embd.weight", ne0: o.Embd, rows: o.Vocab, matrix: true})
 	for l := range o.Layers {
 		b := fmt.Sprintf("blk.%d.", l)
+		if o.Arch == "phi3" {
+			// Phi-3's fused projections: the queries', keys' and values'
+			// rows in one matrix, the gate's and up's in another.
+			ts = append(ts,
+				weight{name: b + "attn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
+				weight{name: b + "attn_qkv.weight", ne0: o.Embd, rows: o.Embd + 2*kvDim, matrix: true},
+				weight{name: b + "attn_output.weight", ne0: o.Embd, rows: o.Embd, matrix: true},
+				weight{name: b + "ffn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
+				weight{name: b + "ffn_up.weight", ne0: o.Embd, rows: 2 * o.FF, matrix: true},
+				weight{name: b + "ffn_down.weight", ne0: o.FF, rows: o.Embd, matrix: true},
+			)
+			continue
+		}
 		ts = append(ts,
 			weight{name: b + "attn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
 			weight{name: b + "attn_q.weight", ne0: o.Embd, rows: o.Embd, matrix: true},
@@ -335,6 +375,8 @@ func New(o Options) (*gguf.Writer, error) {
 				for i := range row {
 					if t.freqs {
 						row[i] = ropeFreqs[i]
+					} else if t.data != nil {
+						row[i] = t.data[i]
 					} else if t.ones {
 						row[i] = 1
 					} else {
