@@ -2,6 +2,7 @@ package llamacpp_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf/ggufarch"
 	"github.com/graphc/graphc/internal/llamacpp"
+	"github.com/graphc/graphc/tensor"
 )
 
 const phi3Example = "../../examples/phi3/phi3.g"
@@ -202,5 +204,73 @@ func TestPhi3MixLogitsMatchLlamaCpp(t *testing.T) {
 		got := archLogitsWith(t, phi3Example, path, ids, res.Generated, nil, flags)
 		sb := stepBounds{float: 1e-4, roundSteps: bound, maxStepped: archSteps + 1}
 		sb.check(t, fmt.Sprintf("q4_K_M, -fa %v", fa), got, res.Logits, res.Generated)
+	}
+}
+
+// phi3Dumped are phi3.g's tensors and the names llama.cpp's phi3 graph
+// gives them (its cb names, layer-suffixed): the fused products, the
+// roped keys and queries (llama.cpp's dump keeps the first tensor of a
+// name: the queries before their scaling), attention (its rows padded to
+// llama.cpp's cache of 256), the swiglu and the head.
+var phi3Dumped = map[string]string{
+	"attn_norm-0": "attn_norm-0", "wqkv-0": "wqkv-0", "Kcur_rope-0": "Kcur-0", "Qcur_rope-0": "Qcur-0",
+	"kq_soft_max-0": "kq_soft_max-0", "kqv_merged_cont-0": "kqv_out-0", "ffn_norm-0": "ffn_norm-0", "ffn_up-0": "ffn_up-0",
+	"ffn_swiglu-0": "ffn_swiglu-0", "ffn_out-0": "ffn_out-0", "l_out-0": "l_out-0",
+	"wqkv-1": "wqkv-1", "Kcur_rope-1": "Kcur-1", "ffn_swiglu-1": "ffn_swiglu-1", "l_out-1": "l_out-1",
+	"result_norm": "result_norm", "result_output": "result_output",
+}
+
+// TestPhi3TensorsMatchLlamaCpp compares phi3.g's intermediate tensors
+// with llama.cpp's on a prompt of the long-factor file (f32): each of
+// phi3Dumped within 1e-4 of the largest magnitude (or 1e-4 absolute),
+// so that a wrong view offset, factor or scale shows where it is.
+func TestPhi3TensorsMatchLlamaCpp(t *testing.T) {
+	h := oracle(t)
+	path := archFile(t, phi3Cases[3].opts, "f32")
+	ids := encodePrompt(t, path)
+	res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Dump: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Tensors) != 1 {
+		t.Fatalf("llama.cpp dumped %d evaluations, want 1", len(res.Tensors))
+	}
+	dumped := res.Tensors[0]
+	compared := map[string]bool{}
+	archLogits(t, phi3Example, path, ids, nil, func(name string, x *tensor.Tensor) {
+		theirs, ok := phi3Dumped[name]
+		if !ok {
+			return
+		}
+		d, ok := dumped[theirs]
+		if !ok {
+			t.Errorf("llama.cpp dumped no %s", theirs)
+			return
+		}
+		if x.Type != tensor.F32 || !x.Contiguous() || d.Ne[0] < x.Ne[0] || d.Ne[1] != x.Ne[1] || d.Ne[2] != x.Ne[2] || d.Ne[3] != x.Ne[3] {
+			t.Errorf("%s: graphc %v %v, llama.cpp's %s %v", name, x.Type, x.Ne, theirs, d.Ne)
+			return
+		}
+		var worst, mag float64
+		v, n := x.F32s(), x.Ne[0]
+		for r := range len(v) / n {
+			for i, g := range v[r*n : (r+1)*n] {
+				w := d.Values[r*d.Ne[0]+i]
+				worst = max(worst, math.Abs(float64(g-w)))
+				mag = max(mag, math.Abs(float64(w)))
+			}
+		}
+		compared[name] = true
+		if os.Getenv("GRAPHC_ORACLE_TENSORS") == "all" {
+			t.Logf("%s %v: max |graphc − llama.cpp| %.3g (largest %.3g)", name, x.Ne, worst, mag)
+		}
+		if worst > 1e-4*max(mag, 1) {
+			t.Errorf("%s %v: graphc and llama.cpp's %s differ by up to %.3g (largest %.3g)", name, x.Ne, theirs, worst, mag)
+		}
+	})
+	for name := range phi3Dumped {
+		if !compared[name] {
+			t.Errorf("%s was not compared", name)
+		}
 	}
 }
