@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/gguf/ggufarch"
 	"github.com/graphc/graphc/internal/llamacpp"
 	"github.com/graphc/graphc/tensor"
@@ -272,5 +273,27 @@ func TestPhi3TensorsMatchLlamaCpp(t *testing.T) {
 		if !compared[name] {
 			t.Errorf("%s was not compared", name)
 		}
+	}
+}
+
+// TestPhi3MixesMatchLlamaCpp is TestMixMatchesLlamaCpp on phi3 files: every
+// file type's mix of a GQA file of 4 layers and of a tied MHA one of 3 with
+// rope factors (1-D, kept f32) and rows needing fallbacks (width 320).
+func TestPhi3MixesMatchLlamaCpp(t *testing.T) {
+	h := oracle(t)
+	for _, c := range []struct {
+		name string
+		opts ggufarch.Options
+	}{
+		{"phi3-gqa4-4", archOpts("phi3", func(o *ggufarch.Options) {
+			o.Layers, o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab = 4, 256, 8, 2, 512, 512
+		})},
+		{"phi3-320-tied-rope-3", archOpts("phi3", func(o *ggufarch.Options) {
+			o.Layers, o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab, o.Tied, o.RopeFactors = 3, 320, 4, 4, 864, 512, true, true
+		})},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			checkMixes(t, h, c.opts, gguf.FileTypes(), false)
+		})
 	}
 }
