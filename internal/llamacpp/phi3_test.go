@@ -279,9 +279,10 @@ func TestPhi3TensorsMatchLlamaCpp(t *testing.T) {
 // TestPhi3MixesMatchLlamaCpp is TestMixMatchesLlamaCpp on phi3 files: every
 // file type's mix of a GQA file of 4 layers and of a tied MHA one of 3 with
 // rope factors (1-D, kept f32) and rows needing fallbacks (width 320).
+// -short checks the first.
 func TestPhi3MixesMatchLlamaCpp(t *testing.T) {
 	h := oracle(t)
-	for _, c := range []struct {
+	cases := []struct {
 		name string
 		opts ggufarch.Options
 	}{
@@ -291,7 +292,11 @@ func TestPhi3MixesMatchLlamaCpp(t *testing.T) {
 		{"phi3-320-tied-rope-3", archOpts("phi3", func(o *ggufarch.Options) {
 			o.Layers, o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab, o.Tied, o.RopeFactors = 3, 320, 4, 4, 864, 512, true, true
 		})},
-	} {
+	}
+	if testing.Short() {
+		cases = cases[:1]
+	}
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			checkMixes(t, h, c.opts, gguf.FileTypes(), false)
 		})
