@@ -1,5 +1,5 @@
 // Package ggufarch writes GGUF model files of a llama.cpp architecture
-// (llama, qwen2, qwen3, gemma3) at any shape, as llama.cpp's converter writes them, with
+// (llama, qwen2, qwen3, gemma3, phi3) at any shape, as llama.cpp's converter writes them, with
 // random weights: what `graphc gguf new -arch` writes, and what tests and
 // benchmarks run graphc and llama.cpp on; or, with Options.Mix, the file
 // llama.cpp's quantizer writes from such a file.
@@ -25,7 +25,7 @@ import (
 // `graphc gguf new -arch` of the same name (-kv-heads: KVHeads), and
 // Check's errors name the fields by those flags.
 type Options struct {
-	Arch    string // "llama", "qwen2", "qwen3" or "gemma3"
+	Arch    string // "llama", "qwen2", "qwen3", "gemma3" or "phi3"
 	Layers  int    // transformer blocks (<arch>.block_count)
 	Embd    int    // embedding width (<arch>.embedding_length)
 	Heads   int    // attention heads
@@ -42,7 +42,10 @@ type Options struct {
 	// SlidingWindow is gemma3's attention.sliding_window: five of every
 	// six layers (those whose index modulo 6 is below 5) attend to the
 	// last SlidingWindow positions only. gemma3 files need one (Gemma 3
-	// 1B's is 512, Defaults' too); the others have none.
+	// 1B's is 512, Defaults' too). phi3 files may state one
+	// (phi3.attention.sliding_window; the converter writes 0 where
+	// config.json has none), which llama.cpp turns off for phi3 whatever
+	// it says. The others have none.
 	SlidingWindow int
 	// RopeTheta is the rope frequency base and Eps the RMS norm epsilon;
 	// 0 is the architecture's: 10000 and 1e-5 for llama, 1000000 and 1e-6
@@ -64,6 +67,13 @@ type Options struct {
 	// blend. A file for short tests takes a short one, so that the
 	// factors touch the positions the tests reach.
 	RopeOrigCtx int
+	// RopeFactors writes rope_factors_long.weight and
+	// rope_factors_short.weight (phi3 only): Phi-3's longrope scaling, a
+	// factor per rotated pair for contexts beyond RopeOrigCtx (Ctx when 0:
+	// phi3.rope.scaling.original_context_length) and one for those up to
+	// it (Phi3RopeFactors), and the converter's attn_factor
+	// (Phi3AttnFactor).
+	RopeFactors bool
 	// Type is the matrices' type: f32, f16, bf16, q8_0 or q4_0, every
 	// matrix that type (q4_0's output head too, as llama-quantize --pure
 	// writes it). Norms and biases are f32.
@@ -148,8 +158,8 @@ func (o *Options) Check() error {
 		return fmt.Errorf("-head-dim: only qwen3 and gemma3 files state a head size of their own, not %s", o.Arch)
 	case o.Arch == "gemma3" && o.SlidingWindow < 1:
 		return fmt.Errorf("-sliding-window %d: gemma3 files need a window of at least 1", o.SlidingWindow)
-	case o.Arch != "gemma3" && o.SlidingWindow != 0:
-		return fmt.Errorf("-sliding-window: only gemma3 files have sliding-window layers, not %s", o.Arch)
+	case o.Arch != "gemma3" && o.Arch != "phi3" && o.SlidingWindow != 0:
+		return fmt.Errorf("-sliding-window: only gemma3 and phi3 files state a sliding window, not %s", o.Arch)
 	case o.HeadDim == 0 && o.Embd%o.Heads != 0:
 		return fmt.Errorf("-embd %d is not a multiple of -heads %d", o.Embd, o.Heads)
 	case o.Heads%o.KVHeads != 0:
@@ -160,6 +170,10 @@ func (o *Options) Check() error {
 		return fmt.Errorf("-embd %d, -ff %d and the attention's width %d (-head-dim × -heads) must be multiples of %s's block size %d", o.Embd, o.FF, o.headDim()*o.Heads, o.Type, bs)
 	case o.RopeFreqs && o.Arch != "llama":
 		return fmt.Errorf("-rope-freqs: only llama files have rope_freqs.weight (Llama 3's rope scaling), not %s", o.Arch)
+	case o.RopeFactors && o.Arch != "phi3":
+		return fmt.Errorf("-rope-factors: only phi3 files have rope_factors_long/short.weight (Phi-3's rope scaling), not %s", o.Arch)
+	case o.SlidingWindow < 0:
+		return fmt.Errorf("-sliding-window %d is negative", o.SlidingWindow)
 	case o.RopeOrigCtx < 0:
 		return fmt.Errorf("the rope scaling's original context %d is negative", o.RopeOrigCtx)
 	case o.Vocab < 288:
@@ -187,6 +201,7 @@ var archDefaults = map[string]struct {
 	"qwen3": {1000000, 1e-6, "gpt2"},
 	// Gemma 3's tokenizer is SentencePiece, as llama's.
 	"gemma3": {1000000, 1e-6, "llama"},
+	"phi3":   {10000, 1e-5, "llama"},
 }
 
 // Archs are the architectures New writes, sorted.
@@ -292,12 +307,18 @@ func New(o Options) (*gguf.Writer, error) {
 		gguf.KV{Key: p + "rope.freq_base", Value: float32(o.RopeTheta)},
 		gguf.KV{Key: p + "attention.layer_norm_rms_epsilon", Value: float32(o.Eps)},
 	)
+	if o.Arch == "phi3" {
+		meta = append(meta, phi3Meta(o)...)
+	}
 	if dt.Quantized() {
 		meta = append(meta, gguf.KV{Key: "general.quantization_version", Value: uint32(2)})
 	}
 	vocab, err := gguf.Vocab(ad.vocab, o.Vocab)
 	if err != nil {
 		return nil, err
+	}
+	if o.Arch == "phi3" {
+		vocab = phi3Vocab(vocab)
 	}
 	meta = append(meta, vocab...)
 	if o.ChatTemplate != "" {
@@ -324,7 +345,8 @@ func New(o Options) (*gguf.Writer, error) {
 		ones   bool // a norm's weight
 		// nearOne: a norm's weight of 1 + N(0, 0.1) values.
 		nearOne bool
-		freqs   bool // rope_freqs.weight: ropeFreqs
+		freqs   bool      // rope_freqs.weight: ropeFreqs
+		data    []float32 // fixed values (phi3's rope factors)
 	}
 	var ts []weight
 	var ropeFreqs []float32
@@ -337,9 +359,27 @@ func New(o Options) (*gguf.Writer, error) {
 		ropeFreqs = RopeFactors(headDim, o.RopeTheta, ropeFactor, ropeLowFreqFactor, ropeHighFreqFactor, float64(orig))
 		ts = append(ts, weight{name: "rope_freqs.weight", ne0: len(ropeFreqs), rows: 1, freqs: true})
 	}
+	if o.RopeFactors {
+		long, short := Phi3RopeFactors(headDim)
+		ts = append(ts, weight{name: "rope_factors_long.weight", ne0: len(long), rows: 1, data: long},
+			weight{name: "rope_factors_short.weight", ne0: len(short), rows: 1, data: short})
+	}
 	ts = append(ts, weight{name: "token_embd.weight", ne0: o.Embd, rows: o.Vocab, matrix: true})
 	for l := range o.Layers {
 		b := fmt.Sprintf("blk.%d.", l)
+		if o.Arch == "phi3" {
+			// Phi-3's fused projections: the queries', keys' and values'
+			// rows in one matrix, the gate's and up's in another.
+			ts = append(ts,
+				weight{name: b + "attn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
+				weight{name: b + "attn_qkv.weight", ne0: o.Embd, rows: o.Embd + 2*kvDim, matrix: true},
+				weight{name: b + "attn_output.weight", ne0: o.Embd, rows: o.Embd, matrix: true},
+				weight{name: b + "ffn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
+				weight{name: b + "ffn_up.weight", ne0: o.Embd, rows: 2 * o.FF, matrix: true},
+				weight{name: b + "ffn_down.weight", ne0: o.FF, rows: o.Embd, matrix: true},
+			)
+			continue
+		}
 		ts = append(ts,
 			weight{name: b + "attn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
 			weight{name: b + "attn_q.weight", ne0: o.Embd, rows: qDim, matrix: true},
@@ -421,6 +461,8 @@ func New(o Options) (*gguf.Writer, error) {
 				for i := range row {
 					if t.freqs {
 						row[i] = ropeFreqs[i]
+					} else if t.data != nil {
+						row[i] = t.data[i]
 					} else if t.ones {
 						row[i] = 1
 					} else if t.nearOne {

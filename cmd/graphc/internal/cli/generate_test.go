@@ -37,7 +37,7 @@ func TestGenerateMatchesLlamaCpp(t *testing.T) {
 	}
 	t.Setenv("GRAPHC_CACHE", t.TempDir())
 	const prompt = "Once upon a time, in a land far away"
-	for _, arch := range []string{"llama", "qwen2", "qwen3", "gemma3"} {
+	for _, arch := range []string{"llama", "qwen2", "qwen3", "gemma3", "phi3"} {
 		t.Run(arch, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), arch+".gguf")
 			o := ggufarch.Defaults(arch)
