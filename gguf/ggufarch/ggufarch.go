@@ -1,5 +1,5 @@
 // Package ggufarch writes GGUF model files of a llama.cpp architecture
-// (llama, qwen2, qwen3) at any shape, as llama.cpp's converter writes them, with
+// (llama, qwen2, qwen3, qwen3moe) at any shape, as llama.cpp's converter writes them, with
 // random weights: what `graphc gguf new -arch` writes, and what tests and
 // benchmarks run graphc and llama.cpp on; or, with Options.Mix, the file
 // llama.cpp's quantizer writes from such a file.
@@ -25,7 +25,7 @@ import (
 // `graphc gguf new -arch` of the same name (-kv-heads: KVHeads), and
 // Check's errors name the fields by those flags.
 type Options struct {
-	Arch    string // "llama", "qwen2" or "qwen3"
+	Arch    string // "llama", "qwen2", "qwen3" or "qwen3moe"
 	Layers  int    // transformer blocks (<arch>.block_count)
 	Embd    int    // embedding width (<arch>.embedding_length)
 	Heads   int    // attention heads
@@ -79,6 +79,9 @@ type Options struct {
 	// ChatTemplate, where not empty, is tokenizer.chat_template: the Jinja
 	// source chat programs format conversations with.
 	ChatTemplate string
+	// Experts, ExpertsUsed and ExpertFF are a qwen3moe file's mixture of
+	// experts (moe.go): 0 is its default.
+	Experts, ExpertsUsed, ExpertFF int
 }
 
 // Defaults returns the options of a small file of architecture arch, the
@@ -125,6 +128,9 @@ func (o *Options) Check() error {
 			return fmt.Errorf("a file of llama.cpp's mix %s takes its types from the mix, not -type %s", o.Mix, o.Type)
 		}
 	}
+	if err := o.checkMoE(); err != nil {
+		return err
+	}
 	if _, ok := fileTypes[o.Type]; !ok {
 		return fmt.Errorf("-type %s: want f32, f16, bf16, q8_0 or q4_0", o.Type)
 	}
@@ -134,7 +140,7 @@ func (o *Options) Check() error {
 		return fmt.Errorf("-layers, -embd, -heads, -kv-heads, -ff and -ctx must be at least 1")
 	case o.HeadDim < 0:
 		return fmt.Errorf("-head-dim %d is negative", o.HeadDim)
-	case o.HeadDim > 0 && o.Arch != "qwen3":
+	case o.HeadDim > 0 && !qwen3Heads(o.Arch):
 		return fmt.Errorf("-head-dim: only qwen3 files state a head size of their own, not %s", o.Arch)
 	case o.HeadDim == 0 && o.Embd%o.Heads != 0:
 		return fmt.Errorf("-embd %d is not a multiple of -heads %d", o.Embd, o.Heads)
@@ -212,6 +218,20 @@ func RopeFactors(nDims int, theta, factor, low, high, origCtx float64) []float32
 	return out
 }
 
+// weight is one tensor New writes: rows of ne0 values, ne2 matrices of
+// them (0: a single one).
+type weight struct {
+	name   string
+	ne0    int
+	rows   int
+	ne2    int
+	matrix bool // stored as Options.Type; otherwise f32
+	ones   bool // a norm's weight
+	// nearOne: a norm's weight of 1 + N(0, 0.1) values.
+	nearOne bool
+	freqs   bool // rope_freqs.weight: ropeFreqs
+}
+
 // WriteFile writes the file of o to path, whole or not at all.
 func WriteFile(path string, o Options) error {
 	if o.Name == "" {
@@ -258,7 +278,7 @@ func New(o Options) (*gguf.Writer, error) {
 		{Key: p + "attention.head_count", Value: uint32(o.Heads)},
 		{Key: p + "attention.head_count_kv", Value: uint32(o.KVHeads)},
 	}
-	if o.Arch == "qwen3" {
+	if qwen3Heads(o.Arch) {
 		// Qwen3's converter writes config.json's head_dim as the key and
 		// value head sizes, and no rope dimension count (llama.cpp rotates
 		// whole key heads).
@@ -273,6 +293,7 @@ func New(o Options) (*gguf.Writer, error) {
 		gguf.KV{Key: p + "rope.freq_base", Value: float32(o.RopeTheta)},
 		gguf.KV{Key: p + "attention.layer_norm_rms_epsilon", Value: float32(o.Eps)},
 	)
+	meta = append(meta, o.moeMeta()...)
 	if dt.Quantized() {
 		meta = append(meta, gguf.KV{Key: "general.quantization_version", Value: uint32(2)})
 	}
@@ -297,16 +318,6 @@ func New(o Options) (*gguf.Writer, error) {
 	}
 
 	kvDim, qDim := headDim*o.KVHeads, headDim*o.Heads
-	type weight struct {
-		name   string
-		ne0    int
-		rows   int
-		matrix bool // stored as dt; otherwise f32
-		ones   bool // a norm's weight
-		// nearOne: a norm's weight of 1 + N(0, 0.1) values.
-		nearOne bool
-		freqs   bool // rope_freqs.weight: ropeFreqs
-	}
 	var ts []weight
 	var ropeFreqs []float32
 	if o.RopeFreqs {
@@ -334,7 +345,7 @@ func New(o Options) (*gguf.Writer, error) {
 				weight{name: b + "attn_v.bias", ne0: kvDim, rows: 1},
 			)
 		}
-		if o.Arch == "qwen3" {
+		if qwen3Heads(o.Arch) {
 			// The per-head norms' weights are not all 1, so that a graph
 			// that skips them, or swaps them, computes other logits.
 			ts = append(ts,
@@ -345,6 +356,12 @@ func New(o Options) (*gguf.Writer, error) {
 		ts = append(ts,
 			weight{name: b + "attn_output.weight", ne0: qDim, rows: o.Embd, matrix: true},
 			weight{name: b + "ffn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
+		)
+		if o.Arch == moeArch {
+			ts = append(ts, o.moeFFN(b)...)
+			continue
+		}
+		ts = append(ts,
 			weight{name: b + "ffn_gate.weight", ne0: o.Embd, rows: o.FF, matrix: true},
 			weight{name: b + "ffn_up.weight", ne0: o.Embd, rows: o.FF, matrix: true},
 			weight{name: b + "ffn_down.weight", ne0: o.FF, rows: o.Embd, matrix: true},
@@ -355,6 +372,9 @@ func New(o Options) (*gguf.Writer, error) {
 		ts = append(ts, weight{name: "output.weight", ne0: o.Embd, rows: o.Vocab, matrix: true})
 	}
 	shape := func(t weight) []int64 {
+		if t.ne2 > 0 {
+			return []int64{int64(t.ne0), int64(t.rows), int64(t.ne2)}
+		}
 		if t.rows == 1 {
 			return []int64{int64(t.ne0)}
 		}
@@ -390,7 +410,7 @@ func New(o Options) (*gguf.Writer, error) {
 			r := rand.New(rand.NewPCG(o.Seed, uint64(k)))
 			row := make([]float32, t.ne0)
 			var buf []byte
-			for range t.rows {
+			for range t.rows * max(t.ne2, 1) {
 				for i := range row {
 					if t.freqs {
 						row[i] = ropeFreqs[i]
