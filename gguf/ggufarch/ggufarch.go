@@ -1,5 +1,5 @@
 // Package ggufarch writes GGUF model files of a llama.cpp architecture
-// (llama, qwen2, qwen3, gemma3, phi3) at any shape, as llama.cpp's converter writes them, with
+// (llama, qwen2, qwen3, qwen3moe, gemma3, phi3) at any shape, as llama.cpp's converter writes them, with
 // random weights: what `graphc gguf new -arch` writes, and what tests and
 // benchmarks run graphc and llama.cpp on; or, with Options.Mix, the file
 // llama.cpp's quantizer writes from such a file.
@@ -25,7 +25,7 @@ import (
 // `graphc gguf new -arch` of the same name (-kv-heads: KVHeads), and
 // Check's errors name the fields by those flags.
 type Options struct {
-	Arch    string // "llama", "qwen2", "qwen3", "gemma3" or "phi3"
+	Arch    string // "llama", "qwen2", "qwen3", "qwen3moe", "gemma3" or "phi3"
 	Layers  int    // transformer blocks (<arch>.block_count)
 	Embd    int    // embedding width (<arch>.embedding_length)
 	Heads   int    // attention heads
@@ -95,6 +95,9 @@ type Options struct {
 	// ChatTemplate, where not empty, is tokenizer.chat_template: the Jinja
 	// source chat programs format conversations with.
 	ChatTemplate string
+	// Experts, ExpertsUsed and ExpertFF are a qwen3moe file's mixture of
+	// experts (moe.go): 0 is its default.
+	Experts, ExpertsUsed, ExpertFF int
 }
 
 // Defaults returns the options of a small file of architecture arch, the
@@ -145,6 +148,9 @@ func (o *Options) Check() error {
 			return fmt.Errorf("a file of llama.cpp's mix %s takes its types from the mix, not -type %s", o.Mix, o.Type)
 		}
 	}
+	if err := o.checkMoE(); err != nil {
+		return err
+	}
 	if _, ok := fileTypes[o.Type]; !ok {
 		return fmt.Errorf("-type %s: want f32, f16, bf16, q8_0 or q4_0", o.Type)
 	}
@@ -154,8 +160,8 @@ func (o *Options) Check() error {
 		return fmt.Errorf("-layers, -embd, -heads, -kv-heads, -ff and -ctx must be at least 1")
 	case o.HeadDim < 0:
 		return fmt.Errorf("-head-dim %d is negative", o.HeadDim)
-	case o.HeadDim > 0 && o.Arch != "qwen3" && o.Arch != "gemma3":
-		return fmt.Errorf("-head-dim: only qwen3 and gemma3 files state a head size of their own, not %s", o.Arch)
+	case o.HeadDim > 0 && !ownHeads(o.Arch):
+		return fmt.Errorf("-head-dim: only qwen3, qwen3moe and gemma3 files state a head size of their own, not %s", o.Arch)
 	case o.Arch == "gemma3" && o.SlidingWindow < 1:
 		return fmt.Errorf("-sliding-window %d: gemma3 files need a window of at least 1", o.SlidingWindow)
 	case o.Arch != "gemma3" && o.Arch != "phi3" && o.SlidingWindow != 0:
@@ -243,6 +249,21 @@ func RopeFactors(nDims int, theta, factor, low, high, origCtx float64) []float32
 	return out
 }
 
+// weight is one tensor New writes: rows of ne0 values, ne2 matrices of
+// them (0: a single one).
+type weight struct {
+	name   string
+	ne0    int
+	rows   int
+	ne2    int
+	matrix bool // stored as Options.Type; otherwise f32
+	ones   bool // a norm's weight
+	// nearOne: a norm's weight of 1 + N(0, 0.1) values.
+	nearOne bool
+	freqs   bool      // rope_freqs.weight: ropeFreqs
+	data    []float32 // fixed values (phi3's rope factors)
+}
+
 // WriteFile writes the file of o to path, whole or not at all.
 func WriteFile(path string, o Options) error {
 	if o.Name == "" {
@@ -289,7 +310,7 @@ func New(o Options) (*gguf.Writer, error) {
 		{Key: p + "attention.head_count", Value: uint32(o.Heads)},
 		{Key: p + "attention.head_count_kv", Value: uint32(o.KVHeads)},
 	}
-	if o.Arch == "qwen3" || o.Arch == "gemma3" {
+	if ownHeads(o.Arch) {
 		// Their converter writes config.json's head_dim as the key and
 		// value head sizes, and no rope dimension count (llama.cpp rotates
 		// whole key heads).
@@ -310,6 +331,7 @@ func New(o Options) (*gguf.Writer, error) {
 	if o.Arch == "phi3" {
 		meta = append(meta, phi3Meta(o)...)
 	}
+	meta = append(meta, o.moeMeta()...)
 	if dt.Quantized() {
 		meta = append(meta, gguf.KV{Key: "general.quantization_version", Value: uint32(2)})
 	}
@@ -337,17 +359,6 @@ func New(o Options) (*gguf.Writer, error) {
 	}
 
 	kvDim, qDim := headDim*o.KVHeads, headDim*o.Heads
-	type weight struct {
-		name   string
-		ne0    int
-		rows   int
-		matrix bool // stored as dt; otherwise f32
-		ones   bool // a norm's weight
-		// nearOne: a norm's weight of 1 + N(0, 0.1) values.
-		nearOne bool
-		freqs   bool      // rope_freqs.weight: ropeFreqs
-		data    []float32 // fixed values (phi3's rope factors)
-	}
 	var ts []weight
 	var ropeFreqs []float32
 	if o.RopeFreqs {
@@ -393,7 +404,7 @@ func New(o Options) (*gguf.Writer, error) {
 				weight{name: b + "attn_v.bias", ne0: kvDim, rows: 1},
 			)
 		}
-		if o.Arch == "qwen3" || o.Arch == "gemma3" {
+		if ownHeads(o.Arch) {
 			// The per-head norms' weights are not all 1, so that a graph
 			// that skips them, or swaps them, computes other logits.
 			ts = append(ts,
@@ -409,6 +420,12 @@ func New(o Options) (*gguf.Writer, error) {
 		}
 		ts = append(ts,
 			weight{name: b + "ffn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
+		)
+		if o.Arch == moeArch {
+			ts = append(ts, o.moeFFN(b)...)
+			continue
+		}
+		ts = append(ts,
 			weight{name: b + "ffn_gate.weight", ne0: o.Embd, rows: o.FF, matrix: true},
 			weight{name: b + "ffn_up.weight", ne0: o.Embd, rows: o.FF, matrix: true},
 			weight{name: b + "ffn_down.weight", ne0: o.FF, rows: o.Embd, matrix: true},
@@ -422,6 +439,9 @@ func New(o Options) (*gguf.Writer, error) {
 		ts = append(ts, weight{name: "output.weight", ne0: o.Embd, rows: o.Vocab, matrix: true})
 	}
 	shape := func(t weight) []int64 {
+		if t.ne2 > 0 {
+			return []int64{int64(t.ne0), int64(t.rows), int64(t.ne2)}
+		}
 		if t.rows == 1 {
 			return []int64{int64(t.ne0)}
 		}
@@ -457,7 +477,7 @@ func New(o Options) (*gguf.Writer, error) {
 			r := rand.New(rand.NewPCG(o.Seed, uint64(k)))
 			row := make([]float32, t.ne0)
 			var buf []byte
-			for range t.rows {
+			for range t.rows * max(t.ne2, 1) {
 				for i := range row {
 					if t.freqs {
 						row[i] = ropeFreqs[i]
