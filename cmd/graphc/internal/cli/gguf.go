@@ -174,9 +174,9 @@ func archFlags(fs *flag.FlagSet, o *ggufarch.Options) {
 	fs.IntVar(&o.Ctx, "ctx", def.Ctx, "-arch: context length the model is trained for (<arch>.context_length)")
 	fs.IntVar(&o.SlidingWindow, "sliding-window", 0, "-arch gemma3: the sliding-window layers' window in positions (<arch>.attention.sliding_window; 0: Gemma 3 1B's 512)")
 	fs.IntVar(&o.HeadDim, "head-dim", def.HeadDim, "-arch qwen3, gemma3: the size of an attention head (<arch>.attention.key_length and value_length; 0: -embd / -heads; Qwen3-0.6B's is 128 at -embd 1024 -heads 16)")
-	fs.Float64Var(&o.RopeTheta, "rope-theta", def.RopeTheta, "-arch: rope frequency base (0: 10000 for llama, 1000000 for qwen2 and qwen3)")
-	fs.Float64Var(&o.Eps, "eps", def.Eps, "-arch: RMS norm epsilon (0: 1e-5 for llama, 1e-6 for qwen2 and qwen3)")
-	fs.BoolVar(&o.Tied, "tied", def.Tied, "-arch: no output.weight; the output head is token_embd.weight (Llama 3.2, small Qwen2 and Qwen3)")
+	fs.Float64Var(&o.RopeTheta, "rope-theta", def.RopeTheta, "-arch: rope frequency base (0: 10000 for llama, 1000000 for qwen2, qwen3 and gemma3)")
+	fs.Float64Var(&o.Eps, "eps", def.Eps, "-arch: RMS norm epsilon (0: 1e-5 for llama, 1e-6 for qwen2, qwen3 and gemma3)")
+	fs.BoolVar(&o.Tied, "tied", def.Tied, "-arch: no output.weight; the output head is token_embd.weight (Llama 3.2, small Qwen2 and Qwen3, Gemma 3)")
 	fs.BoolVar(&o.RopeFreqs, "rope-freqs", def.RopeFreqs, "-arch llama: write rope_freqs.weight, Llama 3.1/3.2's llama3 rope scaling factors (factor 32, low/high frequency factors 1 and 4, original context 8192, as llama.cpp's converter computes them)")
 	fs.IntVar(&o.RopeOrigCtx, "rope-orig-ctx", def.RopeOrigCtx, "-arch llama -rope-freqs: the rope scaling's original context length (0: Llama 3's 8192; pairs of wavelength beyond it are slowed 32 times)")
 }
