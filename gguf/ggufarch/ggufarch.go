@@ -49,10 +49,10 @@ type Options struct {
 	SlidingWindow int
 	// RopeTheta is the rope frequency base and Eps the RMS norm epsilon;
 	// 0 is the architecture's: 10000 and 1e-5 for llama, 1000000 and 1e-6
-	// for qwen2 and qwen3.
+	// for qwen2, qwen3 and gemma3.
 	RopeTheta, Eps float64
 	// Tied: no output.weight; the output head reads token_embd.weight
-	// (Llama 3.2, small Qwen2).
+	// (Llama 3.2, small Qwen2 and Qwen3, Gemma 3).
 	Tied bool
 	// RopeFreqs writes rope_freqs.weight (llama only): Llama 3.1/3.2's
 	// llama3 rope scaling, a factor per rotated pair that divides its

@@ -131,15 +131,22 @@ func archFile(t *testing.T, o ggufarch.Options, typ string) string {
 // same tokens at each level of graphc's kernels: every pair must agree
 // within archBounds, and graphc must pick llama.cpp's greedy token
 // wherever llama.cpp's top two are further apart than the bounds allow.
+// The files of the other architectures (qwen3, gemma3) are compared with
+// llama.cpp's best build here alone, at every level: what the builds
+// differ by is their kernels, which the llama and qwen2 files cover.
 func TestArchLogitsMatchLlamaCpp(t *testing.T) {
 	h := oracle(t)
 	om := newOracleMatrix(t, h)
 	for _, tc := range archCases {
+		variants := om.variants
+		if tc.opts.Arch != "llama" && tc.opts.Arch != "qwen2" {
+			variants = variants[len(variants)-1:]
+		}
 		for _, typ := range archTypes {
 			t.Run(tc.name+"/"+typ, func(t *testing.T) {
 				path := archFile(t, tc.opts, typ)
 				ids := encodePrompt(t, path)
-				for _, variant := range om.variants {
+				for _, variant := range variants {
 					res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: archSteps, Variant: variant})
 					if err != nil {
 						t.Fatal(err)

@@ -2,7 +2,7 @@
 // the decoding loop, the KV cache's slots, sequences decoded together in
 // one evaluation (continuous batching), sampling and stop conditions. It
 // drives any Model; the packages graphc generates for llama.cpp's decoder
-// architectures (examples/llamafile, examples/qwen2) provide one from
+// architectures (examples/llamafile, qwen2, qwen3, gemma3) provide one from
 // (*Model).LM(), and the programs generated with -main are graphc's
 // generate, chat and serve commands for their model.
 package lm
