@@ -71,16 +71,8 @@ func (b *Backend) mulMatsPacked(x *tensor.Tensor, ps []engine.Product) bool {
 	// x as one panel of one column, as mulMatPacked quantizes it.
 	q := &b.pmm
 	*q = packedMulMat{p: t.ms[0].p, n: 1, pc: 1, panels: 1, chunk: 1, nchunk: 1, ne2: 1, r2: 1, r3: 1, batches: 1}
-	if cap(b.qx) < t.nb*32 {
-		b.qx = make([]byte, t.nb*32)
-	}
-	if cap(b.qxd) < t.nb {
-		b.qxd = make([]float32, t.nb)
-	}
-	if cap(b.qxs) < t.nb {
-		b.qxs = make([]int32, t.nb)
-	}
-	q.xq, q.xd, q.xc = b.qx[:t.nb*32], b.qxd[:t.nb], b.qxs[:t.nb]
+	be, cw := panelSizes(t.typ)
+	q.xq, q.xd, q.xc = b.panelBuffers(t.nb, be, cw)
 	pt := &b.pq
 	*pt = panelTask{t: q, x: *x, typ: t.typ}
 	if x.Nb[0] != 4 {

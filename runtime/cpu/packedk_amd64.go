@@ -1,0 +1,31 @@
+//go:build !noasm
+
+package cpu
+
+import "github.com/graphc/graphc/tensor"
+
+// The q4_K packed kernels of packedk_amd64.s, AVX-512 VNNI: x1 one
+// column, x8 a panel of eight; each computes tile[j·16 + r] over nb
+// blocks (nb ≥ 1).
+
+//go:noescape
+func packedQ4Kx1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
+//go:noescape
+func packedQ4Kx8VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
+// packedKernelKAsm is packedKernelAsm for q4_K.
+func packedKernelKAsm(pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
+	if level != isaAVX512 || !hasVNNI || nb < 1 || (pc != 1 && pc != panelCols) {
+		return false
+	}
+	if len(w) < nb*packBlockBytes(tensor.Q4_K) || len(xq) < nb*pc*qkK || len(xd) < nb*pc || len(xc) < nb*pc*4 || len(tile) < packRows*pc {
+		bug("packed q4_K kernel: %d blocks, %d columns: w %d, xq %d, xd %d, xc %d, tile %d", nb, pc, len(w), len(xq), len(xd), len(xc), len(tile))
+	}
+	if pc == 1 {
+		packedQ4Kx1VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	} else {
+		packedQ4Kx8VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	}
+	return true
+}
