@@ -33,11 +33,10 @@ const CPUPackRows = 16
 // CPUMaxGroup is the most products runtime/cpu's MulMats runs as one task.
 const CPUMaxGroup = 8
 
-// CPUPackable reports whether plans have runtime/cpu pack weights of type
-// dt. (Its Pack also takes q4_K, which plans leave unpacked until the
-// packed q4_K kernels have an AVX2 form: at that level they would run
-// their Go loops.)
-func CPUPackable(dt tensor.DType) bool { return dt == tensor.Q4_0 || dt == tensor.Q8_0 }
+// CPUPackable reports whether runtime/cpu packs weights of type dt.
+func CPUPackable(dt tensor.DType) bool {
+	return dt == tensor.Q4_0 || dt == tensor.Q8_0 || dt == tensor.Q4_K
+}
 
 // CPUPackedRowBytes is the bytes one row of k elements of type dt takes in
 // runtime/cpu's packed copies: its blocks as stored, but for q4_K, whose
@@ -57,12 +56,6 @@ func CPUPackedBytes(dt tensor.DType, ne [4]int) int64 {
 	if !CPUPackable(dt) {
 		return 0
 	}
-	return CPUPackCopyBytes(dt, ne)
-}
-
-// CPUPackCopyBytes is the memory runtime/cpu's Pack takes for a weight of
-// type dt and shape ne, whether or not plans pack dt.
-func CPUPackCopyBytes(dt tensor.DType, ne [4]int) int64 {
 	groups := int64((ne[1]+CPUPackRows-1)/CPUPackRows) * int64(ne[2]) * int64(ne[3])
 	return groups * CPUPackRows * int64(CPUPackedRowBytes(dt, ne[0]))
 }

@@ -80,24 +80,24 @@ func (p *packedWeight) group(mat, g int) []byte {
 }
 
 // Pack makes MulMat read w, when it is MulMat's a, from a packed copy
-// (backend.CPUPackCopyBytes(w.Type, w.Ne) of memory, held by the backend
+// (backend.CPUPackedBytes(w.Type, w.Ne) of memory, held by the backend
 // until Close). w must be a dense weight of a type backend.CPUPackable
-// takes or q4_K, whose data stays unchanged; other kernels (GetRows of a tied
+// takes, whose data stays unchanged; other kernels (GetRows of a tied
 // embedding) keep reading w itself.
 func (b *Backend) Pack(w *tensor.Tensor) error {
-	if !backend.CPUPackable(w.Type) && w.Type != tensor.Q4_K {
+	if !backend.CPUPackable(w.Type) {
 		return fmt.Errorf("pack: %s weights are not packed (only q4_0, q8_0 and q4_K)", w.Type)
 	}
 	be := blockElems(w.Type)
 	if !w.Contiguous() || w.Ne[0]%be != 0 || len(w.Data) < w.Span() || w.NElem() == 0 {
 		return fmt.Errorf("pack: weight %s%v is not a dense, non-empty matrix of whole blocks", w.Type, w.Ne)
 	}
-	if err := engine.CheckHostMemory("packed weights", backend.CPUPackCopyBytes(w.Type, w.Ne)); err != nil {
+	if err := engine.CheckHostMemory("packed weights", backend.CPUPackedBytes(w.Type, w.Ne)); err != nil {
 		return err
 	}
 	p := &packedWeight{typ: w.Type, ne: w.Ne, nb: w.Ne[0] / be, groups: ceilDiv(w.Ne[1], packRows)}
 	var free func()
-	p.data, free = allocPacked(int(backend.CPUPackCopyBytes(w.Type, w.Ne)))
+	p.data, free = allocPacked(int(backend.CPUPackedBytes(w.Type, w.Ne)))
 	// Close frees the copies; a Backend dropped without Close frees each
 	// once it is unreachable.
 	cleanup := runtime.AddCleanup(p, func(f func()) { f() }, free)

@@ -14,18 +14,33 @@ func packedQ4Kx1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 //go:noescape
 func packedQ4Kx8VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
+// The same two at the avx2 level (packedk_avx2_amd64.s): vpmaddubsw and
+// vpmaddwd for vpdpbusd and vpmulld, on 8-row halves of the group.
+
+//go:noescape
+func packedQ4Kx1AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
+//go:noescape
+func packedQ4Kx8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
 // packedKernelKAsm is packedKernelAsm for q4_K.
 func packedKernelKAsm(pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
-	if level != isaAVX512 || !hasVNNI || nb < 1 || (pc != 1 && pc != panelCols) {
+	if level < isaAVX2 || nb < 1 || (pc != 1 && pc != panelCols) {
 		return false
 	}
 	if len(w) < nb*packBlockBytes(tensor.Q4_K) || len(xq) < nb*pc*qkK || len(xd) < nb*pc || len(xc) < nb*pc*4 || len(tile) < packRows*pc {
 		bug("packed q4_K kernel: %d blocks, %d columns: w %d, xq %d, xd %d, xc %d, tile %d", nb, pc, len(w), len(xq), len(xd), len(xc), len(tile))
 	}
-	if pc == 1 {
+	vnni := level == isaAVX512 && hasVNNI
+	switch {
+	case vnni && pc == 1:
 		packedQ4Kx1VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
-	} else {
+	case vnni:
 		packedQ4Kx8VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	case pc == 1:
+		packedQ4Kx1AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	default:
+		packedQ4Kx8AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	}
 	return true
 }
