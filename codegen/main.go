@@ -23,6 +23,7 @@ func (gen *generator) main(f *jen.File) {
 		jen.Id("threads").Op(":=").Qual("flag", "Int").Call(jen.Lit("threads"), jen.Lit(0), jen.Lit("worker threads (0: every core)")),
 		jen.Id("stats").Op(":=").Qual("flag", "Bool").Call(jen.Lit("stats"), jen.False(), jen.Lit("print the evaluation's statistics (per split time, bytes copied) to stderr")),
 		jen.Id("weightsFile").Op(":=").Qual("flag", "String").Call(jen.Lit("weights"), jen.Lit(""), jen.Lit("load the weights from this GGUF file, by mmap, instead of filling them (state is filled either way)")),
+		jen.Id("allowUnused").Op(":=").Qual("flag", "Bool").Call(jen.Lit("allow-unused"), jen.False(), jen.Lit("load a -weights file even though the model does not read all of its tensors")),
 	}
 	// Kinds that need a word from the run (rpc: where its servers are)
 	// take it from a flag of their own.
@@ -50,7 +51,7 @@ func (gen *generator) main(f *jen.File) {
 	}
 	flags = append(flags, jen.Qual("flag", "Parse").Call())
 	f.Func().Id("main").Params().Block(append(append(flags, kindFlags...),
-		jen.If(jen.Err().Op(":=").Id("run").Call(jen.Op("*").Id("weightsFile"), jen.Op("*").Id("asJSON"), jen.Op("*").Id("threads"), jen.Op("*").Id("stats"), jen.Id("Dims").Values(dims)), jen.Err().Op("!=").Nil()).Block(
+		jen.If(jen.Err().Op(":=").Id("run").Call(jen.Op("*").Id("weightsFile"), jen.Op("*").Id("allowUnused"), jen.Op("*").Id("asJSON"), jen.Op("*").Id("threads"), jen.Op("*").Id("stats"), jen.Id("Dims").Values(dims)), jen.Err().Op("!=").Nil()).Block(
 			jen.Qual("fmt", "Fprintln").Call(jen.Qual("os", "Stderr"), jen.Err()),
 			jen.Qual("os", "Exit").Call(jen.Lit(1)),
 		),
@@ -81,7 +82,14 @@ func (gen *generator) main(f *jen.File) {
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 			jen.Defer().Id("f").Dot("Close").Call(),
 			checkMeta,
-			jen.If(jen.List(jen.Id("weights"), jen.Err()).Op("=").Id("f").Dot("Weights").Call(jen.Id("Weights")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+			jen.Var().Id("opts").Index().Qual(pkgGGUF, "WeightsOption"),
+			jen.If(jen.Id("allowUnused")).Block(
+				jen.Id("opts").Op("=").Append(jen.Id("opts"), jen.Qual(pkgGGUF, "AllowUnused")),
+				jen.If(jen.Id("u").Op(":=").Id("f").Dot("Unused").Call(jen.Id("Weights")), jen.Len(jen.Id("u")).Op(">").Lit(0)).Block(
+					jen.Qual("fmt", "Fprintf").Call(jen.Qual("os", "Stderr"), jen.Lit("-allow-unused: ignoring them: %s\n"), jen.Qual(pkgGGUF, "UnusedList").Call(jen.Id("u"))),
+				),
+			),
+			jen.If(jen.List(jen.Id("weights"), jen.Err()).Op("=").Id("f").Dot("Weights").Call(jen.Id("Weights"), jen.Id("opts").Op("...")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		).Else().Block(
 			jen.If(jen.Err().Op(":=").Qual(pkgEngine, "CheckHostMemory").Call(gen.hostNeeds([]string{"the filled weights", "compute buffers", "state"}, "weightBytes", "hostBytes")...), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 			jen.Id("weights").Op("=").Map(jen.String()).Qual(pkgTensor, "Tensor").Values(),
@@ -130,10 +138,10 @@ func (gen *generator) main(f *jen.File) {
 		jen.If(jen.Id("stats")).Block(jen.Qual("fmt", "Fprint").Call(jen.Qual("os", "Stderr"), jen.Id("m").Dot("Stats").Call())),
 		jen.Return(jen.Qual(pkgMainutil, "PrintOutputs").Call(jen.Qual("os", "Stdout"), jen.Id("asJSON"), jen.Id("out").Dot("Named").Call())),
 	)
-	f.Comment("run loads the weights from weightsFile or fills them with the ggml traces' rule,")
+	f.Comment("run loads the weights from weightsFile (with allowUnused, ignoring the tensors the model does not read) or fills them with the ggml traces' rule,")
 	f.Comment("fills state with the rule and the inputs with their fill expressions, evaluates")
 	f.Comment("once and prints the outputs (and with stats the statistics).")
-	f.Func().Id("run").Params(jen.Id("weightsFile").String(), jen.Id("asJSON").Bool(), jen.Id("threads").Int(), jen.Id("stats").Bool(), jen.Id("d").Id("Dims")).Error().Block(body...)
+	f.Func().Id("run").Params(jen.Id("weightsFile").String(), jen.Id("allowUnused").Bool(), jen.Id("asJSON").Bool(), jen.Id("threads").Int(), jen.Id("stats").Bool(), jen.Id("d").Id("Dims")).Error().Block(body...)
 }
 
 // shapeIn renders ne as a [4]int over a Dims value named d (not a pointer).

@@ -55,6 +55,7 @@ func Lower(f *dsl.File, weightTypes map[string]tensor.DType, file *WeightsFile, 
 		settings:    &Settings{Options: map[string]int64{}},
 	}
 	l.stmts(f.Stmts)
+	l.unreadTensors(f)
 	for _, name := range sortedKeys(flags) {
 		if !l.flagsRead[name] {
 			l.errs = append(l.errs, &dsl.Error{Pos: f.Pos, EndPos: f.Pos, Msg: fmt.Sprintf("-%s: the model has no flag(%q, …) to set", name, name)})
@@ -342,6 +343,33 @@ func (l *lowerer) decl(s *dsl.Decl) {
 		t.Fill = l.fill(s.Fill)
 	}
 	l.scope[name] = t
+}
+
+// unreadTensors reports the weights file's tensors that no weight
+// declaration reads, or with AllowUnused lists them in file.Ignored.
+func (l *lowerer) unreadTensors(f *dsl.File) {
+	if l.file == nil {
+		return
+	}
+	read := map[string]bool{}
+	for _, t := range l.scope {
+		if t.Kind == ir.KindWeight {
+			read[t.Name] = true
+		}
+	}
+	var unread []string
+	for _, n := range l.file.Names {
+		if !read[n] {
+			unread = append(unread, n)
+		}
+	}
+	switch {
+	case len(unread) == 0:
+	case l.file.AllowUnused:
+		l.file.Ignored = unread
+	default:
+		l.errs = append(l.errs, &dsl.Error{Pos: f.Pos, EndPos: f.Pos, Msg: fmt.Sprintf("weights file %s: %s (-allow-unused ignores them)", l.file.Path, gguf.UnusedList(unread))})
+	}
 }
 
 // standIn binds a weight the file lacks to the weight its declaration

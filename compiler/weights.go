@@ -14,6 +14,15 @@ type WeightsFile struct {
 	Tensors map[string]bool
 	// Meta are the file's metadata values, for meta(…).
 	Meta map[string]any
+	// Path is the file's name; Names its tensors' names in file order.
+	Path  string
+	Names []string
+	// AllowUnused lets the model leave tensors of the file unread
+	// (-allow-unused); Lower then lists them in Ignored. Without it they
+	// are an error: a model that ignores one (Llama 3's
+	// rope_freqs.weight) computes something else than the file means.
+	AllowUnused bool
+	Ignored     []string
 }
 
 // ReadWeightsFile reads the tensor list and metadata of a GGUF file, to
@@ -24,9 +33,10 @@ func ReadWeightsFile(path string) (*WeightsFile, error) {
 		return nil, &UserError{err.Error()}
 	}
 	defer m.Close()
-	wf := &WeightsFile{Types: map[string]tensor.DType{}, Tensors: map[string]bool{}, Meta: map[string]any{}}
+	wf := &WeightsFile{Types: map[string]tensor.DType{}, Tensors: map[string]bool{}, Meta: map[string]any{}, Path: path}
 	for _, t := range m.Tensors {
 		wf.Tensors[t.Name] = true
+		wf.Names = append(wf.Names, t.Name)
 		if t.Type.Supported() {
 			wf.Types[t.Name] = t.Type
 		}

@@ -3,6 +3,7 @@ package gguf
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -24,10 +25,11 @@ func supportedTypes() string {
 // names such as blk.0.attn_q.weight work as they are.
 //
 // Every missing tensor, unsupported or different type and different shape
-// is reported at once. Tensors that no declaration names are not an error
-// (GGUF files often carry more, such as a vocabulary's embeddings for
-// another head); Unused lists them, and an error mentions them as a hint.
-func (m *Mapped) Weights(decls []tensor.Decl) (map[string]tensor.Tensor, error) {
+// is reported at once. Tensors that no declaration names are an error too,
+// unless opts has AllowUnused: a model that ignores one of its file's
+// tensors (Llama 3's rope_freqs.weight) computes something else than the
+// file means.
+func (m *Mapped) Weights(decls []tensor.Decl, opts ...WeightsOption) (map[string]tensor.Tensor, error) {
 	var errs []error
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("gguf: %s: "+format, append([]any{m.path}, args...)...))
@@ -68,18 +70,31 @@ func (m *Mapped) Weights(decls []tensor.Decl) (map[string]tensor.Tensor, error) 
 		}
 		out[d.Name] = tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: data}
 	}
+	if unused := m.Unused(decls); len(unused) > 0 && !slices.Contains(opts, AllowUnused) {
+		bad("%s (-allow-unused, or gguf.AllowUnused, ignores them)", UnusedList(unused))
+	}
 	if len(errs) == 0 {
 		return out, nil
 	}
-	if unused := m.Unused(decls); len(unused) > 0 {
-		const show = 8
-		list := strings.Join(unused[:min(len(unused), show)], ", ")
-		if len(unused) > show {
-			list += ", …"
-		}
-		errs = append(errs, fmt.Errorf("gguf: %s: note: tensors in the file the model does not declare (%d): %s", m.path, len(unused), list))
-	}
 	return nil, errors.Join(errs...)
+}
+
+// WeightsOption changes what Weights accepts.
+type WeightsOption int
+
+// AllowUnused lets Weights load a file with tensors that no declaration
+// names, ignoring them.
+const AllowUnused WeightsOption = 1
+
+// UnusedList describes tensors of a file that a model does not read: their
+// count and the first few names.
+func UnusedList(unused []string) string {
+	const show = 8
+	list := strings.Join(unused[:min(len(unused), show)], ", ")
+	if len(unused) > show {
+		list += ", …"
+	}
+	return fmt.Sprintf("%d tensors in the file are not read by the model: %s", len(unused), list)
 }
 
 // Unused lists, in file order, the tensors that no declaration names.

@@ -40,9 +40,9 @@ func TestWeightsMLP(t *testing.T) {
 		mem[d.Name] = x
 		must(t, w.AddTensor(d.Name, tensor.F32, []int64{int64(d.Ne[0]), int64(d.Ne[1])}, x.Data))
 	}
-	must(t, w.AddTensor("output_norm.weight", tensor.F32, []int64{16}, make([]byte, 64))) // not declared: ignored
+	must(t, w.AddTensor("output_norm.weight", tensor.F32, []int64{16}, make([]byte, 64))) // not declared: ignored as asked
 	m := writeFile(t, w)
-	weights, err := m.Weights(mlp.Weights)
+	weights, err := m.Weights(mlp.Weights, gguf.AllowUnused)
 	must(t, err)
 	if got := m.Unused(mlp.Weights); len(got) != 1 || got[0] != "output_norm.weight" {
 		t.Errorf("Unused = %v", got)
@@ -101,10 +101,17 @@ func TestWeightsErrors(t *testing.T) {
 		`gguf: ` + p + `: weight "half" is f16[4] in the file, the model wants f32[4]`,
 		`gguf: ` + p + `: weight "shape" is f32[2, 4] in the file, the model wants f32[4, 2]`,
 		`gguf: ` + p + `: weight "blk.0.attn_q.weight" is q8_0[32, 2] in the file, the model wants f32[32, 2]`,
-		`gguf: ` + p + `: note: tensors in the file the model does not declare (10): extra.a, extra.b, extra.c, extra.d, extra.e, extra.f, extra.g, extra.h, …`,
+		`gguf: ` + p + `: 10 tensors in the file are not read by the model: extra.a, extra.b, extra.c, extra.d, extra.e, extra.f, extra.g, extra.h, … (-allow-unused, or gguf.AllowUnused, ignores them)`,
 	}, "\n")
 	if err == nil || err.Error() != want {
 		t.Errorf("Weights error:\n%v\nwant:\n%s", err, want)
+	}
+	// AllowUnused ignores the extra tensors, and only them.
+	if got, err := m.Weights(decls[:1], gguf.AllowUnused); err != nil || len(got) != 1 {
+		t.Errorf("Weights(AllowUnused) = %d tensors, %v", len(got), err)
+	}
+	if _, err := m.Weights(decls[:1]); err == nil || !strings.Contains(err.Error(), "13 tensors in the file are not read") {
+		t.Errorf("Weights of one declaration: %v", err)
 	}
 }
 
@@ -125,7 +132,7 @@ func TestWeightsMisaligned(t *testing.T) {
 		}
 		_, err := m.Weights([]tensor.Decl{{Name: "w", Type: tensor.F32, Ne: [4]int{2, 1, 1, 1}}})
 		want := `weight "w": data at file byte ` + strconv.FormatInt(m.DataOffset+ti.Offset, 10) + ` is not aligned to its 4-byte elements (general.alignment = 1)`
-		if err == nil || !strings.Contains(err.Error(), want+"\n") || !strings.HasSuffix(err.Error(), "note: tensors in the file the model does not declare (1): b") {
+		if err == nil || !strings.Contains(err.Error(), want+"\n") || !strings.HasSuffix(err.Error(), "1 tensors in the file are not read by the model: b (-allow-unused, or gguf.AllowUnused, ignores them)") {
 			t.Errorf("Weights error: %v\nwant: %s", err, want)
 		}
 		return

@@ -126,7 +126,7 @@ var opTable = [numOps]Info{
 	// norm is not in ggml_op_can_inplace.
 	Norm:      {Go: "Norm", Name: "norm", GGML: "NORM", GGMLOp: 24, Operands: "a", Kernel: "Norm", Params: NormParams{}, Doc: "each row: (x - mean) / sqrt(var + eps)"},
 	SoftMax:   {Go: "SoftMax", Name: "soft_max", GGML: "SOFT_MAX", GGMLOp: 46, Operands: "a mask?", Flags: FlagInPlace, Kernel: "SoftMax", Params: SoftMaxParams{}, Doc: "row softmax of a·scale + slope·mask (ggml_soft_max_ext)"},
-	Rope:      {Go: "Rope", Name: "rope", GGML: "ROPE", GGMLOp: 48, Operands: "a pos", Flags: FlagInPlace, Kernel: "Rope", Params: RopeParams{}, Batch: BatchNe2, Doc: "rotary position embedding of a by positions pos (ggml_rope_ext)"},
+	Rope:      {Go: "Rope", Name: "rope", GGML: "ROPE", GGMLOp: 48, Operands: "a pos freqs?", Flags: FlagInPlace, Kernel: "Rope", Params: RopeParams{}, Batch: BatchNe2, Doc: "rotary position embedding of a by positions pos, each pair's angle divided by its freqs factor when given (ggml_rope_ext)"},
 	Cpy:       {Go: "Cpy", Name: "cpy", GGML: "CPY", GGMLOp: 34, Operands: "src dst", Flags: FlagWritesSrc, Kernel: "Cpy", Doc: "dst = src converted to dst's type; the result is a view of dst"},
 	Cont:      {Go: "Cont", Name: "cont", GGML: "CONT", GGMLOp: 35, Operands: "a", Kernel: "Cpy", Doc: "a copied into contiguous memory, optionally reshaped"},
 	View:      {Go: "View", Name: "view", GGML: "VIEW", GGMLOp: 37, Operands: "a", Flags: FlagView, Doc: "a view of a's memory with given shape, strides and offset"},

@@ -1837,7 +1837,7 @@ func (m *Model) region0(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d0 := tensor.Dense(m.bufCPU, 4096+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope0 := tensor.Dense(m.bufCPU, 6144+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope0, &kcur3d0, &inpPos, ropeParams) // Kcur_rope-0 = rope(Kcur_3d-0, inp_pos), part ne2
+	be.Rope(&kcurRope0, &kcur3d0, &inpPos, nil, ropeParams) // Kcur_rope-0 = rope(Kcur_3d-0, inp_pos), part ne2
 	kCacheCpy0 := tensor.Dense(m.state[stateCacheKL0].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 = cpy(Kcur_rope-0, k_cache_view-0), part ne0*64
 	vcur0 := tensor.Dense(m.bufCPU, 8192+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -1849,7 +1849,7 @@ func (m *Model) region0(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur0, &m.weights[2], &attnNorm0, mulMatParams) // Qcur-0 = mul_mat(blk.0.attn_q.weight, attn_norm-0), part ne1
 	qcur3d0 := tensor.Dense(m.bufCPU, 10240+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope0 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope0, &qcur3d0, &inpPos, ropeParams) // Qcur_rope-0 = rope(Qcur_3d-0, inp_pos), part ne2
+	be.Rope(&qcurRope0, &qcur3d0, &inpPos, nil, ropeParams) // Qcur_rope-0 = rope(Qcur_3d-0, inp_pos), part ne2
 }
 
 // region1 runs units [lo, hi) of n_tokens of nodes 19..50 (kq-0 … Qcur_rope-1): a parallel region, one part per thread.
@@ -1899,7 +1899,7 @@ func (m *Model) region1(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d1 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope1 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope1, &kcur3d1, &inpPos, ropeParams) // Kcur_rope-1 = rope(Kcur_3d-1, inp_pos), part ne2
+	be.Rope(&kcurRope1, &kcur3d1, &inpPos, nil, ropeParams) // Kcur_rope-1 = rope(Kcur_3d-1, inp_pos), part ne2
 	kCacheCpy1 := tensor.Dense(m.state[stateCacheKL1].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 = cpy(Kcur_rope-1, k_cache_view-1), part ne0*64
 	vcur1 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -1911,7 +1911,7 @@ func (m *Model) region1(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur1, &m.weights[11], &attnNorm1, mulMatParams) // Qcur-1 = mul_mat(blk.1.attn_q.weight, attn_norm-1), part ne1
 	qcur3d1 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope1 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope1, &qcur3d1, &inpPos, ropeParams) // Qcur_rope-1 = rope(Qcur_3d-1, inp_pos), part ne2
+	be.Rope(&qcurRope1, &qcur3d1, &inpPos, nil, ropeParams) // Qcur_rope-1 = rope(Qcur_3d-1, inp_pos), part ne2
 }
 
 // region2 runs units [lo, hi) of n_tokens of nodes 52..83 (kq-1 … Qcur_rope-2): a parallel region, one part per thread.
@@ -1961,7 +1961,7 @@ func (m *Model) region2(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d2 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope2 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope2, &kcur3d2, &inpPos, ropeParams) // Kcur_rope-2 = rope(Kcur_3d-2, inp_pos), part ne2
+	be.Rope(&kcurRope2, &kcur3d2, &inpPos, nil, ropeParams) // Kcur_rope-2 = rope(Kcur_3d-2, inp_pos), part ne2
 	kCacheCpy2 := tensor.Dense(m.state[stateCacheKL2].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy2, &kcurRope2) // k_cache_cpy-2 = cpy(Kcur_rope-2, k_cache_view-2), part ne0*64
 	vcur2 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -1973,7 +1973,7 @@ func (m *Model) region2(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur2, &m.weights[20], &attnNorm2, mulMatParams) // Qcur-2 = mul_mat(blk.2.attn_q.weight, attn_norm-2), part ne1
 	qcur3d2 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope2 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope2, &qcur3d2, &inpPos, ropeParams) // Qcur_rope-2 = rope(Qcur_3d-2, inp_pos), part ne2
+	be.Rope(&qcurRope2, &qcur3d2, &inpPos, nil, ropeParams) // Qcur_rope-2 = rope(Qcur_3d-2, inp_pos), part ne2
 }
 
 // region3 runs units [lo, hi) of n_tokens of nodes 85..116 (kq-2 … Qcur_rope-3): a parallel region, one part per thread.
@@ -2023,7 +2023,7 @@ func (m *Model) region3(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d3 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope3 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope3, &kcur3d3, &inpPos, ropeParams) // Kcur_rope-3 = rope(Kcur_3d-3, inp_pos), part ne2
+	be.Rope(&kcurRope3, &kcur3d3, &inpPos, nil, ropeParams) // Kcur_rope-3 = rope(Kcur_3d-3, inp_pos), part ne2
 	kCacheCpy3 := tensor.Dense(m.state[stateCacheKL3].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy3, &kcurRope3) // k_cache_cpy-3 = cpy(Kcur_rope-3, k_cache_view-3), part ne0*64
 	vcur3 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2035,7 +2035,7 @@ func (m *Model) region3(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur3, &m.weights[29], &attnNorm3, mulMatParams) // Qcur-3 = mul_mat(blk.3.attn_q.weight, attn_norm-3), part ne1
 	qcur3d3 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope3 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope3, &qcur3d3, &inpPos, ropeParams) // Qcur_rope-3 = rope(Qcur_3d-3, inp_pos), part ne2
+	be.Rope(&qcurRope3, &qcur3d3, &inpPos, nil, ropeParams) // Qcur_rope-3 = rope(Qcur_3d-3, inp_pos), part ne2
 }
 
 // region4 runs units [lo, hi) of n_tokens of nodes 118..149 (kq-3 … Qcur_rope-4): a parallel region, one part per thread.
@@ -2085,7 +2085,7 @@ func (m *Model) region4(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d4 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope4 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope4, &kcur3d4, &inpPos, ropeParams) // Kcur_rope-4 = rope(Kcur_3d-4, inp_pos), part ne2
+	be.Rope(&kcurRope4, &kcur3d4, &inpPos, nil, ropeParams) // Kcur_rope-4 = rope(Kcur_3d-4, inp_pos), part ne2
 	kCacheCpy4 := tensor.Dense(m.state[stateCacheKL4].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy4, &kcurRope4) // k_cache_cpy-4 = cpy(Kcur_rope-4, k_cache_view-4), part ne0*64
 	vcur4 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2097,7 +2097,7 @@ func (m *Model) region4(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur4, &m.weights[38], &attnNorm4, mulMatParams) // Qcur-4 = mul_mat(blk.4.attn_q.weight, attn_norm-4), part ne1
 	qcur3d4 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope4 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope4, &qcur3d4, &inpPos, ropeParams) // Qcur_rope-4 = rope(Qcur_3d-4, inp_pos), part ne2
+	be.Rope(&qcurRope4, &qcur3d4, &inpPos, nil, ropeParams) // Qcur_rope-4 = rope(Qcur_3d-4, inp_pos), part ne2
 }
 
 // region5 runs units [lo, hi) of n_tokens of nodes 151..182 (kq-4 … Qcur_rope-5): a parallel region, one part per thread.
@@ -2147,7 +2147,7 @@ func (m *Model) region5(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d5 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope5 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope5, &kcur3d5, &inpPos, ropeParams) // Kcur_rope-5 = rope(Kcur_3d-5, inp_pos), part ne2
+	be.Rope(&kcurRope5, &kcur3d5, &inpPos, nil, ropeParams) // Kcur_rope-5 = rope(Kcur_3d-5, inp_pos), part ne2
 	kCacheCpy5 := tensor.Dense(m.state[stateCacheKL5].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy5, &kcurRope5) // k_cache_cpy-5 = cpy(Kcur_rope-5, k_cache_view-5), part ne0*64
 	vcur5 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2159,7 +2159,7 @@ func (m *Model) region5(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur5, &m.weights[47], &attnNorm5, mulMatParams) // Qcur-5 = mul_mat(blk.5.attn_q.weight, attn_norm-5), part ne1
 	qcur3d5 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope5 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope5, &qcur3d5, &inpPos, ropeParams) // Qcur_rope-5 = rope(Qcur_3d-5, inp_pos), part ne2
+	be.Rope(&qcurRope5, &qcur3d5, &inpPos, nil, ropeParams) // Qcur_rope-5 = rope(Qcur_3d-5, inp_pos), part ne2
 }
 
 // region6 runs units [lo, hi) of n_tokens of nodes 184..215 (kq-5 … Qcur_rope-6): a parallel region, one part per thread.
@@ -2209,7 +2209,7 @@ func (m *Model) region6(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d6 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope6 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope6, &kcur3d6, &inpPos, ropeParams) // Kcur_rope-6 = rope(Kcur_3d-6, inp_pos), part ne2
+	be.Rope(&kcurRope6, &kcur3d6, &inpPos, nil, ropeParams) // Kcur_rope-6 = rope(Kcur_3d-6, inp_pos), part ne2
 	kCacheCpy6 := tensor.Dense(m.state[stateCacheKL6].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy6, &kcurRope6) // k_cache_cpy-6 = cpy(Kcur_rope-6, k_cache_view-6), part ne0*64
 	vcur6 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2221,7 +2221,7 @@ func (m *Model) region6(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur6, &m.weights[56], &attnNorm6, mulMatParams) // Qcur-6 = mul_mat(blk.6.attn_q.weight, attn_norm-6), part ne1
 	qcur3d6 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope6 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope6, &qcur3d6, &inpPos, ropeParams) // Qcur_rope-6 = rope(Qcur_3d-6, inp_pos), part ne2
+	be.Rope(&qcurRope6, &qcur3d6, &inpPos, nil, ropeParams) // Qcur_rope-6 = rope(Qcur_3d-6, inp_pos), part ne2
 }
 
 // region7 runs units [lo, hi) of n_tokens of nodes 217..248 (kq-6 … Qcur_rope-7): a parallel region, one part per thread.
@@ -2271,7 +2271,7 @@ func (m *Model) region7(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d7 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope7 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope7, &kcur3d7, &inpPos, ropeParams) // Kcur_rope-7 = rope(Kcur_3d-7, inp_pos), part ne2
+	be.Rope(&kcurRope7, &kcur3d7, &inpPos, nil, ropeParams) // Kcur_rope-7 = rope(Kcur_3d-7, inp_pos), part ne2
 	kCacheCpy7 := tensor.Dense(m.state[stateCacheKL7].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy7, &kcurRope7) // k_cache_cpy-7 = cpy(Kcur_rope-7, k_cache_view-7), part ne0*64
 	vcur7 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2283,7 +2283,7 @@ func (m *Model) region7(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur7, &m.weights[65], &attnNorm7, mulMatParams) // Qcur-7 = mul_mat(blk.7.attn_q.weight, attn_norm-7), part ne1
 	qcur3d7 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope7 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope7, &qcur3d7, &inpPos, ropeParams) // Qcur_rope-7 = rope(Qcur_3d-7, inp_pos), part ne2
+	be.Rope(&qcurRope7, &qcur3d7, &inpPos, nil, ropeParams) // Qcur_rope-7 = rope(Qcur_3d-7, inp_pos), part ne2
 }
 
 // region8 runs units [lo, hi) of n_tokens of nodes 250..281 (kq-7 … Qcur_rope-8): a parallel region, one part per thread.
@@ -2333,7 +2333,7 @@ func (m *Model) region8(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d8 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope8 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope8, &kcur3d8, &inpPos, ropeParams) // Kcur_rope-8 = rope(Kcur_3d-8, inp_pos), part ne2
+	be.Rope(&kcurRope8, &kcur3d8, &inpPos, nil, ropeParams) // Kcur_rope-8 = rope(Kcur_3d-8, inp_pos), part ne2
 	kCacheCpy8 := tensor.Dense(m.state[stateCacheKL8].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy8, &kcurRope8) // k_cache_cpy-8 = cpy(Kcur_rope-8, k_cache_view-8), part ne0*64
 	vcur8 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2345,7 +2345,7 @@ func (m *Model) region8(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur8, &m.weights[74], &attnNorm8, mulMatParams) // Qcur-8 = mul_mat(blk.8.attn_q.weight, attn_norm-8), part ne1
 	qcur3d8 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope8 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope8, &qcur3d8, &inpPos, ropeParams) // Qcur_rope-8 = rope(Qcur_3d-8, inp_pos), part ne2
+	be.Rope(&qcurRope8, &qcur3d8, &inpPos, nil, ropeParams) // Qcur_rope-8 = rope(Qcur_3d-8, inp_pos), part ne2
 }
 
 // region9 runs units [lo, hi) of n_tokens of nodes 283..314 (kq-8 … Qcur_rope-9): a parallel region, one part per thread.
@@ -2395,7 +2395,7 @@ func (m *Model) region9(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d9 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope9 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope9, &kcur3d9, &inpPos, ropeParams) // Kcur_rope-9 = rope(Kcur_3d-9, inp_pos), part ne2
+	be.Rope(&kcurRope9, &kcur3d9, &inpPos, nil, ropeParams) // Kcur_rope-9 = rope(Kcur_3d-9, inp_pos), part ne2
 	kCacheCpy9 := tensor.Dense(m.state[stateCacheKL9].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy9, &kcurRope9) // k_cache_cpy-9 = cpy(Kcur_rope-9, k_cache_view-9), part ne0*64
 	vcur9 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2407,7 +2407,7 @@ func (m *Model) region9(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur9, &m.weights[83], &attnNorm9, mulMatParams) // Qcur-9 = mul_mat(blk.9.attn_q.weight, attn_norm-9), part ne1
 	qcur3d9 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope9 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope9, &qcur3d9, &inpPos, ropeParams) // Qcur_rope-9 = rope(Qcur_3d-9, inp_pos), part ne2
+	be.Rope(&qcurRope9, &qcur3d9, &inpPos, nil, ropeParams) // Qcur_rope-9 = rope(Qcur_3d-9, inp_pos), part ne2
 }
 
 // region10 runs units [lo, hi) of n_tokens of nodes 316..347 (kq-9 … Qcur_rope-10): a parallel region, one part per thread.
@@ -2457,7 +2457,7 @@ func (m *Model) region10(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d10 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope10 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope10, &kcur3d10, &inpPos, ropeParams) // Kcur_rope-10 = rope(Kcur_3d-10, inp_pos), part ne2
+	be.Rope(&kcurRope10, &kcur3d10, &inpPos, nil, ropeParams) // Kcur_rope-10 = rope(Kcur_3d-10, inp_pos), part ne2
 	kCacheCpy10 := tensor.Dense(m.state[stateCacheKL10].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy10, &kcurRope10) // k_cache_cpy-10 = cpy(Kcur_rope-10, k_cache_view-10), part ne0*64
 	vcur10 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2469,7 +2469,7 @@ func (m *Model) region10(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur10, &m.weights[92], &attnNorm10, mulMatParams) // Qcur-10 = mul_mat(blk.10.attn_q.weight, attn_norm-10), part ne1
 	qcur3d10 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope10 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope10, &qcur3d10, &inpPos, ropeParams) // Qcur_rope-10 = rope(Qcur_3d-10, inp_pos), part ne2
+	be.Rope(&qcurRope10, &qcur3d10, &inpPos, nil, ropeParams) // Qcur_rope-10 = rope(Qcur_3d-10, inp_pos), part ne2
 }
 
 // region11 runs units [lo, hi) of n_tokens of nodes 349..380 (kq-10 … Qcur_rope-11): a parallel region, one part per thread.
@@ -2519,7 +2519,7 @@ func (m *Model) region11(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d11 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope11 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope11, &kcur3d11, &inpPos, ropeParams) // Kcur_rope-11 = rope(Kcur_3d-11, inp_pos), part ne2
+	be.Rope(&kcurRope11, &kcur3d11, &inpPos, nil, ropeParams) // Kcur_rope-11 = rope(Kcur_3d-11, inp_pos), part ne2
 	kCacheCpy11 := tensor.Dense(m.state[stateCacheKL11].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy11, &kcurRope11) // k_cache_cpy-11 = cpy(Kcur_rope-11, k_cache_view-11), part ne0*64
 	vcur11 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2531,7 +2531,7 @@ func (m *Model) region11(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur11, &m.weights[101], &attnNorm11, mulMatParams) // Qcur-11 = mul_mat(blk.11.attn_q.weight, attn_norm-11), part ne1
 	qcur3d11 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope11 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope11, &qcur3d11, &inpPos, ropeParams) // Qcur_rope-11 = rope(Qcur_3d-11, inp_pos), part ne2
+	be.Rope(&qcurRope11, &qcur3d11, &inpPos, nil, ropeParams) // Qcur_rope-11 = rope(Qcur_3d-11, inp_pos), part ne2
 }
 
 // region12 runs units [lo, hi) of n_tokens of nodes 382..413 (kq-11 … Qcur_rope-12): a parallel region, one part per thread.
@@ -2581,7 +2581,7 @@ func (m *Model) region12(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d12 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope12 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope12, &kcur3d12, &inpPos, ropeParams) // Kcur_rope-12 = rope(Kcur_3d-12, inp_pos), part ne2
+	be.Rope(&kcurRope12, &kcur3d12, &inpPos, nil, ropeParams) // Kcur_rope-12 = rope(Kcur_3d-12, inp_pos), part ne2
 	kCacheCpy12 := tensor.Dense(m.state[stateCacheKL12].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy12, &kcurRope12) // k_cache_cpy-12 = cpy(Kcur_rope-12, k_cache_view-12), part ne0*64
 	vcur12 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2593,7 +2593,7 @@ func (m *Model) region12(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur12, &m.weights[110], &attnNorm12, mulMatParams) // Qcur-12 = mul_mat(blk.12.attn_q.weight, attn_norm-12), part ne1
 	qcur3d12 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope12 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope12, &qcur3d12, &inpPos, ropeParams) // Qcur_rope-12 = rope(Qcur_3d-12, inp_pos), part ne2
+	be.Rope(&qcurRope12, &qcur3d12, &inpPos, nil, ropeParams) // Qcur_rope-12 = rope(Qcur_3d-12, inp_pos), part ne2
 }
 
 // region13 runs units [lo, hi) of n_tokens of nodes 415..446 (kq-12 … Qcur_rope-13): a parallel region, one part per thread.
@@ -2643,7 +2643,7 @@ func (m *Model) region13(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d13 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope13 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope13, &kcur3d13, &inpPos, ropeParams) // Kcur_rope-13 = rope(Kcur_3d-13, inp_pos), part ne2
+	be.Rope(&kcurRope13, &kcur3d13, &inpPos, nil, ropeParams) // Kcur_rope-13 = rope(Kcur_3d-13, inp_pos), part ne2
 	kCacheCpy13 := tensor.Dense(m.state[stateCacheKL13].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy13, &kcurRope13) // k_cache_cpy-13 = cpy(Kcur_rope-13, k_cache_view-13), part ne0*64
 	vcur13 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2655,7 +2655,7 @@ func (m *Model) region13(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur13, &m.weights[119], &attnNorm13, mulMatParams) // Qcur-13 = mul_mat(blk.13.attn_q.weight, attn_norm-13), part ne1
 	qcur3d13 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope13 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope13, &qcur3d13, &inpPos, ropeParams) // Qcur_rope-13 = rope(Qcur_3d-13, inp_pos), part ne2
+	be.Rope(&qcurRope13, &qcur3d13, &inpPos, nil, ropeParams) // Qcur_rope-13 = rope(Qcur_3d-13, inp_pos), part ne2
 }
 
 // region14 runs units [lo, hi) of n_tokens of nodes 448..479 (kq-13 … Qcur_rope-14): a parallel region, one part per thread.
@@ -2705,7 +2705,7 @@ func (m *Model) region14(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d14 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope14 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope14, &kcur3d14, &inpPos, ropeParams) // Kcur_rope-14 = rope(Kcur_3d-14, inp_pos), part ne2
+	be.Rope(&kcurRope14, &kcur3d14, &inpPos, nil, ropeParams) // Kcur_rope-14 = rope(Kcur_3d-14, inp_pos), part ne2
 	kCacheCpy14 := tensor.Dense(m.state[stateCacheKL14].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy14, &kcurRope14) // k_cache_cpy-14 = cpy(Kcur_rope-14, k_cache_view-14), part ne0*64
 	vcur14 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2717,7 +2717,7 @@ func (m *Model) region14(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur14, &m.weights[128], &attnNorm14, mulMatParams) // Qcur-14 = mul_mat(blk.14.attn_q.weight, attn_norm-14), part ne1
 	qcur3d14 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope14 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope14, &qcur3d14, &inpPos, ropeParams) // Qcur_rope-14 = rope(Qcur_3d-14, inp_pos), part ne2
+	be.Rope(&qcurRope14, &qcur3d14, &inpPos, nil, ropeParams) // Qcur_rope-14 = rope(Qcur_3d-14, inp_pos), part ne2
 }
 
 // region15 runs units [lo, hi) of n_tokens of nodes 481..512 (kq-14 … Qcur_rope-15): a parallel region, one part per thread.
@@ -2767,7 +2767,7 @@ func (m *Model) region15(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d15 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope15 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope15, &kcur3d15, &inpPos, ropeParams) // Kcur_rope-15 = rope(Kcur_3d-15, inp_pos), part ne2
+	be.Rope(&kcurRope15, &kcur3d15, &inpPos, nil, ropeParams) // Kcur_rope-15 = rope(Kcur_3d-15, inp_pos), part ne2
 	kCacheCpy15 := tensor.Dense(m.state[stateCacheKL15].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy15, &kcurRope15) // k_cache_cpy-15 = cpy(Kcur_rope-15, k_cache_view-15), part ne0*64
 	vcur15 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2779,7 +2779,7 @@ func (m *Model) region15(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur15, &m.weights[137], &attnNorm15, mulMatParams) // Qcur-15 = mul_mat(blk.15.attn_q.weight, attn_norm-15), part ne1
 	qcur3d15 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope15 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope15, &qcur3d15, &inpPos, ropeParams) // Qcur_rope-15 = rope(Qcur_3d-15, inp_pos), part ne2
+	be.Rope(&qcurRope15, &qcur3d15, &inpPos, nil, ropeParams) // Qcur_rope-15 = rope(Qcur_3d-15, inp_pos), part ne2
 }
 
 // region16 runs units [lo, hi) of n_tokens of nodes 514..545 (kq-15 … Qcur_rope-16): a parallel region, one part per thread.
@@ -2829,7 +2829,7 @@ func (m *Model) region16(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d16 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope16 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope16, &kcur3d16, &inpPos, ropeParams) // Kcur_rope-16 = rope(Kcur_3d-16, inp_pos), part ne2
+	be.Rope(&kcurRope16, &kcur3d16, &inpPos, nil, ropeParams) // Kcur_rope-16 = rope(Kcur_3d-16, inp_pos), part ne2
 	kCacheCpy16 := tensor.Dense(m.state[stateCacheKL16].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy16, &kcurRope16) // k_cache_cpy-16 = cpy(Kcur_rope-16, k_cache_view-16), part ne0*64
 	vcur16 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2841,7 +2841,7 @@ func (m *Model) region16(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur16, &m.weights[146], &attnNorm16, mulMatParams) // Qcur-16 = mul_mat(blk.16.attn_q.weight, attn_norm-16), part ne1
 	qcur3d16 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope16 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope16, &qcur3d16, &inpPos, ropeParams) // Qcur_rope-16 = rope(Qcur_3d-16, inp_pos), part ne2
+	be.Rope(&qcurRope16, &qcur3d16, &inpPos, nil, ropeParams) // Qcur_rope-16 = rope(Qcur_3d-16, inp_pos), part ne2
 }
 
 // region17 runs units [lo, hi) of n_tokens of nodes 547..578 (kq-16 … Qcur_rope-17): a parallel region, one part per thread.
@@ -2891,7 +2891,7 @@ func (m *Model) region17(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d17 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope17 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope17, &kcur3d17, &inpPos, ropeParams) // Kcur_rope-17 = rope(Kcur_3d-17, inp_pos), part ne2
+	be.Rope(&kcurRope17, &kcur3d17, &inpPos, nil, ropeParams) // Kcur_rope-17 = rope(Kcur_3d-17, inp_pos), part ne2
 	kCacheCpy17 := tensor.Dense(m.state[stateCacheKL17].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy17, &kcurRope17) // k_cache_cpy-17 = cpy(Kcur_rope-17, k_cache_view-17), part ne0*64
 	vcur17 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2903,7 +2903,7 @@ func (m *Model) region17(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur17, &m.weights[155], &attnNorm17, mulMatParams) // Qcur-17 = mul_mat(blk.17.attn_q.weight, attn_norm-17), part ne1
 	qcur3d17 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope17 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope17, &qcur3d17, &inpPos, ropeParams) // Qcur_rope-17 = rope(Qcur_3d-17, inp_pos), part ne2
+	be.Rope(&qcurRope17, &qcur3d17, &inpPos, nil, ropeParams) // Qcur_rope-17 = rope(Qcur_3d-17, inp_pos), part ne2
 }
 
 // region18 runs units [lo, hi) of n_tokens of nodes 580..611 (kq-17 … Qcur_rope-18): a parallel region, one part per thread.
@@ -2953,7 +2953,7 @@ func (m *Model) region18(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d18 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope18 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope18, &kcur3d18, &inpPos, ropeParams) // Kcur_rope-18 = rope(Kcur_3d-18, inp_pos), part ne2
+	be.Rope(&kcurRope18, &kcur3d18, &inpPos, nil, ropeParams) // Kcur_rope-18 = rope(Kcur_3d-18, inp_pos), part ne2
 	kCacheCpy18 := tensor.Dense(m.state[stateCacheKL18].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy18, &kcurRope18) // k_cache_cpy-18 = cpy(Kcur_rope-18, k_cache_view-18), part ne0*64
 	vcur18 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -2965,7 +2965,7 @@ func (m *Model) region18(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur18, &m.weights[164], &attnNorm18, mulMatParams) // Qcur-18 = mul_mat(blk.18.attn_q.weight, attn_norm-18), part ne1
 	qcur3d18 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope18 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope18, &qcur3d18, &inpPos, ropeParams) // Qcur_rope-18 = rope(Qcur_3d-18, inp_pos), part ne2
+	be.Rope(&qcurRope18, &qcur3d18, &inpPos, nil, ropeParams) // Qcur_rope-18 = rope(Qcur_3d-18, inp_pos), part ne2
 }
 
 // region19 runs units [lo, hi) of n_tokens of nodes 613..644 (kq-18 … Qcur_rope-19): a parallel region, one part per thread.
@@ -3015,7 +3015,7 @@ func (m *Model) region19(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d19 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope19 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope19, &kcur3d19, &inpPos, ropeParams) // Kcur_rope-19 = rope(Kcur_3d-19, inp_pos), part ne2
+	be.Rope(&kcurRope19, &kcur3d19, &inpPos, nil, ropeParams) // Kcur_rope-19 = rope(Kcur_3d-19, inp_pos), part ne2
 	kCacheCpy19 := tensor.Dense(m.state[stateCacheKL19].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy19, &kcurRope19) // k_cache_cpy-19 = cpy(Kcur_rope-19, k_cache_view-19), part ne0*64
 	vcur19 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3027,7 +3027,7 @@ func (m *Model) region19(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur19, &m.weights[173], &attnNorm19, mulMatParams) // Qcur-19 = mul_mat(blk.19.attn_q.weight, attn_norm-19), part ne1
 	qcur3d19 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope19 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope19, &qcur3d19, &inpPos, ropeParams) // Qcur_rope-19 = rope(Qcur_3d-19, inp_pos), part ne2
+	be.Rope(&qcurRope19, &qcur3d19, &inpPos, nil, ropeParams) // Qcur_rope-19 = rope(Qcur_3d-19, inp_pos), part ne2
 }
 
 // region20 runs units [lo, hi) of n_tokens of nodes 646..677 (kq-19 … Qcur_rope-20): a parallel region, one part per thread.
@@ -3077,7 +3077,7 @@ func (m *Model) region20(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d20 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope20 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope20, &kcur3d20, &inpPos, ropeParams) // Kcur_rope-20 = rope(Kcur_3d-20, inp_pos), part ne2
+	be.Rope(&kcurRope20, &kcur3d20, &inpPos, nil, ropeParams) // Kcur_rope-20 = rope(Kcur_3d-20, inp_pos), part ne2
 	kCacheCpy20 := tensor.Dense(m.state[stateCacheKL20].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy20, &kcurRope20) // k_cache_cpy-20 = cpy(Kcur_rope-20, k_cache_view-20), part ne0*64
 	vcur20 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3089,7 +3089,7 @@ func (m *Model) region20(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur20, &m.weights[182], &attnNorm20, mulMatParams) // Qcur-20 = mul_mat(blk.20.attn_q.weight, attn_norm-20), part ne1
 	qcur3d20 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope20 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope20, &qcur3d20, &inpPos, ropeParams) // Qcur_rope-20 = rope(Qcur_3d-20, inp_pos), part ne2
+	be.Rope(&qcurRope20, &qcur3d20, &inpPos, nil, ropeParams) // Qcur_rope-20 = rope(Qcur_3d-20, inp_pos), part ne2
 }
 
 // region21 runs units [lo, hi) of n_tokens of nodes 679..710 (kq-20 … Qcur_rope-21): a parallel region, one part per thread.
@@ -3139,7 +3139,7 @@ func (m *Model) region21(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d21 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope21 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope21, &kcur3d21, &inpPos, ropeParams) // Kcur_rope-21 = rope(Kcur_3d-21, inp_pos), part ne2
+	be.Rope(&kcurRope21, &kcur3d21, &inpPos, nil, ropeParams) // Kcur_rope-21 = rope(Kcur_3d-21, inp_pos), part ne2
 	kCacheCpy21 := tensor.Dense(m.state[stateCacheKL21].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy21, &kcurRope21) // k_cache_cpy-21 = cpy(Kcur_rope-21, k_cache_view-21), part ne0*64
 	vcur21 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3151,7 +3151,7 @@ func (m *Model) region21(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur21, &m.weights[191], &attnNorm21, mulMatParams) // Qcur-21 = mul_mat(blk.21.attn_q.weight, attn_norm-21), part ne1
 	qcur3d21 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope21 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope21, &qcur3d21, &inpPos, ropeParams) // Qcur_rope-21 = rope(Qcur_3d-21, inp_pos), part ne2
+	be.Rope(&qcurRope21, &qcur3d21, &inpPos, nil, ropeParams) // Qcur_rope-21 = rope(Qcur_3d-21, inp_pos), part ne2
 }
 
 // region22 runs units [lo, hi) of n_tokens of nodes 712..743 (kq-21 … Qcur_rope-22): a parallel region, one part per thread.
@@ -3201,7 +3201,7 @@ func (m *Model) region22(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d22 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope22 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope22, &kcur3d22, &inpPos, ropeParams) // Kcur_rope-22 = rope(Kcur_3d-22, inp_pos), part ne2
+	be.Rope(&kcurRope22, &kcur3d22, &inpPos, nil, ropeParams) // Kcur_rope-22 = rope(Kcur_3d-22, inp_pos), part ne2
 	kCacheCpy22 := tensor.Dense(m.state[stateCacheKL22].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy22, &kcurRope22) // k_cache_cpy-22 = cpy(Kcur_rope-22, k_cache_view-22), part ne0*64
 	vcur22 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3213,7 +3213,7 @@ func (m *Model) region22(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur22, &m.weights[200], &attnNorm22, mulMatParams) // Qcur-22 = mul_mat(blk.22.attn_q.weight, attn_norm-22), part ne1
 	qcur3d22 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope22 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope22, &qcur3d22, &inpPos, ropeParams) // Qcur_rope-22 = rope(Qcur_3d-22, inp_pos), part ne2
+	be.Rope(&qcurRope22, &qcur3d22, &inpPos, nil, ropeParams) // Qcur_rope-22 = rope(Qcur_3d-22, inp_pos), part ne2
 }
 
 // region23 runs units [lo, hi) of n_tokens of nodes 745..776 (kq-22 … Qcur_rope-23): a parallel region, one part per thread.
@@ -3263,7 +3263,7 @@ func (m *Model) region23(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d23 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope23 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope23, &kcur3d23, &inpPos, ropeParams) // Kcur_rope-23 = rope(Kcur_3d-23, inp_pos), part ne2
+	be.Rope(&kcurRope23, &kcur3d23, &inpPos, nil, ropeParams) // Kcur_rope-23 = rope(Kcur_3d-23, inp_pos), part ne2
 	kCacheCpy23 := tensor.Dense(m.state[stateCacheKL23].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy23, &kcurRope23) // k_cache_cpy-23 = cpy(Kcur_rope-23, k_cache_view-23), part ne0*64
 	vcur23 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3275,7 +3275,7 @@ func (m *Model) region23(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur23, &m.weights[209], &attnNorm23, mulMatParams) // Qcur-23 = mul_mat(blk.23.attn_q.weight, attn_norm-23), part ne1
 	qcur3d23 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope23 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope23, &qcur3d23, &inpPos, ropeParams) // Qcur_rope-23 = rope(Qcur_3d-23, inp_pos), part ne2
+	be.Rope(&qcurRope23, &qcur3d23, &inpPos, nil, ropeParams) // Qcur_rope-23 = rope(Qcur_3d-23, inp_pos), part ne2
 }
 
 // region24 runs units [lo, hi) of n_tokens of nodes 778..809 (kq-23 … Qcur_rope-24): a parallel region, one part per thread.
@@ -3325,7 +3325,7 @@ func (m *Model) region24(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d24 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope24 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope24, &kcur3d24, &inpPos, ropeParams) // Kcur_rope-24 = rope(Kcur_3d-24, inp_pos), part ne2
+	be.Rope(&kcurRope24, &kcur3d24, &inpPos, nil, ropeParams) // Kcur_rope-24 = rope(Kcur_3d-24, inp_pos), part ne2
 	kCacheCpy24 := tensor.Dense(m.state[stateCacheKL24].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy24, &kcurRope24) // k_cache_cpy-24 = cpy(Kcur_rope-24, k_cache_view-24), part ne0*64
 	vcur24 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3337,7 +3337,7 @@ func (m *Model) region24(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur24, &m.weights[218], &attnNorm24, mulMatParams) // Qcur-24 = mul_mat(blk.24.attn_q.weight, attn_norm-24), part ne1
 	qcur3d24 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope24 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope24, &qcur3d24, &inpPos, ropeParams) // Qcur_rope-24 = rope(Qcur_3d-24, inp_pos), part ne2
+	be.Rope(&qcurRope24, &qcur3d24, &inpPos, nil, ropeParams) // Qcur_rope-24 = rope(Qcur_3d-24, inp_pos), part ne2
 }
 
 // region25 runs units [lo, hi) of n_tokens of nodes 811..842 (kq-24 … Qcur_rope-25): a parallel region, one part per thread.
@@ -3387,7 +3387,7 @@ func (m *Model) region25(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d25 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope25 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope25, &kcur3d25, &inpPos, ropeParams) // Kcur_rope-25 = rope(Kcur_3d-25, inp_pos), part ne2
+	be.Rope(&kcurRope25, &kcur3d25, &inpPos, nil, ropeParams) // Kcur_rope-25 = rope(Kcur_3d-25, inp_pos), part ne2
 	kCacheCpy25 := tensor.Dense(m.state[stateCacheKL25].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy25, &kcurRope25) // k_cache_cpy-25 = cpy(Kcur_rope-25, k_cache_view-25), part ne0*64
 	vcur25 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3399,7 +3399,7 @@ func (m *Model) region25(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur25, &m.weights[227], &attnNorm25, mulMatParams) // Qcur-25 = mul_mat(blk.25.attn_q.weight, attn_norm-25), part ne1
 	qcur3d25 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope25 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope25, &qcur3d25, &inpPos, ropeParams) // Qcur_rope-25 = rope(Qcur_3d-25, inp_pos), part ne2
+	be.Rope(&qcurRope25, &qcur3d25, &inpPos, nil, ropeParams) // Qcur_rope-25 = rope(Qcur_3d-25, inp_pos), part ne2
 }
 
 // region26 runs units [lo, hi) of n_tokens of nodes 844..875 (kq-25 … Qcur_rope-26): a parallel region, one part per thread.
@@ -3449,7 +3449,7 @@ func (m *Model) region26(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d26 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope26 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope26, &kcur3d26, &inpPos, ropeParams) // Kcur_rope-26 = rope(Kcur_3d-26, inp_pos), part ne2
+	be.Rope(&kcurRope26, &kcur3d26, &inpPos, nil, ropeParams) // Kcur_rope-26 = rope(Kcur_3d-26, inp_pos), part ne2
 	kCacheCpy26 := tensor.Dense(m.state[stateCacheKL26].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy26, &kcurRope26) // k_cache_cpy-26 = cpy(Kcur_rope-26, k_cache_view-26), part ne0*64
 	vcur26 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3461,7 +3461,7 @@ func (m *Model) region26(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur26, &m.weights[236], &attnNorm26, mulMatParams) // Qcur-26 = mul_mat(blk.26.attn_q.weight, attn_norm-26), part ne1
 	qcur3d26 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope26 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope26, &qcur3d26, &inpPos, ropeParams) // Qcur_rope-26 = rope(Qcur_3d-26, inp_pos), part ne2
+	be.Rope(&qcurRope26, &qcur3d26, &inpPos, nil, ropeParams) // Qcur_rope-26 = rope(Qcur_3d-26, inp_pos), part ne2
 }
 
 // region27 runs units [lo, hi) of n_tokens of nodes 877..908 (kq-26 … Qcur_rope-27): a parallel region, one part per thread.
@@ -3511,7 +3511,7 @@ func (m *Model) region27(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d27 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope27 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope27, &kcur3d27, &inpPos, ropeParams) // Kcur_rope-27 = rope(Kcur_3d-27, inp_pos), part ne2
+	be.Rope(&kcurRope27, &kcur3d27, &inpPos, nil, ropeParams) // Kcur_rope-27 = rope(Kcur_3d-27, inp_pos), part ne2
 	kCacheCpy27 := tensor.Dense(m.state[stateCacheKL27].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy27, &kcurRope27) // k_cache_cpy-27 = cpy(Kcur_rope-27, k_cache_view-27), part ne0*64
 	vcur27 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3523,7 +3523,7 @@ func (m *Model) region27(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur27, &m.weights[245], &attnNorm27, mulMatParams) // Qcur-27 = mul_mat(blk.27.attn_q.weight, attn_norm-27), part ne1
 	qcur3d27 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope27 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope27, &qcur3d27, &inpPos, ropeParams) // Qcur_rope-27 = rope(Qcur_3d-27, inp_pos), part ne2
+	be.Rope(&qcurRope27, &qcur3d27, &inpPos, nil, ropeParams) // Qcur_rope-27 = rope(Qcur_3d-27, inp_pos), part ne2
 }
 
 // region28 runs units [lo, hi) of n_tokens of nodes 910..941 (kq-27 … Qcur_rope-28): a parallel region, one part per thread.
@@ -3573,7 +3573,7 @@ func (m *Model) region28(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d28 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope28 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope28, &kcur3d28, &inpPos, ropeParams) // Kcur_rope-28 = rope(Kcur_3d-28, inp_pos), part ne2
+	be.Rope(&kcurRope28, &kcur3d28, &inpPos, nil, ropeParams) // Kcur_rope-28 = rope(Kcur_3d-28, inp_pos), part ne2
 	kCacheCpy28 := tensor.Dense(m.state[stateCacheKL28].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy28, &kcurRope28) // k_cache_cpy-28 = cpy(Kcur_rope-28, k_cache_view-28), part ne0*64
 	vcur28 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3585,7 +3585,7 @@ func (m *Model) region28(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur28, &m.weights[254], &attnNorm28, mulMatParams) // Qcur-28 = mul_mat(blk.28.attn_q.weight, attn_norm-28), part ne1
 	qcur3d28 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope28 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope28, &qcur3d28, &inpPos, ropeParams) // Qcur_rope-28 = rope(Qcur_3d-28, inp_pos), part ne2
+	be.Rope(&qcurRope28, &qcur3d28, &inpPos, nil, ropeParams) // Qcur_rope-28 = rope(Qcur_3d-28, inp_pos), part ne2
 }
 
 // region29 runs units [lo, hi) of n_tokens of nodes 943..974 (kq-28 … Qcur_rope-29): a parallel region, one part per thread.
@@ -3635,7 +3635,7 @@ func (m *Model) region29(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d29 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope29 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope29, &kcur3d29, &inpPos, ropeParams) // Kcur_rope-29 = rope(Kcur_3d-29, inp_pos), part ne2
+	be.Rope(&kcurRope29, &kcur3d29, &inpPos, nil, ropeParams) // Kcur_rope-29 = rope(Kcur_3d-29, inp_pos), part ne2
 	kCacheCpy29 := tensor.Dense(m.state[stateCacheKL29].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy29, &kcurRope29) // k_cache_cpy-29 = cpy(Kcur_rope-29, k_cache_view-29), part ne0*64
 	vcur29 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3647,7 +3647,7 @@ func (m *Model) region29(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur29, &m.weights[263], &attnNorm29, mulMatParams) // Qcur-29 = mul_mat(blk.29.attn_q.weight, attn_norm-29), part ne1
 	qcur3d29 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope29 := tensor.Dense(m.bufCPU, 18432+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope29, &qcur3d29, &inpPos, ropeParams) // Qcur_rope-29 = rope(Qcur_3d-29, inp_pos), part ne2
+	be.Rope(&qcurRope29, &qcur3d29, &inpPos, nil, ropeParams) // Qcur_rope-29 = rope(Qcur_3d-29, inp_pos), part ne2
 }
 
 // region30 runs units [lo, hi) of n_tokens of nodes 976..1007 (kq-29 … Qcur_rope-30): a parallel region, one part per thread.
@@ -3697,7 +3697,7 @@ func (m *Model) region30(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d30 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope30 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope30, &kcur3d30, &inpPos, ropeParams) // Kcur_rope-30 = rope(Kcur_3d-30, inp_pos), part ne2
+	be.Rope(&kcurRope30, &kcur3d30, &inpPos, nil, ropeParams) // Kcur_rope-30 = rope(Kcur_3d-30, inp_pos), part ne2
 	kCacheCpy30 := tensor.Dense(m.state[stateCacheKL30].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy30, &kcurRope30) // k_cache_cpy-30 = cpy(Kcur_rope-30, k_cache_view-30), part ne0*64
 	vcur30 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3709,7 +3709,7 @@ func (m *Model) region30(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur30, &m.weights[272], &attnNorm30, mulMatParams) // Qcur-30 = mul_mat(blk.30.attn_q.weight, attn_norm-30), part ne1
 	qcur3d30 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope30 := tensor.Dense(m.bufCPU, 22528+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope30, &qcur3d30, &inpPos, ropeParams) // Qcur_rope-30 = rope(Qcur_3d-30, inp_pos), part ne2
+	be.Rope(&qcurRope30, &qcur3d30, &inpPos, nil, ropeParams) // Qcur_rope-30 = rope(Qcur_3d-30, inp_pos), part ne2
 }
 
 // region31 runs units [lo, hi) of n_tokens of nodes 1009..1040 (kq-30 … Qcur_rope-31): a parallel region, one part per thread.
@@ -3759,7 +3759,7 @@ func (m *Model) region31(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	kcur3d31 := tensor.Dense(m.bufCPU, 47104+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	inpPos := tensor.Dense(m.bufCPU, 55808+lo*4, tensor.I32, [4]int{hi - lo, 1, 1, 1})
 	kcurRope31 := tensor.Dense(m.bufCPU, 49152+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&kcurRope31, &kcur3d31, &inpPos, ropeParams) // Kcur_rope-31 = rope(Kcur_3d-31, inp_pos), part ne2
+	be.Rope(&kcurRope31, &kcur3d31, &inpPos, nil, ropeParams) // Kcur_rope-31 = rope(Kcur_3d-31, inp_pos), part ne2
 	kCacheCpy31 := tensor.Dense(m.state[stateCacheKL31].Data, 128*(d.NKV-d.NTokens)+lo*128, tensor.F16, [4]int{(hi - lo) * 64, 1, 1, 1})
 	be.Cpy(&kCacheCpy31, &kcurRope31) // k_cache_cpy-31 = cpy(Kcur_rope-31, k_cache_view-31), part ne0*64
 	vcur31 := tensor.Dense(m.bufCPU, 51200+lo*256, tensor.F32, [4]int{64, hi - lo, 1, 1})
@@ -3771,7 +3771,7 @@ func (m *Model) region31(d *Dims, c int, be *cpu.Backend, lo, hi int) {
 	be.MulMat(&qcur31, &m.weights[281], &attnNorm31, mulMatParams) // Qcur-31 = mul_mat(blk.31.attn_q.weight, attn_norm-31), part ne1
 	qcur3d31 := tensor.Dense(m.bufCPU, 53248+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
 	qcurRope31 := tensor.Dense(m.bufCPU, 26624+lo*256, tensor.F32, [4]int{16, 4, hi - lo, 1})
-	be.Rope(&qcurRope31, &qcur3d31, &inpPos, ropeParams) // Qcur_rope-31 = rope(Qcur_3d-31, inp_pos), part ne2
+	be.Rope(&qcurRope31, &qcur3d31, &inpPos, nil, ropeParams) // Qcur_rope-31 = rope(Qcur_3d-31, inp_pos), part ne2
 }
 
 // region32 runs units [lo, hi) of n_tokens of nodes 1042..1059 (kq-31 … result_output): a parallel region, one part per thread.

@@ -216,7 +216,7 @@ func bandwidthCases(th int) []Case {
 				pos.I32s()[i] = int32(i)
 			}
 			p := ops.RopeParams{NDims: 128, Mode: ops.RopeNeox, FreqBase: 10000, FreqScale: 1, AttnFactor: 1}
-			return func() { be.Rope(d, a, &pos, p) }
+			return func() { be.Rope(d, a, &pos, nil, p) }
 		}),
 		bwCase("get_rows", "f32", 2*f32, th, func(be *cpu.Backend) func() {
 			tab, d := filled(tensor.F32, 1, bwRow, 4*bwRows), filled(tensor.F32, 2, bwRow, bwRows)

@@ -132,7 +132,7 @@ func TestArchLogitsMatchLlamaCpp(t *testing.T) {
 						t.Fatalf("llama.cpp gave %d logit rows and %d tokens, want %d and %d", len(res.Logits), len(res.Generated), archSteps+1, archSteps)
 					}
 					b := archBounds[typ]
-					if !res.FlashAttnOff {
+					if !res.FlashAttnSet {
 						b.float, b.roundSteps = max(b.float, 5e-3), max(b.roundSteps, 5e-3)
 						t.Logf("llama.cpp's flash attention is on (this release's parameter layout is unknown to the harness); bound %g", b.float)
 					}
@@ -163,7 +163,7 @@ func TestArchFlashAttnMatchesLlamaCpp(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !res.FlashAttnOff {
+				if !res.FlashAttnSet {
 					t.Skip("the harness cannot set this release's flash attention")
 				}
 				if len(res.Logits) != archSteps+1 || len(res.Generated) != archSteps {
@@ -270,22 +270,29 @@ func archLogits(t *testing.T, model, path string, prompt, steps []int32, observe
 	return archLogitsWith(t, model, path, prompt, steps, observe, nil)
 }
 
-// archLogitsWith is archLogits compiled with the model's flags set
-// (-fa on: "fa" = 1).
-func archLogitsWith(t *testing.T, model, path string, prompt, steps []int32, observe func(string, *tensor.Tensor), flags map[string]int64) [][]float32 {
+// compileFor compiles the DSL file model for the GGUF file at path with
+// cfg (its File set here).
+func compileFor(t *testing.T, model, path string, cfg compiler.Config) *compiler.Result {
 	t.Helper()
 	src, err := os.ReadFile(model)
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := compiler.ReadWeightsFile(path)
+	if cfg.File, err = compiler.ReadWeightsFile(path); err != nil {
+		t.Fatal(err)
+	}
+	res, err := compiler.Compile(filepath.Base(model), src, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := compiler.Compile(filepath.Base(model), src, compiler.Config{File: file, Flags: flags})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return res
+}
+
+// archLogitsWith is archLogits compiled with the model's flags set
+// (-fa on: "fa" = 1).
+func archLogitsWith(t *testing.T, model, path string, prompt, steps []int32, observe func(string, *tensor.Tensor), flags map[string]int64) [][]float32 {
+	t.Helper()
+	res := compileFor(t, model, path, compiler.Config{Flags: flags})
 	f, err := gguf.Open(path)
 	if err != nil {
 		t.Fatal(err)

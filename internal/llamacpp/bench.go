@@ -22,7 +22,8 @@ type Bencher struct {
 	stderr *strings.Builder
 	// NVocab is the model's vocabulary size.
 	NVocab int `json:"n_vocab"`
-	// FlashAttnOff: see Result.
+	// FlashAttnOff says the harness could turn flash attention off (see
+	// Result.FlashAttnSet).
 	FlashAttnOff bool `json:"flash_attn_off"`
 }
 

@@ -96,23 +96,12 @@ func main() {
 // logits, then each step's.
 func deviceLogits(t *testing.T, model, path string, backends []string, prompt, steps []int32) [][]float32 {
 	t.Helper()
-	src, err := os.ReadFile(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	file, err := compiler.ReadWeightsFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ngl := 99
-	cfg := compiler.Config{File: file, Backends: backends, Options: passes.Options{NCopies: 1}}
+	cfg := compiler.Config{Backends: backends, Options: passes.Options{NCopies: 1}}
 	if len(backends) > 1 {
 		cfg.Placement.GPULayers = &ngl
 	}
-	res, err := compiler.Compile(filepath.Base(model), src, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := compileFor(t, model, path, cfg)
 	code, err := compiler.Generate(res, codegen.Options{PkgPath: "graphcrun/model", PkgName: "model", Source: filepath.Base(model)})
 	if err != nil {
 		t.Fatal(err)
@@ -222,6 +211,11 @@ const (
 	deviceFloor  = 1e-6
 )
 
+// deviceMixes are the llama.cpp file types TestVulkanAsCloseAsLlamaCpp
+// also runs, written as llama.cpp's quantizer writes them: the types most
+// published files have (q4_K, q6_K; q5_K, q8_0 in the mixes' layers).
+var deviceMixes = []string{"q4_K_m", "q5_K_m", "q6_K"}
+
 // TestVulkanAsCloseAsLlamaCpp runs llama.cpp on its CPU build and on its
 // Vulkan build with every layer on the device (-ngl 99), and graphc's
 // example compiled for the same file on the cpu and on vulkan0 (-ngl 99),
@@ -236,9 +230,20 @@ func TestVulkanAsCloseAsLlamaCpp(t *testing.T) {
 	h := oracle(t)
 	for _, arch := range []string{"llama", "qwen2"} {
 		o := archOpts(arch, func(o *ggufarch.Options) { o.Layers = 4 })
-		for _, typ := range archTypes {
+		for _, typ := range append(archTypes, deviceMixes...) {
 			t.Run(arch+"/"+typ, func(t *testing.T) {
-				path := archFile(t, o, typ)
+				var path string
+				if slices.Contains(deviceMixes, typ) {
+					// Rows of whole 256-blocks: the mix's own types, no fallbacks.
+					m := quantizedOpts(arch)
+					m.Layers, m.Mix = 4, typ
+					path = filepath.Join(t.TempDir(), typ+".gguf")
+					if err := ggufarch.WriteFile(path, m); err != nil {
+						t.Fatal(err)
+					}
+				} else {
+					path = archFile(t, o, typ)
+				}
 				ids := encodePrompt(t, path)
 				const steps = 8
 				req := llamacpp.Request{Model: path, Tokens: ids, Steps: steps, AllLogits: true}
@@ -251,7 +256,7 @@ func TestVulkanAsCloseAsLlamaCpp(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if !cpuRes.FlashAttnOff || !vkRes.FlashAttnOff {
+				if !cpuRes.FlashAttnSet || !vkRes.FlashAttnSet {
 					t.Fatal("the harness could not turn llama.cpp's flash attention off; graphc's graph is the plain softmax path")
 				}
 				llamaCPU := append(cpuRes.PromptLogits, cpuRes.Logits[1:]...)

@@ -214,7 +214,7 @@ type Request struct {
 	// built against a GPU build.
 	GPULayers int
 	// FlashAttn turns llama.cpp's flash attention on (-fa on) instead of
-	// off; Result.FlashAttnOff then says whether it could.
+	// off; Result.FlashAttnSet says whether the harness could.
 	FlashAttn bool
 }
 
@@ -234,10 +234,12 @@ type Result struct {
 	PromptLogits [][]float32 `json:"prompt_logits"`
 	// Generated are the greedy tokens, each the argmax of the row before.
 	Generated []int32 `json:"generated"`
-	// FlashAttnOff says the harness could turn flash attention off (it
-	// knows where the flag is only in the release Package carries); on,
-	// llama.cpp's CPU attention sums in f16.
-	FlashAttnOff bool `json:"flash_attn_off"`
+	// FlashAttnSet says the harness could set flash attention as the
+	// request asked, off unless Request.FlashAttn (it knows where the flag
+	// is only in the release Package carries); otherwise the library's
+	// default (auto: on for the CPU, whose attention then sums in f16)
+	// stayed.
+	FlashAttnSet bool `json:"flash_attn_set"`
 	// Tensors are each evaluation's f32 tensors by name, the prompt's
 	// batch first, when Request.Dump asked for them.
 	Tensors []map[string]Dumped `json:"-"`

@@ -94,7 +94,7 @@ func TestLogitsMatchLlamaCpp(t *testing.T) {
 					t.Fatalf("llama.cpp gave %d logit rows and %d tokens, want %d and %d", len(res.Logits), len(res.Generated), steps+1, steps)
 				}
 				tol := tc.tol
-				if !res.FlashAttnOff {
+				if !res.FlashAttnSet {
 					// f16 sums in llama.cpp's flash attention.
 					tol = max(tol, 5e-3)
 					t.Logf("llama.cpp's flash attention is on (this release's parameter layout is unknown to the harness); tolerance %g", tol)

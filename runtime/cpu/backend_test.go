@@ -87,8 +87,8 @@ func TestBugPanics(t *testing.T) {
 	expectPanic(t, bug, func() { b.Cpy(d.Tensor, a.Tensor) })                                  // counts
 	expectPanic(t, bug, func() { b.SoftMax(a.Tensor, a.Tensor, x.Tensor, ops.SoftMaxParams{Scale: 1, MaxBias: 0}) })
 	a3 := mk(r, tensor.F32, [4]int{8, 1, 3, 1}, dense)
-	expectPanic(t, bug, func() { b.Rope(a3.Tensor, a3.Tensor, i.Tensor, ops.RopeParams{NDims: 8}) }) // pos too short
-	expectPanic(t, bug, func() { b.Rope(a.Tensor, a.Tensor, i.Tensor, ops.RopeParams{NDims: 8, Mode: 8}) })
+	expectPanic(t, bug, func() { b.Rope(a3.Tensor, a3.Tensor, i.Tensor, nil, ops.RopeParams{NDims: 8}) }) // pos too short
+	expectPanic(t, bug, func() { b.Rope(a.Tensor, a.Tensor, i.Tensor, nil, ops.RopeParams{NDims: 8, Mode: 8}) })
 	expectPanic(t, bug, func() { b.RMSNorm(i.Tensor, i.Tensor, ops.NormParams{Eps: 1e-5}) })
 	short := *a.Tensor
 	short.Data = short.Data[:len(short.Data)-4]
@@ -155,7 +155,7 @@ func TestNoAllocs(t *testing.T) {
 			b.Silu(d.Tensor, a.Tensor)
 			b.RMSNorm(d.Tensor, a.Tensor, ops.NormParams{Eps: 1e-5})
 			b.SoftMax(d.Tensor, a.Tensor, nil, ops.SoftMaxParams{Scale: 1, MaxBias: 0})
-			b.Rope(d.Tensor, a.Tensor, pos.Tensor, p)
+			b.Rope(d.Tensor, a.Tensor, pos.Tensor, nil, p)
 			b.Cpy(d.Tensor, a.Tensor)
 		}
 		ops()

@@ -69,10 +69,7 @@ func f16At(b []byte, o int) float32 { return tensor.F16ToF32(binary.LittleEndian
 func quantizeQ8_1Go(dst []byte, row []float32) []byte {
 	for b := 0; b < len(row); b += 32 {
 		x := row[b : b+32]
-		amax := float32(0)
-		for _, v := range x {
-			amax = max(amax, float32(math.Abs(float64(v))))
-		}
+		amax := absMax(x)
 		d := amax / 127
 		id := float32(0)
 		if amax != 0 {

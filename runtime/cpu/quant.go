@@ -214,16 +214,22 @@ func quantizeActivations(dst []byte, vt tensor.DType, row []float32) []byte {
 	return quantKernels[vt].fromFloat(dst, row)
 }
 
+// absMax is the largest |v| of x, a block's amax.
+func absMax(x []float32) float32 {
+	amax := float32(0)
+	for _, v := range x {
+		amax = max(amax, float32(math.Abs(float64(v))))
+	}
+	return amax
+}
+
 // quantizeQ8_0Go is quantizeActivations' q8_0 loop: per block of 32, the
 // scale d = amax/127 and the values v·(127/amax) rounded half to even (so
 // never -128).
 func quantizeQ8_0Go(dst []byte, row []float32) []byte {
 	for b := 0; b < len(row); b += 32 {
 		x := row[b : b+32]
-		amax := float32(0)
-		for _, v := range x {
-			amax = max(amax, float32(math.Abs(float64(v))))
-		}
+		amax := absMax(x)
 		d := amax / 127
 		id := float32(0)
 		if d != 0 {

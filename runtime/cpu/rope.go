@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"math"
+	"slices"
 
 	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/tensor"
@@ -13,13 +14,22 @@ import (
 // pos[i2]; dimensions from NDims on are copied. θ follows ggml exactly in
 // float32: θ₀ = pos, θ *= powf(FreqBase, -2/NDims) per pair, YaRN mixing per
 // rope_yarn, cos and sin of the float32 angle scaled by AttnFactor (and the
-// YaRN magnitude correction). dst may be a.
-func (b *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
+// YaRN magnitude correction). freqs, when not nil, holds an f32 factor per
+// pair that divides its θ (Llama 3's rope scaling). dst may be a.
+func (b *Backend) Rope(dst, a, pos, freqs *tensor.Tensor, p ops.RopeParams) {
 	t := &b.rope
 	*t = ropeTask{b: b, p: p}
 	t.d.set("Rope", "dst", dst)
 	t.a.set("Rope", "a", a)
 	t.pos.set("Rope", "pos", pos)
+	if freqs != nil {
+		var f tview
+		f.set("Rope", "freqs", freqs)
+		if f.typ != tensor.F32 || f.nelem() < p.NDims/2 || !f.dense() {
+			bug("Rope: freqs %v%v for n_dims %d", f.typ, f.ne, p.NDims)
+		}
+		t.freqs = f.f32[:p.NDims/2]
+	}
 	if !sameShape(&t.d, &t.a) || t.d.typ != t.a.typ || !isFloat(t.a.typ) {
 		bug("Rope: dst %v%v, a %v%v", t.d.typ, t.d.ne, t.a.typ, t.a.ne)
 	}
@@ -51,7 +61,7 @@ func (b *Backend) ropeTable(t *ropeTask) []float32 {
 	npos := t.a.ne[2]
 	for i := range b.ropeMemo {
 		m := &b.ropeMemo[i]
-		same := m.valid && m.key == key && len(m.pos) == npos
+		same := m.valid && m.key == key && len(m.pos) == npos && slices.Equal(m.freqs, t.freqs)
 		for i := 0; same && i < npos; i++ {
 			same = m.pos[i] == t.pos.i32[i*t.pos.st[0]]
 		}
@@ -62,6 +72,7 @@ func (b *Backend) ropeTable(t *ropeTask) []float32 {
 	m := &b.ropeMemo[b.ropeNext]
 	b.ropeNext = (b.ropeNext + 1) % len(b.ropeMemo)
 	m.valid, m.key = true, key
+	m.freqs = append(m.freqs[:0], t.freqs...)
 	p := &t.p
 	t.thetaScale = powf(p.FreqBase, -2.0/float32(p.NDims))
 	t.corr = ropeYarnCorrDims(p.NDims, p.NCtxOrig, p.FreqBase, p.BetaFast, p.BetaSlow)
@@ -80,10 +91,12 @@ func (b *Backend) ropeTable(t *ropeTask) []float32 {
 	return m.tab
 }
 
-// ropeMemo is a rope table: its parameters (Mode cleared) and positions.
+// ropeMemo is a rope table: its parameters (Mode cleared), frequency
+// factors and positions.
 type ropeMemo struct {
 	valid bool
 	key   ops.RopeParams
+	freqs []float32
 	pos   []int32
 	tab   []float32
 }
@@ -108,6 +121,7 @@ type ropeTask struct {
 	p          ops.RopeParams
 	thetaScale float32
 	corr       [2]float32
+	freqs      []float32 // per pair, nil for none
 	d, a, pos  tview
 }
 
@@ -130,12 +144,15 @@ func ropeYarnRamp(low, high float32, i0 int) float32 {
 
 // ropeCache fills cache[i0/2] and cache[len/2 + i0/2] with cos and sin of
 // pair i0/2 for position p (cosines, then sines: the vector kernels load
-// them as they are) (ggml_rope_cache_init + rope_yarn, no frequency factors).
+// them as they are) (ggml_rope_cache_init + rope_yarn).
 func (t *ropeTask) ropeCache(cache []float32, p float32) {
 	pr := &t.p
 	theta := p
 	for i0 := 0; i0+1 < len(cache); i0 += 2 {
 		thetaExtrap := theta
+		if t.freqs != nil {
+			thetaExtrap = theta / t.freqs[i0/2]
+		}
 		thetaInterp := pr.FreqScale * thetaExtrap
 		th := thetaInterp
 		mscale := pr.AttnFactor

@@ -13,8 +13,9 @@ import (
 // refRope is ggml_rope_ext in float64, except for θ: ggml defines it by a
 // float32 recurrence (θ₀ = pos, θ *= powf(base, -2/n_dims)), which the
 // reference follows, because at large positions the float32 θ is the
-// semantics (its rounding is far above 1e-4 radians).
-func refRope(a, pos *tt, p ops.RopeParams) []float64 {
+// semantics (its rounding is far above 1e-4 radians); so is θ divided by
+// its pair's factor of freqs (when not nil).
+func refRope(a, pos, freqs *tt, p ops.RopeParams) []float64 {
 	ne := a.Ne
 	nd := p.NDims
 	thetaScale := float32(math.Pow(float64(p.FreqBase), float64(float32(-2)/float32(nd))))
@@ -28,6 +29,9 @@ func refRope(a, pos *tt, p ops.RopeParams) []float64 {
 		theta := float32(pos.at(i2))
 		for i0 := 0; i0 < nd; i0 += 2 {
 			ext := float64(theta)
+			if freqs != nil {
+				ext = float64(theta / float32(freqs.at(i0/2)))
+			}
 			th := float64(p.FreqScale) * ext
 			mscale := float64(p.AttnFactor)
 			if p.ExtFactor != 0 {
@@ -84,7 +88,16 @@ func TestRope(t *testing.T) {
 				for k := 0; k < ne[2]; k++ {
 					pos.set(k, float64(r.IntN(maxPos)))
 				}
-				want := refRope(a, pos, p)
+				var freqs *tt
+				var ft *tensor.Tensor
+				if i%4 == 3 {
+					freqs = mk(r, tensor.F32, [4]int{p.NDims / 2, 1, 1, 1}, dense)
+					for k := 0; k < p.NDims/2; k++ {
+						freqs.set(k, 1+7*r.Float64())
+					}
+					ft = freqs.Tensor
+				}
+				want := refRope(a, pos, freqs, p)
 				d := a
 				if i%3 != 0 {
 					d = mkOut(r, typ, ne, layout(r.IntN(int(nLayouts))))
@@ -93,7 +106,7 @@ func TestRope(t *testing.T) {
 					want[k] = roundTo(typ, want[k])
 				}
 				before, inputs := d.snapshot(), readOnly(t, pos)
-				b.Rope(d.Tensor, a.Tensor, pos.Tensor, p)
+				b.Rope(d.Tensor, a.Tensor, pos.Tensor, ft, p)
 				checkUntouched(t, d, before)
 				inputs()
 				expectClose(t, d, want, func(k int) float64 {
@@ -109,7 +122,8 @@ func TestRope(t *testing.T) {
 
 // TestRopeTableReuse: the backend keeps the last cos/sin table, and a call
 // with the same parameters but other positions (in the same tensor, changed
-// in place), more positions or other parameters must not reuse it.
+// in place), more positions, other parameters or frequency factors (changed
+// in place too) must not reuse it.
 func TestRopeTableReuse(t *testing.T) {
 	b := cpu.New(2)
 	defer b.Close()
@@ -117,7 +131,9 @@ func TestRopeTableReuse(t *testing.T) {
 	p := ops.RopeParams{NDims: 8, NCtxOrig: 4096, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
 	pos := mk(r, tensor.I32, [4]int{3, 1, 1, 1}, dense)
 	first := pos
-	for step := 0; step < 9; step++ {
+	freqs := mk(r, tensor.F32, [4]int{4, 1, 1, 1}, dense)
+	var f *tt
+	for step := 0; step < 11; step++ {
 		switch step {
 		case 2:
 			pos.set(1, 77) // same tensor, new position
@@ -132,10 +148,18 @@ func TestRopeTableReuse(t *testing.T) {
 			pos, p.FreqBase = first, 10000
 		case 7:
 			pos.set(0, 9) // a kept table's positions changed
+		case 9:
+			f = freqs
+		case 10:
+			freqs.set(2, 4)
 		}
 		a := mk(r, tensor.F32, [4]int{8, 2, pos.Ne[0], 1}, dense)
 		d := mkOut(r, tensor.F32, a.Ne, dense)
-		b.Rope(d.Tensor, a.Tensor, pos.Tensor, p)
-		expectClose(t, d, refRope(a, pos, p), func(int) float64 { return 2e-6 })
+		var ft *tensor.Tensor
+		if f != nil {
+			ft = f.Tensor
+		}
+		b.Rope(d.Tensor, a.Tensor, pos.Tensor, ft, p)
+		expectClose(t, d, refRope(a, pos, f, p), func(int) float64 { return 2e-6 })
 	}
 }

@@ -40,8 +40,8 @@ type Kernels interface {
 	Norm(dst, a *tensor.Tensor, p ops.NormParams)
 	// SoftMax computes soft_max (GGML_OP_SOFT_MAX): row softmax of a·scale + slope·mask (ggml_soft_max_ext).
 	SoftMax(dst, a, mask *tensor.Tensor, p ops.SoftMaxParams)
-	// Rope computes rope (GGML_OP_ROPE): rotary position embedding of a by positions pos (ggml_rope_ext).
-	Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams)
+	// Rope computes rope (GGML_OP_ROPE): rotary position embedding of a by positions pos, each pair's angle divided by its freqs factor when given (ggml_rope_ext).
+	Rope(dst, a, pos, freqs *tensor.Tensor, p ops.RopeParams)
 	// Cpy computes cpy (GGML_OP_CPY): dst = src converted to dst's type; the result is a view of dst.
 	Cpy(dst, src *tensor.Tensor)
 	// FlashAttnExt computes flash_attn_ext (GGML_OP_FLASH_ATTN_EXT): softmax(q·kᵀ·scale + slope·mask)·v per head, fused; result [head_dim, n_head, n_tokens] (ggml_flash_attn_ext).

@@ -21,7 +21,7 @@ func (u *Unavailable) Tanh(dst, a *tensor.Tensor)                               
 func (u *Unavailable) RMSNorm(dst, a *tensor.Tensor, p ops.NormParams)          { u.fail() }
 func (u *Unavailable) Norm(dst, a *tensor.Tensor, p ops.NormParams)             { u.fail() }
 func (u *Unavailable) SoftMax(dst, a, mask *tensor.Tensor, p ops.SoftMaxParams) { u.fail() }
-func (u *Unavailable) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams)        { u.fail() }
+func (u *Unavailable) Rope(dst, a, pos, freqs *tensor.Tensor, p ops.RopeParams) { u.fail() }
 func (u *Unavailable) Cpy(dst, src *tensor.Tensor)                              { u.fail() }
 func (u *Unavailable) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams) {
 	u.fail()

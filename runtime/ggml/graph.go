@@ -463,7 +463,7 @@ var constructors = map[ops.Op]constructor{
 	},
 	ops.Rope: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
 		r := p.(ops.RopeParams)
-		return a.RopeExt(ctx, s[0], s[1], 0, int32(r.NDims), int32(r.Mode), int32(r.NCtxOrig),
+		return a.RopeExt(ctx, s[0], s[1], s[2], int32(r.NDims), int32(r.Mode), int32(r.NCtxOrig),
 			r.FreqBase, r.FreqScale, r.ExtFactor, r.AttnFactor, r.BetaFast, r.BetaSlow)
 	},
 	ops.GetRows: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {

@@ -65,8 +65,8 @@ func (b *Backend) SoftMax(dst, a, mask *tensor.Tensor, p ops.SoftMaxParams) {
 	b.record(ops.SoftMax, p.GGML(), dst, a, mask)
 }
 
-func (b *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
-	b.record(ops.Rope, p.GGML(), dst, a, pos)
+func (b *Backend) Rope(dst, a, pos, freqs *tensor.Tensor, p ops.RopeParams) {
+	b.record(ops.Rope, p.GGML(), dst, a, pos, freqs)
 }
 
 func (b *Backend) Cpy(dst, src *tensor.Tensor) {

@@ -80,7 +80,9 @@ func gpuUnderTest() string {
 // ggml's tanh approximation read from an f16 table on the CPU device;
 // exp-based ops use different approximations), so each op states its own.
 //
-// The device is gpuUnderTest's, then ggml's CPU.
+// The device is gpuUnderTest's, then ggml's CPU. The ops
+// $GRAPHC_TEST_GGML_WITHOUT lists (flash_attn_ext,…: what the GPU's ggml
+// build compiled out) are only asked on the GPU, which must refuse them.
 func TestOpsMatchCPU(t *testing.T) {
 	for _, dev := range []string{gpuUnderTest(), "CPU"} {
 		t.Run(dev, func(t *testing.T) { testOps(t, dev) })
@@ -137,6 +139,12 @@ func testOps(t *testing.T, devName string) {
 	// rows 8…23 of every slice of a: strided in dimension 1.
 	aRows := view(a, 8*256, [4]int{64, 16, 2, 1}, [4]int{4, 256, 256 * 48, 256 * 96})
 	out := func(typ tensor.DType, ne ...int) *pair { return in(typ, ne...) }
+	// freqs are llama3-style rope frequency factors, 1 to 8, one a pair.
+	freqs := upload(func() tensor.Tensor {
+		h := tensor.NewTensor(tensor.F32, [4]int{8, 1, 1, 1})
+		tensor.Fill(&h, func(i int, _ [4]int) float64 { return 1 + 7*r.Float64() })
+		return h
+	}())
 	// q is rewritten between two products reading it through one permuted
 	// view, as the memory planner puts two layers' queries in one place.
 	q := out(tensor.F32, 16, 4, 9)
@@ -206,8 +214,9 @@ func testOps(t *testing.T, devName string) {
 		{ops.Norm, "", out(tensor.F32, 64, 48, 2), []*pair{a}, []any{ops.NormParams{Eps: 1e-5}}, tolerance{1e-5, 1e-5}},
 		{ops.SoftMax, "", out(tensor.F32, 16, 48, 2), []*pair{rows, mask}, []any{ops.SoftMaxParams{Scale: 0.25}}, tolerance{1e-5, 1e-4}},
 		{ops.SoftMax, "no mask", out(tensor.F32, 16, 48, 2), []*pair{rows, nil}, []any{ops.SoftMaxParams{Scale: 0.25}}, tolerance{1e-5, 1e-4}},
-		{ops.Rope, "normal", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos}, []any{rope}, tolerance{1e-4, 1e-4}},
-		{ops.Rope, "neox", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos}, []any{ropeNeox}, tolerance{1e-4, 1e-4}},
+		{ops.Rope, "normal", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos, nil}, []any{rope}, tolerance{1e-4, 1e-4}},
+		{ops.Rope, "neox", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos, nil}, []any{ropeNeox}, tolerance{1e-4, 1e-4}},
+		{ops.Rope, "freq factors", out(tensor.F32, 16, 2, 48), []*pair{view(rows, 0, [4]int{16, 2, 48, 1}, [4]int{4, 64, 128, 128 * 48}), pos, freqs}, []any{rope}, tolerance{1e-4, 1e-4}},
 		{ops.GetRows, "f32", out(tensor.F32, 64, 5), []*pair{x, idx}, nil, exact},
 		{ops.GetRows, "f16", out(tensor.F32, 64, 5), []*pair{w16, idx}, nil, exact},
 		{ops.GetRows, "q8_0", out(tensor.F32, 64, 5), []*pair{w8, idx}, nil, tolerance{1e-6, 1e-6}},
@@ -229,6 +238,47 @@ func testOps(t *testing.T, devName string) {
 		if op.Info().Kernel != "" && !stepped[op] {
 			t.Errorf("op %s (kernel %s) has no step in TestOpsMatchCPU", op, op.Info().Kernel)
 		}
+	}
+	if devName != "CPU" {
+		without := ggmlWithout(t)
+		for op := range without {
+			if !stepped[op] {
+				t.Fatalf("$%s names %s, which has no step here", withoutEnv, op)
+			}
+		}
+		// A listed op's steps are asked, not run: the device must refuse
+		// each (an accepted one runs and fails the test, so that the list
+		// cannot hide a wrong answer).
+		kept := steps[:0]
+		for _, st := range steps {
+			if !without[st.op] {
+				kept = append(kept, st)
+				continue
+			}
+			q := backend.OpQuery{Op: st.op, Type: st.dst.host.Type, Ne: ne64(st.dst.host.Ne)}
+			srcs := st.srcs
+			for len(srcs) > 0 && srcs[len(srcs)-1] == nil {
+				srcs = srcs[:len(srcs)-1] // optional sources left out
+			}
+			if st.op.Info().Flags&ops.FlagWritesSrc != 0 {
+				srcs = append(srcs[:len(srcs):len(srcs)], st.dst)
+			}
+			for _, p := range srcs {
+				q.Src = append(q.Src, backend.OpSrc{Type: p.host.Type, Ne: ne64(p.host.Ne), Nb: ne64(p.host.Nb)})
+			}
+			name := fmt.Sprintf("%s %s", st.op, st.variant)
+			if err := g.Check([]backend.OpQuery{q}); err == nil {
+				t.Errorf("%s: $%s says %s's ggml lacks %s, but the device supports it: take it off the list", name, withoutEnv, devName, st.op)
+				kept = append(kept, st)
+			} else if want := "(ggml op " + ggmlOpName(st.op) + ")"; !strings.Contains(err.Error(), " does not support ") || !strings.Contains(err.Error(), want) {
+				// A refused helper node (flash_attn_ext's mask cast) or a
+				// failure to ask is not the op missing.
+				t.Errorf("%s: asking the device: %v; want a refusal of %s", name, err, want)
+			} else {
+				t.Logf("%-28s refused, as $%s says: %v", name, withoutEnv, err)
+			}
+		}
+		steps = kept
 	}
 	call := func(k engine.Kernels, st step, pick func(*pair) *tensor.Tensor) {
 		args := []reflect.Value{reflect.ValueOf(pick(st.dst))}
@@ -281,6 +331,46 @@ func testOps(t *testing.T, devName string) {
 		t.Errorf("%d graphs built for two evaluations of the same kernels, want 1", n)
 	}
 }
+
+// withoutEnv names the ops the GPU's ggml build lacks, comma-separated
+// (flash_attn_ext for ggml-cuda built with -DGGML_CUDA_FA=OFF, as
+// scripts/cuda-check/run.sh builds it to fit its time box).
+const withoutEnv = "GRAPHC_TEST_GGML_WITHOUT"
+
+// ggmlWithout is the set of ops $GRAPHC_TEST_GGML_WITHOUT names; an
+// unknown name fails the test rather than skipping nothing.
+func ggmlWithout(t *testing.T) map[ops.Op]bool {
+	t.Helper()
+	set := map[ops.Op]bool{}
+	for _, name := range strings.Split(os.Getenv(withoutEnv), ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		op, ok := ops.Lookup(name)
+		if !ok {
+			t.Fatalf("$%s: %q is no op of the IR table", withoutEnv, name)
+		}
+		set[op] = true
+	}
+	return set
+}
+
+// ggmlOpName is ggml_op_desc's name of the node computing op: its
+// kernel's first op (cpy for cont), a unary op by its own name.
+func ggmlOpName(op ops.Op) string {
+	for _, k := range ops.All() {
+		if k.Info().Kernel == op.Info().Kernel {
+			op = k
+			break
+		}
+	}
+	if op.Info().GGML == "UNARY" {
+		return strings.ToUpper(op.Info().Name)
+	}
+	return op.Info().GGML
+}
+
+func ne64(n [4]int) [4]int64 { return [4]int64{int64(n[0]), int64(n[1]), int64(n[2]), int64(n[3])} }
 
 func maxDiff(a, b []float32) float64 {
 	m := 0.0

@@ -98,7 +98,7 @@ func opCases() []opCase {
 	rope := func(mode int) opCase {
 		p := ops.RopeParams{NDims: 16, Mode: mode, NCtxOrig: 4096, FreqBase: 10000, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
 		return opCase{fmt.Sprintf("rope mode %d", mode), []tensor.Tensor{filled(F32, ne(16, 2, 4), 6), ints(0, 1, 5, 9)}, shape(F32, 16, 2, 4),
-			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.Rope(d, s[0], s[1], p) }, 1e-5}
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.Rope(d, s[0], s[1], nil, p) }, 1e-5}
 	}
 	mask := filled(F32, ne(16, 4), 7)
 	mask16 := filled(F16, ne(16, 4), 7)

@@ -80,9 +80,9 @@ func (s *Backend) SoftMax(dst, a, mask *tensor.Tensor, p ops.SoftMaxParams) {
 	s.launch(func(cb *cpu.Backend) { cb.SoftMax(dst, a, mask, p) })
 }
 
-func (s *Backend) Rope(dst, a, pos *tensor.Tensor, p ops.RopeParams) {
-	dst, a, pos = s.on(dst), s.on(a), s.on(pos)
-	s.launch(func(cb *cpu.Backend) { cb.Rope(dst, a, pos, p) })
+func (s *Backend) Rope(dst, a, pos, freqs *tensor.Tensor, p ops.RopeParams) {
+	dst, a, pos, freqs = s.on(dst), s.on(a), s.on(pos), s.on(freqs)
+	s.launch(func(cb *cpu.Backend) { cb.Rope(dst, a, pos, freqs, p) })
 }
 
 func (s *Backend) Cpy(dst, src *tensor.Tensor) {

@@ -15,7 +15,9 @@
 # of building; GGML_KIND=cpu builds ggml with its CPU backend alone (the
 # rehearsal of the build where neither CUDA nor new enough Vulkan headers
 # are: the device checks then stop at "no device"). The build goes to .device-build/,
-# not carried, so a second call on the same machine continues it.
+# not carried, so a second call on the same machine continues it. The
+# CUDA build has no flash-attention kernels, so the op test expects
+# flash_attn_ext refused (GRAPHC_TEST_GGML_WITHOUT, set here unless given).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -123,8 +125,10 @@ build_ggml() {
   command -v cmake >/dev/null || { echo "no cmake on this machine: ggml cannot be built (GGML_LIBS=DIR uses libraries built elsewhere)"; return 1; }
   command -v ninja >/dev/null && gen=(-G Ninja)
   case "$GGML_KIND" in
-    # Flash attention's kernels off (graphc plans no flash_attn_ext) and
-    # one architecture: the build fits the lease.
+    # Flash attention's kernels off (ggml v0.21.0 has no option building
+    # fewer of them) and one architecture: the build fits the lease. The
+    # build then refuses flash_attn_ext (plans with -fa on), which the op
+    # test checks instead of running it: GRAPHC_TEST_GGML_WITHOUT below.
     cuda) opts=(-DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DGGML_CUDA_FA=OFF
       -DGGML_CUDA_FA_ALL_QUANTS=OFF -DGGML_CUDA_NCCL=OFF -DGGML_CUDA_COMPRESSION_MODE=none) targets+=(ggml-cuda) ;;
     vulkan) opts=(-DGGML_VULKAN=ON) targets+=(ggml-vulkan) ;;
@@ -140,12 +144,17 @@ build_ggml() {
   cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 }
 
+# The ops the ggml under test lacks: the op test asks the device about
+# them and wants a refusal (runtime/ggml's TestOpsMatchCPU). Libraries
+# from elsewhere are taken as complete unless the caller says otherwise.
+without=""
 if [ -n "${GGML_LIBS:-}" ]; then
   LIBS=$GGML_LIBS
   echo "ggml: the libraries in $LIBS (GGML_LIBS), not built"
   printf 'ggml-build\tprebuilt\t0\n' >>"$OUT/phases.tsv"
 else
   LIBS=$W/ggml-$GGML_KIND/bin
+  [ "$GGML_KIND" = cuda ] && without=flash_attn_ext
   export -f build_ggml
   export W B GGML_KIND CUDA_ARCH
   phase ggml-build "$BUILD_S" bash -c build_ggml
@@ -153,7 +162,8 @@ fi
 ls -l "$LIBS" 2>/dev/null
 
 export GRAPHC_GGML_PATH=$LIBS GRAPHC_TEST_GPU=$GPU GRAPHC_REQUIRE_GGML=1 GRAPHC_ROOT=$ROOT \
-  GRAPHC_PROGRAMS=$W/payload/programs
+  GRAPHC_PROGRAMS=$W/payload/programs GRAPHC_TEST_GGML_WITHOUT="${GRAPHC_TEST_GGML_WITHOUT-$without}"
+echo "ops this ggml lacks (GRAPHC_TEST_GGML_WITHOUT): ${GRAPHC_TEST_GGML_WITHOUT:-none}"
 [ "$KIND" = vulkan ] && export GGML_VK_VISIBLE_DEVICES="${GGML_VK_VISIBLE_DEVICES:-0}"
 want=$(echo "$GPU" | sed 's/^cuda/CUDA/; s/^vulkan/Vulkan/')
 
@@ -179,6 +189,8 @@ say "summary"
   echo
   echo "ggml $(cat "$B/ggml.commit" 2>/dev/null), $(sed -n 's/^ggml \([^ ]*\) .*/\1/p' "$OUT/devices.log" 2>/dev/null | head -n 1); $(elapsed) s in all"
   echo
+  echo "Ops this ggml lacks, asked and refused rather than run (GRAPHC_TEST_GGML_WITHOUT): ${GRAPHC_TEST_GGML_WITHOUT:-none}"
+  echo
   echo "| phase | exit | seconds |"
   echo "| --- | --- | --- |"
   sed 's/\t/ | /g; s/^/| /; s/$/ |/' "$OUT/phases.tsv"
@@ -187,7 +199,7 @@ say "summary"
   echo
   echo '```'
   grep -h "^  $want \|^ggml [0-9]" "$OUT/devices.log" 2>/dev/null
-  grep -h -E "ops asked|logits within|within .* of the cpu-only run|evaluations still computing|^\s*--- (FAIL|SKIP)" \
+  grep -h -E "ops asked|refused, as|logits within|within .* of the cpu-only run|evaluations still computing|^\s*--- (FAIL|SKIP)" \
     "$OUT"/ggml-ops.log "$OUT"/supports-op.log "$OUT"/device-tests.log "$OUT"/pipelined.log 2>/dev/null | sed 's/^ *//'
   echo '```'
   echo
@@ -198,7 +210,8 @@ say "summary"
   echo '```'
 } >"$OUT/summary.md"
 {
-  printf '{"gpu": "%s", "ggml_commit": "%s", "seconds": %s, "phases": [' "$GPU" "$(cat "$B/ggml.commit" 2>/dev/null)" "$(elapsed)"
+  printf '{"gpu": "%s", "ggml_commit": "%s", "ggml_without": "%s", "seconds": %s, "phases": [' "$GPU" "$(cat "$B/ggml.commit" 2>/dev/null)" \
+    "$GRAPHC_TEST_GGML_WITHOUT" "$(elapsed)"
   sep=""
   while IFS=$'\t' read -r name rc secs; do
     printf '%s{"name": "%s", "exit": "%s", "seconds": %s}' "$sep" "$name" "$rc" "$secs"

@@ -428,8 +428,7 @@ int main(int argc, char **argv) {
 		if (follow_arg && n_follow != steps) die("-follow: one token a step");
 		// The default context holds 512 tokens and takes them in one batch.
 		struct llama_context_params cp = llama_context_default_params();
-		// With -fa, "flash_attn_off" reports whether it could be turned on.
-		bool fa_off = fa_on ? flash_attn_on(&cp) : flash_attn_off(&cp);
+		bool fa_set = fa_on ? flash_attn_on(&cp) : flash_attn_off(&cp);
 		struct dumping dumping = {dump_dir, 0};
 		if (dump_dir && !set_eval_callback(&cp, dump, &dumping)) die("-dump: this release's context parameters are laid out unlike the one the harness knows");
 		struct llama_context *ctx = llama_init_from_model(model, cp);
@@ -465,7 +464,7 @@ int main(int argc, char **argv) {
 			llama_token *next = follow_arg ? &follow[step] : &generated[step];
 			if (llama_decode(ctx, llama_batch_get_one(next, 1))) die("llama_decode of a step failed");
 		}
-		printf("],\"flash_attn_off\":%s,", fa_off ? "true" : "false");
+		printf("],\"flash_attn_set\":%s,", fa_set ? "true" : "false");
 		print_ids("generated", generated, steps);
 	}
 	printf("}\n");

@@ -208,7 +208,7 @@ func TestBenchLlamaFlags(t *testing.T) {
 		{"bench", "-short"},
 		{"bench", "-llama", "-json"},
 		{"bench", "-llama", "-pp", "513"},
-		{"bench", "-llama", "-type", "q5_k"},
+		{"bench", "-llama", "-type", "q5_9"},
 		{"bench", "-ggml", "-llama"},
 	} {
 		var out, errb bytes.Buffer

@@ -69,7 +69,7 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 	fs.BoolVar(&lb.short, "short", false, "-llama: a small file (2 layers, n_embd 256), pp64 and tg16, one repetition: seconds, for CI; its speeds mean nothing")
 	fs.BoolVar(&lb.interp, "interp", false, "-llama: run graphc's side in process through internal/interp (a reflective call per node) instead of the generated package built with go build (the default, what users run; without a Go toolchain -interp is used)")
 	fs.Var((*fileList)(&lb.files), "file", "-llama: a llama-architecture GGUF file to measure (repeatable; default: files at Llama-3.2-1B's shapes written by gguf new -arch llama, one per -type, kept in the user cache directory)")
-	fs.Func("type", "-llama: comma-separated types of the default files (default q4_0,q8_0,f16; -short: q4_0,q8_0)", func(s string) error {
+	fs.Func("type", "-llama: comma-separated types of the default files, as gguf new's -type (q4_K_m: llama.cpp's mix) (default q4_0,q8_0,f16; -short: q4_0,q8_0)", func(s string) error {
 		lb.types = strings.Split(s, ",")
 		return nil
 	})
@@ -108,7 +108,7 @@ func (lb *llamaBench) defaults() error {
 		return &usageError{fmt.Sprintf("-ctx %d: the cache must hold the -pp %d and -tg %d tests' tokens", lb.ctx, lb.pp, lb.tg)}
 	}
 	for _, t := range lb.types {
-		if _, err := parseWeightType(t); err != nil {
+		if _, _, err := parseGGUFType(t); err != nil {
 			return err
 		}
 	}
@@ -209,7 +209,7 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	}
 	var files []string
 	for _, t := range lb.types {
-		dt, _ := tensor.ParseDType(t)
+		dt, ft, _ := parseGGUFType(t)
 		name := fmt.Sprintf("llama-l%d-e%d-h%d-kv%d-ff%d-v%d-%s", shape.Layers, shape.Embd, shape.Heads, shape.KVHeads, shape.FF, shape.Vocab, t)
 		path := filepath.Join(dir, name+".gguf")
 		files = append(files, path)
@@ -218,6 +218,9 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 		}
 		s := shape
 		s.Type = dt
+		if ft != noMix {
+			s.Mix = t // llama.cpp's quantizer's file, as published files are
+		}
 		start := time.Now()
 		if err := ggufarch.WriteFile(path, s); err != nil {
 			return nil, &compiler.UserError{Msg: err.Error()}

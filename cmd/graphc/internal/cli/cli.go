@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/passes"
 )
 
@@ -232,6 +233,7 @@ type targetFlags struct {
 	ngl          int
 	memory       string
 	weights      string
+	allowUnused  bool
 	maxCopies    int
 	fit          bool
 	mem          string
@@ -255,6 +257,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
 	fs.IntVar(&t.ngl, "ngl", -1, "put the last N layers' weights and state on the first backend (like llama.cpp's -ngl)")
 	fs.StringVar(&t.weights, "weights", "", "a GGUF file the model is compiled for: its weights' types (q8_0, f16, …) replace the declared ones; run loads its weights by mmap, and fills state as without it")
+	fs.BoolVar(&t.allowUnused, "allow-unused", false, "compile for a -weights file even though the model does not read all of its tensors (they are listed on stderr)")
 	fs.BoolVar(&t.fit, "fit", false, "choose the layers on each backend (instead of -ngl) so that weights, state and compute buffers fit the -mem budgets, the most on the first backends")
 	fs.StringVar(&t.mem, "mem", "", "memory budgets for -fit: BACKEND=SIZE,… with sizes like 4096, 64KiB, 512MiB, 1.5GiB (a backend without one is unlimited)")
 	fs.Float64Var(&t.fitMargin, "fit-margin", compiler.DefaultFitMargin*100, "percent of each -mem budget -fit keeps free for what the plan cannot see (driver context, allocator rounding)")
@@ -344,6 +347,7 @@ func (t *targetFlags) configWithWeights() (compiler.Config, error) {
 		if err != nil {
 			return cfg, err
 		}
+		file.AllowUnused = t.allowUnused
 		cfg.File = file
 	}
 	return cfg, nil
@@ -432,5 +436,13 @@ func oneOf(fs *flag.FlagSet, names ...string) error {
 func warn(e *env, res *compiler.Result) {
 	for _, w := range res.Warnings {
 		fmt.Fprintln(e.stderr, "graphc: warning:", w)
+	}
+}
+
+// noteIgnored says which of the -weights file's tensors -allow-unused let
+// the model leave unread.
+func noteIgnored(e *env, cfg compiler.Config) {
+	if f := cfg.File; f != nil && len(f.Ignored) > 0 {
+		fmt.Fprintf(e.stderr, "graphc: -allow-unused: ignoring them: %s\n", gguf.UnusedList(f.Ignored))
 	}
 }

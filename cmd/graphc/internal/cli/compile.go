@@ -32,6 +32,7 @@ func cmdCompile(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	noteIgnored(e, cfg)
 	fmt.Fprintln(e.stderr, "graphc: wrote", path)
 	return nil
 }

@@ -52,6 +52,7 @@ func cmdPlan(e *env, args []string) error {
 		return err
 	}
 	warn(e, res)
+	noteIgnored(e, cfg)
 	switch {
 	case *asJSON:
 		return writeJSON(e.stdout, planview.JSON(res.Graph))

@@ -48,6 +48,7 @@ func cmdRun(e *env, args []string) error {
 		return err
 	}
 	warn(e, res)
+	noteIgnored(e, cfg)
 	if err := fitsHost(res, tf.ctx); err != nil {
 		return err
 	}
@@ -65,6 +66,9 @@ func cmdRun(e *env, args []string) error {
 			return &compiler.UserError{Msg: err.Error()}
 		}
 		runArgs = append(runArgs, "-weights="+abs)
+		if tf.allowUnused {
+			runArgs = append(runArgs, "-allow-unused")
+		}
 	}
 	known := map[string]bool{}
 	for _, d := range res.Graph.Dims {
