@@ -54,6 +54,8 @@ func Generate(g *ir.Graph, opts Options) ([]byte, error) {
 		f.ImportName(p, path.Base(p))
 	}
 	f.ImportName(pkgGGUF, "gguf")
+	f.ImportName(pkgLM, "lm")
+	f.ImportName(pkgLMCLI, "lmcli")
 	for _, k := range backend.Kinds {
 		f.ImportName(k.Package, k.PackageName())
 	}
@@ -117,6 +119,7 @@ type generator struct {
 	weights    []*ir.Tensor    // declaration order
 	states     []*ir.Tensor    //
 	packedVar  []string        // per backend that packs weights: its table of them ("" for none)
+	decoder    *decoder        // llama.cpp's decoder interface, for runtime/lm; nil without
 }
 
 func (gen *generator) file(f *jen.File) {
@@ -184,6 +187,7 @@ func (gen *generator) file(f *jen.File) {
 	gen.plan(f)
 	gen.model(f)
 	gen.submit(f)
+	gen.lm(f)
 	gen.views(f)
 	for k := range g.Splits {
 		gen.split(f, k)

@@ -13,7 +13,7 @@ import (
 func (gen *generator) types(f *jen.File) {
 	var dimFields []jen.Code
 	for _, d := range gen.bounded {
-		dimFields = append(dimFields, jen.Id(gen.dimField[d]).Int().Comment(fmt.Sprintf("%s, at most %d", d.Name, d.Bound)))
+		dimFields = append(dimFields, jen.Id(gen.dimField[d]).Int().Comment(fmt.Sprintf("%s, at most %s", d.Name, boundText(d))))
 	}
 	f.Comment("Dims are the bounded dims' values for one evaluation.")
 	f.Type().Id("Dims").Struct(dimFields...)
@@ -41,6 +41,15 @@ func (gen *generator) types(f *jen.File) {
 	f.Func().Params(jen.Id("o").Op("*").Id("Outputs")).Id("Named").Params().Index().Qual(pkgEngine, "Named").Block(
 		jen.Return(jen.Index().Qual(pkgEngine, "Named").Values(named...)),
 	)
+}
+
+// boundText is what a bounded dim is at most: its bound, or the dim
+// bounding it and that one's bound.
+func boundText(d *ir.Dim) string {
+	if d.AtMost != nil {
+		return fmt.Sprintf("%s (%d)", d.AtMost.Name, d.Bound)
+	}
+	return fmt.Sprint(d.Bound)
 }
 
 func elemType(t tensor.DType) jen.Code {

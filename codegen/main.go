@@ -15,7 +15,8 @@ import (
 // loaded from a GGUF file, state filled by the rule in both cases (a GGUF
 // file holds no state, and with the rule's weights the two runs agree bit
 // for bit), inputs by their fill expressions, one evaluation, outputs
-// printed.
+// printed. A language model's main first takes runtime/lm/lmcli's
+// commands (generate, chat, serve).
 func (gen *generator) main(f *jen.File) {
 	g := gen.g
 	flags := []jen.Code{
@@ -44,14 +45,27 @@ func (gen *generator) main(f *jen.File) {
 		))
 	}
 	dims := jen.Dict{}
+	// A dim bounded by another defaults to that one's value, as the
+	// others default to their bounds.
+	var dimDefaults []jen.Code
 	for _, d := range gen.bounded {
 		v := "dim" + gen.dimField[d]
-		flags = append(flags, jen.Id(v).Op(":=").Qual("flag", "Int").Call(jen.Lit(d.Name), jen.Id(gen.boundConst[d]), jen.Lit(fmt.Sprintf("value of the bounded dim %s (at most %d)", d.Name, d.Bound))))
+		if d.AtMost != nil {
+			flags = append(flags, jen.Id(v).Op(":=").Qual("flag", "Int").Call(jen.Lit(d.Name), jen.Lit(0), jen.Lit(fmt.Sprintf("value of the bounded dim %s (at most %s; default: %s's value)", d.Name, d.AtMost.Name, d.AtMost.Name))))
+			dimDefaults = append(dimDefaults, jen.If(jen.Op("!").Qual(pkgMainutil, "FlagGiven").Call(jen.Lit(d.Name))).Block(
+				jen.Id("d").Dot(gen.dimField[d]).Op("=").Id("d").Dot(gen.dimField[d.AtMost]),
+			))
+		} else {
+			flags = append(flags, jen.Id(v).Op(":=").Qual("flag", "Int").Call(jen.Lit(d.Name), jen.Id(gen.boundConst[d]), jen.Lit(fmt.Sprintf("value of the bounded dim %s (at most %d)", d.Name, d.Bound))))
+		}
 		dims[jen.Id(gen.dimField[d])] = jen.Op("*").Id(v)
 	}
 	flags = append(flags, jen.Qual("flag", "Parse").Call())
-	f.Func().Id("main").Params().Block(append(append(flags, kindFlags...),
-		jen.If(jen.Err().Op(":=").Id("run").Call(jen.Op("*").Id("weightsFile"), jen.Op("*").Id("allowUnused"), jen.Op("*").Id("asJSON"), jen.Op("*").Id("threads"), jen.Op("*").Id("stats"), jen.Id("Dims").Values(dims)), jen.Err().Op("!=").Nil()).Block(
+	mainBody := append(append([]jen.Code{gen.lmCommands()}, flags...), kindFlags...)
+	mainBody = append(mainBody, jen.Id("d").Op(":=").Id("Dims").Values(dims))
+	mainBody = append(mainBody, dimDefaults...)
+	f.Func().Id("main").Params().Block(append(mainBody,
+		jen.If(jen.Err().Op(":=").Id("run").Call(jen.Op("*").Id("weightsFile"), jen.Op("*").Id("allowUnused"), jen.Op("*").Id("asJSON"), jen.Op("*").Id("threads"), jen.Op("*").Id("stats"), jen.Id("d")), jen.Err().Op("!=").Nil()).Block(
 			jen.Qual("fmt", "Fprintln").Call(jen.Qual("os", "Stderr"), jen.Err()),
 			jen.Qual("os", "Exit").Call(jen.Lit(1)),
 		),

@@ -129,6 +129,7 @@ func (gen *generator) prepare() error {
 	}
 	gen.collectParams()
 	gen.collectViewChecks()
+	gen.decoder = findDecoder(g)
 	return nil
 }
 

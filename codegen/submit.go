@@ -21,8 +21,12 @@ func (gen *generator) submit(f *jen.File) {
 		jen.Id("d").Op(":=").Op("&").Id("in").Dot("Dims"))
 	for _, d := range gen.bounded {
 		fd := jen.Id("d").Dot(gen.dimField[d])
-		body = append(body, jen.If(fd.Clone().Op("<").Lit(0).Op("||").Add(fd.Clone()).Op(">").Id(gen.boundConst[d])).Block(
-			fail(jen.Qual("fmt", "Errorf").Call(jen.Lit(fmt.Sprintf("dim %s = %%d is outside [0, %%d]", d.Name)), fd.Clone(), jen.Id(gen.boundConst[d]))),
+		bound, msg := jen.Id(gen.boundConst[d]), fmt.Sprintf("dim %s = %%d is outside [0, %%d]", d.Name)
+		if d.AtMost != nil {
+			bound, msg = jen.Id("d").Dot(gen.dimField[d.AtMost]), fmt.Sprintf("dim %s = %%d is outside [0, %s = %%d]", d.Name, d.AtMost.Name)
+		}
+		body = append(body, jen.If(fd.Clone().Op("<").Lit(0).Op("||").Add(fd.Clone()).Op(">").Add(bound)).Block(
+			fail(jen.Qual("fmt", "Errorf").Call(jen.Lit(msg), fd.Clone(), bound.Clone())),
 		))
 	}
 	for _, t := range g.Inputs {

@@ -53,6 +53,7 @@ type Config struct {
 	ThisMachine bool
 	// Flags are the values of the model's flag(…)s, by name (-ctx 4096:
 	// "ctx" = 4096); the plan is made for them.
+	// A type flag's value is its tensor.DType (-ctk q8_0: "ctk" = 8).
 	Flags map[string]int64
 	// Fit, when set, chooses Placement.Layers to fit memory budgets
 	// (see Fit); the choice is in Result.Fit.

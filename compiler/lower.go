@@ -48,6 +48,7 @@ func Lower(f *dsl.File, weightTypes map[string]tensor.DType, file *WeightsFile, 
 		dims:        map[string]*ir.Dim{},
 		scope:       map[string]*ir.Tensor{},
 		failed:      map[string]bool{},
+		absent:      map[string]bool{},
 		loops:       map[string]int64{},
 		used:        map[string]int{},
 		outputs:     map[*ir.Tensor]bool{},
@@ -77,6 +78,7 @@ type lowerer struct {
 	dims     map[string]*ir.Dim
 	scope    map[string]*ir.Tensor // current binding of each tensor name
 	failed   map[string]bool       // names whose definition had errors: uses stay quiet
+	absent   map[string]bool       // optional weights (`or none`) the file lacks: only optional operands may name them
 	loops    map[string]int64      // loop variables' current values
 	loopVals []int64               // enclosing loops' values, outermost first
 	used     map[string]int        // ir tensor names handed out
@@ -180,6 +182,14 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 		}
 	case *dsl.Dim:
 		name := l.resolve(s.Name)
+		if n, isName := s.Value.(*dsl.Name); isName && s.Bounded {
+			if within := l.dims[l.resolve(n)]; within != nil && within.Bounded {
+				d := &ir.Dim{Name: name, Bound: within.Bound, Bounded: true, AtMost: within, Pos: pos(s.Pos)}
+				l.dims[name] = d
+				l.g.Dims = append(l.g.Dims, d)
+				return
+			}
+		}
 		v, ok := l.constInt(s.Value)
 		if !ok {
 			return
@@ -254,7 +264,10 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 			}
 			l.place(t, s.On)
 			l.scope[name] = t
-		} else if t = l.scope[name]; t == nil {
+		} else if t = l.scope[name]; t == nil && l.absent[name] {
+			l.absentError(s.Name, name)
+			return
+		} else if t == nil {
 			l.errorf(s.Name, "output %s: no tensor of that name", name)
 			return
 		}
@@ -275,6 +288,29 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 	}
 }
 
+// dtype is t's element type: its name, or a type flag's value (the
+// command line's -name TYPE, else the default).
+func (l *lowerer) dtype(t *dsl.TensorType) (tensor.DType, bool) {
+	name := t.DType.Name
+	if t.FlagArgs != nil {
+		def, ok := t.FlagArgs[1].Value.(*dsl.Name)
+		str, ok2 := t.FlagArgs[0].Value.(*dsl.String)
+		if !ok || !ok2 {
+			return 0, false // dsl.Check reports it
+		}
+		l.flagsRead[str.Value] = true
+		if v, given := l.flags[str.Value]; given {
+			return tensor.DType(v), true
+		}
+		name = def.Text
+	}
+	dt, ok := tensor.ParseDType(name)
+	if !ok {
+		l.errorf(t.DType, "unknown dtype %s (known: %s)", name, strings.Join(dsl.DTypes(), ", "))
+	}
+	return dt, ok
+}
+
 func (l *lowerer) place(t *ir.Tensor, on *dsl.Ident) {
 	if on != nil {
 		t.Placement = on.Name
@@ -283,9 +319,8 @@ func (l *lowerer) place(t *ir.Tensor, on *dsl.Ident) {
 
 func (l *lowerer) decl(s *dsl.Decl) {
 	name := l.resolve(s.Name)
-	dt, ok := tensor.ParseDType(s.Type.DType.Name)
+	dt, ok := l.dtype(s.Type)
 	if !ok {
-		l.errorf(s.Type.DType, "unknown dtype %s (known: %s)", s.Type.DType.Name, strings.Join(dsl.DTypes(), ", "))
 		return
 	}
 	if len(s.Type.Shape) > 4 {
@@ -315,16 +350,20 @@ func (l *lowerer) decl(s *dsl.Decl) {
 			l.errorf(s.Type.Shape[0], "%s %s: ne0 = %s is not a multiple of %s's block size %d", s.Kind, name, ne[0], dt, bs)
 			return
 		}
-		if s.Kind != dsl.DeclWeight {
-			l.errorf(s.Type.DType, "%s %s: %s tensors can only be weights", s.Kind, name, dt)
+		if s.Kind == dsl.DeclInput {
+			l.errorf(s.Type.DType, "%s %s: %s tensors can only be weights and state", s.Kind, name, dt)
 			return
 		}
 	}
-	if _, dup := l.scope[name]; dup || l.used[name] > 0 {
+	if _, dup := l.scope[name]; dup || l.used[name] > 0 || l.absent[name] {
 		l.errorf(s.Name, "%s is declared twice", name)
 		return
 	}
-	if s.Or != nil && s.Kind == dsl.DeclWeight && l.file != nil && !l.file.Tensors[name] {
+	if s.Kind == dsl.DeclWeight && s.OrNone() && (l.file == nil || !l.file.Tensors[name]) {
+		l.absent[name] = true // an optional operand naming it is left out
+		return
+	}
+	if s.Or != nil && !s.OrNone() && s.Kind == dsl.DeclWeight && l.file != nil && !l.file.Tensors[name] {
 		l.standIn(s, name, ne)
 		return
 	}
@@ -370,6 +409,17 @@ func (l *lowerer) unreadTensors(f *dsl.File) {
 	default:
 		l.errs = append(l.errs, &dsl.Error{Pos: f.Pos, EndPos: f.Pos, Msg: fmt.Sprintf("weights file %s: %s (-allow-unused ignores them)", l.file.Path, gguf.UnusedList(unread))})
 	}
+}
+
+// absentError reports a use of an optional weight the file lacks (or,
+// without a file, any optional weight) where the tensor is needed: only
+// an op's optional operand may name it, and is then left out.
+func (l *lowerer) absentError(n dsl.Node, name string) {
+	from := " (compiled without a weights file)"
+	if l.file != nil {
+		from = " from " + l.file.Path
+	}
+	l.errorf(n, "%s is absent%s and this use needs it (only an optional operand may name an absent `or none` weight)", name, from)
 }
 
 // standIn binds a weight the file lacks to the weight its declaration
@@ -559,7 +609,7 @@ func (l *lowerer) intExpr(e dsl.Expr) *ir.Expr {
 		if d, ok := l.dims[name]; ok {
 			return ir.DimRef(d)
 		}
-		if _, ok := l.scope[name]; ok {
+		if _, ok := l.scope[name]; ok || l.absent[name] {
 			l.errorf(e, "%s is a tensor; an integer is needed here", name)
 		} else {
 			l.errorf(e, "undefined: %s", name)
@@ -612,10 +662,11 @@ func (l *lowerer) checked(e dsl.Expr, v *ir.Expr) *ir.Expr {
 func (l *lowerer) intCall(c *dsl.Call) *ir.Expr {
 	fn := c.Func.Name
 	if fn == "meta" || fn == "flag" {
-		v, ok := l.metaValue(c)
+		read := l.metaValue
 		if fn == "flag" {
-			v, ok = l.flagValue(c)
+			read = l.flagValue
 		}
+		v, ok := read(c)
 		if !ok {
 			return nil
 		}

@@ -39,6 +39,10 @@ func (l *lowerer) tensorExpr(e dsl.Expr, name string) *ir.Tensor {
 		if t := l.scope[n]; t != nil && !l.failed[n] {
 			return t
 		}
+		if l.absent[n] {
+			l.absentError(e, n)
+			return nil
+		}
 		if l.failed[n] {
 			return nil // its definition's error was reported
 		}
@@ -108,7 +112,16 @@ func (l *lowerer) opCall(c *dsl.Call, name string) *ir.Tensor {
 		return nil
 	}
 	var srcs []*ir.Tensor
+	var left *dsl.Arg // an optional operand left out: an absent `or none` weight
 	for i, a := range posArgs[:nt] {
+		if n, ok := a.Value.(*dsl.Name); ok && i >= info.MinSrcs && l.absent[l.resolve(n)] && l.scope[l.resolve(n)] == nil {
+			left = a
+			continue
+		}
+		if left != nil {
+			l.errorf(a, "%s: %s is absent, so it cannot be left out before this operand", fn, left.Value)
+			return nil
+		}
 		t := l.tensorExpr(a.Value, l.sub(name, a.Value, i))
 		if t == nil {
 			return nil

@@ -88,3 +88,52 @@ output y = mul_mat(emb.weight, x)
 		t.Errorf("emb.weight %s, want [4, 5]: the vocabulary's length", got)
 	}
 }
+
+// optionalModel reads an optional weight (`or none`) as rope's optional
+// freqs operand, as the llama file model reads Llama 3's rope_freqs.weight.
+const optionalModel = `input x: f32[8, 2, 3]
+input pos: i32[3]
+weight rope_freqs.weight: f32[4] or none
+output y = rope(x, pos, rope_freqs.weight, n_dims=8, mode=0)
+`
+
+// TestOptionalWeight: an `or none` weight is declared when the file has
+// it, and the rope reads it; when the file lacks it (or there is no file)
+// the rope has no third operand.
+func TestOptionalWeight(t *testing.T) {
+	ropeSrcs := func(cfg Config) int {
+		t.Helper()
+		res, err := Compile("m.g", []byte(optionalModel), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range res.Graph.Nodes {
+			if n.Op == ops.Rope {
+				return len(n.Src)
+			}
+		}
+		t.Fatal("no rope")
+		return 0
+	}
+	if n := ropeSrcs(Config{}); n != 2 {
+		t.Errorf("without a file: rope has %d operands, want 2", n)
+	}
+	with := &WeightsFile{Path: "with.gguf", Tensors: map[string]bool{"rope_freqs.weight": true}, Names: []string{"rope_freqs.weight"}, Types: map[string]tensor.DType{"rope_freqs.weight": tensor.F32}}
+	if n := ropeSrcs(Config{File: with}); n != 3 {
+		t.Errorf("with rope_freqs.weight in the file: rope has %d operands, want 3", n)
+	}
+	without := &WeightsFile{Path: "without.gguf", Tensors: map[string]bool{}}
+	if n := ropeSrcs(Config{File: without}); n != 2 {
+		t.Errorf("without rope_freqs.weight in the file: rope has %d operands, want 2", n)
+	}
+
+	// Any other use needs the tensor.
+	bad := strings.Replace(optionalModel, "output y = rope(x, pos, rope_freqs.weight, n_dims=8, mode=0)", "output y = mul(x, rope_freqs.weight)", 1)
+	_, err := Compile("m.g", []byte(bad), Config{File: without})
+	if err == nil || !strings.Contains(err.Error(), "m.g:4:19: rope_freqs.weight is absent from without.gguf and this use needs it") {
+		t.Errorf("a required use of an absent weight: %v", err)
+	}
+	if _, err := Compile("m.g", []byte(bad), Config{File: with}); err != nil {
+		t.Errorf("a required use of a present optional weight: %v", err)
+	}
+}

@@ -204,19 +204,31 @@ type Decl struct {
 	On *Ident `parser:"( 'on' @@ )?"`
 	// Or names the weight that stands in for this one when the weights
 	// file lacks it, as llama.cpp ties output.weight to token_embd.weight.
-	// Nil if absent; Check allows it only on weights.
+	// Nil if absent; Check allows it only on weights. The keyword none in
+	// its place (`or none`, see OrNone) makes the weight optional.
 	Or *Name `parser:"( 'or' @@ )?"`
 }
+
+// OrNone reports whether the declaration ends in `or none`: an optional
+// weight, declared when the file compiled for has it and otherwise absent
+// (as without a file). An absent weight passed as an op's optional operand
+// (rope's freqs) leaves that operand out; any other use is an error.
+func (n *Decl) OrNone() bool { return n.Or != nil && n.Or.Text == "none" }
 
 // TensorType is an element type and a shape, ne0 first (ggml order):
 //
 //	f32[n_embd, n_vocab]
+//	flag("ctk", f16)[n_embd_gqa, n_ctx]
+//
+// The second form is a type the command line chooses when compiling
+// (-ctk q8_0): DType is then flag and FlagArgs its name and default.
 type TensorType struct {
 	Pos    lexer.Position
 	EndPos lexer.Position
 
-	DType *Ident `parser:"@@"`
-	Shape []Expr `parser:"'[' @@ ( ',' @@ )* ']'"`
+	DType    *Ident `parser:"@@"`
+	FlagArgs []*Arg `parser:"( '(' @@ ( ',' @@ )* ')' )?"`
+	Shape    []Expr `parser:"'[' @@ ( ',' @@ )* ']'"`
 }
 
 // Output marks a tensor as a graph output, either an existing name or a new

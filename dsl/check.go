@@ -21,7 +21,10 @@ import (
 //     loops are expanded: a declaration (or output) inside a loop must
 //     interpolate every enclosing loop variable;
 //   - dims are top-level, with values (and bounds) that are constant
-//     integer expressions of at least 1 over literals and constant dims;
+//     integer expressions of at least 1 over literals and constant dims,
+//     or for a bound an earlier bounded dim alone;
+//   - if conditions are constant: over literals, constant dims and loop
+//     variables;
 //   - loop bounds are integer literals or constant dims, and loop
 //     variables shadow nothing;
 //   - dtypes are known (see DTypes), shapes have 1 to 4 integer
@@ -198,17 +201,26 @@ func (c *checker) stmt(s Stmt) {
 // expressions, or one that holds when nonzero.
 func (c *checker) cond(e Expr) {
 	if b, ok := e.(*Binary); ok && b.Op.Precedence() == precCompare {
-		c.intExpr(b.X, modeConst)
-		c.intExpr(b.Y, modeConst)
+		c.intExpr(b.X, modeCond)
+		c.intExpr(b.Y, modeCond)
 		return
 	}
-	c.intExpr(e, modeConst)
+	c.intExpr(e, modeCond)
 }
 
 func (c *checker) dim(s *Dim) {
 	if len(c.loops) > 0 {
 		c.nodeErrorf(s, "dims must be declared at top level")
 		return
+	}
+	if n, ok := s.Value.(*Name); ok && s.Bounded {
+		// dim n_outputs <= n_tokens: at most another bounded dim's value.
+		if name, ok := c.resolve(n); ok {
+			if b := c.lookup(name); b != nil && b.kind == "dim" && !b.isConst {
+				c.declare(s.Name, &binding{kind: "dim", pos: s.Name.Pos})
+				return
+			}
+		}
 	}
 	v, known := c.intExpr(s.Value, modeConst)
 	if known && v < 1 {
@@ -311,6 +323,25 @@ func (c *checker) flag(e *Call) {
 	c.floatExpr(pos[1].Value)
 }
 
+// typeFlag checks flag("name", dtype)[…]: an element type the command
+// line may set when compiling (-name TYPE).
+func (c *checker) typeFlag(t *TensorType) {
+	if t.DType.Name != "flag" {
+		c.nodeErrorf(t.DType, "a tensor type calls only flag, not %s", t.DType.Name)
+		return
+	}
+	if len(t.FlagArgs) != 2 || t.FlagArgs[0].Key != nil || t.FlagArgs[1].Key != nil {
+		c.nodeErrorf(t.DType, `a type flag takes a name and a default type: flag("ctk", f16)`)
+		return
+	}
+	if name, ok := t.FlagArgs[0].Value.(*String); !ok || !validFlagName(name.Value) {
+		c.nodeErrorf(t.FlagArgs[0].Value, "flag's name must be a string literal of lower-case letters, digits and _, starting with a letter")
+	}
+	if def, ok := t.FlagArgs[1].Value.(*Name); !ok || !def.IsIdent() || !IsDType(def.Text) {
+		c.nodeErrorf(t.FlagArgs[1].Value, "a type flag's default must be a dtype; valid dtypes are %s", dtypeList())
+	}
+}
+
 func validFlagName(s string) bool {
 	for i, r := range s {
 		if !(r >= 'a' && r <= 'z' || r == '_' || i > 0 && r >= '0' && r <= '9') {
@@ -338,8 +369,12 @@ func (c *checker) decl(s *Decl) {
 		c.on(s.On)
 	}
 	if s.Or != nil {
-		if s.Kind != DeclWeight {
+		if s.Kind != DeclWeight && s.OrNone() {
+			c.nodeErrorf(s.Or, "only a weight can be optional; or none is not allowed on %s", kind)
+		} else if s.Kind != DeclWeight {
 			c.nodeErrorf(s.Or, "only a weight can stand in for a missing weight; or is not allowed on %s", kind)
+		} else if s.OrNone() {
+			// An optional weight: the file compiled for may lack it.
 		} else if b, _ := c.nameRef(s.Or, modeValue); b != nil && b.kind != "weight" {
 			c.nodeErrorf(s.Or, "%s stands in for a missing weight, so it must be a weight, not %s", s.Or.Text, b.kind)
 		}
@@ -350,7 +385,9 @@ func (c *checker) decl(s *Decl) {
 }
 
 func (c *checker) tensorType(t *TensorType) {
-	if !IsDType(t.DType.Name) {
+	if t.FlagArgs != nil {
+		c.typeFlag(t)
+	} else if !IsDType(t.DType.Name) {
 		c.nodeErrorf(t.DType, "unknown dtype %q; valid dtypes are %s", t.DType.Name, dtypeList())
 	}
 	if len(t.Shape) > maxRank {
@@ -630,6 +667,7 @@ const (
 	modeFill                  // a fill expression: i, i0..i3, dims, loop variables
 	modeShape                 // a shape dimension: integer arithmetic on dims and loop variables
 	modeConst                 // a dim value: integer arithmetic on constant dims
+	modeCond                  // an if's condition: integer arithmetic on constant dims and loop variables
 )
 
 // expr checks an expression of a computation or fill.
@@ -700,6 +738,10 @@ func (c *checker) nameRef(n *Name, mode exprMode) (b *binding, lv *loopVar) {
 		c.nodeErrorf(n, "dim values can use constant dims, not %s %s", b.kind, describe(n, name))
 	case mode == modeConst && !b.isConst:
 		c.nodeErrorf(n, "dim values must be constant; %s is a bounded dim", name)
+	case mode == modeCond && b.kind != "dim":
+		c.nodeErrorf(n, "if conditions can use constant dims and loop variables, not %s %s", b.kind, describe(n, name))
+	case mode == modeCond && !b.isConst:
+		c.nodeErrorf(n, "if conditions must be constant; %s is a bounded dim", name)
 	default:
 		return b, nil
 	}
@@ -726,8 +768,11 @@ func (c *checker) number(n *Number) {
 // returns its value if known.
 func (c *checker) intExpr(e Expr, mode exprMode) (int64, bool) {
 	what := "shapes"
-	if mode == modeConst {
+	switch mode {
+	case modeConst:
 		what = "dim values"
+	case modeCond:
+		what = "if conditions"
 	}
 	switch e := e.(type) {
 	case *Number:
@@ -774,11 +819,11 @@ func (c *checker) intExpr(e Expr, mode exprMode) (int64, bool) {
 		}
 		return v, true
 	case *Call:
-		if e.Func.Name == "meta" && mode == modeConst {
+		if e.Func.Name == "meta" && (mode == modeConst || mode == modeCond) {
 			c.meta(e)
 			return 0, false
 		}
-		if e.Func.Name == "flag" && mode == modeConst {
+		if e.Func.Name == "flag" && (mode == modeConst || mode == modeCond) {
 			c.flag(e)
 			return 0, false
 		}

@@ -185,7 +185,18 @@ func (s *For) header() string {
 
 func (t *TensorType) String() string {
 	var b strings.Builder
-	b.WriteString(t.DType.Name + "[")
+	b.WriteString(t.DType.Name)
+	if t.FlagArgs != nil {
+		b.WriteString("(")
+		for i, a := range t.FlagArgs {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeExpr(&b, a.Value)
+		}
+		b.WriteString(")")
+	}
+	b.WriteString("[")
 	for i, d := range t.Shape {
 		if i > 0 {
 			b.WriteString(", ")

@@ -37,7 +37,7 @@ var Lexer = lexer.MustSimple([]lexer.SimpleRule{
 // and cannot be used as a whole name (Check reports it), but may appear as
 // part of a longer name such as "output.weight".
 var Keywords = []string{
-	"backends", "dim", "fill", "for", "if", "in", "inf", "input", "on", "or", "output", "param", "place", "set", "state", "weight",
+	"backends", "dim", "fill", "for", "if", "in", "inf", "input", "none", "on", "or", "output", "param", "place", "set", "state", "weight",
 }
 
 // isKeyword reports whether s is one of Keywords.

@@ -35,6 +35,9 @@ func Inspect(n Node, f func(Node) bool) {
 		visit(n.Name, n.Type, n.Fill, n.On, n.Or)
 	case *TensorType:
 		visit(n.DType)
+		for _, a := range n.FlagArgs {
+			visit(a)
+		}
 		for _, d := range n.Shape {
 			visit(d)
 		}

@@ -3,6 +3,7 @@ package ir
 import (
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/tensor"
@@ -278,16 +279,22 @@ func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos
 // flashAttnShape checks flash_attn_ext's operands as ggml_flash_attn_ext
 // and ggml-cpu assert, and gives its result: f32 [head_dim_v, n_head,
 // n_tokens, ne3], ggml's permuted layout.
+// flashAttnKVTypes are the K and V types flash attention reads: llama.cpp's
+// KV cache types (-ctk, -ctv).
+var flashAttnKVTypes = []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.IQ4_NL}
+
 func flashAttnShape(srcs []*Tensor, p ops.FlashAttnParams) (DType, [4]*Expr, error) {
 	q, k, v := srcs[0], srcs[1], srcs[2]
 	var ne [4]*Expr
 	if q.Type != tensor.F32 {
 		return 0, ne, shapeErrorf("flash_attn_ext: q must be f32, got %s", q.Type)
 	}
-	for _, t := range []*Tensor{q, k, v} {
-		if t.Type != tensor.F32 && t.Type != tensor.F16 {
-			return 0, ne, shapeErrorf("flash_attn_ext: %s must be f16 or f32, got %s", t.Name, t.Type)
+	for _, t := range []*Tensor{k, v} {
+		if !slices.Contains(flashAttnKVTypes, t.Type) {
+			return 0, ne, shapeErrorf("flash_attn_ext: %s must be one of %v (a KV cache's types), got %s", t.Name, flashAttnKVTypes, t.Type)
 		}
+	}
+	for _, t := range []*Tensor{q, k, v} {
 		if !Equal(t.Nb[0], Const(int64(t.Type.Size()))) {
 			return 0, ne, shapeErrorf("flash_attn_ext: the rows of %s are not contiguous", t.Name)
 		}
@@ -320,7 +327,8 @@ func flashAttnShape(srcs []*Tensor, p ops.FlashAttnParams) (DType, [4]*Expr, err
 
 // checkTypes rejects quantized and bf16 operands where graphc's kernels
 // (like most of ggml's) do not take them: they may be matrix weights,
-// embedding tables, and viewed.
+// embedding tables, a cpy's destination and flash attention's K and V (a
+// quantized KV cache), and viewed.
 func checkTypes(op ops.Op, srcs []*Tensor) error {
 	for i, s := range srcs {
 		if !s.Type.Quantized() && s.Type != tensor.BF16 {
@@ -328,6 +336,8 @@ func checkTypes(op ops.Op, srcs []*Tensor) error {
 		}
 		switch {
 		case (op == ops.MulMat || op == ops.GetRows) && i == 0:
+		case op == ops.Cpy && i == 1 && !srcs[0].Type.Quantized() && srcs[0].Type != tensor.BF16:
+		case op == ops.FlashAttnExt && (i == 1 || i == 2):
 		case op.IsView():
 			if bs := int64(s.Type.BlockSize()); bs > 1 && s.Ne[0].Max()%bs != 0 {
 				return shapeErrorf("%s: %s rows of %s are not whole %s blocks of %d", op, s.Type, s.Ne[0], s.Type, bs)

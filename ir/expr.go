@@ -12,7 +12,10 @@ type Dim struct {
 	Name    string
 	Bound   int64
 	Bounded bool
-	Pos     Pos
+	// AtMost is the bounded dim whose value, in each evaluation, bounds
+	// this one's (dim n_outputs <= n_tokens); Bound is then AtMost's.
+	AtMost *Dim
+	Pos    Pos
 }
 
 // ExprOp is the operator of an Expr node.

@@ -13,7 +13,9 @@ import (
 func (g *Graph) Format() string {
 	var b strings.Builder
 	for _, d := range g.Dims {
-		if d.Bounded {
+		if d.AtMost != nil {
+			fmt.Fprintf(&b, "dim %s <= %s <= %d\n", d.Name, d.AtMost.Name, d.Bound)
+		} else if d.Bounded {
 			fmt.Fprintf(&b, "dim %s <= %d\n", d.Name, d.Bound)
 		} else {
 			fmt.Fprintf(&b, "dim %s = %d\n", d.Name, d.Bound)

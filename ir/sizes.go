@@ -116,7 +116,7 @@ func checkView(a *Tensor, ne [4]*Expr, strides []*Expr, offset *Expr) error {
 	if bs := int64(a.Type.BlockSize()); bs > 1 {
 		what = fmt.Sprintf("the size of one %s block of %d elements", a.Type, bs)
 		if ne[0].Multiple()%bs != 0 {
-			return shapeErrorf("view: ne0 = %s is not a whole number of %s blocks of %d elements", ne[0], a.Type, bs)
+			return shapeErrorf("view: ne0 = %s is not a whole number of %s blocks of %d elements (a quantized tensor is viewed in whole blocks: a transposed V cache cannot be quantized; with flash attention, -fa on, V is laid out as K)", ne[0], a.Type, bs)
 		}
 	}
 	for i, s := range strides {

@@ -22,7 +22,9 @@ func TestLinksNoGeneratedCode(t *testing.T) {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	for _, pkg := range strings.Fields(string(out)) {
-		if strings.HasPrefix(pkg, "github.com/graphc/graphc/examples") {
+		// The examples package itself holds only the DSL sources graphc
+		// embeds; its subpackages hold the generated code.
+		if strings.HasPrefix(pkg, "github.com/graphc/graphc/examples/") {
 			t.Errorf("graphc depends on %s, generated code", pkg)
 		}
 	}

@@ -2,11 +2,15 @@
 # file it is compiled for (graphc run -weights FILE, graphc compile -weights
 # FILE): any number of layers, grouped-query attention (fewer K/V heads than
 # query heads, shared by head groups through mul_mat's broadcasting over
-# dim 2, as llama.cpp does), rope base and linear rope scaling, and a tied
+# dim 2, as llama.cpp does), rope base and linear rope scaling, Llama 3's
+# rope frequency factors when the file has rope_freqs.weight, and a tied
 # output head when the file has no output.weight (Llama 3.2). The defaults
 # are what the generated package here is compiled for: a small GQA model
 # (graphc gguf new -arch llama writes files of that shape by default).
-# The node order is the llama example's, ggml's conformance trace's.
+# The node order is llama.cpp's (src/models/llama.cpp): the llama
+# example's, ggml's conformance trace's, but for the last layer, which
+# computes only the rows of the tokens whose logits are wanted
+# (inp_out_ids).
 
 dim n_layer = meta("llama.block_count", 2)
 dim n_embd = meta("llama.embedding_length", 64)
@@ -21,8 +25,12 @@ dim n_embd_gqa = head_dim * n_head_kv  # one token's keys (and values) in the ca
 # The KV cache holds n_ctx tokens: 64, or -ctx N when compiling, at most
 # the file's llama.context_length (the length it was trained for).
 dim n_ctx = flag("ctx", 64, max=meta("llama.context_length", 1048576))
-dim n_kv <= n_ctx      # cache slots in use after this batch; its first token goes to slot n_kv - n_tokens
-dim n_tokens <= 32     # tokens in this batch
+# An evaluation takes at most n_batch tokens: 32, or -batch N when
+# compiling (llama.cpp's -ub).
+dim n_batch = flag("batch", 32)
+dim n_kv <= n_ctx          # cache slots in use after this batch; its first token goes to slot n_kv - n_tokens
+dim n_tokens <= n_batch    # tokens in this batch
+dim n_outputs <= n_tokens  # tokens whose logits are wanted (llama.cpp's n_outputs)
 
 param eps = meta("llama.attention.layer_norm_rms_epsilon", 1e-5)
 param rope_base = meta("llama.rope.freq_base", 10000)
@@ -32,6 +40,7 @@ param kq_scale = 1.0 / sqrt(head_dim)
 input inp_tokens: i32[n_tokens] fill (i * 7 + 3) % n_vocab
 input inp_pos: i32[n_tokens] fill n_kv - n_tokens + i
 input KQ_mask: f32[n_kv, n_tokens] fill where(i0 <= n_kv - n_tokens + i1, 0, -inf)
+input inp_out_ids: i32[n_outputs] fill n_tokens - n_outputs + i  # their rows in the batch: by default the last
 
 weight token_embd.weight: f32[n_embd, n_vocab]
 for l in 0..n_layer {
@@ -47,10 +56,17 @@ for l in 0..n_layer {
 }
 weight output_norm.weight: f32[n_embd]
 weight output.weight: f32[n_embd, n_vocab] or token_embd.weight
+# Llama 3.1/3.2's llama3 rope scaling: a factor per rotated pair dividing
+# its frequency (ggml_rope_ext's third operand), the same tensor in every
+# layer (llama.cpp's get_rope_factors). Absent in other files, and the
+# ropes then have no third operand.
+weight rope_freqs.weight: f32[n_rot / 2] or none
 
+# The caches' types: f16, or -ctk TYPE and -ctv TYPE when compiling
+# (llama.cpp's; a quantized V cache needs -fa on, its rows laid out as K's).
 for l in 0..n_layer {
-  state cache_k_l{l}: f16[n_embd_gqa, n_ctx]
-  state cache_v_l{l}: f16[n_ctx * n_embd_gqa]
+  state cache_k_l{l}: flag("ctk", f16)[n_embd_gqa, n_ctx]
+  state cache_v_l{l}: flag("ctv", f16)[n_ctx * n_embd_gqa]
 }
 
 inp_embd = get_rows(token_embd.weight, inp_tokens)
@@ -62,7 +78,7 @@ for l in 0..n_layer {
   # Write this batch's keys and values into the cache at slot n_kv - n_tokens.
   Kcur = mul_mat(blk.{l}.attn_k.weight, attn_norm)
   Kcur_3d = reshape(Kcur, head_dim, n_head_kv, n_tokens)
-  Kcur_rope = rope(Kcur_3d, inp_pos, n_dims=n_rot, mode=0, freq_base=rope_base, freq_scale=rope_scale)
+  Kcur_rope = rope(Kcur_3d, inp_pos, rope_freqs.weight, n_dims=n_rot, mode=0, freq_base=rope_base, freq_scale=rope_scale)
   k_cache_view = view_1d(cache_k_l{l}, n_tokens * n_embd_gqa, row_size(cache_k_l{l}, n_embd_gqa) * (n_kv - n_tokens))
   k_cache_cpy = cpy(Kcur_rope, k_cache_view)
   Vcur = mul_mat(blk.{l}.attn_v.weight, attn_norm)
@@ -83,7 +99,7 @@ for l in 0..n_layer {
   # n_head_kv heads over the queries' n_head.
   Qcur = mul_mat(blk.{l}.attn_q.weight, attn_norm)
   Qcur_3d = reshape(Qcur, head_dim, n_head, n_tokens)
-  Qcur_rope = rope(Qcur_3d, inp_pos, n_dims=n_rot, mode=0, freq_base=rope_base, freq_scale=rope_scale)
+  Qcur_rope = rope(Qcur_3d, inp_pos, rope_freqs.weight, n_dims=n_rot, mode=0, freq_base=rope_base, freq_scale=rope_scale)
   q = permute(Qcur_rope, 0, 2, 1, 3)
   k = view_3d(cache_k_l{l}, head_dim, n_kv, n_head_kv, row_size(cache_k_l{l}, n_embd_gqa), row_size(cache_k_l{l}, head_dim), 0)
   if flag("fa", 0) {
@@ -102,6 +118,13 @@ for l in 0..n_layer {
     kqv_out = kqv_merged_cont
   }
   attn_out = mul_mat(blk.{l}.attn_output.weight, kqv_out)
+  if l == n_layer - 1 {
+    # The last layer goes on with the rows whose logits are wanted alone
+    # (llama.cpp's inp_out_ids): its feed-forward and the output head
+    # skip the others.
+    attn_out = get_rows(attn_out, inp_out_ids)
+    inpL = get_rows(inpL, inp_out_ids)
+  }
   ffn_inp = add(attn_out, inpL)
 
   # SwiGLU feed-forward.

@@ -10,13 +10,15 @@ import (
 	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/runtime/engine"
+	"github.com/graphc/graphc/runtime/lm"
 	"github.com/graphc/graphc/tensor"
 )
 
 // Bounds of the bounded dims: the plan holds for every value up to them.
 const (
-	MaxNKV     = 64 // bound of dim n_kv
-	MaxNTokens = 32 // bound of dim n_tokens
+	MaxNKV      = 64 // bound of dim n_kv
+	MaxNTokens  = 32 // bound of dim n_tokens
+	MaxNOutputs = 32 // bound of dim n_outputs
 )
 
 // NCopies is the plan's pipeline copies (ggml's n_copies): up to NCopies evaluations
@@ -40,21 +42,22 @@ var (
 // Compute buffer sizes, planned at the dims' bounds; each tensor's byte offset in its
 // buffer is where the code takes it (graphc plan lists them).
 const (
-	cpuBufferSize = 57472 // buffer CPU: lower bound 57472, naive 557312
+	cpuBufferSize = 57600 // buffer CPU: lower bound 57600, naive 573824
 )
 
 // Host memory the plan needs, checked against the machine's before it is allocated:
 // hostBytes for New's compute buffers and state in host memory, weightBytes more for
 // the weights when main fills them there.
 const (
-	hostBytes   = 73856
+	hostBytes   = 73984
 	weightBytes = 460032
 )
 
 // Dims are the bounded dims' values for one evaluation.
 type Dims struct {
-	NKV     int // n_kv, at most 64
-	NTokens int // n_tokens, at most 32
+	NKV      int // n_kv, at most 64
+	NTokens  int // n_tokens, at most 32
+	NOutputs int // n_outputs, at most n_tokens (32)
 }
 
 // Inputs are one evaluation's inputs, flat in ggml order (ne[0] fastest).
@@ -63,11 +66,12 @@ type Inputs struct {
 	InpTokens []int32   // inp_tokens: i32[n_tokens]
 	InpPos    []int32   // inp_pos: i32[n_tokens]
 	KQMask    []float32 // KQ_mask: f32[n_kv, n_tokens]
+	InpOutIds []int32   // inp_out_ids: i32[n_outputs]
 }
 
 // Outputs are one evaluation's results; they own their memory.
 type Outputs struct {
-	ResultOutput tensor.Tensor // result_output: f32[320, n_tokens]
+	ResultOutput tensor.Tensor // result_output: f32[320, n_outputs]
 }
 
 // Named lists the outputs with their names, in declaration order.
@@ -117,7 +121,6 @@ var Meta = []tensor.Meta{
 	{Key: "llama.attention.layer_norm_rms_epsilon", Value: 1e-05, Default: true},
 	{Key: "llama.rope.freq_base", Value: 10000.0, Default: true},
 	{Key: "llama.rope.scaling.factor", Value: 1.0, Default: true},
-	{Key: "fa", Value: 0.0, Default: true},
 }
 
 // States are the persistent tensors the model keeps across evaluations, in declaration order.
@@ -165,7 +168,7 @@ var splits = []engine.SplitInfo{
 		First:   "inp_embd",
 		Inputs:  0,
 		Last:    "result_output",
-		Nodes:   50,
+		Nodes:   52,
 	},
 }
 
@@ -239,6 +242,9 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if d.NTokens < 0 || d.NTokens > MaxNTokens {
 		return nil, fmt.Errorf("dim n_tokens = %d is outside [0, %d]", d.NTokens, MaxNTokens)
 	}
+	if d.NOutputs < 0 || d.NOutputs > d.NTokens {
+		return nil, fmt.Errorf("dim n_outputs = %d is outside [0, n_tokens = %d]", d.NOutputs, d.NTokens)
+	}
 	if len(in.InpTokens) != d.NTokens {
 		return nil, fmt.Errorf("input inp_tokens: got %d elements, want %d (i32[n_tokens])", len(in.InpTokens), d.NTokens)
 	}
@@ -248,7 +254,16 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	if len(in.KQMask) != d.NKV*d.NTokens {
 		return nil, fmt.Errorf("input KQ_mask: got %d elements, want %d (f32[n_kv, n_tokens])", len(in.KQMask), d.NKV*d.NTokens)
 	}
+	if len(in.InpOutIds) != d.NOutputs {
+		return nil, fmt.Errorf("input inp_out_ids: got %d elements, want %d (i32[n_outputs])", len(in.InpOutIds), d.NOutputs)
+	}
 	if err := engine.CheckIndices("inp_tokens", "token_embd.weight", in.InpTokens, 320); err != nil {
+		return nil, err
+	}
+	if err := engine.CheckIndices("inp_out_ids", "attn_out-1", in.InpOutIds, d.NTokens); err != nil {
+		return nil, err
+	}
+	if err := engine.CheckIndices("inp_out_ids", "l_out-0", in.InpOutIds, d.NTokens); err != nil {
 		return nil, err
 	}
 	for i := range viewChecks {
@@ -260,13 +275,15 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 	return engine.Issue(&m.driver, func(c int) *Outputs {
 		inpTokens := tensor.Dense(m.bufCPU, 49152, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
 		copy(inpTokens.I32s(), in.InpTokens)
-		inpPos := tensor.Dense(m.bufCPU, 57344, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
+		inpPos := tensor.Dense(m.bufCPU, 57472, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
 		copy(inpPos.I32s(), in.InpPos)
 		kqMask := tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{d.NKV, d.NTokens, 1, 1})
 		copy(kqMask.F32s(), in.KQMask)
+		inpOutIds := tensor.Dense(m.bufCPU, 57344, tensor.I32, [4]int{d.NOutputs, 1, 1, 1})
+		copy(inpOutIds.I32s(), in.InpOutIds)
 		m.split0(d, c)
 		out := &Outputs{}
-		resultOutput := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{320, d.NTokens, 1, 1})
+		resultOutput := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{320, d.NOutputs, 1, 1})
 		out.ResultOutput = m.sched.Output(backendCPU, &resultOutput)
 		return out
 	})
@@ -285,22 +302,34 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 	return p.Wait()
 }
 
+// LM is the model as runtime/lm's Model, for generating text.
+func (m *Model) LM() lm.Model {
+	return lm.Func(lm.Info{NCtx: 64, NBatch: MaxNTokens, NVocab: 320}, func(b *lm.Batch) ([]float32, error) {
+		d := Dims{NTokens: len(b.Tokens), NKV: b.NKV, NOutputs: len(b.Outputs)}
+		out, err := m.Eval(&Inputs{Dims: d, InpTokens: b.Tokens, InpPos: b.Pos, KQMask: b.Mask, InpOutIds: b.Outputs})
+		if err != nil {
+			return nil, err
+		}
+		return out.ResultOutput.F32s(), nil
+	})
+}
+
 // String prints the dims' values, as errors name them.
 func (d *Dims) String() string {
-	return fmt.Sprintf("n_kv = %d, n_tokens = %d", d.NKV, d.NTokens)
+	return fmt.Sprintf("n_kv = %d, n_tokens = %d, n_outputs = %d", d.NKV, d.NTokens, d.NOutputs)
 }
 
 // viewChecks are the views whose bytes depend on the dims, checked by Submit against their
 // sources' sizes; Extent is the case of Dims.extent covering each.
 var viewChecks = []engine.ViewCheck{
-	{Pos: "llama.g:66:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
-	{Pos: "llama.g:67:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
-	{Pos: "llama.g:77:20", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
-	{Pos: "llama.g:78:19", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
-	{Pos: "llama.g:66:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
-	{Pos: "llama.g:67:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
-	{Pos: "llama.g:77:20", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
-	{Pos: "llama.g:78:19", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
+	{Pos: "llama.g:82:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
+	{Pos: "llama.g:83:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
+	{Pos: "llama.g:93:20", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
+	{Pos: "llama.g:94:19", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
+	{Pos: "llama.g:82:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
+	{Pos: "llama.g:83:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
+	{Pos: "llama.g:93:20", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
+	{Pos: "llama.g:94:19", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
 }
 
 // extent is the byte range [lo, hi) extent k covers at these dims.
@@ -315,7 +344,7 @@ func (d *Dims) extent(k int) (lo, hi int) {
 	}
 }
 
-// split0 runs nodes 0..69 (inp_embd … result_output) on cpu.
+// split0 runs nodes 0..71 (inp_embd … result_output) on cpu.
 func (m *Model) split0(d *Dims, c int) {
 	m.sched.BeginSplit(0)
 	m.sched.Compute(0)
@@ -333,7 +362,7 @@ func (m *Model) split0(d *Dims, c int) {
 	m.cpuBackend.MulMat(&kcur0, &m.weights[3], &attnNorm0, mulMatParams) // Kcur-0 = mul_mat(blk.0.attn_k.weight, attn_norm-0)
 	m.sched.Inspect(backendCPU, "Kcur-0", kcur0)
 	kcur3d0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 2, d.NTokens, 1})
-	inpPos := tensor.Dense(m.bufCPU, 57344, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
+	inpPos := tensor.Dense(m.bufCPU, 57472, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
 	kcurRope0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 2, d.NTokens, 1})
 	m.cpuBackend.Rope(&kcurRope0, &kcur3d0, &inpPos, nil, ropeParams) // Kcur_rope-0 = rope(Kcur_3d-0, inp_pos)
 	m.sched.Inspect(backendCPU, "Kcur_rope-0", kcurRope0)
@@ -447,43 +476,50 @@ func (m *Model) split0(d *Dims, c int) {
 	kqvMergedCont1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.Cpy(&kqvMergedCont1, &kqvMerged1) // kqv_merged_cont-1 = cont(kqv_merged-1)
 	m.sched.Inspect(backendCPU, "kqv_merged_cont-1", kqvMergedCont1)
-	attnOut1 := tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	attnOut1 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.MulMat(&attnOut1, &m.weights[14], &kqvMergedCont1, mulMatParams) // attn_out-1 = mul_mat(blk.1.attn_output.weight, kqv_merged_cont-1)
 	m.sched.Inspect(backendCPU, "attn_out-1", attnOut1)
-	ffnInp1 := tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NTokens, 1, 1})
-	m.cpuBackend.Add(&ffnInp1, &attnOut1, &lOut0) // ffn_inp-1 = add(attn_out-1, l_out-0)
+	inpOutIds := tensor.Dense(m.bufCPU, 57344, tensor.I32, [4]int{d.NOutputs, 1, 1, 1})
+	attnOut12 := tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
+	m.cpuBackend.GetRows(&attnOut12, &attnOut1, &inpOutIds) // attn_out-1#2 = get_rows(attn_out-1, inp_out_ids)
+	m.sched.Inspect(backendCPU, "attn_out-1#2", attnOut12)
+	inpL1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
+	m.cpuBackend.GetRows(&inpL1, &lOut0, &inpOutIds) // inpL-1 = get_rows(l_out-0, inp_out_ids)
+	m.sched.Inspect(backendCPU, "inpL-1", inpL1)
+	ffnInp1 := tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
+	m.cpuBackend.Add(&ffnInp1, &attnOut12, &inpL1) // ffn_inp-1 = add(attn_out-1#2, inpL-1)
 	m.sched.Inspect(backendCPU, "ffn_inp-1", ffnInp1)
-	normFfn1 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	normFfn1 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
 	m.cpuBackend.RMSNorm(&normFfn1, &ffnInp1, normParams) // norm_ffn-1 = rms_norm(ffn_inp-1)
 	m.sched.Inspect(backendCPU, "norm_ffn-1", normFfn1)
-	ffnNorm1 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	ffnNorm1 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
 	m.cpuBackend.Mul(&ffnNorm1, &normFfn1, &m.weights[15]) // ffn_norm-1 = mul(norm_ffn-1, blk.1.ffn_norm.weight)
 	m.sched.Inspect(backendCPU, "ffn_norm-1", ffnNorm1)
-	ffnGate1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	ffnGate1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NOutputs, 1, 1})
 	m.cpuBackend.MulMat(&ffnGate1, &m.weights[16], &ffnNorm1, mulMatParams) // ffn_gate-1 = mul_mat(blk.1.ffn_gate.weight, ffn_norm-1)
 	m.sched.Inspect(backendCPU, "ffn_gate-1", ffnGate1)
-	ffnSilu1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	ffnSilu1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NOutputs, 1, 1})
 	m.cpuBackend.Silu(&ffnSilu1, &ffnGate1) // ffn_silu-1 = silu(ffn_gate-1)
 	m.sched.Inspect(backendCPU, "ffn_silu-1", ffnSilu1)
-	ffnUp1 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	ffnUp1 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{128, d.NOutputs, 1, 1})
 	m.cpuBackend.MulMat(&ffnUp1, &m.weights[17], &ffnNorm1, mulMatParams) // ffn_up-1 = mul_mat(blk.1.ffn_up.weight, ffn_norm-1)
 	m.sched.Inspect(backendCPU, "ffn_up-1", ffnUp1)
-	ffnGatePar1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1})
+	ffnGatePar1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NOutputs, 1, 1})
 	m.cpuBackend.Mul(&ffnGatePar1, &ffnSilu1, &ffnUp1) // ffn_gate_par-1 = mul(ffn_silu-1, ffn_up-1)
 	m.sched.Inspect(backendCPU, "ffn_gate_par-1", ffnGatePar1)
-	ffnOut1 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	ffnOut1 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
 	m.cpuBackend.MulMat(&ffnOut1, &m.weights[18], &ffnGatePar1, mulMatParams) // ffn_out-1 = mul_mat(blk.1.ffn_down.weight, ffn_gate_par-1)
 	m.sched.Inspect(backendCPU, "ffn_out-1", ffnOut1)
-	lOut1 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	lOut1 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
 	m.cpuBackend.Add(&lOut1, &ffnOut1, &ffnInp1) // l_out-1 = add(ffn_out-1, ffn_inp-1)
 	m.sched.Inspect(backendCPU, "l_out-1", lOut1)
-	normOut := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	normOut := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
 	m.cpuBackend.RMSNorm(&normOut, &lOut1, normParams) // norm_out = rms_norm(l_out-1)
 	m.sched.Inspect(backendCPU, "norm_out", normOut)
-	resultNorm := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	resultNorm := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
 	m.cpuBackend.Mul(&resultNorm, &normOut, &m.weights[19]) // result_norm = mul(norm_out, output_norm.weight)
 	m.sched.Inspect(backendCPU, "result_norm", resultNorm)
-	resultOutput := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{320, d.NTokens, 1, 1})
+	resultOutput := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{320, d.NOutputs, 1, 1})
 	m.cpuBackend.MulMat(&resultOutput, &m.weights[20], &resultNorm, mulMatParams) // result_output = mul_mat(output.weight, result_norm)
 	m.sched.Inspect(backendCPU, "result_output", resultOutput)
 	m.sched.EndSplit(0)

@@ -42,7 +42,7 @@ func TestGeneratedLoadsDefaultFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	out, err := m.Eval(&Inputs{Dims: Dims{NTokens: 2, NKV: 2}, InpTokens: []int32{1, 100}, InpPos: []int32{0, 1}, KQMask: []float32{0, float32(math.Inf(-1)), 0, 0}})
+	out, err := m.Eval(&Inputs{Dims: Dims{NTokens: 2, NKV: 2, NOutputs: 2}, InpTokens: []int32{1, 100}, InpPos: []int32{0, 1}, KQMask: []float32{0, float32(math.Inf(-1)), 0, 0}, InpOutIds: []int32{0, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}

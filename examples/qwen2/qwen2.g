@@ -18,8 +18,12 @@ dim n_embd_gqa = head_dim * n_head_kv  # one token's keys (and values) in the ca
 # The KV cache holds n_ctx tokens: 64, or -ctx N when compiling, at most
 # the file's qwen2.context_length (the length it was trained for).
 dim n_ctx = flag("ctx", 64, max=meta("qwen2.context_length", 1048576))
-dim n_kv <= n_ctx      # cache slots in use after this batch; its first token goes to slot n_kv - n_tokens
-dim n_tokens <= 32     # tokens in this batch
+# An evaluation takes at most n_batch tokens: 32, or -batch N when
+# compiling (llama.cpp's -ub).
+dim n_batch = flag("batch", 32)
+dim n_kv <= n_ctx          # cache slots in use after this batch; its first token goes to slot n_kv - n_tokens
+dim n_tokens <= n_batch    # tokens in this batch
+dim n_outputs <= n_tokens  # tokens whose logits are wanted (llama.cpp's n_outputs)
 
 param eps = meta("qwen2.attention.layer_norm_rms_epsilon", 1e-6)
 param rope_base = meta("qwen2.rope.freq_base", 1000000)
@@ -29,6 +33,7 @@ param kq_scale = 1.0 / sqrt(head_dim)
 input inp_tokens: i32[n_tokens] fill (i * 7 + 3) % n_vocab
 input inp_pos: i32[n_tokens] fill n_kv - n_tokens + i
 input KQ_mask: f32[n_kv, n_tokens] fill where(i0 <= n_kv - n_tokens + i1, 0, -inf)
+input inp_out_ids: i32[n_outputs] fill n_tokens - n_outputs + i  # their rows in the batch: by default the last
 
 weight token_embd.weight: f32[n_embd, n_vocab]
 for l in 0..n_layer {
@@ -48,9 +53,11 @@ for l in 0..n_layer {
 weight output_norm.weight: f32[n_embd]
 weight output.weight: f32[n_embd, n_vocab] or token_embd.weight
 
+# The caches' types: f16, or -ctk TYPE and -ctv TYPE when compiling
+# (llama.cpp's; a quantized V cache needs -fa on, its rows laid out as K's).
 for l in 0..n_layer {
-  state cache_k_l{l}: f16[n_embd_gqa, n_ctx]
-  state cache_v_l{l}: f16[n_ctx * n_embd_gqa]
+  state cache_k_l{l}: flag("ctk", f16)[n_embd_gqa, n_ctx]
+  state cache_v_l{l}: flag("ctv", f16)[n_ctx * n_embd_gqa]
 }
 
 inp_embd = get_rows(token_embd.weight, inp_tokens)
@@ -105,6 +112,13 @@ for l in 0..n_layer {
     kqv_out = kqv_merged_cont
   }
   attn_out = mul_mat(blk.{l}.attn_output.weight, kqv_out)
+  if l == n_layer - 1 {
+    # The last layer goes on with the rows whose logits are wanted alone
+    # (llama.cpp's inp_out_ids): its feed-forward and the output head
+    # skip the others.
+    attn_out = get_rows(attn_out, inp_out_ids)
+    inpL = get_rows(inpL, inp_out_ids)
+  }
   ffn_inp = add(attn_out, inpL)
 
   # SwiGLU feed-forward.

@@ -37,7 +37,7 @@ func TestLoadsDefaultFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	res, err := m.Eval(&Inputs{Dims: Dims{NTokens: 1, NKV: 1}, InpTokens: []int32{300}, InpPos: []int32{0}, KQMask: []float32{0}})
+	res, err := m.Eval(&Inputs{Dims: Dims{NTokens: 1, NKV: 1, NOutputs: 1}, InpTokens: []int32{300}, InpPos: []int32{0}, KQMask: []float32{0}, InpOutIds: []int32{0}})
 	if err != nil {
 		t.Fatal(err)
 	}

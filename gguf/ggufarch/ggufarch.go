@@ -8,6 +8,7 @@ package ggufarch
 import (
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -38,6 +39,19 @@ type Options struct {
 	// Tied: no output.weight; the output head reads token_embd.weight
 	// (Llama 3.2, small Qwen2).
 	Tied bool
+	// RopeFreqs writes rope_freqs.weight (llama only): Llama 3.1/3.2's
+	// llama3 rope scaling, a factor per rotated pair that divides its
+	// frequency (ggml_rope_ext's third operand), computed as llama.cpp's
+	// converter does (RopeFactors) with factor 32, low and high frequency
+	// factors 1 and 4 and an original context of RopeOrigCtx.
+	RopeFreqs bool
+	// RopeOrigCtx is the llama3 scaling's original context length
+	// (original_max_position_embeddings); 0 is Llama 3's 8192. Pairs
+	// whose wavelength is below RopeOrigCtx/4 keep their frequency, those
+	// above RopeOrigCtx are slowed by the factor, those between by a
+	// blend. A file for short tests takes a short one, so that the
+	// factors touch the positions the tests reach.
+	RopeOrigCtx int
 	// Type is the matrices' type: f32, f16, bf16, q8_0 or q4_0, every
 	// matrix that type (q4_0's output head too, as llama-quantize --pure
 	// writes it). Norms and biases are f32.
@@ -54,6 +68,9 @@ type Options struct {
 	// Name is general.name; WriteFile's default is the file's name
 	// without .gguf.
 	Name string
+	// ChatTemplate, where not empty, is tokenizer.chat_template: the Jinja
+	// source chat programs format conversations with.
+	ChatTemplate string
 }
 
 // Defaults returns the options of a small file of architecture arch, the
@@ -115,10 +132,48 @@ func (o *Options) Check() error {
 		return fmt.Errorf("head size %d (-embd / -heads) is odd: rope rotates pairs", o.Embd/o.Heads)
 	case o.Embd%bs != 0 || o.FF%bs != 0:
 		return fmt.Errorf("-embd %d and -ff %d must be multiples of %s's block size %d", o.Embd, o.FF, o.Type, bs)
+	case o.RopeFreqs && o.Arch != "llama":
+		return fmt.Errorf("-rope-freqs: only llama files have rope_freqs.weight (Llama 3's rope scaling), not %s", o.Arch)
+	case o.RopeOrigCtx < 0:
+		return fmt.Errorf("the rope scaling's original context %d is negative", o.RopeOrigCtx)
 	case o.Vocab < 288:
 		return fmt.Errorf("-vocab %d: the tokenizer needs at least 288 tokens (bytes, special tokens and a few pieces)", o.Vocab)
 	}
 	return nil
+}
+
+// The llama3 rope scaling of Llama 3.2's config.json (Llama 3.1's factor
+// is 8).
+const (
+	ropeFactor         = 32
+	ropeLowFreqFactor  = 1
+	ropeHighFreqFactor = 4
+	ropeOrigCtx        = 8192
+)
+
+// RopeFactors are the llama3 rope scaling's frequency factors for nDims
+// rotated dimensions at rope base theta, one per pair, as llama.cpp's
+// convert_hf_to_gguf.py computes rope_freqs.weight: 1 where the pair's
+// wavelength 2π/freq is below origCtx/high, factor above origCtx/low, and
+// in between 1/((1-s)/factor + s) with s = (origCtx/wavelength - low) /
+// (high - low).
+func RopeFactors(nDims int, theta, factor, low, high, origCtx float64) []float32 {
+	out := make([]float32, nDims/2)
+	lowWave, highWave := origCtx/low, origCtx/high
+	for i := range out {
+		freq := float64(float32(1 / math.Pow(theta, float64(2*i)/float64(nDims)))) // torch's f32 arange
+		wave := 2 * math.Pi / freq
+		switch {
+		case wave < highWave:
+			out[i] = 1
+		case wave > lowWave:
+			out[i] = float32(factor)
+		default:
+			s := (origCtx/wave - low) / (high - low)
+			out[i] = float32(1 / ((1-s)/factor + s))
+		}
+	}
+	return out
 }
 
 // WriteFile writes the file of o to path, whole or not at all.
@@ -177,6 +232,10 @@ func New(o Options) (*gguf.Writer, error) {
 		return nil, err
 	}
 	meta = append(meta, vocab...)
+	if o.ChatTemplate != "" {
+		// After the vocabulary, where llama.cpp's converter writes it.
+		meta = append(meta, gguf.KV{Key: "tokenizer.chat_template", Value: o.ChatTemplate})
+	}
 	var mix gguf.FileType
 	if o.Mix != "" {
 		mix, _ = gguf.ParseFileType(o.Mix)
@@ -195,8 +254,20 @@ func New(o Options) (*gguf.Writer, error) {
 		rows   int
 		matrix bool // stored as dt; otherwise f32
 		ones   bool // a norm's weight
+		freqs  bool // rope_freqs.weight: ropeFreqs
 	}
-	ts := []weight{{name: "token_embd.weight", ne0: o.Embd, rows: o.Vocab, matrix: true}}
+	var ts []weight
+	var ropeFreqs []float32
+	if o.RopeFreqs {
+		// First, as the converter yields its generated tensors first.
+		orig := ropeOrigCtx
+		if o.RopeOrigCtx > 0 {
+			orig = o.RopeOrigCtx
+		}
+		ropeFreqs = RopeFactors(headDim, o.RopeTheta, ropeFactor, ropeLowFreqFactor, ropeHighFreqFactor, float64(orig))
+		ts = append(ts, weight{name: "rope_freqs.weight", ne0: len(ropeFreqs), rows: 1, freqs: true})
+	}
+	ts = append(ts, weight{name: "token_embd.weight", ne0: o.Embd, rows: o.Vocab, matrix: true})
 	for l := range o.Layers {
 		b := fmt.Sprintf("blk.%d.", l)
 		ts = append(ts,
@@ -262,7 +333,9 @@ func New(o Options) (*gguf.Writer, error) {
 			var buf []byte
 			for range t.rows {
 				for i := range row {
-					if t.ones {
+					if t.freqs {
+						row[i] = ropeFreqs[i]
+					} else if t.ones {
 						row[i] = 1
 					} else {
 						row[i] = float32(r.NormFloat64() * 0.02)

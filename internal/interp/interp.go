@@ -328,8 +328,13 @@ func (m *Machine) dimValues(dims map[string]int) (map[*ir.Dim]int64, error) {
 		if !ok {
 			return nil, fmt.Errorf("dim %s: no value given", d.Name)
 		}
-		if v < 0 || int64(v) > d.Bound {
-			return nil, fmt.Errorf("dim %s = %d is outside [0, %d]", d.Name, v, d.Bound)
+		bound, what := d.Bound, fmt.Sprint(d.Bound)
+		if d.AtMost != nil {
+			bound = val[d.AtMost]
+			what = fmt.Sprintf("%s = %d", d.AtMost.Name, bound)
+		}
+		if v < 0 || int64(v) > bound {
+			return nil, fmt.Errorf("dim %s = %d is outside [0, %s]", d.Name, v, what)
 		}
 		val[d] = int64(v)
 	}

@@ -2,6 +2,7 @@ package interp_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -130,6 +131,40 @@ output e = get_rows(emb, tok)
 			continue
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("dims %v: got %v, want %q", c.dims, err, c.want)
+		}
+	}
+}
+
+// TestDimBoundedByDim: a dim bounded by another (k <= n) is checked
+// against that one's value, and rows get_rows picks by it against the
+// rows there are at these dims, as llama.g's inp_out_ids.
+func TestDimBoundedByDim(t *testing.T) {
+	m := load(t, `
+dim n <= 4
+dim k <= n
+input x: f32[2, n] fill i
+input pick: i32[k] fill n - k + i
+output y = get_rows(x, pick)
+`)
+	out, err := m.Eval(map[string]int{"n": 3, "k": 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(out[0].Tensor.F32s()); got != "[2 3 4 5]" {
+		t.Errorf("n = 3, k = 2: y = %s, want rows 1 and 2 of x, [2 3 4 5]", got)
+	}
+	picks := tensor.NewTensor(tensor.I32, [4]int{1, 1, 1, 1})
+	picks.I32s()[0] = 3
+	for _, c := range []struct {
+		dims   map[string]int
+		inputs map[string]tensor.Tensor
+		want   string
+	}{
+		{map[string]int{"n": 2, "k": 3}, nil, "dim k = 3 is outside [0, n = 2]"},
+		{map[string]int{"n": 3, "k": 1}, map[string]tensor.Tensor{"pick": picks}, "input pick: element 0 is 3, not a row of x (0..2)"},
+	} {
+		if _, err := m.Eval(c.dims, c.inputs); err == nil || err.Error() != c.want {
 			t.Errorf("dims %v: got %v, want %q", c.dims, err, c.want)
 		}
 	}

@@ -25,7 +25,7 @@ import (
 // deviceDriver runs a package graphc generated (import path graphcrun/model)
 // on a GGUF file: the prompt's ids as one batch, then each step's id as a
 // batch of one, printing every logit row as JSON (the prompt's tokens',
-// then each step's).
+// every one asked for with inp_out_ids, then each step's).
 const deviceDriver = `package main
 
 import (
@@ -70,7 +70,11 @@ func main() {
 	var rows [][]float32
 	eval := func(tokens []int32, pos int) {
 		p, mask := engine.CausalBatch(len(tokens), pos)
-		out, err := m.Eval(&model.Inputs{Dims: model.Dims{NTokens: len(tokens), NKV: pos + len(tokens)}, InpTokens: tokens, InpPos: p, KQMask: mask})
+		all := make([]int32, len(tokens))
+		for i := range all {
+			all[i] = int32(i)
+		}
+		out, err := m.Eval(&model.Inputs{Dims: model.Dims{NTokens: len(tokens), NKV: pos + len(tokens), NOutputs: len(tokens)}, InpTokens: tokens, InpPos: p, KQMask: mask, InpOutIds: all})
 		if err != nil {
 			panic(err)
 		}

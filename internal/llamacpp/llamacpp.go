@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/graphc/graphc/tensor"
 )
 
 //go:embed csrc/harness.c
@@ -216,6 +218,9 @@ type Request struct {
 	// FlashAttn turns llama.cpp's flash attention on (-fa on) instead of
 	// off; Result.FlashAttnSet says whether the harness could.
 	FlashAttn bool
+	// CacheK and CacheV, when set, are the KV cache's types (llama.cpp's
+	// -ctk and -ctv; zero, f32, keeps f16). A quantized V needs FlashAttn.
+	CacheK, CacheV tensor.DType
 }
 
 // Result is what llama.cpp answered.
@@ -283,6 +288,12 @@ func (h *Harness) Run(req Request) (*Result, error) {
 	}
 	if req.FlashAttn {
 		args = append(args, "-fa")
+	}
+	if req.CacheK != 0 {
+		args = append(args, "-ctk", fmt.Sprint(int(req.CacheK)))
+	}
+	if req.CacheV != 0 {
+		args = append(args, "-ctv", fmt.Sprint(int(req.CacheV)))
 	}
 	dumpDir := filepath.Join(dir, "dump")
 	if req.Dump {

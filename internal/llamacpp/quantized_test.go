@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/graphc/graphc/gguf/ggufarch"
@@ -11,7 +12,7 @@ import (
 	"github.com/graphc/graphc/tensor"
 )
 
-// quantizedRoundSteps are the file types of llama.cpp's quantizer whose
+// quantizedFileTypes are the file types of llama.cpp's quantizer whose
 // files TestQuantizedFilesMatchLlamaCpp runs, each with its roundSteps
 // bound: twice the most TestQuantizedRoundingSensitivity measured on the
 // same shapes (graphc against itself, every op's output moved by one
@@ -24,15 +25,12 @@ import (
 // CPU builds differ by 1.5e-2 on every step of the llama q5_K_S file).
 // What a kernel or layout bug would break is held exactly instead: the
 // first layer's products, whose operands both sides compute identically.
-var quantizedRoundSteps = map[string]float64{
-	"q4_1": 0.038, "q5_0": 0.038, "q5_1": 0.03, "q2_K": 0.03, "q3_K_S": 0.06, "q3_K_M": 0.05, "q3_K_L": 0.052,
-	"q4_K_S": 0.027, "q4_K_M": 0.03, "q5_K_S": 0.035, "q5_K_M": 0.036, "q6_K": 0.045, "iq4_nl": 0.025, "iq4_xs": 0.052,
-}
-
-// quantizedFileTypes lists quantizedRoundSteps' file types in a fixed order.
-var quantizedFileTypes = []string{
-	"q4_1", "q5_0", "q5_1", "q2_K", "q3_K_S", "q3_K_M", "q3_K_L",
-	"q4_K_S", "q4_K_M", "q5_K_S", "q5_K_M", "q6_K", "iq4_nl", "iq4_xs",
+var quantizedFileTypes = []struct {
+	name       string
+	roundSteps float64
+}{
+	{"q4_1", 0.038}, {"q5_0", 0.038}, {"q5_1", 0.03}, {"q2_K", 0.03}, {"q3_K_S", 0.06}, {"q3_K_M", 0.05}, {"q3_K_L", 0.052},
+	{"q4_K_S", 0.027}, {"q4_K_M", 0.03}, {"q5_K_S", 0.035}, {"q5_K_M", 0.036}, {"q6_K", 0.045}, {"iq4_nl", 0.025}, {"iq4_xs", 0.052},
 }
 
 // quantizedOpts is the shape of the quantized files: rows of whole
@@ -62,9 +60,9 @@ func TestQuantizedFilesMatchLlamaCpp(t *testing.T) {
 	for _, arch := range []string{"llama", "qwen2"} {
 		f32 := archFile(t, quantizedOpts(arch), "f32")
 		for _, ft := range quantizedFileTypes {
-			t.Run(arch+"/"+ft, func(t *testing.T) {
-				path := filepath.Join(t.TempDir(), ft+".gguf")
-				if err := h.Quantize(f32, path, ft); err != nil {
+			t.Run(arch+"/"+ft.name, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), ft.name+".gguf")
+				if err := h.Quantize(f32, path, ft.name); err != nil {
 					t.Fatal(err)
 				}
 				ids := encodePrompt(t, path)
@@ -76,11 +74,11 @@ func TestQuantizedFilesMatchLlamaCpp(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				b := stepBounds{float: 1e-4, roundSteps: quantizedRoundSteps[ft], maxStepped: archSteps + 1}
+				b := stepBounds{float: 1e-4, roundSteps: ft.roundSteps, maxStepped: archSteps + 1}
 				om.atLevels(t, func(level string) {
 					compared := 0
 					got := archLogits(t, archExample[arch], path, ids, res.Generated, func(name string, x *tensor.Tensor) {
-						if compared == len(firstLayerProducts) || !contains(firstLayerProducts, name) {
+						if compared == len(firstLayerProducts) || !slices.Contains(firstLayerProducts, name) {
 							return
 						}
 						compared++
@@ -107,16 +105,7 @@ func TestQuantizedFilesMatchLlamaCpp(t *testing.T) {
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// TestQuantizedRoundingSensitivity measures quantizedRoundSteps: on
+// TestQuantizedRoundingSensitivity measures quantizedFileTypes' bounds: on
 // graphc's own files of TestQuantizedFilesMatchLlamaCpp's shapes and file
 // types (ggufarch's Mix, llama.cpp's quantizer's bytes), how far one-ulp
 // perturbations of every op's output move the logits. It needs no
@@ -126,18 +115,18 @@ func TestQuantizedRoundingSensitivity(t *testing.T) {
 	for _, arch := range []string{"llama", "qwen2"} {
 		for _, ft := range quantizedFileTypes {
 			o := quantizedOpts(arch)
-			o.Mix = ft
-			path := filepath.Join(t.TempDir(), arch+"-"+ft+".gguf")
+			o.Mix = ft.name
+			path := filepath.Join(t.TempDir(), arch+"-"+ft.name+".gguf")
 			if err := ggufarch.WriteFile(path, o); err != nil {
 				t.Fatal(err)
 			}
-			worst[ft] = max(worst[ft], roundingSensitivity(t, archExample[arch], path, encodePrompt(t, path)))
+			worst[ft.name] = max(worst[ft.name], roundingSensitivity(t, archExample[arch], path, encodePrompt(t, path)))
 		}
 	}
 	for _, ft := range quantizedFileTypes {
-		t.Logf("%s: one-ulp perturbations move the logits by up to %.3g (roundSteps %g)", ft, worst[ft], quantizedRoundSteps[ft])
-		if worst[ft] > quantizedRoundSteps[ft] {
-			t.Errorf("%s: one-ulp perturbations move the logits by up to %.3g, more than quantizedRoundSteps' %g", ft, worst[ft], quantizedRoundSteps[ft])
+		t.Logf("%s: one-ulp perturbations move the logits by up to %.3g (roundSteps %g)", ft.name, worst[ft.name], ft.roundSteps)
+		if worst[ft.name] > ft.roundSteps {
+			t.Errorf("%s: one-ulp perturbations move the logits by up to %.3g, more than its roundSteps %g", ft.name, worst[ft.name], ft.roundSteps)
 		}
 	}
 }

@@ -8,8 +8,12 @@ import (
 // in logical order (Ne[0] fastest) goes to element k of dst in logical order,
 // whatever either shape and strides; only the element counts must agree.
 // f32↔f16 convert (f32→f16 rounds to nearest even); f32, f16 and i32 copy as
-// they are.
+// they are; into a block-quantized or bf16 dst (a KV cache) see cpyToBlocks.
 func (b *Backend) Cpy(dst, src *tensor.Tensor) {
+	if isBlockType(dst.Type) {
+		b.cpyToBlocks(dst, src)
+		return
+	}
 	t := &b.cpy
 	*t = cpyTask{b: b}
 	t.d.set("Cpy", "dst", dst)

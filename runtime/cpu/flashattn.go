@@ -10,7 +10,8 @@ import (
 // FlashAttnExt is ggml_flash_attn_ext: for every query row (token i1, head
 // i2, i3) the online softmax of q·k·scale (capped by p.LogitSoftcap, plus
 // the head's ALiBi slope times the mask) over the n_kv keys, times v. q is
-// f32 [DK, N, H, B]; k and v are f16 or f32 [DK|DV, n_kv, H_kv, B_kv],
+// f32 [DK, N, H, B]; k and v are f16, f32 or a block type (a quantized KV
+// cache: k's with a dot product, v's with a decoder) [DK|DV, n_kv, H_kv, B_kv],
 // query head h reading K/V head h / (H/H_kv) (grouped-query attention);
 // mask, optional, is f16 or f32 [≥ n_kv, ≥ N, H_m, B_m], row i1 and plane
 // i2 % H_m, i3 % B_m applying, an f32 one rounded to f16 as llama.cpp
@@ -24,8 +25,10 @@ import (
 //     each score is an f16·f16 dot summed in float32, and with an f16 v
 //     the weighted sum of v accumulates in f16, rounded after every
 //     rescale and every multiply-add, whatever p.Prec asks for (ggml's CPU
-//     ignores it too);
-//   - from 64 tokens, k and v of one type (ggml's tiled path): q, k, v
+//     ignores it too); a block k's score is its vec_dot against q in its
+//     vec_dot_type (q8_0 for q8_0 and q4_0), a block v's rows are decoded
+//     and summed in float32;
+//   - from 64 tokens, k and v of one type, f16 or f32 (ggml's tiled path): q, k, v
 //     and the sum in float32;
 //   - one token and at least 512 keys (ggml's split-KV path): the keys cut
 //     into one chunk per thread, each chunk's partial max, sum and f16 sum
@@ -41,7 +44,7 @@ func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAtt
 	t.k.set("FlashAttnExt", "k", k)
 	t.v.set("FlashAttnExt", "v", v)
 	dk, dv, n, h, nkv := t.q.ne[0], t.v.ne[0], t.q.ne[1], t.q.ne[2], t.k.ne[1]
-	if !t.q.isF32() || !t.d.isF32() || !isFloat(t.k.typ) || !isFloat(t.v.typ) ||
+	if !t.q.isF32() || !t.d.isF32() || !faKVType(t.k.typ, true) || !faKVType(t.v.typ, false) ||
 		t.k.ne[0] != dk || t.v.ne[1] != nkv || t.k.ne[2] == 0 || t.k.ne[3] == 0 || t.k.ne[2] != t.v.ne[2] || t.k.ne[3] != t.v.ne[3] ||
 		h%t.k.ne[2] != 0 || t.q.ne[3]%t.k.ne[3] != 0 ||
 		t.d.ne != [4]int{dv, h, n, t.q.ne[3]} || !t.d.dense() || !t.q.dense() || !t.k.dense() || !t.v.dense() {
@@ -69,7 +72,7 @@ func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAtt
 		t.m1 = powf(2, -(t.maxBias/2)/float32(t.nHeadLog2))
 	}
 	sameKV := t.k.typ == t.v.typ
-	t.tiled = n >= faTileQ && sameKV
+	t.tiled = n >= faTileQ && sameKV && isFloat(t.k.typ)
 	t.group = h / t.k.ne[2]
 	items := t.q.ne[3] * t.k.ne[2]
 	if n == 1 && t.q.ne[3] == 1 && nkv >= faSplitKV && sameKV {
@@ -91,12 +94,35 @@ func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAtt
 	rows := t.tokBlock * t.group
 	t.stride = dk + dv + 2
 	b.growScratch(b.pool.n, rows*t.stride+dk+dv)
+	if t.k.raw != nil {
+		t.kq = quantKernels[t.k.typ]
+		t.qRow = t.kq.vecDot.RowSize(dk)
+		for len(b.faQ) < b.pool.n {
+			b.faQ, b.faQd, b.faQs = append(b.faQ, nil), append(b.faQd, nil), append(b.faQs, nil)
+		}
+	}
 	units := items * t.tokBlocks * t.kvChunks
 	b.parallel(t, n*h*nkv*(dk+dv), units)
 	if t.kvChunks > 1 {
 		t.reduce()
 	}
 	*t = faTask{}
+}
+
+// faKVType reports whether FlashAttnExt reads K (isK) or V of type t: f32,
+// f16, or a block type with a dot product against q (K) or a decoder (V).
+func faKVType(t tensor.DType, isK bool) bool {
+	if isFloat(t) {
+		return true
+	}
+	if !isBlockType(t) {
+		return false
+	}
+	if isK {
+		q := quantKernels[t]
+		return q != nil && q.dot != nil
+	}
+	return t.Traits().Decode != nil
 }
 
 // ggml-cpu's thresholds: the query tile of its tiled path (GGML_FA_TILE_Q)
@@ -127,8 +153,10 @@ type faTask struct {
 	group                   int // query heads per K/V head
 	tokBlock, tokBlocks     int
 	kvChunks, chunkLen      int
-	stride                  int       // a row's scratch: q (DK), sum (DV), M, S
-	partials                []float32 // split-KV: per query head and chunk M, S, sum (DV)
+	stride                  int          // a row's scratch: q (DK), sum (DV), M, S
+	partials                []float32    // split-KV: per query head and chunk M, S, sum (DV)
+	kq                      *quantKernel // a block K's: q is converted to its vec_dot_type
+	qRow                    int          // bytes of a converted q row
 	d, q, k, v, m           tview
 }
 
@@ -171,25 +199,46 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 	vbuf := buf[nrow*t.stride+dk : nrow*t.stride+dk+dv]
 	k3, v3 := i3/(q.ne[3]/k.ne[3]), i3/(q.ne[3]/v.ne[3])
 	f16K, f16V := k.typ == tensor.F16 && !t.tiled, v.typ == tensor.F16 && !t.tiled
+	var qx []byte // a block K's: the rows of q in its vec_dot_type
+	if t.kq != nil {
+		qx = t.b.faQ[tid][:0]
+	}
 	for j := range nrow {
 		row := rows[j*t.stride : (j+1)*t.stride]
 		tok, h := t0+j/g, hkv*g+j%g
 		qr := q.f32[q.off(tok, h, i3) : q.off(tok, h, i3)+dk]
-		if f16K {
-			roundF16Row(row[:dk], qr) // ggml converts q to k's vec_dot_type
-		} else {
+		switch { // ggml converts q to k's vec_dot_type
+		case t.kq != nil:
+			qx = t.kq.fromFloat(qx, qr)
+		case f16K:
+			roundF16Row(row[:dk], qr)
+		default:
 			copy(row[:dk], qr)
 		}
 		clear(row[dk : dk+dv])
 		row[dk+dv], row[dk+dv+1] = float32(math.Inf(-1)), 0
 	}
+	var qd []float32
+	var qs []int32
+	if t.kq != nil {
+		t.b.faQ[tid] = qx
+		if t.kq.scales {
+			t.b.faQd[tid] = xScales(t.b.faQd[tid][:0], qx)
+			qd = t.b.faQd[tid]
+		}
+		if t.kq.sums {
+			t.b.faQs[tid] = xSums(t.b.faQs[tid][:0], qx)
+			qs = t.b.faQs[tid]
+		}
+	}
+	nbq := dk / 32 // q8_0 blocks of a converted q row, for its scales and sums
 	ic0, ic1 := c*t.chunkLen, min((c+1)*t.chunkLen, k.ne[1])
 	for ic := ic0; ic < ic1; ic++ {
 		ko := k.off(ic, hkv, k3)
 		var kf []float32
 		if k.typ == tensor.F32 {
 			kf = k.f32[ko : ko+dk]
-		} else if !f16K {
+		} else if !f16K && t.kq == nil {
 			kf = kbuf
 			f16ToF32Row(kf, k.f16[ko:ko+dk])
 		}
@@ -210,9 +259,20 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 				}
 			}
 			var s float32
-			if f16K {
+			switch {
+			case t.kq != nil:
+				var xd []float32
+				var xs []int32
+				if qd != nil {
+					xd = qd[j*nbq : (j+1)*nbq]
+				}
+				if qs != nil {
+					xs = qs[j*nbq : (j+1)*nbq]
+				}
+				s = t.kq.dot(k.raw[ko:], qx[j*t.qRow:(j+1)*t.qRow], xd, xs, dk)
+			case f16K:
 				s = dotF16(k.f16[ko:ko+dk], row[:dk])
-			} else {
+			default:
 				s = dotF32(kf, row[:dk])
 			}
 			s *= t.scale
@@ -222,9 +282,12 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 			s += mv
 			if vf == nil {
 				vo := v.off(ic, hkv, v3)
-				if v.typ == tensor.F32 {
+				switch {
+				case v.typ == tensor.F32:
 					vf = v.f32[vo : vo+dv]
-				} else {
+				case v.raw != nil:
+					vf = tensor.Dequantize(vbuf[:0], v.typ, v.raw[vo:], dv) // ggml's to_float; the sum is f32
+				default:
 					vf = vbuf
 					f16ToF32Row(vf, v.f16[vo:vo+dv])
 				}

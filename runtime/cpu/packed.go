@@ -28,6 +28,10 @@ import (
 
 const (
 	panelCols = 8 // columns of a panel, but for a single column
+	// smallPanelCols are a panel's columns for two to four columns: a
+	// few tokens, or a few sequences decoded together, padded to eight
+	// would double the work of a product the weights' streaming bounds.
+	smallPanelCols = 4
 	// xChunkBytes bounds the quants of one column chunk, so that they
 	// stay in L2 while every row group runs against them.
 	xChunkBytes = 512 << 10
@@ -61,9 +65,13 @@ func (b *Backend) mulMatPacked(dst *tensor.Tensor, p *packedWeight, x *tensor.Te
 	}
 	t := &b.pmm
 	*t = packedMulMat{dst: *dst, p: p, n: n, ne2: x.Ne[2], r2: x.Ne[2] / p.ne[2], r3: x.Ne[3] / p.ne[3], batches: x.Ne[2] * x.Ne[3]}
-	t.pc = panelCols
-	if n == 1 {
+	switch {
+	case n == 1:
 		t.pc = 1
+	case n <= smallPanelCols:
+		t.pc = smallPanelCols
+	default:
+		t.pc = panelCols
 	}
 	t.panels = ceilDiv(n, t.pc)
 	nb := p.nb

@@ -39,6 +39,18 @@ func packedQ4x8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 func packedQ8x1AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
 //go:noescape
+func packedQ4x4VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
+//go:noescape
+func packedQ8x4VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
+//go:noescape
+func packedQ4x4AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
+//go:noescape
+func packedQ8x4AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
+//go:noescape
 func packedQ8x8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
 // packedKernelAsm runs packedKernel in assembly where this machine has it,
@@ -48,7 +60,7 @@ func packedKernelAsm(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []
 	if typ == tensor.Q4_K {
 		return packedKernelKAsm(pc, w, xq, xd, xc, nb, tile)
 	}
-	if level < isaAVX2 || nb < 1 || (pc != 1 && pc != panelCols) || (typ != tensor.Q4_0 && typ != tensor.Q8_0) {
+	if level < isaAVX2 || nb < 1 || (pc != 1 && pc != smallPanelCols && pc != panelCols) || (typ != tensor.Q4_0 && typ != tensor.Q8_0) {
 		return false
 	}
 	if len(w) < nb*packBlockBytes(typ) || len(xq) < nb*pc*32 || len(xd) < nb*pc || len(xc) < nb*pc || len(tile) < packRows*pc {
@@ -59,18 +71,26 @@ func packedKernelAsm(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []
 	switch {
 	case vnni && q4 && pc == 1:
 		packedQ4x1VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	case vnni && q4 && pc == smallPanelCols:
+		packedQ4x4VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case vnni && q4:
 		packedQ4x8VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case vnni && pc == 1:
 		packedQ8x1VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	case vnni && pc == smallPanelCols:
+		packedQ8x4VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case vnni:
 		packedQ8x8VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case q4 && pc == 1:
 		packedQ4x1AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	case q4 && pc == smallPanelCols:
+		packedQ4x4AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case q4:
 		packedQ4x8AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case pc == 1:
 		packedQ8x1AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	case pc == smallPanelCols:
+		packedQ8x4AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	default:
 		packedQ8x8AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	}

@@ -164,6 +164,40 @@ loop:; \
 	VZEROUPPER; \
 	RET
 
+// PANEL4 is PANEL8 over four columns, for batches of two to four tokens
+// (a sequence's few tokens, or a few sequences decoded together): half the
+// work of padding them to eight. Like VECTOR, its weights stream from
+// memory, so it prefetches them (PREFETCH, at R10 ahead); and each column
+// sums in two chains (DOT2), as four columns' chains alone would leave
+// vpdpbusd's latency exposed.
+#define PANEL4(LOAD, PREFETCH, bytes) \
+	PACKED_SETUP; \
+	MOVQ ·streamAhead(SB), R10; \
+	VPXORD Z0, Z0, Z0; \
+	VPXORD Z1, Z1, Z1; \
+	VPXORD Z2, Z2, Z2; \
+	VPXORD Z3, Z3, Z3; \
+loop:; \
+	PREFETCH; \
+	VCVTPH2PS (SI), Z16; \
+	LOAD; \
+	DOT2(0, 0, Z0, Z18, Z22, Z26, Z16, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	DOT2(32, 4, Z1, Z19, Z23, Z27, Z16, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	DOT2(64, 8, Z2, Z20, Z24, Z28, Z16, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	DOT2(96, 12, Z3, Z21, Z25, Z29, Z16, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15); \
+	ADDQ $bytes, SI; \
+	ADDQ $128, DI; \
+	ADDQ $16, R8; \
+	ADDQ $16, R9; \
+	DECQ CX; \
+	JNZ loop; \
+	VMOVUPS Z0, (DX); \
+	VMOVUPS Z1, 64(DX); \
+	VMOVUPS Z2, 128(DX); \
+	VMOVUPS Z3, 192(DX); \
+	VZEROUPPER; \
+	RET
+
 // VECTOR is a kernel over one column: the weights stream from memory, so
 // it prefetches them into L2 ·streamAhead bytes ahead (in R10; five lines
 // cover a q4_0 block, nine a q8_0 one; the PREFETCH list is the type's).
@@ -287,6 +321,14 @@ TEXT ·packedQ4x1VNNI(SB), NOSPLIT, $0-48
 // func packedQ4x8VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 TEXT ·packedQ4x8VNNI(SB), NOSPLIT, $0-48
 	PANEL8(Q4_UNPACK8, 288)
+
+// func packedQ4x4VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+TEXT ·packedQ4x4VNNI(SB), NOSPLIT, $0-48
+	PANEL4(Q4_UNPACK8, PREFETCH_Q4, 288)
+
+// func packedQ8x4VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+TEXT ·packedQ8x4VNNI(SB), NOSPLIT, $0-48
+	PANEL4(Q8_LOAD8, PREFETCH_Q8, 544)
 
 // func packedQ8x1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 TEXT ·packedQ8x1VNNI(SB), NOSPLIT, $0-48

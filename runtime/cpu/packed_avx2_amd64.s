@@ -119,8 +119,9 @@
 	VFMADD213PS t(DX), S, T; \
 	VMOVUPS T, t(DX)
 
-// ZERO_TILE8 zeroes a panel's tile, which the panel kernels accumulate in.
-#define ZERO_TILE8 \
+// ZERO_TILE4 and ZERO_TILE8 zero a panel's tile (four or eight columns),
+// which the panel kernels accumulate in.
+#define ZERO_TILE4 \
 	VXORPS Y9, Y9, Y9; \
 	VMOVUPS Y9, (DX); \
 	VMOVUPS Y9, 32(DX); \
@@ -129,7 +130,10 @@
 	VMOVUPS Y9, 128(DX); \
 	VMOVUPS Y9, 160(DX); \
 	VMOVUPS Y9, 192(DX); \
-	VMOVUPS Y9, 224(DX); \
+	VMOVUPS Y9, 224(DX)
+
+#define ZERO_TILE8 \
+	ZERO_TILE4; \
 	VMOVUPS Y9, 256(DX); \
 	VMOVUPS Y9, 288(DX); \
 	VMOVUPS Y9, 320(DX); \
@@ -237,7 +241,16 @@
 	VPADDD Y12, Y11, Y11; \
 	TILE_TERM(4*j, 64*j+t, Y11, Y13)
 
-#define Q8_PANEL_HALF(h) \
+#define Q4_PANEL4_HALF(h) \
+	Q4_HALF(h); \
+	Q4_COL8(0, h); \
+	Q4_COL8(1, h); \
+	Q4_COL8(2, h); \
+	Q4_COL8(3, h)
+
+// Q8_STORE_HALF loads half h of the q8_0 group block: its row scales to
+// Y8, its magnitudes to Y0..Y7, its signed quants to the frame.
+#define Q8_STORE_HALF(h) \
 	VCVTPH2PS (h/2)(SI), Y8; \
 	Q8_STORE(0, h, Y0); \
 	Q8_STORE(1, h, Y1); \
@@ -246,7 +259,10 @@
 	Q8_STORE(4, h, Y4); \
 	Q8_STORE(5, h, Y5); \
 	Q8_STORE(6, h, Y6); \
-	Q8_STORE(7, h, Y7); \
+	Q8_STORE(7, h, Y7)
+
+#define Q8_PANEL_HALF(h) \
+	Q8_STORE_HALF(h); \
 	Q8_COL8(0, h); \
 	Q8_COL8(1, h); \
 	Q8_COL8(2, h); \
@@ -255,6 +271,31 @@
 	Q8_COL8(5, h); \
 	Q8_COL8(6, h); \
 	Q8_COL8(7, h)
+
+#define Q8_PANEL4_HALF(h) \
+	Q8_STORE_HALF(h); \
+	Q8_COL8(0, h); \
+	Q8_COL8(1, h); \
+	Q8_COL8(2, h); \
+	Q8_COL8(3, h)
+
+// PANEL4_AVX2 is PANEL8_AVX2 over four columns (see the VNNI PANEL4),
+// prefetching the weights as VECTOR_AVX2 does.
+#define PANEL4_AVX2(c, HALF, PREFETCH, bytes) \
+	PACKED2_SETUP(c); \
+	ZERO_TILE4; \
+loop:; \
+	PREFETCH; \
+	HALF(0); \
+	HALF(32); \
+	ADDQ $bytes, SI; \
+	ADDQ $128, DI; \
+	ADDQ $16, R8; \
+	ADDQ $16, R9; \
+	DECQ CX; \
+	JNZ loop; \
+	VZEROUPPER; \
+	RET
 
 // PANEL8_AVX2 is a panel kernel: c is Y15's constant, HALF(h) adds the
 // terms of a block's half h to the tile, bytes is the block's size.
@@ -326,6 +367,14 @@ TEXT ·packedQ4x1AVX2(SB), NOSPLIT, $0-48
 // func packedQ4x8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 TEXT ·packedQ4x8AVX2(SB), NOSPLIT, $0-48
 	PANEL8_AVX2(0x0f0f0f0f, Q4_PANEL_HALF, 288)
+
+// func packedQ4x4AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+TEXT ·packedQ4x4AVX2(SB), NOSPLIT, $0-48
+	PANEL4_AVX2(0x0f0f0f0f, Q4_PANEL4_HALF, PREFETCH_Q4, 288)
+
+// func packedQ8x4AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+TEXT ·packedQ8x4AVX2(SB), NOSPLIT, $256-48
+	PANEL4_AVX2(0x80808080, Q8_PANEL4_HALF, PREFETCH_Q8, 544)
 
 // func packedQ8x1AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 TEXT ·packedQ8x1AVX2(SB), NOSPLIT, $0-48

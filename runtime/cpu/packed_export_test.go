@@ -6,7 +6,7 @@ import (
 
 // The packed kernels: PackedKernel at the current level, PackedKernelGo its
 // Go loop, both over one packed row group (nb blocks of PackedBlockBytes)
-// and one panel of pc columns (1 or PanelCols); PackedKernelAsm reports
+// and one panel of pc columns (1, SmallPanelCols or PanelCols); PackedKernelAsm reports
 // whether the current level runs them in assembly. QuantizeColumn is the
 // activation quantizer at the current level, QuantizeColumnGo its Go loop.
 var (
@@ -18,8 +18,9 @@ var (
 )
 
 const (
-	PackRows  = packRows
-	PanelCols = panelCols
+	PackRows       = packRows
+	PanelCols      = panelCols
+	SmallPanelCols = smallPanelCols
 )
 
 // PackedBlockBytes is the bytes of one packed group's block of type dt.

@@ -34,6 +34,7 @@ func TestMulMatPackedWeights(t *testing.T) {
 					{2, 32 * 9, 33, 9, 2, 1, false},
 					{2, 32 * 3, 17, 17, 2, 2, true},
 					{1, 32 * 5, 40, 3, 1, 1, true},
+					{2, 32 * 7, 35, 4, 1, 1, false},
 					// one column, several groups: two row groups per kernel
 					// call, with an odd one left and across batches
 					{1, 32 * 3, 100, 1, 1, 1, false},
@@ -179,7 +180,7 @@ func TestPackedKernels(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(7, 8))
 		for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
-			for _, pc := range []int{1, cpu.PanelCols} {
+			for _, pc := range []int{1, cpu.SmallPanelCols, cpu.PanelCols} {
 				for _, nb := range []int{1, 3, 64} {
 					for _, fill := range []string{"random", "max", "min", "extremes", "mixed"} {
 						name := fmt.Sprintf("%s/pc=%d/nb=%d/%s", dt, pc, nb, fill)

@@ -20,6 +20,7 @@ type tview struct {
 	f32 []float32
 	f16 []uint16
 	i32 []int32
+	raw []byte // a block-quantized or bf16 tensor's data; st is then in bytes
 	ne  [4]int
 	st  [4]int
 }
@@ -32,12 +33,17 @@ func (v *tview) set(op, name string, t *tensor.Tensor) {
 	if t == nil {
 		bug("%s: %s is nil", op, name)
 	}
-	if int(t.Type) > int(tensor.I32) {
+	blocks := isBlockType(t.Type)
+	if int(t.Type) > int(tensor.I32) && !blocks {
 		bug("%s: %s has unknown type %v", op, name, t.Type)
 	}
-	// Element sizes are 2 or 4 bytes: shifts, not divisions.
+	// Element sizes are 2 or 4 bytes: shifts, not divisions; a block
+	// type's strides stay in bytes.
 	shift := uint(2)
-	if t.Type == tensor.F16 {
+	switch {
+	case blocks:
+		shift = 0
+	case t.Type == tensor.F16:
 		shift = 1
 	}
 	v.typ, v.ne = t.Type, t.Ne
@@ -50,7 +56,10 @@ func (v *tview) set(op, name string, t *tensor.Tensor) {
 	if span := t.Span(); len(t.Data) < span {
 		bug("%s: %s ne=%v nb=%v spans %d bytes, data has %d", op, name, t.Ne, t.Nb, span, len(t.Data))
 	}
-	v.f32, v.f16, v.i32 = nil, nil, nil
+	v.f32, v.f16, v.i32, v.raw = nil, nil, nil, nil
+	if blocks {
+		v.raw = t.Data
+	}
 	switch t.Type {
 	case tensor.F32:
 		v.f32 = t.F32s()
@@ -92,7 +101,12 @@ func rowCoords(ne *[4]int, r int) (i1, i2, i3 int) {
 }
 
 // dense reports whether a row's elements are adjacent.
-func (v *tview) dense() bool { return v.st[0] == 1 || v.ne[0] <= 1 }
+func (v *tview) dense() bool {
+	if v.raw != nil {
+		return v.st[0] == v.typ.Size() || v.ne[0] <= 1
+	}
+	return v.st[0] == 1 || v.ne[0] <= 1
+}
 
 func (v *tview) isF32() bool { return v.typ == tensor.F32 }
 

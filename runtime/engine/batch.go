@@ -18,3 +18,25 @@ func CausalBatch(n, pos int) (positions []int32, mask []float32) {
 	}
 	return positions, mask
 }
+
+// ParallelBatch is step step of seqs sequences decoded together from an
+// empty cache, one token of each per evaluation, as a program batching
+// sequences builds it: sequence s's token at step p goes to slot p·seqs+s
+// at position p, and the seqs×((step+1)·seqs) mask lets it see its own
+// sequence's slots up to that one.
+func ParallelBatch(seqs, step int) (positions []int32, mask []float32) {
+	nKV := (step + 1) * seqs
+	positions = make([]int32, seqs)
+	mask = make([]float32, nKV*seqs)
+	inf := float32(math.Inf(-1))
+	for s := range seqs {
+		positions[s] = int32(step)
+		row := mask[s*nKV : (s+1)*nKV]
+		for j := range row {
+			if j%seqs != s {
+				row[j] = inf
+			}
+		}
+	}
+	return positions, mask
+}

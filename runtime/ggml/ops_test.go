@@ -173,6 +173,13 @@ func testOps(t *testing.T, devName string) {
 	kc32, vc32 := in(tensor.F32, 16, 48, 2), in(tensor.F32, 16, 48, 2)
 	kTile, vTile := in(tensor.F16, 16, 96, 2), in(tensor.F16, 16, 96, 2)
 	fa := ops.FlashAttnParams{Scale: 0.25, Prec: 32}
+	// Quantized caches (llama.cpp's -ctk, -ctv), heads of 32: ggml's CPU
+	// converts q to K's vec_dot_type and decodes V rows to f32, as graphc's
+	// (seen: 6e-8; its cpy into q8_0 and q4_0 is graphc's byte for byte);
+	// Vulkan0 5.8e-4.
+	kq8, vq8 := in(tensor.Q8_0, 32, 48, 2), in(tensor.Q8_0, 32, 48, 2)
+	kq4, vq4 := in(tensor.Q4_0, 32, 48, 2), in(tensor.Q4_0, 32, 48, 2)
+	faQ := ops.FlashAttnParams{Scale: 0.18, Prec: 32}
 
 	type step struct {
 		op      ops.Op
@@ -229,6 +236,12 @@ func testOps(t *testing.T, devName string) {
 		{ops.FlashAttnExt, "f32 cache, no mask", out(tensor.F32, 16, 4, 9), []*pair{in(tensor.F32, 16, 9, 4), kc32, vc32, nil}, []any{fa}, tolerance{1e-3, 1e-3}},
 		{ops.FlashAttnExt, "split keys", out(tensor.F32, 16, 4, 1), []*pair{in(tensor.F32, 16, 1, 4), kLong, vLong, causal(600, 1)}, []any{fa}, tolerance{2e-3, 2e-3}},
 		{ops.FlashAttnExt, "tiled", out(tensor.F32, 16, 4, 64), []*pair{in(tensor.F32, 16, 64, 4), kTile, vTile, causal(96, 64)}, []any{fa}, tolerance{1e-3, 1e-3}},
+		{ops.Cpy, "f32 to q8_0", out(tensor.Q8_0, 64, 48, 2), []*pair{a}, nil, exact},
+		{ops.Cpy, "f32 to q4_0", out(tensor.Q4_0, 64, 48, 2), []*pair{a}, nil, exact},
+		{ops.FlashAttnExt, "q8_0 cache, one token", out(tensor.F32, 32, 4, 1), []*pair{in(tensor.F32, 32, 1, 4), kq8, vq8, causal(48, 1)}, []any{faQ}, tolerance{2e-3, 2e-3}},
+		{ops.FlashAttnExt, "q8_0 cache, batch", out(tensor.F32, 32, 4, 9), []*pair{in(tensor.F32, 32, 9, 4), kq8, vq8, causal(48, 9)}, []any{faQ}, tolerance{2e-3, 2e-3}},
+		{ops.FlashAttnExt, "q4_0 cache, batch", out(tensor.F32, 32, 4, 9), []*pair{in(tensor.F32, 32, 9, 4), kq4, vq4, causal(48, 9)}, []any{faQ}, tolerance{2e-3, 2e-3}},
+		{ops.FlashAttnExt, "q8_0 K, f16 V", out(tensor.F32, 32, 4, 9), []*pair{in(tensor.F32, 32, 9, 4), kq8, in(tensor.F16, 32, 48, 2), causal(48, 9)}, []any{faQ}, tolerance{2e-3, 2e-3}},
 	}
 	stepped := map[ops.Op]bool{}
 	for _, st := range steps {
@@ -309,9 +322,14 @@ func testOps(t *testing.T, devName string) {
 			raw := tensor.NewTensor(st.dst.host.Type, st.dst.host.Ne)
 			g.GetTensor(&raw, &st.dst.dev)
 			got := tensor.NewTensor(tensor.F32, st.dst.host.Ne)
-			c.Cpy(&got, &raw)
 			want := tensor.NewTensor(tensor.F32, st.dst.host.Ne)
-			c.Cpy(&want, &st.dst.host)
+			if raw.Type.Quantized() {
+				tensor.Dequantize(got.F32s()[:0], raw.Type, raw.Data, got.NElem())
+				tensor.Dequantize(want.F32s()[:0], raw.Type, st.dst.host.Data, want.NElem())
+			} else {
+				c.Cpy(&got, &raw)
+				c.Cpy(&want, &st.dst.host)
+			}
 			worst, at := 0.0, -1
 			for i, w := range want.F32s() {
 				d := math.Abs(float64(got.F32s()[i] - w))

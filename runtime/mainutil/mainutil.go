@@ -2,6 +2,7 @@ package mainutil
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -25,6 +26,13 @@ func B2F(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// FlagGiven reports whether the command line set the flag name.
+func FlagGiven(name string) bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // PrintOutputs writes output tensors as text (name, shape, values) or as

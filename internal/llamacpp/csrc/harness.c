@@ -8,15 +8,23 @@
 // tokenizing): setting vocab_only would need the struct's layout.
 //
 //	harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS [-follow 4,5,6] [-all] [-dump DIR]] [-ngl N] [-libdir DIR]
-//	harness MODEL -bench [-libdir DIR]
+//	harness MODEL -bench [-fa] [-ctk T -ctv T] [-ctx N] [-libdir DIR]
 //	harness -scores DIR
 //	harness -quantize IN OUT FTYPE [-pure]
 //
 // -bench is a timing mode, llama-bench's tests driven over stdin: each
 // line "pp N" (one batch of N prompt tokens, N <= 512, the default
 // context's size), "tg N" (N single-token decodes, the KV cache growing
-// from empty) or "threads T" is answered by one JSON line on stdout, the
-// tests' with their seconds. Each test starts from an empty KV cache.
+// from empty), "bd S N" (S sequences of N tokens each, decoded together:
+// N batches of one token of each, as llama-batched-bench's generation
+// phase; S <= 8, N <= 512), "depth D" or "threads T" is answered by one
+// JSON line on stdout, the tests' with their seconds. Each test starts
+// from the cache "depth D" left: D prompt tokens (llama-bench's -d),
+// evaluated in batches of up to 512, untimed, once; a test's own tokens
+// are removed after it (llama_memory_seq_rm), so every test finds the same
+// D tokens. -ctx sizes the context (512 by default; at least D plus the
+// longest test), -fa turns flash attention on and -ctk/-ctv set the
+// cache's types, as for the logits.
 //
 // -scores prints, as one JSON object, ggml's score of each CPU build in DIR
 // (libggml-cpu-NAME.so: NAME, the value its ggml_backend_score returns):
@@ -99,11 +107,14 @@ int32_t llama_tokenize(const struct llama_vocab *vocab, const char *text, int32_
 		       llama_token *tokens, int32_t n_tokens_max, bool add_special, bool parse_special);
 struct llama_context *llama_init_from_model(struct llama_model *model, struct llama_context_params params);
 struct llama_batch llama_batch_get_one(llama_token *tokens, int32_t n_tokens);
+struct llama_batch llama_batch_init(int32_t n_tokens, int32_t embd, int32_t n_seq_max);
+void llama_batch_free(struct llama_batch batch);
 int32_t llama_decode(struct llama_context *ctx, struct llama_batch batch);
 float *llama_get_logits_ith(struct llama_context *ctx, int32_t i);
 void llama_set_n_threads(struct llama_context *ctx, int32_t n_threads, int32_t n_threads_batch);
 void *llama_get_memory(const struct llama_context *ctx);
 void llama_memory_clear(void *mem, bool data);
+bool llama_memory_seq_rm(void *mem, llama_seq_id seq_id, llama_pos p0, llama_pos p1);
 void llama_synchronize(struct llama_context *ctx);
 struct llama_model_quantize_params llama_model_quantize_default_params(void);
 uint32_t llama_model_quantize(const char *fname_inp, const char *fname_out, const struct llama_model_quantize_params *params);
@@ -207,6 +218,15 @@ static bool set_eval_callback(struct llama_context_params *p, eval_callback cb, 
 	return true;
 }
 
+// set_cache_types sets type_k and type_v (ggml type ids; -1 keeps f16) in
+// the layout set_eval_callback knows, for comparing graphc's -ctk and -ctv.
+static bool set_cache_types(struct llama_context_params *p, int32_t type_k, int32_t type_v) {
+	if (field(p, 0) != 512 || field(p, 104) != 1 || field(p, 108) != 1) return false;
+	if (type_k >= 0) memcpy(p->opaque + 104, &type_k, 4);
+	if (type_v >= 0) memcpy(p->opaque + 108, &type_v, 4);
+	return true;
+}
+
 // The ggml_tensor fields dump reads: its type first, its dims after the
 // buffer pointer; ggml.h has kept them there since the backend API began.
 static int32_t tensor_type(const struct ggml_tensor *t) {
@@ -273,27 +293,105 @@ static double now(void) {
 	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+// set_seqs sets n_ctx and n_seq_max (at 0 and 12, 512 and 1 by default)
+// in the layout flash_attn_off knows, for "bd": each sequence gets
+// n_ctx / n_seq_max cache cells.
+static bool set_seqs(struct llama_context_params *p, int32_t n_ctx, int32_t n_seq_max) {
+	if (field(p, 0) != 512 || field(p, 12) != 1) return false;
+	memcpy(p->opaque, &n_ctx, 4);
+	memcpy(p->opaque + 12, &n_seq_max, 4);
+	return true;
+}
+
+// batch_fields are the arrays of a llama_batch from llama_batch_init,
+// llama.h's layout: n_tokens, then the token, embd, pos, n_seq_id, seq_id
+// and logits pointers.
+struct batch_fields {
+	llama_token *token;
+	llama_pos *pos;
+	int32_t *n_seq_id;
+	llama_seq_id **seq_id;
+	int8_t *logits;
+};
+
+static struct batch_fields batch_fields(struct llama_batch *b) {
+	struct batch_fields f;
+	memcpy(&f.token, b->opaque + 8, 8);
+	memcpy(&f.pos, b->opaque + 24, 8);
+	memcpy(&f.n_seq_id, b->opaque + 32, 8);
+	memcpy(&f.seq_id, b->opaque + 40, 8);
+	memcpy(&f.logits, b->opaque + 48, 8);
+	if (!f.token || !f.pos || !f.n_seq_id || !f.seq_id || !f.logits) die("bd: this release's llama_batch is laid out unlike the one the harness knows");
+	return f;
+}
+
+// batched is "bd S N" on its own context (bctx, made on first use with
+// room for 8 sequences of 512 tokens in one cache): N evaluations of S
+// tokens, one of each sequence, every one an output.
+static double batched(struct llama_model *model, struct llama_context **bctx, int threads, int seqs, int n, int n_vocab) {
+	if (!*bctx) {
+		struct llama_context_params cp = llama_context_default_params();
+		flash_attn_off(&cp);
+		if (!set_seqs(&cp, 4096, 8)) die("bd: the harness does not know this release's context parameters");
+		*bctx = llama_init_from_model(model, cp);
+		if (!*bctx) die("llama_init_from_model failed");
+	}
+	struct llama_context *ctx = *bctx;
+	llama_set_n_threads(ctx, threads, threads);
+	llama_memory_clear(llama_get_memory(ctx), true);
+	struct llama_batch b = llama_batch_init(seqs, 0, 1);
+	struct batch_fields f = batch_fields(&b);
+	double t0 = now();
+	for (int p = 0; p < n; p++) {
+		memcpy(b.opaque, &seqs, 4);
+		for (int s = 0; s < seqs; s++) {
+			f.token[s] = (llama_token)(((p * seqs + s) * 7 + 3) % n_vocab);
+			f.pos[s] = p;
+			f.n_seq_id[s] = 1;
+			f.seq_id[s][0] = s;
+			f.logits[s] = 1;
+		}
+		if (llama_decode(ctx, b)) die("llama_decode of a batched step failed");
+	}
+	llama_synchronize(ctx);
+	double secs = now() - t0;
+	llama_batch_free(b);
+	return secs;
+}
+
 // bench is -bench: llama-bench's pp and tg tests on one context (the
-// default parameters, flash attention off where flash_attn_off can), timed
-// as llama-bench times them, from the first llama_decode to
-// llama_synchronize after the last. The tokens are (i*7+3) % n_vocab, the
-// fill of graphc's llama example.
-static void bench(struct llama_model *model, int n_vocab) {
+// default parameters but n_ctx; flash attention off where flash_attn_off
+// can, unless fa_on), timed as llama-bench times them, from the first
+// llama_decode to llama_synchronize after the last. The tokens are
+// (i*7+3) % n_vocab, the fill of graphc's llama example.
+static void bench(struct llama_model *model, int n_vocab, int n_ctx, bool fa_on, int type_k, int type_v) {
 	struct llama_context_params cp = llama_context_default_params();
-	bool fa_off = flash_attn_off(&cp);
+	bool fa_set = fa_on ? flash_attn_on(&cp) : flash_attn_off(&cp);
+	if ((type_k >= 0 || type_v >= 0) && !set_cache_types(&cp, type_k, type_v)) die("-ctk, -ctv: this release's context parameters are laid out unlike the one the harness knows");
+	if (n_ctx != 512 && !set_seqs(&cp, n_ctx, 1)) die("-ctx: this release's context parameters are laid out unlike the one the harness knows");
 	struct llama_context *ctx = llama_init_from_model(model, cp);
 	if (!ctx) die("llama_init_from_model failed");
+	void *mem = llama_get_memory(ctx);
 	int threads = 1;
 	llama_set_n_threads(ctx, threads, threads);
 	enum { max_tokens = 512 };
 	static llama_token toks[max_tokens];
 	for (int i = 0; i < max_tokens; i++) toks[i] = (llama_token)((i * 7 + 3) % n_vocab);
-	printf("{\"n_vocab\":%d,\"flash_attn_off\":%s}\n", n_vocab, fa_off ? "true" : "false");
+	printf("{\"n_vocab\":%d,\"flash_attn_off\":%s,\"flash_attn_set\":%s}\n", n_vocab, fa_set && !fa_on ? "true" : "false", fa_set ? "true" : "false");
 	fflush(stdout);
+	struct llama_context *bctx = NULL;
+	int depth = 0;
 	char line[128], kind[16];
 	while (fgets(line, sizeof line, stdin)) {
-		int n;
-		if (sscanf(line, "%15s %d", kind, &n) != 2 || n < 1) die("-bench: want lines pp N, tg N or threads T");
+		int n, seqs;
+		if (sscanf(line, "bd %d %d", &seqs, &n) == 2) {
+			if (seqs < 1 || seqs > 8 || n < 1 || n > 512) die("-bench: bd S N: want 1 <= S <= 8 and 1 <= N <= 512");
+			double secs = batched(model, &bctx, threads, seqs, n, n_vocab);
+			printf("{\"test\":\"bd\",\"n\":%d,\"seqs\":%d,\"threads\":%d,\"seconds\":%.9f}\n", n, seqs, threads, secs);
+			fflush(stdout);
+			continue;
+		}
+		if (sscanf(line, "%15s %d", kind, &n) != 2 || n < 0) die("-bench: want lines pp N, tg N, bd S N, depth D or threads T");
 		if (!strcmp(kind, "threads")) {
 			threads = n;
 			llama_set_n_threads(ctx, threads, threads);
@@ -301,8 +399,26 @@ static void bench(struct llama_model *model, int n_vocab) {
 			fflush(stdout);
 			continue;
 		}
-		if (n > max_tokens) die("-bench: at most 512 tokens a test");
-		llama_memory_clear(llama_get_memory(ctx), true);
+		if (!strcmp(kind, "depth")) {
+			if (n + 1 > n_ctx) die("-bench: depth D: the context (-ctx) holds fewer tokens");
+			llama_memory_clear(mem, true);
+			double t0 = now();
+			static llama_token chunk[max_tokens];
+			for (int p = 0; p < n; p += max_tokens) {
+				int m = n - p < max_tokens ? n - p : max_tokens;
+				for (int i = 0; i < m; i++) chunk[i] = (llama_token)(((p + i) * 7 + 3) % n_vocab);
+				if (llama_decode(ctx, llama_batch_get_one(chunk, m))) die("llama_decode of the depth's batch failed");
+			}
+			llama_synchronize(ctx);
+			depth = n;
+			printf("{\"test\":\"depth\",\"n\":%d,\"threads\":%d,\"seconds\":%.9f}\n", n, threads, now() - t0);
+			fflush(stdout);
+			continue;
+		}
+		if (n < 1 || n > max_tokens) die("-bench: 1 to 512 tokens a test");
+		if (depth + n > n_ctx) die("-bench: the depth and the test's tokens are more than the context (-ctx) holds");
+		if (depth == 0) llama_memory_clear(mem, true);
+		else if (!llama_memory_seq_rm(mem, -1, depth, -1)) die("llama_memory_seq_rm failed");
 		double t0 = now();
 		if (!strcmp(kind, "pp")) {
 			if (llama_decode(ctx, llama_batch_get_one(toks, n))) die("llama_decode of the batch failed");
@@ -310,7 +426,7 @@ static void bench(struct llama_model *model, int n_vocab) {
 			for (int i = 0; i < n; i++)
 				if (llama_decode(ctx, llama_batch_get_one(&toks[i], 1))) die("llama_decode of a step failed");
 		} else {
-			die("-bench: want lines pp N, tg N or threads T");
+			die("-bench: want lines pp N, tg N, bd S N, depth D or threads T");
 		}
 		llama_synchronize(ctx);
 		double secs = now() - t0;
@@ -372,11 +488,12 @@ int main(int argc, char **argv) {
 		llama_backend_init();
 		return quantize(argv[2], argv[3], atoi(argv[4]), argc == 6);
 	}
-	if (argc < 2) die("usage: harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR] | MODEL -bench [-libdir DIR]");
+	if (argc < 2) die("usage: harness MODEL -prompt-file F [-tokens 1,2,3 -n STEPS] [-libdir DIR] | MODEL -bench [-fa] [-ctk T -ctv T] [-ctx N] [-libdir DIR]");
 	const char *model_path = argv[1], *prompt_path = NULL, *tokens_arg = NULL, *libdir = NULL, *dump_dir = NULL, *follow_arg = NULL;
-	int steps = 0, ngl = -1;
+	int steps = 0, ngl = -1, n_ctx = 512;
 	bool bench_mode = false, all = false;
 	bool fa_on = false; // -fa: flash attention on (flash_attn_on)
+	int type_k = -1, type_v = -1; // -ctk, -ctv: the KV cache's ggml types (set_cache_types)
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "-bench")) bench_mode = true;
 		else if (!strcmp(argv[i], "-prompt-file") && i + 1 < argc) prompt_path = argv[++i];
@@ -387,7 +504,10 @@ int main(int argc, char **argv) {
 		else if (!strcmp(argv[i], "-ngl") && i + 1 < argc) ngl = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-all")) all = true;
 		else if (!strcmp(argv[i], "-fa")) fa_on = true;
+		else if (!strcmp(argv[i], "-ctk") && i + 1 < argc) type_k = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-ctv") && i + 1 < argc) type_v = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-follow") && i + 1 < argc) follow_arg = argv[++i];
+		else if (!strcmp(argv[i], "-ctx") && i + 1 < argc) n_ctx = atoi(argv[++i]);
 		else die("unknown argument");
 	}
 	if (steps < 0 || steps > 63) die("-n: 0 to 63 steps");
@@ -402,7 +522,8 @@ int main(int argc, char **argv) {
 	const struct llama_vocab *vocab = llama_model_get_vocab(model);
 	int n_vocab = llama_vocab_n_tokens(vocab);
 	if (bench_mode) {
-		bench(model, n_vocab);
+		if (n_ctx < 1) die("-ctx: want a positive number of tokens");
+		bench(model, n_vocab, n_ctx, fa_on, type_k, type_v);
 		return 0;
 	}
 
@@ -429,6 +550,7 @@ int main(int argc, char **argv) {
 		// The default context holds 512 tokens and takes them in one batch.
 		struct llama_context_params cp = llama_context_default_params();
 		bool fa_set = fa_on ? flash_attn_on(&cp) : flash_attn_off(&cp);
+		if ((type_k >= 0 || type_v >= 0) && !set_cache_types(&cp, type_k, type_v)) die("-ctk, -ctv: this release's context parameters are laid out unlike the one the harness knows");
 		struct dumping dumping = {dump_dir, 0};
 		if (dump_dir && !set_eval_callback(&cp, dump, &dumping)) die("-dump: this release's context parameters are laid out unlike the one the harness knows");
 		struct llama_context *ctx = llama_init_from_model(model, cp);

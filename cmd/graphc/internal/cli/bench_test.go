@@ -84,6 +84,23 @@ func TestBenchLlamaShort(t *testing.T) {
 	}
 }
 
+// TestBenchLlamaDepth runs bench -llama -short at a depth, with flash
+// attention and q8_0 caches, on both of graphc's sides: the rows are
+// named by the depth, as llama-bench's, and graphc's speeds positive.
+func TestBenchLlamaDepth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a small file and compiles a model for it")
+	}
+	for _, side := range [][]string{nil, {"-interp"}} {
+		var out, errb bytes.Buffer
+		args := []string{"bench", "-llama", "-short", "-threads", "1", "-type", "q8_0", "-d", "600", "-fa", "on", "-ctk", "q8_0", "-ctv", "q8_0"}
+		if code := Main(append(args, side...), &out, &errb); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", side, code, errb.String())
+		}
+		checkBenchRows(t, out.String(), "q8_0.gguf pp64@d600", "q8_0.gguf tg16@d600")
+	}
+}
+
 // TestBenchLlamaNoGo runs bench -llama -short without go on $PATH: graphc's
 // side falls back to internal/interp, saying so.
 func TestBenchLlamaNoGo(t *testing.T) {
@@ -167,14 +184,14 @@ func TestBenchDriverFails(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("not a GGUF file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if d, err := startDriver(e.ctx, bin, bad, 1, 512); err == nil {
+	if d, err := startDriver(e.ctx, bin, bad, 1, 512, lb.batch()); err == nil {
 		d.close()
 		t.Error("the driver started on a file that is not GGUF")
 	} else if msg := err.Error(); !strings.Contains(msg, "bench driver (bad.gguf, 1 thread(s))") || !strings.Contains(msg, "exit status 1") || !strings.Contains(msg, bad) {
 		t.Errorf("error %q: want the driver, its exit status and gguf's word on the file", msg)
 	}
 
-	d, err := startDriver(e.ctx, bin, files[0], 1, 512)
+	d, err := startDriver(e.ctx, bin, files[0], 1, 512, lb.batch())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,6 +227,12 @@ func TestBenchLlamaFlags(t *testing.T) {
 		{"bench", "-llama", "-pp", "513"},
 		{"bench", "-llama", "-type", "q5_9"},
 		{"bench", "-ggml", "-llama"},
+		{"bench", "-llama", "-d", "-1"},
+		{"bench", "-llama", "-d", "64", "-parallel", "2"},
+		{"bench", "-llama", "-fa", "auto"},
+		{"bench", "-llama", "-ctk", "q3_K"},
+		{"bench", "-llama", "-ctv", "q8_0"},
+		{"bench", "-llama", "-d", "64", "-ctx", "100"},
 	} {
 		var out, errb bytes.Buffer
 		if code := Main(args, &out, &errb); code != ExitUsage {
@@ -315,6 +338,15 @@ func (s *fakeSide) tg(n int) (time.Duration, error) {
 	return time.Duration(2 * n), nil
 }
 
+func (s *fakeSide) gen(n int) (time.Duration, error) {
+	*s.log = append(*s.log, fmt.Sprintf("%s gen%d", s.name, n))
+	return time.Duration(n), nil
+}
+
+func (s *fakeSide) bd(seqs, n int) (time.Duration, error) {
+	*s.log = append(*s.log, fmt.Sprintf("%s bd%dx%d", s.name, seqs, n))
+	return time.Duration(seqs * n), nil
+}
 func (s *fakeSide) close()         { *s.log = append(*s.log, s.name+" close") }
 func (s *fakeSide) peakRSS() int64 { return 0 }
 
@@ -326,9 +358,9 @@ func TestBenchPairOrder(t *testing.T) {
 		graphcFirst, llama bool
 		want               string
 	}{
-		{true, true, "graphc open 2, llama open 2, graphc pp4, graphc tg1, llama pp4, llama tg1, graphc tg8, llama tg8, graphc close, llama close"},
-		{false, true, "llama open 2, graphc open 2, llama pp4, llama tg1, graphc pp4, graphc tg1, llama tg8, graphc tg8, graphc close, llama close"},
-		{false, false, "graphc open 2, graphc pp4, graphc tg1, graphc tg8, graphc close"},
+		{true, true, "graphc open 2, llama open 2, graphc pp4, graphc tg1, llama pp4, llama tg1, graphc tg8, llama tg8, graphc bd4x8, llama bd4x8, graphc close, llama close"},
+		{false, true, "llama open 2, graphc open 2, llama pp4, llama tg1, graphc pp4, graphc tg1, llama tg8, graphc tg8, llama bd4x8, graphc bd4x8, graphc close, llama close"},
+		{false, false, "graphc open 2, graphc pp4, graphc tg1, graphc tg8, graphc bd4x8, graphc close"},
 	} {
 		var log []string
 		opener := func(name string) func(int) (benchSide, error) {
@@ -348,11 +380,18 @@ func TestBenchPairOrder(t *testing.T) {
 		if err := p.warmUp(4); err != nil {
 			t.Fatal(err)
 		}
-		d, err := p.run("tg", 8)
+		d, err := p.run("tg", 8, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bd, err := p.run("bd", 8, 4)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p.close()
+		if bd[0] != 32 || (c.llama && bd[1] != 32) {
+			t.Errorf("bd: %v", bd)
+		}
 		want := [2]time.Duration{16, 16}
 		if !c.llama {
 			want[1] = 0

@@ -22,12 +22,19 @@ import (
 )
 
 // benchSide runs one side's tests at one thread count: pp, one batch of n
-// tokens at positions 0..n-1; tg, n single tokens at positions 0..n-1, the
-// cache growing from empty. Both return the time of the evaluations alone.
+// tokens at positions d..d+n-1; tg, n single tokens at positions
+// d..d+n-1, the cache growing from the depth d (-d; 0 by default) the
+// side evaluated when it started. Both return the time of the evaluations
+// alone.
 // graphc's side is a driverSide or an interpSide, llama.cpp's a llamaSide.
 type benchSide interface {
 	pp(n int) (time.Duration, error)
 	tg(n int) (time.Duration, error)
+	// bd is seqs sequences of n tokens decoded together from an empty
+	// cache (llama-batched-bench's generation phase).
+	bd(seqs, n int) (time.Duration, error)
+	// gen is n tokens of graphc generate's loop; llama.cpp's side runs tg.
+	gen(n int) (time.Duration, error)
 	close()
 	// peakRSS is the peak resident memory of the side so far, in bytes; 0
 	// where it is not a process of its own.
@@ -37,36 +44,70 @@ type benchSide interface {
 // llamaSide is llama.cpp's side: the harness in its timing mode.
 type llamaSide struct{ b *llamacpp.Bencher }
 
-func (s llamaSide) pp(n int) (time.Duration, error) { return s.b.PP(n) }
-func (s llamaSide) tg(n int) (time.Duration, error) { return s.b.TG(n) }
-func (s llamaSide) close()                          { s.b.Close() }
-func (s llamaSide) peakRSS() int64                  { return peakRSS(s.b.Pid()) }
+func (s llamaSide) pp(n int) (time.Duration, error)       { return s.b.PP(n) }
+func (s llamaSide) tg(n int) (time.Duration, error)       { return s.b.TG(n) }
+func (s llamaSide) bd(seqs, n int) (time.Duration, error) { return s.b.BD(seqs, n) }
+func (s llamaSide) gen(n int) (time.Duration, error)      { return s.b.TG(n) }
+func (s llamaSide) close()                                { s.b.Close() }
+func (s llamaSide) peakRSS() int64                        { return peakRSS(s.b.Pid()) }
 
 // interpSide is graphc's side in process, through internal/interp.
 type interpSide struct {
 	m     *interp.Machine
 	vocab int
+	depth int
+}
+
+// setDepth evaluates d tokens in batches of up to batch, the cache that
+// every test then starts from.
+func (s *interpSide) setDepth(d, batch int) error {
+	for pos := 0; pos < d; pos += batch {
+		n := min(batch, d-pos)
+		if _, err := s.m.Eval(map[string]int{"n_tokens": n, "n_kv": pos + n, "n_outputs": 1}, batchInputs(n, pos, s.vocab)); err != nil {
+			return err
+		}
+	}
+	s.depth = d
+	return nil
 }
 
 func (s *interpSide) pp(n int) (time.Duration, error) {
-	in := batchInputs(n, 0, s.vocab)
+	in := batchInputs(n, s.depth, s.vocab)
 	start := time.Now()
-	_, err := s.m.Eval(map[string]int{"n_tokens": n, "n_kv": n}, in)
+	_, err := s.m.Eval(map[string]int{"n_tokens": n, "n_kv": s.depth + n, "n_outputs": 1}, in)
 	return time.Since(start), err
 }
 
 func (s *interpSide) tg(n int) (time.Duration, error) {
 	ins := make([]map[string]tensor.Tensor, n)
 	for i := range ins {
-		ins[i] = batchInputs(1, i, s.vocab)
+		ins[i] = batchInputs(1, s.depth+i, s.vocab)
 	}
 	start := time.Now()
 	for i, in := range ins {
-		if _, err := s.m.Eval(map[string]int{"n_tokens": 1, "n_kv": i + 1}, in); err != nil {
+		if _, err := s.m.Eval(map[string]int{"n_tokens": 1, "n_kv": s.depth + i + 1, "n_outputs": 1}, in); err != nil {
 			return 0, err
 		}
 	}
 	return time.Since(start), nil
+}
+
+func (s *interpSide) bd(seqs, n int) (time.Duration, error) {
+	ins := make([]map[string]tensor.Tensor, n)
+	for i := range ins {
+		ins[i] = parallelInputs(seqs, i, s.vocab)
+	}
+	start := time.Now()
+	for i, in := range ins {
+		if _, err := s.m.Eval(map[string]int{"n_tokens": seqs, "n_kv": (i + 1) * seqs, "n_outputs": seqs}, in); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+func (s *interpSide) gen(int) (time.Duration, error) {
+	return 0, errors.New("-generate runs the generated package: not with -interp")
 }
 
 func (s *interpSide) close() { s.m.Close() }
@@ -133,13 +174,13 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// startDriver starts bin on the GGUF file at path with threads threads and
-// waits until its model is made. The process is killed, with its process
-// group, when ctx ends.
-func startDriver(ctx context.Context, bin, path string, threads, vocab int) (*driverSide, error) {
+// startDriver starts bin on the GGUF file at path with threads threads,
+// evaluations of up to batch tokens, and waits until its model is made.
+// The process is killed, with its process group, when ctx ends.
+func startDriver(ctx context.Context, bin, path string, threads, vocab, batch int) (*driverSide, error) {
 	d := &driverSide{
 		what:   fmt.Sprintf("the generated package's bench driver (%s, %d thread(s))", filepath.Base(path), threads),
-		cmd:    exec.CommandContext(ctx, bin, "-weights", path, "-threads", fmt.Sprint(threads), "-vocab", fmt.Sprint(vocab)),
+		cmd:    exec.CommandContext(ctx, bin, "-weights", path, "-threads", fmt.Sprint(threads), "-vocab", fmt.Sprint(vocab), "-batch", fmt.Sprint(batch)),
 		stderr: &lockedBuffer{},
 	}
 	killGroupOnCancel(d.cmd)
@@ -192,11 +233,22 @@ func (d *driverSide) fail(why string) error {
 	return errors.New(msg)
 }
 
-func (d *driverSide) pp(n int) (time.Duration, error) { return d.test("pp", n) }
-func (d *driverSide) tg(n int) (time.Duration, error) { return d.test("tg", n) }
+func (d *driverSide) pp(n int) (time.Duration, error) {
+	return d.test("pp", n, fmt.Sprintf("pp %d", n))
+}
+func (d *driverSide) tg(n int) (time.Duration, error) {
+	return d.test("tg", n, fmt.Sprintf("tg %d", n))
+}
+func (d *driverSide) gen(n int) (time.Duration, error) {
+	return d.test("gen", n, fmt.Sprintf("gen %d", n))
+}
+func (d *driverSide) bd(seqs, n int) (time.Duration, error) {
+	return d.test("bd", n, fmt.Sprintf("bd %d %d", seqs, n))
+}
 
-func (d *driverSide) test(kind string, n int) (time.Duration, error) {
-	if _, err := fmt.Fprintf(d.in, "%s %d\n", kind, n); err != nil {
+// test sends the command line cmd, the test kind over n tokens.
+func (d *driverSide) test(kind string, n int, cmd string) (time.Duration, error) {
+	if _, err := fmt.Fprintln(d.in, cmd); err != nil {
 		// The driver is gone; its stderr says why.
 		_, rerr := d.read()
 		if rerr == nil {
@@ -212,7 +264,7 @@ func (d *driverSide) test(kind string, n int) (time.Duration, error) {
 	var got int
 	var secs float64
 	if _, err := fmt.Sscanf(line, "%s %d %g", &test, &got, &secs); err != nil || test != kind || got != n {
-		return 0, d.fail(fmt.Sprintf("answered %q to %s %d", line, kind, n))
+		return 0, d.fail(fmt.Sprintf("answered %q to %s", line, cmd))
 	}
 	return time.Duration(secs * float64(time.Second)), nil
 }

@@ -8,7 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,7 +36,13 @@ type llamaBench struct {
 	threads []int
 	reps    int
 	pp, tg  int
-	ctx     int // graphc's KV cache (0: max(pp, tg))
+	seqs    int  // -parallel: sequences of the batched test (0: none)
+	gen     bool // -generate: the gen test
+	ctx     int  // graphc's KV cache (0: the tests' tokens)
+	depth   int  // -d: the tokens each pp and tg test finds in the cache
+	// fa, ctk and ctv are both sides' flash attention and KV cache types,
+	// llama-bench's -fa, -ctk and -ctv.
+	fa, ctk, ctv string
 	// backends and ngl are graphc's target (-backends, -ngl), as for run:
 	// a GPU's tokens/s beside llama.cpp's CPU ones.
 	backends string
@@ -75,7 +81,13 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 	})
 	fs.IntVar(&lb.reps, "reps", 0, "-llama: repetitions of each test, each with fresh processes, the sides' order alternating (default 4; -short: 1)")
 	fs.IntVar(&lb.pp, "pp", 0, "-llama: prompt tokens of the pp test, at most 512 (default 512; -short: 64)")
-	fs.IntVar(&lb.ctx, "ctx", 0, "-llama: graphc's KV cache in tokens, at least -pp and -tg (default: the longer of the two)")
+	fs.IntVar(&lb.ctx, "ctx", 0, "-llama: graphc's KV cache in tokens, at least -d plus -pp and -tg (default: -d plus the longer of the two)")
+	fs.IntVar(&lb.depth, "d", 0, "-llama: run the pp and tg tests at a depth: N prompt tokens in the cache, evaluated untimed in batches of up to 512 when each side starts (llama-bench's -d; rows read pp512@d4096)")
+	fs.StringVar(&lb.fa, "fa", "off", "-llama: flash attention on both sides, on or off (llama-bench's -fa; graphc's the model's flag(\"fa\", …))")
+	fs.StringVar(&lb.ctk, "ctk", "f16", "-llama: both sides' K cache type (llama-bench's -ctk): "+strings.Join(cacheTypes, ", "))
+	fs.StringVar(&lb.ctv, "ctv", "f16", "-llama: both sides' V cache type (llama-bench's -ctv), as -ctk; a quantized V needs -fa on")
+	fs.IntVar(&lb.seqs, "parallel", 0, "-llama: also decode N sequences of -tg tokens together from an empty cache, one token of each per evaluation (llama-batched-bench's generation phase; llama.cpp's side with N sequences in its cache), as graphc serve -parallel N does; at most 8")
+	fs.BoolVar(&lb.gen, "generate", false, "-llama: also time -tg tokens of graphc generate's loop (runtime/lm's engine, llama.cpp's default sampler) beside llama.cpp's tg, as the gen row: what generating text costs above the model's evaluations (not with -interp)")
 	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
 	fs.StringVar(&lb.backends, "backends", "", "-llama: graphc's backends, as run's -backends, the cpu last (default cpu; llama.cpp's side stays on its CPU build)")
 	fs.IntVar(&lb.ngl, "ngl", -1, "-llama: put the last N layers' weights and state on the first of -backends, as run's -ngl")
@@ -91,6 +103,14 @@ func (lb *llamaBench) defaults() error {
 		}
 	}
 	def(&lb.reps, 4, 1)
+	for _, f := range []struct {
+		v   *string
+		def string
+	}{{&lb.fa, "off"}, {&lb.ctk, "f16"}, {&lb.ctv, "f16"}} {
+		if *f.v == "" {
+			*f.v = f.def
+		}
+	}
 	def(&lb.pp, 512, 64)
 	def(&lb.tg, 128, 16)
 	if lb.types == nil {
@@ -104,8 +124,26 @@ func (lb *llamaBench) defaults() error {
 		return &usageError{"-reps must be at least 1"}
 	case lb.pp < 1 || lb.pp > 512 || lb.tg < 1 || lb.tg > 512:
 		return &usageError{"-pp and -tg: 1 to 512 tokens (llama.cpp's default context holds 512)"}
-	case lb.ctx != 0 && lb.ctx < max(lb.pp, lb.tg):
-		return &usageError{fmt.Sprintf("-ctx %d: the cache must hold the -pp %d and -tg %d tests' tokens", lb.ctx, lb.pp, lb.tg)}
+	case lb.gen && lb.interp:
+		return &usageError{"-generate times the generated package: not with -interp"}
+	case lb.seqs < 0 || lb.seqs > 8:
+		return &usageError{fmt.Sprintf("-parallel %d: 0 (none) to 8 sequences", lb.seqs)}
+	case lb.depth < 0:
+		return &usageError{fmt.Sprintf("-d %d: want a number of tokens, 0 or more", lb.depth)}
+	case lb.depth > 0 && (lb.seqs > 0 || lb.gen):
+		return &usageError{"-d: the pp and tg tests run at a depth; -parallel and -generate start from an empty cache: not with -d"}
+	case lb.ctx != 0 && lb.ctx < lb.cacheTokens():
+		return &usageError{fmt.Sprintf("-ctx %d: the cache must hold -d %d tokens and the -pp %d and -tg %d tests' (or -parallel's sequences')", lb.ctx, lb.depth, lb.pp, lb.tg)}
+	case lb.fa != "on" && lb.fa != "off":
+		return &usageError{fmt.Sprintf("-fa %s: want on or off", lb.fa)}
+	}
+	for _, c := range []struct{ flag, t string }{{"-ctk", lb.ctk}, {"-ctv", lb.ctv}} {
+		if !slices.Contains(cacheTypes, c.t) {
+			return &usageError{fmt.Sprintf("%s %s: want one of %s", c.flag, c.t, strings.Join(cacheTypes, ", "))}
+		}
+	}
+	if lb.ctv != "f16" && lb.ctv != "bf16" && lb.fa != "on" {
+		return &usageError{fmt.Sprintf("-ctv %s: a quantized V cache needs -fa on (as llama.cpp's)", lb.ctv)}
 	}
 	for _, t := range lb.types {
 		if _, _, err := parseGGUFType(t); err != nil {
@@ -115,10 +153,48 @@ func (lb *llamaBench) defaults() error {
 	return nil
 }
 
+// benchTest is one test of a repetition: pp, tg, gen, or bd of seqs
+// sequences, over n tokens.
+type benchTest struct {
+	name    string
+	n, seqs int
+}
+
+// tests are the tests each repetition runs, in order.
+func (lb *llamaBench) tests() []benchTest {
+	tests := []benchTest{{"pp", lb.pp, 0}, {"tg", lb.tg, 0}}
+	if lb.gen {
+		tests = append(tests, benchTest{"gen", lb.tg, 0})
+	}
+	if lb.seqs > 0 {
+		tests = append(tests, benchTest{"bd", lb.tg, lb.seqs})
+	}
+	return tests
+}
+
+// cacheTokens is the most tokens the cache holds: the depth and the
+// longest test's.
+func (lb *llamaBench) cacheTokens() int { return lb.depth + max(lb.pp, lb.tg, lb.seqs*lb.tg) }
+
+// llamaOptions are llama.cpp's context parameters for the tests: as
+// llama-bench sizes its context for a depth, flash attention and cache
+// types as graphc's.
+func (lb *llamaBench) llamaOptions() llamacpp.BenchOptions {
+	o := llamacpp.BenchOptions{FlashAttn: lb.fa == "on"}
+	if lb.depth > 0 {
+		o.Ctx = lb.cacheTokens()
+	}
+	o.CacheK, _ = tensor.ParseDType(lb.ctk)
+	o.CacheV, _ = tensor.ParseDType(lb.ctv)
+	return o
+}
+
 // benchRow is one test at one thread count: the repetitions' times.
 type benchRow struct {
 	file, test    string
 	n, threads    int
+	seqs          int // the bd test's sequences, each of n tokens
+	depth         int // the tokens in the cache before a pp or tg test
 	graphc, llama []time.Duration
 	memmove       []float64 // GB/s, measured beside each repetition
 	read          []float64 // GB/s read by a streaming kernel, beside each repetition
@@ -233,12 +309,10 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	return files, nil
 }
 
-// benchModel is examples/llamafile/llama.g, named so, with bounds for the
-// tests: batches up to batch tokens, and logits only for the
-// batch's last token, as llama.cpp computes them for llama_batch_get_one.
-// (llama.cpp also skips the other tokens in the last layer's feed-forward;
-// graphc's graph computes it for every token.)
-func benchModel(batch int) (name string, src []byte, err error) {
+// benchModel is examples/llamafile/llama.g as the checkout has it, named
+// so: the bench asks it for the logits of a batch's last token alone
+// (n_outputs 1), as llama.cpp computes them for llama_batch_get_one.
+func benchModel() (name string, src []byte, err error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", nil, err
@@ -251,26 +325,13 @@ func benchModel(batch int) (name string, src []byte, err error) {
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
 	}
-	s := string(b)
-	for _, r := range []struct{ re, to string }{
-		{`(?m)^dim n_tokens <= \d+`, fmt.Sprintf("dim n_tokens <= %d", batch)},
-		{`(?m)^output result_output = mul_mat\(output\.weight, result_norm\)$`,
-			"result_last = view_1d(result_norm, n_embd, row_size(result_norm, n_embd * (n_tokens - 1)))\n" +
-				"output result_output = mul_mat(output.weight, result_last)"},
-	} {
-		re := regexp.MustCompile(r.re)
-		if n := len(re.FindAllStringIndex(s, -1)); n != 1 {
-			return "", nil, &compiler.InternalError{Msg: fmt.Sprintf("%s has %d lines matching %s, want 1: update internal/cli/benchllama.go's benchModel", name, n, r.re)}
-		}
-		s = re.ReplaceAllString(s, r.to)
-	}
-	return name, []byte(s), nil
+	return name, b, nil
 }
 
 // compile compiles the bench model for the file at path, for this
 // machine; name is the model's source file.
 func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, err error) {
-	name, src, err := benchModel(lb.pp)
+	name, src, err := benchModel()
 	if err != nil {
 		return "", nil, err
 	}
@@ -278,12 +339,13 @@ func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, e
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
 	}
-	// The KV cache holds the longer test's tokens (-ctx: llama.cpp's -c).
+	// The KV cache holds the longest test's tokens (-ctx: llama.cpp's -c),
+	// an evaluation the pp test's (or the batched test's sequences).
 	ctx := lb.ctx
 	if ctx == 0 {
-		ctx = max(lb.pp, lb.tg)
+		ctx = lb.cacheTokens()
 	}
-	cfg := compiler.Config{File: file, ThisMachine: true, Flags: map[string]int64{"ctx": int64(ctx)}}
+	cfg := compiler.Config{File: file, ThisMachine: true, Flags: modelFlags(ctx, lb.batch(), lb.fa, lb.ctk, lb.ctv)}
 	if lb.backends != "" {
 		cfg.Backends = strings.Split(lb.backends, ",")
 	}
@@ -292,6 +354,15 @@ func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, e
 	}
 	res, err = compiler.Compile(name, src, cfg)
 	return name, res, err
+}
+
+// batch is the most tokens an evaluation takes: the pp test's, the
+// batched test's sequences, and for a depth 512 (its batches).
+func (lb *llamaBench) batch() int {
+	if lb.depth > 0 {
+		return max(lb.pp, lb.seqs, min(512, lb.depth))
+	}
+	return max(lb.pp, lb.seqs)
 }
 
 // benchFile measures one file at every thread count, graphc and llama.cpp
@@ -354,22 +425,33 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 			if err != nil {
 				return nil, err
 			}
-			return &interpSide{m, vocab}, nil
+			s := &interpSide{m: m, vocab: vocab}
+			return s, s.setDepth(lb.depth, lb.batch())
 		}
-		return startDriver(e.ctx, bin, path, t, vocab)
+		d, err := startDriver(e.ctx, bin, path, t, vocab, lb.batch())
+		if err == nil && lb.depth > 0 {
+			_, err = d.test("depth", lb.depth, fmt.Sprintf("depth %d", lb.depth))
+		}
+		return d, err
 	}
 	openLlama := func(t int) (benchSide, error) {
-		lc, err := h.Bench(path)
+		lc, err := h.Bench(path, lb.llamaOptions())
 		if err != nil {
 			return nil, err
 		}
-		if !lc.FlashAttnOff && !lb.toldFlashAttn {
+		if !lc.FlashAttnSet && !lb.toldFlashAttn {
 			lb.toldFlashAttn = true
-			fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's flash attention stays on (the harness does not know this release's parameters)\n")
+			fmt.Fprintf(e.stderr, "graphc: bench: llama.cpp's flash attention stays as the library decides, not -fa %s (the harness does not know this release's parameters)\n", lb.fa)
 		}
 		if err := lc.Threads(t); err != nil {
 			lc.Close()
 			return nil, err
+		}
+		if lb.depth > 0 {
+			if _, err := lc.Depth(lb.depth); err != nil {
+				lc.Close()
+				return nil, err
+			}
 		}
 		return llamaSide{lc}, nil
 	}
@@ -379,10 +461,10 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 	base := filepath.Base(path)
 	rows := map[string]*benchRow{}
 	var order []*benchRow
-	row := func(test string, n, threads int) *benchRow {
+	row := func(test string, n, threads, seqs int) *benchRow {
 		k := fmt.Sprint(test, n, threads)
 		if rows[k] == nil {
-			rows[k] = &benchRow{file: base, test: test, n: n, threads: threads, weightBytes: streamed}
+			rows[k] = &benchRow{file: base, test: test, n: n, threads: threads, seqs: seqs, depth: lb.depth, weightBytes: streamed}
 			order = append(order, rows[k])
 		}
 		return rows[k]
@@ -409,14 +491,11 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 				return nil, err
 			}
 			gbps, read := buf.gbps(t), buf.readGBps(t)
-			for _, test := range []struct {
-				name string
-				n    int
-			}{{"pp", lb.pp}, {"tg", lb.tg}} {
-				r := row(test.name, test.n, t)
+			for _, test := range lb.tests() {
+				r := row(test.name, test.n, t, test.seqs)
 				r.memmove = append(r.memmove, gbps)
 				r.read = append(r.read, read)
-				d, err := pair.run(test.name, test.n)
+				d, err := pair.run(test.name, test.n, test.seqs)
 				if err != nil {
 					pair.close()
 					return nil, err
@@ -427,7 +506,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 					r.llama = append(r.llama, d[1])
 					note = fmt.Sprintf(", llama.cpp %.3fs (%s first)", d[1].Seconds(), pair.firstName())
 				}
-				fmt.Fprintf(e.stderr, "graphc: bench: %s %s%d %d thread(s) rep %d: graphc %.3fs%s\n", base, test.name, test.n, t, rep+1, d[0].Seconds(), note)
+				fmt.Fprintf(e.stderr, "graphc: bench: %s %s %d thread(s) rep %d: graphc %.3fs%s\n", base, r.label(), t, rep+1, d[0].Seconds(), note)
 			}
 			for i, s := range pair.sides {
 				if s == nil {
@@ -510,17 +589,22 @@ func (p *benchPair) warmUp(n int) error {
 	})
 }
 
-// run times test ("pp" or "tg") over n tokens on both sides.
-func (p *benchPair) run(test string, n int) (d [2]time.Duration, err error) {
+// run times test ("pp", "tg", or "bd" of seqs sequences) over n tokens on
+// both sides.
+func (p *benchPair) run(test string, n, seqs int) (d [2]time.Duration, err error) {
 	err = p.each(func(i int) (err error) {
-		if p.sides[i] == nil {
-			return nil
+		s := p.sides[i]
+		switch {
+		case s == nil:
+		case test == "pp":
+			d[i], err = s.pp(n)
+		case test == "tg":
+			d[i], err = s.tg(n)
+		case test == "gen":
+			d[i], err = s.gen(n)
+		default:
+			d[i], err = s.bd(seqs, n)
 		}
-		f := p.sides[i].pp
-		if test == "tg" {
-			f = p.sides[i].tg
-		}
-		d[i], err = f(n)
 		return err
 	})
 	return d, err
@@ -537,7 +621,7 @@ func (p *benchPair) close() {
 // batchInputs are the inputs of a batch of n tokens going to cache slot
 // pos, as a program driving the model builds them (engine.CausalBatch),
 // with token ids spread over the vocabulary as llama-bench's random ones
-// are.
+// are, asking for the last token's logits (n_outputs 1).
 func batchInputs(n, pos, vocab int) map[string]tensor.Tensor {
 	positions, mask := engine.CausalBatch(n, pos)
 	tok := tensor.NewTensor(tensor.I32, [4]int{n, 1, 1, 1})
@@ -548,7 +632,27 @@ func batchInputs(n, pos, vocab int) map[string]tensor.Tensor {
 	copy(p.I32s(), positions)
 	m := tensor.NewTensor(tensor.F32, [4]int{pos + n, n, 1, 1})
 	copy(m.F32s(), mask)
-	return map[string]tensor.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m}
+	last := tensor.NewTensor(tensor.I32, [4]int{1, 1, 1, 1})
+	last.I32s()[0] = int32(n - 1)
+	return map[string]tensor.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m, "inp_out_ids": last}
+}
+
+// parallelInputs are step step of seqs sequences decoded together
+// (engine.ParallelBatch), every token an output, with the harness's token
+// ids.
+func parallelInputs(seqs, step, vocab int) map[string]tensor.Tensor {
+	positions, mask := engine.ParallelBatch(seqs, step)
+	tok := tensor.NewTensor(tensor.I32, [4]int{seqs, 1, 1, 1})
+	p := tensor.NewTensor(tensor.I32, [4]int{seqs, 1, 1, 1})
+	outs := tensor.NewTensor(tensor.I32, [4]int{seqs, 1, 1, 1})
+	for s := range seqs {
+		tok.I32s()[s] = int32(((step*seqs+s)*7 + 3) % vocab)
+		outs.I32s()[s] = int32(s)
+	}
+	copy(p.I32s(), positions)
+	m := tensor.NewTensor(tensor.F32, [4]int{(step + 1) * seqs, seqs, 1, 1})
+	copy(m.F32s(), mask)
+	return map[string]tensor.Tensor{"inp_tokens": tok, "inp_pos": p, "KQ_mask": m, "inp_out_ids": outs}
 }
 
 // median of the repetitions' durations.
@@ -579,7 +683,7 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "file\ttest\tthreads\tgraphc t/s\tllama.cpp t/s\tgraphc/llama.cpp\trange\tweights GB\tgraphc GB/s\tllama.cpp GB/s\tread GB/s\tmemmove GB/s\t")
 	for _, r := range rows {
-		tps := func(ds []time.Duration) float64 { return float64(r.n) / median(ds).Seconds() }
+		tps := func(ds []time.Duration) float64 { return float64(r.n*max(1, r.seqs)) / median(ds).Seconds() }
 		streamed := func(tokensPerSecond float64) string {
 			gb := tokensPerSecond * float64(r.weightBytes) / 1e9
 			return fmt.Sprintf("%.1f (%.0f%%)", gb, 100*gb/medianF(r.read))
@@ -592,17 +696,29 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 			lt := tps(r.llama)
 			l, ratio = fmt.Sprintf("%.2f", lt), fmt.Sprintf("%.2f", g/lt)
 			spread = ratioRange(r.graphc, r.llama)
-			if r.test == "tg" {
+			if r.test == "tg" || r.test == "gen" {
 				lGB = streamed(lt)
 			}
 		}
-		if r.test == "tg" {
+		if r.test == "tg" || r.test == "gen" {
 			gGB = streamed(g)
 		}
-		fmt.Fprintf(tw, "%s\t%s%d\t%d\t%.2f\t%s\t%s\t%s\t%.3f\t%s\t%s\t%.1f\t%.1f\t\n", r.file, r.test, r.n, r.threads, g, l, ratio, spread,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t%s\t%s\t%s\t%.3f\t%s\t%s\t%.1f\t%.1f\t\n", r.file, r.label(), r.threads, g, l, ratio, spread,
 			float64(r.weightBytes)/1e9, gGB, lGB, medianF(r.read), medianF(r.memmove))
 	}
 	tw.Flush()
+}
+
+// label names the row's test as llama-bench does (pp512, tg128), the
+// batched one by its sequences and their tokens (4×tg128).
+func (r *benchRow) label() string {
+	switch {
+	case r.test == "bd":
+		return fmt.Sprintf("%d×tg%d", r.seqs, r.n)
+	case r.depth > 0:
+		return fmt.Sprintf("%s%d@d%d", r.test, r.n, r.depth)
+	}
+	return fmt.Sprint(r.test, r.n)
 }
 
 // ratioRange is the lowest and highest of the repetitions' speed ratios

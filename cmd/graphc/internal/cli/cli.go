@@ -9,12 +9,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/passes"
+	"github.com/graphc/graphc/tensor"
 )
 
 // Exit codes.
@@ -55,6 +57,9 @@ func init() {
 		{"compile", "[-o DIR] [-pkg NAME] [-main] [-f] [-backends LIST] model.g", "generate the model's Go package", cmdCompile},
 		{"plan", "[-backends LIST] [-json | -debug | -dot | -svg] [-through PASS] model.g", "print the plan: nodes with backends, splits, buffer offsets", cmdPlan},
 		{"run", "[-json] [-stats] [-fill ggml] [-weights FILE.gguf] [-backends LIST] [-threads N] [-dim NAME=VALUE] model.g", "compile, build and run the model, print its outputs", cmdRun},
+		{"generate", "-m FILE.gguf -p TEXT [-n N] [-temp T] [-top-k K] … [-ctx N]", "generate text after a prompt with the model built in for the file's architecture (compiled and built once, then cached)", cmdText("generate")},
+		{"chat", "-m FILE.gguf [-sys TEXT] [sampling flags] [-ctx N]", "chat with the model through the file's chat template (Ctrl-C stops an answer)", cmdText("chat")},
+		{"serve", "-m FILE.gguf [-host ADDR] [-port N] [-parallel N] [-ctx N]", "serve an OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions, …), decoding concurrent requests together", cmdText("serve")},
 		{"ggml-check", "[-run [-sim] [-rpc]] [-json] TRACE.json...", "compare graphc's plans with ggml's recorded decisions, one line per trace", cmdGGMLCheck},
 		{"gguf", "new [-fill ggml|random] [-seed N] [-type TYPE] model.g out.gguf | info file.gguf", "write a GGUF file with a model's weights, or list a GGUF file's metadata and tensors", cmdGGUF},
 		{"bench", "[-ggml] [-json] [-run REGEX] [-threads LIST] [-time DUR] | -llama [-short] [-file F.gguf …] [-threads LIST]", "measure the CPU kernels: GEMM and matvec GFLOP/s, bandwidth-bound ops GB/s; -ggml: the q4_0/q8_0 products beside ggml's CPU mul_mat, plain and repacked; -llama: pp512/tg128 beside llama.cpp on the same files", cmdBench},
@@ -113,6 +118,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return ExitInterrupted
 	}
 	var ue *usageError
+	var es exitStatus
 	var ie *compiler.InternalError
 	var user *compiler.UserError
 	switch {
@@ -122,6 +128,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return ExitOK
 	case errors.Is(err, syscall.EPIPE):
 		return ExitOK // stdout's reader went away (| head): nothing left to say
+	case errors.As(err, &es):
+		return int(es) // the program it ran has said why
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "graphc %s: %s\nusage: graphc %s %s\n", c.name, ue.msg, c.name, c.args)
 		return ExitUsage
@@ -241,7 +249,9 @@ type targetFlags struct {
 	placement    string
 	costFile     string
 	ctx          int
+	batch        int
 	fa           string
+	ctk, ctv     string
 	fs           *flag.FlagSet // the flags' set, to see which were given
 }
 
@@ -264,7 +274,10 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.placement, "placement", passes.PlacementGGML, "node placement strategy: ggml reproduces ggml's scheduler; cost moves the nodes ggml is free to place to where a cost model estimates the evaluation fastest (plan shows both estimates)")
 	fs.StringVar(&t.costFile, "cost", "", "-placement cost's model: a calibration file written by graphc calibrate (default: built-in defaults)")
 	fs.IntVar(&t.ctx, "ctx", 0, `the KV cache's size in tokens, the model's flag("ctx", …) (llama.cpp's -c; default: the model's; at most the -weights file's <arch>.context_length)`)
+	fs.IntVar(&t.batch, "batch", 0, `the most tokens one evaluation takes, the model's flag("batch", …) (llama.cpp's -ub; default: the model's)`)
 	fs.StringVar(&t.fa, "fa", "auto", `flash attention, the model's flag("fa", …): on, off, or auto (the model's default: off)`)
+	fs.StringVar(&t.ctk, "ctk", "", `the K cache's type, the model's flag("ctk", …): `+strings.Join(cacheTypes, ", ")+` (llama.cpp's -ctk; default: the model's, f16)`)
+	fs.StringVar(&t.ctv, "ctv", "", `the V cache's type, the model's flag("ctv", …): as -ctk; a quantized V cache needs -fa on (default: the model's, f16)`)
 	fs.StringVar(&t.memory, "memory", "best", "compute buffer planner: "+strings.Join(passes.MemoryStrategies(), ", ")+" (best keeps the smallest per buffer; ggml reproduces ggml-alloc)")
 }
 
@@ -315,8 +328,14 @@ func (t *targetFlags) check() error {
 		return &usageError{"-cost is -placement cost's model: add -placement cost"}
 	case given["ctx"] && t.ctx < 1:
 		return &usageError{fmt.Sprintf("-ctx %d: want a number of tokens, 1 or more", t.ctx)}
+	case given["batch"] && t.batch < 1:
+		return &usageError{fmt.Sprintf("-batch %d: want a number of tokens, 1 or more", t.batch)}
 	case t.fa != "on" && t.fa != "off" && t.fa != "auto":
 		return &usageError{fmt.Sprintf("-fa %s: want on, off or auto", t.fa)}
+	case t.ctk != "" && !slices.Contains(cacheTypes, t.ctk):
+		return &usageError{fmt.Sprintf("-ctk %s: want one of %s", t.ctk, strings.Join(cacheTypes, ", "))}
+	case t.ctv != "" && !slices.Contains(cacheTypes, t.ctv):
+		return &usageError{fmt.Sprintf("-ctv %s: want one of %s", t.ctv, strings.Join(cacheTypes, ", "))}
 	case t.fitMargin < 0 || t.fitMargin >= 100:
 		return &usageError{fmt.Sprintf("-fit-margin %g: want a percentage from 0 to below 100", t.fitMargin)}
 	}
@@ -367,7 +386,7 @@ func (t *targetFlags) config() compiler.Config {
 			cfg.Backends = append(cfg.Backends, strings.TrimSpace(b))
 		}
 	}
-	cfg.Flags = modelFlags(t.ctx, t.fa)
+	cfg.Flags = modelFlags(t.ctx, t.batch, t.fa, t.ctk, t.ctv)
 	cfg.Options.NCopies = t.ncopies
 	cfg.Options.OpOffload = t.offload
 	cfg.Options.Regions = t.regions
@@ -384,12 +403,26 @@ func (t *targetFlags) config() compiler.Config {
 	return cfg
 }
 
-// modelFlags are the values -ctx and -fa give the model's flag("ctx", …)
-// and flag("fa", …): none for -ctx 0 and -fa auto.
-func modelFlags(ctx int, fa string) map[string]int64 {
+// cacheTypes are the KV cache types -ctk and -ctv take, llama.cpp's
+// (its f32 aside).
+var cacheTypes = []string{"f16", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}
+
+// modelFlags are the values -ctx, -batch, -fa, -ctk and -ctv give the
+// model's flag("ctx", …), flag("batch", …), flag("fa", …), flag("ctk", …)
+// and flag("ctv", …), a type as its tensor.DType: none for -ctx 0, -batch
+// 0, -fa auto and no type.
+func modelFlags(ctx, batch int, fa, ctk, ctv string) map[string]int64 {
 	flags := map[string]int64{}
+	for name, ty := range map[string]string{"ctk": ctk, "ctv": ctv} {
+		if dt, ok := tensor.ParseDType(ty); ok {
+			flags[name] = int64(dt)
+		}
+	}
 	if ctx > 0 {
 		flags["ctx"] = int64(ctx)
+	}
+	if batch > 0 {
+		flags["batch"] = int64(batch)
 	}
 	switch fa {
 	case "on":

@@ -41,6 +41,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"help", "run"}, ExitOK, ""},
 		{[]string{"plan", "-n-copies", "5", "../../../../examples/mlp/mlp.g"}, ExitUser, "n_copies = 5: at most 4 pipeline copies"},
 		{[]string{"plan", "-n-copies", "5", "-max-copies", "8", "../../../../examples/mlp/mlp.g"}, ExitOK, ""},
+		{[]string{"plan", "-batch", "0", "../../../../examples/mlp/mlp.g"}, ExitUsage, "-batch 0: want a number of tokens, 1 or more"},
+		{[]string{"plan", "-batch", "8", "../../../../examples/mlp/mlp.g"}, ExitUser, `-batch: the model has no flag("batch", …) to set`},
 	} {
 		code, _, stderr := runCLI(tc.args...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {

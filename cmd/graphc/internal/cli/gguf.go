@@ -15,6 +15,7 @@ import (
 	"github.com/graphc/graphc/internal/atomicfile"
 	"github.com/graphc/graphc/ir"
 	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/runtime/lm/chat"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -43,6 +44,7 @@ func cmdGGUFNew(e *env, args []string) error {
 	var arch ggufarch.Options
 	fs.StringVar(&arch.Arch, "arch", "", "write a model file of this llama.cpp architecture, llama or qwen2, instead of a model's weights: gguf new -arch llama [flags] out.gguf")
 	archFlags(fs, &arch)
+	chatTemplate := fs.String("chat-template", "", "-arch: tokenizer.chat_template, a template's name ("+strings.Join(chat.Names(), ", ")+") or else a file of its Jinja source")
 	files, err := parseFlags(fs, args, 1, 2)
 	if err != nil {
 		return err
@@ -59,6 +61,11 @@ func cmdGGUFNew(e *env, args []string) error {
 			return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
 		}
 		arch.Type, arch.Seed = dt, *seed
+		if *chatTemplate != "" {
+			if arch.ChatTemplate, err = readChatTemplate(*chatTemplate); err != nil {
+				return err
+			}
+		}
 		if mix.Known() {
 			arch.Mix = mix.String()
 		}
@@ -73,6 +80,9 @@ func cmdGGUFNew(e *env, args []string) error {
 	}
 	if len(files) != 2 {
 		return &usageError{fmt.Sprintf("want 2 file argument(s), got %d", len(files))}
+	}
+	if *chatTemplate != "" {
+		return &usageError{"-chat-template goes with -arch: a model's weights file has no tokenizer"}
 	}
 	if *fill != "ggml" && *fill != "random" {
 		return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
@@ -93,6 +103,22 @@ func cmdGGUFNew(e *env, args []string) error {
 		return err
 	}
 	return writeGGUF(e, w, files[1])
+}
+
+// readChatTemplate returns the template -chat-template names: one of
+// chat.Named's, or else the file s, which must parse.
+func readChatTemplate(s string) (string, error) {
+	if src, ok := chat.Named(s); ok {
+		return src, nil
+	}
+	b, err := os.ReadFile(s)
+	if err != nil {
+		return "", &usageError{fmt.Sprintf("-chat-template %s: no template of that name (%s), and %v", s, strings.Join(chat.Names(), ", "), err)}
+	}
+	if _, err := chat.Parse(string(b), "", ""); err != nil {
+		return "", &usageError{fmt.Sprintf("-chat-template %s: %v", s, err)}
+	}
+	return string(b), nil
 }
 
 // parseWeightType parses -type, the type gguf new stores weights as: one
@@ -146,6 +172,8 @@ func archFlags(fs *flag.FlagSet, o *ggufarch.Options) {
 	fs.Float64Var(&o.RopeTheta, "rope-theta", def.RopeTheta, "-arch: rope frequency base (0: 10000 for llama, 1000000 for qwen2)")
 	fs.Float64Var(&o.Eps, "eps", def.Eps, "-arch: RMS norm epsilon (0: 1e-5 for llama, 1e-6 for qwen2)")
 	fs.BoolVar(&o.Tied, "tied", def.Tied, "-arch: no output.weight; the output head is token_embd.weight (Llama 3.2, small Qwen2)")
+	fs.BoolVar(&o.RopeFreqs, "rope-freqs", def.RopeFreqs, "-arch llama: write rope_freqs.weight, Llama 3.1/3.2's llama3 rope scaling factors (factor 32, low/high frequency factors 1 and 4, original context 8192, as llama.cpp's converter computes them)")
+	fs.IntVar(&o.RopeOrigCtx, "rope-orig-ctx", def.RopeOrigCtx, "-arch llama -rope-freqs: the rope scaling's original context length (0: Llama 3's 8192; pairs of wavelength beyond it are slowed 32 times)")
 }
 
 func writeGGUF(e *env, w *gguf.Writer, path string) error {

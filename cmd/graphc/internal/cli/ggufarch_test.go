@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/gguf/ggufarch"
+	"github.com/graphc/graphc/runtime/lm/chat"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -53,5 +55,39 @@ func TestGGUFNewArch(t *testing.T) {
 	code, _, stderr := runCLI("gguf", "new", "-arch", "llama", "-heads", "3", filepath.Join(dir, "x.gguf"))
 	if code != ExitUsage || !strings.Contains(stderr, "-embd 64 is not a multiple of -heads 3") {
 		t.Errorf("-heads 3 with -embd 64: exit %d, %q; want usage", code, stderr)
+	}
+}
+
+// TestGGUFNewChatTemplate: -chat-template writes a named template or a
+// file's, and rejects one that does not parse.
+func TestGGUFNewChatTemplate(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "t.jinja")
+	if err := os.WriteFile(file, []byte("{{ messages[0].content }}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	llama3, _ := chat.Named("llama3")
+	for _, tc := range []struct{ arg, want string }{{"llama3", llama3}, {"chatml", chat.ChatML}, {file, "{{ messages[0].content }}"}} {
+		path := filepath.Join(dir, "m.gguf")
+		if code, _, stderr := runCLI("gguf", "new", "-arch", "llama", "-chat-template", tc.arg, path); code != 0 {
+			t.Fatalf("-chat-template %s: exit %d: %s", tc.arg, code, stderr)
+		}
+		m, err := gguf.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := m.MetaString("tokenizer.chat_template")
+		m.Close()
+		if got != tc.want {
+			t.Errorf("-chat-template %s: tokenizer.chat_template = %q, want %q", tc.arg, got, tc.want)
+		}
+	}
+	if err := os.WriteFile(file, []byte("{% if x %}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, arg := range []string{file, filepath.Join(dir, "none")} {
+		if code, _, stderr := runCLI("gguf", "new", "-arch", "llama", "-chat-template", arg, filepath.Join(dir, "x.gguf")); code != ExitUsage || !strings.Contains(stderr, "-chat-template "+arg) {
+			t.Errorf("-chat-template %s: exit %d, %q; want usage", arg, code, stderr)
+		}
 	}
 }

@@ -35,9 +35,9 @@ const howToGetVulkan = "apt-get install mesa-vulkan-drivers libvulkan1; " +
 // Measured on lavapipe: examples/llama's logits with every layer on
 // vulkan0 3.7e-5 from the cpu's (gpuTolerance), with the last two 1.4e-5;
 // with q8_0 and q4_0 weights, every layer on vulkan0, 3.8e-4 and 4.1e-4:
-// the device rounds the activations of quantized products its own way
-// (ggml-vulkan: q8_1 blocks), and a value rounded across a step moves a
-// logit by more than float rounding.
+// the device's quantized products round otherwise than graphc's q8_0
+// activations, and a value rounded across a step moves a logit by more
+// than float rounding.
 const (
 	partialOffloadTolerance = 1e-4
 	gpuQuantizedTolerance   = 1e-3
