@@ -55,6 +55,10 @@ type Config struct {
 	// "ctx" = 4096); the plan is made for them.
 	// A type flag's value is its tensor.DType (-ctk q8_0: "ctk" = 8).
 	Flags map[string]int64
+	// FlashAttnAuto, where Flags does not set the model's flag("fa", …),
+	// chooses it as llama.cpp's -fa auto: on unless a flash_attn_ext would
+	// run on another backend than its K cache (see compileFlashAttnAuto).
+	FlashAttnAuto bool
 	// Fit, when set, chooses Placement.Layers to fit memory budgets
 	// (see Fit); the choice is in Result.Fit.
 	Fit *Fit
@@ -107,6 +111,9 @@ func Parse(filename string, src []byte) (f *dsl.File, err error) {
 
 // Compile runs the whole pipeline on one DSL file up to the plan.
 func Compile(filename string, src []byte, cfg Config) (res *Result, err error) {
+	if _, set := cfg.Flags[flashAttnFlag]; cfg.FlashAttnAuto && !set {
+		return compileFlashAttnAuto(filename, src, cfg)
+	}
 	defer catchBug(&err)
 	f, err := dsl.Parse(filename, src)
 	if err != nil {

@@ -9,13 +9,14 @@ import (
 	"slices"
 )
 
-//go:embed llamafile/llama.g qwen2/qwen2.g
+//go:embed llamafile/llama.g qwen2/qwen2.g qwen3/qwen3.g
 var files embed.FS
 
 // archs are the DSL files for each of llama.cpp's architectures.
 var archs = map[string]string{
 	"llama": "llamafile/llama.g",
 	"qwen2": "qwen2/qwen2.g",
+	"qwen3": "qwen3/qwen3.g",
 }
 
 // ForArch returns the DSL file for a GGUF file's general.architecture:

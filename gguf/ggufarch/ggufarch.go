@@ -1,5 +1,5 @@
 // Package ggufarch writes GGUF model files of a llama.cpp architecture
-// (llama, qwen2) at any shape, as llama.cpp's converter writes them, with
+// (llama, qwen2, qwen3) at any shape, as llama.cpp's converter writes them, with
 // random weights: what `graphc gguf new -arch` writes, and what tests and
 // benchmarks run graphc and llama.cpp on; or, with Options.Mix, the file
 // llama.cpp's quantizer writes from such a file.
@@ -8,6 +8,7 @@ package ggufarch
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -24,7 +25,7 @@ import (
 // `graphc gguf new -arch` of the same name (-kv-heads: KVHeads), and
 // Check's errors name the fields by those flags.
 type Options struct {
-	Arch    string // "llama" or "qwen2"
+	Arch    string // "llama", "qwen2" or "qwen3"
 	Layers  int    // transformer blocks (<arch>.block_count)
 	Embd    int    // embedding width (<arch>.embedding_length)
 	Heads   int    // attention heads
@@ -32,9 +33,15 @@ type Options struct {
 	FF      int    // feed-forward width
 	Vocab   int    // vocabulary size, at least 288: byte tokens and specials
 	Ctx     int    // context length the model is trained for (<arch>.context_length)
+	// HeadDim is the size of a query, key and value head
+	// (<arch>.attention.key_length and value_length); 0 is Embd / Heads.
+	// Only qwen3 files state it, as its converter does (Qwen3's
+	// config.json has head_dim: 128 at Qwen3-0.6B's width 1024 and 16
+	// heads).
+	HeadDim int
 	// RopeTheta is the rope frequency base and Eps the RMS norm epsilon;
 	// 0 is the architecture's: 10000 and 1e-5 for llama, 1000000 and 1e-6
-	// for qwen2.
+	// for qwen2 and qwen3.
 	RopeTheta, Eps float64
 	// Tied: no output.weight; the output head reads token_embd.weight
 	// (Llama 3.2, small Qwen2).
@@ -63,7 +70,8 @@ type Options struct {
 	// tensor for tensor and byte for byte (gguf.Mix's types,
 	// gguf.QuantizedMeta's metadata, gguf.LoaderCompare's order).
 	Mix string
-	// Seed seeds the weights: normal with standard deviation 0.02, norms 1.
+	// Seed seeds the weights: normal with standard deviation 0.02, norms 1
+	// (qwen3's query and key norms 1 + N(0, 0.1)).
 	Seed uint64
 	// Name is general.name; WriteFile's default is the file's name
 	// without .gguf.
@@ -106,8 +114,8 @@ func Mixes() []string {
 
 // Check reports the first option that makes no file llama.cpp loads.
 func (o *Options) Check() error {
-	if o.Arch != "llama" && o.Arch != "qwen2" {
-		return fmt.Errorf("-arch %s: want llama or qwen2", o.Arch)
+	if _, ok := archDefaults[o.Arch]; !ok {
+		return fmt.Errorf("-arch %s: want %s", o.Arch, strings.Join(Archs(), ", "))
 	}
 	if o.Mix != "" {
 		if ft, ok := gguf.ParseFileType(o.Mix); !ok || !MixWritable(ft) {
@@ -124,14 +132,18 @@ func (o *Options) Check() error {
 	switch {
 	case o.Layers < 1 || o.Embd < 1 || o.Heads < 1 || o.KVHeads < 1 || o.FF < 1 || o.Ctx < 1:
 		return fmt.Errorf("-layers, -embd, -heads, -kv-heads, -ff and -ctx must be at least 1")
-	case o.Embd%o.Heads != 0:
+	case o.HeadDim < 0:
+		return fmt.Errorf("-head-dim %d is negative", o.HeadDim)
+	case o.HeadDim > 0 && o.Arch != "qwen3":
+		return fmt.Errorf("-head-dim: only qwen3 files state a head size of their own, not %s", o.Arch)
+	case o.HeadDim == 0 && o.Embd%o.Heads != 0:
 		return fmt.Errorf("-embd %d is not a multiple of -heads %d", o.Embd, o.Heads)
 	case o.Heads%o.KVHeads != 0:
 		return fmt.Errorf("-heads %d is not a multiple of -kv-heads %d: each key/value head serves a whole group of query heads", o.Heads, o.KVHeads)
-	case (o.Embd/o.Heads)%2 != 0:
-		return fmt.Errorf("head size %d (-embd / -heads) is odd: rope rotates pairs", o.Embd/o.Heads)
-	case o.Embd%bs != 0 || o.FF%bs != 0:
-		return fmt.Errorf("-embd %d and -ff %d must be multiples of %s's block size %d", o.Embd, o.FF, o.Type, bs)
+	case o.headDim()%2 != 0:
+		return fmt.Errorf("head size %d (-head-dim, or -embd / -heads) is odd: rope rotates pairs", o.headDim())
+	case o.Embd%bs != 0 || o.FF%bs != 0 || o.headDim()*o.Heads%bs != 0:
+		return fmt.Errorf("-embd %d, -ff %d and the attention's width %d (-head-dim × -heads) must be multiples of %s's block size %d", o.Embd, o.FF, o.headDim()*o.Heads, o.Type, bs)
 	case o.RopeFreqs && o.Arch != "llama":
 		return fmt.Errorf("-rope-freqs: only llama files have rope_freqs.weight (Llama 3's rope scaling), not %s", o.Arch)
 	case o.RopeOrigCtx < 0:
@@ -140,6 +152,30 @@ func (o *Options) Check() error {
 		return fmt.Errorf("-vocab %d: the tokenizer needs at least 288 tokens (bytes, special tokens and a few pieces)", o.Vocab)
 	}
 	return nil
+}
+
+// headDim is the size of an attention head.
+func (o *Options) headDim() int {
+	if o.HeadDim > 0 {
+		return o.HeadDim
+	}
+	return o.Embd / o.Heads
+}
+
+// archDefaults are each architecture's rope base, RMS norm epsilon and
+// tokenizer model (gguf.Vocab's).
+var archDefaults = map[string]struct {
+	ropeTheta, eps float64
+	vocab          string
+}{
+	"llama": {10000, 1e-5, "llama"},
+	"qwen2": {1000000, 1e-6, "gpt2"},
+	"qwen3": {1000000, 1e-6, "gpt2"},
+}
+
+// Archs are the architectures New writes, sorted.
+func Archs() []string {
+	return slices.Sorted(maps.Keys(archDefaults))
 }
 
 // The llama3 rope scaling of Llama 3.2's config.json (Llama 3.1's factor
@@ -199,16 +235,17 @@ func New(o Options) (*gguf.Writer, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
 	}
+	ad := archDefaults[o.Arch]
 	if o.RopeTheta == 0 {
-		o.RopeTheta = map[string]float64{"llama": 10000, "qwen2": 1000000}[o.Arch]
+		o.RopeTheta = ad.ropeTheta
 	}
 	if o.Eps == 0 {
-		o.Eps = map[string]float64{"llama": 1e-5, "qwen2": 1e-6}[o.Arch]
+		o.Eps = ad.eps
 	}
 	dt := o.Type
 	w := gguf.NewWriter()
 	p := o.Arch + "."
-	headDim := o.Embd / o.Heads
+	headDim := o.headDim()
 	meta := []gguf.KV{
 		{Key: "general.architecture", Value: o.Arch},
 		{Key: "general.name", Value: o.Name},
@@ -220,14 +257,26 @@ func New(o Options) (*gguf.Writer, error) {
 		{Key: p + "feed_forward_length", Value: uint32(o.FF)},
 		{Key: p + "attention.head_count", Value: uint32(o.Heads)},
 		{Key: p + "attention.head_count_kv", Value: uint32(o.KVHeads)},
-		{Key: p + "rope.dimension_count", Value: uint32(headDim)},
-		{Key: p + "rope.freq_base", Value: float32(o.RopeTheta)},
-		{Key: p + "attention.layer_norm_rms_epsilon", Value: float32(o.Eps)},
 	}
+	if o.Arch == "qwen3" {
+		// Qwen3's converter writes config.json's head_dim as the key and
+		// value head sizes, and no rope dimension count (llama.cpp rotates
+		// whole key heads).
+		meta = append(meta,
+			gguf.KV{Key: p + "attention.key_length", Value: uint32(headDim)},
+			gguf.KV{Key: p + "attention.value_length", Value: uint32(headDim)},
+		)
+	} else {
+		meta = append(meta, gguf.KV{Key: p + "rope.dimension_count", Value: uint32(headDim)})
+	}
+	meta = append(meta,
+		gguf.KV{Key: p + "rope.freq_base", Value: float32(o.RopeTheta)},
+		gguf.KV{Key: p + "attention.layer_norm_rms_epsilon", Value: float32(o.Eps)},
+	)
 	if dt.Quantized() {
 		meta = append(meta, gguf.KV{Key: "general.quantization_version", Value: uint32(2)})
 	}
-	vocab, err := gguf.Vocab(map[string]string{"llama": "llama", "qwen2": "gpt2"}[o.Arch], o.Vocab)
+	vocab, err := gguf.Vocab(ad.vocab, o.Vocab)
 	if err != nil {
 		return nil, err
 	}
@@ -247,14 +296,16 @@ func New(o Options) (*gguf.Writer, error) {
 		}
 	}
 
-	kvDim := headDim * o.KVHeads
+	kvDim, qDim := headDim*o.KVHeads, headDim*o.Heads
 	type weight struct {
 		name   string
 		ne0    int
 		rows   int
 		matrix bool // stored as dt; otherwise f32
 		ones   bool // a norm's weight
-		freqs  bool // rope_freqs.weight: ropeFreqs
+		// nearOne: a norm's weight of 1 + N(0, 0.1) values.
+		nearOne bool
+		freqs   bool // rope_freqs.weight: ropeFreqs
 	}
 	var ts []weight
 	var ropeFreqs []float32
@@ -272,7 +323,7 @@ func New(o Options) (*gguf.Writer, error) {
 		b := fmt.Sprintf("blk.%d.", l)
 		ts = append(ts,
 			weight{name: b + "attn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
-			weight{name: b + "attn_q.weight", ne0: o.Embd, rows: o.Embd, matrix: true},
+			weight{name: b + "attn_q.weight", ne0: o.Embd, rows: qDim, matrix: true},
 			weight{name: b + "attn_k.weight", ne0: o.Embd, rows: kvDim, matrix: true},
 			weight{name: b + "attn_v.weight", ne0: o.Embd, rows: kvDim, matrix: true},
 		)
@@ -283,8 +334,16 @@ func New(o Options) (*gguf.Writer, error) {
 				weight{name: b + "attn_v.bias", ne0: kvDim, rows: 1},
 			)
 		}
+		if o.Arch == "qwen3" {
+			// The per-head norms' weights are not all 1, so that a graph
+			// that skips them, or swaps them, computes other logits.
+			ts = append(ts,
+				weight{name: b + "attn_q_norm.weight", ne0: headDim, rows: 1, nearOne: true},
+				weight{name: b + "attn_k_norm.weight", ne0: headDim, rows: 1, nearOne: true},
+			)
+		}
 		ts = append(ts,
-			weight{name: b + "attn_output.weight", ne0: o.Embd, rows: o.Embd, matrix: true},
+			weight{name: b + "attn_output.weight", ne0: qDim, rows: o.Embd, matrix: true},
 			weight{name: b + "ffn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
 			weight{name: b + "ffn_gate.weight", ne0: o.Embd, rows: o.FF, matrix: true},
 			weight{name: b + "ffn_up.weight", ne0: o.Embd, rows: o.FF, matrix: true},
@@ -337,6 +396,8 @@ func New(o Options) (*gguf.Writer, error) {
 						row[i] = ropeFreqs[i]
 					} else if t.ones {
 						row[i] = 1
+					} else if t.nearOne {
+						row[i] = float32(1 + r.NormFloat64()*0.1)
 					} else {
 						row[i] = float32(r.NormFloat64() * 0.02)
 					}

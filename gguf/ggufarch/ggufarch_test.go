@@ -17,7 +17,7 @@ import (
 // merges build tokens from tokens, and llama.cpp's tensors.
 func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
-	for _, arch := range []string{"llama", "qwen2"} {
+	for _, arch := range []string{"llama", "qwen2", "qwen3"} {
 		path := filepath.Join(dir, arch+".gguf")
 		o := ggufarch.Defaults(arch)
 		o.Layers, o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab, o.Ctx, o.Tied, o.Type = 3, 128, 8, 2, 256, 400, 512, true, tensor.Q4_0
@@ -37,6 +37,10 @@ func TestWriteFile(t *testing.T) {
 			if strings.HasPrefix(key, ".") {
 				key = arch + key
 			}
+			if arch == "qwen3" && key == "qwen3.rope.dimension_count" {
+				// qwen3 files state their heads' size instead.
+				key = "qwen3.attention.key_length"
+			}
 			if got, ok := m.MetaInt(key); !ok || got != want {
 				t.Errorf("%s: %s = %d (%v), want %d", arch, key, got, ok, want)
 			}
@@ -52,7 +56,7 @@ func TestWriteFile(t *testing.T) {
 		if len(tokens) != 400 {
 			t.Fatalf("%s: %d tokens", arch, len(tokens))
 		}
-		if arch == "qwen2" {
+		if arch != "llama" {
 			have := map[string]bool{}
 			for _, tok := range tokens {
 				have[tok] = true
@@ -64,9 +68,12 @@ func TestWriteFile(t *testing.T) {
 					t.Fatalf("merge %q: not two tokens making a third", mg)
 				}
 			}
-			if _, ok := m.Lookup("blk.2.attn_k.bias"); !ok {
-				t.Error("qwen2 without attn_k.bias")
-			}
+		}
+		if _, ok := m.Lookup("blk.2.attn_k.bias"); ok != (arch == "qwen2") {
+			t.Errorf("%s: attn_k.bias %v", arch, ok)
+		}
+		if _, ok := m.Lookup("blk.2.attn_q_norm.weight"); ok != (arch == "qwen3") {
+			t.Errorf("%s: attn_q_norm.weight %v", arch, ok)
 		}
 		k, _ := m.Lookup("blk.2.attn_k.weight")
 		if _, ok := m.Lookup("output.weight"); ok || k.Ne[1] != 32 || k.Type.String() != "q4_0" {
@@ -129,5 +136,42 @@ func TestRopeFreqs(t *testing.T) {
 	o.RopeFreqs = true
 	if err := ggufarch.WriteFile(filepath.Join(t.TempDir(), "q.gguf"), o); err == nil {
 		t.Error("a qwen2 file with rope_freqs.weight")
+	}
+}
+
+// TestHeadDim: -head-dim writes qwen3 files whose heads are not n_embd /
+// n_head wide, as Qwen3-0.6B's (128 at width 1024 and 16 heads): the
+// key and value lengths stated, the query and output projections
+// n_head·head_dim wide and the per-head norms head_dim long.
+func TestHeadDim(t *testing.T) {
+	o := ggufarch.Defaults("qwen3")
+	o.HeadDim = 32
+	path := filepath.Join(t.TempDir(), "q3.gguf")
+	if err := ggufarch.WriteFile(path, o); err != nil {
+		t.Fatal(err)
+	}
+	m, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for _, key := range []string{"qwen3.attention.key_length", "qwen3.attention.value_length"} {
+		if v, ok := m.MetaInt(key); !ok || v != 32 {
+			t.Errorf("%s = %d (%v), want 32", key, v, ok)
+		}
+	}
+	for name, want := range map[string][2]int64{
+		"blk.1.attn_q.weight": {64, 128}, "blk.1.attn_k.weight": {64, 64}, "blk.1.attn_output.weight": {128, 64},
+		"blk.1.attn_q_norm.weight": {32, 1}, "blk.1.attn_k_norm.weight": {32, 1},
+	} {
+		ti, ok := m.Lookup(name)
+		if !ok || ti.Ne[0] != want[0] || ti.Ne[1] != want[1] {
+			t.Errorf("%s: %v (%v), want %v", name, ti.Ne, ok, want)
+		}
+	}
+	o = ggufarch.Defaults("qwen2")
+	o.HeadDim = 32
+	if err := ggufarch.WriteFile(filepath.Join(t.TempDir(), "q2.gguf"), o); err == nil {
+		t.Error("a qwen2 file with -head-dim")
 	}
 }

@@ -113,6 +113,11 @@ func (b *Bencher) PP(n int) (time.Duration, error) { return b.test("pp", n) }
 // from what Depth left: llama-bench's tg<n>.
 func (b *Bencher) TG(n int) (time.Duration, error) { return b.test("tg", n) }
 
+// TTFT times a prompt of n tokens (n <= 512) to its first token, the
+// argmax of the last one's logits: the time to first token of a greedy
+// generation.
+func (b *Bencher) TTFT(n int) (time.Duration, error) { return b.test("ttft", n) }
+
 // Depth evaluates d prompt tokens, untimed as llama-bench's -d, that every
 // later pp and tg test finds in the cache (0: an empty one); it returns
 // how long they took.

@@ -23,7 +23,8 @@ import (
 // 2 to 16 layers (use_more_bits' eighths and thirds, q3_K_m's sixteenth),
 // rows of whole 256-blocks and rows that need a fallback (width 320,
 // feed-forward 864: whole 32-blocks only; feed-forward 400: not even
-// those, so f16).
+// those, so f16); qwen3's query and key norms, and its heads wider than
+// n_embd / n_head.
 var mixCases = []struct {
 	name string
 	opts ggufarch.Options
@@ -48,6 +49,9 @@ var mixCases = []struct {
 	})},
 	{"llama-gqa4-16", archOpts("llama", func(o *ggufarch.Options) {
 		o.Layers, o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab = 16, 256, 4, 1, 256, 512
+	})},
+	{"qwen3-hd128-tied-4", archOpts("qwen3", func(o *ggufarch.Options) {
+		o.Layers, o.Embd, o.Heads, o.KVHeads, o.HeadDim, o.FF, o.Vocab, o.Tied = 4, 256, 4, 2, 128, 512, 512, true
 	})},
 }
 

@@ -45,7 +45,7 @@ func quantizedOpts(arch string) ggufarch.Options {
 // products with the file's weights, on the same normalized embeddings.
 var firstLayerProducts = []string{"Qcur-0", "Kcur-0", "Vcur-0"}
 
-// TestQuantizedFilesMatchLlamaCpp quantizes an f32 llama and qwen2 file
+// TestQuantizedFilesMatchLlamaCpp quantizes an f32 llama, qwen2 and qwen3 file
 // with llama.cpp's own quantizer (llama_model_quantize) to each of
 // quantizedFileTypes, has llama.cpp (its best CPU build here) evaluate a
 // prompt and archSteps greedy steps on it, and runs the architecture's
@@ -57,7 +57,7 @@ func TestQuantizedFilesMatchLlamaCpp(t *testing.T) {
 	h := oracle(t)
 	om := newOracleMatrix(t, h)
 	variant := om.variants[len(om.variants)-1]
-	for _, arch := range []string{"llama", "qwen2"} {
+	for _, arch := range []string{"llama", "qwen2", "qwen3"} {
 		f32 := archFile(t, quantizedOpts(arch), "f32")
 		for _, ft := range quantizedFileTypes {
 			t.Run(arch+"/"+ft.name, func(t *testing.T) {
@@ -112,7 +112,7 @@ func TestQuantizedFilesMatchLlamaCpp(t *testing.T) {
 // llama.cpp.
 func TestQuantizedRoundingSensitivity(t *testing.T) {
 	worst := map[string]float64{}
-	for _, arch := range []string{"llama", "qwen2"} {
+	for _, arch := range []string{"llama", "qwen2", "qwen3"} {
 		for _, ft := range quantizedFileTypes {
 			o := quantizedOpts(arch)
 			o.Mix = ft.name

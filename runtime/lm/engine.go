@@ -157,6 +157,7 @@ type Stream struct {
 	begun     time.Time
 	firstOut  time.Time
 	generated int
+	shifts    int // context shifts so far
 }
 
 // Tokens yields the generated tokens as they come and ends with the
@@ -332,7 +333,7 @@ func (e *Engine) finish(s *Stream, reason string, err error) {
 	if err == nil && s.pending != "" {
 		s.emit(Token{ID: -1, Text: s.pending})
 	}
-	s.res.Tokens, s.res.Finish = s.generated, reason
+	s.res.Tokens, s.res.Finish, s.res.Shifts = s.generated, reason, s.shifts
 	if !s.firstOut.IsZero() {
 		s.res.GenTime = time.Since(s.firstOut)
 	}
@@ -491,7 +492,7 @@ func (e *Engine) sampled(s *Stream, tok int32, now time.Time) {
 			return
 		}
 	}
-	last := s.req.MaxTokens > 0 && s.generated >= s.req.MaxTokens || len(s.s.tokens) >= e.seqCtx
+	last := s.req.MaxTokens > 0 && s.generated >= s.req.MaxTokens || len(s.s.tokens) >= e.seqCtx && !e.shift(s)
 	if last {
 		text += s.dec.Flush()
 	}
@@ -504,6 +505,37 @@ func (e *Engine) sampled(s *Stream, tok int32, now time.Time) {
 	if last {
 		e.finish(s, FinishLength, nil)
 	}
+}
+
+// shift makes room in the full sequence s as its request's ContextShift
+// says (llama.cpp's context shift: of the tokens after the kept ones,
+// half are dropped), keeping the slots of the kept tokens, whose
+// positions stay, and freeing the others: the tokens after the dropped
+// ones are evaluated again. It reports false where nothing can be dropped.
+func (e *Engine) shift(s *Stream) bool {
+	sq := s.s
+	if !s.req.ContextShift {
+		return false
+	}
+	keep := s.req.Keep
+	if keep < 0 || keep > len(s.req.Prompt) {
+		keep = len(s.req.Prompt)
+	}
+	if bos := e.tok.BOS(); bos >= 0 && sq.tokens[0] == bos && s.req.Keep >= 0 {
+		keep++
+	}
+	discard := (len(sq.tokens) - keep) / 2
+	if discard < 1 {
+		return false
+	}
+	sq.tokens = append(sq.tokens[:keep], sq.tokens[keep+discard:]...)
+	for _, sl := range sq.slots[min(keep, len(sq.slots)):] {
+		e.slots[sl] = nil
+	}
+	sq.slots = sq.slots[:min(keep, len(sq.slots))]
+	e.trimTail()
+	s.shifts++
+	return true
 }
 
 // heldBack is the length of text's longest end that begins a stop string.

@@ -350,3 +350,68 @@ func TestEngineErrors(t *testing.T) {
 		t.Errorf("after Close: %v", err)
 	}
 }
+
+// TestEngineContextShift generates past a full context with ContextShift:
+// at each shift the sequence keeps its BOS and Keep tokens and drops half
+// of the rest, so the model must see exactly that window (the cache
+// model fails on anything else) and generate what it generates on it.
+func TestEngineContextShift(t *testing.T) {
+	const nctx = 24 // the cache model's eos comes only past 25 tokens
+	for _, keep := range []int{0, 3, -1} {
+		t.Run(fmt.Sprint("keep", keep), func(t *testing.T) {
+			m := newCacheModel(nctx, 8)
+			e := lm.NewEngine(m, testTokenizer(t), lm.Options{})
+			defer e.Close()
+			p := prompt(2, 6)
+			s, err := e.Start(context.Background(), lm.Request{Prompt: p, MaxTokens: 80, Sampling: greedy(), ContextShift: true, Keep: keep})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids, _, res := collect(t, s)
+			want, shifts := referenceShift(p, 80, nctx, keep)
+			if !slices.Equal(ids, want) {
+				t.Fatalf("generated %v, want %v", ids, want)
+			}
+			if res.Shifts != shifts || shifts == 0 {
+				t.Errorf("%d shifts, want %d (and some)", res.Shifts, shifts)
+			}
+		})
+	}
+	// Without it the full context ends the sequence.
+	m := newCacheModel(nctx, 8)
+	e := lm.NewEngine(m, testTokenizer(t), lm.Options{})
+	defer e.Close()
+	s, err := e.Start(context.Background(), lm.Request{Prompt: prompt(2, 6), MaxTokens: 80, Sampling: greedy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, _, res := collect(t, s); len(ids) > nctx-6 || res.Finish != lm.FinishLength && res.Finish != lm.FinishStop {
+		t.Errorf("%d tokens, finish %q: want the context's end", len(ids), res.Finish)
+	}
+}
+
+// referenceShift is reference with llama.cpp's context shift in a context
+// of nctx tokens: the shifts it took.
+func referenceShift(prompt []int32, n, nctx, keep int) ([]int32, int) {
+	seq := slices.Clone(prompt)
+	var out []int32
+	shifts := 0
+	for range n {
+		tok := nextToken(seq)
+		if tok == 0 {
+			break
+		}
+		out = append(out, tok)
+		seq = append(seq, tok)
+		if len(seq) >= nctx {
+			k := keep + 1 // the BOS stays
+			if keep < 0 {
+				k = len(prompt)
+			}
+			d := (len(seq) - k) / 2
+			seq = append(seq[:k:k], seq[k+d:]...)
+			shifts++
+		}
+	}
+	return out, shifts
+}

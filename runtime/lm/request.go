@@ -15,6 +15,14 @@ type Request struct {
 	MaxTokens int // 0: until the end of generation or a full context
 	Sampling  sample.Params
 	Stop      []string // texts that end generation; the text returned stops before them
+	// ContextShift lets generation go on past a full context, as
+	// llama.cpp's --context-shift chooses the tokens: the first Keep
+	// (and a BOS before them) stay, half of the rest after them are
+	// dropped, and the tokens after those are evaluated again at their new
+	// positions (the model's cache has no in-place re-rotation of keys).
+	// Without it a full context ends the sequence (FinishLength).
+	ContextShift bool
+	Keep         int // tokens kept at a context shift; -1: the whole prompt
 }
 
 // Token is one generated token and the text it completes: whole UTF-8
@@ -39,6 +47,7 @@ type Result struct {
 	Finish       string // FinishStop or FinishLength
 	PromptTime   time.Duration
 	GenTime      time.Duration // from the first generated token to the last
+	Shifts       int           // context shifts (Request.ContextShift)
 }
 
 // ErrBusy is the answer to a request when the queue is full.

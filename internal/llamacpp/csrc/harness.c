@@ -17,7 +17,8 @@
 // context's size), "tg N" (N single-token decodes, the KV cache growing
 // from empty), "bd S N" (S sequences of N tokens each, decoded together:
 // N batches of one token of each, as llama-batched-bench's generation
-// phase; S <= 8, N <= 512), "depth D" or "threads T" is answered by one
+// phase; S <= 8, N <= 512), "ttft N" (a prompt of N tokens to its first
+// token, the argmax of its logits), "depth D" or "threads T" is answered by one
 // JSON line on stdout, the tests' with their seconds. Each test starts
 // from the cache "depth D" left: D prompt tokens (llama-bench's -d),
 // evaluated in batches of up to 512, untimed, once; a test's own tokens
@@ -425,6 +426,14 @@ static void bench(struct llama_model *model, int n_vocab, int n_ctx, bool fa_on,
 		} else if (!strcmp(kind, "tg")) {
 			for (int i = 0; i < n; i++)
 				if (llama_decode(ctx, llama_batch_get_one(&toks[i], 1))) die("llama_decode of a step failed");
+		} else if (!strcmp(kind, "ttft")) {
+			if (llama_decode(ctx, llama_batch_get_one(toks, n))) die("llama_decode of the prompt failed");
+			const float *logits = llama_get_logits_ith(ctx, -1);
+			if (!logits) die("llama_get_logits_ith returned no logits");
+			int best = 0;
+			for (int i = 1; i < n_vocab; i++)
+				if (logits[i] > logits[best]) best = i;
+			if (best < 0) die("no token");
 		} else {
 			die("-bench: want lines pp N, tg N, bd S N, depth D or threads T");
 		}

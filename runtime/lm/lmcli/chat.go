@@ -92,7 +92,7 @@ func runChat(f *Flags, l *loaded, stdin io.Reader, stdout, stderr io.Writer) err
 			return fmt.Errorf("the chat template: %v", err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		s, err := l.engine.Start(ctx, lm.Request{Prompt: encodeChat(l.tok, prompt), MaxTokens: f.maxTokens(), Sampling: f.Sampling})
+		s, err := l.engine.Start(ctx, f.request(encodeChat(l.tok, prompt)))
 		var ce *lm.ContextError
 		if errors.As(err, &ce) {
 			cancel()

@@ -54,6 +54,10 @@ type Flags struct {
 	AllowUnused bool
 	Sampling    sample.Params
 	N           int // -n: tokens to generate, -1 until the end of generation or a full context
+	// -context-shift and -keep: generation past a full context
+	// (lm.Request's ContextShift and Keep).
+	ContextShift bool
+	Keep         int
 
 	Prompt, PromptFile string // generate
 	NoDisplayPrompt    bool
@@ -75,6 +79,8 @@ func (f *Flags) Register(fs *flag.FlagSet, command string) {
 	f.Sampling = sample.Defaults()
 	f.Sampling.Flags(fs)
 	fs.IntVar(&f.N, "n", -1, "tokens to generate (-1: until the end of generation or a full context)")
+	fs.BoolVar(&f.ContextShift, "context-shift", false, "go on past a full context: keep the first -keep tokens, drop half of the rest, and evaluate the tokens after them again (llama.cpp's --context-shift)")
+	fs.IntVar(&f.Keep, "keep", 0, "tokens of the prompt a context shift keeps, beside a bos (-1: all of the prompt)")
 	switch command {
 	case "generate":
 		fs.StringVar(&f.Prompt, "p", "", "the prompt")
@@ -226,6 +232,11 @@ func execute(cmd string, f *Flags, p Program, stdin io.Reader, stdout, stderr io
 	return serve(ctx, f, l, stdout, stderr)
 }
 
+// request is a Request for prompt with the flags' limits and sampling.
+func (f *Flags) request(prompt []int32) lm.Request {
+	return lm.Request{Prompt: prompt, MaxTokens: f.maxTokens(), Sampling: f.Sampling, ContextShift: f.ContextShift, Keep: f.Keep}
+}
+
 // maxTokens is -n as a Request's MaxTokens.
 func (f *Flags) maxTokens() int {
 	if f.N < 0 {
@@ -250,7 +261,7 @@ func generate(ctx context.Context, f *Flags, l *loaded, stdout, stderr io.Writer
 	if f.N == 0 {
 		return nil
 	}
-	s, err := l.engine.Start(ctx, lm.Request{Prompt: ids, MaxTokens: f.maxTokens(), Sampling: f.Sampling})
+	s, err := l.engine.Start(ctx, f.request(ids))
 	if err != nil {
 		return err
 	}
@@ -262,8 +273,11 @@ func generate(ctx context.Context, f *Flags, l *loaded, stdout, stderr io.Writer
 	}
 	fmt.Fprintln(stdout)
 	res, err := s.Result()
-	if err == nil && res.Finish == lm.FinishLength && res.PromptTokens+res.Tokens >= l.engine.SeqCtx() {
-		fmt.Fprintf(stderr, "the context is full: %d tokens, the prompt's and the generated ones (a larger -ctx holds more)\n", l.engine.SeqCtx())
+	if err == nil && res.Finish == lm.FinishLength && (f.maxTokens() == 0 || res.Tokens < f.maxTokens()) { // not -n's end: the context's
+		fmt.Fprintf(stderr, "the context is full: %d tokens, the prompt's and the generated ones (a larger -ctx holds more; -context-shift goes on past it)\n", l.engine.SeqCtx())
+	}
+	if res.Shifts > 0 {
+		fmt.Fprintf(stderr, "the context was shifted %d time(s)\n", res.Shifts)
 	}
 	printTimes(stderr, res)
 	return err

@@ -42,9 +42,11 @@ func serve(ctx context.Context, f *Flags, l *loaded, stdout, stderr io.Writer) e
 			}
 			return tmpl.Render(cm, true)
 		},
-		Sampling:  f.Sampling,
-		MaxTokens: f.maxTokens(),
-		Log:       stderr,
+		Sampling:     f.Sampling,
+		MaxTokens:    f.maxTokens(),
+		ContextShift: f.ContextShift,
+		Keep:         f.Keep,
+		Log:          stderr,
 	}
 	info := l.engine.Info()
 	fmt.Fprintf(stderr, "%s: %d-token context, %d per sequence, %d decoded together\n", c.Model, info.NCtx, l.engine.SeqCtx(), f.Parallel)

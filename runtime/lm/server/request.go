@@ -19,6 +19,7 @@ type params struct {
 	StreamOptions *streamOptions `json:"stream_options"`
 
 	MaxTokens        *int     `json:"max_tokens"`
+	NKeep            *int     `json:"n_keep"` // llama-server's: tokens a context shift keeps
 	Temperature      *float32 `json:"temperature"`
 	TopP             *float32 `json:"top_p"`
 	TopK             *int     `json:"top_k"` // llama-server's
@@ -47,7 +48,13 @@ const maxMaxTokens = math.MaxInt32
 
 // request is what the engine takes for p, starting from c's defaults.
 func (p *params) request(c *Config, prompt []int32) (lm.Request, *apiError) {
-	r := lm.Request{Prompt: prompt, MaxTokens: c.MaxTokens, Sampling: c.Sampling, Stop: p.Stop}
+	r := lm.Request{Prompt: prompt, MaxTokens: c.MaxTokens, Sampling: c.Sampling, Stop: p.Stop, ContextShift: c.ContextShift, Keep: c.Keep}
+	if p.NKeep != nil {
+		if *p.NKeep < -1 {
+			return r, badRequest("n_keep is %d: it must be -1 (the whole prompt) or 0 or more", *p.NKeep)
+		}
+		r.Keep = *p.NKeep
+	}
 	if len(prompt) == 0 {
 		// Only a vocabulary that adds no BOS leaves an empty text so.
 		return r, badRequest("the prompt is empty")

@@ -81,6 +81,10 @@ type Config struct {
 	// (0: no limit).
 	Sampling  sample.Params
 	MaxTokens int
+	// ContextShift and Keep are lm.Request's for every request (graphc
+	// serve's -context-shift and -keep); a request's n_keep changes Keep.
+	ContextShift bool
+	Keep         int
 	// Log gets Serve's "listening on" line and a line for each request.
 	// Nil: no log.
 	Log io.Writer

@@ -345,11 +345,13 @@ func TestSampling(t *testing.T) {
 			r.MaxTokens, r.Sampling.Temp, r.Stop = 9, 0, []string{"x"}
 		})},
 		{"max_completion_tokens", "/v1/chat/completions", `, "max_tokens": 9, "max_completion_tokens": 5`, 0, req(func(r *lm.Request) { r.MaxTokens = 5 })},
+		{"n_keep", "/v1/completions", `, "n_keep": -1`, 0, req(func(r *lm.Request) { r.Keep, r.ContextShift = -1, true })},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newFake()
 			c := testConfig(e)
 			c.MaxTokens = tc.maxTokens
+			c.ContextShift = tc.name == "n_keep"
 			body := `{"prompt": "Hi"` + tc.fields + `}`
 			if tc.path == "/v1/chat/completions" {
 				body = `{"messages": [{"role": "user", "content": "Hi"}]` + tc.fields + `}`
@@ -413,6 +415,7 @@ func TestBadRequests(t *testing.T) {
 		{cmpl, `{"prompt": "a", "max_tokens": 0}`, "max_tokens is 0: it must be -1"},
 		{cmpl, `{"prompt": "a", "max_tokens": -2}`, "max_tokens is -2"},
 		{cmpl, `{"prompt": "a", "max_tokens": 2147483648}`, "max_tokens is 2147483648"},
+		{cmpl, `{"prompt": "a", "n_keep": -2}`, "n_keep is -2"},
 		{cmpl, `{"prompt": "a", "temperature": -1}`, "temperature is -1"},
 		{cmpl, `{"prompt": "a", "top_p": 1.5}`, "top_p is 1.5"},
 		{cmpl, `{"prompt": "a", "min_p": -0.5}`, "min_p is -0.5"},

@@ -101,6 +101,38 @@ func TestBenchLlamaDepth(t *testing.T) {
 	}
 }
 
+// TestBenchLlamaGenerate runs bench -llama -short -generate: the ttft and
+// gen rows of graphc generate's loop.
+func TestBenchLlamaGenerate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a small file and builds the generated package for it")
+	}
+	if !haveGo() {
+		t.Skip("no go on $PATH to build the generated package with")
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"bench", "-llama", "-short", "-threads", "1", "-type", "q8_0", "-generate"}, &out, &errb); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	checkBenchRows(t, out.String(), "q8_0.gguf pp64", "q8_0.gguf tg16", "q8_0.gguf ttft64", "q8_0.gguf gen16")
+}
+
+// TestBenchLlamaArch runs bench -llama -short on a qwen2 file: the bench
+// compiles the architecture's model (examples.ForArch's).
+func TestBenchLlamaArch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a small file and compiles a model for it")
+	}
+	var out, errb bytes.Buffer
+	if code := Main([]string{"bench", "-llama", "-short", "-interp", "-threads", "1", "-arch", "qwen2", "-type", "q8_0"}, &out, &errb); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	checkBenchRows(t, out.String(), "q8_0.gguf pp64", "q8_0.gguf tg16")
+	if !strings.Contains(out.String(), "qwen2-l2-") {
+		t.Errorf("no qwen2 file in\n%s", out.String())
+	}
+}
+
 // TestBenchLlamaNoGo runs bench -llama -short without go on $PATH: graphc's
 // side falls back to internal/interp, saying so.
 func TestBenchLlamaNoGo(t *testing.T) {
@@ -228,6 +260,7 @@ func TestBenchLlamaFlags(t *testing.T) {
 		{"bench", "-llama", "-type", "q5_9"},
 		{"bench", "-ggml", "-llama"},
 		{"bench", "-llama", "-d", "-1"},
+		{"bench", "-llama", "-arch", "gpt9"},
 		{"bench", "-llama", "-d", "64", "-parallel", "2"},
 		{"bench", "-llama", "-fa", "auto"},
 		{"bench", "-llama", "-ctk", "q3_K"},
@@ -340,6 +373,11 @@ func (s *fakeSide) tg(n int) (time.Duration, error) {
 
 func (s *fakeSide) gen(n int) (time.Duration, error) {
 	*s.log = append(*s.log, fmt.Sprintf("%s gen%d", s.name, n))
+	return time.Duration(n), nil
+}
+
+func (s *fakeSide) ttft(n int) (time.Duration, error) {
+	*s.log = append(*s.log, fmt.Sprintf("%s ttft%d", s.name, n))
 	return time.Duration(n), nil
 }
 

@@ -35,6 +35,9 @@ type benchSide interface {
 	bd(seqs, n int) (time.Duration, error)
 	// gen is n tokens of graphc generate's loop; llama.cpp's side runs tg.
 	gen(n int) (time.Duration, error)
+	// ttft is a prompt of n tokens to its first token, through graphc
+	// generate's loop; llama.cpp's side decodes and takes the argmax.
+	ttft(n int) (time.Duration, error)
 	close()
 	// peakRSS is the peak resident memory of the side so far, in bytes; 0
 	// where it is not a process of its own.
@@ -48,6 +51,7 @@ func (s llamaSide) pp(n int) (time.Duration, error)       { return s.b.PP(n) }
 func (s llamaSide) tg(n int) (time.Duration, error)       { return s.b.TG(n) }
 func (s llamaSide) bd(seqs, n int) (time.Duration, error) { return s.b.BD(seqs, n) }
 func (s llamaSide) gen(n int) (time.Duration, error)      { return s.b.TG(n) }
+func (s llamaSide) ttft(n int) (time.Duration, error)     { return s.b.TTFT(n) }
 func (s llamaSide) close()                                { s.b.Close() }
 func (s llamaSide) peakRSS() int64                        { return peakRSS(s.b.Pid()) }
 
@@ -109,6 +113,8 @@ func (s *interpSide) bd(seqs, n int) (time.Duration, error) {
 func (s *interpSide) gen(int) (time.Duration, error) {
 	return 0, errors.New("-generate runs the generated package: not with -interp")
 }
+
+func (s *interpSide) ttft(n int) (time.Duration, error) { return s.gen(n) }
 
 func (s *interpSide) close() { s.m.Close() }
 
@@ -241,6 +247,9 @@ func (d *driverSide) tg(n int) (time.Duration, error) {
 }
 func (d *driverSide) gen(n int) (time.Duration, error) {
 	return d.test("gen", n, fmt.Sprintf("gen %d", n))
+}
+func (d *driverSide) ttft(n int) (time.Duration, error) {
+	return d.test("ttft", n, fmt.Sprintf("ttft %d", n))
 }
 func (d *driverSide) bd(seqs, n int) (time.Duration, error) {
 	return d.test("bd", n, fmt.Sprintf("bd %d %d", seqs, n))

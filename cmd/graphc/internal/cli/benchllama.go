@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/examples"
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/gguf/ggufarch"
 	"github.com/graphc/graphc/internal/interp"
@@ -32,6 +34,7 @@ type llamaBench struct {
 	short   bool
 	interp  bool // graphc's side through internal/interp, not the generated package
 	files   []string
+	arch    string
 	types   []string
 	threads []int
 	reps    int
@@ -56,12 +59,19 @@ type llamaBench struct {
 	toldFlashAttn bool
 }
 
-// benchShape is Llama-3.2-1B's shape; benchShortShape a small file of the
-// same kind for -short.
+// benchShapes are the default files' shapes per -arch, the real models'
+// (Llama-3.2-1B, Qwen2.5-0.5B, Qwen3-0.6B); benchShortShape a small file of the same
+// kind for -short.
 var (
-	benchShape = ggufarch.Options{Arch: "llama", Layers: 16, Embd: 2048, Heads: 32, KVHeads: 8, FF: 8192,
-		Vocab: 128256, Ctx: 131072, RopeTheta: 500000, Tied: true, Seed: 1}
-	benchShortShape = ggufarch.Options{Arch: "llama", Layers: 2, Embd: 256, Heads: 8, KVHeads: 2, FF: 512,
+	benchShapes = map[string]ggufarch.Options{
+		"llama": {Arch: "llama", Layers: 16, Embd: 2048, Heads: 32, KVHeads: 8, FF: 8192,
+			Vocab: 128256, Ctx: 131072, RopeTheta: 500000, Tied: true, Seed: 1},
+		"qwen2": {Arch: "qwen2", Layers: 24, Embd: 896, Heads: 14, KVHeads: 2, FF: 4864,
+			Vocab: 151936, Ctx: 32768, RopeTheta: 1000000, Tied: true, Seed: 1},
+		"qwen3": {Arch: "qwen3", Layers: 28, Embd: 1024, Heads: 16, KVHeads: 8, HeadDim: 128, FF: 3072,
+			Vocab: 151936, Ctx: 40960, RopeTheta: 1000000, Tied: true, Seed: 1},
+	}
+	benchShortShape = ggufarch.Options{Layers: 2, Embd: 256, Heads: 8, KVHeads: 2, FF: 512,
 		Vocab: 512, Ctx: 2048, RopeTheta: 500000, Tied: true, Seed: 1}
 )
 
@@ -74,7 +84,8 @@ func (f *fileList) Set(s string) error { *f = append(*f, s); return nil }
 func (lb *llamaBench) register(fs *flag.FlagSet) {
 	fs.BoolVar(&lb.short, "short", false, "-llama: a small file (2 layers, n_embd 256), pp64 and tg16, one repetition: seconds, for CI; its speeds mean nothing")
 	fs.BoolVar(&lb.interp, "interp", false, "-llama: run graphc's side in process through internal/interp (a reflective call per node) instead of the generated package built with go build (the default, what users run; without a Go toolchain -interp is used)")
-	fs.Var((*fileList)(&lb.files), "file", "-llama: a llama-architecture GGUF file to measure (repeatable; default: files at Llama-3.2-1B's shapes written by gguf new -arch llama, one per -type, kept in the user cache directory)")
+	fs.Var((*fileList)(&lb.files), "file", "-llama: a GGUF file to measure, of an architecture graphc generate knows (repeatable; default: files at -arch's real model's shapes written by gguf new -arch, one per -type, kept in the user cache directory)")
+	fs.StringVar(&lb.arch, "arch", "llama", "-llama: the default files' architecture and shapes: "+benchArchList())
 	fs.Func("type", "-llama: comma-separated types of the default files, as gguf new's -type (q4_K_m: llama.cpp's mix) (default q4_0,q8_0,f16; -short: q4_0,q8_0)", func(s string) error {
 		lb.types = strings.Split(s, ",")
 		return nil
@@ -87,7 +98,7 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 	fs.StringVar(&lb.ctk, "ctk", "f16", "-llama: both sides' K cache type (llama-bench's -ctk): "+strings.Join(cacheTypes, ", "))
 	fs.StringVar(&lb.ctv, "ctv", "f16", "-llama: both sides' V cache type (llama-bench's -ctv), as -ctk; a quantized V needs -fa on")
 	fs.IntVar(&lb.seqs, "parallel", 0, "-llama: also decode N sequences of -tg tokens together from an empty cache, one token of each per evaluation (llama-batched-bench's generation phase; llama.cpp's side with N sequences in its cache), as graphc serve -parallel N does; at most 8")
-	fs.BoolVar(&lb.gen, "generate", false, "-llama: also time -tg tokens of graphc generate's loop (runtime/lm's engine, llama.cpp's default sampler) beside llama.cpp's tg, as the gen row: what generating text costs above the model's evaluations (not with -interp)")
+	fs.BoolVar(&lb.gen, "generate", false, "-llama: also time graphc generate's loop (runtime/lm's engine, llama.cpp's default sampler): the ttft row, a prompt of -pp tokens to its first token beside llama.cpp's decode and argmax of it, and the gen row, -tg tokens beside llama.cpp's tg: what generating text costs above the model's evaluations (not with -interp)")
 	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
 	fs.StringVar(&lb.backends, "backends", "", "-llama: graphc's backends, as run's -backends, the cpu last (default cpu; llama.cpp's side stays on its CPU build)")
 	fs.IntVar(&lb.ngl, "ngl", -1, "-llama: put the last N layers' weights and state on the first of -backends, as run's -ngl")
@@ -103,6 +114,12 @@ func (lb *llamaBench) defaults() error {
 		}
 	}
 	def(&lb.reps, 4, 1)
+	if lb.arch == "" {
+		lb.arch = "llama"
+	}
+	if _, ok := benchShapes[lb.arch]; !ok {
+		return &usageError{fmt.Sprintf("-arch %s: want %s", lb.arch, benchArchList())}
+	}
 	for _, f := range []struct {
 		v   *string
 		def string
@@ -164,7 +181,7 @@ type benchTest struct {
 func (lb *llamaBench) tests() []benchTest {
 	tests := []benchTest{{"pp", lb.pp, 0}, {"tg", lb.tg, 0}}
 	if lb.gen {
-		tests = append(tests, benchTest{"gen", lb.tg, 0})
+		tests = append(tests, benchTest{"ttft", lb.pp, 0}, benchTest{"gen", lb.tg, 0})
 	}
 	if lb.seqs > 0 {
 		tests = append(tests, benchTest{"bd", lb.tg, lb.seqs})
@@ -174,7 +191,13 @@ func (lb *llamaBench) tests() []benchTest {
 
 // cacheTokens is the most tokens the cache holds: the depth and the
 // longest test's.
-func (lb *llamaBench) cacheTokens() int { return lb.depth + max(lb.pp, lb.tg, lb.seqs*lb.tg) }
+func (lb *llamaBench) cacheTokens() int {
+	n := lb.depth + max(lb.pp, lb.tg, lb.seqs*lb.tg)
+	if lb.gen { // and the one token generated after a prompt
+		n = max(n, lb.pp+1, lb.tg+1)
+	}
+	return n
+}
 
 // llamaOptions are llama.cpp's context parameters for the tests: as
 // llama-bench sizes its context for a depth, flash attention and cache
@@ -270,9 +293,10 @@ func (lb *llamaBench) side() string {
 // defaultFiles writes (or finds, in the cache) the files to measure; those
 // of -short go to tmp.
 func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
-	shape, dir := benchShape, tmp
+	shape, dir := benchShapes[lb.arch], tmp
 	if lb.short {
 		shape = benchShortShape
+		shape.Arch = lb.arch
 	} else {
 		d, err := os.UserCacheDir()
 		if err != nil {
@@ -286,7 +310,11 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	var files []string
 	for _, t := range lb.types {
 		dt, ft, _ := parseGGUFType(t)
-		name := fmt.Sprintf("llama-l%d-e%d-h%d-kv%d-ff%d-v%d-%s", shape.Layers, shape.Embd, shape.Heads, shape.KVHeads, shape.FF, shape.Vocab, t)
+		hd := "" // heads of their own width
+		if shape.HeadDim > 0 {
+			hd = fmt.Sprintf("-hd%d", shape.HeadDim)
+		}
+		name := fmt.Sprintf("%s-l%d-e%d-h%d-kv%d%s-ff%d-v%d-%s", shape.Arch, shape.Layers, shape.Embd, shape.Heads, shape.KVHeads, hd, shape.FF, shape.Vocab, t)
 		path := filepath.Join(dir, name+".gguf")
 		files = append(files, path)
 		if _, err := os.Stat(path); err == nil {
@@ -309,10 +337,16 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	return files, nil
 }
 
-// benchModel is examples/llamafile/llama.g as the checkout has it, named
-// so: the bench asks it for the logits of a batch's last token alone
-// (n_outputs 1), as llama.cpp computes them for llama_batch_get_one.
-func benchModel() (name string, src []byte, err error) {
+// benchArchList names the architectures -arch takes.
+func benchArchList() string {
+	return strings.Join(slices.Sorted(maps.Keys(benchShapes)), ", ")
+}
+
+// benchModel is the DSL file for the architecture arch (examples.ForArch,
+// graphc generate's) as the checkout has it, named so: the bench asks it
+// for the logits of a batch's last token alone (n_outputs 1), as
+// llama.cpp computes them for llama_batch_get_one.
+func benchModel(arch string) (name string, src []byte, err error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", nil, err
@@ -320,7 +354,10 @@ func benchModel() (name string, src []byte, err error) {
 	// The name the model compiles under is the checkout's, not this
 	// machine's path to it: the generated code quotes it, and a program
 	// built where Go is must be the one $GRAPHC_PROGRAMS finds elsewhere.
-	name = filepath.Join("examples", "llamafile", "llama.g")
+	name, _, ok := examples.ForArch(arch)
+	if !ok {
+		return "", nil, &compiler.UserError{Msg: fmt.Sprintf("bench -llama: no model for general.architecture %q; graphc knows %s", arch, strings.Join(examples.Archs(), ", "))}
+	}
 	b, err := os.ReadFile(filepath.Join(root, name))
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
@@ -331,13 +368,14 @@ func benchModel() (name string, src []byte, err error) {
 // compile compiles the bench model for the file at path, for this
 // machine; name is the model's source file.
 func (lb *llamaBench) compile(path string) (name string, res *compiler.Result, err error) {
-	name, src, err := benchModel()
-	if err != nil {
-		return "", nil, err
-	}
 	file, err := compiler.ReadWeightsFile(path)
 	if err != nil {
 		return "", nil, &compiler.UserError{Msg: err.Error()}
+	}
+	arch, _ := file.Meta["general.architecture"].(string)
+	name, src, err := benchModel(arch)
+	if err != nil {
+		return "", nil, err
 	}
 	// The KV cache holds the longest test's tokens (-ctx: llama.cpp's -c),
 	// an evaluation the pp test's (or the batched test's sequences).
@@ -602,6 +640,8 @@ func (p *benchPair) run(test string, n, seqs int) (d [2]time.Duration, err error
 			d[i], err = s.tg(n)
 		case test == "gen":
 			d[i], err = s.gen(n)
+		case test == "ttft":
+			d[i], err = s.ttft(n)
 		default:
 			d[i], err = s.bd(seqs, n)
 		}
@@ -679,7 +719,8 @@ func writeBenchLlama(w io.Writer, rows []*benchRow, bufBytes int, side string) {
 	fmt.Fprintf(w, "tokens/s, the median of the repetitions; GB/s: weights read per generated token × tokens/s (%% of read), beside\n"+
 		"read: GB/s an f32 matrix-vector product streams from a %d MiB matrix (the machine's read bandwidth as a kernel sees it), and\n"+
 		"memmove: bytes copied per second between two %d MiB buffers, one copy per thread;\n"+
-		"each repetition starts both sides afresh, in alternating order; range: the lowest and highest repetition's ratio\n", bufBytes>>20, bufBytes>>20)
+		"each repetition starts both sides afresh, in alternating order; range: the lowest and highest repetition's ratio;\n"+
+		"ttftN: a prompt of N tokens to its first token (graphc generate's loop; llama.cpp's decode and argmax), as N / seconds\n", bufBytes>>20, bufBytes>>20)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "file\ttest\tthreads\tgraphc t/s\tllama.cpp t/s\tgraphc/llama.cpp\trange\tweights GB\tgraphc GB/s\tllama.cpp GB/s\tread GB/s\tmemmove GB/s\t")
 	for _, r := range rows {

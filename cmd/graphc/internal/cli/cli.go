@@ -275,7 +275,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.costFile, "cost", "", "-placement cost's model: a calibration file written by graphc calibrate (default: built-in defaults)")
 	fs.IntVar(&t.ctx, "ctx", 0, `the KV cache's size in tokens, the model's flag("ctx", …) (llama.cpp's -c; default: the model's; at most the -weights file's <arch>.context_length)`)
 	fs.IntVar(&t.batch, "batch", 0, `the most tokens one evaluation takes, the model's flag("batch", …) (llama.cpp's -ub; default: the model's)`)
-	fs.StringVar(&t.fa, "fa", "auto", `flash attention, the model's flag("fa", …): on, off, or auto (the model's default: off)`)
+	fs.StringVar(&t.fa, "fa", "auto", `flash attention, the model's flag("fa", …): on, off, or auto (llama.cpp's: on unless a layer's flash_attn_ext would run on another backend than its KV cache, as where the cache's device lacks the op)`)
 	fs.StringVar(&t.ctk, "ctk", "", `the K cache's type, the model's flag("ctk", …): `+strings.Join(cacheTypes, ", ")+` (llama.cpp's -ctk; default: the model's, f16)`)
 	fs.StringVar(&t.ctv, "ctv", "", `the V cache's type, the model's flag("ctv", …): as -ctk; a quantized V cache needs -fa on (default: the model's, f16)`)
 	fs.StringVar(&t.memory, "memory", "best", "compute buffer planner: "+strings.Join(passes.MemoryStrategies(), ", ")+" (best keeps the smallest per buffer; ggml reproduces ggml-alloc)")
@@ -387,6 +387,7 @@ func (t *targetFlags) config() compiler.Config {
 		}
 	}
 	cfg.Flags = modelFlags(t.ctx, t.batch, t.fa, t.ctk, t.ctv)
+	cfg.FlashAttnAuto = t.fa == "auto"
 	cfg.Options.NCopies = t.ncopies
 	cfg.Options.OpOffload = t.offload
 	cfg.Options.Regions = t.regions

@@ -37,7 +37,7 @@ func TestGenerateMatchesLlamaCpp(t *testing.T) {
 	}
 	t.Setenv("GRAPHC_CACHE", t.TempDir())
 	const prompt = "Once upon a time, in a land far away"
-	for _, arch := range []string{"llama", "qwen2"} {
+	for _, arch := range []string{"llama", "qwen2", "qwen3"} {
 		t.Run(arch, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), arch+".gguf")
 			o := ggufarch.Defaults(arch)
@@ -153,6 +153,11 @@ func TestGenerateContextFull(t *testing.T) {
 	code, _, stderr := runCLI("generate", "-m", path, "-p", "Once upon a time", "-ctx", "40", "-temp", "0")
 	if code != 0 || !strings.Contains(stderr, "the context is full: 40 tokens") {
 		t.Errorf("exit %d:\n%s", code, stderr)
+	}
+	// -context-shift goes on past it (the program built above).
+	code, _, stderr = runCLI("generate", "-m", path, "-p", "Once upon a time", "-ctx", "40", "-temp", "0", "-n", "100", "-context-shift")
+	if code != 0 || strings.Contains(stderr, "the context is full") || !strings.Contains(stderr, "the context was shifted") {
+		t.Errorf("-context-shift: exit %d:\n%s", code, stderr)
 	}
 }
 

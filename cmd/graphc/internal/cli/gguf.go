@@ -42,7 +42,7 @@ func cmdGGUFNew(e *env, args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of -fill random")
 	typ := fs.String("type", "f32", "type of the weights that only mul_mat and get_rows read: f32, f16, bf16, q8_0 or q4_0, every such weight that type (other weights stay as declared); or a llama.cpp file type, "+mixNames()+", whose mix llama_model_quantize would write (-arch: the file it writes from the f32 file, byte for byte)")
 	var arch ggufarch.Options
-	fs.StringVar(&arch.Arch, "arch", "", "write a model file of this llama.cpp architecture, llama or qwen2, instead of a model's weights: gguf new -arch llama [flags] out.gguf")
+	fs.StringVar(&arch.Arch, "arch", "", "write a model file of this llama.cpp architecture, "+strings.Join(ggufarch.Archs(), ", ")+", instead of a model's weights: gguf new -arch llama [flags] out.gguf")
 	archFlags(fs, &arch)
 	chatTemplate := fs.String("chat-template", "", "-arch: tokenizer.chat_template, a template's name ("+strings.Join(chat.Names(), ", ")+") or else a file of its Jinja source")
 	files, err := parseFlags(fs, args, 1, 2)
@@ -169,9 +169,10 @@ func archFlags(fs *flag.FlagSet, o *ggufarch.Options) {
 	fs.IntVar(&o.FF, "ff", def.FF, "-arch: feed-forward width")
 	fs.IntVar(&o.Vocab, "vocab", def.Vocab, "-arch: vocabulary size (at least 288: byte tokens and specials)")
 	fs.IntVar(&o.Ctx, "ctx", def.Ctx, "-arch: context length the model is trained for (<arch>.context_length)")
-	fs.Float64Var(&o.RopeTheta, "rope-theta", def.RopeTheta, "-arch: rope frequency base (0: 10000 for llama, 1000000 for qwen2)")
-	fs.Float64Var(&o.Eps, "eps", def.Eps, "-arch: RMS norm epsilon (0: 1e-5 for llama, 1e-6 for qwen2)")
-	fs.BoolVar(&o.Tied, "tied", def.Tied, "-arch: no output.weight; the output head is token_embd.weight (Llama 3.2, small Qwen2)")
+	fs.IntVar(&o.HeadDim, "head-dim", def.HeadDim, "-arch qwen3: the size of an attention head (<arch>.attention.key_length and value_length; 0: -embd / -heads; Qwen3-0.6B's is 128 at -embd 1024 -heads 16)")
+	fs.Float64Var(&o.RopeTheta, "rope-theta", def.RopeTheta, "-arch: rope frequency base (0: 10000 for llama, 1000000 for qwen2 and qwen3)")
+	fs.Float64Var(&o.Eps, "eps", def.Eps, "-arch: RMS norm epsilon (0: 1e-5 for llama, 1e-6 for qwen2 and qwen3)")
+	fs.BoolVar(&o.Tied, "tied", def.Tied, "-arch: no output.weight; the output head is token_embd.weight (Llama 3.2, small Qwen2 and Qwen3)")
 	fs.BoolVar(&o.RopeFreqs, "rope-freqs", def.RopeFreqs, "-arch llama: write rope_freqs.weight, Llama 3.1/3.2's llama3 rope scaling factors (factor 32, low/high frequency factors 1 and 4, original context 8192, as llama.cpp's converter computes them)")
 	fs.IntVar(&o.RopeOrigCtx, "rope-orig-ctx", def.RopeOrigCtx, "-arch llama -rope-freqs: the rope scaling's original context length (0: Llama 3's 8192; pairs of wavelength beyond it are slowed 32 times)")
 }
