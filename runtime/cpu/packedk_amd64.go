@@ -29,6 +29,13 @@ func packedQ4Kx4AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 //go:noescape
 func packedQ4Kx8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
+// kStreamAhead is how far, in bytes, the q4_K kernels other than the VNNI
+// one-column one prefetch the weights they stream (streamAhead for that
+// one). They spend more instructions per byte, and a longer distance
+// measured best for them where streamAhead's measured best for the
+// others: 6 KiB against 1.5 on Zen 4 (docs/performance.md).
+var kStreamAhead = 6144
+
 // packedKernelKAsm is packedKernelAsm for q4_K.
 func packedKernelKAsm(pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
 	if level < isaAVX2 || nb < 1 || (pc != 1 && pc != smallPanelCols && pc != panelCols) {

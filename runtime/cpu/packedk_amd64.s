@@ -15,15 +15,16 @@
 // the column's sub-block sums (vpdpwssd), then in float32
 // tile += dx·(d·isum − dmin·msum).
 
-// PACKEDK_SETUP loads the kernels' arguments, R10 ·streamAhead and Z31.
-#define PACKEDK_SETUP \
+// PACKEDK_SETUP loads the kernels' arguments, R10 the prefetch distance
+// at ahead and Z31.
+#define PACKEDK_SETUP(ahead) \
 	MOVQ w+0(FP), SI; \
 	MOVQ xq+8(FP), DI; \
 	MOVQ xd+16(FP), R8; \
 	MOVQ xc+24(FP), R9; \
 	MOVQ nb+32(FP), CX; \
 	MOVQ tile+40(FP), DX; \
-	MOVQ ·streamAhead(SB), R10; \
+	MOVQ ahead, R10; \
 	MOVL $0x0f0f0f0f, AX; \
 	VPBROADCASTD AX, Z31
 
@@ -999,8 +1000,9 @@ k8loop:
 // start first (the mins' sums then), the chunks after, re-reading only the
 // scales' lines, which are in L1 by then. Reading the block's head last,
 // behind its 2 KiB of chunks, left the hardware prefetcher and the
-// prefetches ahead short of the stream. They prefetch into L2
-// ·streamAhead bytes ahead (R10), a line per line they read.
+// prefetches ahead short of the stream. They prefetch into L2 a line per
+// line they read, R10 bytes ahead: ·streamAhead for one column, as the
+// q4_0 kernels, ·kStreamAhead for four.
 //
 // The high nibbles are taken in place (vpandnd: 16 times the nibble) and
 // their sub-block sums shifted right by 4, exactly, once per sub-block:
@@ -1064,7 +1066,7 @@ k8loop:
 // packedQ4Kx8VNNI for one column: Z4 the scaled sum, Z5 the mins' sum,
 // Z6 and Z7 the rows' d and dmin, Z16 the tile.
 TEXT ·packedQ4Kx1VNNI(SB), NOSPLIT, $0-48
-	PACKEDK_SETUP
+	PACKEDK_SETUP(·streamAhead(SB))
 	VPXORD Z16, Z16, Z16
 
 k1loop:
@@ -1172,7 +1174,7 @@ k1loop:
 // Z8..Z11 the columns' scaled sums, Z12..Z15 their mins' sums, Z16..Z19
 // their tiles, Z20 and Z21 the rows' d and dmin.
 TEXT ·packedQ4Kx4VNNI(SB), NOSPLIT, $0-48
-	PACKEDK_SETUP
+	PACKEDK_SETUP(·kStreamAhead(SB))
 	VPXORD Z16, Z16, Z16
 	VPXORD Z17, Z17, Z17
 	VPXORD Z18, Z18, Z18

@@ -4366,7 +4366,7 @@ packedQ4Kx8AVX23:
 
 // The kernels of one to four columns are written by hand rather than
 // generated: they stream the weights, and so read each group block in
-// address order and prefetch ahead as packedQ4Kx1VNNI does (see
+// address order and prefetch ahead as packedQ4Kx4VNNI does (see
 // packedk_amd64.s), the head's mins first, each chunk once for both its
 // nibbles. A sub-block's scales reach a lane's two words as one
 // vpbroadcastq of the half's 8 scale bytes and one vpshufb by kScaleWords.
@@ -4379,7 +4379,7 @@ DATA kScaleWords<>+16(SB)/8, $0x8005800580048004
 DATA kScaleWords<>+24(SB)/8, $0x8007800780068006
 GLOBL kScaleWords<>(SB), RODATA|NOPTR, $32
 
-// PACKEDK2_SETUP loads the kernels' arguments, R10 ·streamAhead and Y15
+// PACKEDK2_SETUP loads the kernels' arguments, R10 ·kStreamAhead and Y15
 // bytes 0x0f.
 #define PACKEDK2_SETUP \
 	MOVQ w+0(FP), SI; \
@@ -4388,7 +4388,7 @@ GLOBL kScaleWords<>(SB), RODATA|NOPTR, $32
 	MOVQ xc+24(FP), R9; \
 	MOVQ nb+32(FP), CX; \
 	MOVQ tile+40(FP), DX; \
-	MOVQ ·streamAhead(SB), R10; \
+	MOVQ ·kStreamAhead(SB), R10; \
 	MOVL $0x0f0f0f0f, AX; \
 	VMOVD AX, X15; \
 	VPBROADCASTD X15, Y15
