@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -86,7 +87,9 @@ func TestMulMatPackedQ4_K(t *testing.T) {
 // columns, so that both see the same machine. Each side cycles through
 // copies enough to exceed the last-level cache, as a model's weights do.
 // It reports both sides' median GB/s of the q4_K weight (its 144 bytes per
-// 256, the same work for both) and the median of the pairs' ratios.
+// 256, the same work for both) and the median of the pairs' ratios; at
+// one thread also the median ratio of their CPU times (threadCPU), which
+// a loaded machine's waits for a CPU leave out.
 func BenchmarkPackedQ4_KStream(b *testing.B) {
 	const minBytes = 96 << 20
 	for _, isa := range cpu.ISAs() {
@@ -126,20 +129,33 @@ func BenchmarkPackedQ4_KStream(b *testing.B) {
 							}
 						}
 						bytes := float64(len(ws[0].Data))
-						var gbPlain, gbPacked, ratio []float64
+						// One thread runs the products inline: on a locked
+						// thread its CPU time is theirs.
+						runtime.LockOSThread()
+						defer runtime.UnlockOSThread()
+						var gbPlain, gbPacked, ratio, cpuRatio []float64
 						i := 0
 						for b.Loop() {
 							w := &ws[i%len(ws)]
 							i++
+							c0, okc := threadCPU()
 							t0 := time.Now()
 							plain.MulMat(&dst, w, &x, ops.MulMatParams{})
 							t1 := time.Now()
+							c1, _ := threadCPU()
 							packed.MulMat(&dst, w, &x, ops.MulMatParams{})
 							t2 := time.Now()
+							c2, _ := threadCPU()
 							p, q := t1.Sub(t0).Seconds(), t2.Sub(t1).Seconds()
 							gbPlain = append(gbPlain, bytes/p/1e9)
 							gbPacked = append(gbPacked, bytes/q/1e9)
 							ratio = append(ratio, p/q)
+							if okc && threads == 1 && c2 > c1 && c1 > c0 {
+								cpuRatio = append(cpuRatio, float64(c1-c0)/float64(c2-c1))
+							}
+						}
+						if len(cpuRatio) > 0 {
+							b.ReportMetric(median(cpuRatio), "cpu-packed/plain")
 						}
 						b.ReportMetric(median(gbPlain), "plainGB/s")
 						b.ReportMetric(median(gbPacked), "packedGB/s")
