@@ -18,16 +18,21 @@ const (
 type decoder struct {
 	nKV, nTokens, nOutputs       *ir.Dim
 	tokens, pos, mask, outputIDs *ir.Tensor
-	logits                       *ir.Tensor
-	nCtx, nVocab                 int64
+	// maskSWA, where not nil, is the sliding-window layers' mask over
+	// the last nSWA positions (llama.cpp's KQ_mask_swa).
+	maskSWA      *ir.Tensor
+	nSWA         int64
+	logits       *ir.Tensor
+	nCtx, nVocab int64
 }
 
 // findDecoder returns g's decoder interface, or nil when g lacks any part
 // of it: bounded dims n_kv (at most the constant n_ctx), n_tokens and
 // n_outputs (up to n_tokens' bound) and no other; inputs inp_tokens and
 // inp_pos i32[n_tokens], KQ_mask f32[n_kv, n_tokens] and inp_out_ids
-// i32[n_outputs] and no other; output result_output f32[n_vocab,
-// n_outputs].
+// i32[n_outputs] and no other but KQ_mask_swa f32[n_kv, n_tokens], the
+// sliding-window layers' mask, whose window is the constant dim n_swa;
+// output result_output f32[n_vocab, n_outputs].
 func findDecoder(g *ir.Graph) *decoder {
 	dims := map[string]*ir.Dim{}
 	bounded := 0
@@ -53,7 +58,16 @@ func findDecoder(g *ir.Graph) *decoder {
 		inputs[t.Name] = t
 	}
 	dec.tokens, dec.pos, dec.mask, dec.outputIDs = inputs["inp_tokens"], inputs["inp_pos"], inputs["KQ_mask"], inputs["inp_out_ids"]
-	if len(g.Inputs) != 4 ||
+	want := 4
+	if swa, ok := inputs["KQ_mask_swa"]; ok {
+		nSWA := dims["n_swa"]
+		if nSWA == nil || nSWA.Bounded || !hasShape(swa, tensor.F32, dec.nKV, dec.nTokens) {
+			return nil
+		}
+		dec.maskSWA, dec.nSWA = swa, nSWA.Bound
+		want++
+	}
+	if len(g.Inputs) != want ||
 		!hasShape(dec.tokens, tensor.I32, dec.nTokens) ||
 		!hasShape(dec.pos, tensor.I32, dec.nTokens) ||
 		!hasShape(dec.mask, tensor.F32, dec.nKV, dec.nTokens) ||
@@ -109,18 +123,24 @@ func (gen *generator) lm(f *jen.File) {
 		field(gen.dimField[dec.nKV], b("NKV")),
 		field(gen.dimField[dec.nOutputs], jen.Len(b("Outputs"))),
 	)
-	in := jen.Values(
+	inFields := []jen.Code{
 		field("Dims", jen.Id("d")),
 		field(gen.inField[dec.tokens], b("Tokens")),
 		field(gen.inField[dec.pos], b("Pos")),
 		field(gen.inField[dec.mask], b("Mask")),
-		field(gen.inField[dec.outputIDs], b("Outputs")),
-	)
-	info := jen.Qual(pkgLM, "Info").Values(
+	}
+	infoFields := []jen.Code{
 		field("NCtx", jen.Lit(int(dec.nCtx))),
 		field("NBatch", jen.Id(gen.boundConst[dec.nTokens])),
 		field("NVocab", jen.Lit(int(dec.nVocab))),
-	)
+	}
+	if dec.maskSWA != nil {
+		inFields = append(inFields, field(gen.inField[dec.maskSWA], b("MaskSWA")))
+		infoFields = append(infoFields, field("SlidingWindow", jen.Lit(int(dec.nSWA))))
+	}
+	inFields = append(inFields, field(gen.inField[dec.outputIDs], b("Outputs")))
+	in := jen.Values(inFields...)
+	info := jen.Qual(pkgLM, "Info").Values(infoFields...)
 	f.Comment("LM is the model as runtime/lm's Model, for generating text.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("LM").Params().Qual(pkgLM, "Model").Block(
 		jen.Return(jen.Qual(pkgLM, "Func").Call(info, jen.Func().Params(jen.Id("b").Op("*").Qual(pkgLM, "Batch")).Params(jen.Index().Float32(), jen.Error()).Block(

@@ -75,3 +75,36 @@ func TestLMExactlyWithTheInterface(t *testing.T) {
 		}
 	}
 }
+
+// TestLMSlidingWindow: a decoder with a second mask for sliding-window
+// layers, KQ_mask_swa, over the constant dim n_swa, has LM, which passes
+// the batch's MaskSWA and states the window; without n_swa it has none.
+func TestLMSlidingWindow(t *testing.T) {
+	swa := strings.NewReplacer(
+		"input inp_out_ids", "dim n_swa = 3\ninput KQ_mask_swa: f32[n_kv, n_tokens]\ninput inp_out_ids",
+		"kq = soft_max(mul_mat(k, q), KQ_mask)", "kq = soft_max(mul_mat(k, q), KQ_mask_swa)\nkq = soft_max(kq, KQ_mask)",
+	).Replace(decoderModel)
+	for _, c := range []struct {
+		name, src string
+		want      bool
+	}{
+		{"window", swa, true},
+		{"no n_swa", strings.Replace(swa, "dim n_swa = 3\n", "", 1), false},
+	} {
+		res, err := compiler.Compile("model.g", []byte(c.src), compiler.Config{Verify: true})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		code, err := codegen.Generate(res.Graph, codegen.Options{PkgName: "model", Source: "model.g"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := string(code)
+		if got := strings.Contains(s, "func (m *Model) LM() lm.Model {"); got != c.want {
+			t.Errorf("%s: LM generated: %v, want %v", c.name, got, c.want)
+		}
+		if c.want && (!strings.Contains(s, "SlidingWindow: 3") || !strings.Contains(s, "KQMaskSwa: b.MaskSWA")) {
+			t.Errorf("%s: LM without the window or the second mask:\n%s", c.name, s)
+		}
+	}
+}

@@ -35,6 +35,9 @@ var lowerExamples = map[ops.Op]string{
 	ops.Permute:      "permute(a, 0, 2, 1, 3)",
 	ops.Transpose:    "transpose(m)",
 	ops.FlashAttnExt: "flash_attn_ext(a, kh, kh, mh, scale=0.25, prec=32)",
+	ops.MulMatID:     "mul_mat_id(we, a, ids)",
+	ops.ArgSort:      "argsort(a, order=1)",
+	ops.SumRows:      "sum_rows(a)",
 }
 
 const lowerDecls = `input a: f32[8, 4, 2] fill i
@@ -46,6 +49,8 @@ weight w: f32[8, 8]
 state s: f32[64]
 state kh: f16[8, 6, 2]
 input mh: f16[6, 4] fill 0
+weight we: f32[8, 5, 3]
+input ids: i32[4, 2] fill i % 3
 `
 
 // TestEveryOpLowers lowers a call of every op and wants a node of that op.

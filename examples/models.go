@@ -9,14 +9,17 @@ import (
 	"slices"
 )
 
-//go:embed llamafile/llama.g qwen2/qwen2.g qwen3/qwen3.g
+//go:embed llamafile/llama.g qwen2/qwen2.g qwen3/qwen3.g qwen3moe/qwen3moe.g gemma3/gemma3.g phi3/phi3.g
 var files embed.FS
 
 // archs are the DSL files for each of llama.cpp's architectures.
 var archs = map[string]string{
-	"llama": "llamafile/llama.g",
-	"qwen2": "qwen2/qwen2.g",
-	"qwen3": "qwen3/qwen3.g",
+	"gemma3":   "gemma3/gemma3.g",
+	"llama":    "llamafile/llama.g",
+	"phi3":     "phi3/phi3.g",
+	"qwen2":    "qwen2/qwen2.g",
+	"qwen3":    "qwen3/qwen3.g",
+	"qwen3moe": "qwen3moe/qwen3moe.g",
 }
 
 // ForArch returns the DSL file for a GGUF file's general.architecture:

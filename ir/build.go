@@ -164,6 +164,38 @@ func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos
 		}
 		dt = tensor.F32
 		ne = [4]*Expr{a.Ne[1], b.Ne[1], b.Ne[2], b.Ne[3]}
+	case ops.MulMatID:
+		ids := srcs[2]
+		switch {
+		case a.Type == tensor.I32:
+			return nil, shapeErrorf("mul_mat_id: the experts cannot be i32")
+		case b.Type != tensor.F32:
+			return nil, shapeErrorf("mul_mat_id: second operand must be f32, got %s", b.Type)
+		case ids.Type != tensor.I32:
+			return nil, shapeErrorf("mul_mat_id: ids must be i32, got %s", ids.Type)
+		case !isOne(a.Ne[3]) || !isOne(b.Ne[3]) || !isOne(ids.Ne[2]) || !isOne(ids.Ne[3]):
+			return nil, shapeErrorf("mul_mat_id: experts %s, x %s and ids %s must be [k, n, n_expert], [k, n_used or 1, n_tokens] and [n_used, n_tokens]", a.ShapeString(), b.ShapeString(), ids.ShapeString())
+		case !Equal(a.Ne[0], b.Ne[0]):
+			return nil, shapeErrorf("mul_mat_id: inner dims differ: %s has ne0 = %s, %s has ne0 = %s", a.ShapeString(), a.Ne[0], b.ShapeString(), b.Ne[0])
+		case !Equal(ids.Ne[1], b.Ne[2]):
+			return nil, shapeErrorf("mul_mat_id: ids %s and x %s disagree in tokens", ids.ShapeString(), b.ShapeString())
+		case !divides(b.Ne[1], ids.Ne[0]):
+			return nil, shapeErrorf("mul_mat_id: x %s cannot be broadcast over ids %s", b.ShapeString(), ids.ShapeString())
+		case !Equal(b.Nb[0], Const(4)):
+			return nil, shapeErrorf("mul_mat_id: the rows of %s are not contiguous", b.Name)
+		}
+		dt = tensor.F32
+		ne = [4]*Expr{a.Ne[1], ids.Ne[0], b.Ne[2], Const(1)}
+	case ops.ArgSort:
+		if a.Type != tensor.F32 {
+			return nil, shapeErrorf("argsort: operand must be f32, got %s", a.Type)
+		}
+		dt = tensor.I32
+	case ops.SumRows:
+		if a.Type != tensor.F32 {
+			return nil, shapeErrorf("sum_rows: operand must be f32, got %s", a.Type)
+		}
+		ne = [4]*Expr{Const(1), a.Ne[1], a.Ne[2], a.Ne[3]}
 	case ops.RMSNorm, ops.Norm:
 		if a.Type != tensor.F32 {
 			return nil, shapeErrorf("%s: operand must be f32, got %s", info.Name, a.Type)
@@ -335,7 +367,7 @@ func checkTypes(op ops.Op, srcs []*Tensor) error {
 			continue
 		}
 		switch {
-		case (op == ops.MulMat || op == ops.GetRows) && i == 0:
+		case (op == ops.MulMat || op == ops.MulMatID || op == ops.GetRows) && i == 0:
 		case op == ops.Cpy && i == 1 && !srcs[0].Type.Quantized() && srcs[0].Type != tensor.BF16:
 		case op == ops.FlashAttnExt && (i == 1 || i == 2):
 		case op.IsView():
@@ -374,3 +406,6 @@ func needFloat(op string, ts ...*Tensor) error {
 	}
 	return nil
 }
+
+// isOne reports whether e is the constant 1.
+func isOne(e *Expr) bool { c, ok := e.Constant(); return ok && c == 1 }

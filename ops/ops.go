@@ -38,6 +38,9 @@ const (
 	Permute
 	Transpose
 	FlashAttnExt
+	MulMatID
+	ArgSort
+	SumRows
 	numOps
 )
 
@@ -135,6 +138,14 @@ var opTable = [numOps]Info{
 	Transpose: {Go: "Transpose", Name: "transpose", GGML: "TRANSPOSE", GGMLOp: 39, Operands: "a", Flags: FlagView, Doc: "a's first two dims swapped"},
 	FlashAttnExt: {Go: "FlashAttnExt", Name: "flash_attn_ext", GGML: "FLASH_ATTN_EXT", GGMLOp: 74, Operands: "q k v mask?", Kernel: "FlashAttnExt",
 		Params: FlashAttnParams{}, Doc: "softmax(q·kᵀ·scale + slope·mask)·v per head, fused; result [head_dim, n_head, n_tokens] (ggml_flash_attn_ext)"},
+	// The ops of a mixture of experts (llama.cpp's build_moe_ffn): the
+	// experts' products by each token's chosen ids, the choice (argsort,
+	// then a view of the first k), the normalisation of their weights.
+	MulMatID: {Go: "MulMatID", Name: "mul_mat_id", GGML: "MUL_MAT_ID", GGMLOp: 30, Operands: "as x ids", Kernel: "MulMatID", Batch: BatchNe2,
+		Doc: "dst[:, e, t] = Σk as[k, :, ids[e, t]]·x[k, e % x.Ne[1], t]: each token's chosen experts' products, as [n_embd, n_ff, n_expert], ids i32 [n_used, n_tokens] (ggml_mul_mat_id)"},
+	ArgSort: {Go: "ArgSort", Name: "argsort", GGML: "ARGSORT", GGMLOp: 69, Operands: "a", Kernel: "ArgSort", Params: ArgSortParams{},
+		Doc: "each row's indices (i32) ordered by the row's values, ascending or descending (ggml_argsort)"},
+	SumRows: {Go: "SumRows", Name: "sum_rows", GGML: "SUM_ROWS", GGMLOp: 15, Operands: "a", Kernel: "SumRows", Doc: "dst[0, i1, i2, i3] = Σ a[:, i1, i2, i3]"},
 }
 
 func init() {

@@ -107,7 +107,7 @@ func TestOpBatchSize(t *testing.T) {
 		"relu": rows, "gelu": rows, "silu": rows, "tanh": rows, "rms_norm": rows, "norm": rows,
 		"soft_max": rows, "cpy": rows, "cont": rows,
 		"view": rows, "reshape": rows, "permute": rows, "transpose": rows,
-		"flash_attn_ext": rows,
+		"flash_attn_ext": rows, "mul_mat_id": ne[2], "argsort": rows, "sum_rows": rows,
 	}
 	for _, op := range All() {
 		w, ok := want[op.String()]

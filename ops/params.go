@@ -121,6 +121,24 @@ func (FlashAttnParams) FromGGML(w [16]int32) Params {
 	return p
 }
 
+// ArgSortParams are argsort's (ggml_argsort): Order 0 sorts each row
+// ascending, 1 descending (enum ggml_sort_order).
+type ArgSortParams struct {
+	Order int `key:"order" def:"0" dump:"always"`
+}
+
+// Check reports an order ggml has no value for.
+func (p ArgSortParams) Check() (string, error) {
+	if p.Order != 0 && p.Order != 1 {
+		return "order", fmt.Errorf("order %d is not one of 0 (ascending) and 1 (descending)", p.Order)
+	}
+	return "", nil
+}
+
+// GGML: ggml_argsort stores the order in op_params[0].
+func (p ArgSortParams) GGML() [16]int32           { return words(int32(p.Order)) }
+func (ArgSortParams) FromGGML(w [16]int32) Params { return ArgSortParams{int(w[0])} }
+
 // RopeNeox is RopeParams.Mode for NEOX-style rotary embeddings, which rotate
 // the pairs (x[i], x[i+NDims/2]); mode 0 rotates adjacent pairs
 // (x[2i], x[2i+1]). The values are ggml's GGML_ROPE_TYPE_*.

@@ -119,7 +119,9 @@ func (m *CostModel) NodeNs(t *ir.Tensor, b *Backend) float64 {
 		return 0
 	}
 	c := m.op(b)
-	if t.Op == ops.MulMat && len(t.Src) == 2 {
+	// mul_mat_id's flops are those of its result's columns alone: it reads
+	// only the chosen experts.
+	if (t.Op == ops.MulMat && len(t.Src) == 2) || t.Op == ops.MulMatID {
 		k := t.Src[0].Ne[0].AtBounds()
 		return c.NodeNs + c.NsPerFlop*2*float64(k)*float64(elems(t))
 	}

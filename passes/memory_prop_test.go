@@ -170,6 +170,18 @@ func (rg *randGraph) build(op ops.Op, roots *[]*ir.Tensor) *ir.Tensor {
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.PermuteParams{Axes: [4]int(axes)}})
 	case ops.Transpose:
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{})
+	case ops.MulMatID:
+		x := rg.op(ops.Reshape, []*ir.Tensor{a}, ir.Args{Ne: []*ir.Expr{a.Ne[0], c(1), ir.Mul(a.Ne[1], ir.Mul(a.Ne[2], a.Ne[3]))}})
+		if x == nil {
+			return nil
+		}
+		w := rg.leaf(ir.KindWeight, tensor.F32, a.Ne[0], rg.size(), c(4))
+		ids := rg.leaf(ir.KindInput, tensor.I32, c(2), x.Ne[2])
+		return rg.op(op, []*ir.Tensor{w, x, ids}, ir.Args{})
+	case ops.ArgSort:
+		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.ArgSortParams{Order: 1}})
+	case ops.SumRows:
+		return rg.op(op, []*ir.Tensor{a}, ir.Args{})
 	}
 	if info := op.Info(); info.Flags&ops.FlagElementwise != 0 && info.MaxSrcs == 1 {
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.Defaults(info.Params)})

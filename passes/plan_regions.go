@@ -290,6 +290,15 @@ func regionRule(t *ir.Tensor, d ir.Slice, units *ir.Expr) (srcs []ir.Slice, ok b
 	case ops.FlashAttnExt:
 		// Its kernel splits the heads and tokens, or the keys, itself.
 		return nil, false
+	case ops.MulMatID:
+		// Its kernel groups the tokens by expert and splits each expert's
+		// product itself.
+		return nil, false
+	case ops.ArgSort, ops.SumRows:
+		if k == 0 {
+			return nil, false
+		}
+		return all(src(0))
 	case ops.SoftMax:
 		// ALiBi slopes depend on the head index, which a cut along dim 2
 		// would renumber.

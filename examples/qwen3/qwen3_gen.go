@@ -32,17 +32,16 @@ const (
 
 // The kernel calls' scalar operands.
 var (
-	normParams     = ops.NormParams{Eps: 1e-06}
-	mulMatParams   = ops.MulMatParams{}
-	ropeParams     = ops.RopeParams{NDims: 16, Mode: 2, FreqBase: 1e+06, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
-	mulMatParams_2 = ops.MulMatParams{Prec: 32}
-	softMaxParams  = ops.SoftMaxParams{Scale: 0.25}
+	normParams      = ops.NormParams{Eps: 1e-06}
+	mulMatParams    = ops.MulMatParams{}
+	ropeParams      = ops.RopeParams{NDims: 16, Mode: 2, FreqBase: 1e+06, FreqScale: 1, AttnFactor: 1, BetaFast: 32, BetaSlow: 1}
+	flashAttnParams = ops.FlashAttnParams{Scale: 0.25, Prec: 32}
 )
 
 // Compute buffer sizes, planned at the dims' bounds; each tensor's byte offset in its
 // buffer is where the code takes it (graphc plan lists them).
 const (
-	cpuBufferSize = 57600 // buffer CPU: lower bound 57600, naive 622976
+	cpuBufferSize = 57600 // buffer CPU: lower bound 57600, naive 475520
 )
 
 // Host memory the plan needs, checked against the machine's before it is allocated:
@@ -175,7 +174,7 @@ var splits = []engine.SplitInfo{
 		First:   "inp_embd",
 		Inputs:  0,
 		Last:    "result_output",
-		Nodes:   60,
+		Nodes:   54,
 	},
 }
 
@@ -280,7 +279,7 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 		}
 	}
 	return engine.Issue(&m.driver, func(c int) *Outputs {
-		inpTokens := tensor.Dense(m.bufCPU, 49152, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
+		inpTokens := tensor.Dense(m.bufCPU, 40960, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
 		copy(inpTokens.I32s(), in.InpTokens)
 		inpPos := tensor.Dense(m.bufCPU, 57472, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
 		copy(inpPos.I32s(), in.InpPos)
@@ -331,12 +330,12 @@ func (d *Dims) String() string {
 var viewChecks = []engine.ViewCheck{
 	{Pos: "qwen3.g:80:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
 	{Pos: "qwen3.g:81:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
-	{Pos: "qwen3.g:90:20", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
-	{Pos: "qwen3.g:91:19", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 1},
+	{Pos: "qwen3.g:85:20", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 0},
+	{Pos: "qwen3.g:86:19", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 0},
 	{Pos: "qwen3.g:80:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
 	{Pos: "qwen3.g:81:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
-	{Pos: "qwen3.g:90:20", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
-	{Pos: "qwen3.g:91:19", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 1},
+	{Pos: "qwen3.g:85:20", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 0},
+	{Pos: "qwen3.g:86:19", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 0},
 }
 
 // extent is the byte range [lo, hi) extent k covers at these dims.
@@ -344,91 +343,79 @@ func (d *Dims) extent(k int) (lo, hi int) {
 	switch k {
 	case 0:
 		return 64 * (d.NKV - d.NTokens), 64*(d.NKV-d.NTokens) + (2 + (d.NTokens*32-1)*2)
-	case 1:
-		return 2 * (d.NKV - d.NTokens), 2*(d.NKV-d.NTokens) + (2 + (d.NTokens-1)*2 + 3968)
 	default:
 		panic("BUG: no such extent")
 	}
 }
 
-// split0 runs nodes 0..77 (inp_embd … result_output) on cpu.
+// split0 runs nodes 0..69 (inp_embd … result_output) on cpu.
 func (m *Model) split0(d *Dims, c int) {
 	m.sched.BeginSplit(0)
 	m.sched.Compute(0)
-	inpTokens := tensor.Dense(m.bufCPU, 49152, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
-	inpEmbd := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	inpTokens := tensor.Dense(m.bufCPU, 40960, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
+	inpEmbd := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.GetRows(&inpEmbd, &m.weights[0], &inpTokens) // inp_embd = get_rows(token_embd.weight, inp_tokens)
 	m.sched.Inspect(backendCPU, "inp_embd", inpEmbd)
-	norm0 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	norm0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.RMSNorm(&norm0, &inpEmbd, normParams) // norm-0 = rms_norm(inp_embd)
 	m.sched.Inspect(backendCPU, "norm-0", norm0)
-	attnNorm0 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	attnNorm0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.Mul(&attnNorm0, &norm0, &m.weights[1]) // attn_norm-0 = mul(norm-0, blk.0.attn_norm.weight)
 	m.sched.Inspect(backendCPU, "attn_norm-0", attnNorm0)
-	kcur0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{32, d.NTokens, 1, 1})
+	kcur0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{32, d.NTokens, 1, 1})
 	m.cpuBackend.MulMat(&kcur0, &m.weights[3], &attnNorm0, mulMatParams) // Kcur-0 = mul_mat(blk.0.attn_k.weight, attn_norm-0)
 	m.sched.Inspect(backendCPU, "Kcur-0", kcur0)
-	kcur3d0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 2, d.NTokens, 1})
-	kcurNorm0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 2, d.NTokens, 1})
+	kcur3d0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{16, 2, d.NTokens, 1})
+	kcurNorm0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{16, 2, d.NTokens, 1})
 	m.cpuBackend.RMSNorm(&kcurNorm0, &kcur3d0, normParams) // Kcur_norm-0 = rms_norm(Kcur_3d-0)
 	m.sched.Inspect(backendCPU, "Kcur_norm-0", kcurNorm0)
-	kcurNormed0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 2, d.NTokens, 1})
+	kcurNormed0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{16, 2, d.NTokens, 1})
 	m.cpuBackend.Mul(&kcurNormed0, &kcurNorm0, &m.weights[6]) // Kcur_normed-0 = mul(Kcur_norm-0, blk.0.attn_k_norm.weight)
 	m.sched.Inspect(backendCPU, "Kcur_normed-0", kcurNormed0)
 	inpPos := tensor.Dense(m.bufCPU, 57472, tensor.I32, [4]int{d.NTokens, 1, 1, 1})
-	kcurRope0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 2, d.NTokens, 1})
+	kcurRope0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{16, 2, d.NTokens, 1})
 	m.cpuBackend.Rope(&kcurRope0, &kcurNormed0, &inpPos, nil, ropeParams) // Kcur_rope-0 = rope(Kcur_normed-0, inp_pos)
 	m.sched.Inspect(backendCPU, "Kcur_rope-0", kcurRope0)
 	kCacheCpy0 := tensor.Dense(m.state[stateCacheKL0].Data, 64*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 32, 1, 1, 1})
 	m.cpuBackend.Cpy(&kCacheCpy0, &kcurRope0) // k_cache_cpy-0 = cpy(Kcur_rope-0, k_cache_view-0)
 	m.sched.Inspect(backendCPU, "k_cache_cpy-0", kCacheCpy0)
-	vcur0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{32, d.NTokens, 1, 1})
+	vcur0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{32, d.NTokens, 1, 1})
 	m.cpuBackend.MulMat(&vcur0, &m.weights[4], &attnNorm0, mulMatParams) // Vcur-0 = mul_mat(blk.0.attn_v.weight, attn_norm-0)
 	m.sched.Inspect(backendCPU, "Vcur-0", vcur0)
-	vCacheCpy0 := tensor.At(m.state[stateCacheVL0].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 32, 1, 1}, [4]int{2, 128, 4096, 4096})
-	vcurT0 := tensor.At(m.bufCPU, 8192, tensor.F32, [4]int{d.NTokens, 32, 1, 1}, [4]int{128, 4, 128 * d.NTokens, 128 * d.NTokens})
-	m.cpuBackend.Cpy(&vCacheCpy0, &vcurT0) // v_cache_cpy-0 = cpy(Vcur_T-0, v_cache_view-0)
+	vCacheCpy0 := tensor.Dense(m.state[stateCacheVL0].Data, 64*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 32, 1, 1, 1})
+	m.cpuBackend.Cpy(&vCacheCpy0, &vcur0) // v_cache_cpy-0 = cpy(Vcur-0, v_cache_view-0)
 	m.sched.Inspect(backendCPU, "v_cache_cpy-0", vCacheCpy0)
-	qcur0 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	qcur0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.MulMat(&qcur0, &m.weights[2], &attnNorm0, mulMatParams) // Qcur-0 = mul_mat(blk.0.attn_q.weight, attn_norm-0)
 	m.sched.Inspect(backendCPU, "Qcur-0", qcur0)
-	qcur3d0 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1})
-	qcurNorm0 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcur3d0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcurNorm0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{16, 4, d.NTokens, 1})
 	m.cpuBackend.RMSNorm(&qcurNorm0, &qcur3d0, normParams) // Qcur_norm-0 = rms_norm(Qcur_3d-0)
 	m.sched.Inspect(backendCPU, "Qcur_norm-0", qcurNorm0)
-	qcurNormed0 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcurNormed0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{16, 4, d.NTokens, 1})
 	m.cpuBackend.Mul(&qcurNormed0, &qcurNorm0, &m.weights[5]) // Qcur_normed-0 = mul(Qcur_norm-0, blk.0.attn_q_norm.weight)
 	m.sched.Inspect(backendCPU, "Qcur_normed-0", qcurNormed0)
-	qcurRope0 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcurRope0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{16, 4, d.NTokens, 1})
 	m.cpuBackend.Rope(&qcurRope0, &qcurNormed0, &inpPos, nil, ropeParams) // Qcur_rope-0 = rope(Qcur_normed-0, inp_pos)
 	m.sched.Inspect(backendCPU, "Qcur_rope-0", qcurRope0)
+	q0 := tensor.At(m.bufCPU, 16384, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
 	k0 := tensor.At(m.state[stateCacheKL0].Data, 0, tensor.F16, [4]int{16, d.NKV, 2, 1}, [4]int{2, 64, 32, 64})
-	q0 := tensor.At(m.bufCPU, 49152, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kQ0 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
-	m.cpuBackend.MulMat(&kQ0, &k0, &q0, mulMatParams_2) // kq-0 = mul_mat(k-0, q-0)
-	m.sched.Inspect(backendCPU, "kq-0", kQ0)
+	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{16, d.NKV, 2, 1}, [4]int{2, 64, 32, 64})
 	kqMask := tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{d.NKV, d.NTokens, 1, 1})
-	kqSoftMax0 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
-	m.cpuBackend.SoftMax(&kqSoftMax0, &kQ0, &kqMask, softMaxParams) // kq_soft_max-0 = soft_max(kq-0, KQ_mask)
-	m.sched.Inspect(backendCPU, "kq_soft_max-0", kqSoftMax0)
-	v0 := tensor.At(m.state[stateCacheVL0].Data, 0, tensor.F16, [4]int{d.NKV, 16, 2, 1}, [4]int{2, 128, 2048, 4096})
-	kqV0 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, d.NTokens, 4, 1})
-	m.cpuBackend.MulMat(&kqV0, &v0, &kqSoftMax0, mulMatParams) // kqv-0 = mul_mat(v-0, kq_soft_max-0)
-	m.sched.Inspect(backendCPU, "kqv-0", kqV0)
-	kqvMerged0 := tensor.At(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont0 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NTokens, 1, 1})
-	m.cpuBackend.Cpy(&kqvMergedCont0, &kqvMerged0) // kqv_merged_cont-0 = cont(kqv_merged-0)
-	m.sched.Inspect(backendCPU, "kqv_merged_cont-0", kqvMergedCont0)
-	attnOut0 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{64, d.NTokens, 1, 1})
-	m.cpuBackend.MulMat(&attnOut0, &m.weights[7], &kqvMergedCont0, mulMatParams) // attn_out-0 = mul_mat(blk.0.attn_output.weight, kqv_merged_cont-0)
+	fattn0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	m.cpuBackend.FlashAttnExt(&fattn0, &q0, &k0, &v0, &kqMask, flashAttnParams) // __fattn__-0 = flash_attn_ext(q-0, k-0, v-0, KQ_mask)
+	m.sched.Inspect(backendCPU, "__fattn__-0", fattn0)
+	kqvOut0 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	attnOut0 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.cpuBackend.MulMat(&attnOut0, &m.weights[7], &kqvOut0, mulMatParams) // attn_out-0 = mul_mat(blk.0.attn_output.weight, kqv_out-0)
 	m.sched.Inspect(backendCPU, "attn_out-0", attnOut0)
-	ffnInp0 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	ffnInp0 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.Add(&ffnInp0, &attnOut0, &inpEmbd) // ffn_inp-0 = add(attn_out-0, inp_embd)
 	m.sched.Inspect(backendCPU, "ffn_inp-0", ffnInp0)
-	normFfn0 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	normFfn0 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.RMSNorm(&normFfn0, &ffnInp0, normParams) // norm_ffn-0 = rms_norm(ffn_inp-0)
 	m.sched.Inspect(backendCPU, "norm_ffn-0", normFfn0)
-	ffnNorm0 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	ffnNorm0 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.Mul(&ffnNorm0, &normFfn0, &m.weights[8]) // ffn_norm-0 = mul(norm_ffn-0, blk.0.ffn_norm.weight)
 	m.sched.Inspect(backendCPU, "ffn_norm-0", ffnNorm0)
 	ffnGate0 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1})
@@ -443,78 +430,68 @@ func (m *Model) split0(d *Dims, c int) {
 	ffnGatePar0 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1})
 	m.cpuBackend.Mul(&ffnGatePar0, &ffnSilu0, &ffnUp0) // ffn_gate_par-0 = mul(ffn_silu-0, ffn_up-0)
 	m.sched.Inspect(backendCPU, "ffn_gate_par-0", ffnGatePar0)
-	ffnOut0 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	ffnOut0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.MulMat(&ffnOut0, &m.weights[11], &ffnGatePar0, mulMatParams) // ffn_out-0 = mul_mat(blk.0.ffn_down.weight, ffn_gate_par-0)
 	m.sched.Inspect(backendCPU, "ffn_out-0", ffnOut0)
-	lOut0 := tensor.Dense(m.bufCPU, 40960, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	lOut0 := tensor.Dense(m.bufCPU, 16384, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.Add(&lOut0, &ffnOut0, &ffnInp0) // l_out-0 = add(ffn_out-0, ffn_inp-0)
 	m.sched.Inspect(backendCPU, "l_out-0", lOut0)
-	norm1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	norm1 := tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.RMSNorm(&norm1, &lOut0, normParams) // norm-1 = rms_norm(l_out-0)
 	m.sched.Inspect(backendCPU, "norm-1", norm1)
-	attnNorm1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	attnNorm1 := tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.Mul(&attnNorm1, &norm1, &m.weights[12]) // attn_norm-1 = mul(norm-1, blk.1.attn_norm.weight)
 	m.sched.Inspect(backendCPU, "attn_norm-1", attnNorm1)
-	kcur1 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{32, d.NTokens, 1, 1})
+	kcur1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{32, d.NTokens, 1, 1})
 	m.cpuBackend.MulMat(&kcur1, &m.weights[14], &attnNorm1, mulMatParams) // Kcur-1 = mul_mat(blk.1.attn_k.weight, attn_norm-1)
 	m.sched.Inspect(backendCPU, "Kcur-1", kcur1)
-	kcur3d1 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 2, d.NTokens, 1})
-	kcurNorm1 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 2, d.NTokens, 1})
+	kcur3d1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, 2, d.NTokens, 1})
+	kcurNorm1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, 2, d.NTokens, 1})
 	m.cpuBackend.RMSNorm(&kcurNorm1, &kcur3d1, normParams) // Kcur_norm-1 = rms_norm(Kcur_3d-1)
 	m.sched.Inspect(backendCPU, "Kcur_norm-1", kcurNorm1)
-	kcurNormed1 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 2, d.NTokens, 1})
+	kcurNormed1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, 2, d.NTokens, 1})
 	m.cpuBackend.Mul(&kcurNormed1, &kcurNorm1, &m.weights[17]) // Kcur_normed-1 = mul(Kcur_norm-1, blk.1.attn_k_norm.weight)
 	m.sched.Inspect(backendCPU, "Kcur_normed-1", kcurNormed1)
-	kcurRope1 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 2, d.NTokens, 1})
+	kcurRope1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, 2, d.NTokens, 1})
 	m.cpuBackend.Rope(&kcurRope1, &kcurNormed1, &inpPos, nil, ropeParams) // Kcur_rope-1 = rope(Kcur_normed-1, inp_pos)
 	m.sched.Inspect(backendCPU, "Kcur_rope-1", kcurRope1)
 	kCacheCpy1 := tensor.Dense(m.state[stateCacheKL1].Data, 64*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 32, 1, 1, 1})
 	m.cpuBackend.Cpy(&kCacheCpy1, &kcurRope1) // k_cache_cpy-1 = cpy(Kcur_rope-1, k_cache_view-1)
 	m.sched.Inspect(backendCPU, "k_cache_cpy-1", kCacheCpy1)
-	vcur1 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{32, d.NTokens, 1, 1})
+	vcur1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{32, d.NTokens, 1, 1})
 	m.cpuBackend.MulMat(&vcur1, &m.weights[15], &attnNorm1, mulMatParams) // Vcur-1 = mul_mat(blk.1.attn_v.weight, attn_norm-1)
 	m.sched.Inspect(backendCPU, "Vcur-1", vcur1)
-	vCacheCpy1 := tensor.At(m.state[stateCacheVL1].Data, 2*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens, 32, 1, 1}, [4]int{2, 128, 4096, 4096})
-	vcurT1 := tensor.At(m.bufCPU, 8192, tensor.F32, [4]int{d.NTokens, 32, 1, 1}, [4]int{128, 4, 128 * d.NTokens, 128 * d.NTokens})
-	m.cpuBackend.Cpy(&vCacheCpy1, &vcurT1) // v_cache_cpy-1 = cpy(Vcur_T-1, v_cache_view-1)
+	vCacheCpy1 := tensor.Dense(m.state[stateCacheVL1].Data, 64*(d.NKV-d.NTokens), tensor.F16, [4]int{d.NTokens * 32, 1, 1, 1})
+	m.cpuBackend.Cpy(&vCacheCpy1, &vcur1) // v_cache_cpy-1 = cpy(Vcur-1, v_cache_view-1)
 	m.sched.Inspect(backendCPU, "v_cache_cpy-1", vCacheCpy1)
-	qcur1 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	qcur1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NTokens, 1, 1})
 	m.cpuBackend.MulMat(&qcur1, &m.weights[13], &attnNorm1, mulMatParams) // Qcur-1 = mul_mat(blk.1.attn_q.weight, attn_norm-1)
 	m.sched.Inspect(backendCPU, "Qcur-1", qcur1)
-	qcur3d1 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1})
-	qcurNorm1 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcur3d1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcurNorm1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, 4, d.NTokens, 1})
 	m.cpuBackend.RMSNorm(&qcurNorm1, &qcur3d1, normParams) // Qcur_norm-1 = rms_norm(Qcur_3d-1)
 	m.sched.Inspect(backendCPU, "Qcur_norm-1", qcurNorm1)
-	qcurNormed1 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcurNormed1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, 4, d.NTokens, 1})
 	m.cpuBackend.Mul(&qcurNormed1, &qcurNorm1, &m.weights[16]) // Qcur_normed-1 = mul(Qcur_norm-1, blk.1.attn_q_norm.weight)
 	m.sched.Inspect(backendCPU, "Qcur_normed-1", qcurNormed1)
-	qcurRope1 := tensor.Dense(m.bufCPU, 49152, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	qcurRope1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, 4, d.NTokens, 1})
 	m.cpuBackend.Rope(&qcurRope1, &qcurNormed1, &inpPos, nil, ropeParams) // Qcur_rope-1 = rope(Qcur_normed-1, inp_pos)
 	m.sched.Inspect(backendCPU, "Qcur_rope-1", qcurRope1)
+	q1 := tensor.At(m.bufCPU, 0, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
 	k1 := tensor.At(m.state[stateCacheKL1].Data, 0, tensor.F16, [4]int{16, d.NKV, 2, 1}, [4]int{2, 64, 32, 64})
-	q1 := tensor.At(m.bufCPU, 49152, tensor.F32, [4]int{16, d.NTokens, 4, 1}, [4]int{4, 256, 64, 256 * d.NTokens})
-	kQ1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
-	m.cpuBackend.MulMat(&kQ1, &k1, &q1, mulMatParams_2) // kq-1 = mul_mat(k-1, q-1)
-	m.sched.Inspect(backendCPU, "kq-1", kQ1)
-	kqSoftMax1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{d.NKV, d.NTokens, 4, 1})
-	m.cpuBackend.SoftMax(&kqSoftMax1, &kQ1, &kqMask, softMaxParams) // kq_soft_max-1 = soft_max(kq-1, KQ_mask)
-	m.sched.Inspect(backendCPU, "kq_soft_max-1", kqSoftMax1)
-	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{d.NKV, 16, 2, 1}, [4]int{2, 128, 2048, 4096})
-	kqV1 := tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{16, d.NTokens, 4, 1})
-	m.cpuBackend.MulMat(&kqV1, &v1, &kqSoftMax1, mulMatParams) // kqv-1 = mul_mat(v-1, kq_soft_max-1)
-	m.sched.Inspect(backendCPU, "kqv-1", kqV1)
-	kqvMerged1 := tensor.At(m.bufCPU, 32768, tensor.F32, [4]int{16, 4, d.NTokens, 1}, [4]int{4, 64 * d.NTokens, 64, 64 * d.NTokens * 4})
-	kqvMergedCont1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NTokens, 1, 1})
-	m.cpuBackend.Cpy(&kqvMergedCont1, &kqvMerged1) // kqv_merged_cont-1 = cont(kqv_merged-1)
-	m.sched.Inspect(backendCPU, "kqv_merged_cont-1", kqvMergedCont1)
-	attnOut1 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{64, d.NTokens, 1, 1})
-	m.cpuBackend.MulMat(&attnOut1, &m.weights[18], &kqvMergedCont1, mulMatParams) // attn_out-1 = mul_mat(blk.1.attn_output.weight, kqv_merged_cont-1)
+	v1 := tensor.At(m.state[stateCacheVL1].Data, 0, tensor.F16, [4]int{16, d.NKV, 2, 1}, [4]int{2, 64, 32, 64})
+	fattn1 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{16, 4, d.NTokens, 1})
+	m.cpuBackend.FlashAttnExt(&fattn1, &q1, &k1, &v1, &kqMask, flashAttnParams) // __fattn__-1 = flash_attn_ext(q-1, k-1, v-1, KQ_mask)
+	m.sched.Inspect(backendCPU, "__fattn__-1", fattn1)
+	kqvOut1 := tensor.Dense(m.bufCPU, 8192, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	attnOut1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NTokens, 1, 1})
+	m.cpuBackend.MulMat(&attnOut1, &m.weights[18], &kqvOut1, mulMatParams) // attn_out-1 = mul_mat(blk.1.attn_output.weight, kqv_out-1)
 	m.sched.Inspect(backendCPU, "attn_out-1", attnOut1)
 	inpOutIds := tensor.Dense(m.bufCPU, 57344, tensor.I32, [4]int{d.NOutputs, 1, 1, 1})
 	attnOut12 := tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
 	m.cpuBackend.GetRows(&attnOut12, &attnOut1, &inpOutIds) // attn_out-1#2 = get_rows(attn_out-1, inp_out_ids)
 	m.sched.Inspect(backendCPU, "attn_out-1#2", attnOut12)
-	inpL1 := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
+	inpL1 := tensor.Dense(m.bufCPU, 24576, tensor.F32, [4]int{64, d.NOutputs, 1, 1})
 	m.cpuBackend.GetRows(&inpL1, &lOut0, &inpOutIds) // inpL-1 = get_rows(l_out-0, inp_out_ids)
 	m.sched.Inspect(backendCPU, "inpL-1", inpL1)
 	ffnInp1 := tensor.Dense(m.bufCPU, 32768, tensor.F32, [4]int{64, d.NOutputs, 1, 1})

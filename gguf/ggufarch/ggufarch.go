@@ -1,5 +1,5 @@
 // Package ggufarch writes GGUF model files of a llama.cpp architecture
-// (llama, qwen2, qwen3) at any shape, as llama.cpp's converter writes them, with
+// (llama, qwen2, qwen3, qwen3moe, gemma3, phi3) at any shape, as llama.cpp's converter writes them, with
 // random weights: what `graphc gguf new -arch` writes, and what tests and
 // benchmarks run graphc and llama.cpp on; or, with Options.Mix, the file
 // llama.cpp's quantizer writes from such a file.
@@ -25,7 +25,7 @@ import (
 // `graphc gguf new -arch` of the same name (-kv-heads: KVHeads), and
 // Check's errors name the fields by those flags.
 type Options struct {
-	Arch    string // "llama", "qwen2" or "qwen3"
+	Arch    string // "llama", "qwen2", "qwen3", "qwen3moe", "gemma3" or "phi3"
 	Layers  int    // transformer blocks (<arch>.block_count)
 	Embd    int    // embedding width (<arch>.embedding_length)
 	Heads   int    // attention heads
@@ -35,10 +35,18 @@ type Options struct {
 	Ctx     int    // context length the model is trained for (<arch>.context_length)
 	// HeadDim is the size of a query, key and value head
 	// (<arch>.attention.key_length and value_length); 0 is Embd / Heads.
-	// Only qwen3 files state it, as its converter does (Qwen3's
-	// config.json has head_dim: 128 at Qwen3-0.6B's width 1024 and 16
-	// heads).
+	// Only qwen3 and gemma3 files state it, as their converter does
+	// (config.json's head_dim: 128 at Qwen3-0.6B's width 1024 and 16
+	// heads, 256 at Gemma 3 1B's 1152 and 4).
 	HeadDim int
+	// SlidingWindow is gemma3's attention.sliding_window: five of every
+	// six layers (those whose index modulo 6 is below 5) attend to the
+	// last SlidingWindow positions only. gemma3 files need one (Gemma 3
+	// 1B's is 512, Defaults' too). phi3 files may state one
+	// (phi3.attention.sliding_window; the converter writes 0 where
+	// config.json has none), which llama.cpp turns off for phi3 whatever
+	// it says. The others have none.
+	SlidingWindow int
 	// RopeTheta is the rope frequency base and Eps the RMS norm epsilon;
 	// 0 is the architecture's: 10000 and 1e-5 for llama, 1000000 and 1e-6
 	// for qwen2 and qwen3.
@@ -59,6 +67,13 @@ type Options struct {
 	// blend. A file for short tests takes a short one, so that the
 	// factors touch the positions the tests reach.
 	RopeOrigCtx int
+	// RopeFactors writes rope_factors_long.weight and
+	// rope_factors_short.weight (phi3 only): Phi-3's longrope scaling, a
+	// factor per rotated pair for contexts beyond RopeOrigCtx (Ctx when 0:
+	// phi3.rope.scaling.original_context_length) and one for those up to
+	// it (Phi3RopeFactors), and the converter's attn_factor
+	// (Phi3AttnFactor).
+	RopeFactors bool
 	// Type is the matrices' type: f32, f16, bf16, q8_0 or q4_0, every
 	// matrix that type (q4_0's output head too, as llama-quantize --pure
 	// writes it). Norms and biases are f32.
@@ -71,7 +86,8 @@ type Options struct {
 	// gguf.QuantizedMeta's metadata, gguf.LoaderCompare's order).
 	Mix string
 	// Seed seeds the weights: normal with standard deviation 0.02, norms 1
-	// (qwen3's query and key norms 1 + N(0, 0.1)).
+	// (qwen3's and gemma3's query and key norms, and gemma3's norms after
+	// the attention and the feed-forward, 1 + N(0, 0.1)).
 	Seed uint64
 	// Name is general.name; WriteFile's default is the file's name
 	// without .gguf.
@@ -79,6 +95,9 @@ type Options struct {
 	// ChatTemplate, where not empty, is tokenizer.chat_template: the Jinja
 	// source chat programs format conversations with.
 	ChatTemplate string
+	// Experts, ExpertsUsed and ExpertFF are a qwen3moe file's mixture of
+	// experts (moe.go): 0 is its default.
+	Experts, ExpertsUsed, ExpertFF int
 }
 
 // Defaults returns the options of a small file of architecture arch, the
@@ -86,7 +105,11 @@ type Options struct {
 // key/value heads, feed-forward width 128, 320 tokens, context 2048, f32,
 // seed 1.
 func Defaults(arch string) Options {
-	return Options{Arch: arch, Layers: 2, Embd: 64, Heads: 4, KVHeads: 2, FF: 128, Vocab: 320, Ctx: 2048, Type: tensor.F32, Seed: 1}
+	o := Options{Arch: arch, Layers: 2, Embd: 64, Heads: 4, KVHeads: 2, FF: 128, Vocab: 320, Ctx: 2048, Type: tensor.F32, Seed: 1}
+	if arch == "gemma3" {
+		o.SlidingWindow = 512
+	}
+	return o
 }
 
 // fileTypes are llama.cpp's llama_ftype for files whose matrices are of
@@ -125,6 +148,9 @@ func (o *Options) Check() error {
 			return fmt.Errorf("a file of llama.cpp's mix %s takes its types from the mix, not -type %s", o.Mix, o.Type)
 		}
 	}
+	if err := o.checkMoE(); err != nil {
+		return err
+	}
 	if _, ok := fileTypes[o.Type]; !ok {
 		return fmt.Errorf("-type %s: want f32, f16, bf16, q8_0 or q4_0", o.Type)
 	}
@@ -134,8 +160,12 @@ func (o *Options) Check() error {
 		return fmt.Errorf("-layers, -embd, -heads, -kv-heads, -ff and -ctx must be at least 1")
 	case o.HeadDim < 0:
 		return fmt.Errorf("-head-dim %d is negative", o.HeadDim)
-	case o.HeadDim > 0 && o.Arch != "qwen3":
-		return fmt.Errorf("-head-dim: only qwen3 files state a head size of their own, not %s", o.Arch)
+	case o.HeadDim > 0 && !ownHeads(o.Arch):
+		return fmt.Errorf("-head-dim: only qwen3, qwen3moe and gemma3 files state a head size of their own, not %s", o.Arch)
+	case o.Arch == "gemma3" && o.SlidingWindow < 1:
+		return fmt.Errorf("-sliding-window %d: gemma3 files need a window of at least 1", o.SlidingWindow)
+	case o.Arch != "gemma3" && o.Arch != "phi3" && o.SlidingWindow != 0:
+		return fmt.Errorf("-sliding-window: only gemma3 and phi3 files state a sliding window, not %s", o.Arch)
 	case o.HeadDim == 0 && o.Embd%o.Heads != 0:
 		return fmt.Errorf("-embd %d is not a multiple of -heads %d", o.Embd, o.Heads)
 	case o.Heads%o.KVHeads != 0:
@@ -146,6 +176,10 @@ func (o *Options) Check() error {
 		return fmt.Errorf("-embd %d, -ff %d and the attention's width %d (-head-dim × -heads) must be multiples of %s's block size %d", o.Embd, o.FF, o.headDim()*o.Heads, o.Type, bs)
 	case o.RopeFreqs && o.Arch != "llama":
 		return fmt.Errorf("-rope-freqs: only llama files have rope_freqs.weight (Llama 3's rope scaling), not %s", o.Arch)
+	case o.RopeFactors && o.Arch != "phi3":
+		return fmt.Errorf("-rope-factors: only phi3 files have rope_factors_long/short.weight (Phi-3's rope scaling), not %s", o.Arch)
+	case o.SlidingWindow < 0:
+		return fmt.Errorf("-sliding-window %d is negative", o.SlidingWindow)
 	case o.RopeOrigCtx < 0:
 		return fmt.Errorf("the rope scaling's original context %d is negative", o.RopeOrigCtx)
 	case o.Vocab < 288:
@@ -171,6 +205,9 @@ var archDefaults = map[string]struct {
 	"llama": {10000, 1e-5, "llama"},
 	"qwen2": {1000000, 1e-6, "gpt2"},
 	"qwen3": {1000000, 1e-6, "gpt2"},
+	// Gemma 3's tokenizer is SentencePiece, as llama's.
+	"gemma3": {1000000, 1e-6, "llama"},
+	"phi3":   {10000, 1e-5, "llama"},
 }
 
 // Archs are the architectures New writes, sorted.
@@ -210,6 +247,21 @@ func RopeFactors(nDims int, theta, factor, low, high, origCtx float64) []float32
 		}
 	}
 	return out
+}
+
+// weight is one tensor New writes: rows of ne0 values, ne2 matrices of
+// them (0: a single one).
+type weight struct {
+	name   string
+	ne0    int
+	rows   int
+	ne2    int
+	matrix bool // stored as Options.Type; otherwise f32
+	ones   bool // a norm's weight
+	// nearOne: a norm's weight of 1 + N(0, 0.1) values.
+	nearOne bool
+	freqs   bool      // rope_freqs.weight: ropeFreqs
+	data    []float32 // fixed values (phi3's rope factors)
 }
 
 // WriteFile writes the file of o to path, whole or not at all.
@@ -258,8 +310,8 @@ func New(o Options) (*gguf.Writer, error) {
 		{Key: p + "attention.head_count", Value: uint32(o.Heads)},
 		{Key: p + "attention.head_count_kv", Value: uint32(o.KVHeads)},
 	}
-	if o.Arch == "qwen3" {
-		// Qwen3's converter writes config.json's head_dim as the key and
+	if ownHeads(o.Arch) {
+		// Their converter writes config.json's head_dim as the key and
 		// value head sizes, and no rope dimension count (llama.cpp rotates
 		// whole key heads).
 		meta = append(meta,
@@ -269,16 +321,26 @@ func New(o Options) (*gguf.Writer, error) {
 	} else {
 		meta = append(meta, gguf.KV{Key: p + "rope.dimension_count", Value: uint32(headDim)})
 	}
+	if o.Arch == "gemma3" {
+		meta = append(meta, gguf.KV{Key: p + "attention.sliding_window", Value: uint32(o.SlidingWindow)})
+	}
 	meta = append(meta,
 		gguf.KV{Key: p + "rope.freq_base", Value: float32(o.RopeTheta)},
 		gguf.KV{Key: p + "attention.layer_norm_rms_epsilon", Value: float32(o.Eps)},
 	)
+	if o.Arch == "phi3" {
+		meta = append(meta, phi3Meta(o)...)
+	}
+	meta = append(meta, o.moeMeta()...)
 	if dt.Quantized() {
 		meta = append(meta, gguf.KV{Key: "general.quantization_version", Value: uint32(2)})
 	}
 	vocab, err := gguf.Vocab(ad.vocab, o.Vocab)
 	if err != nil {
 		return nil, err
+	}
+	if o.Arch == "phi3" {
+		vocab = phi3Vocab(vocab)
 	}
 	meta = append(meta, vocab...)
 	if o.ChatTemplate != "" {
@@ -297,16 +359,6 @@ func New(o Options) (*gguf.Writer, error) {
 	}
 
 	kvDim, qDim := headDim*o.KVHeads, headDim*o.Heads
-	type weight struct {
-		name   string
-		ne0    int
-		rows   int
-		matrix bool // stored as dt; otherwise f32
-		ones   bool // a norm's weight
-		// nearOne: a norm's weight of 1 + N(0, 0.1) values.
-		nearOne bool
-		freqs   bool // rope_freqs.weight: ropeFreqs
-	}
 	var ts []weight
 	var ropeFreqs []float32
 	if o.RopeFreqs {
@@ -318,9 +370,27 @@ func New(o Options) (*gguf.Writer, error) {
 		ropeFreqs = RopeFactors(headDim, o.RopeTheta, ropeFactor, ropeLowFreqFactor, ropeHighFreqFactor, float64(orig))
 		ts = append(ts, weight{name: "rope_freqs.weight", ne0: len(ropeFreqs), rows: 1, freqs: true})
 	}
+	if o.RopeFactors {
+		long, short := Phi3RopeFactors(headDim)
+		ts = append(ts, weight{name: "rope_factors_long.weight", ne0: len(long), rows: 1, data: long},
+			weight{name: "rope_factors_short.weight", ne0: len(short), rows: 1, data: short})
+	}
 	ts = append(ts, weight{name: "token_embd.weight", ne0: o.Embd, rows: o.Vocab, matrix: true})
 	for l := range o.Layers {
 		b := fmt.Sprintf("blk.%d.", l)
+		if o.Arch == "phi3" {
+			// Phi-3's fused projections: the queries', keys' and values'
+			// rows in one matrix, the gate's and up's in another.
+			ts = append(ts,
+				weight{name: b + "attn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
+				weight{name: b + "attn_qkv.weight", ne0: o.Embd, rows: o.Embd + 2*kvDim, matrix: true},
+				weight{name: b + "attn_output.weight", ne0: o.Embd, rows: o.Embd, matrix: true},
+				weight{name: b + "ffn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
+				weight{name: b + "ffn_up.weight", ne0: o.Embd, rows: 2 * o.FF, matrix: true},
+				weight{name: b + "ffn_down.weight", ne0: o.FF, rows: o.Embd, matrix: true},
+			)
+			continue
+		}
 		ts = append(ts,
 			weight{name: b + "attn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
 			weight{name: b + "attn_q.weight", ne0: o.Embd, rows: qDim, matrix: true},
@@ -334,7 +404,7 @@ func New(o Options) (*gguf.Writer, error) {
 				weight{name: b + "attn_v.bias", ne0: kvDim, rows: 1},
 			)
 		}
-		if o.Arch == "qwen3" {
+		if ownHeads(o.Arch) {
 			// The per-head norms' weights are not all 1, so that a graph
 			// that skips them, or swaps them, computes other logits.
 			ts = append(ts,
@@ -342,19 +412,36 @@ func New(o Options) (*gguf.Writer, error) {
 				weight{name: b + "attn_k_norm.weight", ne0: headDim, rows: 1, nearOne: true},
 			)
 		}
+		ts = append(ts, weight{name: b + "attn_output.weight", ne0: qDim, rows: o.Embd, matrix: true})
+		if o.Arch == "gemma3" {
+			// Gemma's norms after the attention and the feed-forward,
+			// stored as the converter does (1 + the checkpoint's weight).
+			ts = append(ts, weight{name: b + "post_attention_norm.weight", ne0: o.Embd, rows: 1, nearOne: true})
+		}
 		ts = append(ts,
-			weight{name: b + "attn_output.weight", ne0: qDim, rows: o.Embd, matrix: true},
 			weight{name: b + "ffn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
+		)
+		if o.Arch == moeArch {
+			ts = append(ts, o.moeFFN(b)...)
+			continue
+		}
+		ts = append(ts,
 			weight{name: b + "ffn_gate.weight", ne0: o.Embd, rows: o.FF, matrix: true},
 			weight{name: b + "ffn_up.weight", ne0: o.Embd, rows: o.FF, matrix: true},
 			weight{name: b + "ffn_down.weight", ne0: o.FF, rows: o.Embd, matrix: true},
 		)
+		if o.Arch == "gemma3" {
+			ts = append(ts, weight{name: b + "post_ffw_norm.weight", ne0: o.Embd, rows: 1, nearOne: true})
+		}
 	}
 	ts = append(ts, weight{name: "output_norm.weight", ne0: o.Embd, rows: 1, ones: true})
 	if !o.Tied {
 		ts = append(ts, weight{name: "output.weight", ne0: o.Embd, rows: o.Vocab, matrix: true})
 	}
 	shape := func(t weight) []int64 {
+		if t.ne2 > 0 {
+			return []int64{int64(t.ne0), int64(t.rows), int64(t.ne2)}
+		}
 		if t.rows == 1 {
 			return []int64{int64(t.ne0)}
 		}
@@ -390,10 +477,12 @@ func New(o Options) (*gguf.Writer, error) {
 			r := rand.New(rand.NewPCG(o.Seed, uint64(k)))
 			row := make([]float32, t.ne0)
 			var buf []byte
-			for range t.rows {
+			for range t.rows * max(t.ne2, 1) {
 				for i := range row {
 					if t.freqs {
 						row[i] = ropeFreqs[i]
+					} else if t.data != nil {
+						row[i] = t.data[i]
 					} else if t.ones {
 						row[i] = 1
 					} else if t.nearOne {

@@ -175,3 +175,50 @@ func TestHeadDim(t *testing.T) {
 		t.Error("a qwen2 file with -head-dim")
 	}
 }
+
+// TestGemma3: gemma3 files have Gemma 3's metadata (the window, key and
+// value lengths), a SentencePiece vocabulary, the norms after the
+// attention and the feed-forward and the per-head norms; other
+// architectures take no window.
+func TestGemma3(t *testing.T) {
+	o := ggufarch.Defaults("gemma3")
+	o.HeadDim, o.SlidingWindow, o.Tied = 32, 6, true
+	path := filepath.Join(t.TempDir(), "g3.gguf")
+	if err := ggufarch.WriteFile(path, o); err != nil {
+		t.Fatal(err)
+	}
+	m, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for key, want := range map[string]int64{"gemma3.attention.sliding_window": 6, "gemma3.attention.key_length": 32, "gemma3.attention.value_length": 32} {
+		if v, ok := m.MetaInt(key); !ok || v != want {
+			t.Errorf("%s = %d (%v), want %d", key, v, ok, want)
+		}
+	}
+	if tm, _ := m.MetaString("tokenizer.ggml.model"); tm != "llama" {
+		t.Errorf("tokenizer.ggml.model = %q", tm)
+	}
+	for _, name := range []string{"blk.1.post_attention_norm.weight", "blk.1.post_ffw_norm.weight", "blk.1.attn_q_norm.weight", "blk.1.attn_k_norm.weight"} {
+		if _, ok := m.Lookup(name); !ok {
+			t.Errorf("no %s", name)
+		}
+	}
+	if _, ok := m.Lookup("output.weight"); ok {
+		t.Error("a tied gemma3 file with output.weight")
+	}
+	o = ggufarch.Defaults("gemma3")
+	if o.SlidingWindow != 512 {
+		t.Errorf("gemma3's default window %d, want Gemma 3 1B's 512", o.SlidingWindow)
+	}
+	o.SlidingWindow = 0
+	if err := o.Check(); err == nil {
+		t.Error("a gemma3 file without a window")
+	}
+	o = ggufarch.Defaults("llama")
+	o.SlidingWindow = 8
+	if err := o.Check(); err == nil {
+		t.Error("a llama file with a window")
+	}
+}

@@ -64,6 +64,9 @@ type API struct {
 	Cast                func(Context, Tensor, int32) Tensor                                                                                     `sym:"ggml_cast"`
 	FlashAttnExt        func(Context, Tensor, Tensor, Tensor, Tensor, float32, float32, float32) Tensor                                         `sym:"ggml_flash_attn_ext"`
 	FlashAttnExtSetPrec func(Tensor, int32)                                                                                                     `sym:"ggml_flash_attn_ext_set_prec"`
+	MulMatID            func(Context, Tensor, Tensor, Tensor) Tensor                                                                            `sym:"ggml_mul_mat_id"`
+	Argsort             func(Context, Tensor, int32) Tensor                                                                                     `sym:"ggml_argsort"`
+	SumRows             func(Context, Tensor) Tensor                                                                                            `sym:"ggml_sum_rows"`
 
 	NewGraphCustom     func(Context, uintptr, bool) Graph `sym:"ggml_new_graph_custom"`
 	BuildForwardExpand func(Graph, Tensor)                `sym:"ggml_build_forward_expand"`

@@ -2,6 +2,7 @@ package llamacpp_test
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -68,7 +69,19 @@ var archCases = []struct {
 	})},
 	{"qwen3-gqa", archOpts("qwen3", nil)},
 	{"qwen3-hd32-tied", archOpts("qwen3", func(o *ggufarch.Options) { o.HeadDim, o.Tied = 32, true })},
+	{"gemma3-swa-tied", gemma3SWA},
+	{"gemma3-wide", archOpts("gemma3", func(o *ggufarch.Options) {
+		o.Layers, o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab = 2, 128, 4, 1, 256, 400
+	})},
 }
+
+// gemma3SWA is a gemma3 file whose 7 layers are 5 sliding-window ones, a
+// global one and another sliding-window one, with a window of 5 positions
+// (so that the prompt's tokens already reach past it), heads wider than
+// n_embd / n_head (as Gemma 3's 256) and the tied head Gemma 3 has.
+var gemma3SWA = archOpts("gemma3", func(o *ggufarch.Options) {
+	o.Layers, o.HeadDim, o.SlidingWindow, o.Tied = 7, 32, 5, true
+})
 
 // archOpts are ggufarch's defaults for arch (2 layers, width 64, 4 heads,
 // 2 key/value heads) changed by set.
@@ -82,9 +95,10 @@ func archOpts(arch string, set func(*ggufarch.Options)) ggufarch.Options {
 
 // archExample is the DSL source that runs each architecture's files.
 var archExample = map[string]string{
-	"llama": "../../examples/llamafile/llama.g",
-	"qwen2": "../../examples/qwen2/qwen2.g",
-	"qwen3": "../../examples/qwen3/qwen3.g",
+	"llama":  "../../examples/llamafile/llama.g",
+	"qwen2":  "../../examples/qwen2/qwen2.g",
+	"qwen3":  "../../examples/qwen3/qwen3.g",
+	"gemma3": "../../examples/gemma3/gemma3.g",
 }
 
 // archPrompt encodes to at least 8 tokens in either vocabulary.
@@ -136,7 +150,7 @@ func TestArchLogitsMatchLlamaCpp(t *testing.T) {
 					if len(res.Logits) != archSteps+1 || len(res.Generated) != archSteps {
 						t.Fatalf("llama.cpp gave %d logit rows and %d tokens, want %d and %d", len(res.Logits), len(res.Generated), archSteps+1, archSteps)
 					}
-					b := archBounds[typ]
+					b := archBoundsFor(tc.opts.Arch, typ)
 					if !res.FlashAttnSet {
 						b.float, b.roundSteps = max(b.float, 5e-3), max(b.roundSteps, 5e-3)
 						t.Logf("llama.cpp's flash attention is on (this release's parameter layout is unknown to the harness); bound %g", b.float)
@@ -175,9 +189,9 @@ func TestArchFlashAttnMatchesLlamaCpp(t *testing.T) {
 					t.Fatalf("llama.cpp gave %d logit rows and %d tokens, want %d and %d", len(res.Logits), len(res.Generated), archSteps+1, archSteps)
 				}
 				got := archLogitsWith(t, archExample[tc.opts.Arch], path, ids, res.Generated, nil, map[string]int64{"fa": 1})
-				b := archBounds[typ]
-				if normedHeads[tc.opts.Arch] {
-					b.roundSteps, b.maxStepped = max(b.roundSteps, normedHeadsFA), archSteps+1
+				b := archBoundsFor(tc.opts.Arch, typ)
+				if fa, ok := normedHeadsFA[tc.opts.Arch]; ok {
+					b.roundSteps, b.maxStepped = max(b.roundSteps, fa), archSteps+1
 				}
 				b.check(t, "llama.cpp -fa on, graphc -fa on", got, res.Logits, res.Generated)
 			})
@@ -192,21 +206,42 @@ func TestArchFlashAttnMatchesLlamaCpp(t *testing.T) {
 // an f16 K cache crosses a rounding step, now and then, by an f16 ulp of
 // up to 2e-3 on a score, which the cache keeps for every later step.
 // With -fa on their files are bound by normedHeadsFA on any number of
-// steps: llama.cpp's own CPU builds differ by up to 4.0e-3 on 7 of 17
-// steps of qwen3-hd32-tied's q4_0 file and 1.4e-4 on its f32 file, and
-// graphc by 4.3e-3 from all of them (which agree) on its q8_0 file;
-// without flash attention these files hold archBounds.
-var normedHeads = map[string]bool{"qwen3": true}
+// steps, twice the most they were measured apart: for qwen3 llama.cpp's
+// own CPU builds differ by up to 4.0e-3 on 7 of 17 steps of
+// qwen3-hd32-tied's q4_0 file and 1.4e-4 on its f32 file, and graphc by
+// 4.3e-3 from all of them (which agree) on its q8_0 file; gemma3's files
+// (GELU through ggml's f16 table besides) by 1.8e-2 (gemma3-swa-tied,
+// q8_0). Without flash attention qwen3's files hold archBounds.
+var normedHeadsFA = map[string]float64{"qwen3": 1e-2, "gemma3": 4e-2}
 
-// normedHeadsFA is twice the most those files were measured apart.
-const normedHeadsFA = 1e-2
+// gemma3Bounds are archBounds for gemma3's files: ggml_gelu looks its
+// values up in a table by the f16 rounding of its input, so f32 files
+// have rounding steps too, and every step may cross one. Each bound is
+// twice what TestArchRoundingSensitivity measures on gemma3's cases
+// (2.2e-4, 8.0e-4, 1.3e-2 and 2.4e-2); graphc and llama.cpp were measured
+// 2.5e-4, 4.9e-4, 1.0e-2 and 6e-8 apart.
+var gemma3Bounds = map[string]stepBounds{
+	"f32":  {float: 1e-4, roundSteps: 5e-4, maxStepped: archSteps + 1},
+	"f16":  {float: 1e-3, roundSteps: 2e-3, maxStepped: archSteps + 1},
+	"q8_0": {float: 1e-4, roundSteps: 0.03, maxStepped: archSteps + 1},
+	"q4_0": {float: 1e-4, roundSteps: 0.05, maxStepped: archSteps + 1},
+}
+
+// archBoundsFor are the bounds of a file of arch whose matrices are typ.
+func archBoundsFor(arch, typ string) stepBounds {
+	if arch == "gemma3" {
+		return gemma3Bounds[typ]
+	}
+	return archBounds[typ]
+}
 
 // TestArchQuantizedCacheMatchesLlamaCpp runs llama.cpp and graphc with
 // flash attention on and KV caches of llama.cpp's -ctk/-ctv types, on files
 // whose heads are whole q8_0 blocks (32 wide). Both quantize the cache
 // alike (cpy's from_float) and read it alike: seen 3.6e-7 (1.7e-5 once),
 // where graphc over f16 caches against llama.cpp's q8_0 ones is 3.4e-3
-// off; archBounds' -fa on bounds hold.
+// off; archBounds' -fa on bounds hold (normedHeadsFA's for qwen3 and
+// gemma3, whose queries are rounded to the cache's dot type).
 func TestArchQuantizedCacheMatchesLlamaCpp(t *testing.T) {
 	h := oracle(t)
 	cases := []struct {
@@ -216,6 +251,7 @@ func TestArchQuantizedCacheMatchesLlamaCpp(t *testing.T) {
 		{"llama-gqa", archOpts("llama", func(o *ggufarch.Options) { o.Embd, o.FF = 128, 256 })},
 		{"qwen2-wide-tied", archCases[4].opts},
 		{"qwen3-hd32-tied", archCases[6].opts},
+		{"gemma3-swa-tied", gemma3SWA},
 	}
 	for _, tc := range cases {
 		for _, typ := range []string{"f32", "q8_0"} {
@@ -231,7 +267,10 @@ func TestArchQuantizedCacheMatchesLlamaCpp(t *testing.T) {
 						t.Skip("the harness cannot set this release's flash attention")
 					}
 					got := archLogitsWith(t, archExample[tc.opts.Arch], path, ids, res.Generated, nil, map[string]int64{"fa": 1, "ctk": int64(kv[0]), "ctv": int64(kv[1])})
-					b := archBounds[typ]
+					b := archBoundsFor(tc.opts.Arch, typ)
+					if fa, ok := normedHeadsFA[tc.opts.Arch]; ok {
+						b.roundSteps, b.maxStepped = max(b.roundSteps, fa), archSteps+1
+					}
 					b.check(t, "llama.cpp -fa on -ctk -ctv, graphc the same", got, res.Logits, res.Generated)
 				})
 			}
@@ -255,13 +294,23 @@ func TestArchRoundingSensitivity(t *testing.T) {
 		for _, typ := range archTypes {
 			path := archFile(t, tc.opts, typ)
 			ids := encodePrompt(t, path)
-			worst[typ] = max(worst[typ], roundingSensitivity(t, archExample[tc.opts.Arch], path, ids))
+			key := typ
+			if tc.opts.Arch == "gemma3" {
+				key = "gemma3/" + typ
+			}
+			worst[key] = max(worst[key], roundingSensitivity(t, archExample[tc.opts.Arch], path, ids))
 		}
 	}
-	for _, typ := range archTypes {
-		t.Logf("%s: one-ulp perturbations move the logits by up to %.3g (roundSteps %g)", typ, worst[typ], archBounds[typ].roundSteps)
-		if worst[typ] > archBounds[typ].roundSteps {
-			t.Errorf("%s: one-ulp perturbations move the logits by up to %.3g, more than archBounds' roundSteps %g", typ, worst[typ], archBounds[typ].roundSteps)
+	for _, key := range slices.Sorted(maps.Keys(worst)) {
+		w := worst[key]
+		arch, typ, ok := strings.Cut(key, "/")
+		if !ok {
+			arch, typ = "", key
+		}
+		b := archBoundsFor(arch, typ)
+		t.Logf("%s: one-ulp perturbations move the logits by up to %.3g (roundSteps %g)", key, w, b.roundSteps)
+		if w > b.roundSteps {
+			t.Errorf("%s: one-ulp perturbations move the logits by up to %.3g, more than its roundSteps %g", key, w, b.roundSteps)
 		}
 	}
 }
@@ -355,6 +404,14 @@ func compileFor(t *testing.T, model, path string, cfg compiler.Config) *compiler
 // (-fa on: "fa" = 1).
 func archLogitsWith(t *testing.T, model, path string, prompt, steps []int32, observe func(string, *tensor.Tensor), flags map[string]int64) [][]float32 {
 	t.Helper()
+	return archLogitsWindow(t, model, path, prompt, steps, observe, flags, 0)
+}
+
+// archLogitsWindow is archLogitsWith whose sliding-window mask, for a
+// model that has one, is over window positions instead of the file's
+// (where window is not 0).
+func archLogitsWindow(t *testing.T, model, path string, prompt, steps []int32, observe func(string, *tensor.Tensor), flags map[string]int64, window int) [][]float32 {
+	t.Helper()
 	res := compileFor(t, model, path, compiler.Config{Flags: flags})
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -370,6 +427,20 @@ func archLogitsWith(t *testing.T, model, path string, prompt, steps []int32, obs
 		t.Fatal(err)
 	}
 	defer m.Close()
+	// A model with sliding-window layers has their mask as a second input,
+	// over the file's window.
+	hasSWA := false
+	for _, in := range res.Graph.Inputs {
+		hasSWA = hasSWA || in.Name == "KQ_mask_swa"
+		if in.Name == "KQ_mask_swa" && window == 0 {
+			arch, _ := f.File.MetaString("general.architecture")
+			w, ok := f.File.MetaInt(arch + ".attention.sliding_window")
+			if !ok {
+				t.Fatalf("%s: KQ_mask_swa without %s.attention.sliding_window", path, arch)
+			}
+			window = int(w)
+		}
+	}
 	var rows [][]float32
 	eval := func(tokens []int32, pos int) {
 		n, nKV := len(tokens), pos+len(tokens)
@@ -382,8 +453,13 @@ func archLogitsWith(t *testing.T, model, path string, prompt, steps []int32, obs
 		copy(mask.F32s(), mask32)
 		last := tensor.NewTensor(tensor.I32, [4]int{1, 1, 1, 1})
 		last.I32s()[0] = int32(n - 1)
-		out, err := m.Eval(map[string]int{"n_tokens": n, "n_kv": nKV, "n_outputs": 1},
-			map[string]tensor.Tensor{"inp_tokens": toks, "inp_pos": positions, "KQ_mask": mask, "inp_out_ids": last})
+		inputs := map[string]tensor.Tensor{"inp_tokens": toks, "inp_pos": positions, "KQ_mask": mask, "inp_out_ids": last}
+		if hasSWA {
+			swa := tensor.NewTensor(tensor.F32, [4]int{nKV, n, 1, 1})
+			copy(swa.F32s(), engine.SlidingWindowMask(n, pos, window))
+			inputs["KQ_mask_swa"] = swa
+		}
+		out, err := m.Eval(map[string]int{"n_tokens": n, "n_kv": nKV, "n_outputs": 1}, inputs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -558,6 +634,31 @@ func TestArchTensorsMatchLlamaCpp(t *testing.T) {
 		if !slices.Contains(compared, want) {
 			t.Errorf("%s was not compared (llama.cpp dumped %d tensors)", want, len(dumped))
 		}
+	}
+}
+
+// TestArchSlidingWindowMatchesLlamaCpp: on gemma3SWA's f32 file, whose
+// window of 5 positions the prompt already reaches past, graphc's logits
+// are llama.cpp's within gemma3Bounds, and with the window left out (the
+// sliding-window layers' mask the causal one) far outside them, so that
+// the other tests would see a window not applied.
+func TestArchSlidingWindowMatchesLlamaCpp(t *testing.T) {
+	h := oracle(t)
+	model := archExample["gemma3"]
+	path := archFile(t, gemma3SWA, "f32")
+	ids := encodePrompt(t, path)
+	res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: archSteps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := archBoundsFor("gemma3", "f32")
+	got := archLogits(t, model, path, ids, res.Generated, nil)
+	b.check(t, "llama.cpp, graphc", got, res.Logits, res.Generated)
+	without := archLogitsWindow(t, model, path, ids, res.Generated, nil, nil, 64)
+	d, dWithout := maxRowDiff(t, got, res.Logits, 0, len(got)), maxRowDiff(t, without, res.Logits, 0, len(got))
+	t.Logf("max |graphc − llama.cpp|: %.3g with the window of %d, %.3g without (bound %g)", d, gemma3SWA.SlidingWindow, dWithout, b.roundSteps)
+	if dWithout <= 10*b.roundSteps {
+		t.Errorf("without the window graphc is within %.3g of llama.cpp, within 10 times the bound %g: the tests would not see it left out", dWithout, b.roundSteps)
 	}
 }
 

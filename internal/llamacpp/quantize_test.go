@@ -23,8 +23,9 @@ import (
 // 2 to 16 layers (use_more_bits' eighths and thirds, q3_K_m's sixteenth),
 // rows of whole 256-blocks and rows that need a fallback (width 320,
 // feed-forward 864: whole 32-blocks only; feed-forward 400: not even
-// those, so f16); qwen3's query and key norms, and its heads wider than
-// n_embd / n_head.
+// those, so f16); qwen3's and gemma3's query and key norms (gemma3's
+// norms after the attention and the feed-forward too), and their heads
+// wider than n_embd / n_head.
 var mixCases = []struct {
 	name string
 	opts ggufarch.Options
@@ -52,6 +53,9 @@ var mixCases = []struct {
 	})},
 	{"qwen3-hd128-tied-4", archOpts("qwen3", func(o *ggufarch.Options) {
 		o.Layers, o.Embd, o.Heads, o.KVHeads, o.HeadDim, o.FF, o.Vocab, o.Tied = 4, 256, 4, 2, 128, 512, 512, true
+	})},
+	{"gemma3-hd128-tied-6", archOpts("gemma3", func(o *ggufarch.Options) {
+		o.Layers, o.Embd, o.Heads, o.KVHeads, o.HeadDim, o.FF, o.Vocab, o.Tied = 6, 256, 4, 1, 128, 512, 512, true
 	})},
 }
 

@@ -50,6 +50,7 @@ type Backend struct {
 	pmm      packedMulMat
 	pgroup   packedGroup
 	pq       panelTask
+	moe      moeState
 	packed   map[*byte]*packedWeight // Pack's copies by their weight's first byte, shared with the lanes
 
 	// lanes are single-threaded backends, one per thread, that run the

@@ -40,3 +40,18 @@ func ParallelBatch(seqs, step int) (positions []int32, mask []float32) {
 	}
 	return positions, mask
 }
+
+// SlidingWindowMask is CausalBatch's mask for a batch's sliding-window
+// attention layers over window positions, as llama.cpp builds its
+// KQ_mask_swa (LLAMA_SWA_TYPE_STANDARD): token t, at position pos+t, sees
+// the slots of positions pos+t-window+1 … pos+t and -inf elsewhere.
+func SlidingWindowMask(n, pos, window int) []float32 {
+	_, mask := CausalBatch(n, pos)
+	nKV := pos + n
+	for t := range n {
+		for j := range max(0, pos+t-window+1) {
+			mask[t*nKV+j] = float32(math.Inf(-1))
+		}
+	}
+	return mask
+}

@@ -24,3 +24,23 @@ func TestParallelBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestSlidingWindowMask: a token sees its own slot and the window-1
+// before it, none later and none further back.
+func TestSlidingWindowMask(t *testing.T) {
+	const n, pos, window = 3, 5, 4
+	mask := SlidingWindowMask(n, pos, window)
+	nKV := pos + n
+	if len(mask) != n*nKV {
+		t.Fatalf("%d mask values", len(mask))
+	}
+	for tok := range n {
+		p := pos + tok
+		for j := range nKV {
+			open := mask[tok*nKV+j] == 0
+			if want := j <= p && p-j < window; open != want || (!open && !math.IsInf(float64(mask[tok*nKV+j]), -1)) {
+				t.Errorf("token %d, slot %d: mask %v", tok, j, mask[tok*nKV+j])
+			}
+		}
+	}
+}

@@ -46,4 +46,10 @@ type Kernels interface {
 	Cpy(dst, src *tensor.Tensor)
 	// FlashAttnExt computes flash_attn_ext (GGML_OP_FLASH_ATTN_EXT): softmax(q·kᵀ·scale + slope·mask)·v per head, fused; result [head_dim, n_head, n_tokens] (ggml_flash_attn_ext).
 	FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams)
+	// MulMatID computes mul_mat_id (GGML_OP_MUL_MAT_ID): dst[:, e, t] = Σk as[k, :, ids[e, t]]·x[k, e % x.Ne[1], t]: each token's chosen experts' products, as [n_embd, n_ff, n_expert], ids i32 [n_used, n_tokens] (ggml_mul_mat_id).
+	MulMatID(dst, as, x, ids *tensor.Tensor)
+	// ArgSort computes argsort (GGML_OP_ARGSORT): each row's indices (i32) ordered by the row's values, ascending or descending (ggml_argsort).
+	ArgSort(dst, a *tensor.Tensor, p ops.ArgSortParams)
+	// SumRows computes sum_rows (GGML_OP_SUM_ROWS): dst[0, i1, i2, i3] = Σ a[:, i1, i2, i3].
+	SumRows(dst, a *tensor.Tensor)
 }

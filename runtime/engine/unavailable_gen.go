@@ -26,3 +26,6 @@ func (u *Unavailable) Cpy(dst, src *tensor.Tensor)                              
 func (u *Unavailable) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams) {
 	u.fail()
 }
+func (u *Unavailable) MulMatID(dst, as, x, ids *tensor.Tensor)            { u.fail() }
+func (u *Unavailable) ArgSort(dst, a *tensor.Tensor, p ops.ArgSortParams) { u.fail() }
+func (u *Unavailable) SumRows(dst, a *tensor.Tensor)                      { u.fail() }

@@ -480,6 +480,15 @@ var constructors = map[ops.Op]constructor{
 		}
 		return r
 	},
+	ops.MulMatID: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.MulMatID(ctx, s[0], s[1], s[2])
+	},
+	ops.ArgSort: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+		return a.Argsort(ctx, s[0], int32(p.(ops.ArgSortParams).Order))
+	},
+	ops.SumRows: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.SumRows(ctx, s[0])
+	},
 }
 
 // kernelOp is the op whose kernel computes op: the first of the table's
@@ -523,7 +532,8 @@ func placeOf(typ tensor.DType, ne, nb [4]int64) place {
 // (ggml_mul_mat asserts !ggml_is_transposed), a right operand whose
 // elements are not adjacent (ggml-cpu asserts nb10 == the type's size), a
 // strided softmax input or
-// mask (ggml_soft_max_ext asserts contiguity).
+// mask (ggml_soft_max_ext asserts contiguity), and the like of mul_mat_id,
+// sum_rows and argsort.
 func needsCont(l *launch, s int) bool {
 	p := &l.src[s]
 	switch {
@@ -533,6 +543,12 @@ func needsCont(l *launch, s int) bool {
 		return p.nb[0] != p.typ.Size()
 	case l.op == ops.SoftMax:
 		return !contiguous(p)
+	case l.op == ops.MulMatID && s == 1, l.op == ops.SumRows:
+		// ggml-cpu asserts x's and sum_rows' elements adjacent.
+		return p.nb[0] != p.typ.Size()
+	case l.op == ops.ArgSort:
+		// ggml-cpu reads row i at i·nb01.
+		return !contiguous(p)
 	}
 	return false
 }
@@ -540,8 +556,10 @@ func needsCont(l *launch, s int) bool {
 // resultType is the type ggml's constructor gives the kernel's result.
 func resultType(l *launch) tensor.DType {
 	switch l.op {
-	case ops.MulMat:
+	case ops.MulMat, ops.MulMatID:
 		return tensor.F32
+	case ops.ArgSort:
+		return tensor.I32
 	case ops.GetRows:
 		if l.src[0].typ == tensor.I32 {
 			return tensor.I32

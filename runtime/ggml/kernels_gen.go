@@ -76,3 +76,15 @@ func (b *Backend) Cpy(dst, src *tensor.Tensor) {
 func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams) {
 	b.record(ops.FlashAttnExt, p.GGML(), dst, q, k, v, mask)
 }
+
+func (b *Backend) MulMatID(dst, as, x, ids *tensor.Tensor) {
+	b.record(ops.MulMatID, [16]int32{}, dst, as, x, ids)
+}
+
+func (b *Backend) ArgSort(dst, a *tensor.Tensor, p ops.ArgSortParams) {
+	b.record(ops.ArgSort, p.GGML(), dst, a)
+}
+
+func (b *Backend) SumRows(dst, a *tensor.Tensor) {
+	b.record(ops.SumRows, [16]int32{}, dst, a)
+}

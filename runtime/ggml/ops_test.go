@@ -181,6 +181,26 @@ func testOps(t *testing.T, devName string) {
 	kq4, vq4 := in(tensor.Q4_0, 32, 48, 2), in(tensor.Q4_0, 32, 48, 2)
 	faQ := ops.FlashAttnParams{Scale: 0.18, Prec: 32}
 
+	// A mixture of 6 experts, 3 used per token, 9 tokens: each token's
+	// experts are a random choice (distinct, as argsort's are) in the
+	// first 3 of 6 columns, viewed as llama.cpp's ggml_argsort_top_k views
+	// argsort's result.
+	chosen := upload(func() tensor.Tensor {
+		h := tensor.NewTensor(tensor.I32, [4]int{6, 9, 1, 1})
+		ids := h.I32s()
+		for tok := range 9 {
+			for i, e := range r.Perm(6) {
+				ids[tok*6+i] = int32(e)
+			}
+		}
+		return h
+	}())
+	ids := view(chosen, 0, [4]int{3, 9, 1, 1}, [4]int{4, 24, 24 * 9, 24 * 9})
+	xTok := in(tensor.F32, 64, 1, 9)  // one column per token, shared by its experts
+	xUsed := in(tensor.F32, 64, 3, 9) // a column per token and expert
+	xK := in(tensor.F32, 256, 1, 9)
+	probs := in(tensor.F32, 6, 9)
+
 	type step struct {
 		op      ops.Op
 		variant string
@@ -241,6 +261,17 @@ func testOps(t *testing.T, devName string) {
 		{ops.FlashAttnExt, "q8_0 cache, one token", out(tensor.F32, 32, 4, 1), []*pair{in(tensor.F32, 32, 1, 4), kq8, vq8, causal(48, 1)}, []any{faQ}, tolerance{2e-3, 2e-3}},
 		{ops.FlashAttnExt, "q8_0 cache, batch", out(tensor.F32, 32, 4, 9), []*pair{in(tensor.F32, 32, 9, 4), kq8, vq8, causal(48, 9)}, []any{faQ}, tolerance{2e-3, 2e-3}},
 		{ops.FlashAttnExt, "q4_0 cache, batch", out(tensor.F32, 32, 4, 9), []*pair{in(tensor.F32, 32, 9, 4), kq4, vq4, causal(48, 9)}, []any{faQ}, tolerance{2e-3, 2e-3}},
+		// The experts' products are MulMat's per expert (seen on ggml's
+		// CPU: to float rounding, 3.8e-6 for q4_K; lavapipe's q4_K 8.7e-2 at
+		// sums over 256 of about 5).
+		{ops.MulMatID, "f32", out(tensor.F32, 40, 3, 9), []*pair{in(tensor.F32, 64, 40, 6), xTok, ids}, nil, tolerance{2e-2, 2e-2}},
+		{ops.MulMatID, "f16", out(tensor.F32, 40, 3, 9), []*pair{in(tensor.F16, 64, 40, 6), xTok, ids}, nil, tolerance{2e-2, 2e-2}},
+		{ops.MulMatID, "q8_0", out(tensor.F32, 40, 3, 9), []*pair{in(tensor.Q8_0, 64, 40, 6), xTok, ids}, nil, tolerance{5e-2, 2e-2}},
+		{ops.MulMatID, "q4_0, a column per expert", out(tensor.F32, 40, 3, 9), []*pair{in(tensor.Q4_0, 64, 40, 6), xUsed, ids}, nil, tolerance{5e-2, 2e-2}},
+		{ops.MulMatID, "q4_K", out(tensor.F32, 24, 3, 9), []*pair{in(tensor.Q4_K, 256, 24, 6), xK, ids}, nil, tolerance{1.5e-1, 2e-2}},
+		{ops.ArgSort, "descending", out(tensor.I32, 6, 9), []*pair{probs}, []any{ops.ArgSortParams{Order: 1}}, exact},
+		{ops.ArgSort, "ascending", out(tensor.I32, 16, 48, 2), []*pair{rows}, []any{ops.ArgSortParams{}}, exact},
+		{ops.SumRows, "", out(tensor.F32, 1, 48, 2), []*pair{a}, nil, tolerance{1e-5, 1e-5}},
 		{ops.FlashAttnExt, "q8_0 K, f16 V", out(tensor.F32, 32, 4, 9), []*pair{in(tensor.F32, 32, 9, 4), kq8, in(tensor.F16, 32, 48, 2), causal(48, 9)}, []any{faQ}, tolerance{2e-3, 2e-3}},
 	}
 	stepped := map[ops.Op]bool{}
@@ -323,10 +354,18 @@ func testOps(t *testing.T, devName string) {
 			g.GetTensor(&raw, &st.dst.dev)
 			got := tensor.NewTensor(tensor.F32, st.dst.host.Ne)
 			want := tensor.NewTensor(tensor.F32, st.dst.host.Ne)
-			if raw.Type.Quantized() {
+			switch {
+			case raw.Type.Quantized():
 				tensor.Dequantize(got.F32s()[:0], raw.Type, raw.Data, got.NElem())
 				tensor.Dequantize(want.F32s()[:0], raw.Type, st.dst.host.Data, want.NElem())
-			} else {
+			case raw.Type == tensor.I32: // argsort's indices
+				for i, v := range raw.I32s() {
+					got.F32s()[i] = float32(v)
+				}
+				for i, v := range st.dst.host.I32s() {
+					want.F32s()[i] = float32(v)
+				}
+			default:
 				c.Cpy(&got, &raw)
 				c.Cpy(&want, &st.dst.host)
 			}

@@ -432,7 +432,10 @@ func (e *Engine) step() {
 		return
 	}
 	b.NKV = e.used
-	b.Mask = e.mask(b.Mask[:0])
+	b.Mask = e.mask(b.Mask[:0], 0)
+	if w := e.info.SlidingWindow; w > 0 {
+		b.MaskSWA = e.mask(b.MaskSWA[:0], w)
+	}
 	logits, err := e.m.Decode(b)
 	if err != nil {
 		for len(e.active) > 0 {
@@ -448,8 +451,9 @@ func (e *Engine) step() {
 }
 
 // mask is the batch's attention mask: each token sees the slots of its
-// own sequence's earlier positions and its own.
-func (e *Engine) mask(m []float32) []float32 {
+// own sequence's earlier positions and its own; with a window, only of
+// the window's last positions.
+func (e *Engine) mask(m []float32, window int) []float32 {
 	b := &e.batch
 	n, nkv := len(b.Tokens), b.NKV
 	if cap(m) < n*nkv {
@@ -463,7 +467,11 @@ func (e *Engine) mask(m []float32) []float32 {
 	for t := range n {
 		sq := e.slots[nkv-n+t] // the batch's tokens fill the slots before NKV
 		row := m[t*nkv : (t+1)*nkv]
-		for _, sl := range sq.slots[:b.Pos[t]+1] {
+		from := 0
+		if window > 0 {
+			from = max(0, int(b.Pos[t])-window+1)
+		}
+		for _, sl := range sq.slots[from : b.Pos[t]+1] {
 			row[sl] = 0
 		}
 	}

@@ -71,6 +71,18 @@ func (c *cacheModel) Decode(b *lm.Batch) ([]float32, error) {
 		if slices.Contains(seen[t], -1) {
 			return nil, fmt.Errorf("token %d at position %d does not see all its sequence: %v", t, b.Pos[t], seen[t])
 		}
+		// The sliding-window mask: what Mask opens, but for the positions
+		// the window has passed.
+		if w := c.info.SlidingWindow; w > 0 {
+			if len(b.MaskSWA) != n*b.NKV {
+				return nil, fmt.Errorf("sliding-window mask of %d values, want %d", len(b.MaskSWA), n*b.NKV)
+			}
+			for j, m := range b.MaskSWA[t*b.NKV : (t+1)*b.NKV] {
+				if want := row[j] == 0 && c.pos[j] > b.Pos[t]-int32(w); (m == 0) != want || (m != 0 && !math.IsInf(float64(m), -1)) {
+					return nil, fmt.Errorf("token %d at position %d: sliding-window mask %v at slot %d (position %d)", t, b.Pos[t], m, j, c.pos[j])
+				}
+			}
+		}
 	}
 	out := make([]float32, 0, len(b.Outputs)*testVocab)
 	for _, t := range b.Outputs {
@@ -179,6 +191,29 @@ func TestEngineOneSequence(t *testing.T) {
 	// 19 prompt tokens in batches of 8: 3 evaluations, then one a token.
 	if m.sizes[0] != 8 || m.sizes[1] != 8 || m.sizes[2] != 3 || m.sizes[3] != 1 {
 		t.Errorf("batch sizes %v, want 8 8 3 1 …", m.sizes)
+	}
+}
+
+// TestEngineSlidingWindow: for a model with sliding-window layers each
+// batch has their mask too, sequences decoded together and moved.
+func TestEngineSlidingWindow(t *testing.T) {
+	m := newCacheModel(48, 8)
+	m.info.SlidingWindow = 5
+	e := lm.NewEngine(m, testTokenizer(t), lm.Options{Parallel: 2})
+	defer e.Close()
+	var streams []*lm.Stream
+	for i := range 3 {
+		s, err := e.Start(context.Background(), lm.Request{Prompt: prompt(i+1, 11), MaxTokens: 12, Sampling: greedy()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		streams = append(streams, s)
+	}
+	for i, s := range streams {
+		ids, _, _ := collect(t, s)
+		if want := reference(prompt(i+1, 11), 12, true); !slices.Equal(ids, want) {
+			t.Errorf("request %d: generated %v, want %v", i, ids, want)
+		}
 	}
 }
 

@@ -22,6 +22,10 @@ type Info struct {
 	NCtx   int // KV cache slots
 	NBatch int // most tokens in one Decode
 	NVocab int // logits per output token
+	// SlidingWindow, where not 0, is the window in positions of the
+	// model's sliding-window attention layers (gemma3's): each Batch
+	// then has their mask in MaskSWA too.
+	SlidingWindow int
 }
 
 // Batch is one evaluation, as llama.cpp's decoders take it: its tokens'
@@ -31,7 +35,12 @@ type Batch struct {
 	Tokens []int32
 	Pos    []int32   // each token's position in its sequence (rope's)
 	Mask   []float32 // len(Tokens) rows of NKV: 0 where the token sees the slot, -inf where it does not
-	NKV    int       // cache slots in use after this batch
+	// MaskSWA is Mask for the sliding-window layers of a model whose
+	// Info has a SlidingWindow: a token sees only the slots of its
+	// sequence's last SlidingWindow positions, its own included
+	// (llama.cpp's KQ_mask_swa).
+	MaskSWA []float32
+	NKV     int // cache slots in use after this batch
 	// Outputs are the indexes into Tokens whose logits Decode returns.
 	Outputs []int32
 }

@@ -143,6 +143,18 @@ func opCases() []opCase {
 				tr.Ne[0], tr.Ne[1], tr.Nb[0], tr.Nb[1] = tr.Ne[1], tr.Ne[0], tr.Nb[1], tr.Nb[0]
 				k.Cpy(d, &tr)
 			}, 0},
+		// Two of 4 experts for each of 3 tokens, the tokens' columns shared.
+		{"mul_mat_id q8_0", []tensor.Tensor{filled(tensor.Q8_0, ne(64, 8, 4), 15), filled(F32, ne(64, 1, 3), 16), func() tensor.Tensor {
+			t := ints(3, 1, 0, 3, 2, 0)
+			t.Ne, t.Nb = ne(2, 3), tensor.ContiguousStrides(tensor.I32, ne(2, 3))
+			return t
+		}()}, shape(F32, 8, 2, 3), func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.MulMatID(d, s[0], s[1], s[2]) }, 1e-6},
+		{"argsort descending", []tensor.Tensor{filled(F32, ne(16, 4), 17)}, shape(tensor.I32, 16, 4),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) {
+				k.ArgSort(d, s[0], ops.ArgSortParams{Order: 1})
+			}, 0},
+		{"sum_rows", []tensor.Tensor{filled(F32, ne(64, 3, 2), 18)}, shape(F32, 1, 3, 2),
+			func(k engine.Kernels, d *tensor.Tensor, s []*tensor.Tensor) { k.SumRows(d, s[0]) }, 1e-6},
 	}
 }
 

@@ -76,3 +76,15 @@ func (b *Backend) Cpy(dst, src *tensor.Tensor) {
 func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams) {
 	b.launch(ops.FlashAttnExt, p.GGML(), dst, q, k, v, mask)
 }
+
+func (b *Backend) MulMatID(dst, as, x, ids *tensor.Tensor) {
+	b.launch(ops.MulMatID, [16]int32{}, dst, as, x, ids)
+}
+
+func (b *Backend) ArgSort(dst, a *tensor.Tensor, p ops.ArgSortParams) {
+	b.launch(ops.ArgSort, p.GGML(), dst, a)
+}
+
+func (b *Backend) SumRows(dst, a *tensor.Tensor) {
+	b.launch(ops.SumRows, [16]int32{}, dst, a)
+}

@@ -94,3 +94,18 @@ func (s *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAtt
 	dst, q, k, v, mask = s.on(dst), s.on(q), s.on(k), s.on(v), s.on(mask)
 	s.launch(func(cb *cpu.Backend) { cb.FlashAttnExt(dst, q, k, v, mask, p) })
 }
+
+func (s *Backend) MulMatID(dst, as, x, ids *tensor.Tensor) {
+	dst, as, x, ids = s.on(dst), s.on(as), s.on(x), s.on(ids)
+	s.launch(func(cb *cpu.Backend) { cb.MulMatID(dst, as, x, ids) })
+}
+
+func (s *Backend) ArgSort(dst, a *tensor.Tensor, p ops.ArgSortParams) {
+	dst, a = s.on(dst), s.on(a)
+	s.launch(func(cb *cpu.Backend) { cb.ArgSort(dst, a, p) })
+}
+
+func (s *Backend) SumRows(dst, a *tensor.Tensor) {
+	dst, a = s.on(dst), s.on(a)
+	s.launch(func(cb *cpu.Backend) { cb.SumRows(dst, a) })
+}

@@ -110,6 +110,9 @@ func TestSimMatchesCPU(t *testing.T) {
 		{ops.Cont, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
 		{ops.FlashAttnExt, "", out(tensor.F32, 16, 4, 9), []*simPair{in(tensor.F32, 16, 9, 4), in(tensor.F16, 16, 48, 2), in(tensor.F16, 16, 48, 2), in(tensor.F16, 48, 9)},
 			[]any{ops.FlashAttnParams{Scale: 0.25}}},
+		{ops.MulMatID, "", out(tensor.F32, 40, 5, 1), []*simPair{in(tensor.F16, 64, 40, 8), in(tensor.F32, 64, 1, 1), idx}, nil},
+		{ops.ArgSort, "", out(tensor.I32, 16, 48, 2), []*simPair{rows}, []any{ops.ArgSortParams{Order: 1}}},
+		{ops.SumRows, "", out(tensor.F32, 1, 48, 2), []*simPair{a}, nil},
 	}
 	stepped := map[ops.Op]bool{}
 	for _, st := range steps {

@@ -117,8 +117,8 @@ func TestBenchLlamaGenerate(t *testing.T) {
 	checkBenchRows(t, out.String(), "q8_0.gguf pp64", "q8_0.gguf tg16", "q8_0.gguf ttft64", "q8_0.gguf gen16")
 }
 
-// TestBenchLlamaArch runs bench -llama -short on a qwen2 file: the bench
-// compiles the architecture's model (examples.ForArch's).
+// TestBenchLlamaArch runs bench -llama -short on qwen2 and gemma3 files:
+// the bench compiles the architecture's model (examples.ForArch's).
 func TestBenchLlamaArch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a small file and compiles a model for it")
@@ -130,6 +130,20 @@ func TestBenchLlamaArch(t *testing.T) {
 	checkBenchRows(t, out.String(), "q8_0.gguf pp64", "q8_0.gguf tg16")
 	if !strings.Contains(out.String(), "qwen2-l2-") {
 		t.Errorf("no qwen2 file in\n%s", out.String())
+	}
+	// gemma3's sliding-window mask, at a depth past the window, built by
+	// the generated package's driver; -interp says it does not build it.
+	if !haveGo() {
+		t.Skip("no go on $PATH to build the generated package with")
+	}
+	out.Reset()
+	if code := Main([]string{"bench", "-llama", "-short", "-threads", "1", "-arch", "gemma3", "-type", "q8_0", "-d", "40"}, &out, &errb); code != ExitOK {
+		t.Fatalf("gemma3: exit %d: %s", code, errb.String())
+	}
+	checkBenchRows(t, out.String(), "q8_0.gguf pp64@d40", "q8_0.gguf tg16@d40")
+	errb.Reset()
+	if code := Main([]string{"bench", "-llama", "-short", "-interp", "-threads", "1", "-arch", "gemma3", "-type", "q8_0"}, &out, &errb); code == ExitOK || !strings.Contains(errb.String(), "takes input KQ_mask_swa") {
+		t.Errorf("gemma3 -interp: exit %d: %s", code, errb.String())
 	}
 }
 

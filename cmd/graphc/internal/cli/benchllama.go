@@ -60,7 +60,7 @@ type llamaBench struct {
 }
 
 // benchShapes are the default files' shapes per -arch, the real models'
-// (Llama-3.2-1B, Qwen2.5-0.5B, Qwen3-0.6B); benchShortShape a small file of the same
+// (Llama-3.2-1B, Qwen2.5-0.5B, Qwen3-0.6B, Gemma-3-1B); benchShortShape a small file of the same
 // kind for -short.
 var (
 	benchShapes = map[string]ggufarch.Options{
@@ -70,9 +70,14 @@ var (
 			Vocab: 151936, Ctx: 32768, RopeTheta: 1000000, Tied: true, Seed: 1},
 		"qwen3": {Arch: "qwen3", Layers: 28, Embd: 1024, Heads: 16, KVHeads: 8, HeadDim: 128, FF: 3072,
 			Vocab: 151936, Ctx: 40960, RopeTheta: 1000000, Tied: true, Seed: 1},
+		"gemma3": {Arch: "gemma3", Layers: 26, Embd: 1152, Heads: 4, KVHeads: 1, HeadDim: 256, FF: 6912,
+			Vocab: 262144, Ctx: 32768, SlidingWindow: 512, RopeTheta: 1000000, Tied: true, Seed: 1},
 	}
 	benchShortShape = ggufarch.Options{Layers: 2, Embd: 256, Heads: 8, KVHeads: 2, FF: 512,
 		Vocab: 512, Ctx: 2048, RopeTheta: 500000, Tied: true, Seed: 1}
+	// benchShortWindow is -short's sliding window, for the architectures
+	// that have one: shorter than -short's tests.
+	benchShortWindow = 32
 )
 
 // fileList collects repeated -file flags.
@@ -297,6 +302,9 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	if lb.short {
 		shape = benchShortShape
 		shape.Arch = lb.arch
+		if benchShapes[lb.arch].SlidingWindow > 0 {
+			shape.SlidingWindow = benchShortWindow
+		}
 	} else {
 		d, err := os.UserCacheDir()
 		if err != nil {
@@ -417,6 +425,13 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 	name, res, err := lb.compile(path)
 	if err != nil {
 		return nil, err
+	}
+	if lb.interp {
+		for _, in := range res.Graph.Inputs {
+			if in.Name != "inp_tokens" && in.Name != "inp_pos" && in.Name != "KQ_mask" && in.Name != "inp_out_ids" {
+				return nil, &compiler.UserError{Msg: fmt.Sprintf("bench -llama -interp: %s's model takes input %s, which only the generated package's driver builds: run without -interp", filepath.Base(path), in.Name)}
+			}
+		}
 	}
 	f, err := gguf.Open(path)
 	if err != nil {

@@ -37,11 +37,16 @@ func TestGenerateMatchesLlamaCpp(t *testing.T) {
 	}
 	t.Setenv("GRAPHC_CACHE", t.TempDir())
 	const prompt = "Once upon a time, in a land far away"
-	for _, arch := range []string{"llama", "qwen2", "qwen3"} {
+	for _, arch := range []string{"llama", "qwen2", "qwen3", "gemma3", "phi3"} {
 		t.Run(arch, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), arch+".gguf")
 			o := ggufarch.Defaults(arch)
 			o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab = 128, 4, 2, 256, 512
+			if arch == "gemma3" {
+				// Seven layers, a global one among them, and a window the
+				// prompt and the steps reach past.
+				o.Layers, o.SlidingWindow = 7, 6
+			}
 			if err := ggufarch.WriteFile(path, o); err != nil {
 				t.Fatal(err)
 			}

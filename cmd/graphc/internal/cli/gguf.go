@@ -61,6 +61,9 @@ func cmdGGUFNew(e *env, args []string) error {
 			return &usageError{fmt.Sprintf("-fill %s: want ggml or random", *fill)}
 		}
 		arch.Type, arch.Seed = dt, *seed
+		if arch.SlidingWindow == 0 {
+			arch.SlidingWindow = ggufarch.Defaults(arch.Arch).SlidingWindow
+		}
 		if *chatTemplate != "" {
 			if arch.ChatTemplate, err = readChatTemplate(*chatTemplate); err != nil {
 				return err
@@ -169,12 +172,17 @@ func archFlags(fs *flag.FlagSet, o *ggufarch.Options) {
 	fs.IntVar(&o.FF, "ff", def.FF, "-arch: feed-forward width")
 	fs.IntVar(&o.Vocab, "vocab", def.Vocab, "-arch: vocabulary size (at least 288: byte tokens and specials)")
 	fs.IntVar(&o.Ctx, "ctx", def.Ctx, "-arch: context length the model is trained for (<arch>.context_length)")
-	fs.IntVar(&o.HeadDim, "head-dim", def.HeadDim, "-arch qwen3: the size of an attention head (<arch>.attention.key_length and value_length; 0: -embd / -heads; Qwen3-0.6B's is 128 at -embd 1024 -heads 16)")
-	fs.Float64Var(&o.RopeTheta, "rope-theta", def.RopeTheta, "-arch: rope frequency base (0: 10000 for llama, 1000000 for qwen2 and qwen3)")
-	fs.Float64Var(&o.Eps, "eps", def.Eps, "-arch: RMS norm epsilon (0: 1e-5 for llama, 1e-6 for qwen2 and qwen3)")
+	fs.IntVar(&o.SlidingWindow, "sliding-window", 0, "-arch gemma3: the sliding-window layers' window in positions (<arch>.attention.sliding_window; 0: Gemma 3 1B's 512); -arch phi3: phi3.attention.sliding_window (llama.cpp does not apply it to phi3)")
+	fs.IntVar(&o.HeadDim, "head-dim", def.HeadDim, "-arch qwen3, gemma3: the size of an attention head (<arch>.attention.key_length and value_length; 0: -embd / -heads; Qwen3-0.6B's is 128 at -embd 1024 -heads 16)")
+	fs.Float64Var(&o.RopeTheta, "rope-theta", def.RopeTheta, "-arch: rope frequency base (0: 10000 for llama and phi3, 1000000 for qwen2, qwen3 and gemma3)")
+	fs.Float64Var(&o.Eps, "eps", def.Eps, "-arch: RMS norm epsilon (0: 1e-5 for llama and phi3, 1e-6 for qwen2, qwen3 and gemma3)")
 	fs.BoolVar(&o.Tied, "tied", def.Tied, "-arch: no output.weight; the output head is token_embd.weight (Llama 3.2, small Qwen2 and Qwen3)")
 	fs.BoolVar(&o.RopeFreqs, "rope-freqs", def.RopeFreqs, "-arch llama: write rope_freqs.weight, Llama 3.1/3.2's llama3 rope scaling factors (factor 32, low/high frequency factors 1 and 4, original context 8192, as llama.cpp's converter computes them)")
-	fs.IntVar(&o.RopeOrigCtx, "rope-orig-ctx", def.RopeOrigCtx, "-arch llama -rope-freqs: the rope scaling's original context length (0: Llama 3's 8192; pairs of wavelength beyond it are slowed 32 times)")
+	fs.IntVar(&o.RopeOrigCtx, "rope-orig-ctx", def.RopeOrigCtx, "-arch llama -rope-freqs: the rope scaling's original context length (0: Llama 3's 8192; pairs of wavelength beyond it are slowed 32 times); -arch phi3: rope.scaling.original_context_length (0: -ctx), beyond which llama.cpp and graphc rope with the long factors")
+	fs.BoolVar(&o.RopeFactors, "rope-factors", def.RopeFactors, "-arch phi3: write rope_factors_long.weight and rope_factors_short.weight, Phi-3's longrope scaling, and its attn_factor")
+	fs.IntVar(&o.Experts, "experts", def.Experts, "-arch qwen3moe: experts per layer (<arch>.expert_count; 0: 8)")
+	fs.IntVar(&o.ExpertsUsed, "experts-used", def.ExpertsUsed, "-arch qwen3moe: experts each token uses (<arch>.expert_used_count; 0: 2)")
+	fs.IntVar(&o.ExpertFF, "expert-ff", def.ExpertFF, "-arch qwen3moe: an expert's feed-forward width (<arch>.expert_feed_forward_length; 0: -ff / -experts-used)")
 }
 
 func writeGGUF(e *env, w *gguf.Writer, path string) error {
@@ -287,7 +295,7 @@ func quantizable(g *ir.Graph, t *ir.Tensor, dt tensor.DType) bool {
 				continue
 			}
 			read = true
-			if i != 0 || (n.Op != ops.MulMat && n.Op != ops.GetRows) {
+			if i != 0 || (n.Op != ops.MulMat && n.Op != ops.MulMatID && n.Op != ops.GetRows) {
 				return false
 			}
 		}

@@ -1,0 +1,170 @@
+package cpu_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/runtime/cpu"
+	"github.com/graphc/graphc/tensor"
+)
+
+// randomWeights is a tensor of type typ and shape ne holding random values
+// in [-1, 1), quantized for a block type.
+func randomWeights(r *rand.Rand, typ tensor.DType, ne [4]int) tensor.Tensor {
+	f := tensor.NewTensor(tensor.F32, ne)
+	for i := range f.F32s() {
+		f.F32s()[i] = float32(r.Float64()*2 - 1)
+	}
+	if typ == tensor.F32 {
+		return f
+	}
+	t := tensor.NewTensor(typ, ne)
+	tensor.Quantize(t.Data[:0], typ, f.F32s())
+	return t
+}
+
+// TestMulMatID: each column of mul_mat_id is mul_mat's product of the
+// expert the column's id names with the column's x (to float rounding:
+// MulMat's float kernels sum a column in another order when it comes
+// with others), for every weight type of the experts, x shared by a
+// token's experts or one per expert, and ids strided as argsort's top-k
+// view; an expert no token chose may hold anything (NaNs here); an id
+// out of range is a KernelError.
+func TestMulMatID(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	c := cpu.New(2)
+	defer c.Close()
+	const nExp, nUsed, nTok, width = 6, 3, 7, 5
+	for _, typ := range []tensor.DType{tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K} {
+		for _, ne11 := range []int{1, nUsed} {
+			k, m := 64, 40
+			if typ.BlockSize() == 256 {
+				k = 256
+			}
+			as := randomWeights(r, typ, [4]int{k, m, nExp, 1})
+			x := randomWeights(r, tensor.F32, [4]int{k, ne11, nTok, 1})
+			// ids: the first nUsed of width columns, experts 0..nExp-2
+			// only, so that the last one is never chosen.
+			all := tensor.NewTensor(tensor.I32, [4]int{width, nTok, 1, 1})
+			for tok := range nTok {
+				for i, e := range r.Perm(nExp - 1)[:width] {
+					all.I32s()[tok*width+i] = int32(e)
+				}
+			}
+			ids := tensor.Tensor{Type: tensor.I32, Ne: [4]int{nUsed, nTok, 1, 1}, Nb: [4]int{4, 4 * width, 4 * width * nTok, 4 * width * nTok}, Data: all.Data}
+			// The unchosen expert's bytes are all ones: NaN scales and values.
+			last := as.Nb[2] * (nExp - 1)
+			for i := last; i < len(as.Data); i++ {
+				as.Data[i] = 0xff
+			}
+			dst := tensor.NewTensor(tensor.F32, [4]int{m, nUsed, nTok, 1})
+			c.MulMatID(&dst, &as, &x, &ids)
+			for tok := range nTok {
+				for slot := range nUsed {
+					e := int(ids.I32s()[tok*width+slot])
+					ae := tensor.Tensor{Type: typ, Ne: [4]int{k, m, 1, 1}, Nb: [4]int{as.Nb[0], as.Nb[1], as.Nb[2], as.Nb[2]}, Data: as.Data[e*as.Nb[2] : (e+1)*as.Nb[2]]}
+					col := tensor.NewTensor(tensor.F32, [4]int{k, 1, 1, 1})
+					copy(col.F32s(), x.F32s()[(tok*ne11+slot%ne11)*k:][:k])
+					want := tensor.NewTensor(tensor.F32, [4]int{m, 1, 1, 1})
+					c.MulMat(&want, &ae, &col, ops.MulMatParams{})
+					got := dst.F32s()[(tok*nUsed+slot)*m:][:m]
+					if i := far(got, want.F32s()); i >= 0 {
+						t.Fatalf("%v, x columns %d: token %d, slot %d (expert %d): %v, mul_mat gives %v", typ, ne11, tok, slot, e, got[:4], want.F32s()[:4])
+					}
+				}
+			}
+		}
+	}
+	t.Run("id out of range", func(t *testing.T) {
+		as := randomWeights(r, tensor.F32, [4]int{32, 4, 2, 1})
+		x := randomWeights(r, tensor.F32, [4]int{32, 1, 1, 1})
+		ids := tensor.NewTensor(tensor.I32, [4]int{1, 1, 1, 1})
+		ids.I32s()[0] = 2
+		dst := tensor.NewTensor(tensor.F32, [4]int{4, 1, 1, 1})
+		defer func() {
+			if e := recover(); e == nil {
+				t.Fatal("no panic")
+			} else if err, ok := e.(error); !ok || err.Error() == "" {
+				t.Fatalf("panic %v, want a KernelError", e)
+			}
+		}()
+		c.MulMatID(&dst, &as, &x, &ids)
+	})
+}
+
+// far is the first element of got off want by more than float rounding
+// of sums of tens of products, -1 if none.
+func far(got, want []float32) int {
+	for i, w := range want {
+		if d := math.Abs(float64(got[i] - w)); !(d <= 1e-5*(1+math.Abs(float64(w)))) {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestArgSort: each row's indices order its values, ascending or
+// descending, ties in index order; strided sources are read as such.
+func TestArgSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	c := cpu.New(2)
+	defer c.Close()
+	for _, order := range []int{0, 1} {
+		for _, l := range []layout{dense, padded} {
+			a := mk(r, tensor.F32, [4]int{13, 5, 3, 1}, l)
+			// Ties: the first two elements of each row equal.
+			for row := range 15 {
+				a.set(13*row+1, a.at(13*row))
+			}
+			dst := tensor.NewTensor(tensor.I32, a.Ne)
+			c.ArgSort(&dst, a.Tensor, ops.ArgSortParams{Order: order})
+			for row := range 15 {
+				got := dst.I32s()[row*13:][:13]
+				want := make([]int32, 13)
+				for i := range want {
+					want[i] = int32(i)
+				}
+				v := func(i int32) float64 { return a.at4(int(i), row%5, row/5, 0) }
+				slices.SortStableFunc(want, func(i, j int32) int {
+					if order == 1 {
+						i, j = j, i
+					}
+					switch {
+					case v(i) < v(j):
+						return -1
+					case v(i) > v(j):
+						return 1
+					}
+					return 0
+				})
+				if !slices.Equal(got, want) {
+					t.Errorf("order %d, %v: row %d: %v, want %v", order, l, row, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestSumRows: each row's sum in float64, rounded once, from any layout.
+func TestSumRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	c := cpu.New(2)
+	defer c.Close()
+	for _, l := range []layout{dense, padded, permuted} {
+		a := mk(r, tensor.F32, [4]int{37, 4, 3, 2}, l)
+		dst := tensor.NewTensor(tensor.F32, [4]int{1, 4, 3, 2})
+		c.SumRows(&dst, a.Tensor)
+		for row := range 24 {
+			var s float64
+			for i := range 37 {
+				s += a.at4(i, row%4, row/4%3, row/12)
+			}
+			if got := dst.F32s()[row]; got != float32(s) || math.IsNaN(float64(got)) {
+				t.Errorf("%v: row %d: %g, want %g", l, row, got, float32(s))
+			}
+		}
+	}
+}
