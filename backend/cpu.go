@@ -34,7 +34,20 @@ const CPUPackRows = 16
 const CPUMaxGroup = 8
 
 // CPUPackable reports whether runtime/cpu packs weights of type dt.
-func CPUPackable(dt tensor.DType) bool { return dt == tensor.Q4_0 || dt == tensor.Q8_0 }
+func CPUPackable(dt tensor.DType) bool {
+	return dt == tensor.Q4_0 || dt == tensor.Q8_0 || dt == tensor.Q4_K
+}
+
+// CPUPackedRowBytes is the bytes one row of k elements of type dt takes in
+// runtime/cpu's packed copies: its blocks as stored, but for q4_K, whose
+// scales and mins are decoded (8 bytes of scales and 16 of mins, as int16,
+// per block of 256 for the 12 packed ones).
+func CPUPackedRowBytes(dt tensor.DType, k int) int {
+	if dt == tensor.Q4_K {
+		return k / 256 * 156
+	}
+	return dt.RowSize(k)
+}
 
 // CPUPackedBytes is the memory runtime/cpu's packed copy of a weight of
 // type dt and shape ne takes: its rows padded to a multiple of CPUPackRows
@@ -44,7 +57,7 @@ func CPUPackedBytes(dt tensor.DType, ne [4]int) int64 {
 		return 0
 	}
 	groups := int64((ne[1]+CPUPackRows-1)/CPUPackRows) * int64(ne[2]) * int64(ne[3])
-	return groups * CPUPackRows * int64(dt.RowSize(ne[0]))
+	return groups * CPUPackRows * int64(CPUPackedRowBytes(dt, ne[0]))
 }
 
 // cpuPackWeight is repack.cpp's extra_buffer_type::supports_op: a matrix

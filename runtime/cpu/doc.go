@@ -68,7 +68,7 @@
 // add/sub/mul/div/scale, the mask add, row max, sums of squares), rope,
 // qdot (q8_0·q8_0 and q4_0·q8_0 block dot products, AVX-512 VNNI where the
 // processor has it, else AVX2; quant.go holds the quantized MulMat and
-// GetRows around them) and packed (Pack's q4_0/q8_0 row groups against
+// GetRows around them) and packed (Pack's q4_0/q8_0/q4_K row groups against
 // panels of quantized columns, packed.go: AVX-512 VNNI, else AVX2 in
 // packed_avx2_amd64.s).
 // The tests run every kernel at every level the machine has (forISAs) with

@@ -17,7 +17,7 @@ import (
 // kernels that keep one row per int32 lane (packed.go).
 //
 // A packed matrix is its row groups one after the other, a group its
-// blocks in order (nb = k/32 of them), and a group's block the packRows
+// blocks in order (nb = k/32 of them, k/256 for q4_K), and a group's block the packRows
 // rows' blocks of that column range, packBlockBytes(t) long:
 //
 //	[0, 32)   the 16 rows' f16 scales, row r at 2r
@@ -26,6 +26,17 @@ import (
 //	          4c..4c+3, high nibbles: elements 16+4c..16+4c+3)
 //	q8_0: [32, 544) chunks g = 0..7 of 64 bytes: row r's dword at 32+64g+4r
 //	          is its quants 4g..4g+3, each plus 128 (an unsigned byte)
+//
+//
+// q4_K's group block covers one super-block of 256, 2496 bytes:
+//
+//	[0, 32)      the rows' f16 d, row r at 2r; [32, 64) their f16 dmin
+//	[64, 192)    scales (get_scale_min_k4's, decoded): sub-block s's at
+//	             64+16s+r, one byte per row
+//	[192, 448)   mins: row r's dword at 192+64p+4r is its mins 2p and
+//	             2p+1 as int16s (what vpdpwssd multiplies by x's sums)
+//	[448, 2496)  chunks c = 0..31 of 64 bytes: row r's dword at 448+64c+4r
+//	             is its quant bytes 4c..4c+3 as stored
 //
 // Rows past the matrix's last (m not a multiple of 16) are zeros: scale 0.
 // The unsigned quants are what vpdpbusd multiplies (unsigned by signed);
@@ -38,7 +49,17 @@ import (
 const packRows = backend.CPUPackRows
 
 // packBlockBytes is the bytes of one packed group's block.
-func packBlockBytes(dt tensor.DType) int { return packRows * dt.RowSize(32) }
+func packBlockBytes(dt tensor.DType) int {
+	return packRows * backend.CPUPackedRowBytes(dt, blockElems(dt))
+}
+
+// blockElems is the elements of one block of dt's packed copies.
+func blockElems(dt tensor.DType) int {
+	if dt == tensor.Q4_K {
+		return qkK
+	}
+	return 32
+}
 
 // packedWeight is a packed copy of one weight.
 type packedWeight struct {
@@ -65,15 +86,16 @@ func (p *packedWeight) group(mat, g int) []byte {
 // embedding) keep reading w itself.
 func (b *Backend) Pack(w *tensor.Tensor) error {
 	if !backend.CPUPackable(w.Type) {
-		return fmt.Errorf("pack: %s weights are not packed (only q4_0 and q8_0)", w.Type)
+		return fmt.Errorf("pack: %s weights are not packed (only q4_0, q8_0 and q4_K)", w.Type)
 	}
-	if !w.Contiguous() || w.Ne[0]%32 != 0 || len(w.Data) < w.Span() || w.NElem() == 0 {
+	be := blockElems(w.Type)
+	if !w.Contiguous() || w.Ne[0]%be != 0 || len(w.Data) < w.Span() || w.NElem() == 0 {
 		return fmt.Errorf("pack: weight %s%v is not a dense, non-empty matrix of whole blocks", w.Type, w.Ne)
 	}
 	if err := engine.CheckHostMemory("packed weights", backend.CPUPackedBytes(w.Type, w.Ne)); err != nil {
 		return err
 	}
-	p := &packedWeight{typ: w.Type, ne: w.Ne, nb: w.Ne[0] / 32, groups: ceilDiv(w.Ne[1], packRows)}
+	p := &packedWeight{typ: w.Type, ne: w.Ne, nb: w.Ne[0] / be, groups: ceilDiv(w.Ne[1], packRows)}
 	var free func()
 	p.data, free = allocPacked(int(backend.CPUPackedBytes(w.Type, w.Ne)))
 	// Close frees the copies; a Backend dropped without Close frees each
@@ -114,7 +136,7 @@ func (t *packTaskQ) run(chunk, nchunks, _ int) {
 	n := w.Ne[2] * w.Ne[3] * p.groups
 	lo, hi := split(n, chunk, nchunks)
 	rowBytes := w.Type.RowSize(w.Ne[0])
-	bs := w.Type.RowSize(32)
+	bs := w.Type.RowSize(blockElems(w.Type))
 	pb := packBlockBytes(w.Type)
 	for i := lo; i < hi; i++ {
 		mat, g := i/p.groups, i%p.groups
@@ -128,6 +150,10 @@ func (t *packTaskQ) run(chunk, nchunks, _ int) {
 			src := w.Data[i3*w.Nb[3]+i2*w.Nb[2]+row*w.Nb[1]:][:rowBytes]
 			for blk := 0; blk < p.nb; blk++ {
 				s, d := src[blk*bs:(blk+1)*bs], dst[blk*pb:(blk+1)*pb]
+				if w.Type == tensor.Q4_K {
+					packQ4_K(d, s, r)
+					continue
+				}
 				d[2*r], d[2*r+1] = s[0], s[1]
 				q := s[2:]
 				if w.Type == tensor.Q4_0 {
@@ -143,5 +169,19 @@ func (t *packTaskQ) run(chunk, nchunks, _ int) {
 				}
 			}
 		}
+	}
+}
+
+// packQ4_K writes the q4_K block s as row r of the group block d.
+func packQ4_K(d, s []byte, r int) {
+	copy(d[2*r:][:2], s[0:2])
+	copy(d[32+2*r:][:2], s[2:4])
+	sc, mn := kScaleMin(s[4:16])
+	for j := 0; j < 8; j++ {
+		d[64+16*j+r] = byte(sc[j])
+		d[192+64*(j/2)+4*r+2*(j%2)] = byte(mn[j]) // < 64: the high byte is 0
+	}
+	for c := 0; c < 32; c++ {
+		copy(d[448+64*c+4*r:][:4], s[16+4*c:16+4*c+4])
 	}
 }

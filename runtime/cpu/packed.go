@@ -16,6 +16,12 @@ import (
 // from xc, converted and multiplied by the two scales' product, added up
 // in float32 — ggml's terms, summed in another order.
 //
+// For q4_K the panels hold q8_K blocks of 256 (quantizeQ8_KGo's quants and
+// d), and in xc each column's sums of its 8 sub-blocks of 32 as int16
+// pairs, 4 int32s per block: what the rows' mins multiply. Its kernels
+// scale each sub-block's integer sum by the row's scale in int32 lanes,
+// take the mins' share from it and convert once per block.
+//
 // Threads take row groups; for wide x, columns are cut into chunks whose
 // quants fit the L2 cache, and a thread runs each of its row groups (in
 // L1) against every panel of the chunk.
@@ -69,23 +75,14 @@ func (b *Backend) mulMatPacked(dst *tensor.Tensor, p *packedWeight, x *tensor.Te
 	}
 	t.panels = ceilDiv(n, t.pc)
 	nb := p.nb
-	t.chunk = max(1, min(t.panels, xChunkBytes/(t.pc*nb*32)))
+	be, cw := panelSizes(p.typ)
+	t.chunk = max(1, min(t.panels, xChunkBytes/(t.pc*nb*be)))
 	t.nchunk = ceilDiv(t.panels, t.chunk)
 
 	// The panels, zeroed past the last column (zero quants and scales:
 	// those columns' sums are 0 and are not stored).
 	npanels := t.panels * t.batches
-	qn, sn := npanels*nb*t.pc*32, npanels*nb*t.pc
-	if cap(b.qx) < qn {
-		b.qx = make([]byte, qn)
-	}
-	if cap(b.qxd) < sn {
-		b.qxd = make([]float32, sn)
-	}
-	if cap(b.qxs) < sn {
-		b.qxs = make([]int32, sn)
-	}
-	t.xq, t.xd, t.xc = b.qx[:qn], b.qxd[:sn], b.qxs[:sn]
+	t.xq, t.xd, t.xc = b.panelBuffers(npanels*nb*t.pc, be, cw)
 	q := &b.pq
 	*q = panelTask{t: t, x: *x, typ: p.typ}
 	if x.Nb[0] != 4 {
@@ -130,8 +127,9 @@ func (t *packedMulMat) group(batch, g int) []byte {
 // panel is panel pn of batch: its quants, scales and offset shares.
 func (t *packedMulMat) panel(batch, pn int) ([]byte, []float32, []int32) {
 	nb := t.p.nb
+	be, cw := panelSizes(t.p.typ)
 	s := (batch*t.panels + pn) * nb * t.pc
-	return t.xq[s*32 : (s+nb*t.pc)*32], t.xd[s : s+nb*t.pc], t.xc[s : s+nb*t.pc]
+	return t.xq[s*be : (s+nb*t.pc)*be], t.xd[s : s+nb*t.pc], t.xc[s*cw : (s+nb*t.pc)*cw]
 }
 
 // unit computes one unit: its row group against each panel of its chunk.
@@ -179,19 +177,21 @@ func (q *panelTask) run(chunk, nchunks, tid int) {
 	if q.typ == tensor.Q8_0 {
 		shift = 7 // q8_0's offset 128
 	}
+	be, cw := panelSizes(q.typ)
 	lo, hi := split(t.panels*t.batches, chunk, nchunks)
 	xs := x.F32s()
 	for pi := lo; pi < hi; pi++ {
 		batch, pn := pi/t.panels, pi%t.panels
 		i2, i3 := batch%t.ne2, batch/t.ne2
 		s := pi * nb * pc
-		xq, xd, xc := t.xq[s*32:(s+nb*pc)*32], t.xd[s:s+nb*pc], t.xc[s:s+nb*pc]
+		xq, xd, xc := t.xq[s*be:(s+nb*pc)*be], t.xd[s:s+nb*pc], t.xc[s*cw:(s+nb*pc)*cw]
 		for j := 0; j < pc; j++ {
 			col := pn*pc + j
 			if col >= t.n {
 				for b := 0; b < nb; b++ {
-					clear(xq[(b*pc+j)*32:][:32])
-					xd[b*pc+j], xc[b*pc+j] = 0, 0
+					clear(xq[(b*pc+j)*be:][:be])
+					clear(xc[(b*pc+j)*cw:][:cw])
+					xd[b*pc+j] = 0
 				}
 				continue
 			}
@@ -204,6 +204,10 @@ func (q *panelTask) run(chunk, nchunks, tid int) {
 				for i := range row {
 					row[i] = xs[(base+i*x.Nb[0])/4]
 				}
+			}
+			if q.typ == tensor.Q4_K {
+				quantizeColumnK(row, nb, xq[j*qkK:], xd[j:], xc[j*4:], pc)
+				continue
 			}
 			quantizeColumn(row, nb, xq[j*32:], pc*32, xd[j:], xc[j:], pc, shift)
 		}
@@ -235,6 +239,47 @@ func quantizeColumnGo(row []float32, nb int, xq []byte, qs int, xd []float32, xc
 	}
 }
 
+// panelSizes are a panel's quants per column block and int32s of xc per
+// column block for weights of type typ.
+func panelSizes(typ tensor.DType) (be, cw int) {
+	if typ == tensor.Q4_K {
+		return qkK, 4
+	}
+	return 32, 1
+}
+
+// panelBuffers returns the backend's panel buffers sized for n column
+// blocks of be quants and cw int32s of xc each.
+func (b *Backend) panelBuffers(n, be, cw int) ([]byte, []float32, []int32) {
+	if cap(b.qx) < n*be {
+		b.qx = make([]byte, n*be)
+	}
+	if cap(b.qxd) < n {
+		b.qxd = make([]float32, n)
+	}
+	if cap(b.qxs) < n*cw {
+		b.qxs = make([]int32, n*cw)
+	}
+	return b.qx[:n*be], b.qxd[:n], b.qxs[:n*cw]
+}
+
+// quantizeColumnK quantizes a column of x (nb blocks of 256) into a q4_K
+// panel of pc columns: block b's quants to xq[b·pc·256:], its d to
+// xd[b·pc] and its sub-block sums to xc[b·pc·4:].
+func quantizeColumnK(row []float32, nb int, xq []byte, xd []float32, xc []int32, pc int) {
+	var blk [q8_KSize]byte
+	for b := 0; b < nb; b++ {
+		quantizeQ8_KGo(blk[:0], row[b*qkK:(b+1)*qkK])
+		copy(xq[b*pc*qkK:][:qkK], blk[q8_KQuants:])
+		xd[b*pc] = q8KScale(blk[:])
+		for p := 0; p < 4; p++ {
+			lo := q8KBsum(blk[:], 4*p) + q8KBsum(blk[:], 4*p+1)
+			hi := q8KBsum(blk[:], 4*p+2) + q8KBsum(blk[:], 4*p+3)
+			xc[b*pc*4+p] = int32(uint32(uint16(lo)) | uint32(hi)<<16)
+		}
+	}
+}
+
 // packedKernel computes one row group w (nb packed blocks) against one
 // panel of pc columns: tile[j·16 + r] = row r · column j.
 func packedKernel(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) {
@@ -246,6 +291,10 @@ func packedKernel(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []int
 
 // packedKernelGo is packedKernel's reference loop.
 func packedKernelGo(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) {
+	if typ == tensor.Q4_K {
+		packedKernelKGo(pc, w, xq, xd, xc, nb, tile)
+		return
+	}
 	pb := packBlockBytes(typ)
 	clear(tile)
 	for b := 0; b < nb; b++ {
@@ -271,6 +320,43 @@ func packedKernelGo(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []i
 				}
 				s += xc[b*pc+j]
 				tile[j*packRows+r] += float32(s) * (da * xd[b*pc+j])
+			}
+		}
+	}
+}
+
+// packedKernelKGo is packedKernelGo for q4_K: per block, row r and
+// column j, dx·(d·Σ_s scale_s·Σ nibble·x − dmin·Σ_s min_s·Σx), the
+// integer sums dotQ4_KGo's.
+func packedKernelKGo(pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) {
+	pb := packBlockBytes(tensor.Q4_K)
+	clear(tile)
+	for b := 0; b < nb; b++ {
+		wb := w[b*pb : (b+1)*pb]
+		for r := 0; r < packRows; r++ {
+			d, dmin := f16At(wb, 2*r), f16At(wb, 32+2*r)
+			for j := 0; j < pc; j++ {
+				x, xs := xq[(b*pc+j)*qkK:][:qkK], xc[(b*pc+j)*4:][:4]
+				var isum, msum int32
+				for s := 0; s < 8; s++ {
+					var q int32
+					for c := 8 * (s / 2); c < 8*(s/2)+8; c++ {
+						for i := 0; i < 4; i++ {
+							v := int32(wb[448+64*c+4*r+i])
+							l := 64*(s/2) + 4*(c%8) + i
+							if s%2 == 0 {
+								q += (v & 15) * int32(int8(x[l]))
+							} else {
+								q += (v >> 4) * int32(int8(x[l+32]))
+							}
+						}
+					}
+					isum += int32(wb[64+16*s+r]) * q
+					msum += int32(int16(binary.LittleEndian.Uint16(wb[192+64*(s/2)+4*r+2*(s%2):]))) *
+						int32(int16(uint32(xs[s/2])>>(16*(s%2))))
+				}
+				dx := xd[b*pc+j]
+				tile[j*packRows+r] += float32(d*dx*float32(isum)) - float32(dmin*dx*float32(msum))
 			}
 		}
 	}

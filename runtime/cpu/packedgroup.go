@@ -71,16 +71,8 @@ func (b *Backend) mulMatsPacked(x *tensor.Tensor, ps []engine.Product) bool {
 	// x as one panel of one column, as mulMatPacked quantizes it.
 	q := &b.pmm
 	*q = packedMulMat{p: t.ms[0].p, n: 1, pc: 1, panels: 1, chunk: 1, nchunk: 1, ne2: 1, r2: 1, r3: 1, batches: 1}
-	if cap(b.qx) < t.nb*32 {
-		b.qx = make([]byte, t.nb*32)
-	}
-	if cap(b.qxd) < t.nb {
-		b.qxd = make([]float32, t.nb)
-	}
-	if cap(b.qxs) < t.nb {
-		b.qxs = make([]int32, t.nb)
-	}
-	q.xq, q.xd, q.xc = b.qx[:t.nb*32], b.qxd[:t.nb], b.qxs[:t.nb]
+	be, cw := panelSizes(t.typ)
+	q.xq, q.xd, q.xc = b.panelBuffers(t.nb, be, cw)
 	pt := &b.pq
 	*pt = panelTask{t: q, x: *x, typ: t.typ}
 	if x.Nb[0] != 4 {
@@ -113,10 +105,18 @@ func (t *packedGroup) member(u int) (*groupMember, int) {
 }
 
 // run computes a range of units two row groups per kernel call, half the
-// range apart: two streams from memory.
+// range apart: two streams from memory. q4_K's units, a group block of
+// 2496 bytes per 256 of k, run in order, one stream: each kernel's
+// prefetches ahead then run into the next unit's weights.
 func (t *packedGroup) run(chunk, nchunks, _ int) {
 	lo, hi := guidedSplit(t.units, chunk, nchunks, t.threads)
 	var tile [2 * packRows]float32
+	if t.typ == tensor.Q4_K {
+		for u := lo; u < hi; u++ {
+			t.unit(u, tile[:packRows])
+		}
+		return
+	}
 	half := (hi - lo) / 2
 	for u := lo; u < lo+half; u++ {
 		mu, gu := t.member(u)
