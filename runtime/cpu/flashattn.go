@@ -337,14 +337,19 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 					}
 					continue
 				}
-				scaleF32(sc, sc, t.scale)
+				var mf []float32
+				if t.hasMask {
+					mf = s.mf[maskRow(j)*bk : maskRow(j)*bk+nk]
+				}
+				var bm float32
 				if t.softcap != 0 {
+					scaleF32(sc, sc, t.scale)
 					for i, x := range sc {
 						sc[i] = t.softcap * float32(math.Tanh(float64(x)))
 					}
-				}
-				if t.hasMask {
-					addScaledF32(sc, s.mf[maskRow(j)*bk:maskRow(j)*bk+nk], s.slope[j])
+					bm = faScores(sc, mf, 1, s.slope[j])
+				} else {
+					bm = faScores(sc, mf, t.scale, s.slope[j])
 				}
 				M, S := s.ms[2*j], s.ms[2*j+1]
 				if t.f16Sum {
@@ -377,7 +382,6 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 						}
 					}
 				} else {
-					bm := maxF32(sc)
 					if bm == negInf {
 						clear(sc)
 						continue

@@ -43,3 +43,9 @@ func faAccumRowsAVX2(acc *float32, lda int, v *float32, ldv int, w *float32, ldw
 //
 //go:noescape
 func faExpAVX2(y, x *float32, n int, m float32, c *faExpConsts) float32
+
+// faScoresAVX2 is faScoresGo's loop with AVX2 for n a multiple of 8 (the
+// mask's product fused); the caller checks the bounds.
+//
+//go:noescape
+func faScoresAVX2(s, m *float32, n int, scale, slope float32) float32

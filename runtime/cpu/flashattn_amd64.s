@@ -486,3 +486,48 @@ faExpAVX2_done:
 	MOVSS X7, ret+40(FP)
 	VZEROUPPER
 	RET
+
+// func faScoresAVX2(s, m *float32, n int, scale, slope float32) float32
+//
+// n is a multiple of 8 (it may be 0); m may be nil.
+TEXT ·faScoresAVX2(SB), NOSPLIT, $0-36
+	MOVQ s+0(FP), DI
+	MOVQ m+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS scale+24(FP), Y15
+	VBROADCASTSS slope+28(FP), Y14
+	MOVL $0xff800000, AX // -Inf
+	MOVL AX, X13
+	VBROADCASTSS X13, Y13
+	SHRQ $3, CX
+	JZ faScoresAVX2_done
+	TESTQ SI, SI
+	JZ faScoresAVX2_nomask
+faScoresAVX2_loop:
+	VMULPS (DI), Y15, Y0
+	VMOVUPS (SI), Y1
+	VFMADD231PS Y1, Y14, Y0
+	VMOVUPS Y0, (DI)
+	VMAXPS Y13, Y0, Y13
+	ADDQ $32, DI
+	ADDQ $32, SI
+	DECQ CX
+	JNZ faScoresAVX2_loop
+	JMP faScoresAVX2_done
+faScoresAVX2_nomask:
+	VMULPS (DI), Y15, Y0
+	VMOVUPS Y0, (DI)
+	VMAXPS Y13, Y0, Y13
+	ADDQ $32, DI
+	DECQ CX
+	JNZ faScoresAVX2_nomask
+faScoresAVX2_done:
+	VEXTRACTF128 $1, Y13, X0
+	VMAXPS X0, X13, X13
+	VPERMILPS $0x4e, X13, X0
+	VMAXPS X0, X13, X13
+	VPERMILPS $0xb1, X13, X0
+	VMAXPS X0, X13, X13
+	MOVSS X13, ret+32(FP)
+	VZEROUPPER
+	RET

@@ -246,3 +246,42 @@ func faExpGo(y, x []float32, m float32) float32 {
 	}
 	return s
 }
+
+// faScores sets s[i] = s[i]·scale + slope·m[i] (m nil: no mask) and
+// returns the largest (-Inf for none): a row of scores scaled and masked
+// in one pass.
+func faScores(s, m []float32, scale, slope float32) float32 {
+	if m != nil {
+		m = m[:len(s)]
+	}
+	mx := float32(math.Inf(-1))
+	n := 0
+	if level >= isaAVX2 {
+		if n = len(s) &^ 7; n > 0 {
+			var mp *float32
+			if m != nil {
+				mp = &m[0]
+			}
+			mx = faScoresAVX2(&s[0], mp, n, scale, slope)
+		}
+	}
+	var mt []float32
+	if m != nil {
+		mt = m[n:]
+	}
+	return max(mx, faScoresGo(s[n:], mt, scale, slope))
+}
+
+// faScoresGo is faScores's loop.
+func faScoresGo(s, m []float32, scale, slope float32) float32 {
+	mx := float32(math.Inf(-1))
+	for i, x := range s {
+		x *= scale
+		if m != nil {
+			x += slope * m[i]
+		}
+		s[i] = x
+		mx = max(mx, x)
+	}
+	return mx
+}

@@ -139,3 +139,48 @@ func TestFADecodeQ8_0(t *testing.T) {
 		}
 	})
 }
+
+// TestFAScores checks faScores against its loop: the scaled, masked row
+// within a rounding of the mask's product, its maximum, -Inf for a row
+// the mask hides.
+func TestFAScores(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	atLevels(t, func(t *testing.T) {
+		for _, n := range []int{0, 5, 8, 64, 61} {
+			for _, masked := range []bool{false, true} {
+				s := make([]float32, n)
+				var m []float32
+				for i := range s {
+					s[i] = float32(4*r.Float64() - 2)
+				}
+				if masked {
+					m = make([]float32, n)
+					for i := range m {
+						if r.IntN(2) == 0 {
+							m[i] = float32(math.Inf(-1))
+						}
+					}
+				}
+				want := append([]float32(nil), s...)
+				wmax := faScoresGo(want, m, 0.3, 0.7)
+				got := faScores(s, m, 0.3, 0.7)
+				if got != wmax {
+					t.Errorf("n=%d masked=%v: max %g, want %g", n, masked, got, wmax)
+				}
+				for i := range s {
+					if s[i] != want[i] && math.Abs(float64(s[i]-want[i])) > 1e-6 {
+						t.Errorf("n=%d masked=%v: [%d] = %g, want %g", n, masked, i, s[i], want[i])
+					}
+				}
+			}
+		}
+		s := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9}
+		m := make([]float32, len(s))
+		for i := range m {
+			m[i] = float32(math.Inf(-1))
+		}
+		if got := faScores(s, m, 1, 1); !math.IsInf(float64(got), -1) {
+			t.Errorf("a hidden row's maximum is %g, want -Inf", got)
+		}
+	})
+}

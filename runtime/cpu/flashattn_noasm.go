@@ -32,3 +32,11 @@ func faAccumRowsAVX2(acc *float32, lda int, v *float32, ldv int, w *float32, ldw
 func faExpAVX2(y, x *float32, n int, m float32, _ *faExpConsts) float32 {
 	return faExpGo(unsafe.Slice(y, n), unsafe.Slice(x, n), m)
 }
+
+func faScoresAVX2(s, m *float32, n int, scale, slope float32) float32 {
+	var ms []float32
+	if m != nil {
+		ms = unsafe.Slice(m, n)
+	}
+	return faScoresGo(unsafe.Slice(s, n), ms, scale, slope)
+}
