@@ -18,24 +18,29 @@ import (
 // casts it for ggml's op (which takes only f16); dst is f32 [DV, H, N, B] with dense rows,
 // ggml's permuted layout.
 //
-// The numerics are ggml-cpu's (ops.cpp) for the path it takes:
+// The numerics follow ggml-cpu's (ops.cpp) for the path it takes:
 //
 //   - below 64 tokens (ggml_compute_forward_flash_attn_ext_f16_one_chunk):
-//     q is converted to k's vec_dot_type (rounded to f16 for an f16 k),
-//     each score is an f16·f16 dot summed in float32, and with an f16 v
-//     the weighted sum of v accumulates in f16, rounded after every
+//     q is rounded to k's vec_dot_type (f16 for an f16 k; for a block k
+//     through ggml's from_float, q8_0 for q8_0 and q4_0; q4_1 and q5_1,
+//     whose q8_1 has no decoder, keep q in float32), each score is the
+//     float32 dot of that q with k's values (ggml's f16·f16 and q8_0 dots
+//     of the same values, summed in another order), and with an f16 v the weighted
+//     sum of v accumulates in f16 in ggml's order, rounded after every
 //     rescale and every multiply-add, whatever p.Prec asks for (ggml's CPU
-//     ignores it too); a block k's score is its vec_dot against q in its
-//     vec_dot_type (q8_0 for q8_0 and q4_0), a block v's rows are decoded
-//     and summed in float32;
-//   - from 64 tokens, k and v of one type, f16 or f32 (ggml's tiled path): q, k, v
-//     and the sum in float32;
-//   - one token and at least 512 keys (ggml's split-KV path): the keys cut
-//     into one chunk per thread, each chunk's partial max, sum and f16 sum
-//     combined in float32 as ggml_flash_attn_ext_reduce_partials does.
+//     ignores it too); other v types are decoded and summed in float32;
+//   - from 64 tokens (ggml's tiled path for f16 and f32 k and v of one
+//     type; a block k keeps its q8_0-rounded q): the sum in float32, where
+//     ggml's one_chunk path, which it takes there for other types, sums an
+//     f16 v in f16;
+//   - one token, k and v of one float type and at least 512 keys (ggml's
+//     split-KV path): the keys cut into one chunk per thread, each chunk's
+//     partial max, sum and f16 sum combined in float32 as
+//     ggml_flash_attn_ext_reduce_partials does.
 //
-// Each K/V row is read once per head group and block of tokens: the rows
-// of the H/H_kv query heads sharing it advance together.
+// The kernels (unit) take the rows of the H/H_kv query heads sharing a
+// K/V head, for a tile of tokens, against 64 keys at a time: each K/V
+// block is converted to float32 once per tile.
 func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams) {
 	t := &b.fa
 	*t = faTask{b: b, softcap: p.LogitSoftcap, maxBias: p.MaxBias}
