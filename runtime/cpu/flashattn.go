@@ -233,19 +233,18 @@ func (t *faTask) scratchFor(tid, rows, mrows int) faScratch {
 }
 
 // unit runs the query heads of K/V head hkv (plane i3) for tokens [t0, t1)
-// over the keys of chunk c, faKeyBlock keys at a time: the block's K rows
-// as float32, every row's scores against them (dotPanelF32), the scores
-// scaled, capped and masked, then
+// over the keys of chunk c, faKeyBlock keys at a time: every row's scores
+// against the block (t.scores), scaled, capped and masked, then
 //
 //   - where ggml sums an f16 v in f16 (t.f16Sum), key by key as ggml does:
 //     a key above the running maximum rescales the sum by e^(M - s) and
-//     adds v, any other adds e^(s - M)·v, both rounded to f16;
+//     adds v, any other adds e^(s - M)·v, both rounded to f16 (faAccum);
 //   - otherwise each row's sum is rescaled once to the block's maximum
-//     and the block's e^(s - M)·v added in float32.
+//     and the block's e^(s - M)·v added in float32 (faAccumRows).
 //
-// The exponentials of a block are computed together (expRow), and the
-// weighted sums of v by faAccum, four rows at a time. A block whose keys
-// every row's mask hides is skipped.
+// The exponentials of a block are computed together (faExp), the weighted
+// sums of v four rows at a time. A block whose keys every row's mask
+// hides is skipped.
 func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 	q, k, v, m := &t.q, &t.k, &t.v, &t.m
 	dk, dv, bk := q.ne[0], v.ne[0], faKeyBlock
