@@ -23,9 +23,7 @@ type Backend struct {
 	qxd        []float32       // the q8_0 x's block scales as float32
 	qxs        []int32         // the q8_0 x's block quant sums (q4_0 products)
 	faPartials []float32       // FlashAttnExt's split-KV partial sums
-	faQ        [][]byte        // per thread, FlashAttnExt's q rows in a block K's vec_dot_type
-	faQd       [][]float32     // per thread, their q8_0 block scales
-	faQs       [][]int32       // per thread, their q8_0 block quant sums
+	faQ        [][]byte        // per thread, FlashAttnExt's q row in a block K's vec_dot_type
 	kvRow      []float32       // a cpy into a block cache: one source row
 	kvEnc      []byte          // and that row encoded
 

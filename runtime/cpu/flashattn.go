@@ -18,24 +18,29 @@ import (
 // casts it for ggml's op (which takes only f16); dst is f32 [DV, H, N, B] with dense rows,
 // ggml's permuted layout.
 //
-// The numerics are ggml-cpu's (ops.cpp) for the path it takes:
+// The numerics follow ggml-cpu's (ops.cpp) for the path it takes:
 //
 //   - below 64 tokens (ggml_compute_forward_flash_attn_ext_f16_one_chunk):
-//     q is converted to k's vec_dot_type (rounded to f16 for an f16 k),
-//     each score is an f16·f16 dot summed in float32, and with an f16 v
-//     the weighted sum of v accumulates in f16, rounded after every
+//     q is rounded to k's vec_dot_type (f16 for an f16 k; for a block k
+//     through ggml's from_float, q8_0 for q8_0 and q4_0; q4_1 and q5_1,
+//     whose q8_1 has no decoder, keep q in float32), each score is the
+//     float32 dot of that q with k's values (ggml's f16·f16 and q8_0 dots
+//     of the same values, summed in another order), and with an f16 v the weighted
+//     sum of v accumulates in f16 in ggml's order, rounded after every
 //     rescale and every multiply-add, whatever p.Prec asks for (ggml's CPU
-//     ignores it too); a block k's score is its vec_dot against q in its
-//     vec_dot_type (q8_0 for q8_0 and q4_0), a block v's rows are decoded
-//     and summed in float32;
-//   - from 64 tokens, k and v of one type, f16 or f32 (ggml's tiled path): q, k, v
-//     and the sum in float32;
-//   - one token and at least 512 keys (ggml's split-KV path): the keys cut
-//     into one chunk per thread, each chunk's partial max, sum and f16 sum
-//     combined in float32 as ggml_flash_attn_ext_reduce_partials does.
+//     ignores it too); other v types are decoded and summed in float32;
+//   - from 64 tokens (ggml's tiled path for f16 and f32 k and v of one
+//     type; a block k keeps its q8_0-rounded q): the sum in float32, where
+//     ggml's one_chunk path, which it takes there for other types, sums an
+//     f16 v in f16;
+//   - one token, k and v of one float type and at least 512 keys (ggml's
+//     split-KV path): the keys cut into one chunk per thread, each chunk's
+//     partial max, sum and f16 sum combined in float32 as
+//     ggml_flash_attn_ext_reduce_partials does.
 //
-// Each K/V row is read once per head group and block of tokens: the rows
-// of the H/H_kv query heads sharing it advance together.
+// The kernels (unit) take the rows of the H/H_kv query heads sharing a
+// K/V head, for a tile of tokens, against 64 keys at a time: each K/V
+// block is converted to float32 once per tile.
 func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams) {
 	t := &b.fa
 	*t = faTask{b: b, softcap: p.LogitSoftcap, maxBias: p.MaxBias}
@@ -72,10 +77,12 @@ func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAtt
 		t.m1 = powf(2, -(t.maxBias/2)/float32(t.nHeadLog2))
 	}
 	sameKV := t.k.typ == t.v.typ
-	t.tiled = n >= faTileQ && sameKV && isFloat(t.k.typ)
+	ggmlTiled := n >= faTileQ && sameKV && isFloat(t.k.typ)
+	t.roundQ = t.k.typ == tensor.F16 && !ggmlTiled
+	t.f16Sum = t.v.typ == tensor.F16 && n < faTileQ
 	t.group = h / t.k.ne[2]
 	items := t.q.ne[3] * t.k.ne[2]
-	if n == 1 && t.q.ne[3] == 1 && nkv >= faSplitKV && sameKV {
+	if n == 1 && t.q.ne[3] == 1 && nkv >= faSplitKV && sameKV && isFloat(t.k.typ) {
 		// ggml's split-KV path: one chunk of keys per thread.
 		t.kvChunks = b.pool.n
 		t.chunkLen = (nkv + t.kvChunks - 1) / t.kvChunks
@@ -83,22 +90,26 @@ func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAtt
 		t.partials = growF32(&b.faPartials, h*t.kvChunks*(2+dv))
 	} else {
 		t.kvChunks, t.chunkLen = 1, nkv
-		// Blocks of tokens whose rows share each K/V row read, small enough
-		// to stay in the L1 cache, and enough of them for every thread.
+		// Tiles of tokens whose rows share each K/V block, and enough of
+		// them for every thread.
 		t.tokBlock = max(1, min(n, faBlockRows/t.group))
 		for t.tokBlock > 1 && items*ceilDiv(n, t.tokBlock) < chunksPerThread*b.pool.n {
 			t.tokBlock /= 2
 		}
 	}
 	t.tokBlocks = ceilDiv(n, t.tokBlock)
-	rows := t.tokBlock * t.group
-	t.stride = dk + dv + 2
-	b.growScratch(b.pool.n, rows*t.stride+dk+dv)
+	rows := (t.tokBlock*t.group + 3) &^ 3
+	mrows := 0
+	if mask != nil {
+		mrows = rows
+	}
+	b.growScratch(b.pool.n, t.scratchLen(rows, mrows))
 	if t.k.raw != nil {
-		t.kq = quantKernels[t.k.typ]
-		t.qRow = t.kq.vecDot.RowSize(dk)
+		if kq := quantKernels[t.k.typ]; kq.vecDot.Traits().Decode != nil {
+			t.kq = kq
+		}
 		for len(b.faQ) < b.pool.n {
-			b.faQ, b.faQd, b.faQs = append(b.faQ, nil), append(b.faQd, nil), append(b.faQs, nil)
+			b.faQ = append(b.faQ, nil)
 		}
 	}
 	units := items * t.tokBlocks * t.kvChunks
@@ -132,9 +143,10 @@ const (
 	faSplitKV = 512
 )
 
-// faBlockRows bounds the query rows that advance together over the keys:
-// their q and sums, (DK + DV)·4 bytes each, stay in the L1 cache.
-const faBlockRows = 32
+// faBlockRows bounds the query rows of a tile: their q, sums and scores,
+// (DK + DV + 2·faKeyBlock)·4 bytes each, stay in the L2 cache beside a
+// K/V block.
+const faBlockRows = 128
 
 // growF32 returns (*buf)[:n], growing *buf when it is shorter.
 func growF32(buf *[]float32, n int) []float32 {
@@ -149,28 +161,29 @@ type faTask struct {
 	scale, softcap, maxBias float32
 	nHeadLog2               int
 	m0, m1                  float32
-	hasMask, tiled          bool
-	group                   int // query heads per K/V head
+	hasMask                 bool
+	roundQ                  bool // q is rounded to f16 (an f16 k on ggml's one_chunk path)
+	f16Sum                  bool // the sum of v is f16, key by key (ggml's one_chunk path)
+	group                   int  // query heads per K/V head
 	tokBlock, tokBlocks     int
 	kvChunks, chunkLen      int
-	stride                  int          // a row's scratch: q (DK), sum (DV), M, S
 	partials                []float32    // split-KV: per query head and chunk M, S, sum (DV)
-	kq                      *quantKernel // a block K's: q is converted to its vec_dot_type
-	qRow                    int          // bytes of a converted q row
+	kq                      *quantKernel // a block K's: q is rounded through its vec_dot_type
 	d, q, k, v, m           tview
 }
 
 // run computes units [lo, hi) of chunk: a unit is one K/V head of one i3
-// with one block of tokens and one chunk of keys, chunks fastest.
+// with one block of tokens and one chunk of keys, chunks fastest, then
+// K/V heads (which read the same mask rows).
 func (t *faTask) run(chunk, nchunks, tid int) {
 	items := t.q.ne[3] * t.k.ne[2] * t.tokBlocks * t.kvChunks
 	lo, hi := split(items, chunk, nchunks)
 	for u := lo; u < hi; u++ {
 		c := u % t.kvChunks
 		r := u / t.kvChunks
-		blk := r % t.tokBlocks
-		r /= t.tokBlocks
-		hkv, i3 := r%t.k.ne[2], r/t.k.ne[2]
+		hkv := r % t.k.ne[2]
+		r /= t.k.ne[2]
+		blk, i3 := r%t.tokBlocks, r/t.tokBlocks
 		t.unit(tid, i3, hkv, blk*t.tokBlock, min((blk+1)*t.tokBlock, t.q.ne[1]), c)
 	}
 }
@@ -186,136 +199,224 @@ func (t *faTask) slope(h int) float32 {
 	return powf(t.m1, float32(2*(h-t.nHeadLog2)+1))
 }
 
+// faKeyBlock is the keys a unit scores at a time: their K and V rows as
+// float32 ((DK + DV)·4 bytes each) and the rows' scores stay in L1/L2.
+const faKeyBlock = 64
+
+// faScratch lays out a thread's scratch for rows query rows (a multiple
+// of 4) and mrows mask rows.
+type faScratch struct {
+	q, acc, ms, kf, kt, vf, sc, mu, mf, wm []float32
+	slope                                  []float32 // per row
+	skip                                   []float32 // per mask row: 1 where it hides the block
+}
+
+func (t *faTask) scratchLen(rows, mrows int) int {
+	dk, dv, bk := t.q.ne[0], t.v.ne[0], faKeyBlock
+	return rows*(dk+dv+3+2*bk) + bk*(2*dk+dv+8) + mrows*(bk+1)
+}
+
+func (t *faTask) scratchFor(tid, rows, mrows int) faScratch {
+	dk, dv, bk := t.q.ne[0], t.v.ne[0], faKeyBlock
+	buf := t.b.scratch[tid]
+	take := func(n int) []float32 {
+		s := buf[:n:n]
+		buf = buf[n:]
+		return s
+	}
+	var s faScratch
+	s.q, s.acc, s.ms = take(rows*dk), take(rows*dv), take(2*rows)
+	s.kf, s.kt, s.vf, s.wm = take(bk*dk), take(dk*bk), take(bk*dv), take(8*bk)
+	s.sc, s.mu, s.mf = take(rows*bk), take(rows*bk), take(mrows*bk)
+	s.slope, s.skip = take(rows), take(mrows)
+	return s
+}
+
 // unit runs the query heads of K/V head hkv (plane i3) for tokens [t0, t1)
-// over the keys of chunk c.
+// over the keys of chunk c, faKeyBlock keys at a time: every row's scores
+// against the block (t.scores), scaled, capped and masked, then
+//
+//   - where ggml sums an f16 v in f16 (t.f16Sum), key by key as ggml does:
+//     a key above the running maximum rescales the sum by e^(M - s) and
+//     adds v, any other adds e^(s - M)·v, both rounded to f16 (faAccum);
+//   - otherwise each row's sum is rescaled once to the block's maximum
+//     and the block's e^(s - M)·v added in float32 (faAccumRows).
+//
+// The exponentials of a block are computed together (faExp), the weighted
+// sums of v four rows at a time. A block whose keys every row's mask
+// hides is skipped.
 func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 	q, k, v, m := &t.q, &t.k, &t.v, &t.m
-	dk, dv := q.ne[0], v.ne[0]
+	dk, dv, bk := q.ne[0], v.ne[0], faKeyBlock
 	g := t.group
 	nrow := (t1 - t0) * g
-	buf := t.b.scratch[tid]
-	rows := buf[:nrow*t.stride]
-	kbuf := buf[nrow*t.stride : nrow*t.stride+dk]
-	vbuf := buf[nrow*t.stride+dk : nrow*t.stride+dk+dv]
+	rows := (nrow + 3) &^ 3
+	mrows := 0
+	if t.hasMask {
+		mrows = t1 - t0
+		if m.ne[2] > 1 {
+			mrows = nrow
+		}
+	}
+	s := t.scratchFor(tid, rows, mrows)
 	k3, v3 := i3/(q.ne[3]/k.ne[3]), i3/(q.ne[3]/v.ne[3])
-	f16K, f16V := k.typ == tensor.F16 && !t.tiled, v.typ == tensor.F16 && !t.tiled
-	var qx []byte // a block K's: the rows of q in its vec_dot_type
-	if t.kq != nil {
-		qx = t.b.faQ[tid][:0]
-	}
-	for j := range nrow {
-		row := rows[j*t.stride : (j+1)*t.stride]
+	negInf := float32(math.Inf(-1))
+	// q as ggml's path reads it: rounded to k's vec_dot_type where it
+	// converts q (f16 for an f16 k, q8_0 for a block k).
+	for j := range rows {
+		qr := s.q[j*dk : (j+1)*dk]
+		if j >= nrow {
+			clear(qr)
+			continue
+		}
 		tok, h := t0+j/g, hkv*g+j%g
-		qr := q.f32[q.off(tok, h, i3) : q.off(tok, h, i3)+dk]
-		switch { // ggml converts q to k's vec_dot_type
+		src := q.f32[q.off(tok, h, i3) : q.off(tok, h, i3)+dk]
+		switch {
 		case t.kq != nil:
-			qx = t.kq.fromFloat(qx, qr)
-		case f16K:
-			roundF16Row(row[:dk], qr)
+			qx := t.kq.fromFloat(t.b.faQ[tid][:0], src)
+			t.b.faQ[tid] = qx
+			tensor.Dequantize(qr[:0], t.kq.vecDot, qx, dk)
+		case t.roundQ:
+			roundF16Row(qr, src)
 		default:
-			copy(row[:dk], qr)
-		}
-		clear(row[dk : dk+dv])
-		row[dk+dv], row[dk+dv+1] = float32(math.Inf(-1)), 0
-	}
-	var qd []float32
-	var qs []int32
-	if t.kq != nil {
-		t.b.faQ[tid] = qx
-		if t.kq.scales {
-			t.b.faQd[tid] = xScales(t.b.faQd[tid][:0], qx)
-			qd = t.b.faQd[tid]
-		}
-		if t.kq.sums {
-			t.b.faQs[tid] = xSums(t.b.faQs[tid][:0], qx)
-			qs = t.b.faQs[tid]
+			copy(qr, src)
 		}
 	}
-	nbq := dk / 32 // q8_0 blocks of a converted q row, for its scales and sums
+	clear(s.acc)
+	for j := range rows {
+		s.ms[2*j], s.ms[2*j+1] = negInf, 0
+	}
+	for j := range rows {
+		s.slope[j] = t.slope(hkv*g + j%g)
+	}
+	maskRow := func(j int) int { // the mask row of query row j
+		if mrows == nrow {
+			return j
+		}
+		return j / g
+	}
 	ic0, ic1 := c*t.chunkLen, min((c+1)*t.chunkLen, k.ne[1])
-	for ic := ic0; ic < ic1; ic++ {
-		ko := k.off(ic, hkv, k3)
-		var kf []float32
-		if k.typ == tensor.F32 {
-			kf = k.f32[ko : ko+dk]
-		} else if !f16K && t.kq == nil {
-			kf = kbuf
-			f16ToF32Row(kf, k.f16[ko:ko+dk])
-		}
-		var vf []float32
-		for j := range nrow {
-			row := rows[j*t.stride : (j+1)*t.stride]
-			tok, h := t0+j/g, hkv*g+j%g
-			mv := float32(0)
-			if t.hasMask {
-				mo := m.off(tok, h%m.ne[2], i3%m.ne[3]) + ic
-				if m.typ == tensor.F16 {
-					mv = t.slope(h) * f16Table[m.f16[mo]]
-				} else {
-					mv = t.slope(h) * f16Table[tensor.F32ToF16(m.f32[mo])] // llama.cpp's ggml_cast of the mask
+	for b0 := ic0; b0 < ic1; b0 += bk {
+		nk := min(bk, ic1-b0)
+		if t.hasMask {
+			any := false
+			for mr := range mrows {
+				tok, h := t0+mr, 0
+				if mrows == nrow {
+					tok, h = t0+mr/g, hkv*g+mr%g
 				}
-				if math.IsInf(float64(mv), -1) {
+				mo := m.off(tok, h%m.ne[2], i3%m.ne[3]) + b0
+				mf := s.mf[mr*bk : mr*bk+nk]
+				if m.typ == tensor.F16 {
+					f16ToF32Row(mf, m.f16[mo:mo+nk])
+				} else {
+					roundF16Row(mf, m.f32[mo:mo+nk]) // llama.cpp's ggml_cast of the mask
+				}
+				s.skip[mr] = 0
+				if allNegInf(mf) {
+					s.skip[mr] = 1
+				} else {
+					any = true
+				}
+			}
+			if !any {
+				continue
+			}
+		}
+		t.scores(s, k.off(b0, hkv, k3), nk, rows)
+		faDecodeRows(s.vf, v, v.off(b0, hkv, v3), nk, dv)
+		for j0 := 0; j0 < rows; j0 += 4 {
+			flags, live := 0, false
+			wm := s.wm[:8*nk]
+			for r := range 4 {
+				j := j0 + r
+				sc, mu := s.sc[j*bk:j*bk+nk], s.mu[j*bk:j*bk+nk]
+				if j >= nrow || t.hasMask && s.skip[maskRow(j)] != 0 {
+					if t.f16Sum {
+						for i := range nk {
+							wm[8*i+r], wm[8*i+4+r] = 0, 1
+						}
+					} else {
+						clear(sc)
+					}
 					continue
 				}
-			}
-			var s float32
-			switch {
-			case t.kq != nil:
-				var xd []float32
-				var xs []int32
-				if qd != nil {
-					xd = qd[j*nbq : (j+1)*nbq]
+				var mf []float32
+				if t.hasMask {
+					mf = s.mf[maskRow(j)*bk : maskRow(j)*bk+nk]
 				}
-				if qs != nil {
-					xs = qs[j*nbq : (j+1)*nbq]
+				var bm float32
+				if t.softcap != 0 {
+					scaleF32(sc, sc, t.scale)
+					for i, x := range sc {
+						sc[i] = t.softcap * float32(math.Tanh(float64(x)))
+					}
+					bm = faScores(sc, mf, 1, s.slope[j])
+				} else {
+					bm = faScores(sc, mf, t.scale, s.slope[j])
 				}
-				s = t.kq.dot(k.raw[ko:], qx[j*t.qRow:(j+1)*t.qRow], xd, xs, dk)
-			case f16K:
-				s = dotF16(k.f16[ko:ko+dk], row[:dk])
-			default:
-				s = dotF32(kf, row[:dk])
-			}
-			s *= t.scale
-			if t.softcap != 0 {
-				s = t.softcap * float32(math.Tanh(float64(s)))
-			}
-			s += mv
-			if vf == nil {
-				vo := v.off(ic, hkv, v3)
-				switch {
-				case v.typ == tensor.F32:
-					vf = v.f32[vo : vo+dv]
-				case v.raw != nil:
-					vf = tensor.Dequantize(vbuf[:0], v.typ, v.raw[vo:], dv) // ggml's to_float; the sum is f32
-				default:
-					vf = vbuf
-					f16ToF32Row(vf, v.f16[vo:vo+dv])
+				M, S := s.ms[2*j], s.ms[2*j+1]
+				if t.f16Sum {
+					// ggml's order: the running maximum key by key.
+					for i, x := range sc {
+						wm[8*i+4+r] = 0
+						switch {
+						case x == negInf:
+							mu[i] = negInf
+						case x > M:
+							mu[i] = M - x
+							M = x
+							wm[8*i+4+r] = 1 // a new maximum
+						default:
+							mu[i] = x - M
+						}
+					}
+					faExp(mu, mu, 0)
+					for i, e := range mu {
+						if wm[8*i+4+r] != 0 {
+							// rescale the sum by e, add v
+							if e != 1 {
+								flags |= faMul
+							}
+							wm[8*i+r], wm[8*i+4+r] = 1, e
+							S = S*e + 1
+						} else {
+							wm[8*i+r], wm[8*i+4+r] = e, 1
+							S += e
+						}
+					}
+				} else {
+					if bm == negInf {
+						clear(sc)
+						continue
+					}
+					if bm > M {
+						if M != negInf {
+							acc := s.acc[j*dv : (j+1)*dv]
+							ms := float32(math.Exp(float64(M - bm)))
+							scaleF32(acc, acc, ms)
+							S *= ms
+						}
+						M = bm
+					}
+					S += faExp(sc, sc, M)
 				}
+				live = true
+				s.ms[2*j], s.ms[2*j+1] = M, S
 			}
-			acc := row[dk : dk+dv]
-			M, S := row[dk+dv], row[dk+dv+1]
-			ms, vs := float32(1), float32(1)
-			if s > M {
-				ms = float32(math.Exp(float64(M - s)))
-				M = s
-				scaleF32(acc, acc, ms)
-				if f16V {
-					roundF16Row(acc, acc) // ggml_vec_scale_f16
-				}
+			if !live {
+				continue
+			}
+			if t.f16Sum {
+				faAccum(s.acc[j0*dv:], dv, s.vf, dv, wm, nk, dv, flags|faRound)
 			} else {
-				vs = float32(math.Exp(float64(s - M)))
+				faAccumRows(s.acc[j0*dv:], dv, s.vf, dv, s.sc[j0*bk:], bk, nk, dv, false)
 			}
-			addScaledF32(acc, vf, vs)
-			if f16V {
-				roundF16Row(acc, acc) // ggml_vec_mad_f16
-			}
-			row[dk+dv], row[dk+dv+1] = M, S*ms+vs
 		}
 	}
 	for j := range nrow {
-		row := rows[j*t.stride : (j+1)*t.stride]
 		tok, h := t0+j/g, hkv*g+j%g
-		acc, M, S := row[dk:dk+dv], row[dk+dv], row[dk+dv+1]
+		acc, M, S := s.acc[j*dv:(j+1)*dv], s.ms[2*j], s.ms[2*j+1]
 		if t.kvChunks > 1 {
 			part := t.partials[(h*t.kvChunks+c)*(2+dv):]
 			part[0], part[1] = M, S
@@ -329,6 +430,43 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 		do := t.d.off(h, tok, i3)
 		scaleF32(t.d.f32[do:do+dv], acc, inv)
 	}
+}
+
+// scores sets s.sc's rows (faKeyBlock apart) to the rows of s.q against
+// the nk K rows of K/V head at k's offset ko: with dk a multiple of 8 (and
+// vector kernels), the block transposed and S = Q·Kᵀ by faAccumRows, else
+// four-by-four dots (dotPanelF32). Columns past nk are left undefined.
+func (t *faTask) scores(s faScratch, ko, nk, rows int) {
+	k := &t.k
+	dk, bk := t.q.ne[0], faKeyBlock
+	faDecodeRows(s.kf, k, ko, nk, dk)
+	if dk%8 == 0 && level != isaGo {
+		nk8 := (nk + 7) &^ 7
+		clear(s.kf[nk*dk : nk8*dk])
+		for j0 := 0; j0 < nk8; j0 += 8 {
+			transpose8(s.kt[j0:], bk, s.kf[j0*dk:], dk, dk)
+		}
+		cols := (nk + 31) &^ 31
+		for j0 := 0; j0 < rows; j0 += 4 {
+			faAccumRows(s.sc[j0*bk:], bk, s.kt, bk, s.q[j0*dk:], dk, dk, min(cols, bk), true)
+		}
+		return
+	}
+	nkp := (nk + 3) &^ 3
+	clear(s.kf[nk*dk : nkp*dk])
+	for j0 := 0; j0 < rows; j0 += 4 {
+		dotPanelF32(nkp, s.kf, dk, s.q[j0*dk:], dk, dk, s.sc[j0*bk:], bk)
+	}
+}
+
+// allNegInf reports whether every element of x is -Inf.
+func allNegInf(x []float32) bool {
+	for _, v := range x {
+		if !math.IsInf(float64(v), -1) {
+			return false
+		}
+	}
+	return true
 }
 
 // reduce combines the split-KV chunks' partials of every query head into

@@ -25,6 +25,12 @@ func (c faCase) String() string {
 
 // faRef is flash_attn_ext in float64 on the operands' stored values.
 func faRef(c faCase, q, k, v, m *tt, scale float32) []float64 {
+	return faRefAt(c, q.at4, k.at4, v.at4, m, scale)
+}
+
+// faRefAt is faRef over the values qv, kv, vv return for (element, row,
+// head, i3); mask plane h % H_m applies to head h.
+func faRefAt(c faCase, qv, kv, vv func(e, j, h, i3 int) float64, m *tt, scale float32) []float64 {
 	out := make([]float64, c.dv*c.h*c.n*c.b3)
 	nHeadLog2 := 1 << uint(math.Floor(math.Log2(float64(c.h))))
 	m0 := math.Pow(2, -float64(c.maxBias)/float64(nHeadLog2))
@@ -46,14 +52,14 @@ func faRef(c faCase, q, k, v, m *tt, scale float32) []float64 {
 				for j := range c.nkv {
 					d := 0.0
 					for e := range c.dk {
-						d += q.at4(e, tok, h, i3) * k.at4(e, j, hk, i3)
+						d += qv(e, tok, h, i3) * kv(e, j, hk, i3)
 					}
 					d *= float64(scale)
 					if c.softcap != 0 {
 						d = float64(c.softcap) * math.Tanh(d/float64(c.softcap))
 					}
 					if m != nil {
-						d += slope * m.at4(j, tok, 0, 0)
+						d += slope * m.at4(j, tok, h%m.Ne[2], i3%m.Ne[3])
 					}
 					s[j] = d
 					mx = max(mx, d)
@@ -70,7 +76,7 @@ func faRef(c faCase, q, k, v, m *tt, scale float32) []float64 {
 				for e := range c.dv {
 					acc := 0.0
 					for j := range s {
-						acc += s[j] * v.at4(e, j, hk, i3)
+						acc += s[j] * vv(e, j, hk, i3)
 					}
 					if sum > 0 {
 						acc /= sum
@@ -193,4 +199,113 @@ func TestFlashAttnMatchesSoftMaxPath(t *testing.T) {
 		}
 		t.Logf("%d tokens: max |diff| %.3g", n, worst)
 	}
+}
+
+// TestFlashAttnBlocks checks the kernel's key blocks and query tiles
+// against float64 attention: ragged last blocks, tiles of many tokens and
+// of the GQA group's heads, masks that hide whole blocks (and a token that
+// sees nothing), one mask plane per head, softcap, ALiBi, head sizes the
+// vector kernels take in part, and quantized K/V (whose stored values the
+// reference reads, with q rounded through q8_0 as ggml's vec_dot does).
+// Tolerance: 1e-5 (seen: 1.4e-7) in float32, 2e-3 (seen: 8.1e-4) where
+// the sum of an f16 v is f16 or q is rounded to f16 (below 64 tokens).
+func TestFlashAttnBlocks(t *testing.T) {
+	F16, F32, Q8, Q4 := tensor.F16, tensor.F32, tensor.Q8_0, tensor.Q4_0
+	type blockCase struct {
+		faCase
+		maskKind int // 0 causal, 1 blocks hidden, 2 one random plane per head
+	}
+	cases := []blockCase{
+		{faCase: faCase{dk: 64, dv: 64, n: 1, h: 16, hkv: 4, nkv: 700, b3: 1, kt: F16, vt: F16, mask: F16}},
+		{faCase: faCase{dk: 64, dv: 64, n: 70, h: 4, hkv: 1, nkv: 150, b3: 1, kt: F16, vt: F16, mask: F16}},
+		{faCase: faCase{dk: 64, dv: 64, n: 130, h: 2, hkv: 2, nkv: 200, b3: 1, kt: F32, vt: F32, mask: F32, softcap: 20}},
+		{faCase: faCase{dk: 32, dv: 32, n: 66, h: 8, hkv: 2, nkv: 100, b3: 1, kt: F16, vt: F16, mask: F16, maxBias: 8}},
+		{faCase: faCase{dk: 64, dv: 64, n: 9, h: 8, hkv: 2, nkv: 190, b3: 2, kt: F16, vt: F16, mask: F16}, maskKind: 1},
+		{faCase: faCase{dk: 64, dv: 64, n: 66, h: 2, hkv: 1, nkv: 200, b3: 1, kt: F16, vt: F16, mask: F32}, maskKind: 1},
+		{faCase: faCase{dk: 64, dv: 96, n: 6, h: 6, hkv: 3, nkv: 150, b3: 1, kt: F16, vt: F16, mask: F16}, maskKind: 2},
+		{faCase: faCase{dk: 36, dv: 24, n: 65, h: 4, hkv: 2, nkv: 100, b3: 1, kt: F16, vt: F16, mask: F16}},
+		{faCase: faCase{dk: 36, dv: 40, n: 3, h: 4, hkv: 2, nkv: 100, b3: 1, kt: F16, vt: F32, mask: F16, softcap: 5}},
+		{faCase: faCase{dk: 64, dv: 64, n: 1, h: 16, hkv: 4, nkv: 600, b3: 1, kt: Q8, vt: Q8, mask: F16}},
+		{faCase: faCase{dk: 64, dv: 64, n: 5, h: 8, hkv: 2, nkv: 130, b3: 1, kt: Q8, vt: F16, mask: F16}},
+		{faCase: faCase{dk: 64, dv: 64, n: 66, h: 4, hkv: 2, nkv: 130, b3: 1, kt: Q8, vt: Q8, mask: F16}},
+		{faCase: faCase{dk: 64, dv: 64, n: 66, h: 4, hkv: 2, nkv: 100, b3: 1, kt: Q8, vt: F16, mask: F16}},
+		{faCase: faCase{dk: 32, dv: 32, n: 3, h: 4, hkv: 2, nkv: 90, b3: 1, kt: Q4, vt: Q4, mask: F16}},
+	}
+	forISAs(t, func(t *testing.T) {
+		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
+			for i, c := range cases {
+				q := mk(r, F32, [4]int{c.dk, c.n, c.h, c.b3}, layout(i%2))
+				kt, kv := faOperand(r, c.kt, [4]int{c.dk, c.nkv, c.hkv, c.b3}, layout((i+1)%2))
+				vt, vv := faOperand(r, c.vt, [4]int{c.dv, c.nkv, c.hkv, c.b3}, dense)
+				var m *tt
+				switch c.maskKind {
+				case 0:
+					m = causalMask(r, c.mask, c.nkv, c.n, i%3)
+				case 1:
+					m = causalMask(r, c.mask, c.nkv, c.n, 1)
+					for k := range m.NElem() {
+						if j := k % c.nkv; j >= 64 && j < 128 || k/c.nkv == 0 {
+							m.set(k, math.Inf(-1)) // a hidden block; token 0 sees nothing
+						}
+					}
+				case 2:
+					m = mk(r, c.mask, [4]int{c.nkv, c.n, c.h, 1}, dense)
+					for k := range m.NElem() {
+						if r.IntN(3) == 0 || k%c.nkv >= 64 && k/c.nkv%c.n == 1 {
+							m.set(k, math.Inf(-1))
+						}
+					}
+				}
+				qv := q.at4
+				if c.kt == Q8 || c.kt == Q4 {
+					qv = q8Rounded(q, c.faCase)
+				}
+				d := mkOut(r, F32, [4]int{c.dv, c.h, c.n, c.b3}, layout(i%2))
+				scale := float32(1 / math.Sqrt(float64(c.dk)))
+				b.FlashAttnExt(d.Tensor, q.Tensor, kt, vt, m.Tensor, ops.FlashAttnParams{Scale: scale, MaxBias: c.maxBias, LogitSoftcap: c.softcap})
+				want := faRefAt(c.faCase, qv, kv, vv, m, scale)
+				tol := 1e-5
+				if c.n < 64 && (c.kt == F16 || c.vt == F16) {
+					tol = 2e-3
+				}
+				t.Run(c.String(), func(t *testing.T) {
+					expectClose(t, d, want, func(int) float64 { return tol })
+					worst := 0.0
+					for k, w := range want {
+						worst = max(worst, math.Abs(d.at(k)-w))
+					}
+					t.Logf("max |diff| %.3g", worst)
+				})
+			}
+		})
+	})
+}
+
+// faOperand is a K or V operand of type typ: a float one laid out as l, a
+// block one dense; and its stored values.
+func faOperand(r *rand.Rand, typ tensor.DType, ne [4]int, l layout) (*tensor.Tensor, func(e, j, h, i3 int) float64) {
+	if typ == tensor.F16 || typ == tensor.F32 {
+		x := mk(r, typ, ne, l)
+		return x.Tensor, x.at4
+	}
+	x := mkCache(r, typ, ne)
+	vals := tensor.Dequantize(nil, typ, x.Data, x.NElem())
+	return x, func(e, j, h, i3 int) float64 { return float64(vals[e+ne[0]*(j+ne[1]*(h+ne[2]*i3))]) }
+}
+
+// q8Rounded is q's values rounded through q8_0 by ggml's from_float, row by row.
+func q8Rounded(q *tt, c faCase) func(e, j, h, i3 int) float64 {
+	vals := make([]float32, 0, q.NElem())
+	f := make([]float32, c.dk)
+	for i3 := range c.b3 {
+		for h := range c.h {
+			for tok := range c.n {
+				for i := range f {
+					f[i] = float32(q.at4(i, tok, h, i3))
+				}
+				vals = tensor.Dequantize(vals, tensor.Q8_0, cpu.QuantizeActivations(nil, tensor.Q8_0, f), c.dk)
+			}
+		}
+	}
+	return func(e, tok, h, i3 int) float64 { return float64(vals[e+c.dk*(tok+c.n*(h+c.h*i3))]) }
 }
