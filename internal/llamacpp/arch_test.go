@@ -134,6 +134,8 @@ func archFile(t *testing.T, o ggufarch.Options, typ string) string {
 // The files of the other architectures (qwen3, gemma3) are compared with
 // llama.cpp's best build here alone, at every level: what the builds
 // differ by is their kernels, which the llama and qwen2 files cover.
+// graphc runs once per level for each sequence of greedy steps the builds
+// choose (graphcRuns).
 func TestArchLogitsMatchLlamaCpp(t *testing.T) {
 	h := oracle(t)
 	om := newOracleMatrix(t, h)
@@ -146,6 +148,7 @@ func TestArchLogitsMatchLlamaCpp(t *testing.T) {
 			t.Run(tc.name+"/"+typ, func(t *testing.T) {
 				path := archFile(t, tc.opts, typ)
 				ids := encodePrompt(t, path)
+				runs := graphcRuns{}
 				for _, variant := range variants {
 					res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: archSteps, Variant: variant})
 					if err != nil {
@@ -162,10 +165,12 @@ func TestArchLogitsMatchLlamaCpp(t *testing.T) {
 						b.float, b.roundSteps = max(b.float, 5e-3), max(b.roundSteps, 5e-3)
 						t.Logf("llama.cpp's flash attention is on (this release's parameter layout is unknown to the harness); bound %g", b.float)
 					}
-					om.atLevels(t, func(level string) {
-						got := archLogits(t, archExample[tc.opts.Arch], path, ids, res.Generated, nil)
-						b.check(t, fmt.Sprintf("llama.cpp %s, graphc %s", variant, level), got, res.Logits, res.Generated)
+					got := om.logits(t, runs, res.Generated, func() [][]float32 {
+						return archLogits(t, archExample[tc.opts.Arch], path, ids, res.Generated, nil)
 					})
+					for _, level := range om.levels {
+						b.check(t, fmt.Sprintf("llama.cpp %s, graphc %s", variant, level), got[level], res.Logits, res.Generated)
+					}
 				}
 			})
 		}

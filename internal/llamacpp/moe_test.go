@@ -60,7 +60,7 @@ func TestMoELogitsMatchLlamaCpp(t *testing.T) {
 			t.Run(tc.name+"/"+typ, func(t *testing.T) {
 				path := archFile(t, tc.opts, typ)
 				ids := encodePrompt(t, path)
-				graphc := map[string]map[string][][]float32{} // by the greedy tokens, then the level
+				runs := graphcRuns{}
 				for _, variant := range om.variants {
 					res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: archSteps, Variant: variant})
 					if err != nil {
@@ -77,15 +77,11 @@ func TestMoELogitsMatchLlamaCpp(t *testing.T) {
 						b.float, b.roundSteps = max(b.float, 5e-3), max(b.roundSteps, 5e-3)
 						t.Logf("llama.cpp's flash attention is on (this release's parameter layout is unknown to the harness); bound %g", b.float)
 					}
-					seq := fmt.Sprint(res.Generated)
-					if graphc[seq] == nil {
-						graphc[seq] = map[string][][]float32{}
-						om.atLevels(t, func(level string) {
-							graphc[seq][level] = archLogits(t, moeExample, path, ids, res.Generated, nil)
-						})
-					}
+					got := om.logits(t, runs, res.Generated, func() [][]float32 {
+						return archLogits(t, moeExample, path, ids, res.Generated, nil)
+					})
 					for _, level := range om.levels {
-						b.check(t, fmt.Sprintf("llama.cpp %s, graphc %s", variant, level), graphc[seq][level], res.Logits, res.Generated)
+						b.check(t, fmt.Sprintf("llama.cpp %s, graphc %s", variant, level), got[level], res.Logits, res.Generated)
 					}
 				}
 			})

@@ -50,6 +50,23 @@ func (m oracleMatrix) atLevels(t *testing.T, f func(level string)) {
 	}
 }
 
+// graphcRuns keeps graphc's logits at each level by the steps they
+// follow: graphc computes the same whichever of llama.cpp's builds chose
+// its greedy steps, so builds that agree on them share one run.
+type graphcRuns map[string]map[string][][]float32
+
+// logits are graphc's logits at each level after steps, run by run (at
+// the level atLevels set) the first time those steps come.
+func (m oracleMatrix) logits(t *testing.T, runs graphcRuns, steps []int32, run func() [][]float32) map[string][][]float32 {
+	t.Helper()
+	seq := fmt.Sprint(steps)
+	if runs[seq] == nil {
+		runs[seq] = map[string][][]float32{}
+		m.atLevels(t, func(level string) { runs[seq][level] = run() })
+	}
+	return runs[seq]
+}
+
 // stepBounds is how far graphc's logits may lie from llama.cpp's, step
 // by step (a step is the prompt's last token, then each decode step).
 //
