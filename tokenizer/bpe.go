@@ -81,7 +81,7 @@ func (q *bpeQueue) Pop() any {
 // rank. A piece left that is no token is spelled byte by byte, and bytes
 // that are no token either are dropped, as llama.cpp does.
 func (t *Tokenizer) encodeBPE(out []int32, text string) []int32 {
-	for _, word := range splitWords(text, t.digits) {
+	for _, word := range t.words.split(text) {
 		w := encodeByteLevel(word)
 		if t.ignoreMerges {
 			if id, ok := t.textID[w]; ok {

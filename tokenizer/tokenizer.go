@@ -16,10 +16,10 @@ type Tokenizer struct {
 	textID  map[string]int32
 	special []int32 // control, user-defined and unknown tokens, longest text first
 	// bpe only
-	ranks  map[[2]string]int
-	digits int // the pre-tokenizer's \p{N}{1,digits}
+	ranks map[[2]string]int
+	words *splitter // the pre-tokenizer
 	// ignoreMerges emits a word that is a whole token as it is, before
-	// any merge: llama-bpe does, as Hugging Face's tokenizer does for it.
+	// any merge, as the pre-tokenizer asks.
 	ignoreMerges bool
 }
 
@@ -73,14 +73,14 @@ func New(v Vocab) (*Tokenizer, error) {
 	switch v.Model {
 	case "llama":
 	case "gpt2":
-		switch v.Pre {
-		case "llama-bpe", "llama3", "llama-v3":
-			t.digits, t.ignoreMerges = 3, true
-		case "qwen2":
-			t.digits = 1
-		default:
-			return nil, fmt.Errorf("tokenizer: BPE pre-tokenizer %q is not supported; supported: llama-bpe, qwen2", v.Pre)
+		pre, err := findPreTokenizer(v.Pre)
+		if err != nil {
+			return nil, err
 		}
+		if t.words, err = newSplitter(pre); err != nil {
+			return nil, err
+		}
+		t.ignoreMerges = pre.ignoreMerges
 		if len(v.Merges) == 0 {
 			return nil, fmt.Errorf("tokenizer: the BPE vocabulary has no merges (tokenizer.ggml.merges)")
 		}
