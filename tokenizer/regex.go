@@ -231,7 +231,7 @@ func (p *parser) errorf(format string, args ...any) error {
 }
 
 func (p *parser) more() bool { return p.pos < len(p.src) }
-func (p *parser) peek() rune  { return p.src[p.pos] }
+func (p *parser) peek() rune { return p.src[p.pos] }
 func (p *parser) eat(s string) bool {
 	rs := []rune(s)
 	if p.pos+len(rs) > len(p.src) || string(p.src[p.pos:p.pos+len(rs)]) != s {
