@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // preTokenizer is how a BPE vocabulary cuts text into words before their
@@ -153,10 +154,13 @@ func newSplitter(p *preTokenizer) (*splitter, error) {
 	return s, nil
 }
 
-// split cuts text into words. Bytes that are not UTF-8 become U+FFFD
-// first, as in llama.cpp.
-func (s *splitter) split(text string) []string {
+// split cuts text into words and passes each to word in turn. Bytes that
+// are not UTF-8 become U+FFFD first, as in llama.cpp.
+func (s *splitter) split(text string, word func(string)) {
 	cs := []rune(text)
+	if !utf8.ValidString(text) {
+		text = string(cs)
+	}
 	var catView, plainView []rune
 	ends := []int{len(cs)}
 	var next []int
@@ -166,7 +170,7 @@ func (s *splitter) split(text string) []string {
 			if catView == nil {
 				catView = make([]rune, len(cs))
 				for i, r := range cs {
-					if r >= 128 {
+					if r >= utf8.RuneSelf {
 						r = categorySym(r)
 					}
 					catView[i] = r
@@ -177,7 +181,7 @@ func (s *splitter) split(text string) []string {
 			if plainView == nil {
 				plainView = make([]rune, len(cs))
 				for i, r := range cs {
-					if r >= 128 && unicode.IsSpace(r) {
+					if r >= utf8.RuneSelf && unicode.IsSpace(r) {
 						r = symSpace
 					}
 					plainView[i] = r
@@ -197,13 +201,26 @@ func (s *splitter) split(text string) []string {
 		}
 		ends, next = next, ends
 	}
-	words := make([]string, 0, len(ends))
-	lo := 0
+	// The ends count characters; walk text to turn them into bytes.
+	at, off := 0, 0
 	for _, hi := range ends {
-		words = append(words, string(cs[lo:hi]))
-		lo = hi
+		start := off
+		for ; at < hi; at++ {
+			if cs[at] < utf8.RuneSelf {
+				off++
+			} else {
+				off += utf8.RuneLen(cs[at])
+			}
+		}
+		word(text[start:off])
 	}
-	return words
+}
+
+// words returns split's words.
+func (s *splitter) words(text string) []string {
+	var out []string
+	s.split(text, func(w string) { out = append(out, w) })
+	return out
 }
 
 // afmoeDigits is llama.cpp's splitter for AFMoE's digits: a run of digits

@@ -169,6 +169,10 @@ type inst struct {
 	op   opcode
 	neg  bool
 	x, y int32
+	// For opSplit, the sets (in regex.sets) a match of each branch must
+	// start with, or -1: a branch the next character cannot start is
+	// skipped.
+	fx, fy int32
 }
 
 // regex is a compiled pre-tokenizer regex.
@@ -223,6 +227,21 @@ func compileRegex(src string) (*regex, error) {
 	re.emit(n)
 	re.prog = append(re.prog, inst{op: opMatch})
 	re.first = re.firstSet(0, map[int32]bool{})
+	for i := range re.prog {
+		in := &re.prog[i]
+		in.fx, in.fy = -1, -1
+		if in.op != opSplit {
+			continue
+		}
+		if f := re.firstSet(in.x, map[int32]bool{}); f != nil {
+			re.sets = append(re.sets, f)
+			in.fx = int32(len(re.sets) - 1)
+		}
+		if f := re.firstSet(in.y, map[int32]bool{}); f != nil {
+			re.sets = append(re.sets, f)
+			in.fy = int32(len(re.sets) - 1)
+		}
+	}
 	return re, nil
 }
 
@@ -583,22 +602,37 @@ type matcher struct {
 // (std::regex's match_not_null, for reject = pos).
 func (m *matcher) match(re *regex, pc int32, pos, lo, hi, reject int) int {
 	base := len(m.stack)
-	defer func() { m.stack = m.stack[:base] }()
 	text := m.text
+	sets := re.sets
 	for {
-		in := re.prog[pc]
+		in := &re.prog[pc]
 		ok := true
 		switch in.op {
 		case opSet:
-			if pos < hi && re.sets[in.x].has(text[pos]) {
+			if pos < hi && sets[in.x].has(text[pos]) {
 				pos++
 				pc++
 			} else {
 				ok = false
 			}
 		case opSplit:
-			m.stack = append(m.stack, in.y, int32(pos))
-			pc = in.x
+			var c rune = -1
+			if pos < hi {
+				c = text[pos]
+			}
+			takeX := in.fx < 0 || c >= 0 && sets[in.fx].has(c)
+			takeY := in.fy < 0 || c >= 0 && sets[in.fy].has(c)
+			switch {
+			case takeX && takeY:
+				m.stack = append(m.stack, in.y, int32(pos))
+				pc = in.x
+			case takeX:
+				pc = in.x
+			case takeY:
+				pc = in.y
+			default:
+				ok = false
+			}
 		case opJmp:
 			pc = in.x
 		case opLook:
@@ -619,15 +653,16 @@ func (m *matcher) match(re *regex, pc int32, pos, lo, hi, reject int) int {
 			pc++
 		case opMatch:
 			if pos != reject {
+				m.stack = m.stack[:base]
 				return pos
 			}
 			ok = false
 		}
 		if !ok {
-			if len(m.stack) == base {
+			n := len(m.stack)
+			if n == base {
 				return -1
 			}
-			n := len(m.stack)
 			pc, pos = m.stack[n-2], int(m.stack[n-1])
 			m.stack = m.stack[:n-2]
 		}

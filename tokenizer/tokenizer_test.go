@@ -65,7 +65,7 @@ func TestSplitWords(t *testing.T) {
 		{"", 3, nil},
 	} {
 		pre := map[int]string{3: "llama-bpe", 1: "qwen2"}[tc.digits]
-		if got := mustSplitter(t, pre).split(tc.text); !slices.Equal(got, tc.want) {
+		if got := mustSplitter(t, pre).words(tc.text); !slices.Equal(got, tc.want) {
 			t.Errorf("%s: split(%q) = %q, want %q", pre, tc.text, got, tc.want)
 		}
 	}
