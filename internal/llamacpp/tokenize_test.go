@@ -94,6 +94,7 @@ var preTexts = []string{
 	"!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ a!b\"c#d$e%f&g'h(i)j*k+l,m-n.o/p:q;r<s=t>u?v@w[x\\y]z^A_B`C{D|E}F~G",
 	"<sentinel:12> IMGIMGABCZ IMGIMGJZ <|end_of_text|>x<|begin_of_text|> <s>",
 	"                                                    long    run   ",
+	"bad \xff\xfe utf-8 \xc3 and \xe6\x97 cut; a\x1cb\x1fc\u0085d\u2028e\u200bf\u00adg\x7f",
 	"x\n", "\n\n\n", " ", "  ", "a", "",
 }
 
