@@ -19,3 +19,16 @@ func BenchmarkEncode(b *testing.B) {
 		tk.Encode(benchText, false, false)
 	}
 }
+
+// BenchmarkSplit pre-tokenizes benchText alone, by pre-tokenizer.
+func BenchmarkSplit(b *testing.B) {
+	for _, pre := range []string{"llama-bpe", "gpt-2", "deepseek-v3", "tekken"} {
+		b.Run(pre, func(b *testing.B) {
+			s := mustSplitter(b, pre)
+			b.SetBytes(int64(len(benchText)))
+			for b.Loop() {
+				s.split(benchText, func(string) {})
+			}
+		})
+	}
+}

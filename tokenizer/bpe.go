@@ -2,7 +2,6 @@ package tokenizer
 
 import (
 	"strings"
-	"unicode/utf8"
 )
 
 // byteChar and charByte are GPT-2's bytes-to-unicode table: the printable
@@ -50,12 +49,30 @@ func decodeByteLevel(s string) string {
 	return b.String()
 }
 
+// bpeMerge is a merge rule: its rank and the token it makes (or
+// NoToken).
+type bpeMerge struct {
+	rank, id int32
+}
+
+func pairKey(left, right int32) uint64 { return uint64(uint32(left))<<32 | uint64(uint32(right)) }
+
+// bpeSymbol is a piece of the word being merged, bytes [start, end) of
+// it, linked to its neighbours; a symbol merged into its left neighbour is
+// left empty.
+type bpeSymbol struct {
+	prev, next int32
+	start, end int32
+	id         int32 // the piece's token, or NoToken
+}
+
 // bpeBigram is a merge that may apply: the symbols left and right,
 // spanning [start of left, mid) and [mid, end) when it was queued.
 type bpeBigram struct {
-	left, right int
-	mid, end    int
-	rank        int
+	left, right int32
+	mid, end    int32
+	rank        int32
+	id          int32
 }
 
 func (a bpeBigram) before(b bpeBigram) bool {
@@ -67,7 +84,7 @@ func (a bpeBigram) before(b bpeBigram) bool {
 
 // bpeState is the scratch space of one Encode call.
 type bpeState struct {
-	syms  []symbol
+	syms  []bpeSymbol
 	queue []bpeBigram // a binary heap, lowest rank first, the leftmost on a tie
 	word  []byte
 }
@@ -116,42 +133,37 @@ func (st *bpeState) pop() bpeBigram {
 func (t *Tokenizer) encodeBPE(out []int32, text string) []int32 {
 	var st bpeState
 	t.words.split(text, func(word string) {
-		st.word = st.word[:0]
-		for i := 0; i < len(word); i++ {
-			st.word = append(st.word, byteChar[word[i]]...)
-		}
-		w := string(st.word)
 		if t.ignoreMerges {
-			if id, ok := t.textID[w]; ok {
+			st.word = st.word[:0]
+			for i := 0; i < len(word); i++ {
+				st.word = append(st.word, byteChar[word[i]]...)
+			}
+			if id, ok := t.textID[string(st.word)]; ok {
 				out = append(out, id)
 				return
 			}
 		}
-		t.mergeWord(&st, w)
-		for i := 0; len(st.syms) > 0 && i >= 0; i = st.syms[i].next {
-			piece := w[st.syms[i].start:st.syms[i].end]
-			if id, ok := t.textID[piece]; ok {
-				out = append(out, id)
+		t.mergeWord(&st, word)
+		for i := int32(0); len(st.syms) > 0 && i >= 0; i = st.syms[i].next {
+			s := st.syms[i]
+			if s.id != NoToken {
+				out = append(out, s.id)
 				continue
 			}
-			for j := 0; j < len(piece); j++ {
-				if id, ok := t.textID[piece[j:j+1]]; ok {
-					out = append(out, id)
-				}
+			for j := s.start; j < s.end; j++ {
+				out = append(out, t.byteIDs[word[j]]...)
 			}
 		}
 	})
 	return out
 }
 
-// mergeWord applies the merges to w's characters, lowest rank first,
-// leaving the pieces in st.syms, linked from the first.
-func (t *Tokenizer) mergeWord(st *bpeState, w string) {
+// mergeWord applies the merges to word's byte characters, lowest rank
+// first, leaving the pieces in st.syms, linked from the first.
+func (t *Tokenizer) mergeWord(st *bpeState, word string) {
 	syms := st.syms[:0]
-	for off := 0; off < len(w); {
-		_, n := utf8.DecodeRuneInString(w[off:])
-		syms = append(syms, symbol{prev: len(syms) - 1, next: len(syms) + 1, start: off, end: off + n})
-		off += n
+	for i := 0; i < len(word); i++ {
+		syms = append(syms, bpeSymbol{prev: int32(i - 1), next: int32(i + 1), start: int32(i), end: int32(i + 1), id: t.charID[word[i]]})
 	}
 	st.syms = syms
 	if len(syms) == 0 {
@@ -159,18 +171,21 @@ func (t *Tokenizer) mergeWord(st *bpeState, w string) {
 	}
 	syms[len(syms)-1].next = -1
 	st.queue = st.queue[:0]
-	tryPair := func(left, right int) {
+	tryPair := func(left, right int32) {
 		if left < 0 || right < 0 {
 			return
 		}
-		l, r := syms[left], syms[right]
-		rank, ok := t.ranks[[2]string{w[l.start:l.end], w[r.start:r.end]}]
+		l, r := &syms[left], &syms[right]
+		if l.id == NoToken || r.id == NoToken {
+			return
+		}
+		m, ok := t.merges[pairKey(l.id, r.id)]
 		if !ok {
 			return
 		}
-		st.push(bpeBigram{left: left, right: right, mid: l.end, end: r.end, rank: rank})
+		st.push(bpeBigram{left: left, right: right, mid: l.end, end: r.end, rank: m.rank, id: m.id})
 	}
-	for i := 1; i < len(syms); i++ {
+	for i := int32(1); i < int32(len(syms)); i++ {
 		tryPair(i-1, i)
 	}
 	for len(st.queue) > 0 {
@@ -182,6 +197,7 @@ func (t *Tokenizer) mergeWord(st *bpeState, w string) {
 			continue
 		}
 		l.end = r.end
+		l.id = b.id
 		r.start = r.end
 		l.next = r.next
 		if r.next >= 0 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -132,6 +133,15 @@ func findPreTokenizer(name string) (*preTokenizer, error) {
 	return nil, fmt.Errorf("tokenizer: BPE pre-tokenizer %q is not supported%s; supported: %s", name, why, strings.Join(known, ", "))
 }
 
+// splitScratch is split's working memory, reused across calls.
+type splitScratch struct {
+	runes, cat, plain []rune
+	ends, next        []int
+	m                 matcher
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(splitScratch) }}
+
 // splitter is a pre-tokenizer's regexes compiled.
 type splitter struct {
 	regexes []*regex
@@ -157,34 +167,38 @@ func newSplitter(p *preTokenizer) (*splitter, error) {
 // split cuts text into words and passes each to word in turn. Bytes that
 // are not UTF-8 become U+FFFD first, as in llama.cpp.
 func (s *splitter) split(text string, word func(string)) {
-	cs := []rune(text)
+	sc := scratchPool.Get().(*splitScratch)
+	defer scratchPool.Put(sc)
+	cs := sc.runes[:0]
+	for _, r := range text {
+		cs = append(cs, r) // U+FFFD for each byte that is not UTF-8
+	}
+	sc.runes = cs
 	if !utf8.ValidString(text) {
 		text = string(cs)
 	}
-	var catView, plainView []rune
-	ends := []int{len(cs)}
-	var next []int
-	m := &matcher{}
+	catView, plainView := sc.cat[:0], sc.plain[:0]
+	ends := append(sc.ends[:0], len(cs))
+	next := sc.next[:0]
+	m := &sc.m
 	for _, re := range s.regexes {
 		if re.category {
-			if catView == nil {
-				catView = make([]rune, len(cs))
-				for i, r := range cs {
+			if len(catView) != len(cs) {
+				for _, r := range cs {
 					if r >= utf8.RuneSelf {
 						r = categorySym(r)
 					}
-					catView[i] = r
+					catView = append(catView, r)
 				}
 			}
 			m.text = catView
 		} else {
-			if plainView == nil {
-				plainView = make([]rune, len(cs))
-				for i, r := range cs {
+			if len(plainView) != len(cs) {
+				for _, r := range cs {
 					if r >= utf8.RuneSelf && unicode.IsSpace(r) {
 						r = symSpace
 					}
-					plainView[i] = r
+					plainView = append(plainView, r)
 				}
 			}
 			m.text = plainView
@@ -201,6 +215,7 @@ func (s *splitter) split(text string, word func(string)) {
 		}
 		ends, next = next, ends
 	}
+	sc.cat, sc.plain, sc.ends, sc.next = catView, plainView, ends, next
 	// The ends count characters; walk text to turn them into bytes.
 	at, off := 0, 0
 	for _, hi := range ends {

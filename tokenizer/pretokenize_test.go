@@ -124,3 +124,19 @@ func TestVocabFromGGUFPreDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestBPEMergeRules checks the merge table's edge cases: a pair listed
+// twice keeps its first rank, as llama.cpp's bpe_ranks.emplace does, and a
+// merge whose part is no token is refused.
+func TestBPEMergeRules(t *testing.T) {
+	v := Vocab{Model: "gpt2", Pre: "gpt-2", Tokens: []string{"a", "b", "c", "ab", "bc"},
+		Merges: []string{"b c", "a b", "b c"}, BOS: NoToken, EOS: NoToken, EOT: NoToken, UNK: NoToken, PAD: NoToken}
+	tk := mustNew(t, v)
+	if got := pieces(tk, tk.Encode("abc", false, false)); !slices.Equal(got, []string{"a", "bc"}) {
+		t.Errorf("Encode(abc) = %q, want [a bc]", got)
+	}
+	v.Merges = append(v.Merges, "ab x")
+	if _, err := New(v); err == nil || !strings.Contains(err.Error(), `merge 3 "ab x" has a part that is no token`) {
+		t.Errorf("New with a merge of a non-token: %v", err)
+	}
+}

@@ -70,6 +70,20 @@ type charSet struct {
 	low    [4]uint64
 	ranges [][2]rune
 	neg    bool
+	// in is low with neg applied, what has reads: set by finish once the
+	// set is built.
+	in [4]uint64
+}
+
+// finish readies s for has.
+func (s *charSet) finish() *charSet {
+	for i, w := range s.low {
+		if s.neg {
+			w = ^w
+		}
+		s.in[i] = w
+	}
+	return s
 }
 
 func (s *charSet) addRange(lo, hi rune) {
@@ -99,18 +113,19 @@ func (s *charSet) add(o *charSet) {
 }
 
 func (s *charSet) has(r rune) bool {
-	in := false
 	if r < 256 {
-		in = s.low[r>>6]&(1<<(r&63)) != 0
-	} else {
-		for _, g := range s.ranges {
-			if r >= g[0] && r <= g[1] {
-				in = true
-				break
-			}
+		return s.in[r>>6]&(1<<(r&63)) != 0
+	}
+	return s.hasHigh(r)
+}
+
+func (s *charSet) hasHigh(r rune) bool {
+	for _, g := range s.ranges {
+		if r >= g[0] && r <= g[1] {
+			return !s.neg
 		}
 	}
-	return in != s.neg
+	return s.neg
 }
 
 func setOf(spec string) *charSet {
@@ -146,6 +161,7 @@ var (
 )
 
 func init() {
+	setWord.finish()
 	for _, c := range []string{"Lu", "Ll", "Lt", "Lm", "Lo"} {
 		// llama.cpp's stand-ins do not keep case: these are all \p{L}.
 		categories[c] = categories["L"]
@@ -226,7 +242,9 @@ func compileRegex(src string) (*regex, error) {
 	re := &regex{src: src, category: cat}
 	re.emit(n)
 	re.prog = append(re.prog, inst{op: opMatch})
-	re.first = re.firstSet(0, map[int32]bool{})
+	if re.first = re.firstSet(0, map[int32]bool{}); re.first != nil {
+		re.first.finish()
+	}
 	for i := range re.prog {
 		in := &re.prog[i]
 		in.fx, in.fy = -1, -1
@@ -234,11 +252,11 @@ func compileRegex(src string) (*regex, error) {
 			continue
 		}
 		if f := re.firstSet(in.x, map[int32]bool{}); f != nil {
-			re.sets = append(re.sets, f)
+			re.sets = append(re.sets, f.finish())
 			in.fx = int32(len(re.sets) - 1)
 		}
 		if f := re.firstSet(in.y, map[int32]bool{}); f != nil {
-			re.sets = append(re.sets, f)
+			re.sets = append(re.sets, f.finish())
 			in.fy = int32(len(re.sets) - 1)
 		}
 	}
@@ -530,7 +548,9 @@ func (re *regex) emit(n *node) {
 	pc := func() int32 { return int32(len(re.prog)) }
 	switch n.kind {
 	case 'c':
-		re.sets = append(re.sets, n.set)
+		// A copy, as the shared sets must stay as they are.
+		set := *n.set
+		re.sets = append(re.sets, set.finish())
 		re.prog = append(re.prog, inst{op: opSet, x: int32(len(re.sets) - 1)})
 	case '.':
 		for _, s := range n.subs {

@@ -112,10 +112,11 @@ func preVocab(pre string, texts []string) tokenizer.Vocab {
 	add("<|begin_of_text|>", tokenizer.Control)
 	add("<|end_of_text|>", tokenizer.Control)
 	chars := byteChars()
+	have := map[string]bool{}
 	for _, c := range chars {
 		add(c, tokenizer.Normal)
+		have[c] = true
 	}
-	have := map[string]bool{}
 	var spelled [][]string
 	for _, text := range texts {
 		var cs []string
@@ -137,7 +138,10 @@ func preVocab(pre string, texts []string) tokenizer.Vocab {
 				have[s] = true
 				add(s, tokenizer.Normal)
 				for k := 1; k < n; k++ {
-					v.Merges = append(v.Merges, strings.Join(piece[:k], "")+" "+strings.Join(piece[k:], ""))
+					l, r := strings.Join(piece[:k], ""), strings.Join(piece[k:], "")
+					if have[l] && have[r] {
+						v.Merges = append(v.Merges, l+" "+r)
+					}
 				}
 			}
 		}
