@@ -148,7 +148,6 @@ var (
 	setSpace = setOf("\t-\r ")
 	setDigit = setOf("0-9")
 	setWord  = setOf("0-9A-Z_a-z")
-	setDot   = &charSet{neg: true, low: setOf("\n\r").low}
 
 	categories = map[string]*charSet{
 		"N":   setOf(string(rune(symNumber)) + "0-9"),
@@ -161,7 +160,6 @@ var (
 )
 
 func init() {
-	setWord.finish()
 	for _, c := range []string{"Lu", "Ll", "Lt", "Lm", "Lo"} {
 		// llama.cpp's stand-ins do not keep case: these are all \p{L}.
 		categories[c] = categories["L"]
@@ -171,13 +169,11 @@ func init() {
 type opcode uint8
 
 const (
-	opSet      opcode = iota // one character in sets[x]
-	opSplit                  // go on at x, and failing that at y
-	opJmp                    // go on at x
-	opLook                   // the lookahead at x (ending in opMatch) holds, or with neg does not; go on at y
-	opEnd                    // at the end of the text
-	opBegin                  // at the start of the text
-	opBoundary               // at a \b word boundary, or with neg not
+	opSet   opcode = iota // one character in sets[x]
+	opSplit               // go on at x, and failing that at y
+	opJmp                 // go on at x
+	opLook                // the lookahead at x (ending in opMatch) holds, or with neg does not; go on at y
+	opEnd                 // at the end of the text
 	opMatch
 )
 
@@ -204,7 +200,7 @@ type regex struct {
 
 // node is a parsed regex.
 type node struct {
-	kind     byte // 'c' set, '|' alternation, '.' sequence, '*' repeat, '=' '!' lookahead, '$' '^' 'b' 'B' assertions
+	kind     byte // 'c' set, '|' alternation, '.' sequence, '*' repeat, '=' '!' lookahead, '$' end
 	set      *charSet
 	subs     []*node
 	min, max int // repeat bounds; max -1 is unbounded
@@ -391,23 +387,17 @@ func (p *parser) atom() (*node, error) {
 			return nil, err
 		}
 		return &node{kind: 'c', set: s}, nil
-	case '.':
+	case '$':
 		p.pos++
-		return &node{kind: 'c', set: setDot}, nil
-	case '$', '^':
-		p.pos++
-		return &node{kind: byte(c)}, nil
+		return &node{kind: '$'}, nil
 	case '\\':
-		if p.pos+1 < len(p.src) && (p.src[p.pos+1] == 'b' || p.src[p.pos+1] == 'B') {
-			p.pos += 2
-			return &node{kind: byte(p.src[p.pos-1])}, nil
-		}
 		s, err := p.escape()
 		if err != nil {
 			return nil, err
 		}
 		return &node{kind: 'c', set: s}, nil
-	case '*', '+', '?', '{', ')':
+	case '*', '+', '?', '{', ')', '.', '^':
+		// No table regex has a bare . or ^.
 		return nil, p.errorf("unexpected %q", c)
 	}
 	p.pos++
@@ -603,10 +593,6 @@ func (re *regex) emit(n *node) {
 		re.prog[look].y = pc()
 	case '$':
 		re.prog = append(re.prog, inst{op: opEnd})
-	case '^':
-		re.prog = append(re.prog, inst{op: opBegin})
-	case 'b', 'B':
-		re.prog = append(re.prog, inst{op: opBoundary, neg: n.kind == 'B'})
 	}
 }
 
@@ -617,10 +603,10 @@ type matcher struct {
 }
 
 // match returns the end of the match of re's program from pc at pos
-// within text[lo:hi], the first alternative first, or -1. A match that
+// within text[:hi], the first alternative first, or -1. A match that
 // ends at reject does not count, so that backtracking goes on past it
 // (std::regex's match_not_null, for reject = pos).
-func (m *matcher) match(re *regex, pc int32, pos, lo, hi, reject int) int {
+func (m *matcher) match(re *regex, pc int32, pos, hi, reject int) int {
 	base := len(m.stack)
 	text := m.text
 	sets := re.sets
@@ -657,19 +643,11 @@ func (m *matcher) match(re *regex, pc int32, pos, lo, hi, reject int) int {
 			pc = in.x
 		case opLook:
 			// Lookahead is atomic: its first match decides.
-			held := m.match(re, in.x, pos, lo, hi, -1) >= 0
+			held := m.match(re, in.x, pos, hi, -1) >= 0
 			ok = held != in.neg
 			pc = in.y
 		case opEnd:
 			ok = pos == hi
-			pc++
-		case opBegin:
-			ok = pos == lo
-			pc++
-		case opBoundary:
-			before := pos > lo && setWord.has(text[pos-1])
-			after := pos < hi && setWord.has(text[pos])
-			ok = (before != after) != in.neg
 			pc++
 		case opMatch:
 			if pos != reject {
@@ -702,7 +680,7 @@ func (m *matcher) split(re *regex, lo, hi int, ends []int) []int {
 			if re.first != nil && (p == hi || !re.first.has(m.text[p])) {
 				continue
 			}
-			if e := m.match(re, 0, p, lo, hi, -1); e >= 0 {
+			if e := m.match(re, 0, p, hi, -1); e >= 0 {
 				at, end = p, e
 				break
 			}
@@ -721,7 +699,7 @@ func (m *matcher) split(re *regex, lo, hi int, ends []int) []int {
 			if at == hi {
 				break
 			}
-			if end = m.match(re, 0, at, lo, hi, at); end < 0 {
+			if end = m.match(re, 0, at, hi, at); end < 0 {
 				start = at + 1
 				continue
 			}

@@ -1,6 +1,7 @@
 package llamacpp_test
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -98,6 +99,27 @@ var preTexts = []string{
 	"x\n", "\n\n\n", " ", "  ", "a", "",
 }
 
+// randomTexts returns n texts of length runes each, drawn (with a fixed
+// seed) from runs of characters the pre-tokenizers treat differently.
+func randomTexts(n, length int) []string {
+	pool := []string{
+		"a", "Z", "é", "É", "ß", "ǅ", "ω", "Ω", "ж", "日", "本", "ア", "ぁ", "한", "ㄱ", "ㄅ", "ก", "ع", "न", "्",
+		"\u0301", "\u0308", "1", "7", "0", "١", "१", "½", "Ⅻ", " ", "  ", "\t", "\n", "\r\n", "\u00a0", "\u3000",
+		"'", "'s", "'LL", "'re", "!", ".", ",", "?", "…", "。", "，", "-", "_", "/", "\\", "(", ")", "[", "{", "<", ">",
+		"$", "+", "=", "^", "`", "|", "~", "@", "#", "%", "&", "*", "\"", ":", ";", "😀", "👍🏽", "\u200d", "\ufffd", "\x00", "\x7f",
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var out []string
+	for range n {
+		var b strings.Builder
+		for range length {
+			b.WriteString(pool[rng.IntN(len(pool))])
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
 // preVocab is a byte-level BPE vocabulary made to show every word
 // boundary: every piece of two to four byte characters in texts is a
 // token, with a merge for each way to cut it in two, shorter first, so
@@ -151,17 +173,28 @@ func preVocab(pre string, texts []string) tokenizer.Vocab {
 
 // TestPreTokenizersMatchLlamaCpp checks every pre-tokenizer graphc
 // supports against llama_tokenize on a vocabulary that shows its word
-// boundaries, with and without add_special and parse_special.
+// boundaries, with and without add_special and parse_special. The short
+// texts, whose every character is near an end, go one to a prompt; the
+// rest, and random texts, as one prompt, a llama.cpp run each.
 func TestPreTokenizersMatchLlamaCpp(t *testing.T) {
 	h := oracle(t)
-	prompts := append(slices.Clone(preTexts), oracleTexts...)
-	prompts = append(prompts, strings.Join(prompts, "\n"))
+	all := append(slices.Clone(preTexts), oracleTexts...)
+	all = append(all, randomTexts(6, 160)...)
+	var prompts, long []string
+	for _, text := range all {
+		if len(text) <= 16 {
+			prompts = append(prompts, text)
+		} else {
+			long = append(long, text)
+		}
+	}
+	prompts = append(prompts, strings.Join(long, "\n"))
 	for _, pre := range tokenizer.PreTokenizers() {
 		if pre == "" {
 			continue // llama.cpp's default; "default" names it
 		}
 		t.Run(pre, func(t *testing.T) {
-			v := preVocab(pre, prompts)
+			v := preVocab(pre, all)
 			m := model{arch: "llama", nEmbd: 64, nHead: 4, nLayer: 1, nFF: 128, nCtx: 16}
 			m.tensors, _ = llamaTensors(m, len(v.Tokens), tensor.F32)
 			path := writeGGUF(t, m, v)
