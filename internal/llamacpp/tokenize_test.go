@@ -173,9 +173,11 @@ func preVocab(pre string, texts []string) tokenizer.Vocab {
 
 // TestPreTokenizersMatchLlamaCpp checks every pre-tokenizer graphc
 // supports against llama_tokenize on a vocabulary that shows its word
-// boundaries, with and without add_special and parse_special. The short
-// texts, whose every character is near an end, go one to a prompt; the
-// rest, and random texts, as one prompt, a llama.cpp run each.
+// boundaries, with and without add_special and parse_special. Two prompts
+// a name keep it to two llama.cpp runs: the long texts and random ones
+// joined by newlines, and the short texts, whose every character is near
+// an end, joined by a control token, so that with parse_special each is a
+// text of its own.
 func TestPreTokenizersMatchLlamaCpp(t *testing.T) {
 	h := oracle(t)
 	all := append(slices.Clone(preTexts), oracleTexts...)
@@ -188,7 +190,7 @@ func TestPreTokenizersMatchLlamaCpp(t *testing.T) {
 			long = append(long, text)
 		}
 	}
-	prompts = append(prompts, strings.Join(long, "\n"))
+	prompts = []string{strings.Join(long, "\n"), strings.Join(prompts, "<|end_of_text|>")}
 	for _, pre := range tokenizer.PreTokenizers() {
 		if pre == "" {
 			continue // llama.cpp's default; "default" names it
