@@ -1,9 +1,7 @@
 package tokenizer
 
 import (
-	"container/heap"
 	"strings"
-	"unicode/utf8"
 )
 
 // byteChar and charByte are GPT-2's bytes-to-unicode table: the printable
@@ -51,29 +49,81 @@ func decodeByteLevel(s string) string {
 	return b.String()
 }
 
+// bpeMerge is a merge rule: its rank and the token it makes (or
+// NoToken).
+type bpeMerge struct {
+	rank, id int32
+}
+
+func pairKey(left, right int32) uint64 { return uint64(uint32(left))<<32 | uint64(uint32(right)) }
+
+// bpeSymbol is a piece of the word being merged, bytes [start, end) of
+// it, linked to its neighbours; a symbol merged into its left neighbour is
+// left empty.
+type bpeSymbol struct {
+	prev, next int32
+	start, end int32
+	id         int32 // the piece's token, or NoToken
+}
+
+// bpeBigram is a merge that may apply: the symbols left and right,
+// spanning [start of left, mid) and [mid, end) when it was queued.
 type bpeBigram struct {
-	left, right int
-	text        string
-	rank        int
+	left, right int32
+	mid, end    int32
+	rank        int32
+	id          int32
 }
 
-// bpeQueue pops the lowest rank first, the leftmost on a tie.
-type bpeQueue []bpeBigram
-
-func (q bpeQueue) Len() int { return len(q) }
-func (q bpeQueue) Less(i, j int) bool {
-	if q[i].rank != q[j].rank {
-		return q[i].rank < q[j].rank
+func (a bpeBigram) before(b bpeBigram) bool {
+	if a.rank != b.rank {
+		return a.rank < b.rank
 	}
-	return q[i].left < q[j].left
+	return a.left < b.left
 }
-func (q bpeQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *bpeQueue) Push(x any)   { *q = append(*q, x.(bpeBigram)) }
-func (q *bpeQueue) Pop() any {
-	old := *q
-	x := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return x
+
+// bpeState is the scratch space of one Encode call.
+type bpeState struct {
+	syms  []bpeSymbol
+	queue []bpeBigram // a binary heap, lowest rank first, the leftmost on a tie
+	word  []byte
+}
+
+func (st *bpeState) push(b bpeBigram) {
+	q := append(st.queue, b)
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !q[i].before(q[parent]) {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
+	}
+	st.queue = q
+}
+
+func (st *bpeState) pop() bpeBigram {
+	q := st.queue
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q = q[:last]
+	for i := 0; ; {
+		l, r, least := 2*i+1, 2*i+2, i
+		if l < len(q) && q[l].before(q[least]) {
+			least = l
+		}
+		if r < len(q) && q[r].before(q[least]) {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		q[i], q[least] = q[least], q[i]
+		i = least
+	}
+	st.queue = q
+	return top
 }
 
 // encodeBPE appends the ids of text: split into words by the
@@ -81,65 +131,73 @@ func (q *bpeQueue) Pop() any {
 // rank. A piece left that is no token is spelled byte by byte, and bytes
 // that are no token either are dropped, as llama.cpp does.
 func (t *Tokenizer) encodeBPE(out []int32, text string) []int32 {
-	for _, word := range splitWords(text, t.digits) {
-		w := encodeByteLevel(word)
+	var st bpeState
+	t.words.split(text, func(word string) {
 		if t.ignoreMerges {
-			if id, ok := t.textID[w]; ok {
+			st.word = st.word[:0]
+			for i := 0; i < len(word); i++ {
+				st.word = append(st.word, byteChar[word[i]]...)
+			}
+			if id, ok := t.textID[string(st.word)]; ok {
 				out = append(out, id)
-				continue
+				return
 			}
 		}
-		for _, piece := range t.mergeWord(w) {
-			if id, ok := t.textID[piece]; ok {
-				out = append(out, id)
+		t.mergeWord(&st, word)
+		for i := int32(0); len(st.syms) > 0 && i >= 0; i = st.syms[i].next {
+			s := st.syms[i]
+			if s.id != NoToken {
+				out = append(out, s.id)
 				continue
 			}
-			for j := 0; j < len(piece); j++ {
-				if id, ok := t.textID[piece[j:j+1]]; ok {
-					out = append(out, id)
-				}
+			for j := s.start; j < s.end; j++ {
+				out = append(out, t.byteIDs[word[j]]...)
 			}
 		}
-	}
+	})
 	return out
 }
 
-// mergeWord applies the merges to w's characters, lowest rank first, and
-// returns the pieces left.
-func (t *Tokenizer) mergeWord(w string) []string {
-	var syms []symbol
-	for off := 0; off < len(w); {
-		_, n := utf8.DecodeRuneInString(w[off:])
-		syms = append(syms, symbol{prev: len(syms) - 1, next: len(syms) + 1, start: off, end: off + n})
-		off += n
+// mergeWord applies the merges to word's byte characters, lowest rank
+// first, leaving the pieces in st.syms, linked from the first.
+func (t *Tokenizer) mergeWord(st *bpeState, word string) {
+	syms := st.syms[:0]
+	for i := 0; i < len(word); i++ {
+		syms = append(syms, bpeSymbol{prev: int32(i - 1), next: int32(i + 1), start: int32(i), end: int32(i + 1), id: t.charID[word[i]]})
 	}
+	st.syms = syms
 	if len(syms) == 0 {
-		return nil
+		return
 	}
 	syms[len(syms)-1].next = -1
-	q := &bpeQueue{}
-	tryPair := func(left, right int) {
+	st.queue = st.queue[:0]
+	tryPair := func(left, right int32) {
 		if left < 0 || right < 0 {
 			return
 		}
-		l, r := w[syms[left].start:syms[left].end], w[syms[right].start:syms[right].end]
-		rank, ok := t.ranks[[2]string{l, r}]
+		l, r := &syms[left], &syms[right]
+		if l.id == NoToken || r.id == NoToken {
+			return
+		}
+		m, ok := t.merges[pairKey(l.id, r.id)]
 		if !ok {
 			return
 		}
-		heap.Push(q, bpeBigram{left: left, right: right, text: l + r, rank: rank})
+		st.push(bpeBigram{left: left, right: right, mid: l.end, end: r.end, rank: m.rank, id: m.id})
 	}
-	for i := 1; i < len(syms); i++ {
+	for i := int32(1); i < int32(len(syms)); i++ {
 		tryPair(i-1, i)
 	}
-	for q.Len() > 0 {
-		b := heap.Pop(q).(bpeBigram)
+	for len(st.queue) > 0 {
+		b := st.pop()
 		l, r := &syms[b.left], &syms[b.right]
-		// Skip pairs a merge since their push has changed.
-		if l.end == l.start || r.end == r.start || l.end != r.start || w[l.start:r.end] != b.text {
+		// Skip pairs a merge since their push has changed: symbols only
+		// grow rightwards or empty.
+		if l.start == l.end || l.end != b.mid || r.start != b.mid || r.end != b.end {
 			continue
 		}
 		l.end = r.end
+		l.id = b.id
 		r.start = r.end
 		l.next = r.next
 		if r.next >= 0 {
@@ -148,9 +206,4 @@ func (t *Tokenizer) mergeWord(w string) []string {
 		tryPair(l.prev, b.left)
 		tryPair(b.left, l.next)
 	}
-	var pieces []string
-	for i := 0; i >= 0; i = syms[i].next {
-		pieces = append(pieces, w[syms[i].start:syms[i].end])
-	}
-	return pieces
 }

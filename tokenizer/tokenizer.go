@@ -16,10 +16,12 @@ type Tokenizer struct {
 	textID  map[string]int32
 	special []int32 // control, user-defined and unknown tokens, longest text first
 	// bpe only
-	ranks  map[[2]string]int
-	digits int // the pre-tokenizer's \p{N}{1,digits}
+	merges  map[uint64]bpeMerge // by pairKey of the parts' ids
+	charID  [256]int32          // the token of each byte's character
+	byteIDs [256][]int32        // the single-byte tokens of each byte's character
+	words   *splitter           // the pre-tokenizer
 	// ignoreMerges emits a word that is a whole token as it is, before
-	// any merge: llama-bpe does, as Hugging Face's tokenizer does for it.
+	// any merge, as the pre-tokenizer asks.
 	ignoreMerges bool
 }
 
@@ -73,18 +75,18 @@ func New(v Vocab) (*Tokenizer, error) {
 	switch v.Model {
 	case "llama":
 	case "gpt2":
-		switch v.Pre {
-		case "llama-bpe", "llama3", "llama-v3":
-			t.digits, t.ignoreMerges = 3, true
-		case "qwen2":
-			t.digits = 1
-		default:
-			return nil, fmt.Errorf("tokenizer: BPE pre-tokenizer %q is not supported; supported: llama-bpe, qwen2", v.Pre)
+		pre, err := findPreTokenizer(v.Pre)
+		if err != nil {
+			return nil, err
 		}
+		if t.words, err = newSplitter(pre); err != nil {
+			return nil, err
+		}
+		t.ignoreMerges = pre.ignoreMerges
 		if len(v.Merges) == 0 {
 			return nil, fmt.Errorf("tokenizer: the BPE vocabulary has no merges (tokenizer.ggml.merges)")
 		}
-		t.ranks = make(map[[2]string]int, len(v.Merges))
+		t.merges = make(map[uint64]bpeMerge, len(v.Merges))
 		for rank, m := range v.Merges {
 			// The separator is searched from the second byte on, so that a
 			// merge whose left part is a space still splits right.
@@ -93,7 +95,35 @@ func New(v Vocab) (*Tokenizer, error) {
 				return nil, fmt.Errorf("tokenizer: merge %d %q has no space between its two parts", rank, m)
 			}
 			i += min(1, len(m))
-			t.ranks[[2]string{m[:i], m[i+1:]}] = rank
+			left, lok := t.textID[m[:i]]
+			right, rok := t.textID[m[i+1:]]
+			if !lok || !rok {
+				// Merges are looked up by their parts' ids; Hugging Face
+				// refuses such a vocabulary too.
+				return nil, fmt.Errorf("tokenizer: merge %d %q has a part that is no token", rank, m)
+			}
+			key := pairKey(left, right)
+			if _, dup := t.merges[key]; dup {
+				continue // the first rank counts, as in llama.cpp
+			}
+			id, ok := t.textID[m[:i]+m[i+1:]]
+			if !ok {
+				id = NoToken
+			}
+			t.merges[key] = bpeMerge{rank: int32(rank), id: id}
+		}
+		for b := range 256 {
+			t.charID[b] = NoToken
+			if id, ok := t.textID[byteChar[b]]; ok {
+				t.charID[b] = id
+			}
+			// What llama.cpp emits for a piece that is no token: the
+			// single-byte tokens of its spelling.
+			for j := 0; j < len(byteChar[b]); j++ {
+				if id, ok := t.textID[byteChar[b][j:j+1]]; ok {
+					t.byteIDs[b] = append(t.byteIDs[b], id)
+				}
+			}
 		}
 	default:
 		return nil, fmt.Errorf("tokenizer: tokenizer model %q is not supported; supported: llama (SPM), gpt2 (BPE)", v.Model)

@@ -16,6 +16,19 @@ func mustNew(t testing.TB, v Vocab) *Tokenizer {
 	return tk
 }
 
+func mustSplitter(t testing.TB, pre string) *splitter {
+	t.Helper()
+	p, err := findPreTokenizer(pre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := newSplitter(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 // pieces spells ids as their token texts, for readable failures.
 func pieces(tk *Tokenizer, ids []int32) []string {
 	var out []string
@@ -51,8 +64,9 @@ func TestSplitWords(t *testing.T) {
 		{"\r\n", 3, []string{"\r\n"}},
 		{"", 3, nil},
 	} {
-		if got := splitWords(tc.text, tc.digits); !slices.Equal(got, tc.want) {
-			t.Errorf("splitWords(%q, %d) = %q, want %q", tc.text, tc.digits, got, tc.want)
+		pre := map[int]string{3: "llama-bpe", 1: "qwen2"}[tc.digits]
+		if got := mustSplitter(t, pre).words(tc.text); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: split(%q) = %q, want %q", pre, tc.text, got, tc.want)
 		}
 	}
 }
@@ -185,8 +199,8 @@ func TestNewErrors(t *testing.T) {
 			t.Errorf("New: error %v, want it to say %q", err, tc.want)
 		}
 	}
-	v := bpeTestVocab("gpt-4o")
-	if _, err := New(v); err == nil || !strings.Contains(err.Error(), `pre-tokenizer "gpt-4o" is not supported`) {
+	v := bpeTestVocab("gemma4")
+	if _, err := New(v); err == nil || !strings.Contains(err.Error(), `pre-tokenizer "gemma4" is not supported`) {
 		t.Errorf("New with an unknown pre-tokenizer: %v", err)
 	}
 }

@@ -28,8 +28,9 @@ const NoToken int32 = -1
 type Vocab struct {
 	// Model is tokenizer.ggml.model: "llama" (SPM) or "gpt2" (BPE).
 	Model string
-	// Pre is tokenizer.ggml.pre, the BPE pre-tokenizer: "llama-bpe" (also
-	// "llama3", "llama-v3") or "qwen2".
+	// Pre is tokenizer.ggml.pre, the BPE pre-tokenizer: one of llama.cpp's
+	// names, such as "llama-bpe", "qwen2" or "gpt-2" (docs/gguf.md lists
+	// them); "" is llama.cpp's default.
 	Pre    string
 	Tokens []string
 	// Scores rank SPM merges, higher first; missing scores are 0.
@@ -66,7 +67,8 @@ const (
 
 // VocabFromGGUF reads the vocabulary from f's metadata. Defaults for keys
 // the file lacks are llama.cpp's: SPM has bos 1, eos 2, unk 0, adds bos
-// and a space prefix; BPE's llama-bpe adds bos, qwen2 does not.
+// and a space prefix; BPE has bos and eos 11 and adds bos only for the
+// pre-tokenizers that llama.cpp says do (llama-bpe, tekken, chameleon).
 func VocabFromGGUF(f *gguf.File) (*Vocab, error) {
 	model, ok := f.MetaString(keyModel)
 	if !ok {
@@ -104,9 +106,11 @@ func VocabFromGGUF(f *gguf.File) (*Vocab, error) {
 	case "gpt2":
 		// llama.cpp's BPE defaults; files nearly always override them.
 		v.BOS, v.EOS = 11, 11
-		switch v.Pre {
-		case "llama-bpe", "llama3", "llama-v3":
-			v.AddBOS = true
+		if pre, err := findPreTokenizer(v.Pre); err == nil {
+			v.AddBOS = pre.addBOS
+			if pre.noBOS {
+				v.BOS = NoToken
+			}
 		}
 	}
 	for key, id := range map[string]*int32{keyBOS: &v.BOS, keyEOS: &v.EOS, keyEOT: &v.EOT, keyUNK: &v.UNK, keyPAD: &v.PAD} {
