@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/graphc/graphc/tensor"
 )
 
 func TestBenchJSON(t *testing.T) {
@@ -144,6 +146,17 @@ func TestBenchLlamaArch(t *testing.T) {
 	errb.Reset()
 	if code := Main([]string{"bench", "-llama", "-short", "-interp", "-threads", "1", "-arch", "gemma3", "-type", "q8_0"}, &out, &errb); code == ExitOK || !strings.Contains(errb.String(), "takes input KQ_mask_swa") {
 		t.Errorf("gemma3 -interp: exit %d: %s", code, errb.String())
+	}
+}
+
+// TestBenchShapes: every -arch's real-model shape makes a file ggufarch
+// writes (checked, not written: they are gigabytes).
+func TestBenchShapes(t *testing.T) {
+	for arch, o := range benchShapes {
+		o.Type = tensor.Q8_0
+		if err := o.Check(); err != nil {
+			t.Errorf("-arch %s: %v", arch, err)
+		}
 	}
 }
 

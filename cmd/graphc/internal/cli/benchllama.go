@@ -60,7 +60,7 @@ type llamaBench struct {
 }
 
 // benchShapes are the default files' shapes per -arch, the real models'
-// (Llama-3.2-1B, Qwen2.5-0.5B, Qwen3-0.6B, Gemma-3-1B); benchShortShape a small file of the same
+// (Llama-3.2-1B, Qwen2.5-0.5B, Qwen3-0.6B, Gemma-3-1B, Phi-3.5-mini); benchShortShape a small file of the same
 // kind for -short.
 var (
 	benchShapes = map[string]ggufarch.Options{
@@ -72,6 +72,8 @@ var (
 			Vocab: 151936, Ctx: 40960, RopeTheta: 1000000, Tied: true, Seed: 1},
 		"gemma3": {Arch: "gemma3", Layers: 26, Embd: 1152, Heads: 4, KVHeads: 1, HeadDim: 256, FF: 6912,
 			Vocab: 262144, Ctx: 32768, SlidingWindow: 512, RopeTheta: 1000000, Tied: true, Seed: 1},
+		"phi3": {Arch: "phi3", Layers: 32, Embd: 3072, Heads: 32, KVHeads: 32, FF: 8192,
+			Vocab: 32064, Ctx: 131072, RopeTheta: 10000, RopeFactors: true, RopeOrigCtx: 4096, Seed: 1},
 	}
 	benchShortShape = ggufarch.Options{Layers: 2, Embd: 256, Heads: 8, KVHeads: 2, FF: 512,
 		Vocab: 512, Ctx: 2048, RopeTheta: 500000, Tied: true, Seed: 1}
