@@ -429,8 +429,9 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 		return nil, err
 	}
 	if lb.interp {
+		built := batchInputs(1, 0, 1) // what interpSide gives the model
 		for _, in := range res.Graph.Inputs {
-			if in.Name != "inp_tokens" && in.Name != "inp_pos" && in.Name != "KQ_mask" && in.Name != "inp_out_ids" {
+			if _, ok := built[in.Name]; !ok {
 				return nil, &compiler.UserError{Msg: fmt.Sprintf("bench -llama -interp: %s's model takes input %s, which only the generated package's driver builds: run without -interp", filepath.Base(path), in.Name)}
 			}
 		}
