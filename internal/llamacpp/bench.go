@@ -41,12 +41,22 @@ type BenchOptions struct {
 	// CacheK and CacheV are the KV cache's types (-ctk, -ctv; zero, f32,
 	// keeps f16). A quantized V needs FlashAttn.
 	CacheK, CacheV tensor.DType
+	// Variant is the CPU build to load, one of OracleVariants ("haswell":
+	// AVX2 only); empty: the best this processor runs, as ggml chooses.
+	Variant string
 }
 
 // Bench starts the harness in timing mode on model, with one thread until
 // Threads says otherwise.
 func (h *Harness) Bench(model string, o BenchOptions) (*Bencher, error) {
-	args := []string{model, "-libdir", h.libDir, "-bench"}
+	libDir := h.libDir
+	if o.Variant != "" {
+		var err error
+		if libDir, err = h.variantDir(o.Variant); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{model, "-libdir", libDir, "-bench"}
 	if o.Ctx > 0 {
 		args = append(args, "-ctx", fmt.Sprint(o.Ctx))
 	}

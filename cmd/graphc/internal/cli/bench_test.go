@@ -9,11 +9,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -101,6 +103,39 @@ func TestBenchLlamaDepth(t *testing.T) {
 		}
 		checkBenchRows(t, out.String(), "q8_0.gguf pp64@d600", "q8_0.gguf tg16@d600")
 	}
+}
+
+// TestBenchLlamaISA runs bench -llama -short -isa avx2 on a machine with
+// AVX2: the table names the level both sides ran at.
+func TestBenchLlamaISA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a small file and compiles a model for it")
+	}
+	if !slices.Contains(cpu.ISAs(), "avx2") {
+		t.Skip("this machine has no AVX2")
+	}
+	best, env, hadEnv := cpu.ISA(), os.Getenv(cpu.ISAEnv), os.Getenv(cpu.ISAEnv) != ""
+	t.Cleanup(func() {
+		if hadEnv {
+			os.Setenv(cpu.ISAEnv, env)
+		} else {
+			os.Unsetenv(cpu.ISAEnv)
+		}
+		if err := cpu.SetISA(best); err != nil {
+			t.Error(err)
+		}
+	})
+	var out, errb bytes.Buffer
+	if code := Main([]string{"bench", "-llama", "-short", "-interp", "-threads", "1", "-type", "q8_0", "-isa", "avx2"}, &out, &errb); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if want := "graphc: internal/interp (-interp); -isa avx2: graphc's kernels at avx2, llama.cpp's haswell build\n"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("output does not start with %q:\n%s", want, out.String())
+	}
+	if cpu.ISA() != "avx2" {
+		t.Errorf("graphc's kernels ran at %s", cpu.ISA())
+	}
+	checkBenchRows(t, out.String(), "q8_0.gguf pp64", "q8_0.gguf tg16")
 }
 
 // TestBenchLlamaGenerate runs bench -llama -short -generate: the ttft and
@@ -293,6 +328,8 @@ func TestBenchLlamaFlags(t *testing.T) {
 		{"bench", "-llama", "-ctk", "q3_K"},
 		{"bench", "-llama", "-ctv", "q8_0"},
 		{"bench", "-llama", "-d", "64", "-ctx", "100"},
+		{"bench", "-llama", "-isa", "avx512"},
+		{"bench", "-llama", "-isa", "sse"},
 	} {
 		var out, errb bytes.Buffer
 		if code := Main(args, &out, &errb); code != ExitUsage {

@@ -39,10 +39,11 @@ type llamaBench struct {
 	threads []int
 	reps    int
 	pp, tg  int
-	seqs    int  // -parallel: sequences of the batched test (0: none)
-	gen     bool // -generate: the gen test
-	ctx     int  // graphc's KV cache (0: the tests' tokens)
-	depth   int  // -d: the tokens each pp and tg test finds in the cache
+	seqs    int    // -parallel: sequences of the batched test (0: none)
+	gen     bool   // -generate: the gen test
+	ctx     int    // graphc's KV cache (0: the tests' tokens)
+	depth   int    // -d: the tokens each pp and tg test finds in the cache
+	isa     string // -isa: both sides' instruction-set level ("": the best)
 	// fa, ctk and ctv are both sides' flash attention and KV cache types,
 	// llama-bench's -fa, -ctk and -ctv.
 	fa, ctk, ctv string
@@ -108,6 +109,7 @@ func (lb *llamaBench) register(fs *flag.FlagSet) {
 	fs.BoolVar(&lb.gen, "generate", false, "-llama: also time graphc generate's loop (runtime/lm's engine, llama.cpp's default sampler): the ttft row, a prompt of -pp tokens to its first token beside llama.cpp's decode and argmax of it, and the gen row, -tg tokens beside llama.cpp's tg: what generating text costs above the model's evaluations (not with -interp)")
 	fs.IntVar(&lb.tg, "tg", 0, "-llama: generated tokens of the tg test, at most 512 (default 128; -short: 16)")
 	fs.StringVar(&lb.backends, "backends", "", "-llama: graphc's backends, as run's -backends, the cpu last (default cpu; llama.cpp's side stays on its CPU build)")
+	fs.StringVar(&lb.isa, "isa", "", "-llama: both sides at an instruction-set level below this machine's best, as a CPU without the rest runs: avx2 (graphc's kernels at $"+cpu.ISAEnv+"=avx2, llama.cpp's haswell build)")
 	fs.IntVar(&lb.ngl, "ngl", -1, "-llama: put the last N layers' weights and state on the first of -backends, as run's -ngl")
 }
 
@@ -160,6 +162,10 @@ func (lb *llamaBench) defaults() error {
 		return &usageError{fmt.Sprintf("-ctx %d: the cache must hold -d %d tokens and the -pp %d and -tg %d tests' (or -parallel's sequences')", lb.ctx, lb.depth, lb.pp, lb.tg)}
 	case lb.fa != "on" && lb.fa != "off":
 		return &usageError{fmt.Sprintf("-fa %s: want on or off", lb.fa)}
+	case lb.isa != "" && lb.isa != "avx2":
+		return &usageError{fmt.Sprintf("-isa %s: want avx2 (the level with a llama.cpp build of its own), or no -isa for this machine's best", lb.isa)}
+	case lb.isa != "" && !slices.Contains(cpu.ISAs(), lb.isa):
+		return &usageError{fmt.Sprintf("-isa %s: this machine runs %s", lb.isa, strings.Join(cpu.ISAs(), ", "))}
 	}
 	for _, c := range []struct{ flag, t string }{{"-ctk", lb.ctk}, {"-ctv", lb.ctv}} {
 		if !slices.Contains(cacheTypes, c.t) {
@@ -211,6 +217,9 @@ func (lb *llamaBench) cacheTokens() int {
 // types as graphc's.
 func (lb *llamaBench) llamaOptions() llamacpp.BenchOptions {
 	o := llamacpp.BenchOptions{FlashAttn: lb.fa == "on"}
+	if lb.isa == "avx2" {
+		o.Variant = "haswell"
+	}
 	if lb.depth > 0 {
 		o.Ctx = lb.cacheTokens()
 	}
@@ -248,6 +257,15 @@ func cmdBenchLlama(e *env, lb *llamaBench) error {
 		fmt.Fprintf(e.stderr, "graphc: bench: no Go toolchain (go is not in $PATH) to build the generated package: graphc's side runs in process through internal/interp, as with -interp\n")
 		lb.interp, lb.noGo = true, true
 	}
+	if lb.isa != "" {
+		// The drivers inherit the level; -interp runs the kernels here.
+		if err := os.Setenv(cpu.ISAEnv, lb.isa); err != nil {
+			return err
+		}
+		if err := cpu.SetISA(lb.isa); err != nil {
+			return err
+		}
+	}
 	tmp, err := os.MkdirTemp("", "graphc-bench-")
 	if err != nil {
 		return err
@@ -284,17 +302,23 @@ func cmdBenchLlama(e *env, lb *llamaBench) error {
 
 // side names graphc's side for the table's first line.
 func (lb *llamaBench) side() string {
+	var s string
 	switch {
 	case lb.noGo:
-		return "internal/interp (no Go toolchain)"
+		s = "internal/interp (no Go toolchain)"
 	case lb.interp:
-		return "internal/interp (-interp)"
+		s = "internal/interp (-interp)"
+	default:
+		var ts []string
+		for _, d := range lb.builds {
+			ts = append(ts, fmt.Sprintf("%.1f s", d.Seconds()))
+		}
+		s = fmt.Sprintf("the generated package (go build, %s)", strings.Join(ts, ", "))
 	}
-	var ts []string
-	for _, d := range lb.builds {
-		ts = append(ts, fmt.Sprintf("%.1f s", d.Seconds()))
+	if lb.isa != "" {
+		s += fmt.Sprintf("; -isa %s: graphc's kernels at %s, llama.cpp's %s build", lb.isa, lb.isa, lb.llamaOptions().Variant)
 	}
-	return fmt.Sprintf("the generated package (go build, %s)", strings.Join(ts, ", "))
+	return s
 }
 
 // defaultFiles writes (or finds, in the cache) the files to measure; those
