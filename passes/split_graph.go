@@ -57,6 +57,11 @@ const maxSplitInputs = 30
 // earlier plans differed only in keeping the 1.inp label, with the same
 // copies and the same memory.
 //
+// Expert copies (markExpertCopies): a split input that is an expert
+// weight in host memory, read by the split's first node, a mul_mat_id, as
+// its experts, is marked with the ids tensor an evaluation reads to copy
+// only the experts they name (ggml_backend_sched_compute_splits).
+//
 // Invariant established: g.Splits covers every node; a non-view node runs
 // on its split's backend and reads only tensors its backend can read where
 // they are (checked by ir.Verify). Nodes' Src lists refer to the copies from

@@ -266,7 +266,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.maxCopies, "max-copies", compiler.DefaultMaxCopies, "the most pipeline copies -n-copies may ask for (ggml's GGML_SCHED_MAX_COPIES)")
 	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
-	fs.BoolFunc("cpu-moe", `keep every expert weight of a mixture of experts on the cpu: llama.cpp's --cpu-moe, an -ot `+"`"+compiler.CPUMoE().Pattern.String()+"=cpu`"+` in its place among the -ot rules`, func(v string) error {
+	fs.BoolFunc("cpu-moe", "keep every expert weight of a mixture of experts on the cpu: llama.cpp's --cpu-moe, the rule -ot "+compiler.CPUMoE().Pattern.String()+"=cpu in its place among the -ot rules", func(v string) error {
 		on, err := strconv.ParseBool(v)
 		if err != nil {
 			return fmt.Errorf("want true or false")
@@ -276,7 +276,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 		}
 		return nil
 	})
-	fs.Func("n-cpu-moe", `keep the expert weights of the first N layers on the cpu: llama.cpp's --n-cpu-moe N, an -ot `+"`"+compiler.NCPUMoE(1)[0].Pattern.String()+"=cpu`"+` for each layer 0 to N-1, in its place among the -ot rules`, func(v string) error {
+	fs.Func("n-cpu-moe", "keep the expert weights of the first `N` layers on the cpu: llama.cpp's --n-cpu-moe N, a rule -ot "+compiler.NCPUMoE(1)[0].Pattern.String()+"=cpu for each layer 0 to N-1 (blk\\.1…, blk\\.2…), in its place among the -ot rules", func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
 			return fmt.Errorf("want a number of layers, 0 or more")
