@@ -161,7 +161,8 @@ func estimateAssignment(g *ir.Graph, pc *Context, m *CostModel) float64 {
 	copied := map[key]bool{}
 	total := 0.0
 	cur, inputs, capacity := -1, 0, 0
-	for _, t := range g.Nodes {
+	first := 0 // the split's first node, views included (markExpertCopies)
+	for i, t := range g.Nodes {
 		if t.Op.IsView() {
 			continue
 		}
@@ -176,6 +177,9 @@ func estimateAssignment(g *ir.Graph, pc *Context, m *CostModel) float64 {
 			}
 		}
 		if cut {
+			if cur >= 0 {
+				first = i
+			}
 			total += m.SplitNs
 			cur, inputs, capacity = t.Backend, 0, 0
 		}
@@ -189,7 +193,11 @@ func estimateAssignment(g *ir.Graph, pc *Context, m *CostModel) float64 {
 				capacity = max(2*capacity, maxSplitInputs)
 			}
 			inputs++
-			total += m.CopyNs(s.MaxBytes(), pc.Backends[home(g, s)], pc.Backends[cur])
+			n := s.MaxBytes()
+			if g.Nodes[first] == t {
+				n = copyBytes(g, t, s)
+			}
+			total += m.CopyNs(n, pc.Backends[home(g, s)], pc.Backends[cur])
 		}
 	}
 	return total

@@ -147,6 +147,7 @@ func TestRunExpertCopies(t *testing.T) {
 	want, _ := runOutputs(t, "-dim", "n_tokens=3", moeModel)
 	runExpertCopies(t, want, 0, 6, "-backends", "sim0,cpu", "-ngl", "99", "-cpu-moe", "-op-offload", "-dim", "n_tokens=3")
 	runExpertCopies(t, want, 0, 3, "-backends", "sim0,cpu", "-ngl", "99", "-n-cpu-moe", "1", "-op-offload", "-dim", "n_tokens=3")
+	runExpertCopies(t, want, 0, 6, "-backends", "sim0,cpu", "-ngl", "99", "-cpu-moe", "-op-offload", "-n-copies", "2", "-dim", "n_tokens=3")
 }
 
 // TestGPUExpertCopies: the same on a ggml device (vulkan0, or
