@@ -287,7 +287,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.ngl, "ngl", -1, "put the last N layers' weights and state on the first backend (like llama.cpp's -ngl)")
 	fs.StringVar(&t.weights, "weights", "", "a GGUF file the model is compiled for: its weights' types (q8_0, f16, …) replace the declared ones; run loads its weights by mmap, and fills state as without it")
 	fs.BoolVar(&t.allowUnused, "allow-unused", false, "compile for a -weights file even though the model does not read all of its tensors (they are listed on stderr)")
-	fs.BoolVar(&t.fit, "fit", false, "choose the layers on each backend (instead of -ngl) so that weights, state and compute buffers fit the -mem budgets, the most on the first backends")
+	fs.BoolVar(&t.fit, "fit", false, "choose the layers on each backend (instead of -ngl) so that weights, state and compute buffers fit the -mem budgets, the most on the first backends; for a mixture of experts, first the fewest layers whose experts stay on the last backend (as -n-cpu-moe), every layer on the first")
 	fs.StringVar(&t.mem, "mem", "", "memory budgets for -fit: BACKEND=SIZE,… with sizes like 4096, 64KiB, 512MiB, 1.5GiB (a backend without one is unlimited)")
 	fs.Float64Var(&t.fitMargin, "fit-margin", compiler.DefaultFitMargin*100, "percent of each -mem budget -fit keeps free for what the plan cannot see (driver context, allocator rounding)")
 	fs.StringVar(&t.placement, "placement", passes.PlacementGGML, "node placement strategy: ggml reproduces ggml's scheduler; cost moves the nodes ggml is free to place to where a cost model estimates the evaluation fastest (plan shows both estimates)")
