@@ -43,7 +43,7 @@ type FitReport struct {
 	// weights on the last backend (as -n-cpu-moe), the rest of them on
 	// the first backend with every other layer.
 	CPUMoE  int
-	NLayer  int   // layers of the model
+	NLayer  int // layers of the model
 	Margin  float64
 	Plans   int // candidate plans tried
 	Memory  []MemoryUse
