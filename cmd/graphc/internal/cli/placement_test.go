@@ -148,6 +148,15 @@ func TestRunExpertCopies(t *testing.T) {
 	runExpertCopies(t, want, 0, 6, "-backends", "sim0,cpu", "-ngl", "99", "-cpu-moe", "-op-offload", "-dim", "n_tokens=3")
 	runExpertCopies(t, want, 0, 3, "-backends", "sim0,cpu", "-ngl", "99", "-n-cpu-moe", "1", "-op-offload", "-dim", "n_tokens=3")
 	runExpertCopies(t, want, 0, 6, "-backends", "sim0,cpu", "-ngl", "99", "-cpu-moe", "-op-offload", "-n-copies", "2", "-dim", "n_tokens=3")
+
+	// The ids computed on the cpu: the first expert copy reads them
+	// there, before its split copies them in; the products on the cpu
+	// (no -op-offload) are the reference.
+	const idsOnCPU = "testdata/moe_ids_on_cpu.g"
+	want, _ = runOutputs(t, "-dim", "n_tokens=1", idsOnCPU)
+	for _, nc := range []string{"1", "2"} {
+		runExpertCopies(t, want, 0, 3, "-model", idsOnCPU, "-op-offload", "-n-copies", nc, "-dim", "n_tokens=1")
+	}
 }
 
 // TestGPUExpertCopies: the same on a ggml device (vulkan0, or
@@ -162,13 +171,17 @@ func TestGPUExpertCopies(t *testing.T) {
 
 const moeModel = "../../../../examples/qwen3moe/qwen3moe.g"
 
-// runExpertCopies runs moeModel with args and wants its outputs within
-// tol of want (0: bit for bit) and nCopies expert copies in -stats, each
-// moving some of its tensor but not all: 3 tokens choosing 2 of 8
-// experts each.
+// runExpertCopies runs moeModel (or the model of a leading "-model FILE")
+// with args and wants its outputs within tol of want (0: bit for bit) and
+// nCopies expert copies in -stats, each moving some of its tensor but not
+// all: at most 3 tokens choosing 2 of 8 experts each.
 func runExpertCopies(t *testing.T, want map[string][]float64, tol float64, nCopies int, args ...string) {
 	t.Helper()
-	code, out, stderr := runCLI(append(append([]string{"run", "-json", "-stats"}, args...), moeModel)...)
+	model := moeModel
+	if len(args) > 1 && args[0] == "-model" {
+		model, args = args[1], args[2:]
+	}
+	code, out, stderr := runCLI(append(append([]string{"run", "-json", "-stats"}, args...), model)...)
 	skipIfPrepared(t, code, stderr)
 	if code != 0 {
 		t.Fatalf("%v: exit %d\n%s", args, code, stderr)
