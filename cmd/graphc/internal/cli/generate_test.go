@@ -200,4 +200,31 @@ func TestTextKey(t *testing.T) {
 	if key(q8) == k || key(vocab) == k {
 		t.Error("another weight type or vocabulary gives the same key")
 	}
+
+	// The placement flags generate, chat and serve take are in it too.
+	path := filepath.Join(dir, "moe.gguf")
+	if err := ggufarch.WriteFile(path, ggufarch.Defaults("qwen3moe")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := compiler.ReadWeightsFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, args := range [][]string{{}, {"-cpu-moe"}, {"-n-cpu-moe", "1"}, {"-ot", "exps=cpu"}, {"-op-offload"}} {
+		fs := newFlags(&env{stdout: os.Stdout, stderr: os.Stderr}, "generate")
+		var tf targetFlags
+		tf.registerText(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		k, err := textKey("m.g", []byte("model"), &tf, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, ok := seen[k]; ok {
+			t.Errorf("%v and %v give the same key", args, other)
+		}
+		seen[k] = fmt.Sprint(args)
+	}
 }
