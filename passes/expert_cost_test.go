@@ -6,6 +6,7 @@ import (
 
 	"github.com/graphc/graphc/backend"
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 	"github.com/graphc/graphc/passes"
 )
 
@@ -60,6 +61,39 @@ func TestExpertCopyCost(t *testing.T) {
 		}
 		if experts != 3 {
 			t.Errorf("%d tokens: %d expert copies, want 3", c.tokens, experts)
+		}
+	}
+}
+
+// TestCostPlacementPricesExpertCopies: -placement cost weighs an expert
+// product's place by the experts a batch is expected to copy. For one
+// token of moe's (a quarter of its 8 experts), copies at 1 ns per byte
+// make the offloaded products (1.off) cheaper than on the CPU at 4 ns per
+// flop, as the whole tensors would not be; at 8 ns per byte even the
+// used experts cost more, and they move to the CPU with their weights.
+func TestCostPlacementPricesExpertCopies(t *testing.T) {
+	for _, c := range []struct {
+		nsPerByte float64
+		want      string // the products' backend
+	}{{1, "sim0"}, {8, "cpu"}} {
+		b := &builder{t: t, g: ir.NewGraph("test.g")}
+		moe(b, "sim0", "", 1)
+		sim := passes.FromDescription(backend.Sim(0), nil, 1)
+		m := &passes.CostModel{
+			Backends: map[string]passes.OpCost{"CPU": {NsPerFlop: 4}, "GPU": {}},
+			Copy:     passes.CopyCost{NsPerByte: c.nsPerByte},
+		}
+		pc := &passes.Context{Options: passes.Options{OpOffload: true, Placement: passes.PlacementCost, Cost: m}, Backends: []*passes.Backend{sim, fakeBackend("cpu", nil)}}
+		if err := passes.Run(b.g, pc, true, ""); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range b.g.Nodes {
+			if n.Op != ops.MulMatID {
+				continue
+			}
+			if got := b.g.Backends[n.Backend].Name; got != c.want {
+				t.Errorf("%g ns per byte copied: %s on %s (%s), want %s", c.nsPerByte, n.Name, got, n.Cause, c.want)
+			}
 		}
 	}
 }

@@ -288,6 +288,12 @@ func cutBetween(g *ir.Graph, pc *Context, m *CostModel, free []*ir.Tensor, a, b 
 				fixedOn[u.Backend] = true
 			}
 		}
+		// An expert weight read only by mul_mat_ids is copied expert by
+		// expert (copyBytes): the most any of its readers moves.
+		bytes := int64(0)
+		for _, u := range consumers[s] {
+			bytes = max(bytes, copyBytes(g, u, s))
+		}
 		// price is the copy of s from backend p to backend x, 0 when x
 		// reads it where it is.
 		price := func(p, x int) float64 {
@@ -305,7 +311,7 @@ func cutBetween(g *ir.Graph, pc *Context, m *CostModel, free []*ir.Tensor, a, b 
 			if h := g.PlacedBackend(s); h >= 0 {
 				from = h
 			}
-			return m.CopyNs(s.MaxBytes(), pc.Backends[from], pc.Backends[x])
+			return m.CopyNs(bytes, pc.Backends[from], pc.Backends[x])
 		}
 		if !ovar {
 			p := s.Backend
