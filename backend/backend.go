@@ -81,3 +81,10 @@ func (bt BufferType) Only(b BufferType) bool { return b.Name == bt.Name }
 // weight lives in host memory is worth the weight's upload from minBatch
 // rows on (ops.Op.BatchSize).
 func OffloadBigBatches(q *OpQuery, minBatch int) bool { return q.Op.BatchSize(q.Ne) >= int64(minBatch) }
+
+// OffloadBigProducts is the OffloadOp of ggml's Metal backend: only
+// matrix products (mul_mat, mul_mat_id) are worth their weight's upload,
+// from minBatch rows on (ggml-metal.cpp's offload_op).
+func OffloadBigProducts(q *OpQuery, minBatch int) bool {
+	return (q.Op == ops.MulMat || q.Op == ops.MulMatID) && OffloadBigBatches(q, minBatch)
+}

@@ -62,13 +62,16 @@ func Vulkan(n int) *Description {
 // from like any GPU's.
 var MetalBufferType = BufferType{Name: "Metal", Alignment: 32}
 
-// Metal is what the compiler plans against for "metal" (Apple GPUs).
+// Metal is what the compiler plans against for "metal" (Apple GPUs):
+// like ggml's Metal device it offloads only matrix products.
 var Metal = Description{
 	Name:               "metal",
 	Device:             "GPU",
 	BufferType:         MetalBufferType,
 	SupportsOp:         func(q *OpQuery) bool { return true },
 	SupportsBufferType: MetalBufferType.Only,
+	OffloadOp:          OffloadBigProducts,
+	OffloadMinBatch:    OffloadBatch,
 	Async:              true,
 }
 

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/graphc/graphc/ops"
+	"github.com/graphc/graphc/tensor"
 )
 
 const module = "github.com/graphc/graphc"
@@ -247,4 +250,30 @@ func types(e ast.Expr) string {
 		return "..." + types(e.Elt)
 	}
 	return fmt.Sprintf("%T", e)
+}
+
+// TestOffloadRules: ggml's devices want an op on host weights by its batch
+// (ggml-cuda's and ggml-vulkan's get_op_batch_size: a mul_mat_id's is its
+// ne[2], the tokens); Metal only products.
+func TestOffloadRules(t *testing.T) {
+	moe := &OpQuery{Op: ops.MulMatID, Type: tensor.F32, Ne: [4]int64{64, 2, 32, 1}}
+	few := &OpQuery{Op: ops.MulMatID, Type: tensor.F32, Ne: [4]int64{64, 32, 31, 1}}
+	add := &OpQuery{Op: ops.Add, Type: tensor.F32, Ne: [4]int64{64, 32, 1, 1}}
+	for _, c := range []struct {
+		d    *Description
+		q    *OpQuery
+		want bool
+	}{
+		{CUDA(0), moe, true}, {CUDA(0), few, false}, {CUDA(0), add, true},
+		{Vulkan(0), moe, true}, {Vulkan(0), few, false},
+		{Sim(0), moe, true}, {Sim(0), few, false},
+		{&Metal, moe, true}, {&Metal, few, false}, {&Metal, add, false},
+	} {
+		if got := c.d.OffloadOp(c.q, c.d.OffloadMinBatch); got != c.want {
+			t.Errorf("%s offloads %s%v: %v, want %v", c.d.Name, c.q.Op, c.q.Ne, got, c.want)
+		}
+	}
+	if RPC(0).OffloadOp != nil {
+		t.Errorf("rpc0 offloads: ggml's RPC device has no offload_op")
+	}
 }

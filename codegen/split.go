@@ -41,6 +41,15 @@ func (gen *generator) split(f *jen.File, k int) {
 		from := gen.memBackend(in.Tensor)
 		dst := b.ref(in.Copies[0])
 		src := b.ref(in.Tensor)
+		if e := in.Experts; e != nil {
+			// ggml's copy of the used experts: the ids, read on the
+			// host, say which of the tensor's experts to copy.
+			idsFrom := gen.memBackend(e.IDs)
+			b.add(sched.Clone().Dot("CopyExperts").Call(jen.Lit(k), jen.Id(gen.beConst[from]), dst, src, jen.Id(gen.beConst[idsFrom]), b.ref(e.IDs), jen.Lit(e.IDs.ID)).
+				Comment(fmt.Sprintf("%s: the experts %s uses, at most %d bytes from %s", in.Tensor.Name, e.IDs.Name, in.Tensor.MaxBytes(), g.Backends[from].Name)))
+			names = append(names, in.Tensor.Name)
+			continue
+		}
 		user := in.Tensor.Kind == ir.KindInput
 		b.add(sched.Clone().Dot("CopyInput").Call(jen.Lit(k), jen.Id(gen.beConst[from]), dst, src, jen.Lit(user)).
 			Comment(fmt.Sprintf("%s: %d bytes from %s", in.Tensor.Name, in.Tensor.MaxBytes(), g.Backends[from].Name)))

@@ -38,8 +38,12 @@ type Fit struct {
 
 // FitReport is what -fit chose and why it fits.
 type FitReport struct {
-	Layers  []int // layers on each backend but the last, as Placement.Layers
-	NLayer  int   // layers of the model
+	Layers []int // layers on each backend but the last, as Placement.Layers
+	// CPUMoE is how many layers, from the first, keep their experts'
+	// weights on the last backend (as -n-cpu-moe), the rest of them on
+	// the first backend with every other layer.
+	CPUMoE  int
+	NLayer  int // layers of the model
 	Margin  float64
 	Plans   int // candidate plans tried
 	Memory  []MemoryUse
@@ -169,7 +173,9 @@ func fitPlan(f *dsl.File, src []byte, cfg Config, settings *Settings) (*Result, 
 		sort.Strings(names)
 		return nil, &UserError{fmt.Sprintf("-mem: %s not in the target (%s)", strings.Join(names, ", "), strings.Join(target, ", "))}
 	}
-	compile := func(layers []int) (*Result, []MemoryUse, error) {
+	// compile plans layers on the backends, and the experts of the first
+	// cpuMoE layers on the last backend: rules after the user's, which win.
+	compile := func(layers []int, cpuMoE int) (*Result, []MemoryUse, error) {
 		g, s, err := Lower(f, cfg.weightTypes(), cfg.File, cfg.Flags)
 		if err != nil {
 			return nil, nil, &UserError{dsl.Render(err, src)}
@@ -177,6 +183,11 @@ func fitPlan(f *dsl.File, src []byte, cfg Config, settings *Settings) (*Result, 
 		c := s.merge(cfg)
 		c.Backends = target
 		c.Placement.Layers = layers
+		c.Placement.Overrides = slices.Clone(c.Placement.Overrides)
+		for _, o := range NCPUMoE(cpuMoE) {
+			o.Backend, o.Flag = target[len(target)-1], "-fit"
+			c.Placement.Overrides = append(c.Placement.Overrides, o)
+		}
 		res, err := plan(g, c)
 		if err != nil {
 			return nil, nil, err
@@ -184,13 +195,16 @@ func fitPlan(f *dsl.File, src []byte, cfg Config, settings *Settings) (*Result, 
 		return res, withBudgets(MemoryOf(res.Graph), fit.Budgets, margin), nil
 	}
 	nLayer := 0
+	hasExperts := false
 	{
 		g, _, err := Lower(f, cfg.weightTypes(), cfg.File, cfg.Flags)
 		if err != nil {
 			return nil, &UserError{dsl.Render(err, src)}
 		}
+		experts := CPUMoE().Pattern
 		for _, t := range g.Params {
 			nLayer = max(nLayer, layerOf(t.Name)+1)
+			hasExperts = hasExperts || t.Kind == ir.KindWeight && experts.MatchString(t.Name)
 		}
 	}
 	report := &FitReport{NLayer: nLayer, Margin: margin, Backend: target}
@@ -204,9 +218,30 @@ func fitPlan(f *dsl.File, src []byte, cfg Config, settings *Settings) (*Result, 
 			most++ // the output layer
 		}
 		found := false
-		for n := most; n >= 0; n-- {
+		// A mixture of experts keeps every layer on the first backend
+		// as long as moving the experts of its first layers to the last
+		// backend makes room (-n-cpu-moe's placement, the fewest layers'
+		// that fit) before whole layers move: the experts are most of a
+		// layer's weights and the least of its work per token.
+		start := most
+		if b == 0 && hasExperts {
+			start = most - 1 // most with no experts moved is tried here
+			for k := 0; k <= nLayer && !found; k++ {
+				cand := []int{most}
+				r, m, err := compile(cand, k)
+				if err != nil {
+					return nil, err
+				}
+				report.Plans++
+				if rowOf(m, target[b]).Over() == 0 {
+					layers, res, rows, found = cand, r, m, true
+					report.CPUMoE = k
+				}
+			}
+		}
+		for n := start; n >= 0 && !found; n-- {
 			cand := append(slices.Clone(layers), n)
-			r, m, err := compile(cand)
+			r, m, err := compile(cand, 0)
 			if err != nil {
 				return nil, err
 			}
@@ -228,7 +263,7 @@ func fitPlan(f *dsl.File, src []byte, cfg Config, settings *Settings) (*Result, 
 		left = max(left-layers[b], 0)
 	}
 	if res == nil { // a target of one backend: nothing to choose
-		r, m, err := compile(nil)
+		r, m, err := compile(nil, 0)
 		if err != nil {
 			return nil, err
 		}

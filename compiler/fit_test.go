@@ -138,3 +138,47 @@ func TestFitCountsPackedWeights(t *testing.T) {
 		t.Errorf("with packing, cpu=%d: %v; want cpu over, its packed %s named", budget, err, Size(n))
 	}
 }
+
+// TestFitMovesExperts: for a mixture of experts -fit keeps every layer on
+// sim0 while moving the experts of its first layers to the cpu makes
+// room, choosing the fewest such layers (the plan of -ngl 99 -n-cpu-moe
+// k); with too little room even for that it moves whole layers.
+func TestFitMovesExperts(t *testing.T) {
+	src, err := os.ReadFile("../examples/qwen3moe/qwen3moe.g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compile := func(cfg Config) *Result {
+		t.Helper()
+		cfg.Backends = []string{"sim0", "cpu"}
+		res, err := Compile("qwen3moe.g", src, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	all := 99
+	need := func(k int) int64 {
+		res := compile(Config{Placement: Placement{GPULayers: &all, Overrides: NCPUMoE(k)}})
+		return rowOf(MemoryOf(res.Graph), "sim0").Total()
+	}
+	budget := func(n int64) map[string]int64 { return map[string]int64{"sim0": n} }
+	for k := 0; k <= 2; k++ {
+		b := int64(float64(need(k))/(1-DefaultFitMargin)) + 2
+		res := compile(Config{Fit: &Fit{Budgets: budget(b), Margin: -1}})
+		if res.Fit.CPUMoE != k || len(res.Fit.Layers) != 1 || res.Fit.Layers[0] != 3 {
+			t.Errorf("sim0 budget %d: -fit chose layers %v with the experts of %d on the cpu, want [3] and %d", b, res.Fit.Layers, res.Fit.CPUMoE, k)
+			continue
+		}
+		want := compile(Config{Placement: Placement{GPULayers: &all, Overrides: NCPUMoE(k)}})
+		if res.Graph.Format() != want.Graph.Format() {
+			t.Errorf("-fit's plan (experts of %d layers on the cpu) differs from -ngl 99 -n-cpu-moe %d's", k, k)
+		}
+	}
+	// Less than every layer without its experts: whole layers move.
+	b := need(2) * 3 / 4
+	res := compile(Config{Fit: &Fit{Budgets: budget(b), Margin: -1}})
+	if res.Fit.CPUMoE != 0 || res.Fit.Layers[0] >= 3 {
+		t.Errorf("sim0 budget %d: -fit chose layers %v with the experts of %d on the cpu, want fewer layers and no experts moved", b, res.Fit.Layers, res.Fit.CPUMoE)
+	}
+}

@@ -20,6 +20,7 @@ type goldenOptions struct {
 	NCopies  int      `json:"n_copies"`
 	NGL      *int     `json:"ngl"` // -ngl
 	OT       []string `json:"ot"`  // -ot rules
+	Offload  bool     `json:"op_offload"`
 }
 
 func goldenConfig(t *testing.T, comment string) Config {
@@ -29,7 +30,7 @@ func goldenConfig(t *testing.T, comment string) Config {
 			t.Fatalf("options: %v", err)
 		}
 	}
-	cfg := Config{Backends: opts.Backends, Options: passes.Options{NCopies: opts.NCopies}, Verify: true}
+	cfg := Config{Backends: opts.Backends, Options: passes.Options{NCopies: opts.NCopies, OpOffload: opts.Offload}, Verify: true}
 	cfg.Placement.GPULayers = opts.NGL
 	for _, o := range opts.OT {
 		r, err := ParseOverride(o)

@@ -173,7 +173,7 @@ func (l *lowerer) stmt(s dsl.Stmt) {
 	case *dsl.Place:
 		if str, ok := s.Pattern.(*dsl.String); ok {
 			if re, err := regexp.Compile(str.Value); err == nil {
-				l.settings.Places = append(l.settings.Places, Override{re, s.On.Name})
+				l.settings.Places = append(l.settings.Places, Override{Pattern: re, Backend: s.On.Name})
 			}
 		}
 	case *dsl.Set:

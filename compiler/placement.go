@@ -35,6 +35,31 @@ type Placement struct {
 type Override struct {
 	Pattern *regexp.Regexp
 	Backend string
+	// Flag is the flag that made the rule when it is not an -ot of its
+	// own: "-cpu-moe" or "-n-cpu-moe N" (CPUMoE, NCPUMoE).
+	Flag string
+}
+
+// expertsPattern is llama.cpp's LLM_FFN_EXPS_REGEX (common/common.h): the
+// names of the experts' weights of a mixture of experts,
+// blk.N.ffn_{up,down,gate,gate_up}_exps and their _chexps variants.
+const expertsPattern = `\.ffn_(up|down|gate|gate_up)_(ch|)exps`
+
+// CPUMoE is -cpu-moe's rule, llama.cpp's --cpu-moe: every expert weight
+// on the cpu (llm_ffn_exps_cpu_override).
+func CPUMoE() Override {
+	return Override{Pattern: regexp.MustCompile(expertsPattern), Backend: "cpu", Flag: "-cpu-moe"}
+}
+
+// NCPUMoE are -n-cpu-moe n's rules, llama.cpp's --n-cpu-moe: the expert
+// weights of layers 0 to n-1 on the cpu, one rule per layer
+// (llm_ffn_exps_block_regex).
+func NCPUMoE(n int) []Override {
+	var rules []Override
+	for l := range n {
+		rules = append(rules, Override{Pattern: regexp.MustCompile(fmt.Sprintf(`blk\.%d%s`, l, expertsPattern)), Backend: "cpu", Flag: fmt.Sprintf("-n-cpu-moe %d", n)})
+	}
+	return rules
 }
 
 // ParseOverride parses "REGEX=BACKEND".
@@ -47,7 +72,7 @@ func ParseOverride(s string) (Override, error) {
 	if err != nil {
 		return Override{}, fmt.Errorf("%q: %v", s[:i], err)
 	}
-	return Override{re, s[i+1:]}, nil
+	return Override{Pattern: re, Backend: s[i+1:]}, nil
 }
 
 var layerPatterns = []*regexp.Regexp{regexp.MustCompile(`(?:^|\.)blk\.(\d+)\.`), regexp.MustCompile(`_l(\d+)$`)}
@@ -68,13 +93,29 @@ func layerOf(name string) int {
 // a pattern with a typo would otherwise leave the model where it was
 // without a word.
 func (p *Placement) apply(g *ir.Graph, target []string) (warnings []string) {
+	// A flag's rules warn together: -n-cpu-moe N for more layers than
+	// the model has is llama.cpp's usage too.
+	flagMatched := map[string]bool{}
+	var flags []string
 	for _, o := range p.Overrides {
 		matched := false
 		for _, t := range g.Params {
 			matched = matched || o.Pattern.MatchString(t.Name)
 		}
+		if o.Flag != "" {
+			if _, ok := flagMatched[o.Flag]; !ok {
+				flags = append(flags, o.Flag)
+			}
+			flagMatched[o.Flag] = flagMatched[o.Flag] || matched
+			continue
+		}
 		if !matched {
 			warnings = append(warnings, fmt.Sprintf("-ot %s=%s matches no weight or state", o.Pattern, o.Backend))
+		}
+	}
+	for _, f := range flags {
+		if !flagMatched[f] {
+			warnings = append(warnings, fmt.Sprintf("%s matches no expert weight (blk.N.ffn_up_exps and the like): the model has no mixture of experts", f))
 		}
 	}
 	nLayer := 0

@@ -43,8 +43,12 @@ func (g *Graph) Format() string {
 			if s.First == i {
 				fmt.Fprintf(&b, "split %s\n", g.Backends[s.Backend].Name)
 				for _, in := range s.Inputs {
+					experts := ""
+					if in.Experts != nil {
+						experts = fmt.Sprintf(", the experts %s uses", in.Experts.IDs.Name)
+					}
 					for _, c := range in.Copies {
-						fmt.Fprintf(&b, "  copy %s = %s: %d bytes%s\n", c.Name, in.Tensor.Name, in.Tensor.MaxBytes(), g.annotations(c))
+						fmt.Fprintf(&b, "  copy %s = %s: %d bytes%s%s\n", c.Name, in.Tensor.Name, in.Tensor.MaxBytes(), experts, g.annotations(c))
 					}
 				}
 			}

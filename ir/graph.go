@@ -82,6 +82,24 @@ type Split struct {
 type SplitInput struct {
 	Tensor *Tensor
 	Copies []*Tensor
+	// Experts, when set, makes this an expert copy
+	// (ggml_backend_sched_compute_splits' rule for mixtures of experts):
+	// Tensor is an expert weight in host memory, [.., .., n_expert], that
+	// the split's first node, a mul_mat_id, reads as its source 0. The
+	// copy's memory is planned for the whole tensor (the worst case), but
+	// an evaluation copies only the experts its ids name, consecutive ones
+	// in one piece: the plan decides what is copied, the ids which rows.
+	Experts *ExpertCopy
+}
+
+// ExpertCopy is what an expert copy needs at run time.
+type ExpertCopy struct {
+	// IDs is the tensor the chosen experts (i32, [n_used, n_tokens]) are
+	// read from on the host before the copy: the mul_mat_id's ids where
+	// they already are on the split's backend, or, when the split itself
+	// copies them in after this input, their original (ggml reads the
+	// ids where they are at that moment).
+	IDs *Tensor
 }
 
 // Buffer is a compute buffer of one buffer type.
@@ -136,7 +154,8 @@ func (g *Graph) InGraph(t *Tensor) bool { return g.inGraph[t] }
 
 // BytesCopiedPerEval is what one evaluation of the plan copies between
 // backends: every split input once (pipeline copies rotate, they do not
-// add), at the dims' bounds.
+// add), at the dims' bounds. An expert copy counts whole: it is the most
+// it moves, when the evaluation uses every expert.
 func (g *Graph) BytesCopiedPerEval() int64 {
 	var n int64
 	for _, s := range g.Splits {

@@ -182,7 +182,10 @@ func (g *Graph) verifySplits(bad func(string, ...any)) {
 				}
 			}
 		}
-		for _, in := range s.Inputs {
+		for i, in := range s.Inputs {
+			if in.Experts != nil {
+				verifyExpertCopy(g, k, s, i, bad)
+			}
 			if len(in.Copies) != max(g.NCopies, 1) {
 				bad("split %d input %s has %d copies, want %d", k, in.Tensor.Name, len(in.Copies), max(g.NCopies, 1))
 			}
@@ -207,4 +210,36 @@ func (g *Graph) verifySplits(bad func(string, ...any)) {
 			}
 		}
 	}
+}
+
+// verifyExpertCopy checks input i of split k, an expert copy: the split's
+// first node is a mul_mat_id reading the copy as its experts, the input
+// is a weight in host memory, and the ids are the node's, or the original
+// of a later input of the split whose copy the node reads.
+func verifyExpertCopy(g *Graph, k int, s *Split, i int, bad func(string, ...any)) {
+	in := s.Inputs[i]
+	if s.First >= s.End {
+		bad("split %d: expert copy %s in a split without nodes", k, in.Tensor.Name)
+		return
+	}
+	node := g.Nodes[s.First]
+	if node.Op != ops.MulMatID || len(in.Copies) == 0 || node.Src[0] != in.Copies[0] {
+		bad("split %d: expert copy %s, but its first node %s (%s) is no mul_mat_id of it", k, in.Tensor.Name, node.Name, node.Op)
+		return
+	}
+	if in.Tensor.Kind != KindWeight || in.Tensor.IsView() {
+		bad("split %d: expert copy of %s, which is no weight", k, in.Tensor.Name)
+	} else if p := g.PlacedBackend(in.Tensor); p < 0 || !g.Backends[p].Host {
+		bad("split %d: expert copy of %s, which is not in host memory", k, in.Tensor.Name)
+	}
+	ids := in.Experts.IDs
+	if ids == node.Src[2] {
+		return
+	}
+	for _, later := range s.Inputs[i+1:] {
+		if later.Tensor == ids && later.Copies[0] == node.Src[2] {
+			return
+		}
+	}
+	bad("split %d: expert copy %s reads its ids from %s, neither %s's ids %s nor a later input copied into them", k, in.Tensor.Name, ids.Name, node.Name, node.Src[2].Name)
 }

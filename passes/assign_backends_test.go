@@ -84,5 +84,19 @@ func TestAssignBackends(t *testing.T) {
 		build: func(b *builder) {
 			mlp(b, "tpu", "", 32, 4)
 		},
+	}, {
+		name: "op_offload_mul_mat_id",
+		doc:  "ggml-cuda's batch of a mul_mat_id is its ne[2], the tokens (not ne[1], the experts each token uses): with 32 tokens the simulated GPU takes the products on the host experts (1.off).",
+		opts: caseOptions{Backends: []string{"sim0", "cpu"}, OpOffload: true},
+		build: func(b *builder) {
+			moe(b, "sim0", "", 32)
+		},
+	}, {
+		name: "op_offload_mul_mat_id_small_batch",
+		doc:  "With 31 tokens the products stay with the host experts (1.wgt0).",
+		opts: caseOptions{Backends: []string{"sim0", "cpu"}, OpOffload: true},
+		build: func(b *builder) {
+			moe(b, "sim0", "", 31)
+		},
 	}})
 }

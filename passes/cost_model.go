@@ -3,6 +3,7 @@ package passes
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 
@@ -138,6 +139,37 @@ func (m *CostModel) CopyNs(bytes int64, from, to *Backend) float64 {
 	return c.CopyNs + c.NsPerByte*float64(bytes)
 }
 
+// ExpertCopyBytes is what the cost model expects an expert copy of w
+// (experts along dim 2) to move for the ids ids (i32, [n_used, n_tokens]
+// at the dims' bounds): the share of experts a batch uses were each
+// token's choice of n_used of the n_expert uniform, 1 - (1 -
+// n_used/n_expert)^n_tokens, of the whole tensor. A token uses a quarter
+// of 8 experts choosing 2; 32 tokens all but 0.01% of them.
+func ExpertCopyBytes(w, ids *ir.Tensor) int64 {
+	whole := w.MaxBytes()
+	n, used := w.Ne[2].AtBounds(), ids.Ne[0].AtBounds()
+	tokens := ids.Ne[1].AtBounds() * ids.Ne[2].AtBounds() * ids.Ne[3].AtBounds()
+	if n <= 0 || used <= 0 || used >= n {
+		return whole
+	}
+	share := 1 - math.Pow(1-float64(used)/float64(n), float64(tokens))
+	return int64(math.Ceil(share * float64(whole)))
+}
+
+// copyBytes is what the cost model expects copying s in for its reader t
+// to move: an expert copy's expected bytes when t is a mul_mat_id reading
+// s, a weight in host memory, as its experts (ggml copies those expert by
+// expert when t starts its split, as it does after a weight's copy),
+// else all of s.
+func copyBytes(g *ir.Graph, t, s *ir.Tensor) int64 {
+	if t.Op == ops.MulMatID && t.Src[0] == s && ownsWeightBuffer(s) {
+		if p := g.PlacedBackend(s); p >= 0 && g.Backends[p].Host {
+			return ExpertCopyBytes(s, t.Src[2])
+		}
+	}
+	return s.MaxBytes()
+}
+
 // home is the backend whose memory holds t's bytes: its placement's for
 // a weight or state (or a view of one), else the backend it runs on.
 func home(g *ir.Graph, t *ir.Tensor) int {
@@ -178,6 +210,9 @@ func (m *CostModel) Estimate(g *ir.Graph, backends []*Backend) []SplitEstimate {
 		e := SplitEstimate{Backend: be.Name, SplitNs: m.SplitNs}
 		for _, in := range s.Inputs {
 			n := in.Tensor.MaxBytes()
+			if in.Experts != nil {
+				n = ExpertCopyBytes(in.Tensor, in.Experts.IDs)
+			}
 			e.CopyBytes += n
 			e.CopyNs += m.CopyNs(n, backends[home(g, in.Tensor)], be)
 		}

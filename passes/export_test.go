@@ -15,3 +15,7 @@ var CutSplits = cutSplits
 
 // MaxSplitInputs is GGML_SCHED_MAX_SPLIT_INPUTS.
 const MaxSplitInputs = maxSplitInputs
+
+// EstimateAssignment is place_by_cost's estimate of the plan split_graph
+// would make.
+var EstimateAssignment = estimateAssignment

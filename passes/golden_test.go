@@ -61,7 +61,12 @@ type caseOptions struct {
 //	cpu        host memory, every op; packs q4_0 and q8_0 weights for
 //	           mul_mat and groups their products as runtime/cpu's
 //	           description does
+//	sim0       the simulated device's own description (backend.Sim): a
+//	           discrete GPU offloading by ggml-cuda's batch rule
 func fakeBackend(name string, reject []string) *passes.Backend {
+	if name == "sim0" {
+		return passes.FromDescription(backend.Sim(0), []backend.BufferType{backend.CPU.BufferType}, 0)
+	}
 	rejected := func(t *ir.Tensor) bool {
 		return slices.Contains(reject, t.Op.String()) || slices.Contains(reject, t.Name)
 	}

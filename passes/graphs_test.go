@@ -60,3 +60,22 @@ func attention(b *builder, on, kv string) {
 	out := b.mulMat("attn_out", b.weight(on, "attn_output.weight", 64, 64), kqv)
 	b.out(b.add("ffn_inp", out, x))
 }
+
+// moe is llama.cpp's build_moe_ffn over tokens tokens of width 64: the
+// router (ffn_gate_inp, on router) scores 8 experts, each token takes its
+// 2 best (argsort, a view of its first 2 columns), and runs their SwiGLU
+// feed-forwards through mul_mat_id on the experts' weights
+// (ffn_{up,gate,down}_exps, [.., .., 8], on exps; "" = the last backend).
+func moe(b *builder, router, exps string, tokens int64) {
+	const embd, ff, nExpert, nUsed = 64, 32, 8, 2
+	x := b.input("ffn_norm", tensor.F32, embd, tokens)
+	logits := b.mulMat("ffn_moe_logits", b.weight(router, "blk.0.ffn_gate_inp.weight", embd, nExpert), x)
+	probs := b.op(ops.SoftMax, "ffn_moe_probs", ir.Args{}, logits)
+	sorted := b.op(ops.ArgSort, "ffn_moe_argsort", ir.Args{Params: ops.ArgSortParams{Order: 1}}, probs)
+	topk := b.op(ops.View, "ffn_moe_topk", ir.Args{Ne: dims([]int64{nUsed, tokens}), Nb: dims([]int64{4 * nExpert}), Offset: ir.Const(0)}, sorted)
+	cur := b.op(ops.Reshape, "cur_3d", ir.Args{Ne: dims([]int64{embd, 1, tokens})}, x)
+	up := b.op(ops.MulMatID, "ffn_moe_up", ir.Args{}, b.weight(exps, "blk.0.ffn_up_exps.weight", embd, ff, nExpert), cur, topk)
+	gate := b.op(ops.MulMatID, "ffn_moe_gate", ir.Args{}, b.weight(exps, "blk.0.ffn_gate_exps.weight", embd, ff, nExpert), cur, topk)
+	act := b.op(ops.Mul, "ffn_moe_swiglu", ir.Args{}, b.unary(ops.Silu, "ffn_moe_silu", gate), up)
+	b.out(b.op(ops.MulMatID, "ffn_moe_down", ir.Args{}, b.weight(exps, "blk.0.ffn_down_exps.weight", ff, embd, nExpert), act, topk))
+}

@@ -161,7 +161,8 @@ func estimateAssignment(g *ir.Graph, pc *Context, m *CostModel) float64 {
 	copied := map[key]bool{}
 	total := 0.0
 	cur, inputs, capacity := -1, 0, 0
-	for _, t := range g.Nodes {
+	first := 0 // the split's first node, views included (markExpertCopies)
+	for i, t := range g.Nodes {
 		if t.Op.IsView() {
 			continue
 		}
@@ -176,6 +177,9 @@ func estimateAssignment(g *ir.Graph, pc *Context, m *CostModel) float64 {
 			}
 		}
 		if cut {
+			if cur >= 0 {
+				first = i
+			}
 			total += m.SplitNs
 			cur, inputs, capacity = t.Backend, 0, 0
 		}
@@ -189,7 +193,11 @@ func estimateAssignment(g *ir.Graph, pc *Context, m *CostModel) float64 {
 				capacity = max(2*capacity, maxSplitInputs)
 			}
 			inputs++
-			total += m.CopyNs(s.MaxBytes(), pc.Backends[home(g, s)], pc.Backends[cur])
+			n := s.MaxBytes()
+			if g.Nodes[first] == t {
+				n = copyBytes(g, t, s)
+			}
+			total += m.CopyNs(n, pc.Backends[home(g, s)], pc.Backends[cur])
 		}
 	}
 	return total
@@ -280,6 +288,12 @@ func cutBetween(g *ir.Graph, pc *Context, m *CostModel, free []*ir.Tensor, a, b 
 				fixedOn[u.Backend] = true
 			}
 		}
+		// An expert weight read only by mul_mat_ids is copied expert by
+		// expert (copyBytes): the most any of its readers moves.
+		bytes := int64(0)
+		for _, u := range consumers[s] {
+			bytes = max(bytes, copyBytes(g, u, s))
+		}
 		// price is the copy of s from backend p to backend x, 0 when x
 		// reads it where it is.
 		price := func(p, x int) float64 {
@@ -297,7 +311,7 @@ func cutBetween(g *ir.Graph, pc *Context, m *CostModel, free []*ir.Tensor, a, b 
 			if h := g.PlacedBackend(s); h >= 0 {
 				from = h
 			}
-			return m.CopyNs(s.MaxBytes(), pc.Backends[from], pc.Backends[x])
+			return m.CopyNs(bytes, pc.Backends[from], pc.Backends[x])
 		}
 		if !ovar {
 			p := s.Backend

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/graphc/graphc/ir"
+	"github.com/graphc/graphc/ops"
 )
 
 // maxSplitInputs is GGML_SCHED_MAX_SPLIT_INPUTS: a split's input list
@@ -55,6 +56,11 @@ const maxSplitInputs = 30
 // (plan_memory). graphc keeps no departure from this rule: graphc's
 // earlier plans differed only in keeping the 1.inp label, with the same
 // copies and the same memory.
+//
+// Expert copies (markExpertCopies): a split input that is an expert
+// weight in host memory, read by the split's first node, a mul_mat_id, as
+// its experts, is marked with the ids tensor an evaluation reads to copy
+// only the experts they name (ggml_backend_sched_compute_splits).
 //
 // Invariant established: g.Splits covers every node; a non-view node runs
 // on its split's backend and reads only tensors its backend can read where
@@ -165,5 +171,43 @@ func splitGraph(g *ir.Graph, pc *Context) error {
 	}
 	split.End = len(g.Nodes)
 	g.Splits = append(g.Splits, split)
+	markExpertCopies(g, pc)
 	return nil
+}
+
+// markExpertCopies makes expert copies (ir.SplitInput.Experts) of the
+// split inputs that ggml_backend_sched_compute_splits copies expert by
+// expert: a weight in host memory that the split's first node (views
+// included, ggml's split->graph.nodes[0]) reads as the experts of a
+// mul_mat_id. Its ids are read where they are when the copy is made: the
+// node's own, or the original when the split copies them in after the
+// weight. ggml decides this on every evaluation from the same facts;
+// only which experts the ids name is left to run time.
+func markExpertCopies(g *ir.Graph, pc *Context) {
+	for k, s := range g.Splits {
+		if s.First >= s.End {
+			continue
+		}
+		node := g.Nodes[s.First]
+		if node.Op != ops.MulMatID {
+			continue
+		}
+		for i, in := range s.Inputs {
+			if in.Copies[0] != node.Src[0] || !ownsWeightBuffer(in.Tensor) {
+				continue
+			}
+			if p := g.PlacedBackend(in.Tensor); p < 0 || !g.Backends[p].Host {
+				continue
+			}
+			ids := node.Src[2]
+			for _, later := range s.Inputs[i+1:] {
+				if later.Copies[0] == ids {
+					ids = later.Tensor
+					break
+				}
+			}
+			in.Experts = &ir.ExpertCopy{IDs: ids}
+			pc.Notef(node.Pos, "%s: split %d copies in only the experts of %s that %s names (%d bytes at most; ggml's copy of the used experts)", node.Name, k, in.Tensor.Name, ids.Name, in.Tensor.MaxBytes())
+		}
+	}
 }

@@ -100,6 +100,39 @@ func TestSplitGraph(t *testing.T) {
 			h = b.add("add", h, b.weight("", "b_cpu", 64))
 			b.out(b.on("cpu", b.unary(ops.Relu, "relu", h)))
 		},
+	}, {
+		name: "expert_copies",
+		doc:  "Experts in host memory, their products offloaded (1.off): each mul_mat_id starts a split (it reads a weight the GPU cannot, and the split has inputs) whose first input, the experts, is an expert copy: at run time only the experts the ids name are copied.",
+		opts: caseOptions{Backends: []string{"sim0", "cpu"}, OpOffload: true},
+		build: func(b *builder) {
+			moe(b, "sim0", "", 32)
+		},
+	}, {
+		name: "expert_copies_ids_copied",
+		doc:  "The ids are computed on the CPU (argsort placed there): the first expert split copies them in after the experts, so its expert copy reads them from the CPU's original; the later splits read the copy already made.",
+		opts: caseOptions{Backends: []string{"sim0", "cpu"}, OpOffload: true},
+		build: func(b *builder) {
+			moe(b, "sim0", "", 32)
+			for _, t := range b.g.Tensors {
+				if t.Name == "ffn_moe_argsort" {
+					t.Placement = "cpu"
+				}
+			}
+		},
+	}, {
+		name: "expert_copies_router_offloaded",
+		doc:  "The router's weight in host memory too: its mul_mat is offloaded and copies the weight whole (a mul_mat, not a mul_mat_id); the experts' splits copy only the used experts.",
+		opts: caseOptions{Backends: []string{"sim0", "cpu"}, OpOffload: true},
+		build: func(b *builder) {
+			moe(b, "", "", 32)
+		},
+	}, {
+		name: "experts_on_cpu_small_batch",
+		doc:  "Below the offload batch the products run on the CPU with the experts, which copy nothing: the ids come to the CPU in an ordinary copy.",
+		opts: caseOptions{Backends: []string{"sim0", "cpu"}, OpOffload: true},
+		build: func(b *builder) {
+			moe(b, "sim0", "", 4)
+		},
 	}})
 }
 

@@ -93,6 +93,10 @@ type Input struct {
 	Bytes  int64    `json:"bytes"`
 	From   string   `json:"from"`
 	Copies []string `json:"copies"`
+	// ExpertIDs, on an expert copy (ggml's copy of the used experts),
+	// names the ids tensor whose experts an evaluation copies; Bytes is
+	// then the most it copies.
+	ExpertIDs string `json:"expert_ids,omitempty"`
 }
 
 // Buffer is a compute buffer: its planned size, the lower bound (the
@@ -153,6 +157,9 @@ func JSON(g *ir.Graph) *Plan {
 			pi := Input{Name: in.Tensor.Name, Bytes: in.Tensor.MaxBytes(), From: backend(in.Tensor.Backend)}
 			for _, c := range in.Copies {
 				pi.Copies = append(pi.Copies, c.Name)
+			}
+			if in.Experts != nil {
+				pi.ExpertIDs = in.Experts.IDs.Name
 			}
 			ps.Inputs = append(ps.Inputs, pi)
 		}

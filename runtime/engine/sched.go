@@ -43,8 +43,9 @@ var ErrStopped = errors.New("evaluation stopped by the eval callback")
 type Stats struct {
 	Splits []SplitStats
 	// BytesCopied is the bytes copied between backends for split inputs
-	// (ggml_nbytes of each at this evaluation's dims): at the dims' bounds
-	// it equals the plan's bytes_copied_per_eval.
+	// (ggml_nbytes of each at this evaluation's dims; of an expert copy,
+	// the used experts' bytes): at the dims' bounds, without expert
+	// copies, it equals the plan's bytes_copied_per_eval.
 	BytesCopied int64
 	Copies      int           // split input copies made
 	Wall        time.Duration // from the evaluation's start to the end of its work
@@ -73,6 +74,9 @@ type SplitStats struct {
 	// Estimate is the plan's estimate of the split's time (SplitInfo),
 	// to set beside Copy + Compute; 0 when the plan has none.
 	Estimate time.Duration
+	// Experts describes the split's expert copy (CopyExperts); nil
+	// without one.
+	Experts *ExpertStats
 }
 
 // WireCounter is a Backend that reaches its device over a network
@@ -89,6 +93,9 @@ func (s Stats) String() string {
 			k, sp.Backend, sp.Nodes, sp.First, sp.Last, sp.Inputs, sp.BytesCopied, sp.Copy, sp.Compute)
 		if sp.WireBytes != 0 || sp.RoundTrips != 0 {
 			b = fmt.Appendf(b, ", %d bytes on the wire in %d round trips", sp.WireBytes, sp.RoundTrips)
+		}
+		if e := sp.Experts; e != nil {
+			b = fmt.Appendf(b, ", experts %d of %d: %d of %d bytes", e.Used, e.Experts, e.Bytes, e.Whole)
 		}
 		if sp.Estimate != 0 {
 			b = fmt.Appendf(b, ", estimated %v", sp.Estimate)
@@ -227,6 +234,10 @@ type Flight struct {
 	done   []Event // one per asynchronous backend, recorded at the end
 	splits []splitRun
 	once   sync.Once
+	// idsKey and used are the ids tensor expert copies read last and the
+	// experts it named (CopyExperts); used is nil until one is read.
+	idsKey int
+	used   []bool
 }
 
 type splitRun struct {
@@ -235,6 +246,7 @@ type splitRun struct {
 	inputs             int
 	bytes              int64
 	wire, trips        int64 // WireCounter totals, at the start, then the difference
+	experts            *ExpertStats
 }
 
 // Begin starts issuing an evaluation on pipeline slot c. It first waits
@@ -525,7 +537,7 @@ func (f *Flight) finish() {
 	for k, sp := range s.splits {
 		r := &f.splits[k]
 		ss := SplitStats{Backend: s.backends[sp.Backend].Name(), First: sp.First, Last: sp.Last, Nodes: sp.Nodes, Inputs: r.inputs, BytesCopied: r.bytes,
-			WireBytes: r.wire, RoundTrips: r.trips, Estimate: sp.Estimate}
+			WireBytes: r.wire, RoundTrips: r.trips, Estimate: sp.Estimate, Experts: r.experts}
 		if !r.copyEnd.IsZero() {
 			ss.Copy = r.copyEnd.Sub(r.copyStart)
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -265,10 +266,28 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.maxCopies, "max-copies", compiler.DefaultMaxCopies, "the most pipeline copies -n-copies may ask for (ggml's GGML_SCHED_MAX_COPIES)")
 	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
+	fs.BoolFunc("cpu-moe", "keep every expert weight of a mixture of experts on the cpu: llama.cpp's --cpu-moe, the rule -ot "+compiler.CPUMoE().Pattern.String()+"=cpu in its place among the -ot rules", func(v string) error {
+		on, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("want true or false")
+		}
+		if on {
+			t.overrides = append(t.overrides, compiler.CPUMoE())
+		}
+		return nil
+	})
+	fs.Func("n-cpu-moe", "keep the expert weights of the first `N` layers on the cpu: llama.cpp's --n-cpu-moe N, a rule -ot "+compiler.NCPUMoE(1)[0].Pattern.String()+"=cpu for each layer 0 to N-1 (blk\\.1…, blk\\.2…), in its place among the -ot rules", func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("want a number of layers, 0 or more")
+		}
+		t.overrides = append(t.overrides, compiler.NCPUMoE(n)...)
+		return nil
+	})
 	fs.IntVar(&t.ngl, "ngl", -1, "put the last N layers' weights and state on the first backend (like llama.cpp's -ngl)")
 	fs.StringVar(&t.weights, "weights", "", "a GGUF file the model is compiled for: its weights' types (q8_0, f16, …) replace the declared ones; run loads its weights by mmap, and fills state as without it")
 	fs.BoolVar(&t.allowUnused, "allow-unused", false, "compile for a -weights file even though the model does not read all of its tensors (they are listed on stderr)")
-	fs.BoolVar(&t.fit, "fit", false, "choose the layers on each backend (instead of -ngl) so that weights, state and compute buffers fit the -mem budgets, the most on the first backends")
+	fs.BoolVar(&t.fit, "fit", false, "choose the layers on each backend (instead of -ngl) so that weights, state and compute buffers fit the -mem budgets, the most on the first backends; for a mixture of experts, first the fewest layers whose experts stay on the last backend (as -n-cpu-moe), every layer on the first")
 	fs.StringVar(&t.mem, "mem", "", "memory budgets for -fit: BACKEND=SIZE,… with sizes like 4096, 64KiB, 512MiB, 1.5GiB (a backend without one is unlimited)")
 	fs.Float64Var(&t.fitMargin, "fit-margin", compiler.DefaultFitMargin*100, "percent of each -mem budget -fit keeps free for what the plan cannot see (driver context, allocator rounding)")
 	fs.StringVar(&t.placement, "placement", passes.PlacementGGML, "node placement strategy: ggml reproduces ggml's scheduler; cost moves the nodes ggml is free to place to where a cost model estimates the evaluation fastest (plan shows both estimates)")

@@ -69,7 +69,7 @@ func cmdText(name string) func(e *env, args []string) error {
 }
 
 // textFlags are the compile flags generate, chat and serve take.
-var textFlags = []string{"ctx", "batch", "fa", "ctk", "ctv", "backends", "ngl"}
+var textFlags = []string{"ctx", "batch", "fa", "ctk", "ctv", "backends", "ngl", "ot", "cpu-moe", "n-cpu-moe", "op-offload"}
 
 // registerText registers the compile flags of the text commands, the
 // rest of targetFlags at their defaults.
@@ -233,7 +233,10 @@ func textKey(name string, src []byte, tf *targetFlags, file *compiler.WeightsFil
 	h := sha256.New()
 	fmt.Fprintf(h, "%s/%s\n%q %d\n", runtime.GOOS, runtime.GOARCH, name, len(src))
 	h.Write(src)
-	fmt.Fprintf(h, "\nctx=%d batch=%d fa=%s ctk=%s ctv=%s backends=%s ngl=%d\n", tf.ctx, tf.batch, tf.fa, tf.ctk, tf.ctv, tf.backends, tf.ngl)
+	fmt.Fprintf(h, "\nctx=%d batch=%d fa=%s ctk=%s ctv=%s backends=%s ngl=%d offload=%t\n", tf.ctx, tf.batch, tf.fa, tf.ctk, tf.ctv, tf.backends, tf.ngl, tf.offload)
+	for _, o := range tf.overrides {
+		fmt.Fprintf(h, "ot %q=%s\n", o.Pattern, o.Backend)
+	}
 	for _, n := range file.Names {
 		fmt.Fprintf(h, "%q %v\n", n, file.Types[n])
 	}

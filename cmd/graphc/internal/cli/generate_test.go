@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/graphc/graphc/compiler"
+	"github.com/graphc/graphc/examples"
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/gguf/ggufarch"
 	"github.com/graphc/graphc/internal/llamacpp"
@@ -199,5 +200,91 @@ func TestTextKey(t *testing.T) {
 	}
 	if key(q8) == k || key(vocab) == k {
 		t.Error("another weight type or vocabulary gives the same key")
+	}
+
+	// The placement flags generate, chat and serve take are in it too.
+	path := filepath.Join(dir, "moe.gguf")
+	if err := ggufarch.WriteFile(path, ggufarch.Defaults("qwen3moe")); err != nil {
+		t.Fatal(err)
+	}
+	f, err := compiler.ReadWeightsFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, args := range [][]string{{}, {"-cpu-moe"}, {"-n-cpu-moe", "1"}, {"-ot", "exps=cpu"}, {"-op-offload"}} {
+		fs := newFlags(&env{stdout: os.Stdout, stderr: os.Stderr}, "generate")
+		var tf targetFlags
+		tf.registerText(fs)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		k, err := textKey("m.g", []byte("model"), &tf, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if other, ok := seen[k]; ok {
+			t.Errorf("%v and %v give the same key", args, other)
+		}
+		seen[k] = fmt.Sprint(args)
+	}
+}
+
+// TestGenerateExpertCopies: generate takes -cpu-moe and -op-offload: a
+// qwen3moe file with its experts in host memory and their products on
+// sim0 (batches of up to 32: offloaded), copying only the experts each
+// evaluation uses, generates the CPU-only run's text.
+func TestGenerateExpertCopies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds programs")
+	}
+	needGo(t)
+	dir := t.TempDir()
+	t.Setenv("GRAPHC_CACHE", dir)
+	path := filepath.Join(dir, "moe.gguf")
+	if err := ggufarch.WriteFile(path, ggufarch.Defaults("qwen3moe")); err != nil {
+		t.Fatal(err)
+	}
+	gen := func(args ...string) string {
+		t.Helper()
+		code, out, stderr := runCLI(append([]string{"generate", "-m", path, "-p", "Once upon a time", "-temp", "0", "-n", "12", "-batch", "32"}, args...)...)
+		if code != 0 {
+			t.Fatalf("generate %v: exit %d\n%s", args, code, stderr)
+		}
+		return out
+	}
+	offloaded := []string{"-backends", "sim0,cpu", "-ngl", "99", "-cpu-moe", "-op-offload"}
+	want := gen()
+	if got := gen(offloaded...); got != want {
+		t.Errorf("with the experts' products on sim0: %q, cpu-only %q", got, want)
+	}
+	// The plan those flags make has the expert copies.
+	fs := newFlags(&env{stdout: os.Stdout, stderr: os.Stderr}, "generate")
+	var tf targetFlags
+	tf.registerText(fs)
+	if err := fs.Parse(append([]string{"-batch", "32"}, offloaded...)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := tf.config()
+	f, err := compiler.ReadWeightsFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.File = f
+	name, src, _ := examples.ForArch("qwen3moe")
+	res, err := compiler.Compile(name, src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, s := range res.Graph.Splits {
+		for _, in := range s.Inputs {
+			if in.Experts != nil {
+				n++
+			}
+		}
+	}
+	if n != 6 {
+		t.Errorf("%d expert copies in the plan of %v, want 6", n, offloaded)
 	}
 }

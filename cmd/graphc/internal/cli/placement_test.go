@@ -1,11 +1,16 @@
 package cli
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/graphc/graphc/compiler"
 	"github.com/graphc/graphc/passes"
 )
 
@@ -88,4 +93,136 @@ func TestRunStatsEstimates(t *testing.T) {
 	if _, _, plain := runCLI("run", "-stats", "-backends", "sim0,cpu", "-ngl", "2", "../../../../examples/llama/llama.g"); strings.Contains(plain, "estimated") {
 		t.Errorf("ggml's plan has no estimates, but -stats shows some:\n%s", plain)
 	}
+}
+
+// TestMoEFlags: -cpu-moe and -n-cpu-moe N place experts' weights as
+// llama.cpp's overrides do, each in its place among the -ot rules (the
+// first rule a name matches wins); the router and the rest follow -ngl.
+func TestMoEFlags(t *testing.T) {
+	model := moeModel
+	src, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want map[string]string // weight: backend
+	}{
+		{[]string{"-cpu-moe"}, map[string]string{"blk.0.ffn_up_exps.weight": "cpu", "blk.1.ffn_down_exps.weight": "cpu", "blk.1.ffn_gate_exps.weight": "cpu", "blk.0.ffn_gate_inp.weight": "sim0", "blk.0.attn_q.weight": "sim0"}},
+		{[]string{"-n-cpu-moe", "1"}, map[string]string{"blk.0.ffn_up_exps.weight": "cpu", "blk.0.ffn_gate_exps.weight": "cpu", "blk.1.ffn_up_exps.weight": "sim0", "blk.0.ffn_gate_inp.weight": "sim0"}},
+		{[]string{"-n-cpu-moe", "0"}, map[string]string{"blk.0.ffn_up_exps.weight": "sim0", "blk.1.ffn_up_exps.weight": "sim0"}},
+		{[]string{"-ot", `blk\.0\.=sim0`, "-cpu-moe"}, map[string]string{"blk.0.ffn_up_exps.weight": "sim0", "blk.1.ffn_up_exps.weight": "cpu"}},
+		{[]string{"-cpu-moe", "-ot", `blk\.0\.=sim0`}, map[string]string{"blk.0.ffn_up_exps.weight": "cpu", "blk.0.attn_q.weight": "sim0"}},
+		{[]string{"-cpu-moe=false"}, map[string]string{"blk.0.ffn_up_exps.weight": "sim0"}},
+	} {
+		args := append([]string{"-backends", "sim0,cpu", "-ngl", "99"}, c.args...)
+		res, err := compiler.Compile(model, src, targetFlagsFor(t, args))
+		if err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		got := map[string]string{}
+		for _, p := range res.Graph.Params {
+			got[p.Name] = res.Graph.Backends[res.Graph.PlacedBackend(p)].Name
+		}
+		for name, want := range c.want {
+			if got[name] != want {
+				t.Errorf("%v: %s on %s, want %s", c.args, name, got[name], want)
+			}
+		}
+	}
+}
+
+// expertStats are the -stats lines' expert copies: experts used and of
+// how many, bytes moved and the whole tensors'.
+var expertStats = regexp.MustCompile(`experts (\d+) of (\d+): (\d+) of (\d+) bytes`)
+
+// TestRunExpertCopies runs qwen3moe with its experts in host memory and
+// their products offloaded to a simulated GPU (3 tokens of the 32 the plan
+// is made for: the products are offloaded by the bound, ggml's rule at 32
+// tokens), and wants the CPU-only run's logits bit for bit while every
+// expert copy moves only the experts the tokens chose: fewer bytes than
+// the plan's whole tensors.
+func TestRunExpertCopies(t *testing.T) {
+	needGo(t)
+	want, _ := runOutputs(t, "-dim", "n_tokens=3", moeModel)
+	runExpertCopies(t, want, 0, 6, "-backends", "sim0,cpu", "-ngl", "99", "-cpu-moe", "-op-offload", "-dim", "n_tokens=3")
+	runExpertCopies(t, want, 0, 3, "-backends", "sim0,cpu", "-ngl", "99", "-n-cpu-moe", "1", "-op-offload", "-dim", "n_tokens=3")
+	runExpertCopies(t, want, 0, 6, "-backends", "sim0,cpu", "-ngl", "99", "-cpu-moe", "-op-offload", "-n-copies", "2", "-dim", "n_tokens=3")
+
+	// The ids computed on the cpu: the first expert copy reads them
+	// there, before its split copies them in; the products on the cpu
+	// (no -op-offload) are the reference.
+	const idsOnCPU = "testdata/moe_ids_on_cpu.g"
+	want, _ = runOutputs(t, "-dim", "n_tokens=1", idsOnCPU)
+	for _, nc := range []string{"1", "2"} {
+		runExpertCopies(t, want, 0, 3, "-model", idsOnCPU, "-op-offload", "-n-copies", nc, "-dim", "n_tokens=1")
+	}
+}
+
+// TestGPUExpertCopies: the same on a ggml device (vulkan0, or
+// $GRAPHC_TEST_GPU), whose offload rule is ggml's own, its logits within
+// partialOffloadTolerance of the CPU's. (ggml's RPC device offloads
+// nothing: its products would stay with the experts.)
+func TestGPUExpertCopies(t *testing.T) {
+	gpu := gpuUnderTest(t)
+	want, _ := runOutputs(t, "-dim", "n_tokens=3", moeModel)
+	runExpertCopies(t, want, partialOffloadTolerance, 6, "-backends", gpu+",cpu", "-ngl", "99", "-cpu-moe", "-op-offload", "-dim", "n_tokens=3")
+}
+
+const moeModel = "../../../../examples/qwen3moe/qwen3moe.g"
+
+// runExpertCopies runs moeModel (or the model of a leading "-model FILE")
+// with args and wants its outputs within tol of want (0: bit for bit) and
+// nCopies expert copies in -stats, each moving some of its tensor but not
+// all: at most 3 tokens choosing 2 of 8 experts each.
+func runExpertCopies(t *testing.T, want map[string][]float64, tol float64, nCopies int, args ...string) {
+	t.Helper()
+	model := moeModel
+	if len(args) > 1 && args[0] == "-model" {
+		model, args = args[1], args[2:]
+	}
+	code, out, stderr := runCLI(append(append([]string{"run", "-json", "-stats"}, args...), model)...)
+	skipIfPrepared(t, code, stderr)
+	if code != 0 {
+		t.Fatalf("%v: exit %d\n%s", args, code, stderr)
+	}
+	var got struct {
+		Outputs []struct {
+			Name   string    `json:"name"`
+			Values []float64 `json:"values"`
+		} `json:"outputs"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range got.Outputs {
+		w := want[o.Name]
+		if len(o.Values) != len(w) {
+			t.Fatalf("%v: output %s has %d values, cpu-only %d", args, o.Name, len(o.Values), len(w))
+		}
+		for i := range w {
+			if d := math.Abs(o.Values[i] - w[i]); tol == 0 && math.Float32bits(float32(o.Values[i])) != math.Float32bits(float32(w[i])) || d > tol*max(1, math.Abs(w[i])) {
+				t.Fatalf("%v: output %s[%d] = %g, cpu-only %g", args, o.Name, i, o.Values[i], w[i])
+			}
+		}
+	}
+	copies := expertStats.FindAllStringSubmatch(stderr, -1)
+	if len(copies) != nCopies {
+		t.Fatalf("%v: %d expert copies in -stats, want %d:\n%s", args, len(copies), nCopies, stderr)
+	}
+	for _, m := range copies {
+		used, n, moved, whole := atoi(t, m[1]), atoi(t, m[2]), atoi(t, m[3]), atoi(t, m[4])
+		if used > 2*3 || used < 1 || n != 8 || moved >= whole || moved <= 0 {
+			t.Errorf("%v: expert copy %q: 3 tokens choosing 2 of 8 experts each should move some of the tensor, not all", args, m[0])
+		}
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

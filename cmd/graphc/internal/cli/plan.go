@@ -139,6 +139,9 @@ func fitReport(r *compiler.FitReport) string {
 			fmt.Fprintf(&b, " (-ngl %d)", n)
 		}
 	}
+	if r.CPUMoE > 0 {
+		fmt.Fprintf(&b, "; %s: the experts of layers 0..%d (-n-cpu-moe %d)", r.Backend[len(r.Backend)-1], r.CPUMoE-1, r.CPUMoE)
+	}
 	fmt.Fprintf(&b, "; %s: the rest; %.0f%% of each budget kept free\n", r.Backend[len(r.Backend)-1], r.Margin*100)
 	var rows []planview.MemoryRow
 	for _, m := range r.Memory {
