@@ -40,15 +40,20 @@ var KQuantKernels = map[tensor.DType]KKernels{
 // KSummedInLanes are the K-quants whose assembly adds the blocks' scaled
 // sums in float32 lanes: it agrees with the Go loop to float32 rounding
 // (KMagnitude), not bit for bit.
-var KSummedInLanes = map[tensor.DType]bool{tensor.Q4_K: true, tensor.Q6_K: true}
+var KSummedInLanes = map[tensor.DType]bool{tensor.Q4_K: true, tensor.Q6_K: true,
+	tensor.Q5_0: true, tensor.IQ4_NL: true, tensor.Q4_1: true, tensor.Q5_1: true}
 
 // KMagnitude is what the float32 rounding of a q4_K or q6_K dot product
 // over nb blocks is relative to: for q4_K, Σ over blocks of
 // |f16(d)·dx|·Σ_j scale_j·Σ|q·x| + |f16(dmin)·dx|·Σ_j min_j·|x's sum over
 // sub-block j|; for q6_K, Σ |f16(d)·dx|·Σ_g |scale_g|·Σ (q+32)·|x| (its
 // lanes hold Σ q·x and 32·Σ x apart): a bound on every partial sum's
-// magnitude, in lanes or in block order.
+// magnitude, in lanes or in block order. For the types of 32-element
+// blocks it is QMagnitude over the nb·8 blocks.
 func KMagnitude(dt tensor.DType, a, x []byte, nb int) float64 {
+	if _, ok := Q32Kernels[dt]; ok {
+		return QMagnitude(dt, a, x, nb*qkK/32)
+	}
 	var mag float64
 	if dt == tensor.Q6_K {
 		for b := 0; b < nb; b++ {
