@@ -32,9 +32,12 @@ type KKernels struct {
 
 // KQuantKernels are the K-quants with assembly.
 var KQuantKernels = map[tensor.DType]KKernels{
-	tensor.Q4_K: {dotQ4_KGo, oneRow(dotQ4_KRowsAVX2), oneRow(dotQ4_KRowsVNNI)},
-	tensor.Q5_K: {dotQ5_KGo, dotQ5_KAVX2, dotQ5_KVNNI},
-	tensor.Q6_K: {dotQ6_KGo, oneRow(dotQ6_KRowsAVX2), oneRow(dotQ6_KRowsVNNI)},
+	tensor.Q4_K:   {dotQ4_KGo, oneRow(dotQ4_KRowsAVX2), oneRow(dotQ4_KRowsVNNI)},
+	tensor.Q5_K:   {dotQ5_KGo, dotQ5_KAVX2, dotQ5_KVNNI},
+	tensor.Q6_K:   {dotQ6_KGo, oneRow(dotQ6_KRowsAVX2), oneRow(dotQ6_KRowsVNNI)},
+	tensor.Q2_K:   {dotQ2_KGo, dotQ2_KAVX2, dotQ2_KVNNI},
+	tensor.Q3_K:   {dotQ3_KGo, dotQ3_KAVX2, dotQ3_KVNNI},
+	tensor.IQ4_XS: {dotIQ4_XSGo, dotIQ4_XSAVX2, dotIQ4_XSVNNI},
 }
 
 // KSummedInLanes are the K-quants whose assembly adds the blocks' scaled

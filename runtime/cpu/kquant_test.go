@@ -79,7 +79,7 @@ func TestKQuantAsm(t *testing.T) {
 		t.Skip("no AVX2: the assembly does not run here (the Go loops are MulMat's)")
 	}
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q2_K, tensor.Q3_K, tensor.IQ4_XS} {
 		kk := cpu.KQuantKernels[dt]
 		for _, nb := range []int{0, 1, 2, 3, 8, 17} {
 			for rep := 0; rep < 12; rep++ {

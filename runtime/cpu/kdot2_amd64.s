@@ -1,0 +1,387 @@
+//go:build !noasm
+
+#include "textflag.h"
+
+// The dot products of kdot2_amd64.go (q2_K, q3_K and iq4_xs weights
+// against q8_K), a 256-element block per iteration as kdot_amd64.s's
+// q5_K: the block's integer sums exact in int32 lanes (vpmaddubsw of the
+// unsigned quants, or of |value| with x's signs, pairs in int16 without
+// saturation, then vpmaddwd by the 16-element groups' scales, or AVX-512
+// VNNI's vpdpwssd), reduced to one int32 each, converted and scaled as
+// the Go loop does and added to a float32 sum in block order: the Go
+// loop's bits. Registers kept across the loop:
+//
+//	SI, DI  a's and x's block        CX  blocks left
+//	X15     the float32 sum
+//
+// and, per block, Y4 the int32 lanes of Σ scale·Σ q·x.
+
+#define K2_SETUP \
+	MOVQ a_base+0(FP), SI; \
+	MOVQ x_base+24(FP), DI; \
+	MOVQ nb+48(FP), CX; \
+	VXORPS X15, X15, X15
+
+#define K2_DONE \
+	MOVSS X15, ret+56(FP); \
+	VZEROUPPER; \
+	RET
+
+// K2_BYTES(c, y) sets y's bytes to c.
+#define K2_BYTES(c, y) \
+	MOVL $c, AX; \
+	VMOVD AX, X8; \
+	VPBROADCASTD X8, y
+
+// The scaled sums into Y4: vpmaddwd and vpaddd, or vpdpwssd.
+#define MADD_AVX2 \
+	VPMADDWD Y7, Y6, Y6; \
+	VPADDD Y6, Y4, Y4
+
+#define MADD_VNNI VPDPWSSD Y7, Y6, Y4
+
+// K2_GROUP(xoff, s, MADD): the 32 unsigned quants of elements 32s..32s+31
+// of a half in Y6 against x's at xoff(DI), with the scales of the half's
+// groups 2s and 2s+1 (Y5: the half's 8 int16 scales in both 128-bit
+// halves).
+#define K2_GROUP(xoff, s, MADD) \
+	VPMADDUBSW (xoff)(DI), Y6, Y6; \
+	VPSHUFB k2gshuf<>+(32*s)(SB), Y5, Y7; \
+	MADD
+
+// K2_ISUM sets X4's lane 0 to the sum of Y4's int32 lanes, as float32.
+#define K2_ISUM \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPADDD X5, X4, X4; \
+	VPSHUFD $0x4e, X4, X5; \
+	VPADDD X5, X4, X4; \
+	VPSHUFD $0xb1, X4, X5; \
+	VPADDD X5, X4, X4; \
+	VCVTDQ2PS X4, X4
+
+// K2_ACCUM(doff) adds f16(d)·dx·float32(isum) to X15, d at doff(SI).
+#define K2_ACCUM(doff) \
+	MOVWLZX (doff)(SI), AX; \
+	VMOVD AX, X2; \
+	VCVTPH2PS X2, X2; \
+	VMULSS 0(DI), X2, X2; \
+	VMULSS X4, X2, X2; \
+	VADDSS X2, X15, X15
+
+// q2_K (84 bytes: scales[16] (scale | min<<4), qs[64], d, dmin): quants
+// (qs[32h+l] >> 2s) & 3 against x's element 128h+32s+l; Y13 bytes 0x03,
+// Y14 bytes 0x0f.
+#define Q2K_SUB(s, h, MADD) \
+	VPSRLW $(2*s), Y1, Y6; \
+	VPAND Y13, Y6, Y6; \
+	K2_GROUP(4+128*h+32*s, s, MADD)
+
+#define Q2K_HALF(h, perm, MADD) \
+	VMOVDQU (16+32*h)(SI), Y1; \
+	VPERMQ $perm, Y0, Y5; \
+	Q2K_SUB(0, h, MADD); \
+	Q2K_SUB(1, h, MADD); \
+	Q2K_SUB(2, h, MADD); \
+	Q2K_SUB(3, h, MADD)
+
+// Q2K_BODY: Y0 the 16 scales as int16, Y9 8 int32 lanes of Σ min·bsum;
+// then dall·isum − dmin·msum as the Go loop rounds it.
+#define Q2K_BODY(MADD) \
+	K2_SETUP; \
+	K2_BYTES(0x03030303, Y13); \
+	K2_BYTES(0x0f0f0f0f, Y14); \
+	TESTQ CX, CX; \
+	JZ done; \
+loop:; \
+	VMOVDQU 0(SI), X1; \
+	VPAND X14, X1, X0; \
+	VPMOVZXBW X0, Y0; \
+	VPSRLW $4, X1, X1; \
+	VPAND X14, X1, X1; \
+	VPMOVZXBW X1, Y1; \
+	VPMADDWD 260(DI), Y1, Y9; \
+	VPXOR Y4, Y4, Y4; \
+	Q2K_HALF(0, 0x44, MADD); \
+	Q2K_HALF(1, 0xee, MADD); \
+	VPHADDD Y9, Y4, Y4; \
+	VEXTRACTI128 $1, Y4, X5; \
+	VPADDD X5, X4, X4; \
+	VPHADDD X4, X4, X4; \
+	VCVTDQ2PS X4, X4; \
+	MOVL 80(SI), AX; \
+	VMOVD AX, X2; \
+	VCVTPH2PS X2, X2; \
+	VBROADCASTSS 0(DI), X3; \
+	VMULPS X2, X3, X2; \
+	VMULPS X4, X2, X2; \
+	VMOVSHDUP X2, X3; \
+	VSUBSS X3, X2, X2; \
+	VADDSS X2, X15, X15; \
+	ADDQ $84, SI; \
+	ADDQ $292, DI; \
+	DECQ CX; \
+	JNZ loop; \
+done:; \
+	K2_DONE
+
+// func dotQ2_KAVX2(a, x []byte, nb int) float32
+TEXT ·dotQ2_KAVX2(SB), NOSPLIT, $0-60
+	Q2K_BODY(MADD_AVX2)
+
+// func dotQ2_KVNNI(a, x []byte, nb int) float32
+TEXT ·dotQ2_KVNNI(SB), NOSPLIT, $0-60
+	Q2K_BODY(MADD_VNNI)
+
+// q3_K (110 bytes: hmask[32], qs[64], scales[12], d): quants q' =
+// (qs[32h+l] >> 2s) & 3 | (hmask[l] bit 4h+s) << 2, the Go loop's
+// value plus 4, so isum = Σ scale·Σ q'·x − 4·Σ scale·bsum. Y13 bytes 0x03,
+// Y11 bytes 0x04, Y12 int16 32s; hmask in Y3.
+#define Q3K_HBIT_L(n) VPSLLW $n, Y3, Y7
+#define Q3K_HBIT_R(n) VPSRLW $n, Y3, Y7
+#define Q3K_HBIT_0 VMOVDQA Y3, Y7
+
+#define Q3K_SUB(s, h, HBIT, MADD) \
+	VPSRLW $(2*s), Y1, Y6; \
+	VPAND Y13, Y6, Y6; \
+	HBIT; \
+	VPAND Y11, Y7, Y7; \
+	VPOR Y7, Y6, Y6; \
+	K2_GROUP(4+128*h+32*s, s, MADD)
+
+// Q3K_SCALES decodes the 12 bytes of 6-bit scales at 96(SI) (the Go
+// loop's aux) into Y0's 16 int16 scales less 32, and Y9 to 8 int32
+// lanes of 4·Σ scale·bsum. It uses AX, BX, DX, R8, R9, R10.
+#define Q3K_SCALES \
+	MOVL 96(SI), AX; \
+	MOVL 100(SI), BX; \
+	MOVL 104(SI), DX; \
+	MOVL AX, R8; \
+	ANDL $0x0f0f0f0f, R8; \
+	MOVL DX, R9; \
+	ANDL $0x03030303, R9; \
+	SHLL $4, R9; \
+	ORL R9, R8; \
+	MOVL BX, R10; \
+	ANDL $0x0f0f0f0f, R10; \
+	MOVL DX, R9; \
+	SHRL $2, R9; \
+	ANDL $0x03030303, R9; \
+	SHLL $4, R9; \
+	ORL R9, R10; \
+	SHRL $4, AX; \
+	ANDL $0x0f0f0f0f, AX; \
+	MOVL DX, R9; \
+	SHRL $4, R9; \
+	ANDL $0x03030303, R9; \
+	SHLL $4, R9; \
+	ORL R9, AX; \
+	SHRL $4, BX; \
+	ANDL $0x0f0f0f0f, BX; \
+	SHRL $6, DX; \
+	ANDL $0x03030303, DX; \
+	SHLL $4, DX; \
+	ORL DX, BX; \
+	VMOVD R8, X0; \
+	VPINSRD $1, R10, X0, X0; \
+	VPINSRD $2, AX, X0, X0; \
+	VPINSRD $3, BX, X0, X0; \
+	VPMOVZXBW X0, Y0; \
+	VPSUBW Y12, Y0, Y0; \
+	VPMADDWD 260(DI), Y0, Y9; \
+	VPSLLD $2, Y9, Y9
+
+#define Q3K_BODY(MADD) \
+	K2_SETUP; \
+	K2_BYTES(0x03030303, Y13); \
+	K2_BYTES(0x04040404, Y11); \
+	K2_BYTES(0x00200020, Y12); \
+	TESTQ CX, CX; \
+	JZ done; \
+loop:; \
+	Q3K_SCALES; \
+	VMOVDQU 0(SI), Y3; \
+	VPXOR Y4, Y4, Y4; \
+	VMOVDQU 32(SI), Y1; \
+	VPERMQ $0x44, Y0, Y5; \
+	Q3K_SUB(0, 0, Q3K_HBIT_L(2), MADD); \
+	Q3K_SUB(1, 0, Q3K_HBIT_L(1), MADD); \
+	Q3K_SUB(2, 0, Q3K_HBIT_0, MADD); \
+	Q3K_SUB(3, 0, Q3K_HBIT_R(1), MADD); \
+	VMOVDQU 64(SI), Y1; \
+	VPERMQ $0xee, Y0, Y5; \
+	Q3K_SUB(0, 1, Q3K_HBIT_R(2), MADD); \
+	Q3K_SUB(1, 1, Q3K_HBIT_R(3), MADD); \
+	Q3K_SUB(2, 1, Q3K_HBIT_R(4), MADD); \
+	Q3K_SUB(3, 1, Q3K_HBIT_R(5), MADD); \
+	VPSUBD Y9, Y4, Y4; \
+	K2_ISUM; \
+	K2_ACCUM(108); \
+	ADDQ $110, SI; \
+	ADDQ $292, DI; \
+	DECQ CX; \
+	JNZ loop; \
+done:; \
+	K2_DONE
+
+// func dotQ3_KAVX2(a, x []byte, nb int) float32
+TEXT ·dotQ3_KAVX2(SB), NOSPLIT, $0-60
+	Q3K_BODY(MADD_AVX2)
+
+// func dotQ3_KVNNI(a, x []byte, nb int) float32
+TEXT ·dotQ3_KVNNI(SB), NOSPLIT, $0-60
+	Q3K_BODY(MADD_VNNI)
+
+// iq4_xs (136 bytes: d, scales_h u16, scales_l[4], qs[128]): sub-block j
+// (elements 32j..32j+31) the low then the high nibbles of qs[16j:16j+16],
+// looked up in kvalues_iq4nl (Y14), their products with x exact as long
+// as x holds no -128 (quantize_row_q8_K never writes one); its scale
+// ls_j − 32, the 8 of them decoded by variable shifts into Y0's words
+// 0-7, in both 128-bit halves. Y13 bytes 0x0f.
+#define XS_SCALES \
+	VPBROADCASTD 4(SI), Y0; \
+	VPSRLVD kxs<>+0(SB), Y0, Y0; \
+	VPAND kxs<>+64(SB), Y0, Y0; \
+	MOVWLZX 2(SI), AX; \
+	VMOVD AX, X1; \
+	VPBROADCASTD X1, Y1; \
+	VPSRLVD kxs<>+32(SB), Y1, Y1; \
+	VPAND kxs<>+96(SB), Y1, Y1; \
+	VPSLLD $4, Y1, Y1; \
+	VPOR Y1, Y0, Y0; \
+	VPSUBD kxs<>+128(SB), Y0, Y0; \
+	VPACKSSDW Y0, Y0, Y0; \
+	VPERMQ $0x88, Y0, Y0
+
+// XS_SUB(q, j, MADD): sub-block j's nibbles in q.
+#define XS_SUB(q, j, MADD) \
+	VPSHUFB q, Y14, q; \
+	VPABSB q, Y5; \
+	VMOVDQU (4+32*(j))(DI), Y6; \
+	VPSIGNB q, Y6, Y6; \
+	VPMADDUBSW Y6, Y5, Y6; \
+	VPSHUFB k2wshuf<>+(32*(j))(SB), Y0, Y7; \
+	MADD
+
+// XS_PAIR(p, MADD): sub-blocks 2p and 2p+1, qs[32p:32p+32].
+#define XS_PAIR(p, MADD) \
+	VMOVDQU (8+32*p)(SI), Y1; \
+	VPAND Y13, Y1, Y2; \
+	VPSRLW $4, Y1, Y1; \
+	VPAND Y13, Y1, Y1; \
+	VPERM2I128 $0x20, Y1, Y2, Y3; \
+	VPERM2I128 $0x31, Y1, Y2, Y1; \
+	XS_SUB(Y3, 2*p, MADD); \
+	XS_SUB(Y1, 2*p+1, MADD)
+
+#define XS_BODY(MADD) \
+	K2_SETUP; \
+	K2_BYTES(0x0f0f0f0f, Y13); \
+	VBROADCASTI128 k2kvalues<>(SB), Y14; \
+	TESTQ CX, CX; \
+	JZ done; \
+loop:; \
+	XS_SCALES; \
+	VPXOR Y4, Y4, Y4; \
+	XS_PAIR(0, MADD); \
+	XS_PAIR(1, MADD); \
+	XS_PAIR(2, MADD); \
+	XS_PAIR(3, MADD); \
+	K2_ISUM; \
+	K2_ACCUM(0); \
+	ADDQ $136, SI; \
+	ADDQ $292, DI; \
+	DECQ CX; \
+	JNZ loop; \
+done:; \
+	K2_DONE
+
+// func dotIQ4_XSAVX2(a, x []byte, nb int) float32
+TEXT ·dotIQ4_XSAVX2(SB), NOSPLIT, $0-60
+	XS_BODY(MADD_AVX2)
+
+// func dotIQ4_XSVNNI(a, x []byte, nb int) float32
+TEXT ·dotIQ4_XSVNNI(SB), NOSPLIT, $0-60
+	XS_BODY(MADD_VNNI)
+
+// The constants: vpshufb masks picking one int16 scale into every word
+// (k2gshuf: mask s, word 2s in the low 128-bit half and 2s+1 in the
+// high; k2wshuf: mask j, word j in both), kvalues_iq4nl, and iq4_xs's
+// scale decoding (kxs: the shifts of scales_l's nibbles and scales_h's
+// bit pairs, the masks 15 and 3, and 32).
+DATA k2gshuf<>+0(SB)/8, $0x0100010001000100
+DATA k2gshuf<>+8(SB)/8, $0x0100010001000100
+DATA k2gshuf<>+16(SB)/8, $0x0302030203020302
+DATA k2gshuf<>+24(SB)/8, $0x0302030203020302
+DATA k2gshuf<>+32(SB)/8, $0x0504050405040504
+DATA k2gshuf<>+40(SB)/8, $0x0504050405040504
+DATA k2gshuf<>+48(SB)/8, $0x0706070607060706
+DATA k2gshuf<>+56(SB)/8, $0x0706070607060706
+DATA k2gshuf<>+64(SB)/8, $0x0908090809080908
+DATA k2gshuf<>+72(SB)/8, $0x0908090809080908
+DATA k2gshuf<>+80(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2gshuf<>+88(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2gshuf<>+96(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2gshuf<>+104(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2gshuf<>+112(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k2gshuf<>+120(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL k2gshuf<>(SB), RODATA|NOPTR, $128
+
+DATA k2wshuf<>+0(SB)/8, $0x0100010001000100
+DATA k2wshuf<>+8(SB)/8, $0x0100010001000100
+DATA k2wshuf<>+16(SB)/8, $0x0100010001000100
+DATA k2wshuf<>+24(SB)/8, $0x0100010001000100
+DATA k2wshuf<>+32(SB)/8, $0x0302030203020302
+DATA k2wshuf<>+40(SB)/8, $0x0302030203020302
+DATA k2wshuf<>+48(SB)/8, $0x0302030203020302
+DATA k2wshuf<>+56(SB)/8, $0x0302030203020302
+DATA k2wshuf<>+64(SB)/8, $0x0504050405040504
+DATA k2wshuf<>+72(SB)/8, $0x0504050405040504
+DATA k2wshuf<>+80(SB)/8, $0x0504050405040504
+DATA k2wshuf<>+88(SB)/8, $0x0504050405040504
+DATA k2wshuf<>+96(SB)/8, $0x0706070607060706
+DATA k2wshuf<>+104(SB)/8, $0x0706070607060706
+DATA k2wshuf<>+112(SB)/8, $0x0706070607060706
+DATA k2wshuf<>+120(SB)/8, $0x0706070607060706
+DATA k2wshuf<>+128(SB)/8, $0x0908090809080908
+DATA k2wshuf<>+136(SB)/8, $0x0908090809080908
+DATA k2wshuf<>+144(SB)/8, $0x0908090809080908
+DATA k2wshuf<>+152(SB)/8, $0x0908090809080908
+DATA k2wshuf<>+160(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2wshuf<>+168(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2wshuf<>+176(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2wshuf<>+184(SB)/8, $0x0b0a0b0a0b0a0b0a
+DATA k2wshuf<>+192(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2wshuf<>+200(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2wshuf<>+208(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2wshuf<>+216(SB)/8, $0x0d0c0d0c0d0c0d0c
+DATA k2wshuf<>+224(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k2wshuf<>+232(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k2wshuf<>+240(SB)/8, $0x0f0e0f0e0f0e0f0e
+DATA k2wshuf<>+248(SB)/8, $0x0f0e0f0e0f0e0f0e
+GLOBL k2wshuf<>(SB), RODATA|NOPTR, $256
+
+DATA k2kvalues<>+0(SB)/8, $0xf6eaddcfbfad9881
+DATA k2kvalues<>+8(SB)/8, $0x7159453526190d01
+GLOBL k2kvalues<>(SB), RODATA|NOPTR, $16
+
+DATA kxs<>+0(SB)/8, $0x0000000400000000
+DATA kxs<>+8(SB)/8, $0x0000000c00000008
+DATA kxs<>+16(SB)/8, $0x0000001400000010
+DATA kxs<>+24(SB)/8, $0x0000001c00000018
+DATA kxs<>+32(SB)/8, $0x0000000200000000
+DATA kxs<>+40(SB)/8, $0x0000000600000004
+DATA kxs<>+48(SB)/8, $0x0000000a00000008
+DATA kxs<>+56(SB)/8, $0x0000000e0000000c
+DATA kxs<>+64(SB)/8, $0x0000000f0000000f
+DATA kxs<>+72(SB)/8, $0x0000000f0000000f
+DATA kxs<>+80(SB)/8, $0x0000000f0000000f
+DATA kxs<>+88(SB)/8, $0x0000000f0000000f
+DATA kxs<>+96(SB)/8, $0x0000000300000003
+DATA kxs<>+104(SB)/8, $0x0000000300000003
+DATA kxs<>+112(SB)/8, $0x0000000300000003
+DATA kxs<>+120(SB)/8, $0x0000000300000003
+DATA kxs<>+128(SB)/8, $0x0000002000000020
+DATA kxs<>+136(SB)/8, $0x0000002000000020
+DATA kxs<>+144(SB)/8, $0x0000002000000020
+DATA kxs<>+152(SB)/8, $0x0000002000000020
+GLOBL kxs<>(SB), RODATA|NOPTR, $160
