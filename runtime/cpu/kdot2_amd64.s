@@ -14,7 +14,7 @@
 //	SI, DI  a's and x's block        CX  blocks left
 //	X15     the float32 sum
 //
-// and, per block, Y4 the int32 lanes of Σ scale·Σ q·x.
+// and, per block, Y4 and Y8 the int32 lanes of Σ scale·Σ q·x.
 
 #define K2_SETUP \
 	MOVQ a_base+0(FP), SI; \
@@ -33,21 +33,22 @@
 	VMOVD AX, X8; \
 	VPBROADCASTD X8, y
 
-// The scaled sums into Y4: vpmaddwd and vpaddd, or vpdpwssd.
-#define MADD_AVX2 \
+// The scaled sums into acc (Y4 and Y8 in turns, apart so that vpdpwssd's
+// latency overlaps): vpmaddwd and vpaddd, or vpdpwssd.
+#define MADD_AVX2(acc) \
 	VPMADDWD Y7, Y6, Y6; \
-	VPADDD Y6, Y4, Y4
+	VPADDD Y6, acc, acc
 
-#define MADD_VNNI VPDPWSSD Y7, Y6, Y4
+#define MADD_VNNI(acc) VPDPWSSD Y7, Y6, acc
 
 // K2_GROUP(xoff, s, MADD): the 32 unsigned quants of elements 32s..32s+31
 // of a half in Y6 against x's at xoff(DI), with the scales of the half's
 // groups 2s and 2s+1 (Y5: the half's 8 int16 scales in both 128-bit
 // halves).
-#define K2_GROUP(xoff, s, MADD) \
+#define K2_GROUP(xoff, s, MADD, acc) \
 	VPMADDUBSW (xoff)(DI), Y6, Y6; \
 	VPSHUFB k2gshuf<>+(32*s)(SB), Y5, Y7; \
-	MADD
+	MADD(acc)
 
 // K2_ISUM sets X4's lane 0 to the sum of Y4's int32 lanes, as float32.
 #define K2_ISUM \
@@ -71,18 +72,18 @@
 // q2_K (84 bytes: scales[16] (scale | min<<4), qs[64], d, dmin): quants
 // (qs[32h+l] >> 2s) & 3 against x's element 128h+32s+l; Y13 bytes 0x03,
 // Y14 bytes 0x0f.
-#define Q2K_SUB(s, h, MADD) \
+#define Q2K_SUB(s, h, MADD, acc) \
 	VPSRLW $(2*s), Y1, Y6; \
 	VPAND Y13, Y6, Y6; \
-	K2_GROUP(4+128*h+32*s, s, MADD)
+	K2_GROUP(4+128*h+32*s, s, MADD, acc)
 
 #define Q2K_HALF(h, perm, MADD) \
 	VMOVDQU (16+32*h)(SI), Y1; \
 	VPERMQ $perm, Y0, Y5; \
-	Q2K_SUB(0, h, MADD); \
-	Q2K_SUB(1, h, MADD); \
-	Q2K_SUB(2, h, MADD); \
-	Q2K_SUB(3, h, MADD)
+	Q2K_SUB(0, h, MADD, Y4); \
+	Q2K_SUB(1, h, MADD, Y8); \
+	Q2K_SUB(2, h, MADD, Y4); \
+	Q2K_SUB(3, h, MADD, Y8)
 
 // Q2K_BODY: Y0 the 16 scales as int16, Y9 8 int32 lanes of Σ min·bsum;
 // then dall·isum − dmin·msum as the Go loop rounds it.
@@ -101,8 +102,10 @@ loop:; \
 	VPMOVZXBW X1, Y1; \
 	VPMADDWD 260(DI), Y1, Y9; \
 	VPXOR Y4, Y4, Y4; \
+	VPXOR Y8, Y8, Y8; \
 	Q2K_HALF(0, 0x44, MADD); \
 	Q2K_HALF(1, 0xee, MADD); \
+	VPADDD Y8, Y4, Y4; \
 	VPHADDD Y9, Y4, Y4; \
 	VEXTRACTI128 $1, Y4, X5; \
 	VPADDD X5, X4, X4; \
@@ -140,13 +143,13 @@ TEXT ·dotQ2_KVNNI(SB), NOSPLIT, $0-60
 #define Q3K_HBIT_R(n) VPSRLW $n, Y3, Y7
 #define Q3K_HBIT_0 VMOVDQA Y3, Y7
 
-#define Q3K_SUB(s, h, HBIT, MADD) \
+#define Q3K_SUB(s, h, HBIT, MADD, acc) \
 	VPSRLW $(2*s), Y1, Y6; \
 	VPAND Y13, Y6, Y6; \
 	HBIT; \
 	VPAND Y11, Y7, Y7; \
 	VPOR Y7, Y6, Y6; \
-	K2_GROUP(4+128*h+32*s, s, MADD)
+	K2_GROUP(4+128*h+32*s, s, MADD, acc)
 
 // Q3K_SCALES decodes the 12 bytes of 6-bit scales at 96(SI) (the Go
 // loop's aux) into Y0's 16 int16 scales less 32, and Y9 to 8 int32
@@ -201,18 +204,20 @@ loop:; \
 	Q3K_SCALES; \
 	VMOVDQU 0(SI), Y3; \
 	VPXOR Y4, Y4, Y4; \
+	VPXOR Y8, Y8, Y8; \
 	VMOVDQU 32(SI), Y1; \
 	VPERMQ $0x44, Y0, Y5; \
-	Q3K_SUB(0, 0, Q3K_HBIT_L(2), MADD); \
-	Q3K_SUB(1, 0, Q3K_HBIT_L(1), MADD); \
-	Q3K_SUB(2, 0, Q3K_HBIT_0, MADD); \
-	Q3K_SUB(3, 0, Q3K_HBIT_R(1), MADD); \
+	Q3K_SUB(0, 0, Q3K_HBIT_L(2), MADD, Y4); \
+	Q3K_SUB(1, 0, Q3K_HBIT_L(1), MADD, Y8); \
+	Q3K_SUB(2, 0, Q3K_HBIT_0, MADD, Y4); \
+	Q3K_SUB(3, 0, Q3K_HBIT_R(1), MADD, Y8); \
 	VMOVDQU 64(SI), Y1; \
 	VPERMQ $0xee, Y0, Y5; \
-	Q3K_SUB(0, 1, Q3K_HBIT_R(2), MADD); \
-	Q3K_SUB(1, 1, Q3K_HBIT_R(3), MADD); \
-	Q3K_SUB(2, 1, Q3K_HBIT_R(4), MADD); \
-	Q3K_SUB(3, 1, Q3K_HBIT_R(5), MADD); \
+	Q3K_SUB(0, 1, Q3K_HBIT_R(2), MADD, Y4); \
+	Q3K_SUB(1, 1, Q3K_HBIT_R(3), MADD, Y8); \
+	Q3K_SUB(2, 1, Q3K_HBIT_R(4), MADD, Y4); \
+	Q3K_SUB(3, 1, Q3K_HBIT_R(5), MADD, Y8); \
+	VPADDD Y8, Y4, Y4; \
 	VPSUBD Y9, Y4, Y4; \
 	K2_ISUM; \
 	K2_ACCUM(108); \
@@ -253,14 +258,14 @@ TEXT ·dotQ3_KVNNI(SB), NOSPLIT, $0-60
 	VPERMQ $0x88, Y0, Y0
 
 // XS_SUB(q, j, MADD): sub-block j's nibbles in q.
-#define XS_SUB(q, j, MADD) \
+#define XS_SUB(q, j, MADD, acc) \
 	VPSHUFB q, Y14, q; \
 	VPABSB q, Y5; \
 	VMOVDQU (4+32*(j))(DI), Y6; \
 	VPSIGNB q, Y6, Y6; \
 	VPMADDUBSW Y6, Y5, Y6; \
 	VPSHUFB k2wshuf<>+(32*(j))(SB), Y0, Y7; \
-	MADD
+	MADD(acc)
 
 // XS_PAIR(p, MADD): sub-blocks 2p and 2p+1, qs[32p:32p+32].
 #define XS_PAIR(p, MADD) \
@@ -270,8 +275,8 @@ TEXT ·dotQ3_KVNNI(SB), NOSPLIT, $0-60
 	VPAND Y13, Y1, Y1; \
 	VPERM2I128 $0x20, Y1, Y2, Y3; \
 	VPERM2I128 $0x31, Y1, Y2, Y1; \
-	XS_SUB(Y3, 2*p, MADD); \
-	XS_SUB(Y1, 2*p+1, MADD)
+	XS_SUB(Y3, 2*p, MADD, Y4); \
+	XS_SUB(Y1, 2*p+1, MADD, Y8)
 
 #define XS_BODY(MADD) \
 	K2_SETUP; \
@@ -282,10 +287,12 @@ TEXT ·dotQ3_KVNNI(SB), NOSPLIT, $0-60
 loop:; \
 	XS_SCALES; \
 	VPXOR Y4, Y4, Y4; \
+	VPXOR Y8, Y8, Y8; \
 	XS_PAIR(0, MADD); \
 	XS_PAIR(1, MADD); \
 	XS_PAIR(2, MADD); \
 	XS_PAIR(3, MADD); \
+	VPADDD Y8, Y4, Y4; \
 	K2_ISUM; \
 	K2_ACCUM(0); \
 	ADDQ $136, SI; \
