@@ -12,18 +12,47 @@
 // loop's bits. Registers kept across the loop:
 //
 //	SI, DI  a's and x's block        CX  blocks left
-//	X15     the float32 sum
+//	X15     the row's float32 sum
+//	R9-R13, DX, BX  the rows' loop (K2_ROWS)
 //
 // and, per block, Y4 and Y8 the int32 lanes of Σ scale·Σ q·x.
 
-#define K2_SETUP \
-	MOVQ a_base+0(FP), SI; \
-	MOVQ x_base+24(FP), DI; \
-	MOVQ nb+48(FP), CX; \
-	VXORPS X15, X15, X15
-
-#define K2_DONE \
-	MOVSS X15, ret+56(FP); \
+// K2_ROWS(setup, block, size) is a rows kernel: for each of rows rows of
+// a (lda bytes apart) the blocks against x's, block the macro of one
+// block of size bytes at SI (x's at DI) adding its value to X15, stored
+// to dst (ldd floats apart). setup loads the constants, once a call.
+#define K2_ROWS(setup, block, size) \
+	setup; \
+	MOVQ a_base+0(FP), R11; \
+	MOVQ lda+24(FP), R13; \
+	MOVQ x_base+32(FP), R10; \
+	MOVQ nb+56(FP), R9; \
+	MOVQ dst_base+64(FP), DX; \
+	MOVQ ldd+88(FP), BX; \
+	SHLQ $2, BX; \
+	MOVQ rows+96(FP), R12; \
+	TESTQ R12, R12; \
+	JZ done; \
+row:; \
+	MOVQ R11, SI; \
+	MOVQ R10, DI; \
+	MOVQ R9, CX; \
+	VXORPS X15, X15, X15; \
+	TESTQ CX, CX; \
+	JZ store; \
+loop:; \
+	block; \
+	ADDQ $size, SI; \
+	ADDQ $292, DI; \
+	DECQ CX; \
+	JNZ loop; \
+store:; \
+	MOVSS X15, (DX); \
+	ADDQ BX, DX; \
+	ADDQ R13, R11; \
+	DECQ R12; \
+	JNZ row; \
+done:; \
 	VZEROUPPER; \
 	RET
 
@@ -85,15 +114,13 @@
 	Q2K_SUB(2, h, MADD, Y4); \
 	Q2K_SUB(3, h, MADD, Y8)
 
-// Q2K_BODY: Y0 the 16 scales as int16, Y9 8 int32 lanes of Σ min·bsum;
+// Q2K_BLOCK: Y0 the 16 scales as int16, Y9 8 int32 lanes of Σ min·bsum;
 // then dall·isum − dmin·msum as the Go loop rounds it.
-#define Q2K_BODY(MADD) \
-	K2_SETUP; \
+#define Q2K_SETUP \
 	K2_BYTES(0x03030303, Y13); \
-	K2_BYTES(0x0f0f0f0f, Y14); \
-	TESTQ CX, CX; \
-	JZ done; \
-loop:; \
+	K2_BYTES(0x0f0f0f0f, Y14)
+
+#define Q2K_BLOCK(MADD) \
 	VMOVDQU 0(SI), X1; \
 	VPAND X14, X1, X0; \
 	VPMOVZXBW X0, Y0; \
@@ -119,21 +146,15 @@ loop:; \
 	VMULPS X4, X2, X2; \
 	VMOVSHDUP X2, X3; \
 	VSUBSS X3, X2, X2; \
-	VADDSS X2, X15, X15; \
-	ADDQ $84, SI; \
-	ADDQ $292, DI; \
-	DECQ CX; \
-	JNZ loop; \
-done:; \
-	K2_DONE
+	VADDSS X2, X15, X15
 
-// func dotQ2_KAVX2(a, x []byte, nb int) float32
-TEXT ·dotQ2_KAVX2(SB), NOSPLIT, $0-60
-	Q2K_BODY(MADD_AVX2)
+// func dotQ2_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ2_KRowsAVX2(SB), NOSPLIT, $0-104
+	K2_ROWS(Q2K_SETUP, Q2K_BLOCK(MADD_AVX2), 84)
 
-// func dotQ2_KVNNI(a, x []byte, nb int) float32
-TEXT ·dotQ2_KVNNI(SB), NOSPLIT, $0-60
-	Q2K_BODY(MADD_VNNI)
+// func dotQ2_KRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ2_KRowsVNNI(SB), NOSPLIT, $0-104
+	K2_ROWS(Q2K_SETUP, Q2K_BLOCK(MADD_VNNI), 84)
 
 // q3_K (110 bytes: hmask[32], qs[64], scales[12], d): quants q' =
 // (qs[32h+l] >> 2s) & 3 | (hmask[l] bit 4h+s) << 2, the Go loop's
@@ -152,55 +173,30 @@ TEXT ·dotQ2_KVNNI(SB), NOSPLIT, $0-60
 	K2_GROUP(4+128*h+32*s, s, MADD, acc)
 
 // Q3K_SCALES decodes the 12 bytes of 6-bit scales at 96(SI) (the Go
-// loop's aux) into Y0's 16 int16 scales less 32, and Y9 to 8 int32
-// lanes of 4·Σ scale·bsum. It uses AX, BX, DX, R8, R9, R10.
+// loop's aux: the low nibbles of its first 8 bytes, then their high
+// nibbles, each with 2 bits of the last 4 bytes above) into Y0's 16
+// int16 scales less 32, and Y9 to 8 int32 lanes of 4·Σ scale·bsum.
 #define Q3K_SCALES \
-	MOVL 96(SI), AX; \
-	MOVL 100(SI), BX; \
-	MOVL 104(SI), DX; \
-	MOVL AX, R8; \
-	ANDL $0x0f0f0f0f, R8; \
-	MOVL DX, R9; \
-	ANDL $0x03030303, R9; \
-	SHLL $4, R9; \
-	ORL R9, R8; \
-	MOVL BX, R10; \
-	ANDL $0x0f0f0f0f, R10; \
-	MOVL DX, R9; \
-	SHRL $2, R9; \
-	ANDL $0x03030303, R9; \
-	SHLL $4, R9; \
-	ORL R9, R10; \
-	SHRL $4, AX; \
-	ANDL $0x0f0f0f0f, AX; \
-	MOVL DX, R9; \
-	SHRL $4, R9; \
-	ANDL $0x03030303, R9; \
-	SHLL $4, R9; \
-	ORL R9, AX; \
-	SHRL $4, BX; \
-	ANDL $0x0f0f0f0f, BX; \
-	SHRL $6, DX; \
-	ANDL $0x03030303, DX; \
-	SHLL $4, DX; \
-	ORL DX, BX; \
-	VMOVD R8, X0; \
-	VPINSRD $1, R10, X0, X0; \
-	VPINSRD $2, AX, X0, X0; \
-	VPINSRD $3, BX, X0, X0; \
+	VMOVQ 96(SI), X0; \
+	VPUNPCKLQDQ X0, X0, X0; \
+	VPSRLVD k3scales<>+0(SB), X0, X0; \
+	VPAND k3scales<>+32(SB), X0, X0; \
+	VPBROADCASTD 104(SI), X1; \
+	VPSRLVD k3scales<>+16(SB), X1, X1; \
+	VPAND k3scales<>+48(SB), X1, X1; \
+	VPSLLD $4, X1, X1; \
+	VPOR X1, X0, X0; \
 	VPMOVZXBW X0, Y0; \
 	VPSUBW Y12, Y0, Y0; \
 	VPMADDWD 260(DI), Y0, Y9; \
 	VPSLLD $2, Y9, Y9
 
-#define Q3K_BODY(MADD) \
-	K2_SETUP; \
+#define Q3K_SETUP \
 	K2_BYTES(0x03030303, Y13); \
 	K2_BYTES(0x04040404, Y11); \
-	K2_BYTES(0x00200020, Y12); \
-	TESTQ CX, CX; \
-	JZ done; \
-loop:; \
+	K2_BYTES(0x00200020, Y12)
+
+#define Q3K_BLOCK(MADD) \
 	Q3K_SCALES; \
 	VMOVDQU 0(SI), Y3; \
 	VPXOR Y4, Y4, Y4; \
@@ -220,21 +216,15 @@ loop:; \
 	VPADDD Y8, Y4, Y4; \
 	VPSUBD Y9, Y4, Y4; \
 	K2_ISUM; \
-	K2_ACCUM(108); \
-	ADDQ $110, SI; \
-	ADDQ $292, DI; \
-	DECQ CX; \
-	JNZ loop; \
-done:; \
-	K2_DONE
+	K2_ACCUM(108)
 
-// func dotQ3_KAVX2(a, x []byte, nb int) float32
-TEXT ·dotQ3_KAVX2(SB), NOSPLIT, $0-60
-	Q3K_BODY(MADD_AVX2)
+// func dotQ3_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ3_KRowsAVX2(SB), NOSPLIT, $0-104
+	K2_ROWS(Q3K_SETUP, Q3K_BLOCK(MADD_AVX2), 110)
 
-// func dotQ3_KVNNI(a, x []byte, nb int) float32
-TEXT ·dotQ3_KVNNI(SB), NOSPLIT, $0-60
-	Q3K_BODY(MADD_VNNI)
+// func dotQ3_KRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotQ3_KRowsVNNI(SB), NOSPLIT, $0-104
+	K2_ROWS(Q3K_SETUP, Q3K_BLOCK(MADD_VNNI), 110)
 
 // iq4_xs (136 bytes: d, scales_h u16, scales_l[4], qs[128]): sub-block j
 // (elements 32j..32j+31) the low then the high nibbles of qs[16j:16j+16],
@@ -278,13 +268,11 @@ TEXT ·dotQ3_KVNNI(SB), NOSPLIT, $0-60
 	XS_SUB(Y3, 2*p, MADD, Y4); \
 	XS_SUB(Y1, 2*p+1, MADD, Y8)
 
-#define XS_BODY(MADD) \
-	K2_SETUP; \
+#define XS_SETUP \
 	K2_BYTES(0x0f0f0f0f, Y13); \
-	VBROADCASTI128 k2kvalues<>(SB), Y14; \
-	TESTQ CX, CX; \
-	JZ done; \
-loop:; \
+	VBROADCASTI128 k2kvalues<>(SB), Y14
+
+#define XS_BLOCK(MADD) \
 	XS_SCALES; \
 	VPXOR Y4, Y4, Y4; \
 	VPXOR Y8, Y8, Y8; \
@@ -294,27 +282,23 @@ loop:; \
 	XS_PAIR(3, MADD); \
 	VPADDD Y8, Y4, Y4; \
 	K2_ISUM; \
-	K2_ACCUM(0); \
-	ADDQ $136, SI; \
-	ADDQ $292, DI; \
-	DECQ CX; \
-	JNZ loop; \
-done:; \
-	K2_DONE
+	K2_ACCUM(0)
 
-// func dotIQ4_XSAVX2(a, x []byte, nb int) float32
-TEXT ·dotIQ4_XSAVX2(SB), NOSPLIT, $0-60
-	XS_BODY(MADD_AVX2)
+// func dotIQ4_XSRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotIQ4_XSRowsAVX2(SB), NOSPLIT, $0-104
+	K2_ROWS(XS_SETUP, XS_BLOCK(MADD_AVX2), 136)
 
-// func dotIQ4_XSVNNI(a, x []byte, nb int) float32
-TEXT ·dotIQ4_XSVNNI(SB), NOSPLIT, $0-60
-	XS_BODY(MADD_VNNI)
+// func dotIQ4_XSRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
+TEXT ·dotIQ4_XSRowsVNNI(SB), NOSPLIT, $0-104
+	K2_ROWS(XS_SETUP, XS_BLOCK(MADD_VNNI), 136)
 
 // The constants: vpshufb masks picking one int16 scale into every word
 // (k2gshuf: mask s, word 2s in the low 128-bit half and 2s+1 in the
 // high; k2wshuf: mask j, word j in both), kvalues_iq4nl, and iq4_xs's
-// scale decoding (kxs: the shifts of scales_l's nibbles and scales_h's
-// bit pairs, the masks 15 and 3, and 32).
+// and q3_K's scale decoding (k3scales: the shifts of the scale words'
+// nibbles and of the high bits' word, the masks 0x0f and 0x03; kxs: the
+// shifts of scales_l's nibbles and scales_h's bit pairs, the masks 15
+// and 3, and 32).
 DATA k2gshuf<>+0(SB)/8, $0x0100010001000100
 DATA k2gshuf<>+8(SB)/8, $0x0100010001000100
 DATA k2gshuf<>+16(SB)/8, $0x0302030203020302
@@ -370,6 +354,16 @@ GLOBL k2wshuf<>(SB), RODATA|NOPTR, $256
 DATA k2kvalues<>+0(SB)/8, $0xf6eaddcfbfad9881
 DATA k2kvalues<>+8(SB)/8, $0x7159453526190d01
 GLOBL k2kvalues<>(SB), RODATA|NOPTR, $16
+
+DATA k3scales<>+0(SB)/8, $0x0000000000000000
+DATA k3scales<>+8(SB)/8, $0x0000000400000004
+DATA k3scales<>+16(SB)/8, $0x0000000200000000
+DATA k3scales<>+24(SB)/8, $0x0000000600000004
+DATA k3scales<>+32(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA k3scales<>+40(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA k3scales<>+48(SB)/8, $0x0303030303030303
+DATA k3scales<>+56(SB)/8, $0x0303030303030303
+GLOBL k3scales<>(SB), RODATA|NOPTR, $64
 
 DATA kxs<>+0(SB)/8, $0x0000000400000000
 DATA kxs<>+8(SB)/8, $0x0000000c00000008

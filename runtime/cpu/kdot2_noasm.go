@@ -6,14 +6,26 @@ package cpu
 // so they are the reference loops and only tests reach them (level is
 // isaGo).
 
-func dotQ2_KAVX2(a, x []byte, nb int) float32 { return dotQ2_KGo(a, x, nb) }
+func dotQ2_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	rowsGo(dotQ2_KGo, a, lda, x, nb, dst, ldd, rows)
+}
 
-func dotQ2_KVNNI(a, x []byte, nb int) float32 { return dotQ2_KGo(a, x, nb) }
+func dotQ2_KRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	rowsGo(dotQ2_KGo, a, lda, x, nb, dst, ldd, rows)
+}
 
-func dotQ3_KAVX2(a, x []byte, nb int) float32 { return dotQ3_KGo(a, x, nb) }
+func dotQ3_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	rowsGo(dotQ3_KGo, a, lda, x, nb, dst, ldd, rows)
+}
 
-func dotQ3_KVNNI(a, x []byte, nb int) float32 { return dotQ3_KGo(a, x, nb) }
+func dotQ3_KRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	rowsGo(dotQ3_KGo, a, lda, x, nb, dst, ldd, rows)
+}
 
-func dotIQ4_XSAVX2(a, x []byte, nb int) float32 { return dotIQ4_XSGo(a, x, nb) }
+func dotIQ4_XSRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	rowsGo(dotIQ4_XSGo, a, lda, x, nb, dst, ldd, rows)
+}
 
-func dotIQ4_XSVNNI(a, x []byte, nb int) float32 { return dotIQ4_XSGo(a, x, nb) }
+func dotIQ4_XSRowsVNNI(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int) {
+	rowsGo(dotIQ4_XSGo, a, lda, x, nb, dst, ldd, rows)
+}

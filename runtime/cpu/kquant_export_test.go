@@ -35,9 +35,9 @@ var KQuantKernels = map[tensor.DType]KKernels{
 	tensor.Q4_K:   {dotQ4_KGo, oneRow(dotQ4_KRowsAVX2), oneRow(dotQ4_KRowsVNNI)},
 	tensor.Q5_K:   {dotQ5_KGo, dotQ5_KAVX2, dotQ5_KVNNI},
 	tensor.Q6_K:   {dotQ6_KGo, oneRow(dotQ6_KRowsAVX2), oneRow(dotQ6_KRowsVNNI)},
-	tensor.Q2_K:   {dotQ2_KGo, dotQ2_KAVX2, dotQ2_KVNNI},
-	tensor.Q3_K:   {dotQ3_KGo, dotQ3_KAVX2, dotQ3_KVNNI},
-	tensor.IQ4_XS: {dotIQ4_XSGo, dotIQ4_XSAVX2, dotIQ4_XSVNNI},
+	tensor.Q2_K:   {dotQ2_KGo, oneRow(dotQ2_KRowsAVX2), oneRow(dotQ2_KRowsVNNI)},
+	tensor.Q3_K:   {dotQ3_KGo, oneRow(dotQ3_KRowsAVX2), oneRow(dotQ3_KRowsVNNI)},
+	tensor.IQ4_XS: {dotIQ4_XSGo, oneRow(dotIQ4_XSRowsAVX2), oneRow(dotIQ4_XSRowsVNNI)},
 }
 
 // KSummedInLanes are the K-quants whose assembly adds the blocks' scaled

@@ -164,7 +164,7 @@ func kAgree(dt tensor.DType, got, want float32, a, x []byte, nb int) bool {
 func TestKQuantRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	const nb, rows, ldd = 3, 7, 3
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q2_K, tensor.Q3_K, tensor.IQ4_XS} {
 		size := dt.RowSize(nb * 256)
 		lda := size + 40
 		a := make([]byte, (rows-1)*lda+size)
