@@ -1,8 +1,8 @@
 package cpu
 
 // MulMat's dot products of q2_K, q3_K and iq4_xs weights: the assembly
-// (kdot2_amd64.s) at the current level, else the Go loops (kquant.go),
-// the same bits either way; rows kernels (quantKernel.rows), as q4_K's.
+// (kdot2_amd64.s) at the current level, else the Go loops (kquant.go):
+// rows kernels (quantKernel.rows) summing in float32 lanes, as q4_K's.
 
 func dotQ2_K(a, x []byte, _ []float32, _ []int32, k int) float32 {
 	var d [1]float32

@@ -3,24 +3,25 @@
 #include "textflag.h"
 
 // The dot products of kdot2_amd64.go (q2_K, q3_K and iq4_xs weights
-// against q8_K), a 256-element block per iteration as kdot_amd64.s's
-// q5_K: the block's integer sums exact in int32 lanes (vpmaddubsw of the
-// unsigned quants, or of |value| with x's signs, pairs in int16 without
-// saturation, then vpmaddwd by the 16-element groups' scales, or AVX-512
-// VNNI's vpdpwssd), reduced to one int32 each, converted and scaled as
-// the Go loop does and added to a float32 sum in block order: the Go
-// loop's bits. Registers kept across the loop:
+// against q8_K), many rows a call and a 256-element block per iteration
+// as kdot_amd64.s's q4_K: the block's integer sums exact in int32 lanes
+// (vpmaddubsw of the unsigned quants, or of |value| with x's signs, pairs
+// in int16 without saturation, then vpmaddwd by the 16-element groups'
+// scales, or AVX-512 VNNI's vpdpwssd), converted and scaled into float32
+// lanes (q2_K's mins too) summed once per row: the Go loop's value to
+// float32 rounding. Registers kept across the loop:
 //
 //	SI, DI  a's and x's block        CX  blocks left
-//	X15     the row's float32 sum
+//	Y15     the row's float32 lanes
 //	R9-R13, DX, BX  the rows' loop (K2_ROWS)
 //
 // and, per block, Y4 and Y8 the int32 lanes of Σ scale·Σ q·x.
 
 // K2_ROWS(setup, block, size) is a rows kernel: for each of rows rows of
 // a (lda bytes apart) the blocks against x's, block the macro of one
-// block of size bytes at SI (x's at DI) adding its value to X15, stored
-// to dst (ldd floats apart). setup loads the constants, once a call.
+// block of size bytes at SI (x's at DI) adding its value to Y15's lanes,
+// their sum stored to dst (ldd floats apart). setup loads the constants,
+// once a call.
 #define K2_ROWS(setup, block, size) \
 	setup; \
 	MOVQ a_base+0(FP), R11; \
@@ -37,7 +38,7 @@ row:; \
 	MOVQ R11, SI; \
 	MOVQ R10, DI; \
 	MOVQ R9, CX; \
-	VXORPS X15, X15, X15; \
+	VXORPS Y15, Y15, Y15; \
 	TESTQ CX, CX; \
 	JZ store; \
 loop:; \
@@ -47,6 +48,12 @@ loop:; \
 	DECQ CX; \
 	JNZ loop; \
 store:; \
+	VEXTRACTF128 $1, Y15, X0; \
+	VADDPS X0, X15, X15; \
+	VPSHUFD $0x4e, X15, X0; \
+	VADDPS X0, X15, X15; \
+	VMOVSHDUP X15, X0; \
+	VADDSS X0, X15, X15; \
 	MOVSS X15, (DX); \
 	ADDQ BX, DX; \
 	ADDQ R13, R11; \
@@ -79,24 +86,16 @@ done:; \
 	VPSHUFB k2gshuf<>+(32*s)(SB), Y5, Y7; \
 	MADD(acc)
 
-// K2_ISUM sets X4's lane 0 to the sum of Y4's int32 lanes, as float32.
-#define K2_ISUM \
-	VEXTRACTI128 $1, Y4, X5; \
-	VPADDD X5, X4, X4; \
-	VPSHUFD $0x4e, X4, X5; \
-	VPADDD X5, X4, X4; \
-	VPSHUFD $0xb1, X4, X5; \
-	VPADDD X5, X4, X4; \
-	VCVTDQ2PS X4, X4
-
-// K2_ACCUM(doff) adds f16(d)·dx·float32(isum) to X15, d at doff(SI).
+// K2_ACCUM(doff) adds Y4's int32 lanes, as float32, times f16(d)·dx to
+// Y15's lanes, d at doff(SI).
 #define K2_ACCUM(doff) \
+	VCVTDQ2PS Y4, Y4; \
 	MOVWLZX (doff)(SI), AX; \
 	VMOVD AX, X2; \
 	VCVTPH2PS X2, X2; \
 	VMULSS 0(DI), X2, X2; \
-	VMULSS X4, X2, X2; \
-	VADDSS X2, X15, X15
+	VBROADCASTSS X2, Y2; \
+	VFMADD231PS Y2, Y4, Y15
 
 // q2_K (84 bytes: scales[16] (scale | min<<4), qs[64], d, dmin): quants
 // (qs[32h+l] >> 2s) & 3 against x's element 128h+32s+l; Y13 bytes 0x03,
@@ -115,7 +114,7 @@ done:; \
 	Q2K_SUB(3, h, MADD, Y8)
 
 // Q2K_BLOCK: Y0 the 16 scales as int16, Y9 8 int32 lanes of Σ min·bsum;
-// then dall·isum − dmin·msum as the Go loop rounds it.
+// then Y15 += f16(d)·dx·isum − f16(dmin)·dx·msum, lane by lane.
 #define Q2K_SETUP \
 	K2_BYTES(0x03030303, Y13); \
 	K2_BYTES(0x0f0f0f0f, Y14)
@@ -133,20 +132,18 @@ done:; \
 	Q2K_HALF(0, 0x44, MADD); \
 	Q2K_HALF(1, 0xee, MADD); \
 	VPADDD Y8, Y4, Y4; \
-	VPHADDD Y9, Y4, Y4; \
-	VEXTRACTI128 $1, Y4, X5; \
-	VPADDD X5, X4, X4; \
-	VPHADDD X4, X4, X4; \
-	VCVTDQ2PS X4, X4; \
+	VCVTDQ2PS Y4, Y4; \
+	VCVTDQ2PS Y9, Y9; \
 	MOVL 80(SI), AX; \
 	VMOVD AX, X2; \
 	VCVTPH2PS X2, X2; \
-	VBROADCASTSS 0(DI), X3; \
-	VMULPS X2, X3, X2; \
-	VMULPS X4, X2, X2; \
-	VMOVSHDUP X2, X3; \
-	VSUBSS X3, X2, X2; \
-	VADDSS X2, X15, X15
+	VMULSS 0(DI), X2, X3; \
+	VMOVSHDUP X2, X2; \
+	VMULSS 0(DI), X2, X2; \
+	VBROADCASTSS X3, Y3; \
+	VBROADCASTSS X2, Y2; \
+	VFMADD231PS Y3, Y4, Y15; \
+	VFNMADD231PS Y2, Y9, Y15
 
 // func dotQ2_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
 TEXT ·dotQ2_KRowsAVX2(SB), NOSPLIT, $0-104
@@ -215,7 +212,6 @@ TEXT ·dotQ2_KRowsVNNI(SB), NOSPLIT, $0-104
 	Q3K_SUB(3, 1, Q3K_HBIT_R(5), MADD, Y8); \
 	VPADDD Y8, Y4, Y4; \
 	VPSUBD Y9, Y4, Y4; \
-	K2_ISUM; \
 	K2_ACCUM(108)
 
 // func dotQ3_KRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)
@@ -281,7 +277,6 @@ TEXT ·dotQ3_KRowsVNNI(SB), NOSPLIT, $0-104
 	XS_PAIR(2, MADD); \
 	XS_PAIR(3, MADD); \
 	VPADDD Y8, Y4, Y4; \
-	K2_ISUM; \
 	K2_ACCUM(0)
 
 // func dotIQ4_XSRowsAVX2(a []byte, lda int, x []byte, nb int, dst []float32, ldd, rows int)

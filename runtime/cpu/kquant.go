@@ -14,10 +14,9 @@ import (
 // mins applied in integers, as ggml does), then the float scales. The Go
 // loops here are the reference; the assembly (kdot_amd64.s, kdot2_amd64.s,
 // qdot2_amd64.s) computes each block's integer sums identically and, for
-// q5_K, q2_K, q3_K and iq4_xs, its float products too, adding the blocks
-// in the same order (the same bits); for q4_K, q6_K and the types of
-// 32-element blocks it adds the blocks' float32 values in lanes (the same
-// value to float32 rounding: the summation order).
+// q5_K, its float products too, adding the blocks in the same order (the
+// same bits); for the others it adds the scaled sums in float32 lanes
+// (the same value to float32 rounding: the summation order).
 //
 // Each block's float value is rounded as written (explicit conversions),
 // so that no compiler fuses a multiply and an add into an FMA: ggml's
