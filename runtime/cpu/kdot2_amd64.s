@@ -77,10 +77,10 @@ done:; \
 
 #define MADD_VNNI(acc) VPDPWSSD Y7, Y6, acc
 
-// K2_GROUP(xoff, s, MADD): the 32 unsigned quants of elements 32s..32s+31
-// of a half in Y6 against x's at xoff(DI), with the scales of the half's
-// groups 2s and 2s+1 (Y5: the half's 8 int16 scales in both 128-bit
-// halves).
+// K2_GROUP(xoff, s, MADD, acc): the 32 unsigned quants of elements
+// 32s..32s+31 of a half in Y6 against x's at xoff(DI), with the scales of
+// the half's groups 2s and 2s+1 (Y5: the half's 8 int16 scales in both
+// 128-bit halves), into acc.
 #define K2_GROUP(xoff, s, MADD, acc) \
 	VPMADDUBSW (xoff)(DI), Y6, Y6; \
 	VPSHUFB k2gshuf<>+(32*s)(SB), Y5, Y7; \
@@ -113,12 +113,12 @@ done:; \
 	Q2K_SUB(2, h, MADD, Y4); \
 	Q2K_SUB(3, h, MADD, Y8)
 
-// Q2K_BLOCK: Y0 the 16 scales as int16, Y9 8 int32 lanes of Σ min·bsum;
-// then Y15 += f16(d)·dx·isum − f16(dmin)·dx·msum, lane by lane.
 #define Q2K_SETUP \
 	K2_BYTES(0x03030303, Y13); \
 	K2_BYTES(0x0f0f0f0f, Y14)
 
+// Q2K_BLOCK: Y0 the 16 scales as int16, Y9 8 int32 lanes of Σ min·bsum;
+// then Y15 += f16(d)·dx·isum − f16(dmin)·dx·msum, lane by lane.
 #define Q2K_BLOCK(MADD) \
 	VMOVDQU 0(SI), X1; \
 	VPAND X14, X1, X0; \
@@ -243,7 +243,7 @@ TEXT ·dotQ3_KRowsVNNI(SB), NOSPLIT, $0-104
 	VPACKSSDW Y0, Y0, Y0; \
 	VPERMQ $0x88, Y0, Y0
 
-// XS_SUB(q, j, MADD): sub-block j's nibbles in q.
+// XS_SUB(q, j, MADD, acc): sub-block j's nibbles in q, into acc.
 #define XS_SUB(q, j, MADD, acc) \
 	VPSHUFB q, Y14, q; \
 	VPABSB q, Y5; \
@@ -253,7 +253,7 @@ TEXT ·dotQ3_KRowsVNNI(SB), NOSPLIT, $0-104
 	VPSHUFB k2wshuf<>+(32*(j))(SB), Y0, Y7; \
 	MADD(acc)
 
-// XS_PAIR(p, MADD): sub-blocks 2p and 2p+1, qs[32p:32p+32].
+// XS_PAIR(p, MADD): sub-blocks 2p and 2p+1, qs[32p:32p+32], into Y4 and Y8.
 #define XS_PAIR(p, MADD) \
 	VMOVDQU (8+32*p)(SI), Y1; \
 	VPAND Y13, Y1, Y2; \
