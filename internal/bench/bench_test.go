@@ -69,12 +69,13 @@ func TestGGMLCases(t *testing.T) {
 		"matvec/q4_0/m=4096,n=1,k=4096/threads=1", "gemm/q8_0/m=4096,n=8,k=4096/threads=2",
 		"gemm/q4_0/m=4096,n=32,k=4096/threads=1", "gemm/q8_0/m=4096,n=512,k=4096/threads=2",
 		"matvec/q4_K/m=8192,n=1,k=2048/threads=1", "gemm/q6_K/m=8192,n=512,k=2048/threads=2",
+		"matvec/q5_0/m=8192,n=1,k=2048/threads=1", "gemm/iq4_xs/m=8192,n=8,k=2048/threads=2",
 	} {
 		if !slices.Contains(got, want) {
 			t.Errorf("no case %s in %v", want, got)
 		}
 	}
-	if len(got) != 5*2*4 {
-		t.Errorf("%d cases, want 40 (5 types, 4 column counts, 2 thread counts): %v", len(got), got)
+	if len(got) != 12*2*4 {
+		t.Errorf("%d cases, want 96 (12 types, 4 column counts, 2 thread counts): %v", len(got), got)
 	}
 }

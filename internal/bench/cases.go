@@ -54,8 +54,9 @@ var quantNs = []int{1, 8, 32, 512}
 // quantized to q8_0 inside each call, as ggml does), n columns each of
 // quantNs, once on the weight as given and once packed (Pack) first, as a
 // model's weights are: kernel "matvec" or "gemm", and "matvec_packed" or
-// "gemm_packed"; then the K-quants' (kquantTypes, x quantized to q8_K) on
-// Llama-3.2-1B's largest shape, packed where backend.CPUPackable says
+// "gemm_packed"; then the other types' (kquantTypes, x quantized to their
+// vec_dot_type) on Llama-3.2-1B's largest shape, packed where
+// backend.CPUPackable says
 // runtime/cpu packs them. The GB/s of the matrix-vector products and the
 // batches of 8 count the weight bytes read only (34 bytes per 32 q8_0
 // weights, 18 per q4_0, 144 per 256 q4_K…), the traffic that bounds them;
@@ -85,9 +86,12 @@ func quantMulMatCases(th int) []Case {
 const quantM, quantK = 4096, 4096
 
 // kquantTypes are the K-quant weights measured: Q4_K_M files' two types
-// (q4_K, q6_K) and q5_K; kquantM and kquantK their shape, Llama-3.2-1B's
+// (q4_K, q6_K) and q5_K, then the other types llama.cpp's files hold
+// (q2_K, q3_K, iq4_xs and, x quantized to q8_0 or q8_1, q5_0, q4_1,
+// q5_1, iq4_nl); kquantM and kquantK their shape, Llama-3.2-1B's
 // feed-forward up and gate projections.
-var kquantTypes = []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K}
+var kquantTypes = []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K,
+	tensor.Q2_K, tensor.Q3_K, tensor.IQ4_XS, tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL}
 
 const kquantM, kquantK = 8192, 2048
 

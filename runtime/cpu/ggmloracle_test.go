@@ -267,7 +267,8 @@ func BenchmarkGGMLVecDot(b *testing.B) {
 	if oracleErr != nil {
 		b.Skip(oracleErr)
 	}
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q2_K, tensor.Q3_K, tensor.IQ4_XS,
+		tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL} {
 		for _, s := range []struct{ K, M int }{{2048, 8192}, {8192, 2048}} {
 			r := rand.New(rand.NewPCG(1, 2))
 			w := make([]float32, s.K*s.M)
@@ -288,7 +289,8 @@ func BenchmarkGGMLVecDot(b *testing.B) {
 					}
 				})
 			}
-			run("graphc-"+cpu.ISA(), func(a []byte) float32 { return cpu.KDot(dt)(a, x, nil, nil, s.K) })
+			xd, xs := q8_0Sides(dt, x)
+			run("graphc-"+cpu.ISA(), func(a []byte) float32 { return cpu.KDot(dt)(a, x, xd, xs, s.K) })
 			for _, v := range oracle.variants {
 				run("ggml-"+v.name, func(a []byte) float32 { return v.vecDot(dt, a, x, s.K) })
 			}

@@ -12,11 +12,11 @@ import (
 // take q8_0), as ggml's CPU backend computes them: per block, the exact
 // integer sums of the quants' products (with the block's sub-scales and
 // mins applied in integers, as ggml does), then the float scales. The Go
-// loops here are the reference; the assembly (kdot_amd64.s) computes each
-// block's integer sums identically and, for q5_K, its float products
-// too, adding the blocks in the same order (the same bits); for q4_K and
-// q6_K it adds the scaled sums in float32 lanes (the same value to float32
-// rounding: the summation order).
+// loops here are the reference; the assembly (kdot_amd64.s, kdot2_amd64.s,
+// qdot2_amd64.s) computes each block's integer sums identically and, for
+// q5_K, its float products too, adding the blocks in the same order (the
+// same bits); for the others it adds the scaled sums in float32 lanes
+// (the same value to float32 rounding: the summation order).
 //
 // Each block's float value is rounded as written (explicit conversions),
 // so that no compiler fuses a multiply and an add into an FMA: ggml's
@@ -144,10 +144,8 @@ func q8KBsum(x []byte, j int) int32 {
 
 // --- q4_1, q5_0, q5_1, iq4_nl: blocks of 32 ---
 
-// dotQ4_1 is ggml_vec_dot_q4_1_q8_1: per block, da·dx·Σ nibble·x + ma·sx.
-func dotQ4_1(a, x []byte, _ []float32, _ []int32, k int) float32 {
-	nb := k / 32
-	a, x = a[:nb*q4_1Size], x[:nb*q8_1Size]
+// dotQ4_1Go is ggml_vec_dot_q4_1_q8_1: per block, da·dx·Σ nibble·x + ma·sx.
+func dotQ4_1Go(a, x []byte, nb int) float32 {
 	var sum float32
 	for b := 0; b < nb; b++ {
 		ab, xb := a[b*q4_1Size:(b+1)*q4_1Size], x[b*q8_1Size:(b+1)*q8_1Size]
@@ -161,11 +159,9 @@ func dotQ4_1(a, x []byte, _ []float32, _ []int32, k int) float32 {
 	return sum
 }
 
-// dotQ5_0 is ggml_vec_dot_q5_0_q8_0: 5-bit quants (nibble | qh bit << 4)
+// dotQ5_0Go is ggml_vec_dot_q5_0_q8_0: 5-bit quants (nibble | qh bit << 4)
 // less 16.
-func dotQ5_0(a, x []byte, _ []float32, _ []int32, k int) float32 {
-	nb := k / 32
-	a, x = a[:nb*q5_0Size], x[:nb*34]
+func dotQ5_0Go(a, x []byte, nb int) float32 {
 	var sum float32
 	for b := 0; b < nb; b++ {
 		ab, xb := a[b*q5_0Size:(b+1)*q5_0Size], x[b*34:(b+1)*34]
@@ -181,10 +177,8 @@ func dotQ5_0(a, x []byte, _ []float32, _ []int32, k int) float32 {
 	return sum
 }
 
-// dotQ5_1 is ggml_vec_dot_q5_1_q8_1: unsigned 5-bit quants, plus m·s.
-func dotQ5_1(a, x []byte, _ []float32, _ []int32, k int) float32 {
-	nb := k / 32
-	a, x = a[:nb*q5_1Size], x[:nb*q8_1Size]
+// dotQ5_1Go is ggml_vec_dot_q5_1_q8_1: unsigned 5-bit quants, plus m·s.
+func dotQ5_1Go(a, x []byte, nb int) float32 {
 	var sum float32
 	for b := 0; b < nb; b++ {
 		ab, xb := a[b*q5_1Size:(b+1)*q5_1Size], x[b*q8_1Size:(b+1)*q8_1Size]
@@ -201,11 +195,9 @@ func dotQ5_1(a, x []byte, _ []float32, _ []int32, k int) float32 {
 	return sum
 }
 
-// dotIQ4_NL is ggml_vec_dot_iq4_nl_q8_0: nibbles looked up in
+// dotIQ4_NLGo is ggml_vec_dot_iq4_nl_q8_0: nibbles looked up in
 // kvalues_iq4nl.
-func dotIQ4_NL(a, x []byte, _ []float32, _ []int32, k int) float32 {
-	nb := k / 32
-	a, x = a[:nb*iq4nlSize], x[:nb*34]
+func dotIQ4_NLGo(a, x []byte, nb int) float32 {
 	var sum float32
 	for b := 0; b < nb; b++ {
 		ab, xb := a[b*iq4nlSize:(b+1)*iq4nlSize], x[b*34:(b+1)*34]
@@ -433,19 +425,8 @@ func dotIQ4_XSGo(a, x []byte, nb int) float32 {
 }
 
 // The K-quants' dot products for MulMat: the assembly at the current
-// level where there is one, else the Go loop.
-
-func dotQ2_K(a, x []byte, _ []float32, _ []int32, k int) float32 {
-	return dotQ2_KGo(a, x, k/qkK)
-}
-
-func dotQ3_K(a, x []byte, _ []float32, _ []int32, k int) float32 {
-	return dotQ3_KGo(a, x, k/qkK)
-}
-
-func dotIQ4_XS(a, x []byte, _ []float32, _ []int32, k int) float32 {
-	return dotIQ4_XSGo(a, x, k/qkK)
-}
+// level where there is one, else the Go loop (q2_K, q3_K and iq4_xs:
+// kdot2.go).
 
 func dotQ4_K(a, x []byte, _ []float32, _ []int32, k int) float32 {
 	var d [1]float32

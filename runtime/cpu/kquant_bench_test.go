@@ -2,36 +2,31 @@ package cpu_test
 
 import (
 	"math/rand/v2"
-	"slices"
 	"testing"
 
 	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
 
-// BenchmarkKQuantKernels times the K-quant dot products' Go loops and
-// assembly on 32 blocks kept in L1: the kernels' compute speed, apart from
-// memory (BenchmarkMulMatKQuant).
+// BenchmarkKQuantKernels times MulMat's quantized dot products at each
+// level this machine has ("go": the Go loops) on a row of 8192 elements
+// kept in L1: the kernels' compute speed, apart from memory
+// (BenchmarkMulMatKQuant).
 func BenchmarkKQuantKernels(b *testing.B) {
-	avx2 := slices.Contains(cpu.ISAs(), "avx2")
-	vnni := slices.Contains(cpu.ISAs(), "avx512") && cpu.HasVNNI()
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K} {
+	const k = 8192
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q5_K, tensor.Q2_K, tensor.Q3_K, tensor.IQ4_XS,
+		tensor.Q5_0, tensor.Q4_1, tensor.Q5_1, tensor.IQ4_NL} {
 		r := rand.New(rand.NewPCG(1, 2))
-		nb := 32
-		a := kBlocks(r, dt, nb, false)
-		x := cpu.QuantizeActivations(nil, tensor.Q8_K, kActivations(r, 256*nb, false))
-		kk := cpu.KQuantKernels[dt]
-		for _, v := range []struct {
-			n string
-			f func(a, x []byte, nb int) float32
-		}{{"go", kk.Go}, {"avx2", kk.AVX2}, {"vnni", kk.VNNI}} {
-			if v.n == "avx2" && !avx2 || v.n == "vnni" && !vnni {
-				continue
-			}
-			b.Run(dt.String()+"/"+v.n, func(b *testing.B) {
+		a := kBlocks(r, dt, k/dt.BlockSize(), false)
+		x := cpu.QuantizeActivations(nil, cpu.VecDotType(dt), kActivations(r, k, false))
+		xd, xs := q8_0Sides(dt, x)
+		for _, l := range cpu.ISAs() {
+			b.Run(dt.String()+"/"+l, func(b *testing.B) {
+				defer cpu.UseISA(l)()
+				dot := cpu.KDot(dt)
 				b.SetBytes(int64(len(a)))
 				for b.Loop() {
-					v.f(a, x, nb)
+					dot(a, x, xd, xs, k)
 				}
 			})
 		}

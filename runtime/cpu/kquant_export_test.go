@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"encoding/binary"
 	"math"
 
 	"github.com/graphc/graphc/tensor"
@@ -32,23 +33,40 @@ type KKernels struct {
 
 // KQuantKernels are the K-quants with assembly.
 var KQuantKernels = map[tensor.DType]KKernels{
-	tensor.Q4_K: {dotQ4_KGo, oneRow(dotQ4_KRowsAVX2), oneRow(dotQ4_KRowsVNNI)},
-	tensor.Q5_K: {dotQ5_KGo, dotQ5_KAVX2, dotQ5_KVNNI},
-	tensor.Q6_K: {dotQ6_KGo, oneRow(dotQ6_KRowsAVX2), oneRow(dotQ6_KRowsVNNI)},
+	tensor.Q4_K:   {dotQ4_KGo, oneRow(dotQ4_KRowsAVX2), oneRow(dotQ4_KRowsVNNI)},
+	tensor.Q5_K:   {dotQ5_KGo, dotQ5_KAVX2, dotQ5_KVNNI},
+	tensor.Q6_K:   {dotQ6_KGo, oneRow(dotQ6_KRowsAVX2), oneRow(dotQ6_KRowsVNNI)},
+	tensor.Q2_K:   {dotQ2_KGo, oneRow(dotQ2_KRowsAVX2), oneRow(dotQ2_KRowsVNNI)},
+	tensor.Q3_K:   {dotQ3_KGo, oneRow(dotQ3_KRowsAVX2), oneRow(dotQ3_KRowsVNNI)},
+	tensor.IQ4_XS: {dotIQ4_XSGo, oneRow(dotIQ4_XSRowsAVX2), oneRow(dotIQ4_XSRowsVNNI)},
 }
 
 // KSummedInLanes are the K-quants whose assembly adds the blocks' scaled
 // sums in float32 lanes: it agrees with the Go loop to float32 rounding
 // (KMagnitude), not bit for bit.
-var KSummedInLanes = map[tensor.DType]bool{tensor.Q4_K: true, tensor.Q6_K: true}
+var KSummedInLanes = map[tensor.DType]bool{tensor.Q4_K: true, tensor.Q6_K: true,
+	tensor.Q2_K: true, tensor.Q3_K: true, tensor.IQ4_XS: true,
+	tensor.Q5_0: true, tensor.IQ4_NL: true, tensor.Q4_1: true, tensor.Q5_1: true}
 
 // KMagnitude is what the float32 rounding of a q4_K or q6_K dot product
 // over nb blocks is relative to: for q4_K, Σ over blocks of
 // |f16(d)·dx|·Σ_j scale_j·Σ|q·x| + |f16(dmin)·dx|·Σ_j min_j·|x's sum over
 // sub-block j|; for q6_K, Σ |f16(d)·dx|·Σ_g |scale_g|·Σ (q+32)·|x| (its
 // lanes hold Σ q·x and 32·Σ x apart): a bound on every partial sum's
-// magnitude, in lanes or in block order.
+// magnitude, in lanes or in block order. For the types of 32-element
+// blocks it is QMagnitude over the nb·8 blocks; for q2_K, q3_K and
+// iq4_xs, kMagnitude2's.
 func KMagnitude(dt tensor.DType, a, x []byte, nb int) float64 {
+	if _, ok := Q32Kernels[dt]; ok {
+		return QMagnitude(dt, a, x, nb*qkK/32)
+	}
+	if f := kMagnitude2[dt]; f != nil {
+		var mag float64
+		for b := 0; b < nb; b++ {
+			mag += f(a[b*dt.Size():(b+1)*dt.Size()], x[b*q8_KSize:(b+1)*q8_KSize])
+		}
+		return mag
+	}
 	var mag float64
 	if dt == tensor.Q6_K {
 		for b := 0; b < nb; b++ {
@@ -105,4 +123,62 @@ func KRows(t tensor.DType) func(a []byte, lda int, x []byte, nb int, dst []float
 		return q.rows
 	}
 	return nil
+}
+
+// kMagnitude2 is KMagnitude of one block of q2_K (|f16(d)·dx|·Σ_g
+// scale_g·Σ q·|x| + |f16(dmin)·dx|·Σ_g min_g·|bsum_g|), q3_K (|f16(d)·dx|·
+// Σ_g |scale_g|·(Σ q'·|x| + 4·|bsum_g|), q' the quant plus 4: its lanes
+// hold both) and iq4_xs (|f16(d)·dx|·Σ_j |ls_j|·Σ |v·x|).
+var kMagnitude2 = map[tensor.DType]func(a, x []byte) float64{
+	tensor.Q2_K: func(a, x []byte) float64 {
+		var isum, msum int64
+		for g := 0; g < 16; g++ {
+			for l := 0; l < 16; l++ {
+				e := 16*g + l
+				q := a[16+32*(e/128)+e%32] >> (2 * (e % 128 / 32)) & 3
+				isum += int64(a[g]&15) * int64(q) * abs64(int64(int8(x[q8_KQuants+e])))
+			}
+			msum += int64(a[g]>>4) * abs64(int64(q8KBsum(x, g)))
+		}
+		dx := math.Abs(float64(q8KScale(x)))
+		return math.Abs(float64(f16At(a, 80)))*dx*float64(isum) + math.Abs(float64(f16At(a, 82)))*dx*float64(msum)
+	},
+	tensor.Q3_K: func(a, x []byte) float64 {
+		var isum int64
+		for g := 0; g < 16; g++ {
+			var s int64
+			for l := 0; l < 16; l++ {
+				e := 16*g + l
+				h, sh := e/128, e%128/32
+				q := int64(a[32+32*h+e%32]>>(2*sh)&3) + 4*int64(a[e%32]>>(4*h+sh)&1)
+				s += q * abs64(int64(int8(x[q8_KQuants+e])))
+			}
+			isum += abs64(int64(q3KScale(a, g))) * (s + 4*abs64(int64(q8KBsum(x, g))))
+		}
+		return math.Abs(float64(f16At(a, 108))*float64(q8KScale(x))) * float64(isum)
+	},
+	tensor.IQ4_XS: func(a, x []byte) float64 {
+		h := uint32(binary.LittleEndian.Uint16(a[2:]))
+		var isum int64
+		for j := 0; j < 8; j++ {
+			ls := int64(a[4+j/2]>>(4*(j%2))&15|byte(h>>(2*j)&3)<<4) - 32
+			var s int64
+			for l := 0; l < 16; l++ {
+				q := a[8+16*j+l]
+				s += abs64(int64(kvaluesIQ4NL[q&15])*int64(int8(x[q8_KQuants+32*j+l]))) +
+					abs64(int64(kvaluesIQ4NL[q>>4])*int64(int8(x[q8_KQuants+32*j+16+l])))
+			}
+			isum += abs64(ls) * s
+		}
+		return math.Abs(float64(f16At(a, 0))*float64(q8KScale(x))) * float64(isum)
+	},
+}
+
+// q3KScale is q3_K block a's scale g (6 bits less 32), as dotQ3_KGo
+// decodes it.
+func q3KScale(a []byte, g int) int32 {
+	s := a[96:108]
+	lo := s[g%8] >> (4 * (g / 8)) & 15
+	hi := s[8+g%4] >> (2 * (g / 4)) & 3
+	return int32(lo|hi<<4) - 32
 }

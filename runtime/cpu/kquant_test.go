@@ -79,7 +79,7 @@ func TestKQuantAsm(t *testing.T) {
 		t.Skip("no AVX2: the assembly does not run here (the Go loops are MulMat's)")
 	}
 	r := rand.New(rand.NewPCG(21, 22))
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q5_K, tensor.Q6_K, tensor.Q2_K, tensor.Q3_K, tensor.IQ4_XS} {
 		kk := cpu.KQuantKernels[dt]
 		for _, nb := range []int{0, 1, 2, 3, 8, 17} {
 			for rep := 0; rep < 12; rep++ {
@@ -120,29 +120,41 @@ func TestKQuantDotLevels(t *testing.T) {
 				k := nb * 256
 				a := kBlocks(r, dt, k/dt.BlockSize(), nb == 1)
 				x := cpu.QuantizeActivations(nil, cpu.VecDotType(dt), kActivations(r, k, nb == 1))
-				cases = append(cases, kcase{dt, k, a, x, cpu.KDot(dt)(a, x, nil, nil, k)})
+				xd, xs := q8_0Sides(dt, x)
+				cases = append(cases, kcase{dt, k, a, x, cpu.KDot(dt)(a, x, xd, xs, k)})
 			}
 		}
 	}()
 	forISAs(t, func(t *testing.T) {
 		for _, c := range cases {
-			if got := cpu.KDot(c.dt)(c.a, c.x, nil, nil, c.k); !kAgree(c.dt, got, c.want, c.a, c.x, c.k/256) {
+			xd, xs := q8_0Sides(c.dt, c.x)
+			if got := cpu.KDot(c.dt)(c.a, c.x, xd, xs, c.k); !kAgree(c.dt, got, c.want, c.a, c.x, c.k/256) {
 				t.Fatalf("%v, k %d: got %g, want %g", c.dt, c.k, got, c.want)
 			}
 		}
 	})
 }
 
-// kAgree reports whether got, type dt's assembly over nb blocks, agrees
-// with want, its Go loop's: the same bits, or for the types summed in
-// lanes within (2nb+16)·2⁻²⁴ of cpu.KMagnitude (each of the two orders
-// rounds every partial sum once, nb+8 of them at most, by at most 2⁻²⁴ of
-// the magnitude).
+// q8_0Sides is x's block scales and quant sums (cpu.XScales, cpu.XSums)
+// where dt's activations are q8_0, as MulMat passes them.
+func q8_0Sides(dt tensor.DType, x []byte) ([]float32, []int32) {
+	if cpu.VecDotType(dt) != tensor.Q8_0 {
+		return nil, nil
+	}
+	return cpu.XScales(nil, x), cpu.XSums(nil, x)
+}
+
+// kAgree reports whether got, type dt's assembly over nb blocks of 256
+// elements, agrees with want, its Go loop's: the same bits, or for the
+// types summed in lanes within (2n+16)·2⁻²⁴ of cpu.KMagnitude, n the
+// number of dt's blocks (each of the two orders rounds every partial sum
+// once, 2n+8 of them at most, by at most 2⁻²⁴ of the magnitude).
 func kAgree(dt tensor.DType, got, want float32, a, x []byte, nb int) bool {
 	if !cpu.KSummedInLanes[dt] {
 		return math.Float32bits(got) == math.Float32bits(want)
 	}
-	return math.Abs(float64(got)-float64(want)) <= float64(2*nb+16)*0x1p-24*cpu.KMagnitude(dt, a, x, nb)
+	n := nb * 256 / dt.BlockSize()
+	return math.Abs(float64(got)-float64(want)) <= float64(2*n+16)*0x1p-24*cpu.KMagnitude(dt, a, x, nb)
 }
 
 // TestKQuantRows checks the rows kernels at each level against the Go
@@ -152,7 +164,7 @@ func kAgree(dt tensor.DType, got, want float32, a, x []byte, nb int) bool {
 func TestKQuantRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
 	const nb, rows, ldd = 3, 7, 3
-	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q2_K, tensor.Q3_K, tensor.IQ4_XS} {
 		size := dt.RowSize(nb * 256)
 		lda := size + 40
 		a := make([]byte, (rows-1)*lda+size)

@@ -18,7 +18,7 @@ func cmdBench(e *env, args []string) error {
 	run := fs.String("run", "", "only the cases whose name (kernel/dtype/m=,n=,k=/threads=) matches this regular expression")
 	threads := fs.String("threads", "1,2", "comma-separated thread counts")
 	minTime := fs.Duration("time", 300*time.Millisecond, "time spent on each case")
-	withGGML := fs.Bool("ggml", false, "instead of the kernels: the quantized products (matvec and gemm, n 1, 8, 32, 512: q4_0 and q8_0 4096×4096 weights, q4_K, q6_K and q5_K 8192×2048), graphc's plain and packed (where it packs the type) beside ggml's CPU mul_mat with the weight in ggml's plain buffer and in each extra buffer type that repacks it (CPU_REPACK, AMX), run in turns, with the ratios ggml/graphc (-json, -run, -threads, -time apply; ggml's libraries from $"+libs.GGMLPathEnv+")")
+	withGGML := fs.Bool("ggml", false, "instead of the kernels: the quantized products (matvec and gemm, n 1, 8, 32, 512: q4_0 and q8_0 4096×4096 weights, q4_K, q6_K, q5_K, q2_K, q3_K, iq4_xs, q5_0, q4_1, q5_1 and iq4_nl 8192×2048), graphc's plain and packed (where it packs the type) beside ggml's CPU mul_mat with the weight in ggml's plain buffer and in each extra buffer type that repacks it (CPU_REPACK, AMX), run in turns, with the ratios ggml/graphc (-json, -run, -threads, -time apply; ggml's libraries from $"+libs.GGMLPathEnv+")")
 	llama := fs.Bool("llama", false, "instead of the kernels: llama-bench's pp512 and tg128 for graphc (the package generated for each file, built with go build and run in a process per thread count; see -interp) and for llama.cpp on the same GGUF files, interleaved, with their ratios (see -file, -short)")
 	var lb llamaBench
 	lb.register(fs)
