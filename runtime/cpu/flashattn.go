@@ -40,7 +40,9 @@ import (
 //
 // The kernels (unit) take the rows of the H/H_kv query heads sharing a
 // K/V head, for a tile of tokens, against 64 keys at a time: each K/V
-// block is converted to float32 once per tile.
+// block is converted to float32 once per tile, an f16 K block straight
+// into its transposed copy (transposeH8), and an f16 V summed in f16 is
+// read as f16 by the kernel that sums it (faAccumH).
 func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams) {
 	t := &b.fa
 	*t = faTask{b: b, softcap: p.LogitSoftcap, maxBias: p.MaxBias}
@@ -238,7 +240,9 @@ func (t *faTask) scratchFor(tid, rows, mrows int) faScratch {
 //
 //   - where ggml sums an f16 v in f16 (t.f16Sum), key by key as ggml does:
 //     a key above the running maximum rescales the sum by e^(M - s) and
-//     adds v, any other adds e^(s - M)·v, both rounded to f16 (faAccum);
+//     adds v, any other adds e^(s - M)·v, both rounded to f16 (faAccumH;
+//     a row whose block has no key above its maximum skips the per-key
+//     scan, and runs of keys no row rescales at skip the rescale);
 //   - otherwise each row's sum is rescaled once to the block's maximum
 //     and the block's e^(s - M)·v added in float32 (faAccumRows).
 //
