@@ -6,7 +6,9 @@
 // shared, noisy machine. CompareGGML (`graphc bench -ggml`) runs the
 // quantized products (q4_0, q8_0 and the K-quants) beside ggml's own CPU
 // mul_mat on the same weights, in ggml's plain buffer and in the extra
-// buffer types that repack them (ggmlcpu.go), in turns.
+// buffer types that repack them (ggmlcpu.go), in turns, and flash
+// attention beside ggml's CPU flash_attn_ext on the same f16 K/V caches
+// (ggmlfa.go).
 //
 // The generated models' evaluation times are the examples' own
 // benchmarks (`go test -run - -bench Eval ./examples/llama

@@ -106,7 +106,7 @@ func GGMLCases(threads []int) []Case {
 // CompareGGML measures the selected GGMLCases: per case and thread count,
 // graphc on the weight as given, graphc on it packed, and ggml with the
 // weight in each of its CPU buffer types, each for minTime, in turns (see
-// race). Without ggml's libraries only graphc's columns are measured and
+// race); then the selected GGMLFlashAttnCases (compareFlashAttn). Without ggml's libraries only graphc's columns are measured and
 // Skipped says why.
 func CompareGGML(opts Options) (*GGMLReport, error) {
 	r := &GGMLReport{ISA: cpu.ISA(), CPUs: runtime.NumCPU(), LoadAverage: loadAverage(), Results: []*Comparison{}}
@@ -129,6 +129,20 @@ func CompareGGML(opts Options) (*GGMLReport, error) {
 			continue
 		}
 		cmp, err := compareCase(&c, bufts, opts.MinTime)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", c.Name(), err)
+		}
+		r.Results = append(r.Results, cmp)
+	}
+	plain := ""
+	if len(bufts) > 0 {
+		plain = bufts[0]
+	}
+	for _, c := range GGMLFlashAttnCases(opts.Threads) {
+		if opts.Run != nil && !opts.Run.MatchString(c.Name()) {
+			continue
+		}
+		cmp, err := compareFlashAttn(&c, plain, opts.MinTime)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", c.Name(), err)
 		}
@@ -337,7 +351,7 @@ func WriteGGMLTable(w io.Writer, r *GGMLReport) error {
 	if r.LoadAverage != "" {
 		fmt.Fprintf(w, "%d CPUs, load average %s before the run: ggml's threads spin at its barriers, so its times with more threads than idle cores mean little\n", r.CPUs, r.LoadAverage)
 	}
-	fmt.Fprintf(w, "ms per product, the best of 5 batches run in turns; ×: ggml's time over graphc packed's (graphc's where it does not pack), above 1 graphc is faster\n\n")
+	fmt.Fprintf(w, "ms per product, the best of 5 batches run in turns; ×: ggml's time over graphc packed's (graphc's where it does not pack), above 1 graphc is faster; flashattn: m keys, n tokens, k the head size (32 heads over 8 K/V heads, f16 K/V, causal mask), ggml in its plain buffer\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := "kernel\tdtype\tm\tn\tk\tthreads\tgraphc\tgraphc packed\t"
 	for _, b := range bufts {
@@ -387,6 +401,9 @@ func WriteGGMLTable(w io.Writer, r *GGMLReport) error {
 			if t.Note != "" {
 				note(fmt.Sprintf("ggml %s, %s: %s", t.BufferType, c.DType, t.Note))
 			}
+		}
+		for range len(bufts) - len(c.GGML) { // flash attention: the plain buffer only
+			row += "-\t-\t"
 		}
 		if c.Note != "" {
 			note(fmt.Sprintf("%s/%s n=%d threads=%d: %s", c.Kernel, c.DType, c.N, c.Threads, c.Note))

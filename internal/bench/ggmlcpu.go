@@ -345,21 +345,27 @@ func newGGMLMulMat(bufferType string, w, x *tensor.Tensor, threads int) (_ *ggml
 // freed after it stops, so that its polling threads do not outlive the
 // batch and take the cores from whatever is measured next.
 func (m *ggmlMulMat) Run(n int) (time.Duration, error) {
-	c := m.c
+	return m.c.computeN(m.be, m.graph, m.threads, m.tpParams, n)
+}
+
+// computeN computes graph on be n times with threads threads, in one
+// thread pool made for them (see ggmlMulMat.Run), and returns their time.
+// tpParams is room for ggml's struct ggml_threadpool_params.
+func (c *cpuAPI) computeN(be ggmlapi.Backend, graph ggmlapi.Graph, threads int, tpParams []byte, n int) (time.Duration, error) {
 	var tp uintptr
 	if c.tpNew != nil {
-		c.tpParamsInit(unsafe.Pointer(unsafe.SliceData(m.tpParams)), int32(m.threads))
-		if tp = c.tpNew(unsafe.Pointer(unsafe.SliceData(m.tpParams))); tp != 0 {
-			c.setThreadpool(m.be, tp)
+		c.tpParamsInit(unsafe.Pointer(unsafe.SliceData(tpParams)), int32(threads))
+		if tp = c.tpNew(unsafe.Pointer(unsafe.SliceData(tpParams))); tp != 0 {
+			c.setThreadpool(be, tp)
 			defer func() {
-				c.setThreadpool(m.be, 0)
+				c.setThreadpool(be, 0)
 				c.tpFree(tp)
 			}()
 		}
 	}
 	start := time.Now()
 	for range n {
-		if st := c.graphCompute(m.be, m.graph); st != 0 {
+		if st := c.graphCompute(be, graph); st != 0 {
 			return 0, fmt.Errorf("ggml_backend_graph_compute: status %d", st)
 		}
 	}

@@ -5,8 +5,10 @@ import (
 	"math"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/graphc/graphc/internal/ggmlapi"
+	"github.com/graphc/graphc/runtime/cpu"
 	"github.com/graphc/graphc/tensor"
 )
 
@@ -100,5 +102,46 @@ func TestGGMLMulMatExtraBufferTypes(t *testing.T) {
 	}
 	if _, err := newGGMLMulMat("NO_SUCH", &x, &x, 1); err == nil {
 		t.Error("an unknown buffer type was accepted")
+	}
+}
+
+// TestGGMLFlashAttn races graphc's flash attention against ggml's CPU
+// flash_attn_ext on the one-token case: both are timed, and graphc's
+// attention agrees with ggml's (compareFlashAttn notes a difference above
+// 1% of the largest value, here held to 1e-3 as well).
+func TestGGMLFlashAttn(t *testing.T) {
+	needGGML(t)
+	info, err := ggmlCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := GGMLFlashAttnCases([]int{1})[0]
+	if c.N != 1 || c.M != 4096 {
+		t.Fatalf("first case %s, want the one-token one", c.Name())
+	}
+	cmp, err := compareFlashAttn(&c, info.BufferType, 20*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmp.GGML) != 1 || cmp.Graphc <= 0 || cmp.GGML[0].NsPerOp <= 0 || cmp.GGML[0].Ratio <= 0 || cmp.Note != "" {
+		t.Fatalf("comparison %+v", cmp)
+	}
+	q, k, v, mask := faOperands(c.N, c.M)
+	g, err := newGGMLFlashAttn(q, k, v, mask, faParams, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Run(1); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, faHeadDim*faHeads)
+	g.Result(want)
+	be := cpu.New(1)
+	defer be.Close()
+	d := filled(tensor.F32, 3, faHeadDim, faHeads, 1)
+	be.FlashAttnExt(d, q, k, v, mask, faParams)
+	if dd := maxRelDiff(d.F32s(), want); dd > 1e-3 {
+		t.Fatalf("graphc's attention differs from ggml's by %.2g of its largest value", dd)
 	}
 }

@@ -40,7 +40,9 @@ import (
 //
 // The kernels (unit) take the rows of the H/H_kv query heads sharing a
 // K/V head, for a tile of tokens, against 64 keys at a time: each K/V
-// block is converted to float32 once per tile.
+// block is converted to float32 once per tile, an f16 K block straight
+// into its transposed copy (transposeH8), and an f16 V summed in f16 is
+// read as f16 by the kernel that sums it (faAccumH).
 func (b *Backend) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.FlashAttnParams) {
 	t := &b.fa
 	*t = faTask{b: b, softcap: p.LogitSoftcap, maxBias: p.MaxBias}
@@ -238,7 +240,9 @@ func (t *faTask) scratchFor(tid, rows, mrows int) faScratch {
 //
 //   - where ggml sums an f16 v in f16 (t.f16Sum), key by key as ggml does:
 //     a key above the running maximum rescales the sum by e^(M - s) and
-//     adds v, any other adds e^(s - M)·v, both rounded to f16 (faAccum);
+//     adds v, any other adds e^(s - M)·v, both rounded to f16 (faAccumH;
+//     a row whose block has no key above its maximum skips the per-key
+//     scan, and runs of keys no row rescales at skip the rescale);
 //   - otherwise each row's sum is rescaled once to the block's maximum
 //     and the block's e^(s - M)·v added in float32 (faAccumRows).
 //
@@ -324,7 +328,12 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 			}
 		}
 		t.scores(s, k.off(b0, hkv, k3), nk, rows)
-		faDecodeRows(s.vf, v, v.off(b0, hkv, v3), nk, dv)
+		var vh []uint16 // an f16 sum's V rows, read as they are
+		if t.f16Sum {
+			vh = v.f16[v.off(b0, hkv, v3):]
+		} else {
+			faDecodeRows(s.vf, v, v.off(b0, hkv, v3), nk, dv)
+		}
 		for j0 := 0; j0 < rows; j0 += 4 {
 			flags, live := 0, false
 			wm := s.wm[:8*nk]
@@ -356,7 +365,20 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 					bm = faScores(sc, mf, t.scale, s.slope[j])
 				}
 				M, S := s.ms[2*j], s.ms[2*j+1]
-				if t.f16Sum {
+				switch {
+				case t.f16Sum && bm == negInf:
+					// every key hidden: nothing added
+					for i := range nk {
+						wm[8*i+r], wm[8*i+4+r] = 0, 1
+					}
+				case t.f16Sum && bm <= M:
+					// No key above the running maximum: ggml's key-by-key
+					// order leaves every multiplier at 1.
+					S += faExp(mu, sc, M)
+					for i, e := range mu {
+						wm[8*i+r], wm[8*i+4+r] = e, 1
+					}
+				case t.f16Sum:
 					// ggml's order: the running maximum key by key.
 					for i, x := range sc {
 						wm[8*i+4+r] = 0
@@ -385,7 +407,7 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 							S += e
 						}
 					}
-				} else {
+				default:
 					if bm == negInf {
 						clear(sc)
 						continue
@@ -408,7 +430,7 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 				continue
 			}
 			if t.f16Sum {
-				faAccum(s.acc[j0*dv:], dv, s.vf, dv, wm, nk, dv, flags|faRound)
+				faAccumRuns(s.acc[j0*dv:], dv, vh, v.st[1], wm, nk, dv, flags)
 			} else {
 				faAccumRows(s.acc[j0*dv:], dv, s.vf, dv, s.sc[j0*bk:], bk, nk, dv, false)
 			}
@@ -439,12 +461,22 @@ func (t *faTask) unit(tid, i3, hkv, t0, t1, c int) {
 func (t *faTask) scores(s faScratch, ko, nk, rows int) {
 	k := &t.k
 	dk, bk := t.q.ne[0], faKeyBlock
-	faDecodeRows(s.kf, k, ko, nk, dk)
 	if dk%8 == 0 && level != isaGo {
+		// An f16 block's whole groups of eight rows go straight from
+		// the cache to the transposed copy; other rows through kf.
+		j0 := 0
+		if k.typ == tensor.F16 {
+			for ; j0+8 <= nk; j0 += 8 {
+				transposeH8(s.kt[j0:], bk, k.f16[ko+j0*k.st[1]:], k.st[1], dk)
+			}
+		}
 		nk8 := (nk + 7) &^ 7
-		clear(s.kf[nk*dk : nk8*dk])
-		for j0 := 0; j0 < nk8; j0 += 8 {
-			transpose8(s.kt[j0:], bk, s.kf[j0*dk:], dk, dk)
+		if j0 < nk8 {
+			faDecodeRows(s.kf[j0*dk:], k, ko+j0*k.st[1], nk-j0, dk)
+			clear(s.kf[nk*dk : nk8*dk])
+			for ; j0 < nk8; j0 += 8 {
+				transpose8(s.kt[j0:], bk, s.kf[j0*dk:], dk, dk)
+			}
 		}
 		cols := (nk + 31) &^ 31
 		for j0 := 0; j0 < rows; j0 += 4 {
@@ -452,10 +484,38 @@ func (t *faTask) scores(s faScratch, ko, nk, rows int) {
 		}
 		return
 	}
+	faDecodeRows(s.kf, k, ko, nk, dk)
 	nkp := (nk + 3) &^ 3
 	clear(s.kf[nk*dk : nkp*dk])
 	for j0 := 0; j0 < rows; j0 += 4 {
 		dotPanelF32(nkp, s.kf, dk, s.q[j0*dk:], dk, dk, s.sc[j0*bk:], bk)
+	}
+}
+
+// faAccumRuns is faAccumH rounding to f16, for runs of keys: those where
+// some row's sum is rescaled (a multiplier other than 1: flags has faMul)
+// with faMul, the others without, which the kernels then skip.
+func faAccumRuns(acc []float32, lda int, v []uint16, ldv int, wm []float32, nk, dv, flags int) {
+	if flags&faMul == 0 {
+		faAccumH(acc, lda, v, ldv, wm, nk, dv, faRound)
+		return
+	}
+	rescales := func(i int) bool {
+		m := wm[8*i+4 : 8*i+8]
+		return m[0] != 1 || m[1] != 1 || m[2] != 1 || m[3] != 1
+	}
+	for i0 := 0; i0 < nk; {
+		r := rescales(i0)
+		i1 := i0 + 1
+		for i1 < nk && rescales(i1) == r {
+			i1++
+		}
+		fl := faRound
+		if r {
+			fl |= faMul
+		}
+		faAccumH(acc, lda, v[i0*ldv:], ldv, wm[8*i0:], i1-i0, dv, fl)
+		i0 = i1
 	}
 }
 

@@ -67,7 +67,7 @@ func TestFAAccum(t *testing.T) {
 		return x
 	}
 	atLevels(t, func(t *testing.T) {
-		for _, c := range []struct{ nk, dv int }{{1, 16}, {5, 40}, {64, 64}, {33, 96}, {7, 8}} {
+		for _, c := range []struct{ nk, dv int }{{1, 16}, {5, 40}, {64, 64}, {33, 96}, {7, 8}, {9, 128}, {3, 80}} {
 			lda, ldv, ldw := c.dv+3, c.dv+5, c.nk+2
 			acc0, v, w := rnd(4*lda), rnd(c.nk*ldv), rnd(4*ldw)
 			// faAccumRows: acc += w·v, and = w·v with zero.
@@ -100,19 +100,35 @@ func TestFAAccum(t *testing.T) {
 					}
 				}
 			}
-			for _, flags := range []int{faMul, faMul | faRound} {
-				acc := append([]float32(nil), acc0...)
-				want := append([]float32(nil), acc0...)
-				roundF16Go(want, want)
-				copy(acc, want)
-				faAccum(acc, lda, v, ldv, wm, c.nk, c.dv, flags)
-				faAccumGo(want, lda, v, ldv, wm, c.nk, 0, c.dv, flags)
-				for i := range acc {
-					if i%lda >= c.dv {
-						continue
+			// faAccumH reads v as f16: v rounded, and its f16 bits.
+			vr := make([]float32, len(v))
+			roundF16Go(vr, v)
+			vh := make([]uint16, len(v))
+			for i, x := range vr {
+				vh[i] = tensor.F32ToF16(x)
+			}
+			for _, flags := range []int{faMul, faMul | faRound, faRound} {
+				for _, half := range []bool{false, true} {
+					acc := append([]float32(nil), acc0...)
+					want := append([]float32(nil), acc0...)
+					roundF16Go(want, want)
+					copy(acc, want)
+					name := "faAccum"
+					if half {
+						name = "faAccumH"
+						faAccumH(acc, lda, vh, ldv, wm, c.nk, c.dv, flags)
+						faAccumGo(want, lda, vr, ldv, wm, c.nk, 0, c.dv, flags)
+					} else {
+						faAccum(acc, lda, v, ldv, wm, c.nk, c.dv, flags)
+						faAccumGo(want, lda, v, ldv, wm, c.nk, 0, c.dv, flags)
 					}
-					if d := math.Abs(float64(acc[i] - want[i])); d > 1e-3*math.Max(1, math.Abs(float64(want[i]))) {
-						t.Fatalf("faAccum nk=%d dv=%d flags=%d: [%d] = %g, want %g", c.nk, c.dv, flags, i, acc[i], want[i])
+					for i := range acc {
+						if i%lda >= c.dv {
+							continue
+						}
+						if d := math.Abs(float64(acc[i] - want[i])); d > 1e-3*math.Max(1, math.Abs(float64(want[i]))) {
+							t.Fatalf("%s nk=%d dv=%d flags=%d: [%d] = %g, want %g", name, c.nk, c.dv, flags, i, acc[i], want[i])
+						}
 					}
 				}
 			}
@@ -181,6 +197,30 @@ func TestFAScores(t *testing.T) {
 		}
 		if got := faScores(s, m, 1, 1); !math.IsInf(float64(got), -1) {
 			t.Errorf("a hidden row's maximum is %g, want -Inf", got)
+		}
+	})
+}
+
+// TestFATransposeH8 checks the f16 transpose against the f16 values,
+// exactly, at strides wider than the rows.
+func TestFATransposeH8(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	atLevels(t, func(t *testing.T) {
+		for _, k := range []int{8, 64, 128} {
+			lds, ldd := k+3, 8+5
+			src := make([]uint16, 8*lds)
+			for i := range src {
+				src[i] = tensor.F32ToF16(float32(4*r.Float64() - 2))
+			}
+			dst := make([]float32, (k-1)*ldd+8)
+			transposeH8(dst, ldd, src, lds, k)
+			for i := range 8 {
+				for p := range k {
+					if got, want := dst[p*ldd+i], tensor.F16ToF32(src[i*lds+p]); got != want {
+						t.Fatalf("k=%d: dst[%d][%d] = %g, want %g", k, p, i, got, want)
+					}
+				}
+			}
 		}
 	})
 }
