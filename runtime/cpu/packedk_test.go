@@ -21,7 +21,12 @@ import (
 // sum only, within 1e-5 relative to the row's magnitude (Σ|w·x| over the
 // dequantized values). The Go loops add the same terms in the same order:
 // at the go level, the same bits.
-func TestMulMatPackedQ4_K(t *testing.T) {
+func TestMulMatPackedQ4_K(t *testing.T) { testMulMatPackedK(t, tensor.Q4_K) }
+
+// TestMulMatPackedQ6_K is TestMulMatPackedQ4_K for q6_K.
+func TestMulMatPackedQ6_K(t *testing.T) { testMulMatPackedK(t, tensor.Q6_K) }
+
+func testMulMatPackedK(t *testing.T, dt tensor.DType) {
 	for _, isa := range cpu.ISAs() {
 		t.Run(isa, func(t *testing.T) {
 			defer cpu.UseISA(isa)()
@@ -43,7 +48,7 @@ func TestMulMatPackedQ4_K(t *testing.T) {
 					vals[i] = float32(r.NormFloat64())
 				}
 				ne := [4]int{c.k, c.m, 1, 1}
-				a := tensor.Tensor{Type: tensor.Q4_K, Ne: ne, Nb: tensor.ContiguousStrides(tensor.Q4_K, ne), Data: tensor.Quantize(nil, tensor.Q4_K, vals)}
+				a := tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: tensor.Quantize(nil, dt, vals)}
 				x := tensor.NewTensor(tensor.F32, [4]int{c.k, c.n, c.ne2, 1})
 				for i := range x.F32s() {
 					x.F32s()[i] = float32(r.NormFloat64())
@@ -60,7 +65,7 @@ func TestMulMatPackedQ4_K(t *testing.T) {
 				be.MulMat(&got, &a, &x, ops.MulMatParams{})
 				be.Close()
 
-				aw := tensor.Dequantize(nil, tensor.Q4_K, a.Data, c.k*c.m)
+				aw := tensor.Dequantize(nil, dt, a.Data, c.k*c.m)
 				for b := 0; b < c.n*c.ne2; b++ {
 					xr := x.F32s()[b*c.k : (b+1)*c.k]
 					xq := tensor.Dequantize(nil, tensor.Q8_K, tensor.Quantize(nil, tensor.Q8_K, xr), c.k)
