@@ -6,12 +6,17 @@
 // in packed.go), AVX-512 VNNI, one zmm lane per row of the group.
 // Registers: SI the group's block, DI the panel's quants, R8 its d
 // (float32), R9 its sub-block offsets (−32·Σx), CX blocks left, DX the
-// tile, R10 the prefetch distance; Z31 bytes 0x0f, Z30 bytes 0x30.
+// tile, R10 the prefetch distance; Z31 bytes 0x0f, Z30 bytes 0x33 (one
+// and four columns) or 0x30 (eight).
 //
 // A triple's chunks A, B (ql) and H (qh) give four dwords of 6-bit quants
-// per row: A's low nibbles or'ed with H's bits 0–1 moved to 4–5, B's with
-// bits 2–3, A's high nibbles with bits 4–5, B's with bits 6–7 (vpternlogd
-// ors in the masked high bits). Each sub-block's sum starts from the
+// per row: A's low nibbles with H's bits 0–1 as bits 4–5, B's with bits
+// 2–3, A's high nibbles with bits 4–5, B's with bits 6–7. The kernels of
+// one and four columns mask H twice (H & 0x33, H & 0xcc), so that one
+// shift puts each field at bits 4–5 with zeros above, and vpternlogd
+// selects bits 0–3 from the nibbles and 4–7 from the shifted H; the
+// panel of eight, which decodes one dword at a time, masks the shifted H
+// by 0x30 and ors it in. Each sub-block's sum starts from the
 // column's offset, adds the quants times the column's quant dwords
 // (vpdpbusd, exact int32), is multiplied by the rows' scales (vpmulld)
 // and added to the block's sum: ggml's integer sum. Then in float32
@@ -26,8 +31,6 @@
 // sums fit the registers.
 
 // func packedQ6Kx1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
-//
-// Z30 here holds bytes 0x33 (vnni_decode4's masks).
 TEXT ·packedQ6Kx1VNNI(SB), NOSPLIT, $0-48
 	MOVQ w+0(FP), SI
 	MOVQ xq+8(FP), DI
