@@ -35,13 +35,14 @@ const CPUMaxGroup = 8
 
 // CPUPackable reports whether runtime/cpu packs weights of type dt.
 func CPUPackable(dt tensor.DType) bool {
-	return dt == tensor.Q4_0 || dt == tensor.Q8_0 || dt == tensor.Q4_K
+	return dt == tensor.Q4_0 || dt == tensor.Q8_0 || dt == tensor.Q4_K || dt == tensor.Q6_K
 }
 
 // CPUPackedRowBytes is the bytes one row of k elements of type dt takes in
-// runtime/cpu's packed copies: its blocks as stored, but for q4_K, whose
-// scales and mins are decoded (8 bytes of scales and 16 of mins, as int16,
-// per block of 256 for the 12 packed ones).
+// runtime/cpu's packed copies: its blocks as stored (q6_K's rearranged,
+// the same bytes), but for q4_K, whose scales and mins are decoded (8
+// bytes of scales and 16 of mins, as int16, per block of 256 for the 12
+// packed ones).
 func CPUPackedRowBytes(dt tensor.DType, k int) int {
 	if dt == tensor.Q4_K {
 		return k / 256 * 156

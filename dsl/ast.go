@@ -137,7 +137,7 @@ var Options = map[string]string{
 	"offload_batch":    "minimum batch for op_offload (default: the backend's, 32 for cuda)",
 	"gpu_layers":       "put the last N layers' weights and state on the first backend (llama.cpp's -ngl)",
 	"parallel_regions": "1: run runs of per-token CPU nodes as parallel regions, one part per thread, without a barrier between nodes (graphc's own)",
-	"pack_weights":     "0: matrix products read q4_0, q8_0 and q4_K weights as loaded, one product per call; by default the CPU's read a packed copy made when the model is made, which costs that memory again (llama.cpp's CPU_REPACK), and products sharing an activation run as one call",
+	"pack_weights":     "0: matrix products read q4_0, q8_0, q4_K and q6_K weights as loaded, one product per call; by default the CPU's read a packed copy made when the model is made, which costs that memory again (llama.cpp's CPU_REPACK), and products sharing an activation run as one call",
 }
 
 // Dim declares a named dimension. A constant dim has a fixed value; a

@@ -103,12 +103,12 @@ func BenchmarkDispatch(b *testing.B) {
 	})
 }
 
-// BenchmarkMulMatPacked is MulMat with a 4096×4096 q4_0, q8_0 or q4_K weight,
+// BenchmarkMulMatPacked is MulMat with a 4096×4096 q4_0, q8_0, q4_K or q6_K weight,
 // plain (the row-by-row dot products) against packed (Pack's copy), for a
 // matrix-vector product, a small batch and a prompt-sized one. GFLOP/s.
 func BenchmarkMulMatPacked(b *testing.B) {
 	const k, m = 4096, 4096
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K} {
 		vals := make([]float32, k*m)
 		for i := range vals {
 			vals[i] = float32(i%17) - 8

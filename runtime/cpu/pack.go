@@ -17,7 +17,7 @@ import (
 // kernels that keep one row per int32 lane (packed.go).
 //
 // A packed matrix is its row groups one after the other, a group its
-// blocks in order (nb = k/32 of them, k/256 for q4_K), and a group's block the packRows
+// blocks in order (nb = k/32 of them, k/256 for q4_K and q6_K), and a group's block the packRows
 // rows' blocks of that column range, packBlockBytes(t) long:
 //
 //	[0, 32)   the 16 rows' f16 scales, row r at 2r
@@ -38,6 +38,18 @@ import (
 //	[448, 2496)  chunks c = 0..31 of 64 bytes: row r's dword at 448+64c+4r
 //	             is its quant bytes 4c..4c+3 as stored
 //
+// q6_K's covers one super-block too, 3360 bytes, its head first:
+//
+//	[0, 32)      the rows' f16 d, row r at 2r
+//	[32, 288)    scales (int8): sub-block s's (elements 16s..16s+15) at
+//	             32+16s+r
+//	[288, 3360)  triples t = 8h+i (h the half of 128 elements, i = 0..7) of
+//	             three chunks, at 288+192t: row r's dwords at +4r, +64+4r
+//	             and +128+4r are its ql bytes 64h+4i.., 64h+32+4i.. and
+//	             qh bytes 32h+4i.. as stored; so a triple holds elements
+//	             128h+4i+{0,32,64,96}+(0..3), and the four triples 8h+4k..
+//	             8h+4k+3 sub-blocks 8h+k+{0,2,4,6} whole.
+//
 // Rows past the matrix's last (m not a multiple of 16) are zeros: scale 0.
 // The unsigned quants are what vpdpbusd multiplies (unsigned by signed);
 // the kernels take the offset's share (8 or 128 times the activation
@@ -55,7 +67,7 @@ func packBlockBytes(dt tensor.DType) int {
 
 // blockElems is the elements of one block of dt's packed copies.
 func blockElems(dt tensor.DType) int {
-	if dt == tensor.Q4_K {
+	if dt == tensor.Q4_K || dt == tensor.Q6_K {
 		return qkK
 	}
 	return 32
@@ -86,7 +98,7 @@ func (p *packedWeight) group(mat, g int) []byte {
 // embedding) keep reading w itself.
 func (b *Backend) Pack(w *tensor.Tensor) error {
 	if !backend.CPUPackable(w.Type) {
-		return fmt.Errorf("pack: %s weights are not packed (only q4_0, q8_0 and q4_K)", w.Type)
+		return fmt.Errorf("pack: %s weights are not packed (only q4_0, q8_0, q4_K and q6_K)", w.Type)
 	}
 	be := blockElems(w.Type)
 	if !w.Contiguous() || w.Ne[0]%be != 0 || len(w.Data) < w.Span() || w.NElem() == 0 {
@@ -150,8 +162,12 @@ func (t *packTaskQ) run(chunk, nchunks, _ int) {
 			src := w.Data[i3*w.Nb[3]+i2*w.Nb[2]+row*w.Nb[1]:][:rowBytes]
 			for blk := 0; blk < p.nb; blk++ {
 				s, d := src[blk*bs:(blk+1)*bs], dst[blk*pb:(blk+1)*pb]
-				if w.Type == tensor.Q4_K {
+				switch w.Type {
+				case tensor.Q4_K:
 					packQ4_K(d, s, r)
+					continue
+				case tensor.Q6_K:
+					packQ6_K(d, s, r)
 					continue
 				}
 				d[2*r], d[2*r+1] = s[0], s[1]
@@ -183,5 +199,22 @@ func packQ4_K(d, s []byte, r int) {
 	}
 	for c := 0; c < 32; c++ {
 		copy(d[448+64*c+4*r:][:4], s[16+4*c:16+4*c+4])
+	}
+}
+
+// packQ6_K writes the q6_K block s (ql, qh, scales, d) as row r of the
+// group block d.
+func packQ6_K(d, s []byte, r int) {
+	copy(d[2*r:][:2], s[208:210])
+	for j := 0; j < 16; j++ {
+		d[32+16*j+r] = s[192+j]
+	}
+	for h := 0; h < 2; h++ {
+		for i := 0; i < 8; i++ {
+			t := d[288+192*(8*h+i):]
+			copy(t[4*r:][:4], s[64*h+4*i:][:4])
+			copy(t[64+4*r:][:4], s[64*h+32+4*i:][:4])
+			copy(t[128+4*r:][:4], s[128+32*h+4*i:][:4])
+		}
 	}
 }

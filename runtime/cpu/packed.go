@@ -22,6 +22,11 @@ import (
 // scale each sub-block's integer sum by the row's scale in int32 lanes,
 // take the mins' share from it and convert once per block.
 //
+// For q6_K the panels hold the same q8_K quants and d, and in xc each
+// column's 16 sub-block sums of 16 times −32 (the quants' offset), 16
+// int32s per block: its kernels start each sub-block's sum from its xc,
+// scale it by the row's scale in int32 lanes and convert once per block.
+//
 // Threads take row groups; for wide x, columns are cut into chunks whose
 // quants fit the L2 cache, and a thread runs each of its row groups (in
 // L1) against every panel of the chunk.
@@ -205,6 +210,10 @@ func (q *panelTask) run(chunk, nchunks, tid int) {
 					row[i] = xs[(base+i*x.Nb[0])/4]
 				}
 			}
+			if q.typ == tensor.Q6_K {
+				quantizeColumnQ6(row, nb, xq[j*qkK:], xd[j:], xc[j*cw:], pc)
+				continue
+			}
 			if q.typ == tensor.Q4_K {
 				quantizeColumnK(row, nb, xq[j*qkK:], xd[j:], xc[j*4:], pc)
 				continue
@@ -242,8 +251,11 @@ func quantizeColumnGo(row []float32, nb int, xq []byte, qs int, xd []float32, xc
 // panelSizes are a panel's quants per column block and int32s of xc per
 // column block for weights of type typ.
 func panelSizes(typ tensor.DType) (be, cw int) {
-	if typ == tensor.Q4_K {
+	switch typ {
+	case tensor.Q4_K:
 		return qkK, 4
+	case tensor.Q6_K:
+		return qkK, 16
 	}
 	return 32, 1
 }
@@ -291,8 +303,12 @@ func packedKernel(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []int
 
 // packedKernelGo is packedKernel's reference loop.
 func packedKernelGo(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) {
-	if typ == tensor.Q4_K {
+	switch typ {
+	case tensor.Q4_K:
 		packedKernelKGo(pc, w, xq, xd, xc, nb, tile)
+		return
+	case tensor.Q6_K:
+		packedKernelQ6Go(pc, w, xq, xd, xc, nb, tile)
 		return
 	}
 	pb := packBlockBytes(typ)

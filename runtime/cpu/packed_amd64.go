@@ -55,10 +55,14 @@ func packedQ8x8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
 // packedKernelAsm runs packedKernel in assembly where this machine has it,
 // and reports whether it did: the VNNI kernels at the avx512 level with
-// VNNI, else the AVX2 ones (q4_K's: packedk_amd64.go).
+// VNNI, else the AVX2 ones (q4_K's: packedk_amd64.go, q6_K's:
+// packedq6k_amd64.go).
 func packedKernelAsm(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
 	if typ == tensor.Q4_K {
 		return packedKernelKAsm(pc, w, xq, xd, xc, nb, tile)
+	}
+	if typ == tensor.Q6_K {
+		return packedKernelQ6Asm(pc, w, xq, xd, xc, nb, tile)
 	}
 	if level < isaAVX2 || nb < 1 || (pc != 1 && pc != smallPanelCols && pc != panelCols) || (typ != tensor.Q4_0 && typ != tensor.Q8_0) {
 		return false

@@ -92,7 +92,7 @@ func TestMulMatPackedWeights(t *testing.T) {
 	}
 }
 
-// TestPackRefuses: Pack takes dense q4_0, q8_0 and q4_K matrices only, and a
+// TestPackRefuses: Pack takes dense q4_0, q8_0, q4_K and q6_K matrices only, and a
 // packed weight's view of another shape is not read packed.
 func TestPackRefuses(t *testing.T) {
 	be := cpu.New(1)

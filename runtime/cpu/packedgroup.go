@@ -105,13 +105,13 @@ func (t *packedGroup) member(u int) (*groupMember, int) {
 }
 
 // run computes a range of units two row groups per kernel call, half the
-// range apart: two streams from memory. q4_K's units, a group block of
-// 2496 bytes per 256 of k, run in order, one stream: each kernel's
-// prefetches ahead then run into the next unit's weights.
+// range apart: two streams from memory. q4_K's and q6_K's units, a group
+// block of 2496 or 3360 bytes per 256 of k, run in order, one stream: each
+// kernel's prefetches ahead then run into the next unit's weights.
 func (t *packedGroup) run(chunk, nchunks, _ int) {
 	lo, hi := guidedSplit(t.units, chunk, nchunks, t.threads)
 	var tile [2 * packRows]float32
-	if t.typ == tensor.Q4_K {
+	if t.typ == tensor.Q4_K || t.typ == tensor.Q6_K {
 		for u := lo; u < hi; u++ {
 			t.unit(u, tile[:packRows])
 		}

@@ -21,7 +21,12 @@ import (
 // sum only, within 1e-5 relative to the row's magnitude (Σ|w·x| over the
 // dequantized values). The Go loops add the same terms in the same order:
 // at the go level, the same bits.
-func TestMulMatPackedQ4_K(t *testing.T) {
+func TestMulMatPackedQ4_K(t *testing.T) { testMulMatPackedK(t, tensor.Q4_K) }
+
+// TestMulMatPackedQ6_K is TestMulMatPackedQ4_K for q6_K.
+func TestMulMatPackedQ6_K(t *testing.T) { testMulMatPackedK(t, tensor.Q6_K) }
+
+func testMulMatPackedK(t *testing.T, dt tensor.DType) {
 	for _, isa := range cpu.ISAs() {
 		t.Run(isa, func(t *testing.T) {
 			defer cpu.UseISA(isa)()
@@ -43,7 +48,7 @@ func TestMulMatPackedQ4_K(t *testing.T) {
 					vals[i] = float32(r.NormFloat64())
 				}
 				ne := [4]int{c.k, c.m, 1, 1}
-				a := tensor.Tensor{Type: tensor.Q4_K, Ne: ne, Nb: tensor.ContiguousStrides(tensor.Q4_K, ne), Data: tensor.Quantize(nil, tensor.Q4_K, vals)}
+				a := tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: tensor.Quantize(nil, dt, vals)}
 				x := tensor.NewTensor(tensor.F32, [4]int{c.k, c.n, c.ne2, 1})
 				for i := range x.F32s() {
 					x.F32s()[i] = float32(r.NormFloat64())
@@ -60,7 +65,7 @@ func TestMulMatPackedQ4_K(t *testing.T) {
 				be.MulMat(&got, &a, &x, ops.MulMatParams{})
 				be.Close()
 
-				aw := tensor.Dequantize(nil, tensor.Q4_K, a.Data, c.k*c.m)
+				aw := tensor.Dequantize(nil, dt, a.Data, c.k*c.m)
 				for b := 0; b < c.n*c.ne2; b++ {
 					xr := x.F32s()[b*c.k : (b+1)*c.k]
 					xq := tensor.Dequantize(nil, tensor.Q8_K, tensor.Quantize(nil, tensor.Q8_K, xr), c.k)
@@ -86,11 +91,17 @@ func TestMulMatPackedQ4_K(t *testing.T) {
 // kernel) against Pack's copy, product by product in turn on the same
 // columns, so that both see the same machine. Each side cycles through
 // copies enough to exceed the last-level cache, as a model's weights do.
-// It reports both sides' median GB/s of the q4_K weight (its 144 bytes per
-// 256, the same work for both) and the median of the pairs' ratios; at
-// one thread also the median ratio of their CPU times (threadCPU), which
-// a loaded machine's waits for a CPU leave out.
-func BenchmarkPackedQ4_KStream(b *testing.B) {
+// It reports both sides' median GB/s of the weight as stored (the same
+// work for both) and the median of the pairs' ratios; at one thread also
+// the median ratio of their CPU times (threadCPU), which a loaded
+// machine's waits for a CPU leave out.
+func BenchmarkPackedQ4_KStream(b *testing.B) { benchPackedKStream(b, tensor.Q4_K) }
+
+// BenchmarkPackedQ6_KStream is BenchmarkPackedQ4_KStream for q6_K (a
+// Q4_K_M file's output head is q6_K).
+func BenchmarkPackedQ6_KStream(b *testing.B) { benchPackedKStream(b, tensor.Q6_K) }
+
+func benchPackedKStream(b *testing.B, dt tensor.DType) {
 	const minBytes = 96 << 20
 	for _, isa := range cpu.ISAs() {
 		if isa == "go" {
@@ -102,9 +113,9 @@ func BenchmarkPackedQ4_KStream(b *testing.B) {
 				if ws == nil {
 					r := rand.New(rand.NewPCG(1, 2))
 					ne := [4]int{s.K, s.M, 1, 1}
-					size := tensor.Q4_K.RowSize(s.K) * s.M
+					size := dt.RowSize(s.K) * s.M
 					for range max(1, ceilDivTest(minBytes, size)) {
-						ws = append(ws, tensor.Tensor{Type: tensor.Q4_K, Ne: ne, Nb: tensor.ContiguousStrides(tensor.Q4_K, ne), Data: kBlocks(r, tensor.Q4_K, s.K*s.M/256, false)})
+						ws = append(ws, tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: kBlocks(r, dt, s.K*s.M/256, false)})
 					}
 				}
 				return ws
@@ -176,4 +187,43 @@ func median(v []float64) float64 {
 	}
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// TestMulMatPackedKExtremes is TestMulMatPackedQ4_K on the blocks whose
+// integer sums are the largest (every quant and scale byte 0xff, q6_K's
+// scales −128) against columns whose quants are all ±127: no lane may
+// saturate or wrap.
+func TestMulMatPackedKExtremes(t *testing.T) {
+	for _, dt := range []tensor.DType{tensor.Q4_K, tensor.Q6_K} {
+		for _, isa := range cpu.ISAs() {
+			t.Run(fmt.Sprintf("%v/%s", dt, isa), func(t *testing.T) {
+				defer cpu.UseISA(isa)()
+				r := rand.New(rand.NewPCG(9, 10))
+				const k, m = 256 * 4, 20
+				for _, n := range []int{1, 3, 9} {
+					ne := [4]int{k, m, 1, 1}
+					a := tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: kBlocks(r, dt, k*m/256, true)}
+					x := tensor.NewTensor(tensor.F32, [4]int{k, n, 1, 1})
+					for j := 0; j < n; j++ {
+						copy(x.F32s()[j*k:], kActivations(r, k, true))
+					}
+					want := tensor.NewTensor(tensor.F32, [4]int{m, n, 1, 1})
+					be := cpu.New(1)
+					be.MulMat(&want, &a, &x, ops.MulMatParams{})
+					got := tensor.NewTensor(tensor.F32, [4]int{m, n, 1, 1})
+					if err := be.Pack(&a); err != nil {
+						t.Fatal(err)
+					}
+					be.MulMat(&got, &a, &x, ops.MulMatParams{})
+					be.Close()
+					for i, w := range want.F32s() {
+						g := got.F32s()[i]
+						if math.Abs(float64(g)-float64(w)) > 1e-5*math.Abs(float64(w))+1e-6 {
+							t.Fatalf("n=%d: dst[%d] = %g, want %g", n, i, g, w)
+						}
+					}
+				}
+			})
+		}
+	}
 }

@@ -262,7 +262,7 @@ func (t *targetFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.ncopies, "n-copies", 0, "pipeline copies of split inputs (ggml's n_copies), at most 4 (default: the model's set n_copies, or 1)")
 	fs.BoolVar(&t.offload, "op-offload", false, "let GPU backends take big-batch ops whose weights are in host memory (ggml's op_offload)")
 	fs.BoolVar(&t.regions, "regions", false, "run runs of per-token CPU nodes as parallel regions, one part per thread, without a barrier between nodes (graphc's own; larger compute buffer)")
-	fs.BoolVar(&t.pack, "pack", true, "let the CPU's matrix products read q4_0, q8_0 and q4_K weights from a packed copy made when the model is made (llama.cpp's CPU_REPACK; that memory again); -pack=false, or the model's set pack_weights = 0, reads them as loaded (and runs each product on its own, not grouped)")
+	fs.BoolVar(&t.pack, "pack", true, "let the CPU's matrix products read q4_0, q8_0, q4_K and q6_K weights from a packed copy made when the model is made (llama.cpp's CPU_REPACK; that memory again); -pack=false, or the model's set pack_weights = 0, reads them as loaded (and runs each product on its own, not grouped)")
 	fs.IntVar(&t.maxCopies, "max-copies", compiler.DefaultMaxCopies, "the most pipeline copies -n-copies may ask for (ggml's GGML_SCHED_MAX_COPIES)")
 	fs.IntVar(&t.offloadBatch, "offload-batch", 0, "minimum batch for -op-offload (default: each backend's, 32 for cuda)")
 	fs.Var(&t.overrides, "ot", "place weights and state matching REGEX on BACKEND: REGEX=BACKEND (repeatable; first match wins; like llama.cpp's -ot)")
