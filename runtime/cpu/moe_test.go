@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -209,6 +210,41 @@ func TestSumRows(t *testing.T) {
 			}
 			if got := dst.F32s()[row]; got != float32(s) || math.IsNaN(float64(got)) {
 				t.Errorf("%v: row %d: %g, want %g", l, row, got, float32(s))
+			}
+		}
+	}
+}
+
+// BenchmarkMulMatID is one of Qwen3-30B-A3B's expert products (ffn_up_exps:
+// 128 q4_0 experts of 768 rows of 2048, 8 used per token) for one token and
+// for a 512-token prompt, packed and as loaded, at 1 and 2 threads.
+func BenchmarkMulMatID(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const k, m, nExp, nUsed = 2048, 768, 128, 8
+	as := randomWeights(r, tensor.Q4_0, [4]int{k, m, nExp, 1})
+	for _, nTok := range []int{1, 512} {
+		x := randomWeights(r, tensor.F32, [4]int{k, 1, nTok, 1})
+		ids := tensor.NewTensor(tensor.I32, [4]int{nUsed, nTok, 1, 1})
+		for tok := range nTok {
+			for i, e := range r.Perm(nExp)[:nUsed] {
+				ids.I32s()[tok*nUsed+i] = int32(e)
+			}
+		}
+		dst := tensor.NewTensor(tensor.F32, [4]int{m, nUsed, nTok, 1})
+		for _, threads := range []int{1, 2} {
+			for _, pack := range []bool{false, true} {
+				b.Run(fmt.Sprintf("tokens=%d/threads=%d/packed=%v", nTok, threads, pack), func(b *testing.B) {
+					c := cpu.New(threads)
+					defer c.Close()
+					if pack {
+						if err := c.Pack(&as); err != nil {
+							b.Fatal(err)
+						}
+					}
+					for b.Loop() {
+						c.MulMatID(&dst, &as, &x, &ids)
+					}
+				})
 			}
 		}
 	}
