@@ -460,11 +460,15 @@ func New(o Options) (*gguf.Writer, error) {
 		}
 	}
 	if o.Mix != "" {
+		nExperts := 0
+		if o.hasExperts() {
+			nExperts, _, _ = o.experts()
+		}
 		mts := make([]gguf.MixTensor, len(ts))
 		for k, t := range ts {
 			mts[k] = gguf.MixTensor{Name: t.name, Ne: shape(t), Type: tensor.F32}
 		}
-		if types, err = gguf.Mix(mix, gguf.MixModel{Arch: o.Arch, Layers: o.Layers, Heads: o.Heads, KVHeads: o.KVHeads}, mts, false); err != nil {
+		if types, err = gguf.Mix(mix, gguf.MixModel{Arch: o.Arch, Layers: o.Layers, Heads: o.Heads, KVHeads: o.KVHeads, Experts: nExperts}, mts, false); err != nil {
 			return nil, err
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return gguf.LoaderCompare(ts[a].name, ts[b].name) })

@@ -80,8 +80,6 @@ func (o *Options) checkMoE() error {
 		return fmt.Errorf("the experts' feed-forward width is 0: -ff %d / -experts-used %d; give -expert-ff", o.FF, used)
 	case ff%bs != 0:
 		return fmt.Errorf("-expert-ff %d must be a multiple of %s's block size %d", ff, o.Type, bs)
-	case o.Mix != "":
-		return fmt.Errorf("-type %s: graphc writes files with experts of one type, not llama.cpp's mixes", o.Mix)
 	}
 	return nil
 }

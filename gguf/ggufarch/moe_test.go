@@ -114,7 +114,6 @@ func TestMoECheck(t *testing.T) {
 		{"qwen3moe", 4, 6, 0, tensor.F32, "", "-experts-used 6 is more than the 4 experts"},
 		{"qwen3moe", 8, 2, 48, tensor.Q8_0, "", "-expert-ff 48 must be a multiple of q8_0's block size 32"},
 		{"qwen3moe", -1, 2, 0, tensor.F32, "", "must not be negative"},
-		{"qwen3moe", 0, 0, 0, tensor.F32, "q4_K_m", "not llama.cpp's mixes"},
 	} {
 		o := ggufarch.Defaults(c.arch)
 		o.Experts, o.ExpertsUsed, o.ExpertFF, o.Type, o.Mix = c.experts, c.used, c.ff, c.typ, c.mix
