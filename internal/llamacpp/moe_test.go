@@ -2,6 +2,7 @@ package llamacpp_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/graphc/graphc/gguf/ggufarch"
@@ -128,5 +129,49 @@ func TestMoERoundingSensitivity(t *testing.T) {
 		if worst[typ] > b.roundSteps {
 			t.Errorf("%s: one-ulp perturbations move the logits by up to %.3g, more than moeBounds' roundSteps %g", typ, worst[typ], b.roundSteps)
 		}
+	}
+}
+
+// TestMoEMixLogitsMatchLlamaCpp quantizes f32 files with experts, of whole
+// 256-blocks, with llama.cpp's quantizer to q4_K_M (a Mixtral-kind file
+// of 8 experts: attn_v and attn_k q8_0, attn_output q5_K; qwen3moe's 16
+// of their own width: ffn_down_exps q6_K where use_more_bits holds, the
+// other experts q4_K, read packed) and checks that the architecture's
+// example on llama.cpp's file agrees with llama.cpp within
+// quantizedFileTypes' q4_K_M bound.
+func TestMoEMixLogitsMatchLlamaCpp(t *testing.T) {
+	h := oracle(t)
+	var bound float64
+	for _, ft := range quantizedFileTypes {
+		if ft.name == "q4_K_M" {
+			bound = ft.roundSteps
+		}
+	}
+	for _, c := range []struct {
+		name string
+		opts ggufarch.Options
+	}{
+		{"mixtral-8x2", archOpts("llama", func(o *ggufarch.Options) {
+			o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab, o.Experts = 256, 4, 2, 256, 512, 8
+		})},
+		{"qwen3moe-16x4", archOpts("qwen3moe", func(o *ggufarch.Options) {
+			o.Embd, o.Heads, o.KVHeads, o.HeadDim, o.FF, o.Vocab, o.Experts, o.ExpertsUsed, o.ExpertFF = 256, 4, 2, 64, 512, 512, 16, 4, 256
+		})},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f32 := archFile(t, c.opts, "f32")
+			path := filepath.Join(t.TempDir(), "q4_K_M.gguf")
+			if err := h.Quantize(f32, path, "q4_K_M"); err != nil {
+				t.Fatal(err)
+			}
+			ids := encodePrompt(t, path)
+			res, err := h.Run(llamacpp.Request{Model: path, Prompt: archPrompt, Tokens: ids, Steps: archSteps})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := archLogits(t, moeExamples[c.opts.Arch], path, ids, res.Generated, nil)
+			sb := stepBounds{float: 1e-4, roundSteps: bound, maxStepped: archSteps + 1}
+			sb.check(t, "q4_K_M", got, res.Logits, res.Generated)
+		})
 	}
 }
