@@ -62,9 +62,11 @@ func CPUPackedBytes(dt tensor.DType, ne [4]int) int64 {
 }
 
 // cpuPackWeight is repack.cpp's extra_buffer_type::supports_op: a matrix
-// product reads a dense packable weight from the copy runtime/cpu makes.
+// product, or a mixture of experts' (MUL_MAT_ID, its experts' matrices
+// packed one after the other), reads a dense packable weight from the
+// copy runtime/cpu makes.
 func cpuPackWeight(q *OpQuery) int64 {
-	if q.Op != ops.MulMat || len(q.Src) == 0 {
+	if q.Op != ops.MulMat && q.Op != ops.MulMatID || len(q.Src) == 0 {
 		return 0
 	}
 	a := q.Src[0]

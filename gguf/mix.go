@@ -185,6 +185,14 @@ var archs = map[string]struct {
 	"qwen2": {is70B: func(m MixModel) bool { return m.Layers == 80 }},
 }
 
+// eightExpertsAttnOutput are the file types whose attn_output is q5_K in a
+// model of exactly 8 experts (Mixtral's), llama_tensor_get_type_impl's
+// rule for them in place of the file type's own. Such models' attn_v and
+// attn_k are q8_0 in every quantized file type, and iq3_m's ffn_down takes
+// q4_K where use_more_bits holds too; expert counts other than 8 change
+// nothing in the file types Mix knows.
+var eightExpertsAttnOutput = []FileType{FileQ2_K, FileQ3_K_S, FileQ3_K_M, FileIQ4_NL, FileQ4_K_S, FileQ4_K_M, FileIQ3_S, FileIQ3_M, FileIQ4_XS}
+
 // unsupportedArchs have rules of their own in llama_tensor_get_type that
 // Mix does not implement.
 var unsupportedArchs = []string{"falcon"}
@@ -467,9 +475,6 @@ func Mix(ft FileType, m MixModel, ts []MixTensor, pure bool) ([]tensor.DType, er
 	if slices.Contains(unsupportedArchs, m.Arch) {
 		return nil, fmt.Errorf("gguf: llama.cpp's mix for %s has rules of its own, not implemented", m.Arch)
 	}
-	if m.Experts > 1 {
-		return nil, fmt.Errorf("gguf: llama.cpp's mix for mixture-of-experts models is not implemented")
-	}
 	if m.Layers < 1 || m.Heads < 1 || m.KVHeads < 1 {
 		return nil, fmt.Errorf("gguf: a model of %d layers, %d heads and %d key/value heads", m.Layers, m.Heads, m.KVHeads)
 	}
@@ -522,11 +527,23 @@ func Mix(ft FileType, m MixModel, ts []MixTensor, pure bool) ([]tensor.DType, er
 				if is70B && (typ == tensor.Q3_K || typ == tensor.Q4_K) {
 					typ = tensor.Q5_K
 				}
+				if m.Experts == 8 {
+					typ = tensor.Q8_0
+				}
 				iAttnV++
+			case cat == catAttnK && m.Experts == 8:
+				typ = tensor.Q8_0
+			case cat == catAttnOutput && m.Experts == 8:
+				if slices.Contains(eightExpertsAttnOutput, ft) {
+					typ = tensor.Q5_K
+				}
 			case cat == catFFNDown:
 				c.i, c.n = iFFNDown, m.Layers
 				if r := mix[cat]; r != nil {
 					typ = r(c)
+				}
+				if ft == FileIQ3_M && m.Experts == 8 && moreBits(c) {
+					typ = tensor.Q4_K
 				}
 				iFFNDown++
 			default:

@@ -117,3 +117,36 @@ func TestQuantizedMeta(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestMixExperts: a model of exactly 8 experts (Mixtral's) gets llama.cpp's
+// rules for them — attn_v and attn_k q8_0 in any quantized file type,
+// attn_output q5_K in q4_K_m — where one of 16 experts keeps the dense
+// model's types; the experts' matrices are quantized as ffn_down's and
+// the others' are, the router kept f32.
+func TestMixExperts(t *testing.T) {
+	ts := []gguf.MixTensor{
+		{Name: "blk.0.attn_k.weight", Ne: []int64{256, 128}},
+		{Name: "blk.0.attn_v.weight", Ne: []int64{256, 128}},
+		{Name: "blk.0.attn_output.weight", Ne: []int64{256, 256}},
+		{Name: "blk.0.ffn_gate_inp.weight", Ne: []int64{256, 8}, Type: tensor.F32},
+		{Name: "blk.0.ffn_down_exps.weight", Ne: []int64{512, 256, 8}},
+		{Name: "blk.0.ffn_up_exps.weight", Ne: []int64{256, 512, 8}},
+	}
+	for _, c := range []struct {
+		ft      gguf.FileType
+		experts int
+		want    []tensor.DType
+	}{
+		{gguf.FileQ4_K_M, 8, []tensor.DType{tensor.Q8_0, tensor.Q8_0, tensor.Q5_K, tensor.F32, tensor.Q6_K, tensor.Q4_K}},
+		{gguf.FileQ4_0, 8, []tensor.DType{tensor.Q8_0, tensor.Q8_0, tensor.Q4_0, tensor.F32, tensor.Q4_0, tensor.Q4_0}},
+		{gguf.FileQ4_K_M, 16, []tensor.DType{tensor.Q4_K, tensor.Q6_K, tensor.Q4_K, tensor.F32, tensor.Q6_K, tensor.Q4_K}},
+	} {
+		got, err := gguf.Mix(c.ft, gguf.MixModel{Arch: "llama", Layers: 1, Heads: 4, KVHeads: 2, Experts: c.experts}, ts, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s, %d experts: %v, want %v", c.ft, c.experts, got, c.want)
+		}
+	}
+}

@@ -75,12 +75,13 @@ func (g *Graph) Verify() error {
 }
 
 // verifyPacked checks that only weights have packed copies, each made by
-// a backend of the target that runs a mul_mat reading the weight itself:
-// a copy nobody reads is memory wasted, and codegen would make it.
+// a backend of the target that runs a mul_mat (or mul_mat_id) reading the
+// weight itself: a copy nobody reads is memory wasted, and codegen would
+// make it.
 func (g *Graph) verifyPacked(bad func(string, ...any)) {
 	readers := map[*Tensor]map[int]bool{}
 	for _, t := range g.Nodes {
-		if t.Op == ops.MulMat && len(t.Src) > 0 {
+		if (t.Op == ops.MulMat || t.Op == ops.MulMatID) && len(t.Src) > 0 {
 			if readers[t.Src[0]] == nil {
 				readers[t.Src[0]] = map[int]bool{}
 			}

@@ -5,7 +5,7 @@ import (
 	"github.com/graphc/graphc/ops"
 )
 
-// packWeights marks every weight that some mul_mat reads directly (as its
+// packWeights marks every weight that some mul_mat or mul_mat_id reads directly (as its
 // source 0, not through a split input's copy) on a backend that keeps a
 // packed copy of such weights (Backend.PackWeight: the CPU, for q4_0 and
 // q8_0). The mark (ir.Tensor.Packed) names that backend and the copy's
@@ -41,7 +41,7 @@ func packWeights(g *ir.Graph, pc *Context) error {
 		t.Packed = ir.Packing{}
 	}
 	for _, t := range g.Nodes {
-		if t.Op != ops.MulMat || t.Backend < 0 {
+		if !packs(t) || t.Backend < 0 {
 			continue
 		}
 		w := t.Src[0]
@@ -69,7 +69,7 @@ func packWeights(g *ir.Graph, pc *Context) error {
 			other(t.ViewSrc)
 		}
 		for i, s := range t.Src {
-			if s == nil || i == 0 && t.Op == ops.MulMat && t.Backend == s.Packed.Backend {
+			if s == nil || i == 0 && packs(t) && t.Backend == s.Packed.Backend {
 				continue
 			}
 			other(s)
@@ -82,3 +82,8 @@ func packWeights(g *ir.Graph, pc *Context) error {
 	}
 	return nil
 }
+
+// packs reports whether t reads its source 0 from a packed copy where the
+// backend keeps one: mul_mat, and mul_mat_id (its experts' matrices, as
+// repack.cpp takes MUL_MAT_ID).
+func packs(t *ir.Tensor) bool { return t.Op == ops.MulMat || t.Op == ops.MulMatID }

@@ -41,6 +41,15 @@ func TestPackWeights(t *testing.T) {
 			quantized(b, "gpu")
 		},
 	}, {
+		name: "experts",
+		doc:  "A mixture of experts' q4_0 weight, read by mul_mat_id, is packed whole, its experts' matrices one after the other, as ggml's CPU_REPACK takes MUL_MAT_ID.",
+		opts: caseOptions{Backends: []string{"cpu"}},
+		build: func(b *builder) {
+			x := b.input("x", tensor.F32, 64, 1, 3)
+			ids := b.input("ids", tensor.I32, 2, 3)
+			b.out(b.op(ops.MulMatID, "ffn_moe_up", ir.Args{}, b.typed("", "blk.0.ffn_up_exps.weight", tensor.Q4_0, 64, 32, 4), x, ids))
+		},
+	}, {
 		name: "offloaded",
 		doc:  "With op_offload the GPU takes the 32-token products of the CPU's q4_0 weight through a copy: no mul_mat reads the weight itself on the CPU, so it is not packed; the tied embedding's output product stays on the CPU and is.",
 		opts: caseOptions{Backends: []string{"gpu", "cpu"}, OpOffload: true},

@@ -7,6 +7,12 @@
 # output head when the file has no output.weight (Llama 3.2). The defaults
 # are what the generated package here is compiled for: a small GQA model
 # (graphc gguf new -arch llama writes files of that shape by default).
+# A file stating llama.expert_count (Mixtral's) has a mixture of experts
+# for each layer's feed-forward instead of the dense one, as llama.cpp
+# builds it for such llama files: build_moe_ffn with softmax gating over
+# all experts, each token's expert_used_count best, their weights
+# normalised to sum 1 (as examples/qwen3moe/qwen3moe.g), each expert n_ff
+# wide (graphc gguf new -arch llama -experts N writes such files).
 # The node order is llama.cpp's (src/models/llama.cpp): the llama
 # example's, ggml's conformance trace's, but for the last layer, which
 # computes only the rows of the tokens whose logits are wanted
@@ -21,6 +27,9 @@ dim n_vocab = meta("llama.vocab_size", meta("tokenizer.ggml.tokens", 320)) # as 
 dim head_dim = n_embd / n_head
 dim n_rot = meta("llama.rope.dimension_count", 16)
 dim n_embd_gqa = head_dim * n_head_kv  # one token's keys (and values) in the cache
+# The experts (0: a dense feed-forward) and how many each token uses.
+dim n_expert = meta("llama.expert_count", 0)
+dim n_expert_used = meta("llama.expert_used_count", 0)
 
 # The KV cache holds n_ctx tokens: 64, or -ctx N when compiling, at most
 # the file's llama.context_length (the length it was trained for).
@@ -50,9 +59,18 @@ for l in 0..n_layer {
   weight blk.{l}.attn_v.weight: f32[n_embd, n_embd_gqa]
   weight blk.{l}.attn_output.weight: f32[n_embd, n_embd]
   weight blk.{l}.ffn_norm.weight: f32[n_embd]
-  weight blk.{l}.ffn_gate.weight: f32[n_embd, n_ff]
-  weight blk.{l}.ffn_up.weight: f32[n_embd, n_ff]
-  weight blk.{l}.ffn_down.weight: f32[n_ff, n_embd]
+  if n_expert == 0 {
+    weight blk.{l}.ffn_gate.weight: f32[n_embd, n_ff]
+    weight blk.{l}.ffn_up.weight: f32[n_embd, n_ff]
+    weight blk.{l}.ffn_down.weight: f32[n_ff, n_embd]
+  }
+  if n_expert > 0 {
+    # The router, and the experts' matrices, one per expert in dim 2.
+    weight blk.{l}.ffn_gate_inp.weight: f32[n_embd, n_expert]
+    weight blk.{l}.ffn_gate_exps.weight: f32[n_embd, n_ff, n_expert]
+    weight blk.{l}.ffn_up_exps.weight: f32[n_embd, n_ff, n_expert]
+    weight blk.{l}.ffn_down_exps.weight: f32[n_ff, n_embd, n_expert]
+  }
 }
 weight output_norm.weight: f32[n_embd]
 weight output.weight: f32[n_embd, n_vocab] or token_embd.weight
@@ -127,14 +145,50 @@ for l in 0..n_layer {
   }
   ffn_inp = add(attn_out, inpL)
 
-  # SwiGLU feed-forward.
   norm_ffn = rms_norm(ffn_inp, eps=eps)
   ffn_norm = mul(norm_ffn, blk.{l}.ffn_norm.weight)
-  ffn_gate = mul_mat(blk.{l}.ffn_gate.weight, ffn_norm)
-  ffn_silu = silu(ffn_gate)
-  ffn_up = mul_mat(blk.{l}.ffn_up.weight, ffn_norm)
-  ffn_gate_par = mul(ffn_silu, ffn_up)
-  ffn_out = mul_mat(blk.{l}.ffn_down.weight, ffn_gate_par)
+  if n_expert == 0 {
+    # SwiGLU feed-forward.
+    ffn_gate = mul_mat(blk.{l}.ffn_gate.weight, ffn_norm)
+    ffn_silu = silu(ffn_gate)
+    ffn_up = mul_mat(blk.{l}.ffn_up.weight, ffn_norm)
+    ffn_gate_par = mul(ffn_silu, ffn_up)
+    ffn_out = mul_mat(blk.{l}.ffn_down.weight, ffn_gate_par)
+  }
+  if n_expert > 0 {
+    # The mixture of experts (build_moe_ffn): the router's softmax over
+    # the experts, each token's n_expert_used most probable ones.
+    ffn_moe_logits = mul_mat(blk.{l}.ffn_gate_inp.weight, ffn_norm)
+    ffn_moe_probs = soft_max(ffn_moe_logits)
+    ffn_moe_argsort = argsort(ffn_moe_probs, order=1)
+    ffn_moe_topk = view_2d(ffn_moe_argsort, n_expert_used, ne(ffn_norm, 1), row_size(ffn_moe_argsort, n_expert), 0)
+    # The chosen experts' probabilities, divided by their sum (llama.cpp's
+    # clamp of the sum below at 6.1e-5 changes nothing: the largest
+    # n_expert_used of n_expert probabilities sum to at least
+    # n_expert_used / n_expert).
+    probs_3d = reshape(ffn_moe_probs, 1, n_expert, ne(ffn_norm, 1))
+    ffn_moe_weights = get_rows(probs_3d, ffn_moe_topk)
+    weights_2d = reshape(ffn_moe_weights, n_expert_used, ne(ffn_norm, 1))
+    ffn_moe_weights_sum = sum_rows(weights_2d)
+    ffn_moe_weights_norm = div(weights_2d, ffn_moe_weights_sum)
+    weights_norm_3d = reshape(ffn_moe_weights_norm, 1, n_expert_used, ne(ffn_norm, 1))
+
+    # Each chosen expert's SwiGLU feed-forward on the token's column.
+    cur_3d = reshape(ffn_norm, n_embd, 1, ne(ffn_norm, 1))
+    ffn_moe_up = mul_mat_id(blk.{l}.ffn_up_exps.weight, cur_3d, ffn_moe_topk)
+    ffn_moe_gate = mul_mat_id(blk.{l}.ffn_gate_exps.weight, cur_3d, ffn_moe_topk)
+    ffn_moe_silu = silu(ffn_moe_gate)
+    ffn_moe_swiglu = mul(ffn_moe_silu, ffn_moe_up)
+    ffn_moe_down = mul_mat_id(blk.{l}.ffn_down_exps.weight, ffn_moe_swiglu, ffn_moe_topk)
+    ffn_moe_weighted = mul(ffn_moe_down, weights_norm_3d)
+
+    # The experts' outputs summed, in slot order, as llama.cpp's adds.
+    ffn_out = view_2d(ffn_moe_weighted, n_embd, ne(ffn_norm, 1), row_size(ffn_moe_weighted, n_embd * n_expert_used), 0)
+    for e in 1..n_expert_used {
+      expert_out = view_2d(ffn_moe_weighted, n_embd, ne(ffn_norm, 1), row_size(ffn_moe_weighted, n_embd * n_expert_used), row_size(ffn_moe_weighted, n_embd) * e)
+      ffn_out = add(ffn_out, expert_out)
+    }
+  }
   l_out = add(ffn_out, ffn_inp)
   inpL = l_out
 }

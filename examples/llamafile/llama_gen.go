@@ -117,6 +117,8 @@ var Meta = []tensor.Meta{
 	{Key: "tokenizer.ggml.tokens", Value: 320.0, Default: true},
 	{Key: "llama.vocab_size", Value: 320.0, Default: true},
 	{Key: "llama.rope.dimension_count", Value: 16.0, Default: true},
+	{Key: "llama.expert_count", Value: 0.0, Default: true},
+	{Key: "llama.expert_used_count", Value: 0.0, Default: true},
 	{Key: "llama.attention.layer_norm_rms_epsilon", Value: 1e-05, Default: true},
 	{Key: "llama.rope.freq_base", Value: 10000.0, Default: true},
 	{Key: "llama.rope.scaling.factor", Value: 1.0, Default: true},
@@ -321,14 +323,14 @@ func (d *Dims) String() string {
 // viewChecks are the views whose bytes depend on the dims, checked by Submit against their
 // sources' sizes; Extent is the case of Dims.extent covering each.
 var viewChecks = []engine.ViewCheck{
-	{Pos: "llama.g:82:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
-	{Pos: "llama.g:83:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
-	{Pos: "llama.g:88:20", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 0},
-	{Pos: "llama.g:89:19", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 0},
-	{Pos: "llama.g:82:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
-	{Pos: "llama.g:83:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
-	{Pos: "llama.g:88:20", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 0},
-	{Pos: "llama.g:89:19", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 0},
+	{Pos: "llama.g:100:18", View: "k_cache_view-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
+	{Pos: "llama.g:101:17", View: "k_cache_cpy-0", Source: "cache_k_l0", Size: 4096, Extent: 0},
+	{Pos: "llama.g:106:20", View: "v_cache_view-0", Source: "cache_v_l0", Size: 4096, Extent: 0},
+	{Pos: "llama.g:107:19", View: "v_cache_cpy-0", Source: "cache_v_l0", Size: 4096, Extent: 0},
+	{Pos: "llama.g:100:18", View: "k_cache_view-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
+	{Pos: "llama.g:101:17", View: "k_cache_cpy-1", Source: "cache_k_l1", Size: 4096, Extent: 0},
+	{Pos: "llama.g:106:20", View: "v_cache_view-1", Source: "cache_v_l1", Size: 4096, Extent: 0},
+	{Pos: "llama.g:107:19", View: "v_cache_cpy-1", Source: "cache_v_l1", Size: 4096, Extent: 0},
 }
 
 // extent is the byte range [lo, hi) extent k covers at these dims.

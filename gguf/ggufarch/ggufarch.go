@@ -1,5 +1,5 @@
 // Package ggufarch writes GGUF model files of a llama.cpp architecture
-// (llama, qwen2, qwen3, qwen3moe, gemma3, phi3) at any shape, as llama.cpp's converter writes them, with
+// (llama, with experts or without, qwen2, qwen3, qwen3moe, gemma3, phi3) at any shape, as llama.cpp's converter writes them, with
 // random weights: what `graphc gguf new -arch` writes, and what tests and
 // benchmarks run graphc and llama.cpp on; or, with Options.Mix, the file
 // llama.cpp's quantizer writes from such a file.
@@ -96,7 +96,8 @@ type Options struct {
 	// source chat programs format conversations with.
 	ChatTemplate string
 	// Experts, ExpertsUsed and ExpertFF are a qwen3moe file's mixture of
-	// experts (moe.go): 0 is its default.
+	// experts (moe.go): 0 is its default. A llama file with Experts has
+	// one too (Mixtral's), ExpertsUsed 0 its default, its experts FF wide.
 	Experts, ExpertsUsed, ExpertFF int
 }
 
@@ -421,7 +422,7 @@ func New(o Options) (*gguf.Writer, error) {
 		ts = append(ts,
 			weight{name: b + "ffn_norm.weight", ne0: o.Embd, rows: 1, ones: true},
 		)
-		if o.Arch == moeArch {
+		if o.hasExperts() {
 			ts = append(ts, o.moeFFN(b)...)
 			continue
 		}
@@ -459,11 +460,15 @@ func New(o Options) (*gguf.Writer, error) {
 		}
 	}
 	if o.Mix != "" {
+		nExperts := 0
+		if o.hasExperts() {
+			nExperts, _, _ = o.experts()
+		}
 		mts := make([]gguf.MixTensor, len(ts))
 		for k, t := range ts {
 			mts[k] = gguf.MixTensor{Name: t.name, Ne: shape(t), Type: tensor.F32}
 		}
-		if types, err = gguf.Mix(mix, gguf.MixModel{Arch: o.Arch, Layers: o.Layers, Heads: o.Heads, KVHeads: o.KVHeads}, mts, false); err != nil {
+		if types, err = gguf.Mix(mix, gguf.MixModel{Arch: o.Arch, Layers: o.Layers, Heads: o.Heads, KVHeads: o.KVHeads, Experts: nExperts}, mts, false); err != nil {
 			return nil, err
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return gguf.LoaderCompare(ts[a].name, ts[b].name) })

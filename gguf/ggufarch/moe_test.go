@@ -58,7 +58,47 @@ func TestWriteMoEFile(t *testing.T) {
 	}
 }
 
-// TestMoECheck: expert options outside qwen3moe, and expert counts that
+// TestWriteLlamaExpertsFile: a llama file with experts (Mixtral's kind)
+// states their count and those used, but no width of their own: llama.cpp
+// reads the experts -ff wide.
+func TestWriteLlamaExpertsFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mixtral.gguf")
+	o := ggufarch.Defaults("llama")
+	o.Experts, o.FF, o.Type = 4, 96, tensor.Q4_0
+	if err := ggufarch.WriteFile(path, o); err != nil {
+		t.Fatal(err)
+	}
+	m, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for key, want := range map[string]int64{"llama.expert_count": 4, "llama.expert_used_count": 2, "llama.feed_forward_length": 96} {
+		if got, ok := m.MetaInt(key); !ok || got != want {
+			t.Errorf("%s = %d (%v), want %d", key, got, ok, want)
+		}
+	}
+	if _, ok := m.MetaValue("llama.expert_feed_forward_length"); ok {
+		t.Errorf("llama.expert_feed_forward_length written; Mixtral's converter writes none")
+	}
+	for name, want := range map[string]string{
+		"blk.0.ffn_gate_inp.weight":  "f32 [64 4 1 1]",
+		"blk.0.ffn_gate_exps.weight": "q4_0 [64 96 4 1]",
+		"blk.0.ffn_down_exps.weight": "q4_0 [96 64 4 1]",
+	} {
+		ti, ok := m.Lookup(name)
+		if got := fmt.Sprintf("%s %v", ti.Type, ti.Ne); !ok || got != want {
+			t.Errorf("%s: %s (%v), want %s", name, got, ok, want)
+		}
+	}
+	for _, name := range []string{"blk.0.ffn_gate.weight", "blk.1.ffn_up.weight"} {
+		if _, ok := m.Lookup(name); ok {
+			t.Errorf("a dense %s beside the experts", name)
+		}
+	}
+}
+
+// TestMoECheck: expert options outside qwen3moe and llama, and expert counts that
 // make no file llama.cpp loads, are refused by their flags.
 func TestMoECheck(t *testing.T) {
 	for _, c := range []struct {
@@ -67,11 +107,13 @@ func TestMoECheck(t *testing.T) {
 		typ               tensor.DType
 		mix, want         string
 	}{
-		{"qwen3", 8, 0, 0, tensor.F32, "", "only qwen3moe files have experts"},
+		{"qwen3", 8, 0, 0, tensor.F32, "", "only qwen3moe and llama files have experts"},
+		{"llama", 8, 2, 64, tensor.F32, "", "a llama file's experts are -ff wide"},
+		{"llama", 0, 2, 0, tensor.F32, "", "a llama file has experts only with -experts"},
+		{"llama", 4, 6, 0, tensor.F32, "", "-experts-used 6 is more than the 4 experts"},
 		{"qwen3moe", 4, 6, 0, tensor.F32, "", "-experts-used 6 is more than the 4 experts"},
 		{"qwen3moe", 8, 2, 48, tensor.Q8_0, "", "-expert-ff 48 must be a multiple of q8_0's block size 32"},
 		{"qwen3moe", -1, 2, 0, tensor.F32, "", "must not be negative"},
-		{"qwen3moe", 0, 0, 0, tensor.F32, "q4_K_m", "not llama.cpp's mixes"},
 	} {
 		o := ggufarch.Defaults(c.arch)
 		o.Experts, o.ExpertsUsed, o.ExpertFF, o.Type, o.Mix = c.experts, c.used, c.ff, c.typ, c.mix

@@ -25,7 +25,7 @@ import (
 // feed-forward 864: whole 32-blocks only; feed-forward 400: not even
 // those, so f16); qwen3's and gemma3's query and key norms (gemma3's
 // norms after the attention and the feed-forward too), and their heads
-// wider than n_embd / n_head.
+// wider than n_embd / n_head; files with experts.
 var mixCases = []struct {
 	name string
 	opts ggufarch.Options
@@ -56,6 +56,15 @@ var mixCases = []struct {
 	})},
 	{"gemma3-hd128-tied-6", archOpts("gemma3", func(o *ggufarch.Options) {
 		o.Layers, o.Embd, o.Heads, o.KVHeads, o.HeadDim, o.FF, o.Vocab, o.Tied = 6, 256, 4, 1, 128, 512, 512, true
+	})},
+	// Mixtures of experts: Mixtral's 8 experts, which llama.cpp's mix
+	// treats apart (attn_v and attn_k q8_0, attn_output q5_K), and
+	// qwen3moe's other counts, which it does not.
+	{"mixtral-8x2-9", archOpts("llama", func(o *ggufarch.Options) {
+		o.Layers, o.Embd, o.Heads, o.KVHeads, o.FF, o.Vocab, o.Experts = 9, 256, 4, 2, 256, 512, 8
+	})},
+	{"qwen3moe-16x4-hd64-5", archOpts("qwen3moe", func(o *ggufarch.Options) {
+		o.Layers, o.Embd, o.Heads, o.KVHeads, o.HeadDim, o.FF, o.Vocab, o.Experts, o.ExpertsUsed, o.ExpertFF = 5, 256, 4, 2, 64, 512, 512, 16, 4, 256
 	})},
 }
 

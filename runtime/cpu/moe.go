@@ -21,6 +21,16 @@ type moeState struct {
 	order [][]int32 // per thread, ArgSort's row of indices
 	sort  argSortTask
 	sum   sumRowsTask
+	pe    packedWeight // one expert's matrix of a packed weight (expertOf)
+}
+
+// expertOf points s.pe at matrix e of the packed copy p of a mul_mat_id
+// weight: a packed weight's matrices lie one after the other, so an
+// expert's is a packed [k, m] weight of its own.
+func (s *moeState) expertOf(p *packedWeight, e int) *packedWeight {
+	s.pe = packedWeight{typ: p.typ, ne: [4]int{p.ne[0], p.ne[1], 1, 1}, nb: p.nb, groups: p.groups,
+		data: p.data[e*p.matSize : (e+1)*p.matSize], matSize: p.matSize}
+	return &s.pe
 }
 
 // MulMatID is ggml_mul_mat_id: with as [K, M, n_expert] (any weight type
@@ -36,6 +46,8 @@ type moeState struct {
 // quantization: q8_0 for q8_0 and q4_0 experts, q8_K for the k-quants, f16
 // rounding for f16), so the numbers are those of mul_mat with the same
 // weights; the gathered columns and the results are copied in and out.
+// A weight packed for its mul_mat_ids (Pack, as ggml's CPU_REPACK takes
+// MUL_MAT_ID) is read from its copy, an expert's matrix at a time.
 func (b *Backend) MulMatID(dst, as, x, ids *tensor.Tensor) {
 	k, m, nExp := as.Ne[0], as.Ne[1], as.Ne[2]
 	nUsed, nTok := ids.Ne[0], ids.Ne[1]
@@ -84,6 +96,10 @@ func (b *Backend) MulMatID(dst, as, x, ids *tensor.Tensor) {
 	}
 	// count[e] is now where expert e's pairs end.
 	xs, ds := x.F32s(), dst.F32s()
+	var packed *packedWeight
+	if isBlockType(as.Type) {
+		packed = b.packedFor(as)
+	}
 	lo := 0
 	for e := range nExp {
 		hi := s.count[e]
@@ -108,10 +124,14 @@ func (b *Backend) MulMatID(dst, as, x, ids *tensor.Tensor) {
 			o := ((p[0]%ne11)*x.Nb[1] + p[1]*x.Nb[2]) / 4
 			copy(xv[j*k:(j+1)*k], xs[o:o+k])
 		}
-		ae := tensor.Tensor{Type: as.Type, Ne: [4]int{k, m, 1, 1}, Nb: [4]int{as.Nb[0], as.Nb[1], as.Nb[1] * m, as.Nb[1] * m}}
-		ae.Data = as.Data[e*as.Nb[2]:]
-		ae.Data = ae.Data[:ae.Span()]
-		b.MulMat(&de, &ae, &xe, ops.MulMatParams{})
+		if packed != nil {
+			b.mulMatPacked(&de, s.expertOf(packed, e), &xe)
+		} else {
+			ae := tensor.Tensor{Type: as.Type, Ne: [4]int{k, m, 1, 1}, Nb: [4]int{as.Nb[0], as.Nb[1], as.Nb[1] * m, as.Nb[1] * m}}
+			ae.Data = as.Data[e*as.Nb[2]:]
+			ae.Data = ae.Data[:ae.Span()]
+			b.MulMat(&de, &ae, &xe, ops.MulMatParams{})
+		}
 		dv := de.F32s()
 		for j, p := range pairs {
 			o := (p[0]*dst.Nb[1] + p[1]*dst.Nb[2]) / 4

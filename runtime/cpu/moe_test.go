@@ -1,6 +1,7 @@
 package cpu_test
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -106,6 +107,51 @@ func far(got, want []float32) int {
 	return -1
 }
 
+// TestMulMatIDPacked: mul_mat_id on a packed weight (Pack of the whole
+// [k, m, n_expert] tensor) is mul_mat_id on the weight as loaded, to the
+// packed kernels' other order of ggml's block terms, at every level: one
+// token (the matrix-vector kernels, as in generation) and a batch whose
+// experts take several columns each (the panels, as in a prompt), x
+// shared by a token's experts and one per expert.
+func TestMulMatIDPacked(t *testing.T) {
+	for _, isa := range cpu.ISAs() {
+		t.Run(isa, func(t *testing.T) {
+			defer cpu.UseISA(isa)()
+			r := rand.New(rand.NewPCG(7, 8))
+			const nExp, nUsed = 8, 3
+			for _, typ := range []tensor.DType{tensor.Q8_0, tensor.Q4_0, tensor.Q4_K} {
+				for _, c := range []struct{ nTok, ne11, m int }{{1, 1, 40}, {1, nUsed, 16}, {37, 1, 50}, {29, nUsed, 33}} {
+					k := 96
+					if typ.BlockSize() == 256 {
+						k = 512
+					}
+					as := randomWeights(r, typ, [4]int{k, c.m, nExp, 1})
+					x := randomWeights(r, tensor.F32, [4]int{k, c.ne11, c.nTok, 1})
+					ids := tensor.NewTensor(tensor.I32, [4]int{nUsed, c.nTok, 1, 1})
+					for tok := range c.nTok {
+						for i, e := range r.Perm(nExp)[:nUsed] {
+							ids.I32s()[tok*nUsed+i] = int32(e)
+						}
+					}
+					plain, packed := cpu.New(2), cpu.New(2)
+					if err := packed.Pack(&as); err != nil {
+						t.Fatal(err)
+					}
+					want := tensor.NewTensor(tensor.F32, [4]int{c.m, nUsed, c.nTok, 1})
+					got := tensor.NewTensor(tensor.F32, want.Ne)
+					plain.MulMatID(&want, &as, &x, &ids)
+					packed.MulMatID(&got, &as, &x, &ids)
+					plain.Close()
+					packed.Close()
+					if i := far(got.F32s(), want.F32s()); i >= 0 {
+						t.Fatalf("%v %+v: element %d: packed %g, as loaded %g", typ, c, i, got.F32s()[i], want.F32s()[i])
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestArgSort: each row's indices order its values, ascending or
 // descending, ties in index order; strided sources are read as such.
 func TestArgSort(t *testing.T) {
@@ -164,6 +210,41 @@ func TestSumRows(t *testing.T) {
 			}
 			if got := dst.F32s()[row]; got != float32(s) || math.IsNaN(float64(got)) {
 				t.Errorf("%v: row %d: %g, want %g", l, row, got, float32(s))
+			}
+		}
+	}
+}
+
+// BenchmarkMulMatID is one of Qwen3-30B-A3B's expert products (ffn_up_exps:
+// 128 q4_0 experts of 768 rows of 2048, 8 used per token) for one token and
+// for a 512-token prompt, packed and as loaded, at 1 and 2 threads.
+func BenchmarkMulMatID(b *testing.B) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const k, m, nExp, nUsed = 2048, 768, 128, 8
+	as := randomWeights(r, tensor.Q4_0, [4]int{k, m, nExp, 1})
+	for _, nTok := range []int{1, 512} {
+		x := randomWeights(r, tensor.F32, [4]int{k, 1, nTok, 1})
+		ids := tensor.NewTensor(tensor.I32, [4]int{nUsed, nTok, 1, 1})
+		for tok := range nTok {
+			for i, e := range r.Perm(nExp)[:nUsed] {
+				ids.I32s()[tok*nUsed+i] = int32(e)
+			}
+		}
+		dst := tensor.NewTensor(tensor.F32, [4]int{m, nUsed, nTok, 1})
+		for _, threads := range []int{1, 2} {
+			for _, pack := range []bool{false, true} {
+				b.Run(fmt.Sprintf("tokens=%d/threads=%d/packed=%v", nTok, threads, pack), func(b *testing.B) {
+					c := cpu.New(threads)
+					defer c.Close()
+					if pack {
+						if err := c.Pack(&as); err != nil {
+							b.Fatal(err)
+						}
+					}
+					for b.Loop() {
+						c.MulMatID(&dst, &as, &x, &ids)
+					}
+				})
 			}
 		}
 	}

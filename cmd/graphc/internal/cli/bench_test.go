@@ -154,7 +154,7 @@ func TestBenchLlamaGenerate(t *testing.T) {
 	checkBenchRows(t, out.String(), "q8_0.gguf pp64", "q8_0.gguf tg16", "q8_0.gguf ttft64", "q8_0.gguf gen16")
 }
 
-// TestBenchLlamaArch runs bench -llama -short on qwen2 and gemma3 files:
+// TestBenchLlamaArch runs bench -llama -short on qwen2, mixtral and gemma3 files:
 // the bench compiles the architecture's model (examples.ForArch's).
 func TestBenchLlamaArch(t *testing.T) {
 	if testing.Short() {
@@ -167,6 +167,15 @@ func TestBenchLlamaArch(t *testing.T) {
 	checkBenchRows(t, out.String(), "q8_0.gguf pp64", "q8_0.gguf tg16")
 	if !strings.Contains(out.String(), "qwen2-l2-") {
 		t.Errorf("no qwen2 file in\n%s", out.String())
+	}
+	// mixtral: a llama file with experts, llama.g's mixture of them.
+	out.Reset()
+	if code := Main([]string{"bench", "-llama", "-short", "-interp", "-threads", "1", "-arch", "mixtral", "-type", "q4_0"}, &out, &errb); code != ExitOK {
+		t.Fatalf("mixtral: exit %d: %s", code, errb.String())
+	}
+	checkBenchRows(t, out.String(), "q4_0.gguf pp64", "q4_0.gguf tg16")
+	if !strings.Contains(out.String(), "llama-l2-e256-h8-kv2-ff512-x8u2-v512-q4_0") {
+		t.Errorf("no llama file with 8 experts of 2 in\n%s", out.String())
 	}
 	// gemma3's sliding-window mask, at a depth past the window, built by
 	// the generated package's driver; -interp says it does not build it.

@@ -62,9 +62,16 @@ type llamaBench struct {
 
 // benchShapes are the default files' shapes per -arch, the real models'
 // (Llama-3.2-1B, Qwen2.5-0.5B, Qwen3-0.6B, Gemma-3-1B, Phi-3.5-mini); benchShortShape a small file of the same
-// kind for -short.
+// kind for -short. The mixtures of experts have their real models' layers
+// but fewer of them, so that a q4_0 file fits a small machine's memory
+// beside llama.cpp's copy: qwen3moe Qwen3-30B-A3B's (48 layers there),
+// mixtral (llama files with experts) Mixtral-8x7B's (32 there).
 var (
 	benchShapes = map[string]ggufarch.Options{
+		"qwen3moe": {Arch: "qwen3moe", Layers: 4, Embd: 2048, Heads: 32, KVHeads: 4, HeadDim: 128, FF: 6144,
+			Experts: 128, ExpertsUsed: 8, ExpertFF: 768, Vocab: 151936, Ctx: 40960, RopeTheta: 1000000, Seed: 1},
+		"mixtral": {Arch: "llama", Layers: 2, Embd: 4096, Heads: 32, KVHeads: 8, FF: 14336,
+			Experts: 8, ExpertsUsed: 2, Vocab: 32000, Ctx: 32768, RopeTheta: 1000000, Seed: 1},
 		"llama": {Arch: "llama", Layers: 16, Embd: 2048, Heads: 32, KVHeads: 8, FF: 8192,
 			Vocab: 128256, Ctx: 131072, RopeTheta: 500000, Tied: true, Seed: 1},
 		"qwen2": {Arch: "qwen2", Layers: 24, Embd: 896, Heads: 14, KVHeads: 2, FF: 4864,
@@ -326,11 +333,13 @@ func (lb *llamaBench) side() string {
 func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 	shape, dir := benchShapes[lb.arch], tmp
 	if lb.short {
+		full := benchShapes[lb.arch]
 		shape = benchShortShape
-		shape.Arch = lb.arch
-		if benchShapes[lb.arch].SlidingWindow > 0 {
+		shape.Arch = full.Arch
+		if full.SlidingWindow > 0 {
 			shape.SlidingWindow = benchShortWindow
 		}
+		shape.Experts, shape.ExpertsUsed = min(full.Experts, 8), min(full.ExpertsUsed, 2)
 	} else {
 		d, err := os.UserCacheDir()
 		if err != nil {
@@ -348,7 +357,14 @@ func (lb *llamaBench) defaultFiles(e *env, tmp string) ([]string, error) {
 		if shape.HeadDim > 0 {
 			hd = fmt.Sprintf("-hd%d", shape.HeadDim)
 		}
-		name := fmt.Sprintf("%s-l%d-e%d-h%d-kv%d%s-ff%d-v%d-%s", shape.Arch, shape.Layers, shape.Embd, shape.Heads, shape.KVHeads, hd, shape.FF, shape.Vocab, t)
+		x := "" // experts: how many, how many used, their width
+		if shape.Experts > 0 {
+			x = fmt.Sprintf("-x%du%d", shape.Experts, shape.ExpertsUsed)
+			if shape.ExpertFF > 0 {
+				x += fmt.Sprintf("ff%d", shape.ExpertFF)
+			}
+		}
+		name := fmt.Sprintf("%s-l%d-e%d-h%d-kv%d%s-ff%d%s-v%d-%s", shape.Arch, shape.Layers, shape.Embd, shape.Heads, shape.KVHeads, hd, shape.FF, x, shape.Vocab, t)
 		path := filepath.Join(dir, name+".gguf")
 		files = append(files, path)
 		if _, err := os.Stat(path); err == nil {
@@ -470,14 +486,22 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 		return nil, &compiler.UserError{Msg: err.Error()}
 	}
 	// Bytes a generated token reads: every weight, but token_embd.weight
-	// only where it is the output head too (get_rows reads one row).
+	// only where it is the output head too (get_rows reads one row), and
+	// of a mixture of experts' weights (three dimensions, one matrix per
+	// expert) the expert_used_count matrices the token chose.
 	var streamed int64
 	_, hasOutput := weights["output.weight"]
+	arch, _ := f.MetaString("general.architecture")
+	used, _ := f.MetaInt(arch + ".expert_used_count")
 	for n, w := range weights {
 		if n == "token_embd.weight" && hasOutput {
 			continue
 		}
-		streamed += int64(len(w.Data))
+		b := int64(len(w.Data))
+		if w.Ne[2] > 1 && used > 0 && strings.HasSuffix(n, "_exps.weight") {
+			b = b / int64(w.Ne[2]) * min(used, int64(w.Ne[2]))
+		}
+		streamed += b
 	}
 	vocab := weights["token_embd.weight"].Ne[1]
 	var bin string

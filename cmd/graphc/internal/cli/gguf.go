@@ -180,8 +180,8 @@ func archFlags(fs *flag.FlagSet, o *ggufarch.Options) {
 	fs.BoolVar(&o.RopeFreqs, "rope-freqs", def.RopeFreqs, "-arch llama: write rope_freqs.weight, Llama 3.1/3.2's llama3 rope scaling factors (factor 32, low/high frequency factors 1 and 4, original context 8192, as llama.cpp's converter computes them)")
 	fs.IntVar(&o.RopeOrigCtx, "rope-orig-ctx", def.RopeOrigCtx, "-arch llama -rope-freqs: the rope scaling's original context length (0: Llama 3's 8192; pairs of wavelength beyond it are slowed 32 times); -arch phi3: rope.scaling.original_context_length (0: -ctx), beyond which llama.cpp and graphc rope with the long factors")
 	fs.BoolVar(&o.RopeFactors, "rope-factors", def.RopeFactors, "-arch phi3: write rope_factors_long.weight and rope_factors_short.weight, Phi-3's longrope scaling, and its attn_factor")
-	fs.IntVar(&o.Experts, "experts", def.Experts, "-arch qwen3moe: experts per layer (<arch>.expert_count; 0: 8)")
-	fs.IntVar(&o.ExpertsUsed, "experts-used", def.ExpertsUsed, "-arch qwen3moe: experts each token uses (<arch>.expert_used_count; 0: 2)")
+	fs.IntVar(&o.Experts, "experts", def.Experts, "-arch qwen3moe: experts per layer (<arch>.expert_count; 0: 8); -arch llama: a mixture of this many experts instead of the dense feed-forward, each -ff wide, as Mixtral's files (0: none)")
+	fs.IntVar(&o.ExpertsUsed, "experts-used", def.ExpertsUsed, "-arch qwen3moe, or llama with -experts: experts each token uses (<arch>.expert_used_count; 0: 2)")
 	fs.IntVar(&o.ExpertFF, "expert-ff", def.ExpertFF, "-arch qwen3moe: an expert's feed-forward width (<arch>.expert_feed_forward_length; 0: -ff / -experts-used)")
 }
 
