@@ -347,7 +347,12 @@ static void expand(ggml_cgraph * gf, ggml_tensor * t) {
 // build_graph builds the decoder as llama.cpp's llm_build_llama does
 // (non-flash attention, KV cache written through views, V stored
 // transposed), with build_moe_ffn's softmax-gated mixture of experts in
-// place of the dense FFN for the moe kind.
+// place of the dense FFN for the moe kind, expanded in its order (the
+// normalised weights first, then the experts' product, its views and
+// their sum). Two differences from build_moe_ffn, both ops graphc lacks:
+// SiLU and MUL where it fuses them (ggml_swiglu_split), and no clamp of
+// the weights' sum (ggml_clamp; the sum of the top n_expert_used of
+// n_expert probabilities is at least n_expert_used / n_expert anyway).
 static ggml_tensor * build_graph(ggml_context * ctx, ggml_cgraph * gf, Model & m, const Hparams & hp, Inputs & in) {
     const int nt = hp.n_tokens, n_kv = hp.n_kv, kv_head = hp.n_kv - hp.n_tokens;
     auto W = [&](const std::string & n) { return m.byname.at(n); };
@@ -414,6 +419,7 @@ static ggml_tensor * build_graph(ggml_context * ctx, ggml_cgraph * gf, Model & m
             ggml_tensor * wsum = named(ggml_sum_rows(ctx, w), "ffn_moe_weights_sum", il);
             w = named(ggml_div(ctx, w, wsum), "ffn_moe_weights_norm", il);
             w = ggml_reshape_3d(ctx, w, 1, nu, nt);
+            expand(gf, w); // early, as llama.cpp does
             ggml_tensor * x = ggml_reshape_3d(ctx, cur, hp.n_embd, 1, nt);
             ggml_tensor * up = named(ggml_mul_mat_id(ctx, LW("ffn_up_exps"), x, sel), "ffn_moe_up", il);
             ggml_tensor * gate = named(ggml_mul_mat_id(ctx, LW("ffn_gate_exps"), x, sel), "ffn_moe_gate", il);
@@ -421,11 +427,18 @@ static ggml_tensor * build_graph(ggml_context * ctx, ggml_cgraph * gf, Model & m
             ggml_tensor * par = named(ggml_mul(ctx, gate, up), "ffn_moe_swiglu", il);
             ggml_tensor * experts = named(ggml_mul_mat_id(ctx, LW("ffn_down_exps"), par, sel), "ffn_moe_down", il);
             experts = named(ggml_mul(ctx, experts, w), "ffn_moe_weighted", il);
-            ggml_tensor * moe_out = nullptr;
+            expand(gf, experts);
+            // The experts' views first, then their sum, each expanded in turn.
+            std::vector<ggml_tensor *> ex(nu);
             for (int e = 0; e < nu; e++) {
-                ggml_tensor * ex = ggml_view_2d(ctx, experts, hp.n_embd, nt, experts->nb[2], e * experts->nb[1]);
-                ggml_format_name(ex, "ffn_moe_out_e%d-%d", e, il);
-                moe_out = moe_out ? ggml_add(ctx, moe_out, ex) : ex;
+                ex[e] = ggml_view_2d(ctx, experts, hp.n_embd, nt, experts->nb[2], e * experts->nb[1]);
+                ggml_format_name(ex[e], "ffn_moe_out_e%d-%d", e, il);
+                expand(gf, ex[e]);
+            }
+            ggml_tensor * moe_out = ex[0];
+            for (int e = 1; e < nu; e++) {
+                moe_out = ggml_add(ctx, moe_out, ex[e]);
+                expand(gf, moe_out);
             }
             cur = named(moe_out, "ffn_moe_out", il);
         } else {
@@ -690,7 +703,7 @@ int main(int argc, char ** argv) {
         j.ki("n_expert", hp.n_expert);
         j.ki("n_expert_used", hp.n_expert_used);
         j.ki("n_ff_exp", hp.n_ff_exp);
-        j.ks("gating", "soft_max; ggml_argsort_top_k; weights normalised by their sum (sum_rows, div)");
+        j.ks("gating", "soft_max; ggml_argsort_top_k; weights normalised by their sum (sum_rows, div; no clamp); silu and mul (not the fused swiglu)");
     } else {
         j.ki("n_ff", hp.n_ff);
     }
