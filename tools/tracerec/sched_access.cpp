@@ -20,6 +20,7 @@ GGML_API int tracerec_sched_graph_n_leafs(ggml_backend_sched_t sched);
 GGML_API struct ggml_tensor * tracerec_sched_graph_leaf(ggml_backend_sched_t sched, int i);
 GGML_API int tracerec_sched_node_backend_id(ggml_backend_sched_t sched, int i);
 GGML_API int tracerec_sched_leaf_backend_id(ggml_backend_sched_t sched, int i);
+GGML_API int tracerec_max_copies(void);
 
 GGML_API const char * tracerec_cause(ggml_backend_sched_t sched, struct ggml_tensor * t) {
     (void) sched;
@@ -55,5 +56,8 @@ GGML_API int tracerec_sched_graph_n_leafs(ggml_backend_sched_t sched) { return s
 GGML_API struct ggml_tensor * tracerec_sched_graph_leaf(ggml_backend_sched_t sched, int i) { return sched->graph.leafs[i]; }
 GGML_API int tracerec_sched_node_backend_id(ggml_backend_sched_t sched, int i) { return sched->node_backend_ids[i]; }
 GGML_API int tracerec_sched_leaf_backend_id(ggml_backend_sched_t sched, int i) { return sched->leaf_backend_ids[i]; }
+
+// The build's GGML_SCHED_MAX_COPIES, the n_copies of a parallel scheduler.
+GGML_API int tracerec_max_copies(void) { return GGML_SCHED_MAX_COPIES; }
 
 }

@@ -45,6 +45,7 @@ int tracerec_sched_graph_n_leafs(ggml_backend_sched_t);
 struct ggml_tensor * tracerec_sched_graph_leaf(ggml_backend_sched_t, int);
 int tracerec_sched_node_backend_id(ggml_backend_sched_t, int);
 int tracerec_sched_leaf_backend_id(ggml_backend_sched_t, int);
+int tracerec_max_copies(void);
 }
 
 // ---------------------------------------------------------------- JSON
@@ -133,8 +134,8 @@ struct JSON {
     }
     void f(double v) {
         val_prefix();
-        if (std::isinf(v)) {
-            out += v > 0 ? "1e999" : "-1e999";
+        if (!std::isfinite(v)) {
+            out += "null"; // JSON has no infinities or NaNs
             return;
         }
         char buf[64];
@@ -687,7 +688,7 @@ int main(int argc, char ** argv) {
     j.ks("note", c.note);
     j.ks("ggml_commit", commit);
     j.kb("causes_build", true);
-    j.ki("GGML_SCHED_MAX_COPIES", 4);
+    j.ki("GGML_SCHED_MAX_COPIES", tracerec_max_copies());
     j.key("hparams");
     j.obj();
     j.ks("kind", hp.kind);
