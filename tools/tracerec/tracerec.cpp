@@ -253,6 +253,24 @@ static std::vector<Case> cases() {
             cs.push_back(c);
         }
     }
+    {
+        // Batch 64 over 32 experts: the used ones leave gaps, so the copy
+        // of only the used experts still saves bytes at a batch a device's
+        // offload_op would take.
+        Case c;
+        c.name = "moe_exps32_offload_b64";
+        c.note = "MoE decoder with 32 experts (2 used), expert weights in host memory, the rest on RPC, every MUL_MAT_ID forced onto RPC by the user; "
+                 "batch 64 uses some experts only; backends [RPC, CPU]";
+        c.hp.kind = "moe";
+        c.hp.n_tokens = 64;
+        c.hp.n_kv = 128;
+        c.hp.n_expert = 32;
+        c.op_offload = true;
+        c.mul_mat_id_on_rpc = true;
+        c.on_rpc = [](const std::string & n, int l) { return !is_exps(n) && (l >= 0 || n.rfind("output", 0) == 0); };
+        c.extra = {{"experts", "\"CPU\""}, {"mul_mat_id_override", "\"RPC\""}};
+        cs.push_back(c);
+    }
     return cs;
 }
 
