@@ -152,15 +152,30 @@ func rangeBytes(ranges [][2]int64, expertSize, nExpert int64) int64 {
 
 // TestCausesMatchSchedDebugLog checks every trace's recorded assignments
 // and causes (read from ggml's SET_CAUSE block) against ggml's own
-// GGML_SCHED_DEBUG=2 report of the same run, as ggml truncates them.
+// GGML_SCHED_DEBUG=2 report of the same run, as ggml truncates them: each
+// printed node's, and each of its sources' after scheduling (leaves, views
+// and the split inputs' copies, which ggml assigns no backend: NULL).
 func TestCausesMatchSchedDebugLog(t *testing.T) {
-	nodeRE := regexp.MustCompile(`^node #\s*(\d+) \(\s*[^)]*\):\s*(.{1,20}?) \(\s*\d+[KM]\) \[(.{5}) (.{8})\]`)
+	nodeRE := regexp.MustCompile(`^node #\s*(\d+) \(\s*[^)]*\):\s*(.{1,20}?) \(\s*\d+[KM]\) \[(.{5}) (.{8})\] use=\d+,c=\d:(.*)$`)
+	// A source: " %20.20s (%5.5s) [%5.5s %8.8s]", 46 characters.
+	const srcWidth = 46
 	for _, path := range traces(t) {
 		tr := load(t, path)
 		t.Run(tr.Case, func(t *testing.T) {
-			n := 0
+			assigned := map[string]string{} // name → "[backend cause]" as ggml prints it
+			for _, x := range append(append([]*ggmltrace.Tensor(nil), tr.Leafs...), tr.Nodes...) {
+				assigned[x.Name] = fmt.Sprintf("[%5.5s %8.8s]", x.Backend, x.Cause)
+			}
+			for _, s := range tr.Result.Splits {
+				for _, in := range s.Inputs {
+					for _, c := range in.Copies {
+						assigned[c.Name] = fmt.Sprintf("[%5.5s %8.8s]", "NULL", c.Cause)
+					}
+				}
+			}
+			n, nSrc := 0, 0
 			for _, line := range strings.Split(tr.SchedDebugLog, "\n") {
-				m := nodeRE.FindStringSubmatch(line)
+				m := nodeRE.FindStringSubmatch(strings.TrimRight(line, " "))
 				if m == nil {
 					continue
 				}
@@ -176,9 +191,33 @@ func TestCausesMatchSchedDebugLog(t *testing.T) {
 				if got != want {
 					t.Errorf("node %d: log %s, trace %s", i, want, got)
 				}
+				srcs := nt.SrcAfter
+				if srcs == nil {
+					srcs = nt.Src
+				}
+				var names []string
+				for _, s := range srcs {
+					if s != nil {
+						names = append(names, *s)
+					}
+				}
+				rest := m[5]
+				if len(rest) != srcWidth*len(names) {
+					t.Errorf("node %d %s: log sources %q, trace %v", i, nt.Name, m[5], names)
+					continue
+				}
+				for k, name := range names {
+					chunk := rest[k*srcWidth : (k+1)*srcWidth]
+					wantSrc := strings.TrimSpace(chunk[1:21]) + " " + chunk[30:]
+					gotSrc := strings.TrimSpace(fmt.Sprintf("%20.20s", name)) + " " + assigned[name]
+					nSrc++
+					if wantSrc != gotSrc {
+						t.Errorf("node %d %s source %d: log %s, trace %s", i, nt.Name, k, wantSrc, gotSrc)
+					}
+				}
 			}
-			if n == 0 {
-				t.Error("no node lines in the log")
+			if n == 0 || nSrc == 0 {
+				t.Errorf("%d node lines and %d sources in the log", n, nSrc)
 			}
 		})
 	}
