@@ -72,11 +72,16 @@ func TestMoETraces(t *testing.T) {
 				}
 				placements[tr.Case[:strings.LastIndex(tr.Case, "_b")]+" on "+n.Backend+" weights "+as.Prealloc.Buft] = true
 			}
-			var moved int64
+			var moved, toDevice, fromDevice int64
 			for k, s := range tr.Result.Splits {
 				first := tr.Nodes[s.IStart]
 				for _, in := range s.Inputs {
 					moved += in.BytesMoved
+					if tr.Backends[s.BackendID].Kind == "RPC" {
+						toDevice += in.BytesMoved
+					} else {
+						fromDevice += in.BytesMoved
+					}
 					what := fmt.Sprintf("split %d input %s", k, in.Name)
 					src := tensors[in.Name]
 					partial := first.Op == "MUL_MAT_ID" && *first.Src[0] == in.Name && in.IsWeight && src.Prealloc != nil && src.Prealloc.IsHost
@@ -100,6 +105,13 @@ func TestMoETraces(t *testing.T) {
 			}
 			if moved != tr.Result.BytesMovedPerEval {
 				t.Errorf("inputs moved %d bytes in all, bytes_moved_per_eval %d", moved, tr.Result.BytesMovedPerEval)
+			}
+			// The recorder counted the RPC connection's traffic: the inputs
+			// moved to the device, and back from it plus the ids ggml read.
+			if w := tr.Result.Wire; w == nil {
+				t.Error("no bytes_on_wire")
+			} else if w.ToDevice != toDevice || w.FromDevice != fromDevice+w.IDsRead {
+				t.Errorf("on the wire %d bytes to the device and %d back (%d of ids), the inputs moved %d and %d", w.ToDevice, w.FromDevice, w.IDsRead, toDevice, fromDevice)
 			}
 		})
 	}
@@ -286,6 +298,7 @@ func sameTrace(a, b *ggmltrace.Trace) []string {
 			}
 		}
 		r.BytesMovedPerEval = r.BytesMoved()
+		r.Wire = nil // the earlier recorder did not count the wire
 		// Leaves' ops in ggml's graph copy are all NONE; not every
 		// recorder writes them.
 		r.SchedGraph.Leafs = append([]ggmltrace.SchedGraphNode(nil), r.SchedGraph.Leafs...)

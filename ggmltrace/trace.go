@@ -169,10 +169,22 @@ type Result struct {
 	// BytesMovedPerEval is what the recorded eval copied: the inputs'
 	// BytesMoved summed. Traces older than the MoE ones leave it out (0):
 	// every input moved all its bytes there.
-	BytesMovedPerEval int64            `json:"bytes_moved_per_eval"`
+	BytesMovedPerEval int64 `json:"bytes_moved_per_eval"`
+	// Wire is what the recorder counted on the RPC connection in the
+	// recorded evaluation (moe_* traces; nil in older ones).
+	Wire              *Wire            `json:"bytes_on_wire"`
 	GraphInputsPP     json.RawMessage  `json:"graph_inputs_pp"`
 	ComputeBufferSize map[string]int64 `json:"compute_buffer_size"`
 	SchedGraph        SchedGraph       `json:"sched_graph"`
+}
+
+// Wire is the RPC device's traffic in one evaluation: the data of every
+// tensor set on it and got from it. FromDevice includes IDsRead, the ids
+// ggml read back to choose which experts to copy.
+type Wire struct {
+	ToDevice   int64 `json:"to_device"`
+	FromDevice int64 `json:"from_device"`
+	IDsRead    int64 `json:"ids_read"`
 }
 
 // Split is one of ggml's splits: nodes [IStart, IEnd) on Backend.

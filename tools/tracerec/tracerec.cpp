@@ -19,6 +19,13 @@
 #include "ggml-cpu.h"
 #include "ggml-rpc.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cmath>
 #include <cstdarg>
 #include <cstdio>
@@ -28,6 +35,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" {
@@ -157,6 +165,146 @@ struct JSON {
     void kb(const char * k, bool v) { key(k); b(v); }
     void kf(const char * k, double v) { key(k); f(v); }
 };
+
+// ---------------------------------------------------------------- wire
+
+// The bytes ggml moves to and from the RPC device, counted on the wire: the
+// RPC backend connects through this proxy, which forwards both ways and, for
+// each request while counting is on, adds the data a SET_TENSOR carries and
+// the size a GET_TENSOR asks for. Commands (RPC protocol of ggml's
+// ggml-rpc.cpp): a command byte, a little-endian uint64 size, the payload.
+enum { RPC_CMD_SET_TENSOR = 6, RPC_CMD_GET_TENSOR = 8 };
+
+// The proxy sees requests later than the recorder sends them (SET_TENSOR
+// has no reply), so what it counts is delimited in the stream itself: a
+// GET_TENSOR of the marker tensor (in a buffer of its own, in no graph)
+// starts and stops counting, and a GET_TENSOR of a tensor the recorder
+// announced in skip (its own reads of the ids) is not counted. ggml's
+// rpc_tensor starts with the tensor's address, its id.
+struct Wire {
+    std::atomic<bool> counting{false};
+    std::atomic<long long> set_bytes{0}, get_bytes{0};
+    std::atomic<long long> rpc_tensor_size{-1}; // sizeof(rpc_tensor), from the first marker read
+    std::atomic<uint64_t> marker{0};
+    std::atomic<uint64_t> skip{0};
+    int listen_fd = -1;
+    int port = 0;
+};
+static Wire g_wire;
+
+static bool read_full(int fd, void * p, size_t n) {
+    char * c = (char *) p;
+    while (n > 0) {
+        ssize_t r = read(fd, c, n);
+        if (r <= 0) return false;
+        c += r;
+        n -= (size_t) r;
+    }
+    return true;
+}
+
+static bool write_full(int fd, const void * p, size_t n) {
+    const char * c = (const char *) p;
+    while (n > 0) {
+        ssize_t r = write(fd, c, n);
+        if (r <= 0) return false;
+        c += r;
+        n -= (size_t) r;
+    }
+    return true;
+}
+
+static void pump_requests(int from, int to) {
+    std::vector<char> payload;
+    for (;;) {
+        unsigned char cmd;
+        uint64_t size;
+        if (!read_full(from, &cmd, 1) || !read_full(from, &size, 8)) break;
+        payload.resize(size);
+        if (size && !read_full(from, payload.data(), size)) break;
+        if (cmd == RPC_CMD_GET_TENSOR && size >= 24) {
+            // | rpc_tensor | offset (8) | size (8) |
+            uint64_t id, want;
+            memcpy(&id, payload.data(), 8);
+            memcpy(&want, payload.data() + size - 8, 8);
+            if (id == g_wire.marker) {
+                g_wire.rpc_tensor_size = (long long) size - 16;
+                g_wire.counting = !g_wire.counting;
+            } else if (id == g_wire.skip) {
+                g_wire.skip = 0;
+            } else if (g_wire.counting) {
+                g_wire.get_bytes += (long long) want;
+            }
+        } else if (cmd == RPC_CMD_SET_TENSOR && g_wire.counting) {
+            // | rpc_tensor | offset (8) | data |
+            g_wire.set_bytes += (long long) size - 8 - g_wire.rpc_tensor_size;
+        }
+        if (!write_full(to, &cmd, 1) || !write_full(to, &size, 8) || (size && !write_full(to, payload.data(), size))) break;
+    }
+    shutdown(to, SHUT_WR);
+}
+
+static void pump_bytes(int from, int to) {
+    char buf[65536];
+    for (;;) {
+        ssize_t r = read(from, buf, sizeof buf);
+        if (r <= 0 || !write_full(to, buf, (size_t) r)) break;
+    }
+    shutdown(to, SHUT_WR);
+}
+
+// start_proxy listens on 127.0.0.1 and, for each connection the RPC
+// backend makes, connects to the server at endpoint (127.0.0.1:port) and
+// pumps. Its port has as many digits as the server's, so that the backend's
+// name, which holds the endpoint, can be given the server's back in the
+// trace and in ggml's report without moving the report's columns.
+static bool start_proxy(const std::string & endpoint) {
+    const std::string host = "127.0.0.1";
+    if (endpoint.rfind(host + ":", 0) != 0) return false;
+    const std::string digits = endpoint.substr(host.size() + 1);
+    const int port = atoi(digits.c_str());
+    int lo = 1, hi = 9;
+    for (size_t k = 1; k < digits.size(); k++) {
+        lo *= 10;
+        hi = hi * 10 + 9;
+    }
+    if (port < lo || port > hi || hi > 65535) hi = 65535;
+    signal(SIGPIPE, SIG_IGN);
+    g_wire.listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    for (int p = port + 1;; p++) {
+        if (p > hi) p = lo;
+        if (p == port) return false;
+        sockaddr_in a = {};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        a.sin_port = htons((uint16_t) p);
+        if (bind(g_wire.listen_fd, (sockaddr *) &a, sizeof a) == 0) {
+            g_wire.port = p;
+            break;
+        }
+    }
+    if (listen(g_wire.listen_fd, 1) != 0) return false;
+    // The RPC backend may connect more than once (it keeps a connection
+    // only while something holds it): each gets its own pumps.
+    std::thread([host, port]() {
+        for (;;) {
+            int c = accept(g_wire.listen_fd, nullptr, nullptr);
+            if (c < 0) return;
+            int sfd = socket(AF_INET, SOCK_STREAM, 0);
+            sockaddr_in sa = {};
+            sa.sin_family = AF_INET;
+            sa.sin_port = htons((uint16_t) port);
+            if (inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1 || connect(sfd, (sockaddr *) &sa, sizeof sa) != 0) {
+                close(c);
+                close(sfd);
+                continue;
+            }
+            std::thread(pump_bytes, sfd, c).detach();
+            std::thread(pump_requests, c, sfd).detach();
+        }
+    }).detach();
+    return true;
+}
 
 // ---------------------------------------------------------------- cases
 
@@ -497,7 +645,9 @@ static bool eval_cb(ggml_tensor * t, bool ask, void *) {
     if (ask) return true;
     ggml_tensor * ids = t->src[2];
     std::vector<int32_t> v(ggml_nbytes(ids) / sizeof(int32_t));
+    g_wire.skip = (uint64_t) (uintptr_t) ids; // the recorder's read, not ggml's
     ggml_backend_tensor_get(ids, v.data(), 0, ggml_nbytes(ids));
+    g_wire.skip = 0;
     // Keep them indexed as ggml reads them: element (i0, i1) at i1*nb1 + i0*nb0.
     g_ids[t->name] = v;
     g_ids_shape[t->name] = {ids->ne[0], ids->ne[1], (int64_t) (ids->nb[0] / 4), (int64_t) (ids->nb[1] / 4)};
@@ -567,7 +717,13 @@ int main(int argc, char ** argv) {
     setenv("GGML_SCHED_DEBUG", "2", 1);
     ggml_log_set(log_cb, nullptr);
 
-    ggml_backend_t rpc = ggml_backend_rpc_init(rpc_ep.c_str(), 0);
+    // The RPC backend reaches the server through the byte-counting proxy;
+    // its name (RPC0[endpoint]) is the server's, the one the trace records.
+    if (!start_proxy(rpc_ep)) {
+        fprintf(stderr, "tracerec: bad endpoint %s\n", rpc_ep.c_str());
+        return 1;
+    }
+    ggml_backend_t rpc = ggml_backend_rpc_init(("127.0.0.1:" + std::to_string(g_wire.port)).c_str(), 0);
     if (!rpc) {
         fprintf(stderr, "tracerec: no RPC server at %s\n", rpc_ep.c_str());
         return 1;
@@ -679,11 +835,24 @@ int main(int argc, char ** argv) {
         }
         ggml_backend_tensor_set(in.mask, mask.data(), 0, ggml_nbytes(in.mask));
     }
+    // The marker: reading it starts counting (and tells the proxy the size
+    // of ggml's rpc_tensor header), reading it again stops.
+    ggml_init_params mp = {ggml_tensor_overhead(), nullptr, true};
+    ggml_context * mctx = ggml_init(mp);
+    ggml_tensor * marker = ggml_new_tensor_1d(mctx, GGML_TYPE_F32, 1);
+    ggml_backend_buffer_t mbuf = ggml_backend_alloc_ctx_tensors_from_buft(mctx, bufts[1]);
+    g_wire.marker = (uint64_t) (uintptr_t) marker;
+    float mx;
+    ggml_backend_tensor_get(marker, &mx, 0, sizeof mx);
     ggml_backend_sched_set_eval_callback(sched, eval_cb, nullptr);
     if (ggml_backend_sched_graph_compute(sched, gf) != GGML_STATUS_SUCCESS) {
         fprintf(stderr, "tracerec: compute failed\n");
         return 1;
     }
+    ggml_backend_sched_synchronize(sched);
+    ggml_backend_tensor_get(marker, &mx, 0, sizeof mx);
+    ggml_backend_buffer_free(mbuf);
+    ggml_free(mctx);
     std::vector<float> result(ggml_nelements(out));
     ggml_backend_tensor_get(out, result.data(), 0, ggml_nbytes(out));
 
@@ -923,7 +1092,8 @@ int main(int argc, char ** argv) {
     // together, each range but the one ending at the last expert with
     // min(expert_size, 512) bytes more).
     const int n_splits = tracerec_n_splits(sched), n_copies = tracerec_n_copies(sched);
-    long long total_bytes = 0, total_moved = 0;
+    long long total_bytes = 0, total_moved = 0, to_device = 0, from_device = 0, ids_read = 0;
+    ggml_tensor * prev_ids = nullptr; // ggml reads a split's ids unless the previous read was of the same tensor
     int total_inputs = 0;
     j.key("result");
     j.obj();
@@ -981,6 +1151,20 @@ int main(int argc, char ** argv) {
                     e++;
                 }
             }
+            if (partial) {
+                ggml_tensor * idt = first->src[2];
+                for (int q2 = q + 1; q2 < ni; q2++) {
+                    ggml_tensor * later = tracerec_split_input(sched, k, q2);
+                    if (idt == tracerec_tensor_copy(sched, later, be, tracerec_cur_copy(sched))) idt = later;
+                }
+                if (idt != prev_ids) {
+                    ggml_backend_buffer_t ib = buf_of(idt);
+                    if (ib && !ggml_backend_buffer_is_host(ib)) ids_read += (long long) ggml_nbytes(idt);
+                    prev_ids = idt;
+                }
+            }
+            if (be == 0) to_device += moved;
+            else from_device += moved;
             total_bytes += (long long) ggml_nbytes(t);
             total_moved += moved;
             total_inputs++;
@@ -1022,7 +1206,22 @@ int main(int argc, char ** argv) {
     j.earr();
     j.ki("n_inputs_total", total_inputs);
     j.ki("bytes_copied_per_eval", total_bytes);
+    // What moved to and from the device is measured on the wire: the split
+    // inputs' bytes moved, as ggml's rule gives them from the ids, and the
+    // ids ggml read back to choose the experts. A difference means the
+    // recorder has the rule wrong.
+    if (g_wire.set_bytes != to_device || g_wire.get_bytes != from_device + ids_read) {
+        fprintf(stderr, "tracerec: %s: on the wire %lld bytes to the device and %lld back; the split inputs moved %lld and %lld, ggml read %lld of ids\n",
+                c.name.c_str(), (long long) g_wire.set_bytes, (long long) g_wire.get_bytes, to_device, from_device, ids_read);
+        return 1;
+    }
     j.ki("bytes_moved_per_eval", total_moved);
+    j.key("bytes_on_wire");
+    j.obj();
+    j.ki("to_device", g_wire.set_bytes);
+    j.ki("from_device", g_wire.get_bytes);
+    j.ki("ids_read", ids_read);
+    j.eobj();
     j.key("graph_inputs_pp");
     j.arr();
     if (n_copies > 1) {
@@ -1087,6 +1286,17 @@ int main(int argc, char ** argv) {
     j.ks("sched_debug_log", sched_log);
     j.eobj();
     j.out += '\n';
+
+    // The proxy's endpoint, in the backend's and buffer type's names, back
+    // to the server's.
+    const std::string proxied = "127.0.0.1:" + std::to_string(g_wire.port);
+    auto unproxy = [&](std::string & text) {
+        for (size_t at = 0; (at = text.find(proxied, at)) != std::string::npos; at += rpc_ep.size()) {
+            text.replace(at, proxied.size(), rpc_ep);
+        }
+    };
+    unproxy(j.out);
+    unproxy(sched_log);
 
     FILE * fo = fopen(out_path.c_str(), "w");
     if (!fo) {
