@@ -34,7 +34,7 @@ while [ $# -gt 0 ]; do
 	-o) out=$2; shift 2 ;;
 	-check) mode=check; shift ;;
 	-list) mode=list; shift ;;
-	-h | -help | --help) sed -n '2,21p' "$0"; exit 0 ;;
+	-h | -help | --help) sed -n '2,19p' "$0"; exit 0 ;;
 	-*) echo "record-traces.sh: unknown flag $1" >&2; exit 2 ;;
 	*) cases+=("$1"); shift ;;
 	esac
