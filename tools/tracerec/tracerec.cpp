@@ -7,11 +7,13 @@
 // and the output. See docs/ggml-traces.md; scripts/record-traces.sh builds
 // it against a local ggml checkout with the scheduler's cause codes on.
 //
-//   tracerec -case NAME -rpc HOST:PORT -o FILE.json [-commit SHA]
+//   tracerec -case NAME -rpc 127.0.0.1:PORT -o FILE.json [-commit SHA] [-t THREADS]
+//   tracerec -list
 //
 // The causes come from ggml's SET_CAUSE debug block through the accessors
 // in sched_access.cpp; the GGML_SCHED_DEBUG=2 report of the same run goes
-// to FILE.sched_debug.txt and into the trace.
+// to FILE.sched_debug.txt and into the trace. The bytes moved to and from
+// the device are counted on the wire, through a proxy to the server.
 
 #include "ggml.h"
 #include "ggml-alloc.h"
