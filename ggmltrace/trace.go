@@ -106,6 +106,9 @@ type Tensor struct {
 	SupportsOp map[string]bool `json:"supports_op"`
 	OffloadOp  map[string]bool `json:"offload_op"`
 	IsViewOp   bool            `json:"is_view_op"`
+	// IDs are, for a MUL_MAT_ID, the experts its ids operand chose in the
+	// recorded evaluation, token by token (ne[1]), slot by slot (ne[0]).
+	IDs []int32 `json:"ids_values"`
 }
 
 // Prealloc says which preallocated buffer a tensor lives in.
@@ -157,15 +160,31 @@ func (t *Tensor) Override() (string, error) {
 
 // Result is the scheduler's plan as ggml made it.
 type Result struct {
-	NSplits            int              `json:"n_splits"`
-	NCopies            int              `json:"n_copies"`
-	CurCopy            int              `json:"cur_copy"`
-	Splits             []Split          `json:"splits"`
-	NInputsTotal       int              `json:"n_inputs_total"`
-	BytesCopiedPerEval int64            `json:"bytes_copied_per_eval"`
-	GraphInputsPP      json.RawMessage  `json:"graph_inputs_pp"`
-	ComputeBufferSize  map[string]int64 `json:"compute_buffer_size"`
-	SchedGraph         SchedGraph       `json:"sched_graph"`
+	NSplits            int     `json:"n_splits"`
+	NCopies            int     `json:"n_copies"`
+	CurCopy            int     `json:"cur_copy"`
+	Splits             []Split `json:"splits"`
+	NInputsTotal       int     `json:"n_inputs_total"`
+	BytesCopiedPerEval int64   `json:"bytes_copied_per_eval"`
+	// BytesMovedPerEval is what the recorded eval copied: the inputs'
+	// BytesMoved summed. Traces older than the MoE ones leave it out (0):
+	// every input moved all its bytes there.
+	BytesMovedPerEval int64 `json:"bytes_moved_per_eval"`
+	// Wire is what the recorder counted on the RPC connection in the
+	// recorded evaluation (moe_* traces; nil in older ones).
+	Wire              *Wire            `json:"bytes_on_wire"`
+	GraphInputsPP     json.RawMessage  `json:"graph_inputs_pp"`
+	ComputeBufferSize map[string]int64 `json:"compute_buffer_size"`
+	SchedGraph        SchedGraph       `json:"sched_graph"`
+}
+
+// Wire is the RPC device's traffic in one evaluation: the data of every
+// tensor set on it and got from it. FromDevice includes IDsRead, the ids
+// ggml read back to choose which experts to copy.
+type Wire struct {
+	ToDevice   int64 `json:"to_device"`
+	FromDevice int64 `json:"from_device"`
+	IDsRead    int64 `json:"ids_read"`
 }
 
 // Split is one of ggml's splits: nodes [IStart, IEnd) on Backend.
@@ -181,13 +200,22 @@ type Split struct {
 
 // SplitInput is a tensor a split copies in, with its copies.
 type SplitInput struct {
-	Name         string `json:"name"`
-	Bytes        int64  `json:"bytes"`
-	FromBackend  string `json:"from_backend"`
-	IsLeaf       bool   `json:"is_leaf"`
-	IsWeight     bool   `json:"is_weight"`
-	IsGraphInput bool   `json:"is_graph_input"`
-	Copies       []Copy `json:"copies"`
+	Name  string `json:"name"`
+	Bytes int64  `json:"bytes"`
+	// BytesMoved is what the recorded eval copied. It is less than Bytes
+	// only for an expert weight in host memory that the split's first node,
+	// a MUL_MAT_ID, reads: ggml copies just the experts the ids (IDsFrom)
+	// chose, consecutive ones together (ExpertRanges, first and last
+	// expert), each range but one ending at the last expert with
+	// min(expert size, 512) bytes more. Absent (0) in older traces.
+	BytesMoved   int64      `json:"bytes_moved"`
+	ExpertRanges [][2]int64 `json:"expert_ranges"`
+	IDsFrom      string     `json:"ids_from"`
+	FromBackend  string     `json:"from_backend"`
+	IsLeaf       bool       `json:"is_leaf"`
+	IsWeight     bool       `json:"is_weight"`
+	IsGraphInput bool       `json:"is_graph_input"`
+	Copies       []Copy     `json:"copies"`
 }
 
 // Copy is one copy tensor of a split input.
@@ -366,4 +394,14 @@ func (tr *Trace) source() string {
 		return filepath.Base(tr.Path)
 	}
 	return tr.Case + ".json"
+}
+
+// BytesMoved is what ggml copied between backends in the recorded
+// evaluation: bytes_moved_per_eval where the trace records it, else (older
+// traces, where every split input moved whole) bytes_copied_per_eval.
+func (r *Result) BytesMoved() int64 {
+	if r.BytesMovedPerEval != 0 {
+		return r.BytesMovedPerEval
+	}
+	return r.BytesCopiedPerEval
 }

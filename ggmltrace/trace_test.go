@@ -53,7 +53,7 @@ func TestTracesMatchGGML(t *testing.T) {
 // as ggml truncates them ("%5.5s %8.8s").
 func TestSchedDebugLog(t *testing.T) {
 	splitRE := regexp.MustCompile(`^## SPLIT #(\d+): (.*) # (\d+) inputs(?:: (.*))?$`)
-	inputRE := regexp.MustCompile(`\[(\S+) \(\s*\d+[KM]\)\]`)
+	inputRE := regexp.MustCompile(`\[(.*?) \(\s*\d+[KM]\)\]`)
 	nodeRE := regexp.MustCompile(`^node #\s*(\d+) \(\s*[^)]*\):\s*(.{1,20}?) \(\s*\d+[KM]\) \[(.{5}) (.{8})\]`)
 	for _, path := range traces(t) {
 		name := strings.TrimSuffix(filepath.Base(path), ".json")

@@ -23,7 +23,8 @@ type rpcRun struct {
 	MaxDiffGGML float64 `json:"max_diff_ggml"`
 	Tolerance   float64 `json:"tolerance"`
 	// BytesCopied is what the run reported copying between backends;
-	// GGMLBytesCopied the trace's bytes_copied_per_eval.
+	// GGMLBytesCopied what ggml moved in the recorded evaluation (of an
+	// expert weight read by MUL_MAT_ID, only the experts the batch used).
 	BytesCopied     int64 `json:"bytes_copied"`
 	GGMLBytesCopied int64 `json:"ggml_bytes_copied"`
 }
@@ -42,7 +43,7 @@ func runTraceRPC(ctx context.Context, tr *ggmltrace.Trace) (*rpcRun, error) {
 	return &rpcRun{
 		Backends: run.backends, Endpoints: run.endpoints,
 		MaxDiffGGML: diffFromGGML(tr, run.values), Tolerance: rpcTolerance,
-		BytesCopied: run.bytesCopied, GGMLBytesCopied: tr.Result.BytesCopiedPerEval,
+		BytesCopied: run.bytesCopied, GGMLBytesCopied: tr.Result.BytesMoved(),
 	}, nil
 }
 
