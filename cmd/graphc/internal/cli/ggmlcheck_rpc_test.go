@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"net"
 	"path/filepath"
@@ -71,13 +70,6 @@ func TestGGMLCheckRPC(t *testing.T) {
 			if m == nil {
 				t.Fatalf("exit %d, no rpc run in the report\n%s", code, stderr)
 			}
-			// The MoE traces where ggml copied only the experts the batch
-			// used: graphc's runs still copy whole expert weights. Only
-			// that exact shortfall is skipped, with its figures.
-			if code != 0 && tr.Result.BytesMoved() < tr.Result.BytesCopiedPerEval && m.BytesCopied == tr.Result.BytesCopiedPerEval {
-				t.Skipf("graphc's run copies whole expert weights (%d bytes per evaluation), ggml only the used experts (%d): %s",
-					m.BytesCopied, tr.Result.BytesMoved(), partialCopies(tr))
-			}
 			if code != 0 {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
@@ -101,20 +93,6 @@ func TestGGMLCheckRPC(t *testing.T) {
 	if ran == 0 {
 		t.Fatal("no trace has an RPC device")
 	}
-}
-
-// partialCopies lists the split inputs of which ggml moved less than all:
-// name, the experts' ranges and the bytes moved of all.
-func partialCopies(tr *ggmltrace.Trace) string {
-	var out []string
-	for k, s := range tr.Result.Splits {
-		for _, in := range s.Inputs {
-			if in.BytesMoved != 0 && in.BytesMoved < in.Bytes {
-				out = append(out, fmt.Sprintf("split %d %s experts %v: %d of %d bytes", k, in.Name, in.ExpertRanges, in.BytesMoved, in.Bytes))
-			}
-		}
-	}
-	return strings.Join(out, "; ")
 }
 
 // TestGGMLCheckRPCNeedsRun: -rpc without -run is a usage error, as -sim's.
