@@ -106,9 +106,42 @@ func (b *Backend) mulMatPacked(dst *tensor.Tensor, p *packedWeight, x *tensor.Te
 func (t *packedMulMat) run(chunk, nchunks, _ int) {
 	lo, hi := guidedSplit(t.batches*t.nchunk*t.p.groups, chunk, nchunks, t.threads)
 	var tile [packRows * panelCols]float32
+	if t.pc == smallPanelCols && t.chunk == 1 {
+		// Two row groups per kernel call, half the range apart: two
+		// streams from memory, as for one column (packedGroup.run).
+		half := (hi - lo) / 2
+		for u := lo; u < lo+half; u++ {
+			if !t.pair(u, u+half, tile[:]) {
+				t.unit(u, tile[:])
+				t.unit(u+half, tile[:])
+			}
+		}
+		if (hi-lo)%2 == 1 {
+			t.unit(hi-1, tile[:])
+		}
+		return
+	}
 	for u := lo; u < hi; u++ {
 		t.unit(u, tile[:])
 	}
+}
+
+// pair computes units u and v, of one panel, in one kernel call where
+// the machine has one, and reports whether it did.
+func (t *packedMulMat) pair(u, v int, tile []float32) bool {
+	bu, c, gu := t.coords(u)
+	bv, cv, gv := t.coords(v)
+	if bu != bv || c != cv {
+		return false
+	}
+	xq, xd, xc := t.panel(bu, c)
+	n := packRows * smallPanelCols
+	if !packedSmall2Asm(t.p.typ, t.group(bu, gu), t.group(bv, gv), xq, xd, xc, t.p.nb, tile[:2*n]) {
+		return false
+	}
+	t.store(bu, gu, c, tile[:n])
+	t.store(bv, gv, c, tile[n:2*n])
+	return true
 }
 
 // coords are unit u's batch, column chunk and row group.
