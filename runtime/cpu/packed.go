@@ -31,7 +31,7 @@ const (
 	// smallPanelCols are a panel's columns for two to four columns: a
 	// few tokens, or a few sequences decoded together, padded to eight
 	// would double the work of a product the weights' streaming bounds.
-	smallPanelCols = 4
+	smallPanelCols = 4 // (two columns take a panel of two)
 	// xChunkBytes bounds the quants of one column chunk, so that they
 	// stay in L2 while every row group runs against them.
 	xChunkBytes = 512 << 10
@@ -68,6 +68,8 @@ func (b *Backend) mulMatPacked(dst *tensor.Tensor, p *packedWeight, x *tensor.Te
 	switch {
 	case n == 1:
 		t.pc = 1
+	case n == 2:
+		t.pc = 2
 	case n <= smallPanelCols:
 		t.pc = smallPanelCols
 	default:
@@ -106,7 +108,7 @@ func (b *Backend) mulMatPacked(dst *tensor.Tensor, p *packedWeight, x *tensor.Te
 func (t *packedMulMat) run(chunk, nchunks, _ int) {
 	lo, hi := guidedSplit(t.batches*t.nchunk*t.p.groups, chunk, nchunks, t.threads)
 	var tile [packRows * panelCols]float32
-	if t.pc == smallPanelCols && t.chunk == 1 {
+	if (t.pc == 2 || t.pc == smallPanelCols) && t.chunk == 1 {
 		// Two row groups per kernel call, half the range apart: two
 		// streams from memory, as for one column (packedGroup.run).
 		half := (hi - lo) / 2
@@ -135,8 +137,8 @@ func (t *packedMulMat) pair(u, v int, tile []float32) bool {
 		return false
 	}
 	xq, xd, xc := t.panel(bu, c)
-	n := packRows * smallPanelCols
-	if !packedSmall2Asm(t.p.typ, t.group(bu, gu), t.group(bv, gv), xq, xd, xc, t.p.nb, tile[:2*n]) {
+	n := packRows * t.pc
+	if !packedSmall2Asm(t.p.typ, t.pc, t.group(bu, gu), t.group(bv, gv), xq, xd, xc, t.p.nb, tile[:2*n]) {
 		return false
 	}
 	t.store(bu, gu, c, tile[:n])

@@ -123,9 +123,15 @@
 	COL(64, 8, a2, Z20, Z28, SC); \
 	COL(96, 12, a3, Z21, Z29, SC)
 
-// SMALL4X2 is the kernel over four columns: LOAD(base) the block's
-// weights, PF(base) its prefetch, bytes its size.
-#define SMALL4X2(LOAD, PF, bytes) \
+// GROUP2 is GROUP4 over two columns.
+#define GROUP2(SC, a0, a1) \
+	COL(0, 0, a0, Z18, Z26, SC); \
+	COL(32, 4, a1, Z19, Z27, SC)
+
+// SMALL_LOOP is a small kernel's loop over the blocks: LOAD(base) the
+// block's weights, PF(base) its prefetch, bytes its size, GA and GB the
+// two groups' terms against the panel of cols columns.
+#define SMALL_LOOP(LOAD, PF, bytes, GA, GB, cols) \
 	SMALL_SETUP; \
 	PF_HEAD(SI); \
 	PF_HEAD(BX); \
@@ -143,16 +149,20 @@ loop:; \
 	VCVTPH2PS (SI), Z16; \
 	VCVTPH2PS (BX), Z17; \
 	LOAD(SI); \
-	GROUP4(Z16, Z0, Z1, Z2, Z3); \
+	GA; \
 	LOAD(BX); \
-	GROUP4(Z17, Z4, Z5, Z6, Z7); \
+	GB; \
 	ADDQ $bytes, SI; \
 	ADDQ $bytes, BX; \
-	ADDQ $128, DI; \
-	ADDQ $16, R8; \
-	ADDQ $16, R9; \
+	ADDQ $(32*cols), DI; \
+	ADDQ $(4*cols), R8; \
+	ADDQ $(4*cols), R9; \
 	DECQ CX; \
-	JNZ loop; \
+	JNZ loop
+
+// SMALL4X2 and SMALL2X2 are the kernels over four and two columns.
+#define SMALL4X2(LOAD, PF, bytes) \
+	SMALL_LOOP(LOAD, PF, bytes, GROUP4(Z16, Z0, Z1, Z2, Z3), GROUP4(Z17, Z4, Z5, Z6, Z7), 4); \
 	VMOVUPS Z0, (DX); \
 	VMOVUPS Z1, 64(DX); \
 	VMOVUPS Z2, 128(DX); \
@@ -164,6 +174,15 @@ loop:; \
 	VZEROUPPER; \
 	RET
 
+#define SMALL2X2(LOAD, PF, bytes) \
+	SMALL_LOOP(LOAD, PF, bytes, GROUP2(Z16, Z0, Z1), GROUP2(Z17, Z2, Z3), 2); \
+	VMOVUPS Z0, (DX); \
+	VMOVUPS Z1, 64(DX); \
+	VMOVUPS Z2, 128(DX); \
+	VMOVUPS Z3, 192(DX); \
+	VZEROUPPER; \
+	RET
+
 // func packedQ4x4x2VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
 TEXT ·packedQ4x4x2VNNI(SB), NOSPLIT, $0-56
 	SMALL4X2(Q4_UNPACK_AT, PF_Q4, 288)
@@ -171,3 +190,11 @@ TEXT ·packedQ4x4x2VNNI(SB), NOSPLIT, $0-56
 // func packedQ8x4x2VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
 TEXT ·packedQ8x4x2VNNI(SB), NOSPLIT, $0-56
 	SMALL4X2(Q8_LOAD_AT, PF_Q8, 544)
+
+// func packedQ4x2x2VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
+TEXT ·packedQ4x2x2VNNI(SB), NOSPLIT, $0-56
+	SMALL2X2(Q4_UNPACK_AT, PF_Q4, 288)
+
+// func packedQ8x2x2VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
+TEXT ·packedQ8x2x2VNNI(SB), NOSPLIT, $0-56
+	SMALL2X2(Q8_LOAD_AT, PF_Q8, 544)

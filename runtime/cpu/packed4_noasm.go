@@ -4,6 +4,6 @@ package cpu
 
 import "github.com/graphc/graphc/tensor"
 
-func packedSmall2Asm(tensor.DType, []byte, []byte, []byte, []float32, []int32, int, []float32) bool {
+func packedSmall2Asm(tensor.DType, int, []byte, []byte, []byte, []float32, []int32, int, []float32) bool {
 	return false
 }
