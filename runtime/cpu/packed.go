@@ -37,6 +37,10 @@ const (
 	xChunkBytes = 512 << 10
 )
 
+// smallPairs is whether small panels run two row groups per kernel call
+// (run); off, one each, as BenchmarkPackedColumns compares.
+var smallPairs = true
+
 type packedMulMat struct {
 	dst     tensor.Tensor
 	p       *packedWeight
@@ -108,7 +112,7 @@ func (b *Backend) mulMatPacked(dst *tensor.Tensor, p *packedWeight, x *tensor.Te
 func (t *packedMulMat) run(chunk, nchunks, _ int) {
 	lo, hi := guidedSplit(t.batches*t.nchunk*t.p.groups, chunk, nchunks, t.threads)
 	var tile [packRows * panelCols]float32
-	if (t.pc == 2 || t.pc == smallPanelCols) && t.chunk == 1 {
+	if (t.pc == 2 || t.pc == smallPanelCols) && t.chunk == 1 && smallPairs {
 		// Two row groups per kernel call, half the range apart: two
 		// streams from memory, as for one column (packedGroup.run).
 		half := (hi - lo) / 2

@@ -19,6 +19,13 @@ func packedQ4x2x2VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32
 //go:noescape
 func packedQ8x2x2VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
 
+// smallAhead is how far ahead, in bytes, the small kernels prefetch the
+// weights they stream: further than the one-column kernels
+// (streamAhead), as they take longer over a block, and a prefetch must
+// still be early by a memory latency (docs/performance.md, batched
+// decoding).
+var smallAhead = 4096
+
 // The same at the avx2 level (packed_avx2_amd64.s).
 
 //go:noescape

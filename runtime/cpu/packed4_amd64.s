@@ -21,7 +21,7 @@
 	MOVQ nb+32(FP), CX; \
 	MOVQ tile+40(FP), DX; \
 	MOVQ w2+48(FP), BX; \
-	MOVQ ·streamAhead(SB), R10; \
+	MOVQ ·smallAhead(SB), R10; \
 	MOVL $0x0f0f0f0f, AX; \
 	VPBROADCASTD AX, Z31
 

@@ -20,8 +20,9 @@ import (
 // cache (so the weights stream from memory, as in a model), and the metrics
 // are each count's CPU time (the process's, all threads) over one
 // column's: "x4/x1" is the cost of four sequences' step against one's,
-// the figure that a host's other load shifts least. GB/s is one column's
-// weight stream, wall clock.
+// the figure that a host's other load shifts least; "x4-1group/x1" is
+// four columns with one row group per kernel call (the small panels' pairs
+// off). GB/s is one column's weight stream, wall clock.
 func BenchmarkPackedColumns(b *testing.B) {
 	const streamBytes = 96 << 20
 	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
@@ -49,15 +50,19 @@ func BenchmarkPackedColumns(b *testing.B) {
 						}
 						ds[n] = tensor.NewTensor(tensor.F32, [4]int{s.M, n, 1, 1})
 					}
+					// cpuT[0] is four columns with one row group per
+					// kernel call.
 					var cpuT [5]time.Duration
 					var wall1 time.Duration
 					for b.Loop() {
-						for n := 1; n <= 4; n++ {
+						for n := 0; n <= 4; n++ {
+							restore := cpu.SetSmallPairs(n > 0)
 							c0, t0 := processCPU(), time.Now()
 							for i := range ws {
-								be.MulMat(&ds[n], &ws[i], &xs[n], ops.MulMatParams{})
+								be.MulMat(&ds[max(n, 4*(1-n))], &ws[i], &xs[max(n, 4*(1-n))], ops.MulMatParams{})
 							}
 							cpuT[n] += processCPU() - c0
+							restore()
 							if n == 1 {
 								wall1 += time.Since(t0)
 							}
@@ -66,6 +71,7 @@ func BenchmarkPackedColumns(b *testing.B) {
 					for n := 2; n <= 4; n++ {
 						b.ReportMetric(float64(cpuT[n])/float64(cpuT[1]), fmt.Sprintf("x%d/x1", n))
 					}
+					b.ReportMetric(float64(cpuT[0])/float64(cpuT[1]), "x4-1group/x1")
 					b.ReportMetric(float64(size*copies)*float64(b.N)/wall1.Seconds()/1e9, "GB/s")
 				})
 			}
@@ -103,28 +109,43 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkPackedKernelInCache is the packed kernels on one row group and
-// one panel that stay in L1 (64 blocks): their compute alone, ns per
-// block, to set against the weights' stream (BenchmarkPackedColumns).
+// BenchmarkPackedKernelInCache is the packed kernels on row groups and a
+// panel that stay in L1 (64 blocks): their compute alone, ns per block of
+// a group in CPU time, to set against the weights' stream
+// (BenchmarkPackedColumns).
+// pair: the small panels' kernels over two groups.
 func BenchmarkPackedKernelInCache(b *testing.B) {
 	const nb = 64
 	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
-		for _, pc := range []int{1, cpu.SmallPanelCols, cpu.PanelCols} {
-			b.Run(fmt.Sprintf("%v/pc=%d", dt, pc), func(b *testing.B) {
+		for _, c := range []struct {
+			pc   int
+			pair bool
+		}{{1, false}, {2, true}, {cpu.SmallPanelCols, false}, {cpu.SmallPanelCols, true}, {cpu.PanelCols, false}} {
+			b.Run(fmt.Sprintf("%v/pc=%d/pair=%v", dt, c.pc, c.pair), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(1, 2))
-				w := make([]byte, nb*cpu.PackedBlockBytes(dt))
-				xq := make([]byte, nb*pc*32)
+				w := make([]byte, 2*nb*cpu.PackedBlockBytes(dt))
+				xq := make([]byte, nb*c.pc*32)
 				for i := range w {
 					w[i] = byte(r.Uint32())
 				}
 				for i := range xq {
 					xq[i] = byte(r.Uint32())
 				}
-				xd, xc, tile := make([]float32, nb*pc), make([]int32, nb*pc), make([]float32, cpu.PackRows*pc)
-				for b.Loop() {
-					cpu.PackedKernel(dt, pc, w, xq, xd, xc, nb, tile)
+				w1, w2 := w[:len(w)/2], w[len(w)/2:]
+				xd, xc, tile := make([]float32, nb*c.pc), make([]int32, nb*c.pc), make([]float32, 2*cpu.PackRows*c.pc)
+				groups := 1
+				if c.pair {
+					groups = 2
 				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nb), "ns/block")
+				c0 := processCPU()
+				for b.Loop() {
+					if c.pair {
+						cpu.PackedSmall2Asm(dt, c.pc, w1, w2, xq, xd, xc, nb, tile)
+					} else {
+						cpu.PackedKernel(dt, c.pc, w1, xq, xd, xc, nb, tile)
+					}
+				}
+				b.ReportMetric(float64(processCPU()-c0)/float64(b.N*nb*groups), "cpu-ns/block")
 			})
 		}
 	}

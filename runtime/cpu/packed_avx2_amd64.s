@@ -368,6 +368,7 @@ loop:; \
 #define SMALLX2_AVX2(c, HALF, PREFETCH, bytes, ZERO, tb, cols) \
 	PACKED2_SETUP(c); \
 	MOVQ w2+48(FP), BX; \
+	MOVQ ·smallAhead(SB), R10; \
 	ZERO; \
 loop:; \
 	PREFETCH; \
@@ -400,6 +401,22 @@ loop:; \
 	Q8_COL8(0, h); \
 	Q8_COL8(1, h)
 
+// PREFETCH_Q4_R10 and PREFETCH_Q8_R10 are PREFETCH_Q4 and PREFETCH_Q8
+// R10 bytes ahead (the small kernels' ·smallAhead).
+#define PREFETCH_Q4_R10 \
+	PREFETCHT0 0(SI)(R10*1); \
+	PREFETCHT0 64(SI)(R10*1); \
+	PREFETCHT0 128(SI)(R10*1); \
+	PREFETCHT0 192(SI)(R10*1); \
+	PREFETCHT0 256(SI)(R10*1)
+
+#define PREFETCH_Q8_R10 \
+	PREFETCH_Q4_R10; \
+	PREFETCHT0 320(SI)(R10*1); \
+	PREFETCHT0 384(SI)(R10*1); \
+	PREFETCHT0 448(SI)(R10*1); \
+	PREFETCHT0 512(SI)(R10*1)
+
 // func packedQ4x1AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 TEXT ·packedQ4x1AVX2(SB), NOSPLIT, $0-48
 	VECTOR_AVX2(0x0f0f0f0f, Q4_X1_HALF, PREFETCH_Q4, 288)
@@ -426,16 +443,16 @@ TEXT ·packedQ8x8AVX2(SB), NOSPLIT, $256-48
 
 // func packedQ4x4x2AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
 TEXT ·packedQ4x4x2AVX2(SB), NOSPLIT, $0-56
-	SMALLX2_AVX2(0x0f0f0f0f, Q4_PANEL4_HALF, PREFETCH_Q4, 288, ZERO_TILE8, 256, 4)
+	SMALLX2_AVX2(0x0f0f0f0f, Q4_PANEL4_HALF, PREFETCH_Q4_R10, 288, ZERO_TILE8, 256, 4)
 
 // func packedQ8x4x2AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
 TEXT ·packedQ8x4x2AVX2(SB), NOSPLIT, $256-56
-	SMALLX2_AVX2(0x80808080, Q8_PANEL4_HALF, PREFETCH_Q8, 544, ZERO_TILE8, 256, 4)
+	SMALLX2_AVX2(0x80808080, Q8_PANEL4_HALF, PREFETCH_Q8_R10, 544, ZERO_TILE8, 256, 4)
 
 // func packedQ4x2x2AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
 TEXT ·packedQ4x2x2AVX2(SB), NOSPLIT, $0-56
-	SMALLX2_AVX2(0x0f0f0f0f, Q4_PANEL2_HALF, PREFETCH_Q4, 288, ZERO_TILE4, 128, 2)
+	SMALLX2_AVX2(0x0f0f0f0f, Q4_PANEL2_HALF, PREFETCH_Q4_R10, 288, ZERO_TILE4, 128, 2)
 
 // func packedQ8x2x2AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
 TEXT ·packedQ8x2x2AVX2(SB), NOSPLIT, $256-56
-	SMALLX2_AVX2(0x80808080, Q8_PANEL2_HALF, PREFETCH_Q8, 544, ZERO_TILE4, 128, 2)
+	SMALLX2_AVX2(0x80808080, Q8_PANEL2_HALF, PREFETCH_Q8_R10, 544, ZERO_TILE4, 128, 2)

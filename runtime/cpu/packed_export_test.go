@@ -28,3 +28,11 @@ const (
 
 // PackedBlockBytes is the bytes of one packed group's block of type dt.
 func PackedBlockBytes(dt tensor.DType) int { return packBlockBytes(dt) }
+
+// SetSmallPairs sets whether small panels run two row groups per kernel
+// call and returns a function that restores the setting.
+func SetSmallPairs(on bool) (restore func()) {
+	old := smallPairs
+	smallPairs = on
+	return func() { smallPairs = old }
+}
