@@ -8,7 +8,7 @@ import (
 
 // MulMat with a packed weight (pack.go). x's columns are quantized to q8_0
 // once per product, into panels of panelCols columns (one column for a
-// matrix-vector product): per block, the panel's columns' 32 quants one
+// matrix-vector product, two or smallPanelCols for a few): per block, the panel's columns' 32 quants one
 // after the other, and beside them each column's block scale as float32
 // (xd) and the offset's share of its block sum, negated (xc: −8·Σq for
 // q4_0, −128·Σq for q8_0, see pack.go). A kernel computes one row group
@@ -28,10 +28,11 @@ import (
 
 const (
 	panelCols = 8 // columns of a panel, but for a single column
-	// smallPanelCols are a panel's columns for two to four columns: a
-	// few tokens, or a few sequences decoded together, padded to eight
-	// would double the work of a product the weights' streaming bounds.
-	smallPanelCols = 4 // (two columns take a panel of two)
+	// smallPanelCols are a panel's columns for three or four columns
+	// (two take a panel of two): a few tokens, or a few sequences
+	// decoded together, padded to eight would double the work of a
+	// product the weights' streaming bounds.
+	smallPanelCols = 4
 	// xChunkBytes bounds the quants of one column chunk, so that they
 	// stay in L2 while every row group runs against them.
 	xChunkBytes = 512 << 10
