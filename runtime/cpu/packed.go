@@ -8,7 +8,7 @@ import (
 
 // MulMat with a packed weight (pack.go). x's columns are quantized to q8_0
 // once per product, into panels of panelCols columns (one column for a
-// matrix-vector product): per block, the panel's columns' 32 quants one
+// matrix-vector product, two or smallPanelCols for a few): per block, the panel's columns' 32 quants one
 // after the other, and beside them each column's block scale as float32
 // (xd) and the offset's share of its block sum, negated (xc: −8·Σq for
 // q4_0, −128·Σq for q8_0, see pack.go). A kernel computes one row group
@@ -33,14 +33,19 @@ import (
 
 const (
 	panelCols = 8 // columns of a panel, but for a single column
-	// smallPanelCols are a panel's columns for two to four columns: a
-	// few tokens, or a few sequences decoded together, padded to eight
-	// would double the work of a product the weights' streaming bounds.
+	// smallPanelCols are a panel's columns for three or four columns
+	// (two take a panel of two): a few tokens, or a few sequences
+	// decoded together, padded to eight would double the work of a
+	// product the weights' streaming bounds.
 	smallPanelCols = 4
 	// xChunkBytes bounds the quants of one column chunk, so that they
 	// stay in L2 while every row group runs against them.
 	xChunkBytes = 512 << 10
 )
+
+// smallPairs is whether small panels run two row groups per kernel call
+// (run); off, one each, as BenchmarkPackedColumns compares.
+var smallPairs = true
 
 type packedMulMat struct {
 	dst     tensor.Tensor
@@ -70,14 +75,7 @@ func (b *Backend) mulMatPacked(dst *tensor.Tensor, p *packedWeight, x *tensor.Te
 	}
 	t := &b.pmm
 	*t = packedMulMat{dst: *dst, p: p, n: n, ne2: x.Ne[2], r2: x.Ne[2] / p.ne[2], r3: x.Ne[3] / p.ne[3], batches: x.Ne[2] * x.Ne[3]}
-	switch {
-	case n == 1:
-		t.pc = 1
-	case n <= smallPanelCols:
-		t.pc = smallPanelCols
-	default:
-		t.pc = panelCols
-	}
+	t.pc = panelWidth(p.typ, n)
 	t.panels = ceilDiv(n, t.pc)
 	nb := p.nb
 	be, cw := panelSizes(p.typ)
@@ -104,6 +102,20 @@ func (b *Backend) mulMatPacked(dst *tensor.Tensor, p *packedWeight, x *tensor.Te
 	*t = packedMulMat{}
 }
 
+// panelWidth is the columns of the panels a product of n columns through
+// packed weights of type typ is cut into: those its kernels take.
+func panelWidth(typ tensor.DType, n int) int {
+	switch {
+	case n == 1:
+		return 1
+	case n == 2 && (typ == tensor.Q4_0 || typ == tensor.Q8_0):
+		return 2 // the K-quants' kernels have no panel of two
+	case n <= smallPanelCols:
+		return smallPanelCols
+	}
+	return panelCols
+}
+
 // run computes a range of (batch, column chunk, row group) units: row
 // groups vary fastest, so a chunk's quants are read by consecutive units.
 // (A 2-D product of one column runs as MulMats' task instead, two row
@@ -111,9 +123,42 @@ func (b *Backend) mulMatPacked(dst *tensor.Tensor, p *packedWeight, x *tensor.Te
 func (t *packedMulMat) run(chunk, nchunks, _ int) {
 	lo, hi := guidedSplit(t.batches*t.nchunk*t.p.groups, chunk, nchunks, t.threads)
 	var tile [packRows * panelCols]float32
+	if (t.pc == 2 || t.pc == smallPanelCols) && t.chunk == 1 && smallPairs {
+		// Two row groups per kernel call, half the range apart: two
+		// streams from memory, as for one column (packedGroup.run).
+		half := (hi - lo) / 2
+		for u := lo; u < lo+half; u++ {
+			if !t.pair(u, u+half, tile[:]) {
+				t.unit(u, tile[:])
+				t.unit(u+half, tile[:])
+			}
+		}
+		if (hi-lo)%2 == 1 {
+			t.unit(hi-1, tile[:])
+		}
+		return
+	}
 	for u := lo; u < hi; u++ {
 		t.unit(u, tile[:])
 	}
+}
+
+// pair computes units u and v, of one panel, in one kernel call where
+// the machine has one, and reports whether it did.
+func (t *packedMulMat) pair(u, v int, tile []float32) bool {
+	bu, c, gu := t.coords(u)
+	bv, cv, gv := t.coords(v)
+	if bu != bv || c != cv {
+		return false
+	}
+	xq, xd, xc := t.panel(bu, c)
+	n := packRows * t.pc
+	if !packedSmall2Asm(t.p.typ, t.pc, t.group(bu, gu), t.group(bv, gv), xq, xd, xc, t.p.nb, tile[:2*n]) {
+		return false
+	}
+	t.store(bu, gu, c, tile[:n])
+	t.store(bv, gv, c, tile[n:2*n])
+	return true
 }
 
 // coords are unit u's batch, column chunk and row group.

@@ -64,6 +64,14 @@ func packedKernelAsm(typ tensor.DType, pc int, w, xq []byte, xd []float32, xc []
 	if typ == tensor.Q6_K {
 		return packedKernelQ6Asm(pc, w, xq, xd, xc, nb, tile)
 	}
+	if pc == 2 && level >= isaAVX2 && nb >= 1 {
+		// Two columns have only the two-group kernels: run w twice.
+		var t2 [2 * 2 * packRows]float32
+		if packedSmall2Asm(typ, 2, w, w, xq, xd, xc, nb, t2[:]) {
+			copy(tile[:2*packRows], t2[:])
+			return true
+		}
+	}
 	if level < isaAVX2 || nb < 1 || (pc != 1 && pc != smallPanelCols && pc != panelCols) || (typ != tensor.Q4_0 && typ != tensor.Q8_0) {
 		return false
 	}

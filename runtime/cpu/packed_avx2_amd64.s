@@ -360,6 +360,63 @@ loop:; \
 	PREFETCHT0 1472(SI); \
 	PREFETCHT0 1536(SI)
 
+// SMALLX2_AVX2 is PANEL4_AVX2 over two row groups at once, the second at
+// BX (its tile at tb(DX)): two streams from memory, as the VNNI small
+// kernels (packed4_amd64.s) take. The halves' macros read the group at SI,
+// so the loop swaps SI and BX (and the tile's offset) between the groups.
+// ZERO zeroes both tiles, cols is the panel's columns.
+#define SMALLX2_AVX2(c, HALF, PREFETCH, bytes, ZERO, tb, cols) \
+	PACKED2_SETUP(c); \
+	MOVQ w2+48(FP), BX; \
+	MOVQ ·smallAhead(SB), R10; \
+	ZERO; \
+loop:; \
+	PREFETCH; \
+	HALF(0); \
+	HALF(32); \
+	XCHGQ SI, BX; \
+	ADDQ $tb, DX; \
+	PREFETCH; \
+	HALF(0); \
+	HALF(32); \
+	XCHGQ SI, BX; \
+	SUBQ $tb, DX; \
+	ADDQ $bytes, SI; \
+	ADDQ $bytes, BX; \
+	ADDQ $(32*cols), DI; \
+	ADDQ $(4*cols), R8; \
+	ADDQ $(4*cols), R9; \
+	DECQ CX; \
+	JNZ loop; \
+	VZEROUPPER; \
+	RET
+
+#define Q4_PANEL2_HALF(h) \
+	Q4_HALF(h); \
+	Q4_COL8(0, h); \
+	Q4_COL8(1, h)
+
+#define Q8_PANEL2_HALF(h) \
+	Q8_STORE_HALF(h); \
+	Q8_COL8(0, h); \
+	Q8_COL8(1, h)
+
+// PREFETCH_Q4_R10 and PREFETCH_Q8_R10 are PREFETCH_Q4 and PREFETCH_Q8
+// R10 bytes ahead (the small kernels' ·smallAhead).
+#define PREFETCH_Q4_R10 \
+	PREFETCHT0 0(SI)(R10*1); \
+	PREFETCHT0 64(SI)(R10*1); \
+	PREFETCHT0 128(SI)(R10*1); \
+	PREFETCHT0 192(SI)(R10*1); \
+	PREFETCHT0 256(SI)(R10*1)
+
+#define PREFETCH_Q8_R10 \
+	PREFETCH_Q4_R10; \
+	PREFETCHT0 320(SI)(R10*1); \
+	PREFETCHT0 384(SI)(R10*1); \
+	PREFETCHT0 448(SI)(R10*1); \
+	PREFETCHT0 512(SI)(R10*1)
+
 // func packedQ4x1AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 TEXT ·packedQ4x1AVX2(SB), NOSPLIT, $0-48
 	VECTOR_AVX2(0x0f0f0f0f, Q4_X1_HALF, PREFETCH_Q4, 288)
@@ -383,3 +440,19 @@ TEXT ·packedQ8x1AVX2(SB), NOSPLIT, $0-48
 // func packedQ8x8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 TEXT ·packedQ8x8AVX2(SB), NOSPLIT, $256-48
 	PANEL8_AVX2(0x80808080, Q8_PANEL_HALF, 544)
+
+// func packedQ4x4x2AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
+TEXT ·packedQ4x4x2AVX2(SB), NOSPLIT, $0-56
+	SMALLX2_AVX2(0x0f0f0f0f, Q4_PANEL4_HALF, PREFETCH_Q4_R10, 288, ZERO_TILE8, 256, 4)
+
+// func packedQ8x4x2AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
+TEXT ·packedQ8x4x2AVX2(SB), NOSPLIT, $256-56
+	SMALLX2_AVX2(0x80808080, Q8_PANEL4_HALF, PREFETCH_Q8_R10, 544, ZERO_TILE8, 256, 4)
+
+// func packedQ4x2x2AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
+TEXT ·packedQ4x2x2AVX2(SB), NOSPLIT, $0-56
+	SMALLX2_AVX2(0x0f0f0f0f, Q4_PANEL2_HALF, PREFETCH_Q4_R10, 288, ZERO_TILE4, 128, 2)
+
+// func packedQ8x2x2AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32, w2 *byte)
+TEXT ·packedQ8x2x2AVX2(SB), NOSPLIT, $256-56
+	SMALLX2_AVX2(0x80808080, Q8_PANEL2_HALF, PREFETCH_Q8_R10, 544, ZERO_TILE4, 128, 2)

@@ -7,7 +7,9 @@ import (
 // The packed kernels: PackedKernel at the current level, PackedKernelGo its
 // Go loop, both over one packed row group (nb blocks of PackedBlockBytes)
 // and one panel of pc columns (1, SmallPanelCols or PanelCols); PackedKernelAsm reports
-// whether the current level runs them in assembly. QuantizeColumn is the
+// whether the current level runs them in assembly; PackedSmall2Asm is the
+// small panel's kernel over two row groups, where the level has one.
+// QuantizeColumn is the
 // activation quantizer at the current level, QuantizeColumnGo its Go loop.
 var (
 	PackedKernel     = packedKernel
@@ -15,6 +17,7 @@ var (
 	PackedKernelAsm  = packedKernelAsm
 	QuantizeColumn   = quantizeColumn
 	QuantizeColumnGo = quantizeColumnGo
+	PackedSmall2Asm  = packedSmall2Asm
 )
 
 const (
@@ -25,3 +28,11 @@ const (
 
 // PackedBlockBytes is the bytes of one packed group's block of type dt.
 func PackedBlockBytes(dt tensor.DType) int { return packBlockBytes(dt) }
+
+// SetSmallPairs sets whether small panels run two row groups per kernel
+// call and returns a function that restores the setting.
+func SetSmallPairs(on bool) (restore func()) {
+	old := smallPairs
+	smallPairs = on
+	return func() { smallPairs = old }
+}

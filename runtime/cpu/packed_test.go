@@ -180,7 +180,7 @@ func TestPackedKernels(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(7, 8))
 		for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
-			for _, pc := range []int{1, cpu.SmallPanelCols, cpu.PanelCols} {
+			for _, pc := range []int{1, 2, cpu.SmallPanelCols, cpu.PanelCols} {
 				for _, nb := range []int{1, 3, 64} {
 					for _, fill := range []string{"random", "max", "min", "extremes", "mixed"} {
 						name := fmt.Sprintf("%s/pc=%d/nb=%d/%s", dt, pc, nb, fill)
