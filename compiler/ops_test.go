@@ -24,6 +24,7 @@ var lowerExamples = map[ops.Op]string{
 	ops.Gelu:         "gelu(a)",
 	ops.Silu:         "silu(a)",
 	ops.Tanh:         "tanh(a)",
+	ops.Sigmoid:      "sigmoid(a)",
 	ops.RMSNorm:      "rms_norm(a, eps=1e-6)",
 	ops.Norm:         "norm(a)",
 	ops.SoftMax:      "soft_max(a, m, scale=0.5)",
@@ -37,6 +38,7 @@ var lowerExamples = map[ops.Op]string{
 	ops.FlashAttnExt: "flash_attn_ext(a, kh, kh, mh, scale=0.25, prec=32)",
 	ops.MulMatID:     "mul_mat_id(we, a, ids)",
 	ops.ArgSort:      "argsort(a, order=1)",
+	ops.TopK:         "top_k(a, k=3)",
 	ops.SumRows:      "sum_rows(a)",
 }
 

@@ -199,6 +199,10 @@ func opArgs(op ops.Op, nt *Tensor, srcs []*ir.Tensor) (ir.Args, error) {
 		copy(w[:], nt.OpParams)
 		args.Params = p.FromGGML(w)
 	}
+	if op == ops.TopK {
+		// ggml_top_k stores no op_params: k is the result's ne[0].
+		args.Params = ops.TopKParams{K: int(nt.Ne[0])}
+	}
 	return args, nil
 }
 

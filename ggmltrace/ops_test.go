@@ -42,3 +42,16 @@ func TestEveryOpImports(t *testing.T) {
 		})
 	}
 }
+
+// TestTopKImportsK: ggml_top_k stores no op_params, so a traced TOP_K
+// node's k is its ne[0].
+func TestTopKImportsK(t *testing.T) {
+	nt := &Tensor{Name: "ffn_moe_group_topk", Op: "TOP_K", Ne: [4]int64{3, 5, 1, 1}}
+	args, err := opArgs(ops.TopK, nt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := args.Params, (ops.TopKParams{K: 3}); got != want {
+		t.Errorf("a traced TOP_K [3, 5] imports with %+v, want %+v", got, want)
+	}
+}

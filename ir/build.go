@@ -191,6 +191,20 @@ func (g *Graph) NewOp(op ops.Op, name string, srcs []*Tensor, args Args, pos Pos
 			return nil, shapeErrorf("argsort: operand must be f32, got %s", a.Type)
 		}
 		dt = tensor.I32
+	case ops.TopK:
+		k := args.Params.(ops.TopKParams).K
+		if a.Type != tensor.F32 {
+			return nil, shapeErrorf("top_k: operand must be f32, got %s", a.Type)
+		}
+		// ggml asserts k <= ne0 at every size the dims take.
+		if lo, _, err := a.Ne[0].Range(); err == nil && int64(k) > lo {
+			if _, ok := a.Ne[0].Constant(); ok {
+				return nil, shapeErrorf("top_k: k = %d exceeds ne0 = %s", k, a.Ne[0])
+			}
+			return nil, shapeErrorf("top_k: k = %d exceeds ne0 = %s, which can be %d", k, a.Ne[0], lo)
+		}
+		dt = tensor.I32
+		ne = [4]*Expr{Const(int64(k)), a.Ne[1], a.Ne[2], a.Ne[3]}
 	case ops.SumRows:
 		if a.Type != tensor.F32 {
 			return nil, shapeErrorf("sum_rows: operand must be f32, got %s", a.Type)

@@ -27,6 +27,7 @@ const (
 	Gelu
 	Silu
 	Tanh
+	Sigmoid
 	RMSNorm
 	Norm
 	SoftMax
@@ -40,6 +41,7 @@ const (
 	FlashAttnExt
 	MulMatID
 	ArgSort
+	TopK
 	SumRows
 	numOps
 )
@@ -125,6 +127,7 @@ var opTable = [numOps]Info{
 	Gelu:    {Go: "Gelu", Name: "gelu", GGML: "UNARY", GGMLOp: ggmlUnary, Unary: 8, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Gelu", Doc: "dst = gelu(a), tanh approximation"},
 	Silu:    {Go: "Silu", Name: "silu", GGML: "UNARY", GGMLOp: ggmlUnary, Unary: 10, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Silu", Doc: "dst = a / (1 + e^-a)"},
 	Tanh:    {Go: "Tanh", Name: "tanh", GGML: "UNARY", GGMLOp: ggmlUnary, Unary: 4, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Tanh", Doc: "dst = tanh(a)"},
+	Sigmoid: {Go: "Sigmoid", Name: "sigmoid", GGML: "UNARY", GGMLOp: ggmlUnary, Unary: 7, Operands: "a", Flags: FlagInPlace | FlagElementwise, Kernel: "Sigmoid", Doc: "dst = 1 / (1 + e^-a)"},
 	RMSNorm: {Go: "RMSNorm", Name: "rms_norm", GGML: "RMS_NORM", GGMLOp: 25, Operands: "a", Flags: FlagInPlace, Kernel: "RMSNorm", Params: NormParams{}, Doc: "each row divided by sqrt(mean(row²) + eps)"},
 	// norm is not in ggml_op_can_inplace.
 	Norm:      {Go: "Norm", Name: "norm", GGML: "NORM", GGMLOp: 24, Operands: "a", Kernel: "Norm", Params: NormParams{}, Doc: "each row: (x - mean) / sqrt(var + eps)"},
@@ -140,11 +143,14 @@ var opTable = [numOps]Info{
 		Params: FlashAttnParams{}, Doc: "softmax(q·kᵀ·scale + slope·mask)·v per head, fused; result [head_dim, n_head, n_tokens] (ggml_flash_attn_ext)"},
 	// The ops of a mixture of experts (llama.cpp's build_moe_ffn): the
 	// experts' products by each token's chosen ids, the choice (argsort,
-	// then a view of the first k), the normalisation of their weights.
+	// then a view of the first k; top_k where the order does not matter:
+	// expert groups), the normalisation of their weights.
 	MulMatID: {Go: "MulMatID", Name: "mul_mat_id", GGML: "MUL_MAT_ID", GGMLOp: 30, Operands: "as x ids", Kernel: "MulMatID", Batch: BatchNe2,
 		Doc: "dst[:, e, t] = Σk as[k, :, ids[e, t]]·x[k, e % x.Ne[1], t]: each token's chosen experts' products, as [n_embd, n_ff, n_expert], ids i32 [n_used, n_tokens] (ggml_mul_mat_id)"},
 	ArgSort: {Go: "ArgSort", Name: "argsort", GGML: "ARGSORT", GGMLOp: 69, Operands: "a", Kernel: "ArgSort", Params: ArgSortParams{},
 		Doc: "each row's indices (i32) ordered by the row's values, ascending or descending (ggml_argsort)"},
+	TopK: {Go: "TopK", Name: "top_k", GGML: "TOP_K", GGMLOp: 70, Operands: "a", Kernel: "TopK", Params: TopKParams{},
+		Doc: "the indices (i32) of each row's k largest values, in no particular order: dst [k, ne1, ne2, ne3] (ggml_top_k)"},
 	SumRows: {Go: "SumRows", Name: "sum_rows", GGML: "SUM_ROWS", GGMLOp: 15, Operands: "a", Kernel: "SumRows", Doc: "dst[0, i1, i2, i3] = Σ a[:, i1, i2, i3]"},
 }
 

@@ -104,10 +104,10 @@ func TestOpBatchSize(t *testing.T) {
 	want := map[string]int64{
 		"get_rows": 0, "mul_mat": ne[1], "rope": ne[2],
 		"add": rows, "sub": rows, "mul": rows, "div": rows, "scale": rows,
-		"relu": rows, "gelu": rows, "silu": rows, "tanh": rows, "rms_norm": rows, "norm": rows,
+		"relu": rows, "gelu": rows, "silu": rows, "tanh": rows, "sigmoid": rows, "rms_norm": rows, "norm": rows,
 		"soft_max": rows, "cpy": rows, "cont": rows,
 		"view": rows, "reshape": rows, "permute": rows, "transpose": rows,
-		"flash_attn_ext": rows, "mul_mat_id": ne[2], "argsort": rows, "sum_rows": rows,
+		"flash_attn_ext": rows, "mul_mat_id": ne[2], "argsort": rows, "top_k": rows, "sum_rows": rows,
 	}
 	for _, op := range All() {
 		w, ok := want[op.String()]

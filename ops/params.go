@@ -139,6 +139,26 @@ func (p ArgSortParams) Check() (string, error) {
 func (p ArgSortParams) GGML() [16]int32           { return words(int32(p.Order)) }
 func (ArgSortParams) FromGGML(w [16]int32) Params { return ArgSortParams{int(w[0])} }
 
+// TopKParams are top_k's (ggml_top_k): K, the indices kept per row.
+type TopKParams struct {
+	K int `key:"k"`
+}
+
+// Check reports a k that keeps nothing.
+func (p TopKParams) Check() (string, error) {
+	if p.K < 1 {
+		return "k", fmt.Errorf("k %d is not positive", p.K)
+	}
+	return "", nil
+}
+
+// GGML: ggml_top_k stores no op_params (its kernels read k from the
+// result's ne[0]); graphc's encoding keeps k in op_params[0], which they
+// ignore, so that it decodes again. A traced ggml node's k is its ne[0]
+// (ggmltrace).
+func (p TopKParams) GGML() [16]int32           { return words(int32(p.K)) }
+func (TopKParams) FromGGML(w [16]int32) Params { return TopKParams{int(w[0])} }
+
 // RopeNeox is RopeParams.Mode for NEOX-style rotary embeddings, which rotate
 // the pairs (x[i], x[i+NDims/2]); mode 0 rotates adjacent pairs
 // (x[2i], x[2i+1]). The values are ggml's GGML_ROPE_TYPE_*.

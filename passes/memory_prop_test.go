@@ -180,6 +180,13 @@ func (rg *randGraph) build(op ops.Op, roots *[]*ir.Tensor) *ir.Tensor {
 		return rg.op(op, []*ir.Tensor{w, x, ids}, ir.Args{})
 	case ops.ArgSort:
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.ArgSortParams{Order: 1}})
+	case ops.TopK:
+		// k up to the least ne0 the dims allow, as the shape rule asks.
+		lo, _, err := a.Ne[0].Range()
+		if err != nil || lo < 1 {
+			return nil
+		}
+		return rg.op(op, []*ir.Tensor{a}, ir.Args{Params: ops.TopKParams{K: 1 + r.Intn(int(min(lo, 4)))}})
 	case ops.SumRows:
 		return rg.op(op, []*ir.Tensor{a}, ir.Args{})
 	}

@@ -294,7 +294,7 @@ func regionRule(t *ir.Tensor, d ir.Slice, units *ir.Expr) (srcs []ir.Slice, ok b
 		// Its kernel groups the tokens by expert and splits each expert's
 		// product itself.
 		return nil, false
-	case ops.ArgSort, ops.SumRows:
+	case ops.ArgSort, ops.TopK, ops.SumRows:
 		if k == 0 {
 			return nil, false
 		}

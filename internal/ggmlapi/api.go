@@ -54,6 +54,7 @@ type API struct {
 	Gelu                func(Context, Tensor) Tensor                                                                                            `sym:"ggml_gelu"`
 	Silu                func(Context, Tensor) Tensor                                                                                            `sym:"ggml_silu"`
 	Tanh                func(Context, Tensor) Tensor                                                                                            `sym:"ggml_tanh"`
+	Sigmoid             func(Context, Tensor) Tensor                                                                                            `sym:"ggml_sigmoid"`
 	RmsNorm             func(Context, Tensor, float32) Tensor                                                                                   `sym:"ggml_rms_norm"`
 	Norm                func(Context, Tensor, float32) Tensor                                                                                   `sym:"ggml_norm"`
 	SoftMaxExt          func(Context, Tensor, Tensor, float32, float32) Tensor                                                                  `sym:"ggml_soft_max_ext"`
@@ -66,6 +67,7 @@ type API struct {
 	FlashAttnExtSetPrec func(Tensor, int32)                                                                                                     `sym:"ggml_flash_attn_ext_set_prec"`
 	MulMatID            func(Context, Tensor, Tensor, Tensor) Tensor                                                                            `sym:"ggml_mul_mat_id"`
 	Argsort             func(Context, Tensor, int32) Tensor                                                                                     `sym:"ggml_argsort"`
+	TopK                func(Context, Tensor, int32) Tensor                                                                                     `sym:"ggml_top_k"`
 	SumRows             func(Context, Tensor) Tensor                                                                                            `sym:"ggml_sum_rows"`
 
 	NewGraphCustom     func(Context, uintptr, bool) Graph `sym:"ggml_new_graph_custom"`

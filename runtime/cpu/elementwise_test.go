@@ -98,6 +98,8 @@ var unOps = []struct {
 		func(x, y float64) float64 { return 3e-7*math.Abs(y) + 1e-9 }},
 	// One rounding of the float64 tanh.
 	{"Tanh", (*cpu.Backend).Tanh, math.Tanh, func(x, y float64) float64 { return 6e-8 * math.Abs(y) }},
+	{"Sigmoid", (*cpu.Backend).Sigmoid, func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
+		func(x, y float64) float64 { return 3e-7*math.Abs(y) + 1e-9 }},
 }
 
 func geluRef(x float64) float64 {
@@ -105,7 +107,7 @@ func geluRef(x float64) float64 {
 }
 
 // Tolerances: Scale and Relu exact; Gelu within its f16 rounding of input and
-// output; Silu 3e-7 relative (float32 exp and division).
+// output; Silu and Sigmoid 3e-7 relative (float32 exp and division).
 func TestUnary(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
@@ -196,7 +198,8 @@ func TestGeluMatchesGGML(t *testing.T) {
 }
 
 // TestExp checks the exponential behind SoftMax and Silu over its whole
-// range: softmax of a pair [0, x] is e^x/(1+e^x), Silu(x) is x/(1+e^-x).
+// range: softmax of a pair [0, x] is e^x/(1+e^x), Silu(x) is x/(1+e^-x),
+// Sigmoid(x) 1/(1+e^-x).
 // Tolerance: 3e-7 relative (one ulp of e^x plus the division), and the
 // smallest subnormal.
 func TestExp(t *testing.T) {
@@ -229,5 +232,31 @@ func TestExp(t *testing.T) {
 			want[k] = roundTo(tensor.F32, x/(1+float64(float32(math.Exp(-x)))))
 		}
 		expectClose(t, d, want, func(k int) float64 { return 3e-7*math.Abs(want[k]) + 0x1p-149 })
+		b.Sigmoid(d.Tensor, a.Tensor)
+		for k := range want {
+			// sigmoid(-95) = 0 and sigmoid(x > 104) = 1, as in ggml
+			want[k] = roundTo(tensor.F32, 1/(1+float64(float32(math.Exp(-a.at(k))))))
+		}
+		expectClose(t, d, want, func(k int) float64 { return 3e-7*math.Abs(want[k]) + 0x1p-149 })
 	})
+}
+
+// BenchmarkGating: the router's sigmoid against silu over a batch's
+// logits (128 experts, 512 tokens), one thread.
+func BenchmarkGating(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	c := cpu.New(1)
+	defer c.Close()
+	a := mk(r, tensor.F32, [4]int{128, 512, 1, 1}, dense)
+	d := mkOut(r, tensor.F32, a.Ne, dense)
+	for _, k := range []struct {
+		name string
+		f    func(dst, a *tensor.Tensor)
+	}{{"sigmoid", c.Sigmoid}, {"silu", c.Silu}} {
+		b.Run(k.name, func(b *testing.B) {
+			for b.Loop() {
+				k.f(d.Tensor, a.Tensor)
+			}
+		})
+	}
 }

@@ -102,3 +102,25 @@ func siluGo(d, a []float32) {
 		d, a = d[n:], a[n:]
 	}
 }
+
+// sigmoidF32 is d = 1/(1+e^-a), ggml_sigmoid_f32; d may be a.
+func sigmoidF32(d, a []float32) {
+	a = a[:len(d)]
+	if level == isaAVX512 {
+		sigmoidAVX512(d, a, &expC)
+		return
+	}
+	sigmoidGo(d, a)
+}
+
+func sigmoidGo(d, a []float32) {
+	var e [256]float32
+	for len(d) > 0 {
+		n := min(len(d), len(e))
+		expRowGo(e[:n], a[:n], -1, 0)
+		for i := range d[:n] {
+			d[i] = 1 / (1 + e[i])
+		}
+		d, a = d[n:], a[n:]
+	}
+}

@@ -25,6 +25,15 @@ func expRowAVX512(y, x []float32, s, m float32, c *expConsts) float64
 //go:noescape
 func siluAVX512(d, x []float32, c *expConsts)
 
+// sigmoidAVX512 is sigmoidGo with AVX-512:
+//
+//	for i := range d {
+//		d[i] = 1 / (1 + exp(-x[i]))
+//	}
+//
+//go:noescape
+func sigmoidAVX512(d, x []float32, c *expConsts)
+
 // softMaxRowsAVX512 is softMaxTask's row with slope 1 for rows rows of
 // n ≤ 16 elements, ldd, lda and ldm apart (ldm 0: one mask row):
 //

@@ -173,6 +173,42 @@ siluAVX512_done:
 	VZEROUPPER
 	RET
 
+// func sigmoidAVX512(d, x []float32, c *expConsts)
+TEXT ·sigmoidAVX512(SB), NOSPLIT, $0-56
+	MOVQ d_base+0(FP), DI
+	MOVQ d_len+8(FP), CX
+	MOVQ x_base+24(FP), SI
+	MOVQ c+48(FP), R10
+	EXP_CONSTS
+	VBROADCASTSS 196(R10), Z29   // 1 (float32)
+	TAIL16
+	TESTQ CX, CX
+	JZ sigmoidAVX512_tail
+sigmoidAVX512_loop:
+	VPXORD Z1, Z1, Z1
+	VSUBPS (SI), Z1, Z1        // v = -x
+	EXP16
+	VADDPS Z29, Z10, Z10
+	VDIVPS Z10, Z29, Z0         // 1 / (1 + e^-x)
+	VMOVUPS Z0, (DI)
+	ADDQ $64, SI
+	ADDQ $64, DI
+	DECQ CX
+	JNZ sigmoidAVX512_loop
+sigmoidAVX512_tail:
+	KORTESTW K1, K1
+	JZ sigmoidAVX512_done
+	VMOVUPS.Z (SI), K1, Z0
+	VPXORD Z1, Z1, Z1
+	VSUBPS Z0, Z1, Z1
+	EXP16
+	VADDPS Z29, Z10, Z10
+	VDIVPS Z10, Z29, Z0
+	VMOVUPS Z0, K1, (DI)
+sigmoidAVX512_done:
+	VZEROUPPER
+	RET
+
 // func softMaxRowsAVX512(d, a, m []float32, rows, ldd, lda, ldm, n int, scale float32, c *expConsts)
 //
 // softMaxTask's row with slope 1 for rows of n ≤ 16 elements, rows rows

@@ -8,6 +8,8 @@ func expRowAVX512(y, x []float32, s, m float32, _ *expConsts) float64 { return e
 
 func siluAVX512(d, x []float32, _ *expConsts) { siluGo(d, x) }
 
+func sigmoidAVX512(d, x []float32, _ *expConsts) { sigmoidGo(d, x) }
+
 func softMaxRowsAVX512(d, a, m []float32, rows, ldd, lda, ldm, n int, scale float32, _ *expConsts) {
 	w := make([]float32, n)
 	for r := 0; r < rows; r++ {

@@ -69,10 +69,13 @@ func ForcePacked() (restore func()) {
 
 // ExpRow is expRow at the current level; ExpRowGo its Go loop.
 var (
-	ExpRow   = expRow
-	ExpRowGo = expRowGo
-	Silu     = siluF32
-	SiluGo   = siluGo
+	ExpRow    = expRow
+	ExpRowGo  = expRowGo
+	Silu      = siluF32
+	SiluGo    = siluGo
+	Sigmoid   = sigmoidF32
+	SigmoidGo = sigmoidGo
+	TopKRow   = topKRow
 )
 
 // The elementwise loops at the current level, and their Go references.

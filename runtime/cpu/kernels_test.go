@@ -293,7 +293,7 @@ func TestF16Rows(t *testing.T) {
 	})
 }
 
-// TestExpKernels: the vector exponential and silu give the Go loop's bits
+// TestExpKernels: the vector exponential, silu and sigmoid give the Go loop's bits
 // (the same float64 operations in the same order, only the sum of the
 // exponentials is added in another order).
 func TestExpKernels(t *testing.T) {
@@ -334,6 +334,14 @@ func TestExpKernels(t *testing.T) {
 			for i := range want {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 					t.Fatalf("silu(%g) = %g, Go loop %g", x[i], got[i], want[i])
+				}
+			}
+			cpu.SigmoidGo(want, x)
+			cpu.Sigmoid(got, x)
+			checkGuardsF32(t, gbuf, gd+2, gd+2+n)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("sigmoid(%g) = %g, Go loop %g", x[i], got[i], want[i])
 				}
 			}
 		}

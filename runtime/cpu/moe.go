@@ -10,16 +10,17 @@ import (
 )
 
 // The kernels of a mixture of experts (llama.cpp's build_moe_ffn):
-// mul_mat_id, argsort and sum_rows.
+// mul_mat_id, argsort, top_k and sum_rows.
 
-// moeState is MulMatID's and ArgSort's scratch, grown to the largest call
+// moeState is MulMatID's, ArgSort's and TopK's scratch, grown to the largest call
 // and kept, so that a call allocates nothing once it has.
 type moeState struct {
 	count []int     // per expert, the (slot, token) pairs that chose it
 	pairs [][2]int  // the pairs, grouped by expert in ids' order
 	x, d  []byte    // one expert's gathered columns of x and its product
-	order [][]int32 // per thread, ArgSort's row of indices
+	order [][]int32 // per thread, ArgSort's row of indices (TopK's heap)
 	sort  argSortTask
+	topK  topKTask
 	sum   sumRowsTask
 	pe    packedWeight // one expert's matrix of a packed weight (expertOf)
 }

@@ -249,3 +249,103 @@ func BenchmarkMulMatID(b *testing.B) {
 		}
 	}
 }
+
+// topKWant is ggml-cpu's top_k of row v: the k largest, descending (equal
+// values by index), the first two swapped.
+func topKWant(v func(i int32) float64, n, k int) []int32 {
+	want := make([]int32, n)
+	for i := range want {
+		want[i] = int32(i)
+	}
+	slices.SortStableFunc(want, func(i, j int32) int {
+		switch {
+		case v(i) > v(j):
+			return -1
+		case v(i) < v(j):
+			return 1
+		}
+		return 0
+	})
+	want = want[:k]
+	if k > 1 {
+		want[0], want[1] = want[1], want[0]
+	}
+	return want
+}
+
+func TestTopK(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	c := cpu.New(2)
+	defer c.Close()
+	const n = 13
+	for _, k := range []int{1, 2, 4, n} {
+		for _, l := range []layout{dense, padded} {
+			a := mk(r, tensor.F32, [4]int{n, 5, 3, 1}, l)
+			// Ties: the first two elements of each row equal, and in
+			// every third row the last two as well.
+			for row := range 15 {
+				a.set(n*row+1, a.at(n*row))
+				if row%3 == 0 {
+					a.set(n*row+n-1, a.at(n*row+n-2))
+				}
+			}
+			dst := tensor.NewTensor(tensor.I32, [4]int{k, 5, 3, 1})
+			c.TopK(&dst, a.Tensor, ops.TopKParams{K: k})
+			for row := range 15 {
+				got := dst.I32s()[row*k:][:k]
+				want := topKWant(func(i int32) float64 { return a.at4(int(i), row%5, row/5, 0) }, n, k)
+				if !slices.Equal(got, want) {
+					t.Errorf("k %d, %v: row %d: %v, want %v", k, l, row, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestTopKRow: the heap's selection against a sort, over rows of many
+// ties (values from a few) and of distinct values, every k.
+func TestTopKRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for iter := range 400 {
+		n := 1 + r.IntN(70) // k on both sides of topKInsertMax
+		v := make([]float32, n)
+		for i := range v {
+			if iter%2 == 0 {
+				v[i] = float32(r.IntN(4))
+			} else {
+				v[i] = float32(r.NormFloat64())
+			}
+		}
+		k := 1 + r.IntN(n)
+		got := make([]int32, k)
+		cpu.TopKRow(got, make([]float32, k), v)
+		want := topKWant(func(i int32) float64 { return float64(v[i]) }, n, k)
+		if k > 1 {
+			want[0], want[1] = want[1], want[0] // TopKRow leaves them descending
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("n %d, k %d, %v: %v, want %v", n, k, v, got, want)
+		}
+	}
+}
+
+// BenchmarkExpertChoice: a batch's choice of 8 of 128 experts (Qwen3-30B-A3B's
+// router) by top_k against argsort's full sort, one thread.
+func BenchmarkExpertChoice(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	c := cpu.New(1)
+	defer c.Close()
+	a := mk(r, tensor.F32, [4]int{128, 512, 1, 1}, dense)
+	b.Run("top_k", func(b *testing.B) {
+		dst := tensor.NewTensor(tensor.I32, [4]int{8, 512, 1, 1})
+		for b.Loop() {
+			c.TopK(&dst, a.Tensor, ops.TopKParams{K: 8})
+		}
+	})
+	b.Run("argsort", func(b *testing.B) {
+		dst := tensor.NewTensor(tensor.I32, a.Ne)
+		for b.Loop() {
+			c.ArgSort(&dst, a.Tensor, ops.ArgSortParams{Order: 1})
+		}
+	})
+}

@@ -16,12 +16,13 @@ const (
 	opGelu
 	opSilu
 	opTanh
+	opSigmoid
 )
 
-var unOpNames = [...]string{opScale: "Scale", opRelu: "Relu", opGelu: "Gelu", opSilu: "Silu", opTanh: "Tanh"}
+var unOpNames = [...]string{opScale: "Scale", opRelu: "Relu", opGelu: "Gelu", opSilu: "Silu", opTanh: "Tanh", opSigmoid: "Sigmoid"}
 
 // per-element cost of each op in the units of Backend.chunksFor
-var unOpCost = [...]int{opScale: 1, opRelu: 1, opGelu: 3, opSilu: 8, opTanh: 8}
+var unOpCost = [...]int{opScale: 1, opRelu: 1, opGelu: 3, opSilu: 8, opTanh: 8, opSigmoid: 8}
 
 // Scale is ggml_scale: dst = a·p.S. dst may be a.
 func (b *Backend) Scale(dst, a *tensor.Tensor, p ops.ScaleParams) { b.unary(opScale, dst, a, p.S) }
@@ -43,6 +44,10 @@ func (b *Backend) Silu(dst, a *tensor.Tensor) { b.unary(opSilu, dst, a, 0) }
 // Tanh is ggml_tanh: dst = tanh(x), which ggml computes with tanhf; the
 // float64 tanh rounded to float32 is within an ulp of it.
 func (b *Backend) Tanh(dst, a *tensor.Tensor) { b.unary(opTanh, dst, a, 0) }
+
+// Sigmoid is ggml_sigmoid: dst = 1/(1+e^-x), silu's exponential and a
+// division.
+func (b *Backend) Sigmoid(dst, a *tensor.Tensor) { b.unary(opSigmoid, dst, a, 0) }
 
 type unaryTask struct {
 	b      *Backend
@@ -76,7 +81,7 @@ func (b *Backend) unary(op unOp, dst, a *tensor.Tensor, s float32) {
 		b.growScratch(b.pool.n, t.a.ne[0])
 	}
 	cost := unOpCost[op]
-	if op == opSilu && level == isaAVX512 {
+	if (op == opSilu || op == opSigmoid) && level == isaAVX512 {
 		cost = 2 // the vector exponential
 	}
 	b.parallel(t, t.a.nelem()*cost, t.a.nrows()*t.pieces)
@@ -120,6 +125,8 @@ func (t *unaryTask) apply(d, a []float32) {
 		siluF32(d, a)
 	case opTanh:
 		tanhF32(d, a)
+	case opSigmoid:
+		sigmoidF32(d, a)
 	}
 }
 

@@ -34,6 +34,8 @@ type Kernels interface {
 	Silu(dst, a *tensor.Tensor)
 	// Tanh computes tanh (GGML_OP_UNARY): dst = tanh(a).
 	Tanh(dst, a *tensor.Tensor)
+	// Sigmoid computes sigmoid (GGML_OP_UNARY): dst = 1 / (1 + e^-a).
+	Sigmoid(dst, a *tensor.Tensor)
 	// RMSNorm computes rms_norm (GGML_OP_RMS_NORM): each row divided by sqrt(mean(row²) + eps).
 	RMSNorm(dst, a *tensor.Tensor, p ops.NormParams)
 	// Norm computes norm (GGML_OP_NORM): each row: (x - mean) / sqrt(var + eps).
@@ -50,6 +52,8 @@ type Kernels interface {
 	MulMatID(dst, as, x, ids *tensor.Tensor)
 	// ArgSort computes argsort (GGML_OP_ARGSORT): each row's indices (i32) ordered by the row's values, ascending or descending (ggml_argsort).
 	ArgSort(dst, a *tensor.Tensor, p ops.ArgSortParams)
+	// TopK computes top_k (GGML_OP_TOP_K): the indices (i32) of each row's k largest values, in no particular order: dst [k, ne1, ne2, ne3] (ggml_top_k).
+	TopK(dst, a *tensor.Tensor, p ops.TopKParams)
 	// SumRows computes sum_rows (GGML_OP_SUM_ROWS): dst[0, i1, i2, i3] = Σ a[:, i1, i2, i3].
 	SumRows(dst, a *tensor.Tensor)
 }

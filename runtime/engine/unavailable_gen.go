@@ -18,6 +18,7 @@ func (u *Unavailable) Relu(dst, a *tensor.Tensor)                               
 func (u *Unavailable) Gelu(dst, a *tensor.Tensor)                               { u.fail() }
 func (u *Unavailable) Silu(dst, a *tensor.Tensor)                               { u.fail() }
 func (u *Unavailable) Tanh(dst, a *tensor.Tensor)                               { u.fail() }
+func (u *Unavailable) Sigmoid(dst, a *tensor.Tensor)                            { u.fail() }
 func (u *Unavailable) RMSNorm(dst, a *tensor.Tensor, p ops.NormParams)          { u.fail() }
 func (u *Unavailable) Norm(dst, a *tensor.Tensor, p ops.NormParams)             { u.fail() }
 func (u *Unavailable) SoftMax(dst, a, mask *tensor.Tensor, p ops.SoftMaxParams) { u.fail() }
@@ -28,4 +29,5 @@ func (u *Unavailable) FlashAttnExt(dst, q, k, v, mask *tensor.Tensor, p ops.Flas
 }
 func (u *Unavailable) MulMatID(dst, as, x, ids *tensor.Tensor)            { u.fail() }
 func (u *Unavailable) ArgSort(dst, a *tensor.Tensor, p ops.ArgSortParams) { u.fail() }
+func (u *Unavailable) TopK(dst, a *tensor.Tensor, p ops.TopKParams)       { u.fail() }
 func (u *Unavailable) SumRows(dst, a *tensor.Tensor)                      { u.fail() }

@@ -451,6 +451,9 @@ var constructors = map[ops.Op]constructor{
 	ops.Tanh: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.Tanh(ctx, s[0])
 	},
+	ops.Sigmoid: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
+		return a.Sigmoid(ctx, s[0])
+	},
 	ops.RMSNorm: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
 		return a.RmsNorm(ctx, s[0], p.(ops.NormParams).Eps)
 	},
@@ -485,6 +488,9 @@ var constructors = map[ops.Op]constructor{
 	},
 	ops.ArgSort: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
 		return a.Argsort(ctx, s[0], int32(p.(ops.ArgSortParams).Order))
+	},
+	ops.TopK: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, p ops.Params) ggmlapi.Tensor {
+		return a.TopK(ctx, s[0], int32(p.(ops.TopKParams).K))
 	},
 	ops.SumRows: func(a *api, ctx ggmlapi.Context, s [maxSrcs]ggmlapi.Tensor, _ ggmlapi.Tensor, _ ops.Params) ggmlapi.Tensor {
 		return a.SumRows(ctx, s[0])
@@ -533,7 +539,7 @@ func placeOf(typ tensor.DType, ne, nb [4]int64) place {
 // elements are not adjacent (ggml-cpu asserts nb10 == the type's size), a
 // strided softmax input or
 // mask (ggml_soft_max_ext asserts contiguity), and the like of mul_mat_id,
-// sum_rows and argsort.
+// sum_rows, argsort and top_k.
 func needsCont(l *launch, s int) bool {
 	p := &l.src[s]
 	switch {
@@ -546,7 +552,7 @@ func needsCont(l *launch, s int) bool {
 	case l.op == ops.MulMatID && s == 1, l.op == ops.SumRows:
 		// ggml-cpu asserts x's and sum_rows' elements adjacent.
 		return p.nb[0] != p.typ.Size()
-	case l.op == ops.ArgSort:
+	case l.op == ops.ArgSort, l.op == ops.TopK:
 		// ggml-cpu reads row i at i·nb01.
 		return !contiguous(p)
 	}
@@ -558,7 +564,7 @@ func resultType(l *launch) tensor.DType {
 	switch l.op {
 	case ops.MulMat, ops.MulMatID:
 		return tensor.F32
-	case ops.ArgSort:
+	case ops.ArgSort, ops.TopK:
 		return tensor.I32
 	case ops.GetRows:
 		if l.src[0].typ == tensor.I32 {

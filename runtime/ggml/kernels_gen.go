@@ -53,6 +53,10 @@ func (b *Backend) Tanh(dst, a *tensor.Tensor) {
 	b.record(ops.Tanh, [16]int32{}, dst, a)
 }
 
+func (b *Backend) Sigmoid(dst, a *tensor.Tensor) {
+	b.record(ops.Sigmoid, [16]int32{}, dst, a)
+}
+
 func (b *Backend) RMSNorm(dst, a *tensor.Tensor, p ops.NormParams) {
 	b.record(ops.RMSNorm, p.GGML(), dst, a)
 }
@@ -83,6 +87,10 @@ func (b *Backend) MulMatID(dst, as, x, ids *tensor.Tensor) {
 
 func (b *Backend) ArgSort(dst, a *tensor.Tensor, p ops.ArgSortParams) {
 	b.record(ops.ArgSort, p.GGML(), dst, a)
+}
+
+func (b *Backend) TopK(dst, a *tensor.Tensor, p ops.TopKParams) {
+	b.record(ops.TopK, p.GGML(), dst, a)
 }
 
 func (b *Backend) SumRows(dst, a *tensor.Tensor) {

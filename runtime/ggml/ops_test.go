@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -237,6 +238,7 @@ func testOps(t *testing.T, devName string) {
 		{ops.Gelu, "", out(tensor.F32, 64, 48, 2), []*pair{a}, nil, tolerance{2e-3, 2e-3}},
 		{ops.Silu, "", out(tensor.F32, 64, 48, 2), []*pair{a}, nil, tolerance{1e-5, 1e-5}},
 		{ops.Tanh, "", out(tensor.F32, 64, 48, 2), []*pair{a}, nil, tolerance{1e-5, 1e-5}},
+		{ops.Sigmoid, "", out(tensor.F32, 64, 48, 2), []*pair{a}, nil, tolerance{1e-5, 1e-5}},
 		{ops.RMSNorm, "", out(tensor.F32, 64, 48, 2), []*pair{a}, []any{ops.NormParams{Eps: 1e-5}}, tolerance{1e-5, 1e-5}},
 		{ops.Norm, "", out(tensor.F32, 64, 48, 2), []*pair{a}, []any{ops.NormParams{Eps: 1e-5}}, tolerance{1e-5, 1e-5}},
 		{ops.SoftMax, "", out(tensor.F32, 16, 48, 2), []*pair{rows, mask}, []any{ops.SoftMaxParams{Scale: 0.25}}, tolerance{1e-5, 1e-4}},
@@ -271,6 +273,11 @@ func testOps(t *testing.T, devName string) {
 		{ops.MulMatID, "q4_K", out(tensor.F32, 24, 3, 9), []*pair{in(tensor.Q4_K, 256, 24, 6), xK, ids}, nil, tolerance{1.5e-1, 2e-2}},
 		{ops.ArgSort, "descending", out(tensor.I32, 6, 9), []*pair{probs}, []any{ops.ArgSortParams{Order: 1}}, exact},
 		{ops.ArgSort, "ascending", out(tensor.I32, 16, 48, 2), []*pair{rows}, []any{ops.ArgSortParams{}}, exact},
+		// top_k's rows are sets (ggml leaves their order open): both
+		// sides' rows are sorted before the comparison.
+		{ops.TopK, "3 of 6", out(tensor.I32, 3, 9), []*pair{probs}, []any{ops.TopKParams{K: 3}}, exact},
+		{ops.TopK, "4 of 16", out(tensor.I32, 4, 48, 2), []*pair{rows}, []any{ops.TopKParams{K: 4}}, exact},
+		{ops.TopK, "1 of 16", out(tensor.I32, 1, 48, 2), []*pair{rows}, []any{ops.TopKParams{K: 1}}, exact},
 		{ops.SumRows, "", out(tensor.F32, 1, 48, 2), []*pair{a}, nil, tolerance{1e-5, 1e-5}},
 		{ops.FlashAttnExt, "q8_0 K, f16 V", out(tensor.F32, 32, 4, 9), []*pair{in(tensor.F32, 32, 9, 4), kq8, in(tensor.F16, 32, 48, 2), causal(48, 9)}, []any{faQ}, tolerance{2e-3, 2e-3}},
 	}
@@ -358,11 +365,18 @@ func testOps(t *testing.T, devName string) {
 			case raw.Type.Quantized():
 				tensor.Dequantize(got.F32s()[:0], raw.Type, raw.Data, got.NElem())
 				tensor.Dequantize(want.F32s()[:0], raw.Type, st.dst.host.Data, want.NElem())
-			case raw.Type == tensor.I32: // argsort's indices
-				for i, v := range raw.I32s() {
+			case raw.Type == tensor.I32: // argsort's and top_k's indices
+				g, w := raw.I32s(), slices.Clone(st.dst.host.I32s())
+				if st.op == ops.TopK {
+					for r := 0; r < len(g); r += raw.Ne[0] {
+						slices.Sort(g[r : r+raw.Ne[0]])
+						slices.Sort(w[r : r+raw.Ne[0]])
+					}
+				}
+				for i, v := range g {
 					got.F32s()[i] = float32(v)
 				}
-				for i, v := range st.dst.host.I32s() {
+				for i, v := range w {
 					want.F32s()[i] = float32(v)
 				}
 			default:

@@ -65,6 +65,11 @@ func (s *Backend) Tanh(dst, a *tensor.Tensor) {
 	s.launch(func(cb *cpu.Backend) { cb.Tanh(dst, a) })
 }
 
+func (s *Backend) Sigmoid(dst, a *tensor.Tensor) {
+	dst, a = s.on(dst), s.on(a)
+	s.launch(func(cb *cpu.Backend) { cb.Sigmoid(dst, a) })
+}
+
 func (s *Backend) RMSNorm(dst, a *tensor.Tensor, p ops.NormParams) {
 	dst, a = s.on(dst), s.on(a)
 	s.launch(func(cb *cpu.Backend) { cb.RMSNorm(dst, a, p) })
@@ -103,6 +108,11 @@ func (s *Backend) MulMatID(dst, as, x, ids *tensor.Tensor) {
 func (s *Backend) ArgSort(dst, a *tensor.Tensor, p ops.ArgSortParams) {
 	dst, a = s.on(dst), s.on(a)
 	s.launch(func(cb *cpu.Backend) { cb.ArgSort(dst, a, p) })
+}
+
+func (s *Backend) TopK(dst, a *tensor.Tensor, p ops.TopKParams) {
+	dst, a = s.on(dst), s.on(a)
+	s.launch(func(cb *cpu.Backend) { cb.TopK(dst, a, p) })
 }
 
 func (s *Backend) SumRows(dst, a *tensor.Tensor) {

@@ -99,6 +99,7 @@ func TestSimMatchesCPU(t *testing.T) {
 		{ops.Gelu, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
 		{ops.Silu, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
 		{ops.Tanh, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
+		{ops.Sigmoid, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, nil},
 		{ops.RMSNorm, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{ops.NormParams{Eps: 1e-5}}},
 		{ops.Norm, "", out(tensor.F32, 64, 48, 2), []*simPair{a}, []any{ops.NormParams{Eps: 1e-5}}},
 		{ops.SoftMax, "", out(tensor.F32, 16, 48, 2), []*simPair{rows, mask}, []any{ops.SoftMaxParams{Scale: 0.25}}},
@@ -112,6 +113,7 @@ func TestSimMatchesCPU(t *testing.T) {
 			[]any{ops.FlashAttnParams{Scale: 0.25}}},
 		{ops.MulMatID, "", out(tensor.F32, 40, 5, 1), []*simPair{in(tensor.F16, 64, 40, 8), in(tensor.F32, 64, 1, 1), idx}, nil},
 		{ops.ArgSort, "", out(tensor.I32, 16, 48, 2), []*simPair{rows}, []any{ops.ArgSortParams{Order: 1}}},
+		{ops.TopK, "", out(tensor.I32, 4, 48, 2), []*simPair{rows}, []any{ops.TopKParams{K: 4}}},
 		{ops.SumRows, "", out(tensor.F32, 1, 48, 2), []*simPair{a}, nil},
 	}
 	stepped := map[ops.Op]bool{}
