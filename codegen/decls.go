@@ -117,19 +117,19 @@ func (gen *generator) decls(f *jen.File) {
 		var vals []jen.Code
 		for _, t := range ws {
 			what := fmt.Sprintf("%s %s%s: %d bytes packed", t.Name, t.Type, t.ShapeString(), t.Packed.Bytes)
-			if !t.Packed.Sole {
+			if !t.Packed.Release {
 				what += ", read as loaded by other ops too"
 			}
 			// jen writes a list's separators after each item's comment:
 			// the comma is written by hand, before it.
-			vals = append(vals, jen.Values(gen.paramRef(t), jen.Lit(t.Packed.Sole)).Op(",").Comment(what))
+			vals = append(vals, jen.Values(gen.paramRef(t), jen.Lit(t.Packed.Release)).Op(",").Comment(what))
 		}
 		f.Comment(fmt.Sprintf("%s are the weights whose packed copy %s's matrix products read (Pack, ggml's", gen.packedVar[k], be.Name))
 		f.Comment(fmt.Sprintf("CPU_REPACK), made once by New: %d bytes beside the weights. Other ops read the weights;", n))
-		f.Comment("a weight only its copy reads (sole) is released once packed (engine.ReleasePages).")
+		f.Comment("a weight only its copy reads, or get_rows besides, is released once packed (engine.ReleasePages).")
 		f.Var().Id(gen.packedVar[k]).Op("=").Index().Struct(
 			jen.Id("weight").Int(),
-			jen.Id("sole").Bool(),
+			jen.Id("release").Bool(),
 		).Custom(jen.Options{Open: "{", Close: "}", Multi: true}, vals...)
 	}
 	f.Comment("weightBackend and stateBackend are the backends whose memory holds each weight and")

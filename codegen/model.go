@@ -99,7 +99,7 @@ func (gen *generator) model(f *jen.File) {
 				jen.Err().Op("=").Id("m").Dot(gen.beField[k]).Dot("Pack").Call(jen.Op("&").Add(w.Clone())),
 				jen.Err().Op("!=").Nil(),
 			).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("packing weight %s for "+be.Name+": %w"), jen.Id("Weights").Index(jen.Id("p").Dot("weight")).Dot("Name"), jen.Err()))),
-			jen.If(jen.Id("p").Dot("sole")).Block(
+			jen.If(jen.Id("p").Dot("release")).Block(
 				jen.Qual(pkgEngine, "ReleasePages").Call(w.Clone().Dot("Data")),
 			),
 		))

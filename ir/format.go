@@ -142,8 +142,8 @@ func (g *Graph) annotations(t *Tensor) string {
 	}
 	if t.IsPacked() && t.Packed.Backend >= 0 && t.Packed.Backend < len(g.Backends) {
 		s += fmt.Sprintf(" packed for %s: %d bytes", g.Backends[t.Packed.Backend].Name, t.Packed.Bytes)
-		if t.Packed.Sole {
-			s += ", read only packed"
+		if t.Packed.Release {
+			s += ", released once packed"
 		}
 	}
 	if t.Group > 0 {

@@ -93,10 +93,12 @@ type Tensor struct {
 type Packing struct {
 	Backend int
 	Bytes   int64
-	// Sole: the copy is the weight's only reader (no other op, view or
-	// split input reads it), so once the copy is made the weight's own
-	// memory can leave RAM (engine.ReleasePages).
-	Sole bool
+	// Release: once the copy is made the weight's own memory can leave
+	// RAM (engine.ReleasePages). Besides the copy only get_rows reads it
+	// (a tied token_embd.weight), touching just the rows it picks, which
+	// come back from the mapped file as they are read; no other op, view
+	// or split input reads it.
+	Release bool
 }
 
 // IsPacked reports whether a backend keeps a packed copy of t.

@@ -15,8 +15,10 @@ import (
 // A weight other ops read as well (a tied token_embd.weight, read by
 // get_rows and by the output's mul_mat) is packed all the same: the copy
 // serves the backend's matrix products, the weight stays as loaded for the
-// rest. A weight nothing else reads is marked Sole: programs release its
-// memory once the copy is made, so that the copy does not double it. The first backend in node order to pack a weight makes its copy;
+// rest. A weight nothing else reads, or only get_rows besides (it touches
+// the rows it picks, which come back from the mapped file), is marked
+// Release: programs release its memory once the copy is made, so that the
+// copy does not double it. The first backend in node order to pack a weight makes its copy;
 // products on any other backend read the weight as loaded.
 //
 // Mirrors llama.cpp's select_weight_buft (src/llama-model.cpp), which at
@@ -53,15 +55,16 @@ func packWeights(g *ir.Graph, pc *Context) error {
 		if n <= 0 {
 			continue
 		}
-		w.Packed = ir.Packing{Backend: t.Backend, Bytes: n, Sole: true}
+		w.Packed = ir.Packing{Backend: t.Backend, Bytes: n, Release: true}
 		pc.Notef(w.Pos, "%s: packed for %s (%d bytes), which reads it in %s", w.Name, be.Name, n, t.Name)
 	}
-	// A packed weight is read only packed unless something else reads it:
-	// another op (get_rows of a tied embedding), a source other than a
-	// packing mul_mat's first, a view, or a split input's copy.
+	// A packed weight is released unless something else reads it: an op
+	// other than get_rows of its rows (a tied embedding's), a source
+	// other than a packing mul_mat's first, a view, or a split input's
+	// copy.
 	other := func(w *ir.Tensor) {
 		if w.IsPacked() {
-			w.Packed.Sole = false
+			w.Packed.Release = false
 		}
 	}
 	for _, t := range g.Nodes {
@@ -69,7 +72,7 @@ func packWeights(g *ir.Graph, pc *Context) error {
 			other(t.ViewSrc)
 		}
 		for i, s := range t.Src {
-			if s == nil || i == 0 && packs(t) && t.Backend == s.Packed.Backend {
+			if s == nil || i == 0 && (packs(t) && t.Backend == s.Packed.Backend || t.Op == ops.GetRows) {
 				continue
 			}
 			other(s)

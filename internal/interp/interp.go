@@ -137,7 +137,7 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 			m.be.Close()
 			return nil, fmt.Errorf("interp: packing weight %s for %s: %w", t.Name, g.Backends[t.Packed.Backend].Name, err)
 		}
-		if t.Packed.Sole {
+		if t.Packed.Release {
 			engine.ReleasePages(w.Data)
 		}
 	}

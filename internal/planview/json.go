@@ -50,11 +50,12 @@ type Tensor struct {
 	Offset *int64 `json:"offset,omitempty"`
 	ViewOf string `json:"view_of,omitempty"`
 	// PackedFor and PackedBytes: a weight of which that backend makes a
-	// packed copy of PackedBytes for its matrix products; PackedSole: only
-	// that copy is read (the weight's memory is released once packed).
-	PackedFor   string `json:"packed_for,omitempty"`
-	PackedBytes int64  `json:"packed_bytes,omitempty"`
-	PackedSole  bool   `json:"packed_sole,omitempty"`
+	// packed copy of PackedBytes for its matrix products; PackedRelease: only
+	// that copy reads it, or get_rows besides (the weight's memory is
+	// released once packed).
+	PackedFor     string `json:"packed_for,omitempty"`
+	PackedBytes   int64  `json:"packed_bytes,omitempty"`
+	PackedRelease bool   `json:"packed_release,omitempty"`
 	// Group: on the first of consecutive mul_mats run as one call
 	// (group_products), how many.
 	Group int `json:"group,omitempty"`
@@ -140,7 +141,7 @@ func JSON(g *ir.Graph) *Plan {
 			pt.Alloc = "state"
 		}
 		if t.IsPacked() {
-			pt.PackedFor, pt.PackedBytes, pt.PackedSole = backend(t.Packed.Backend), t.Packed.Bytes, t.Packed.Sole
+			pt.PackedFor, pt.PackedBytes, pt.PackedRelease = backend(t.Packed.Backend), t.Packed.Bytes, t.Packed.Release
 		}
 		pt.Group = t.Group
 		return pt

@@ -11,7 +11,7 @@ import (
 // leave memory at once and come back from the file if they are read;
 // anonymous pages (the Go heap) go to swap, or stay where there is none.
 // data's content never changes. Generated programs release the weights
-// only a packed copy reads (ir.Packing.Sole), so that the copy does not
+// only a packed copy reads, or get_rows besides (ir.Packing.Release), so that the copy does not
 // double their memory. Errors (an older kernel) are ignored: it is advice.
 func ReleasePages(data []byte) {
 	if len(data) == 0 {
