@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -283,12 +284,34 @@ func textKey(name string, src []byte, tf *targetFlags, file *compiler.WeightsFil
 
 // runProgram runs the built program with args, its streams and signals
 // graphc's. Ctrl-C reaches the program from the terminal as it reaches
-// graphc, which does not end it: chat stops an answer with it. Its exit
-// status becomes graphc's.
+// graphc, which does not end it: chat stops an answer with it. A
+// termination signal sent to graphc alone (kill PID, a service manager
+// stopping serve) is passed on, so that the program shuts down as it
+// would run directly. Its exit status becomes graphc's.
 func runProgram(e *env, bin string, args []string) error {
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, e.stdout, e.stderr
-	err := cmd.Run()
+	sigs := make(chan os.Signal, 1)
+	if len(forwardedSignals) > 0 { // Notify with none would take them all
+		signal.Notify(sigs, forwardedSignals...)
+		defer signal.Stop(sigs)
+	}
+	if err := cmd.Start(); err != nil {
+		return &compiler.UserError{Msg: fmt.Sprintf("running the compiled model: %v", err)}
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				_ = cmd.Process.Signal(s)
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := cmd.Wait()
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		return exitStatus(exit.ExitCode())

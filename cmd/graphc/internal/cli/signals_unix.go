@@ -1,0 +1,11 @@
+//go:build unix
+
+package cli
+
+import (
+	"os"
+	"syscall"
+)
+
+// forwardedSignals are the signals runProgram passes on to the program.
+var forwardedSignals = []os.Signal{syscall.SIGTERM, syscall.SIGHUP}
