@@ -28,10 +28,20 @@ func quantized(b *builder, gpu string) {
 func TestPackWeights(t *testing.T) {
 	runGolden(t, "pack_weights", []goldenCase{{
 		name: "quantized",
-		doc:  "The CPU packs every q4_0 and q8_0 weight its mul_mats read, the tied embedding too (get_rows keeps reading the original); the f32 weight and the one on the GPU stay as they are. The 20-row weight's copy is padded to 32 rows.",
+		doc:  "The CPU packs every q4_0 and q8_0 weight its mul_mats read, the tied embedding too, and each is released once packed: get_rows reads the embedding's rows it picks back from the file. The f32 weight and the one on the GPU stay as they are. The 20-row weight's copy is padded to 32 rows.",
 		opts: caseOptions{Backends: []string{"gpu", "cpu"}},
 		build: func(b *builder) {
 			quantized(b, "gpu")
+		},
+	}, {
+		name: "shared",
+		doc:  "A packed weight a product on the GPU reads too, through a split input's copy, keeps its memory: it is packed for the CPU's product but not released.",
+		opts: caseOptions{Backends: []string{"gpu", "cpu"}},
+		build: func(b *builder) {
+			x := b.input("x", tensor.F32, 64, 4)
+			w := b.typed("", "blk.0.shared.weight", tensor.Q4_0, 64, 64)
+			h := b.mulMat("on_cpu", w, x)
+			b.out(b.on("gpu", b.mulMat("on_gpu", w, h)))
 		},
 	}, {
 		name: "off",

@@ -163,7 +163,7 @@ func TestPlanShowsPacked(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"weight token_embd.weight: q8_0[64, 100] @cpu 1.dst packed for cpu: 7616 bytes\n",
+		"weight token_embd.weight: q8_0[64, 100] @cpu 1.dst packed for cpu: 7616 bytes, released once packed\n",
 		"weight up.weight: q4_0[64, 20] @cpu 1.dst packed for cpu: 1152 bytes, released once packed\n",
 		"weight down.weight: f32[20, 64] @cpu 1.dst\n",
 		fmt.Sprintf("packed for cpu: 2 weights (q8_0 1, q4_0 1), %d bytes (8.6 KiB) of copies its mul_mats read\n", total),

@@ -76,8 +76,8 @@ func TestGGMLCheckSim(t *testing.T) {
 			if m.Tolerance == 0 && !m.BitIdentical {
 				t.Errorf("on %v: not bit for bit the cpu-only run's (max diff %g)", m.Backends, m.MaxDiffCPU)
 			}
-			if m.BytesCopied != tr.Result.BytesCopiedPerEval {
-				t.Errorf("copied %d bytes per evaluation, ggml %d", m.BytesCopied, tr.Result.BytesCopiedPerEval)
+			if m.BytesCopied != tr.Result.BytesMoved() {
+				t.Errorf("copied %d bytes per evaluation, ggml %d", m.BytesCopied, tr.Result.BytesMoved())
 			}
 		})
 	}
