@@ -197,8 +197,8 @@ func checkPackage(t *testing.T, k *Kind) {
 		// Generated New calls it on every weight the plan packs.
 		if pack == nil {
 			t.Errorf("%s's description packs weights, but %s has no method Pack", k.Name, k.Type)
-		} else if p, r := fields(pack.Type.Params), fields(pack.Type.Results); p != "*tensor.Tensor" || r != "error" {
-			t.Errorf("(*%s).Pack(%s) (%s), want (*tensor.Tensor) error", k.Type, p, r)
+		} else if p, r := fields(pack.Type.Params), fields(pack.Type.Results); p != "*tensor.Tensor, bool" || r != "error" {
+			t.Errorf("(*%s).Pack(%s) (%s), want (*tensor.Tensor, bool) error", k.Type, p, r)
 		}
 	}
 	if d := k.Describe(0); d.GroupProducts > 0 {

@@ -96,12 +96,9 @@ func (gen *generator) model(f *jen.File) {
 		w := jen.Id("m").Dot("weights").Index(jen.Id("p").Dot("weight"))
 		body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id("p")).Op(":=").Range().Id(gen.packedVar[k])).Block(
 			jen.If(
-				jen.Err().Op("=").Id("m").Dot(gen.beField[k]).Dot("Pack").Call(jen.Op("&").Add(w.Clone())),
+				jen.Err().Op("=").Id("m").Dot(gen.beField[k]).Dot("Pack").Call(jen.Op("&").Add(w.Clone()), jen.Id("p").Dot("release")),
 				jen.Err().Op("!=").Nil(),
 			).Block(jen.Return(jen.Qual("fmt", "Errorf").Call(jen.Lit("packing weight %s for "+be.Name+": %w"), jen.Id("Weights").Index(jen.Id("p").Dot("weight")).Dot("Name"), jen.Err()))),
-			jen.If(jen.Id("p").Dot("release")).Block(
-				jen.Qual(pkgEngine, "ReleasePages").Call(w.Clone().Dot("Data")),
-			),
 		))
 	}
 	body = append(body,

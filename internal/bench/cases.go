@@ -130,7 +130,7 @@ func quantOperands(at tensor.DType, m, k, n int) (a, x, d *tensor.Tensor) {
 // mustPack packs weight a on be; a dense weight of a type
 // backend.CPUPackable takes that does not pack is a broken backend.
 func mustPack(be *cpu.Backend, a *tensor.Tensor) {
-	if err := be.Pack(a); err != nil {
+	if err := be.Pack(a, false); err != nil {
 		panic(fmt.Sprintf("BUG: bench: Pack of a %s%v weight: %v", a.Type, a.Ne, err))
 	}
 }

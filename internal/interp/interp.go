@@ -133,12 +133,9 @@ func Load(g *ir.Graph, cfg Config) (*Machine, error) {
 			continue
 		}
 		w := m.params[t]
-		if err := m.be.Pack(&w); err != nil {
+		if err := m.be.Pack(&w, t.Packed.Release); err != nil {
 			m.be.Close()
 			return nil, fmt.Errorf("interp: packing weight %s for %s: %w", t.Name, g.Backends[t.Packed.Backend].Name, err)
-		}
-		if t.Packed.Release {
-			engine.ReleasePages(w.Data)
 		}
 	}
 	return m, nil

@@ -128,7 +128,7 @@ func BenchmarkMulMatPacked(b *testing.B) {
 						be := cpu.New(threads)
 						defer be.Close()
 						if packed {
-							if err := be.Pack(&a); err != nil {
+							if err := be.Pack(&a, false); err != nil {
 								b.Fatal(err)
 							}
 						}

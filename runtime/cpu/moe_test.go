@@ -134,7 +134,7 @@ func TestMulMatIDPacked(t *testing.T) {
 						}
 					}
 					plain, packed := cpu.New(2), cpu.New(2)
-					if err := packed.Pack(&as); err != nil {
+					if err := packed.Pack(&as, false); err != nil {
 						t.Fatal(err)
 					}
 					want := tensor.NewTensor(tensor.F32, [4]int{c.m, nUsed, c.nTok, 1})
@@ -237,7 +237,7 @@ func BenchmarkMulMatID(b *testing.B) {
 					c := cpu.New(threads)
 					defer c.Close()
 					if pack {
-						if err := c.Pack(&as); err != nil {
+						if err := c.Pack(&as, false); err != nil {
 							b.Fatal(err)
 						}
 					}

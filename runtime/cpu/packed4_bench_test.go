@@ -38,7 +38,7 @@ func BenchmarkPackedColumns(b *testing.B) {
 					ws := make([]tensor.Tensor, copies)
 					for i := range ws {
 						ws[i] = tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: randomBlocks(r, dt, size)}
-						if err := be.Pack(&ws[i]); err != nil {
+						if err := be.Pack(&ws[i], false); err != nil {
 							b.Fatal(err)
 						}
 					}

@@ -58,7 +58,7 @@ func TestMulMatPackedWeights(t *testing.T) {
 					}
 					dst := tensor.NewTensor(tensor.F32, [4]int{c.m, c.n, c.ne2, 1})
 					be := cpu.New(c.threads)
-					if err := be.Pack(&a); err != nil {
+					if err := be.Pack(&a, false); err != nil {
 						t.Fatal(err)
 					}
 					be.MulMat(&dst, &a, &x, ops.MulMatParams{})
@@ -98,12 +98,12 @@ func TestPackRefuses(t *testing.T) {
 	be := cpu.New(1)
 	defer be.Close()
 	f := tensor.NewTensor(tensor.F32, [4]int{32, 4, 1, 1})
-	if err := be.Pack(&f); err == nil {
+	if err := be.Pack(&f, false); err == nil {
 		t.Error("Pack of f32: no error")
 	}
 	q := tensor.Tensor{Type: tensor.Q4_0, Ne: [4]int{64, 4, 1, 1}, Nb: tensor.ContiguousStrides(tensor.Q4_0, [4]int{64, 4, 1, 1})}
 	q.Data = make([]byte, q.Span())
-	if err := be.Pack(&q); err != nil {
+	if err := be.Pack(&q, false); err != nil {
 		t.Fatal(err)
 	}
 	// The same bytes as a [32, 8] matrix: MulMat must read them as they are.

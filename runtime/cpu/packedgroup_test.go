@@ -29,7 +29,7 @@ func TestMulMats(t *testing.T) {
 				ne := [4]int{k, m, 1, 1}
 				w := &tensor.Tensor{Type: dt, Ne: ne, Nb: tensor.ContiguousStrides(dt, ne), Data: tensor.Quantize(nil, dt, vals)}
 				if pack {
-					if err := b.Pack(w); err != nil {
+					if err := b.Pack(w, false); err != nil {
 						t.Fatal(err)
 					}
 				}

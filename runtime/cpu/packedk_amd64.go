@@ -11,6 +11,11 @@ import "github.com/graphc/graphc/tensor"
 //go:noescape
 func packedQ4Kx1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
+// packedQ4Kx1VNNIL1 is packedQ4Kx1VNNI prefetching into L1 (kColumnL1).
+//
+//go:noescape
+func packedQ4Kx1VNNIL1(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+
 //go:noescape
 func packedQ4Kx4VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
@@ -29,12 +34,38 @@ func packedQ4Kx4AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 //go:noescape
 func packedQ4Kx8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
-// kStreamAhead is how far, in bytes, the q4_K kernels other than the VNNI
-// one-column one prefetch the weights they stream (streamAhead for that
-// one). They spend more instructions per byte, and a longer distance
+// kStreamAhead is how far, in bytes, the q4_K and q6_K kernels of more
+// than one column prefetch the weights they stream (kColumnAhead and
+// kColumnAheadAVX2 for one). They spend more instructions per byte, and a longer distance
 // measured best for them where streamAhead's measured best for the
 // others: 6 KiB against 1.5 on Zen 4 (docs/performance.md).
 var kStreamAhead = 6144
+
+// kColumnAhead is the VNNI one-column kernels' distance: streamAhead, as
+// q4_0's, except on AMD's Zen 5 and later, where these kernels streamed
+// 10–20% faster at kStreamAhead's distance and q4_0's were no faster
+// (docs/performance.md).
+var kColumnAhead = func() int {
+	if zen5OrLater() {
+		return kStreamAhead
+	}
+	return streamAhead
+}()
+
+// kColumnAheadAVX2 is the AVX2 one-column kernels' distance:
+// kStreamAhead, except on Zen 5 and later, where 12 KiB streamed 5–10%
+// faster (docs/performance.md).
+var kColumnAheadAVX2 = func() int {
+	if zen5OrLater() {
+		return 12288
+	}
+	return kStreamAhead
+}()
+
+// kColumnL1 has the one-column q4_K VNNI kernel prefetch into L1
+// (packedQ4Kx1VNNIL1) rather than L2: on Zen 5 and later, where that
+// streamed 8–15% faster (q6_K's kernel was no faster).
+var kColumnL1 = zen5OrLater()
 
 // packedKernelKAsm is packedKernelAsm for q4_K.
 func packedKernelKAsm(pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
@@ -46,6 +77,8 @@ func packedKernelKAsm(pc int, w, xq []byte, xd []float32, xc []int32, nb int, ti
 	}
 	vnni := level == isaAVX512 && hasVNNI
 	switch {
+	case vnni && pc == 1 && kColumnL1:
+		packedQ4Kx1VNNIL1(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case vnni && pc == 1:
 		packedQ4Kx1VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case vnni && pc == smallPanelCols:

@@ -1001,36 +1001,36 @@ k8loop:
 // scales' lines, which are in L1 by then. Reading the block's head last,
 // behind its 2 KiB of chunks, left the hardware prefetcher and the
 // prefetches ahead short of the stream. They prefetch into L2 a line per
-// line they read, R10 bytes ahead: ·streamAhead for one column, as the
-// q4_0 kernels, ·kStreamAhead for four.
+// line they read, R10 bytes ahead: ·kColumnAhead for one column,
+// ·kStreamAhead for four.
 //
 // The high nibbles are taken in place (vpandnd: 16 times the nibble) and
 // their sub-block sums shifted right by 4, exactly, once per sub-block:
 // one instruction per chunk fewer than shifting each chunk.
 
-// K_PREFETCH_HEAD prefetches the head (d, dmin, scales and mins: 448
-// bytes) of the group block R10 ahead.
-#define K_PREFETCH_HEAD \
-	PREFETCHT1 0(SI)(R10*1); \
-	PREFETCHT1 64(SI)(R10*1); \
-	PREFETCHT1 128(SI)(R10*1); \
-	PREFETCHT1 192(SI)(R10*1); \
-	PREFETCHT1 256(SI)(R10*1); \
-	PREFETCHT1 320(SI)(R10*1); \
-	PREFETCHT1 384(SI)(R10*1)
+// K_PREFETCH_HEAD prefetches (by PF, a PREFETCH instruction) the head
+// (d, dmin, scales and mins: 448 bytes) of the group block R10 ahead.
+#define K_PREFETCH_HEAD(PF) \
+	PF 0(SI)(R10*1); \
+	PF 64(SI)(R10*1); \
+	PF 128(SI)(R10*1); \
+	PF 192(SI)(R10*1); \
+	PF 256(SI)(R10*1); \
+	PF 320(SI)(R10*1); \
+	PF 384(SI)(R10*1)
 
-// K_NIBBLES loads the chunk at c(SI) into Z24 and prefetches the line R10
-// ahead: Z25 its low nibbles, Z26 its high ones times 16.
-#define K_NIBBLES(c) \
-	PREFETCHT1 c(SI)(R10*1); \
+// K_NIBBLES loads the chunk at c(SI) into Z24 and prefetches (PF) the
+// line R10 ahead: Z25 its low nibbles, Z26 its high ones times 16.
+#define K_NIBBLES(c, PF) \
+	PF c(SI)(R10*1); \
 	VMOVDQU32 c(SI), Z24; \
 	VPANDD Z31, Z24, Z25; \
 	VPANDND Z24, Z31, Z26
 
 // K1_CHUNK adds the chunk at c(SI) times the column's quant dwords at
 // x(DI) (low nibbles) and x+32 (high) to A and B.
-#define K1_CHUNK(c, x, A, B) \
-	K_NIBBLES(c); \
+#define K1_CHUNK(c, x, A, B, PF) \
+	K_NIBBLES(c, PF); \
 	VPDPBUSD.BCST x(DI), Z25, A; \
 	VPDPBUSD.BCST (x+32)(DI), Z26, B
 
@@ -1038,19 +1038,19 @@ k8loop:
 // at s: c = 448+512p, x = 64p, s = 64+32p) to Z4, scaled: the sums in
 // two chains each (Z0/Z1 low, Z2/Z3 high), as one column's work alone
 // leaves vpdpbusd's latency exposed.
-#define K1_PAIR(c, x, s) \
+#define K1_PAIR(c, x, s, PF) \
 	VPXORD Z0, Z0, Z0; \
 	VPXORD Z1, Z1, Z1; \
 	VPXORD Z2, Z2, Z2; \
 	VPXORD Z3, Z3, Z3; \
-	K1_CHUNK(c, x, Z0, Z2); \
-	K1_CHUNK(c+64, x+4, Z1, Z3); \
-	K1_CHUNK(c+128, x+8, Z0, Z2); \
-	K1_CHUNK(c+192, x+12, Z1, Z3); \
-	K1_CHUNK(c+256, x+16, Z0, Z2); \
-	K1_CHUNK(c+320, x+20, Z1, Z3); \
-	K1_CHUNK(c+384, x+24, Z0, Z2); \
-	K1_CHUNK(c+448, x+28, Z1, Z3); \
+	K1_CHUNK(c, x, Z0, Z2, PF); \
+	K1_CHUNK(c+64, x+4, Z1, Z3, PF); \
+	K1_CHUNK(c+128, x+8, Z0, Z2, PF); \
+	K1_CHUNK(c+192, x+12, Z1, Z3, PF); \
+	K1_CHUNK(c+256, x+16, Z0, Z2, PF); \
+	K1_CHUNK(c+320, x+20, Z1, Z3, PF); \
+	K1_CHUNK(c+384, x+24, Z0, Z2, PF); \
+	K1_CHUNK(c+448, x+28, Z1, Z3, PF); \
 	VPADDD Z1, Z0, Z0; \
 	VPADDD Z3, Z2, Z2; \
 	VPSRAD $4, Z2, Z2; \
@@ -1061,52 +1061,60 @@ k8loop:
 	VPADDD Z0, Z4, Z4; \
 	VPADDD Z2, Z4, Z4
 
-// func packedQ4Kx1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
-//
-// packedQ4Kx8VNNI for one column: Z4 the scaled sum, Z5 the mins' sum,
-// Z6 and Z7 the rows' d and dmin, Z16 the tile.
-TEXT ·packedQ4Kx1VNNI(SB), NOSPLIT, $0-48
-	PACKEDK_SETUP(·streamAhead(SB))
-	VPXORD Z16, Z16, Z16
-
-k1loop:
-	K_PREFETCH_HEAD
-	VCVTPH2PS (SI), Z6
-	VCVTPH2PS 32(SI), Z7
-	VMOVDQU32 192(SI), Z24
-	VPXORD Z5, Z5, Z5
-	VPDPWSSD.BCST 0(R9), Z24, Z5
-	VMOVDQU32 256(SI), Z24
-	VPDPWSSD.BCST 4(R9), Z24, Z5
-	VMOVDQU32 320(SI), Z24
-	VPDPWSSD.BCST 8(R9), Z24, Z5
-	VMOVDQU32 384(SI), Z24
-	VPDPWSSD.BCST 12(R9), Z24, Z5
-	VPXORD Z4, Z4, Z4
-	K1_PAIR(448, 0, 64)
-	K1_PAIR(960, 64, 96)
-	K1_PAIR(1472, 128, 128)
-	K1_PAIR(1984, 192, 160)
-	VCVTDQ2PS Z4, Z4
-	VCVTDQ2PS Z5, Z5
-	VMULPS Z6, Z4, Z4
-	VFNMADD231PS Z7, Z5, Z4
-	VFMADD231PS.BCST (R8), Z4, Z16
-	ADDQ $2496, SI
-	ADDQ $256, DI
-	ADDQ $4, R8
-	ADDQ $16, R9
-	DECQ CX
-	JNZ k1loop
-	VMOVUPS Z16, (DX)
-	VZEROUPPER
+// K1_KERNEL is packedQ4Kx8VNNI for one column, prefetching by PF: Z4 the
+// scaled sum, Z5 the mins' sum, Z6 and Z7 the rows' d and dmin, Z16 the
+// tile.
+#define K1_KERNEL(PF) \
+	PACKEDK_SETUP(·kColumnAhead(SB)); \
+	VPXORD Z16, Z16, Z16; \
+k1loop:; \
+	K_PREFETCH_HEAD(PF); \
+	VCVTPH2PS (SI), Z6; \
+	VCVTPH2PS 32(SI), Z7; \
+	VMOVDQU32 192(SI), Z24; \
+	VPXORD Z5, Z5, Z5; \
+	VPDPWSSD.BCST 0(R9), Z24, Z5; \
+	VMOVDQU32 256(SI), Z24; \
+	VPDPWSSD.BCST 4(R9), Z24, Z5; \
+	VMOVDQU32 320(SI), Z24; \
+	VPDPWSSD.BCST 8(R9), Z24, Z5; \
+	VMOVDQU32 384(SI), Z24; \
+	VPDPWSSD.BCST 12(R9), Z24, Z5; \
+	VPXORD Z4, Z4, Z4; \
+	K1_PAIR(448, 0, 64, PF); \
+	K1_PAIR(960, 64, 96, PF); \
+	K1_PAIR(1472, 128, 128, PF); \
+	K1_PAIR(1984, 192, 160, PF); \
+	VCVTDQ2PS Z4, Z4; \
+	VCVTDQ2PS Z5, Z5; \
+	VMULPS Z6, Z4, Z4; \
+	VFNMADD231PS Z7, Z5, Z4; \
+	VFMADD231PS.BCST (R8), Z4, Z16; \
+	ADDQ $2496, SI; \
+	ADDQ $256, DI; \
+	ADDQ $4, R8; \
+	ADDQ $16, R9; \
+	DECQ CX; \
+	JNZ k1loop; \
+	VMOVUPS Z16, (DX); \
+	VZEROUPPER; \
 	RET
+
+// func packedQ4Kx1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+TEXT ·packedQ4Kx1VNNI(SB), NOSPLIT, $0-48
+	K1_KERNEL(PREFETCHT1)
+
+// func packedQ4Kx1VNNIL1(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
+//
+// packedQ4Kx1VNNI prefetching into L1 (prefetcht0), for Zen 5 (kColumnL1).
+TEXT ·packedQ4Kx1VNNIL1(SB), NOSPLIT, $0-48
+	K1_KERNEL(PREFETCHT0)
 
 // K4_CHUNK adds the chunk at c(SI) times the four columns' quant dwords
 // (x(DI), column j's 256j further; high nibbles x+32) to Z0..Z3 (low)
 // and Z4..Z7 (high): eight chains, enough to hide vpdpbusd's latency.
 #define K4_CHUNK(c, x) \
-	K_NIBBLES(c); \
+	K_NIBBLES(c, PREFETCHT1); \
 	VPDPBUSD.BCST x(DI), Z25, Z0; \
 	VPDPBUSD.BCST (x+256)(DI), Z25, Z1; \
 	VPDPBUSD.BCST (x+512)(DI), Z25, Z2; \
@@ -1181,7 +1189,7 @@ TEXT ·packedQ4Kx4VNNI(SB), NOSPLIT, $0-48
 	VPXORD Z19, Z19, Z19
 
 k4loop:
-	K_PREFETCH_HEAD
+	K_PREFETCH_HEAD(PREFETCHT1)
 	VCVTPH2PS (SI), Z20
 	VCVTPH2PS 32(SI), Z21
 	VPXORD Z12, Z12, Z12

@@ -4379,16 +4379,16 @@ DATA kScaleWords<>+16(SB)/8, $0x8005800580048004
 DATA kScaleWords<>+24(SB)/8, $0x8007800780068006
 GLOBL kScaleWords<>(SB), RODATA|NOPTR, $32
 
-// PACKEDK2_SETUP loads the kernels' arguments, R10 ·kStreamAhead and Y15
-// bytes 0x0f.
-#define PACKEDK2_SETUP \
+// PACKEDK2_SETUP loads the kernels' arguments, R10 the prefetch distance
+// at ahead and Y15 bytes 0x0f.
+#define PACKEDK2_SETUP(ahead) \
 	MOVQ w+0(FP), SI; \
 	MOVQ xq+8(FP), DI; \
 	MOVQ xd+16(FP), R8; \
 	MOVQ xc+24(FP), R9; \
 	MOVQ nb+32(FP), CX; \
 	MOVQ tile+40(FP), DX; \
-	MOVQ ·kStreamAhead(SB), R10; \
+	MOVQ ahead, R10; \
 	MOVL $0x0f0f0f0f, AX; \
 	VMOVD AX, X15; \
 	VPBROADCASTD X15, Y15
@@ -4491,7 +4491,7 @@ GLOBL kScaleWords<>(SB), RODATA|NOPTR, $32
 // Y4 and Y5 the halves' scaled sums, Y6 and Y7 their mins' terms, Y8 and
 // Y9 their tiles.
 TEXT ·packedQ4Kx1AVX2(SB), NOSPLIT, $0-48
-	PACKEDK2_SETUP
+	PACKEDK2_SETUP(·kColumnAheadAVX2(SB))
 	VPXOR Y8, Y8, Y8
 	VPXOR Y9, Y9, Y9
 
@@ -4621,7 +4621,7 @@ k21loop:
 // their int32 sums; the mins' terms of (half h, column j) in the frame at
 // 128h+32j, the tile in memory.
 TEXT ·packedQ4Kx4AVX2(SB), NOSPLIT, $256-48
-	PACKEDK2_SETUP
+	PACKEDK2_SETUP(·kStreamAhead(SB))
 	VPXOR Y0, Y0, Y0
 	VMOVDQU Y0, 0(DX)
 	VMOVDQU Y0, 32(DX)

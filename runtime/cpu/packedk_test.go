@@ -59,7 +59,7 @@ func testMulMatPackedK(t *testing.T, dt tensor.DType) {
 				be.Close()
 				got := tensor.NewTensor(tensor.F32, [4]int{c.m, c.n, c.ne2, 1})
 				be = cpu.New(c.threads)
-				if err := be.Pack(&a); err != nil {
+				if err := be.Pack(&a, false); err != nil {
 					t.Fatal(err)
 				}
 				be.MulMat(&got, &a, &x, ops.MulMatParams{})
@@ -135,7 +135,7 @@ func benchPackedKStream(b *testing.B, dt tensor.DType) {
 						defer plain.Close()
 						defer packed.Close()
 						for i := range ws {
-							if err := packed.Pack(&ws[i]); err != nil {
+							if err := packed.Pack(&ws[i], false); err != nil {
 								b.Fatal(err)
 							}
 						}
@@ -211,7 +211,7 @@ func TestMulMatPackedKExtremes(t *testing.T) {
 					be := cpu.New(1)
 					be.MulMat(&want, &a, &x, ops.MulMatParams{})
 					got := tensor.NewTensor(tensor.F32, [4]int{m, n, 1, 1})
-					if err := be.Pack(&a); err != nil {
+					if err := be.Pack(&a, false); err != nil {
 						t.Fatal(err)
 					}
 					be.MulMat(&got, &a, &x, ops.MulMatParams{})

@@ -25,7 +25,7 @@
 // The kernels of one and four columns read the block in address order,
 // its head then the triples, decoding all four quant dwords of a triple
 // (four sub-block sums per column at a time), and prefetch into L2 a line
-// per line of the group block, R10 bytes ahead (·streamAhead for one
+// per line of the group block, R10 bytes ahead (·kColumnAhead for one
 // column, ·kStreamAhead for four). The panel of eight takes one sub-block
 // at a time over its four triples (re-read from L1), so that the columns'
 // sums fit the registers.
@@ -38,7 +38,7 @@ TEXT ·packedQ6Kx1VNNI(SB), NOSPLIT, $0-48
 	MOVQ xc+24(FP), R9
 	MOVQ nb+32(FP), CX
 	MOVQ tile+40(FP), DX
-	MOVQ ·streamAhead(SB), R10
+	MOVQ ·kColumnAhead(SB), R10
 	MOVL $0x0f0f0f0f, AX
 	VPBROADCASTD AX, Z31
 	MOVL $0x30303030, AX

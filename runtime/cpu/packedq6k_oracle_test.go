@@ -35,7 +35,7 @@ func TestGGMLMulMatPackedK(t *testing.T) {
 					copy(x.F32s()[j*k:], oracleRow(r, k))
 				}
 				be := cpu.New(2)
-				if err := be.Pack(&a); err != nil {
+				if err := be.Pack(&a, false); err != nil {
 					t.Fatal(err)
 				}
 				dst := tensor.NewTensor(tensor.F32, [4]int{m, n, 1, 1})

@@ -14,11 +14,17 @@ import (
 //go:noescape
 func prefetchRows(p unsafe.Pointer, rows, stride, bytes int)
 
-// cpuVendor is CPUID leaf 0's vendor string, in register order ("Genu",
-// "ineI", "ntel" on Intel; "Auth", "enti", "cAMD" on AMD).
+// cpuid is the CPUID instruction's registers for leaf (sub-leaf 0).
 //
 //go:noescape
-func cpuVendor() (ebx, edx, ecx uint32)
+func cpuid(leaf uint32) (eax, ebx, ecx, edx uint32)
+
+// cpuVendor is CPUID leaf 0's vendor string, in register order ("Genu",
+// "ineI", "ntel" on Intel; "Auth", "enti", "cAMD" on AMD).
+func cpuVendor() (ebx, edx, ecx uint32) {
+	_, ebx, ecx, edx = cpuid(0)
+	return ebx, edx, ecx
+}
 
 // isAMD reports an AMD processor (CPUID's "AuthenticAMD").
 func isAMD() bool {
@@ -29,6 +35,22 @@ func isAMD() bool {
 	binary.LittleEndian.PutUint32(v[8:], c)
 	return string(v[:]) == "AuthenticAMD"
 }
+
+// cpuFamily is CPUID leaf 1's display family: the base family, plus the
+// extended family where the base is 0xf (AMD's Zen 3 and 4 are 0x19, Zen
+// 5 0x1a).
+func cpuFamily() int {
+	a, _, _, _ := cpuid(1)
+	f := int(a>>8) & 0xf
+	if f == 0xf {
+		f += int(a>>20) & 0xff
+	}
+	return f
+}
+
+// zen5OrLater reports an AMD processor of family 0x1a (Zen 5) or later,
+// whose one-column K-quant kernels prefetch farther (kColumnAhead).
+func zen5OrLater() bool { return isAMD() && cpuFamily() >= 0x1a }
 
 // streamAhead is how far, in bytes, the one-column packed kernels
 // (packed_amd64.s) prefetch ahead of the weights they stream; the

@@ -32,12 +32,13 @@ line:
 done:
 	RET
 
-// func cpuVendor() (ebx, edx, ecx uint32)
-TEXT ·cpuVendor(SB), NOSPLIT, $0-12
-	XORL AX, AX
+// func cpuid(leaf uint32) (eax, ebx, ecx, edx uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL leaf+0(FP), AX
 	XORL CX, CX
 	CPUID
-	MOVL BX, ebx+0(FP)
-	MOVL DX, edx+4(FP)
-	MOVL CX, ecx+8(FP)
+	MOVL AX, eax+8(FP)
+	MOVL BX, ebx+12(FP)
+	MOVL CX, ecx+16(FP)
+	MOVL DX, edx+20(FP)
 	RET

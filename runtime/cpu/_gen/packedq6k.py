@@ -63,7 +63,7 @@ def vnni_x1():
 
     e("TEXT ·packedQ6Kx1VNNI(SB), NOSPLIT, $0-48")
     L = []
-    L += setup("·streamAhead(SB)")
+    L += setup("·kColumnAhead(SB)")
     L += ["MOVL $0x33333333, AX", "VPBROADCASTD AX, Z30"]
     L += ["VPXORD Z16, Z16, Z16"]
     for l in L: e("\t" + l)
@@ -187,6 +187,73 @@ def avx2_decode(o, T, hr, q, t):
         L += ["VMOVDQU %s, %s" % (H, t), "VPSRLD $2, %s, %s" % (t, t), "VPAND %s, %s, %s" % (m30, t, t)]
     return L + ["VPOR %s, %s, %s" % (t, q, q)]
 
+# avx2_decode4 decodes output o of the triple whose chunks are in Y8 (A),
+# Y9 (B) and Y10 (H) into Y11, Y13 scratch, Y15 bytes 0x0f.
+def avx2_decode4(o):
+    m30 = "q6kHigh<>(SB)"
+    if o == 0:
+        return ["VPSLLW $4, Y10, Y13", "VPAND %s, Y13, Y13" % m30, "VPAND Y15, Y8, Y11", "VPOR Y13, Y11, Y11"]
+    if o == 1:
+        return ["VPSLLW $2, Y10, Y13", "VPAND %s, Y13, Y13" % m30, "VPAND Y15, Y9, Y11", "VPOR Y13, Y11, Y11"]
+    if o == 2:
+        return ["VPSRLW $4, Y8, Y11", "VPAND Y15, Y11, Y11", "VPAND %s, Y10, Y13" % m30, "VPOR Y13, Y11, Y11"]
+    return ["VPSRLW $4, Y9, Y11", "VPAND Y15, Y11, Y11", "VPSRLW $2, Y10, Y13", "VPAND %s, Y13, Y13" % m30,
+            "VPOR Y13, Y11, Y11"]
+
+# avx2_x1 is the one-column kernel: each triple's chunks loaded once per
+# half and decoded to all four of its quant dwords, as the VNNI kernels
+# do, so that the loads (which bound the panels' pass per sub-block) are
+# three per triple and half plus the column's four broadcasts.
+def avx2_x1():
+    name = "packedQ6Kx1AVX2"
+    e("// func %s(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)" % name)
+    e("//")
+    e("// The panels' kernel for one column, a triple at a time: Y8..Y10 its")
+    e("// chunks (A, B, H), Y11 a quant dword decoded from them, Y14 the")
+    e("// column's broadcast quant dword, Y4..Y7 the int16 sums of two")
+    e("// triples' products, Y0..Y3 the four sub-blocks' sums (from the")
+    e("// column's offsets), Y12 the half's block sum, Y13 scratch.")
+    e("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
+    L = ["MOVQ w+0(FP), SI", "MOVQ xq+8(FP), DI", "MOVQ xd+16(FP), R8", "MOVQ xc+24(FP), R9",
+         "MOVQ nb+32(FP), CX", "MOVQ tile+40(FP), DX", "MOVQ ·kColumnAheadAVX2(SB), R10",
+         "MOVL $0x0f0f0f0f, AX", "VMOVD AX, X15", "VPBROADCASTD X15, Y15",
+         "VPXOR Y0, Y0, Y0", "VMOVDQU Y0, 0(DX)", "VMOVDQU Y0, 32(DX)"]
+    for l in L: e("\t" + l)
+    e("q6k1avx2loop:")
+    L = prefetch_head()
+    for hr in (0, 1):
+        L += ["VPXOR Y12, Y12, Y12"]
+        for h in (0, 1):
+            for k in (0, 1):
+                L += ["VPBROADCASTD %d(R9), Y%d" % (4*sub(h, k, o), o) for o in range(4)]
+                for pair in (0, 1):
+                    for n in (0, 1):
+                        i = 4*k + 2*pair + n
+                        T = trip(h, i)
+                        if hr == 0:
+                            L += prefetch_trip(T)
+                        L += ["VMOVDQU %d(SI), Y8" % (T+32*hr), "VMOVDQU %d(SI), Y9" % (T+64+32*hr),
+                              "VMOVDQU %d(SI), Y10" % (T+128+32*hr)]
+                        for o in range(4):
+                            L += avx2_decode4(o)
+                            L += ["VPBROADCASTD %d(DI), Y14" % xoff(h, o, i)]
+                            if n == 0:
+                                L += ["VPMADDUBSW Y14, Y11, Y%d" % (4+o)]
+                            else:
+                                L += ["VPMADDUBSW Y14, Y11, Y11", "VPADDW Y11, Y%d, Y%d" % (4+o, 4+o)]
+                    for o in range(4):
+                        L += ["VPMADDWD q6kOnes<>(SB), Y%d, Y%d" % (4+o, 4+o), "VPADDD Y%d, Y%d, Y%d" % (4+o, o, o)]
+                for o in range(4):
+                    L += ["VPMOVSXBD %d(SI), Y13" % (32+16*sub(h, k, o)+8*hr), "VPMULLD Y13, Y%d, Y%d" % (o, o),
+                          "VPADDD Y%d, Y12, Y12" % o]
+        L += ["VCVTPH2PS %d(SI), Y13" % (16*hr), "VCVTDQ2PS Y12, Y12", "VMULPS Y13, Y12, Y12",
+              "VBROADCASTSS (R8), Y13", "VMOVUPS %d(DX), Y14" % (32*hr), "VFMADD231PS Y13, Y12, Y14",
+              "VMOVUPS Y14, %d(DX)" % (32*hr)]
+    L += tail(1, "q6k1avx2loop")
+    L += ["VZEROUPPER", "RET"]
+    for l in L: e("\t" + l)
+    e()
+
 def avx2_xp(P, pf):
     name = "packedQ6Kx%dAVX2" % P
     e("// func %s(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)" % name)
@@ -255,7 +322,7 @@ VNNI_DOC = """// The q6_K packed kernels (packedq6k_amd64.go; layout in pack.go,
 // The kernels of one and four columns read the block in address order,
 // its head then the triples, decoding all four quant dwords of a triple
 // (four sub-block sums per column at a time), and prefetch into L2 a line
-// per line of the group block, R10 bytes ahead (·streamAhead for one
+// per line of the group block, R10 bytes ahead (·kColumnAhead for one
 // column, ·kStreamAhead for four). The panel of eight takes one sub-block
 // at a time over its four triples (re-read from L1), so that the columns'
 // sums fit the registers.
@@ -263,7 +330,8 @@ VNNI_DOC = """// The q6_K packed kernels (packedq6k_amd64.go; layout in pack.go,
 
 AVX2_DOC = """// The q6_K packed kernels at the avx2 level (packedq6k_amd64.go): a group
 // block as two halves of 8 rows, one ymm lane per row, each half's pass
-// over the block after the other's (the second from L1). Per sub-block,
+// over the block after the other's (the second from L1). The panels' (of
+// four and eight columns) take a sub-block at a time: per sub-block,
 // its four quant dwords decoded as packedq6k_amd64.s does (vpand, vpor
 // for vpternlogd), then per column vpmaddubsw against the column's
 // broadcast quant dwords, added in int16 two by two (at most
@@ -302,7 +370,7 @@ else:
     e("DATA q6kOnes<>+24(SB)/8, $0x0001000100010001")
     e("GLOBL q6kOnes<>(SB), RODATA|NOPTR, $32")
     e()
-    avx2_xp(1, True)
+    avx2_x1()
     avx2_xp(4, True)
     avx2_xp(8, False)
 sys.stdout.write("\n".join(out).rstrip() + "\n")

@@ -575,7 +575,7 @@ func (lb *llamaBench) benchFile(e *env, h *llamacpp.Harness, path string, bufByt
 	}
 	// The peak resident memory of each side is the lowest of its
 	// repetitions' peaks: graphc releases the pages of the weights it
-	// packs (engine.ReleasePages), which the kernel cannot do while
+	// packs (cpu.Backend.Pack), which the kernel cannot do while
 	// llama.cpp, started first, maps the same file.
 	peak := map[int]*[2]int64{} // per thread count: graphc's, llama.cpp's; 0 unknown
 	buf := newBandwidth(bufBytes)
