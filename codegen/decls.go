@@ -126,7 +126,7 @@ func (gen *generator) decls(f *jen.File) {
 		}
 		f.Comment(fmt.Sprintf("%s are the weights whose packed copy %s's matrix products read (Pack, ggml's", gen.packedVar[k], be.Name))
 		f.Comment(fmt.Sprintf("CPU_REPACK), made once by New: %d bytes beside the weights. Other ops read the weights;", n))
-		f.Comment("a weight only its copy reads, or get_rows besides, is released as it is packed (release).")
+		f.Comment("a weight only its copy reads, or get_rows besides, is released once packed (release).")
 		f.Var().Id(gen.packedVar[k]).Op("=").Index().Struct(
 			jen.Id("weight").Int(),
 			jen.Id("release").Bool(),

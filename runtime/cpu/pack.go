@@ -96,9 +96,9 @@ func (p *packedWeight) group(mat, g int) []byte {
 // until Close). w must be a dense weight of a type backend.CPUPackable
 // takes, whose data stays unchanged; other kernels (GetRows of a tied
 // embedding) keep reading w itself. release (the plan's
-// ir.Packing.Release) lets w's pages leave memory as they are packed
+// ir.Packing.Release) lets w's pages leave memory once it is packed
 // (engine.ReleasePages): they come back from the mapped file if GetRows
-// reads them, and the copy and its weight are never both resident.
+// reads them.
 func (b *Backend) Pack(w *tensor.Tensor, release bool) error {
 	if !backend.CPUPackable(w.Type) {
 		return fmt.Errorf("pack: %s weights are not packed (only q4_0, q8_0, q4_K and q6_K)", w.Type)
@@ -118,10 +118,9 @@ func (b *Backend) Pack(w *tensor.Tensor, release bool) error {
 	cleanup := runtime.AddCleanup(p, func(f func()) { f() }, free)
 	p.free = func() { cleanup.Stop(); free() }
 	p.matSize = p.groups * p.nb * packBlockBytes(w.Type)
-	t := &packTaskQ{w: w, p: p, release: release}
-	b.parallel(t, len(p.data), w.Ne[2]*w.Ne[3]*p.groups)
+	b.parallel(&packTaskQ{w: w, p: p}, len(p.data), w.Ne[2]*w.Ne[3]*p.groups)
 	if release {
-		engine.ReleasePages(w.Data[:w.Span()]) // the pages the chunks shared
+		engine.ReleasePages(w.Data[:w.Span()])
 	}
 	if old := b.packed[&w.Data[0]]; old != nil {
 		old.free()
@@ -143,18 +142,11 @@ func (b *Backend) packedFor(a *tensor.Tensor) *packedWeight {
 	return p
 }
 
-// packTaskQ packs a weight, a chunk of row groups per chunk; with release
-// each chunk lets the weight's pages it has read go every releaseStep
-// bytes.
+// packTaskQ packs a weight, a chunk of row groups per chunk.
 type packTaskQ struct {
-	w       *tensor.Tensor
-	p       *packedWeight
-	release bool
+	w *tensor.Tensor
+	p *packedWeight
 }
-
-// releaseStep is how many bytes of a weight a packing chunk reads between
-// releases: a few hundred syscalls for a large weight.
-const releaseStep = 1 << 20
 
 func (t *packTaskQ) run(chunk, nchunks, _ int) {
 	p, w := t.p, t.w
@@ -163,21 +155,10 @@ func (t *packTaskQ) run(chunk, nchunks, _ int) {
 	rowBytes := w.Type.RowSize(w.Ne[0])
 	bs := w.Type.RowSize(blockElems(w.Type))
 	pb := packBlockBytes(w.Type)
-	read := -1 // where the bytes read and not yet released start
 	for i := lo; i < hi; i++ {
 		mat, g := i/p.groups, i%p.groups
 		i2, i3 := mat%w.Ne[2], mat/w.Ne[2]
 		dst := p.group(mat, g)
-		if t.release {
-			// The weight is dense: a chunk's groups read one range of it.
-			at := i3*w.Nb[3] + i2*w.Nb[2] + g*packRows*w.Nb[1]
-			if read < 0 {
-				read = at
-			} else if at-read >= releaseStep {
-				engine.ReleasePagesWithin(w.Data[read:at])
-				read = at
-			}
-		}
 		for r := 0; r < packRows; r++ {
 			row := g*packRows + r
 			if row >= w.Ne[1] {

@@ -112,9 +112,7 @@ func (t *packedGroup) run(chunk, nchunks, _ int) {
 	lo, hi := guidedSplit(t.units, chunk, nchunks, t.threads)
 	var tile [2 * packRows]float32
 	if t.typ == tensor.Q4_K || t.typ == tensor.Q6_K {
-		for u := lo; u < hi; u++ {
-			t.unit(u, tile[:packRows])
-		}
+		t.stream(lo, hi, tile[:packRows])
 		return
 	}
 	half := (hi - lo) / 2
@@ -131,6 +129,29 @@ func (t *packedGroup) run(chunk, nchunks, _ int) {
 	}
 	if (hi-lo)%2 == 1 {
 		t.unit(hi-1, tile[:packRows])
+	}
+}
+
+// stream computes units lo to hi one kernel call each, in order, a
+// member's row groups walked in place and each whole group's results
+// written straight into a dense dst: per group of a one-column product
+// the kernel's microsecond is all there is.
+func (t *packedGroup) stream(lo, hi int, tile []float32) {
+	for lo < hi {
+		m, g := t.member(lo)
+		end := min(hi, lo+m.p.groups-g)
+		gs := m.p.nb * packBlockBytes(m.p.typ)
+		w, d := m.p.data[g*gs:m.p.matSize], m.dst.F32s()
+		dense := m.dst.Nb[0] == 4
+		for ; lo < end; lo, g = lo+1, g+1 {
+			if dense && (g+1)*packRows <= m.p.ne[1] {
+				packedKernel(t.typ, 1, w[:gs], t.xq, t.xd, t.xc, t.nb, d[g*packRows:(g+1)*packRows])
+			} else {
+				packedKernel(t.typ, 1, w[:gs], t.xq, t.xd, t.xc, t.nb, tile)
+				t.store(m, g, tile)
+			}
+			w = w[gs:]
+		}
 	}
 }
 

@@ -14,14 +14,14 @@ import (
 
 // TestMulMats checks that MulMats equals one MulMat per product bit for
 // bit, on every ISA and thread count: packed groups of one type (rows not
-// a multiple of the 16-row groups; a strided dst), and the cases that fall
+// a multiple of the 16-row groups; a strided dst; q4_K and q6_K, whose
+// dense results the kernels write in place), and the cases that fall
 // back to one MulMat each (mixed types, an unpacked weight, several
 // columns).
 func TestMulMats(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
-			const k = 96
-			weight := func(dt tensor.DType, m int, pack bool) *tensor.Tensor {
+			weight := func(dt tensor.DType, k, m int, pack bool) *tensor.Tensor {
 				vals := make([]float32, k*m)
 				for i := range vals {
 					vals[i] = r.Float32()*2 - 1
@@ -41,21 +41,24 @@ func TestMulMats(t *testing.T) {
 				rows  []int
 				pack  []bool
 				n     int
+				k     int
 			}{
-				{"q4_0 qkv", []tensor.DType{tensor.Q4_0, tensor.Q4_0, tensor.Q4_0}, []int{40, 24, 24}, []bool{true, true, true}, 1},
-				{"q8_0 gate up", []tensor.DType{tensor.Q8_0, tensor.Q8_0}, []int{77, 77}, []bool{true, true}, 1},
-				{"mixed types", []tensor.DType{tensor.Q4_0, tensor.Q8_0}, []int{32, 32}, []bool{true, true}, 1},
-				{"one unpacked", []tensor.DType{tensor.Q4_0, tensor.Q4_0}, []int{32, 48}, []bool{true, false}, 1},
-				{"three columns", []tensor.DType{tensor.Q8_0, tensor.Q8_0}, []int{16, 33}, []bool{true, true}, 3},
+				{"q4_K qkv", []tensor.DType{tensor.Q4_K, tensor.Q4_K, tensor.Q4_K}, []int{40, 24, 24}, []bool{true, true, true}, 1, 512},
+				{"q6_K gate up", []tensor.DType{tensor.Q6_K, tensor.Q6_K}, []int{77, 77}, []bool{true, true}, 1, 256},
+				{"q4_0 qkv", []tensor.DType{tensor.Q4_0, tensor.Q4_0, tensor.Q4_0}, []int{40, 24, 24}, []bool{true, true, true}, 1, 96},
+				{"q8_0 gate up", []tensor.DType{tensor.Q8_0, tensor.Q8_0}, []int{77, 77}, []bool{true, true}, 1, 96},
+				{"mixed types", []tensor.DType{tensor.Q4_0, tensor.Q8_0}, []int{32, 32}, []bool{true, true}, 1, 96},
+				{"one unpacked", []tensor.DType{tensor.Q4_0, tensor.Q4_0}, []int{32, 48}, []bool{true, false}, 1, 96},
+				{"three columns", []tensor.DType{tensor.Q8_0, tensor.Q8_0}, []int{16, 33}, []bool{true, true}, 3, 96},
 			} {
-				x := tensor.NewTensor(tensor.F32, [4]int{k, c.n, 1, 1})
+				x := tensor.NewTensor(tensor.F32, [4]int{c.k, c.n, 1, 1})
 				for i := range x.F32s() {
 					x.F32s()[i] = r.Float32()*2 - 1
 				}
 				var ps []engine.Product
 				var want [][]float32
 				for i, dt := range c.types {
-					w := weight(dt, c.rows[i], c.pack[i])
+					w := weight(dt, c.k, c.rows[i], c.pack[i])
 					ref := tensor.NewTensor(tensor.F32, [4]int{c.rows[i], c.n, 1, 1})
 					b.MulMat(&ref, w, &x, ops.MulMatParams{})
 					want = append(want, slices.Clone(ref.F32s()))

@@ -5,6 +5,3 @@ package engine
 // ReleasePages would advise the system that data's pages will not be read
 // soon; only Linux is advised (see release_linux.go).
 func ReleasePages(data []byte) {}
-
-// ReleasePagesWithin is ReleasePages for the pages wholly inside data.
-func ReleasePagesWithin(data []byte) {}
