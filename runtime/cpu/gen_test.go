@@ -7,24 +7,33 @@ import (
 	"testing"
 )
 
-// TestPackedQ6_KGenerated checks that the committed q6_K kernels are what
-// _gen/packedq6k.py writes, where python3 is installed.
-func TestPackedQ6_KGenerated(t *testing.T) {
+// TestPackedGenerated checks that the committed packed kernels the _gen
+// scripts write (q6_K's, the AVX2 q4_K panel of eight) are their output,
+// where python3 is installed.
+func TestPackedGenerated(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
-		t.Skip("no python3 to run _gen/packedq6k.py")
+		t.Skip("no python3 to run _gen's scripts")
 	}
-	for isa, file := range map[string]string{"vnni": "packedq6k_amd64.s", "avx2": "packedq6k_avx2_amd64.s"} {
-		got, err := exec.Command(py, "_gen/packedq6k.py", isa).Output()
-		if err != nil {
-			t.Fatalf("_gen/packedq6k.py %s: %v", isa, err)
+	for _, g := range []struct{ script, arg, file string }{
+		{"_gen/packedq6k.py", "vnni", "packedq6k_amd64.s"},
+		{"_gen/packedq6k.py", "avx2", "packedq6k_avx2_amd64.s"},
+		{"_gen/packedk8.py", "", "packedk8_avx2_amd64.s"},
+	} {
+		args := []string{g.script}
+		if g.arg != "" {
+			args = append(args, g.arg)
 		}
-		want, err := os.ReadFile(file)
+		got, err := exec.Command(py, args...).Output()
+		if err != nil {
+			t.Fatalf("%s %s: %v", g.script, g.arg, err)
+		}
+		want, err := os.ReadFile(g.file)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s is not _gen/packedq6k.py %s's output: run go generate ./runtime/cpu", file, isa)
+			t.Errorf("%s is not %s %s's output: run go generate ./runtime/cpu", g.file, g.script, g.arg)
 		}
 	}
 }
