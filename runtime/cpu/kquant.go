@@ -104,10 +104,10 @@ func nearestInt(v float32) int32 {
 // bsums as they were; nothing reads them, every product is 0).
 func quantizeQ8_KGo(dst []byte, row []float32) []byte {
 	for b := 0; b < len(row); b += qkK {
-		x := row[b : b+qkK]
+		x := row[b : b+qkK : b+qkK]
 		var amax, mx float32
 		for _, v := range x {
-			if a := float32(math.Abs(float64(v))); a > amax {
+			if a := math.Float32frombits(math.Float32bits(v) &^ (1 << 31)); a > amax {
 				amax, mx = a, v
 			}
 		}
@@ -119,13 +119,13 @@ func quantizeQ8_KGo(dst []byte, row []float32) []byte {
 		}
 		iscale := -127 / mx
 		qs := blk[q8_KQuants : q8_KQuants+qkK]
-		for j, v := range x {
-			qs[j] = byte(int8(min(127, nearestInt(float32(iscale*v)))))
-		}
 		for j := 0; j < 16; j++ {
-			var s int16
-			for _, q := range qs[16*j : 16*j+16] {
-				s += int16(int8(q))
+			q, xs := qs[16*j:16*j+16], x[16*j:16*j+16]
+			var s int32
+			for i, v := range xs {
+				n := min(127, nearestInt(iscale*v))
+				q[i] = byte(int8(n))
+				s += n
 			}
 			binary.LittleEndian.PutUint16(blk[q8_KBsums+2*j:], uint16(s))
 		}
