@@ -94,10 +94,10 @@ type Packing struct {
 	Backend int
 	Bytes   int64
 	// Release: once the copy is made the weight's own memory can leave
-	// RAM (cpu.Backend.Pack's release, engine.ReleasePages). Besides the copy only get_rows reads it
-	// (a tied token_embd.weight), touching just the rows it picks, which
-	// come back from the mapped file as they are read; no other op, view
-	// or split input reads it.
+	// RAM (cpu.Backend.Pack's release, engine.ReleasePages). Besides the
+	// copy only get_rows reads it (a tied token_embd.weight), touching
+	// just the rows it picks, which come back from the mapped file as they
+	// are read; no other op, view or split input reads it.
 	Release bool
 }
 

@@ -134,8 +134,8 @@ func (t *packedGroup) run(chunk, nchunks, _ int) {
 
 // stream computes units lo to hi one kernel call each, in order, a
 // member's row groups walked in place and each whole group's results
-// written straight into a dense dst: per group of a one-column product
-// the kernel's microsecond is all there is.
+// written straight into a dense dst: a one-column product's group is a
+// short kernel call, which lookups and a copy per group add to.
 func (t *packedGroup) stream(lo, hi int, tile []float32) {
 	for lo < hi {
 		m, g := t.member(lo)

@@ -36,15 +36,14 @@ func packedQ4Kx8AVX2(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
 // kStreamAhead is how far, in bytes, the q4_K and q6_K kernels of more
 // than one column prefetch the weights they stream (kColumnAhead and
-// kColumnAheadAVX2 for one). They spend more instructions per byte, and a longer distance
-// measured best for them where streamAhead's measured best for the
-// others: 6 KiB against 1.5 on Zen 4 (docs/performance.md).
+// kColumnAheadAVX2 for one). They spend more instructions per byte, and a
+// longer distance measured best for them where streamAhead's measured best
+// for the others: 6 KiB against 1.5 on Zen 4 (docs/performance.md).
 var kStreamAhead = 6144
 
 // kColumnAhead is the VNNI one-column kernels' distance: streamAhead, as
-// q4_0's, except on AMD's Zen 5 and later, where these kernels streamed
-// 10–20% faster at kStreamAhead's distance and q4_0's were no faster
-// (docs/performance.md).
+// q4_0's, except on AMD's Zen 5 and later, where these kernels measured
+// best at kStreamAhead's and q4_0's no faster (docs/performance.md).
 var kColumnAhead = func() int {
 	if zen5OrLater() {
 		return kStreamAhead
@@ -53,8 +52,8 @@ var kColumnAhead = func() int {
 }()
 
 // kColumnAheadAVX2 is the AVX2 one-column kernels' distance:
-// kStreamAhead, except on Zen 5 and later, where 12 KiB streamed 5–10%
-// faster (docs/performance.md).
+// kStreamAhead, except on Zen 5 and later, where 12 KiB measured best
+// (docs/performance.md).
 var kColumnAheadAVX2 = func() int {
 	if zen5OrLater() {
 		return 12288
@@ -63,8 +62,8 @@ var kColumnAheadAVX2 = func() int {
 }()
 
 // kColumnL1 has the one-column q4_K VNNI kernel prefetch into L1
-// (packedQ4Kx1VNNIL1) rather than L2: on Zen 5 and later, where that
-// streamed 8–15% faster (q6_K's kernel was no faster).
+// (packedQ4Kx1VNNIL1) rather than L2 on Zen 5 and later, where that
+// streamed faster (q6_K's kernel did not; docs/performance.md).
 var kColumnL1 = zen5OrLater()
 
 // packedKernelKAsm is packedKernelAsm for q4_K.
