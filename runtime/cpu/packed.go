@@ -23,9 +23,11 @@ import (
 // take the mins' share from it and convert once per block.
 //
 // For q6_K the panels hold the same q8_K quants and d, and in xc each
-// column's 16 sub-block sums of 16 times −32 (the quants' offset), 16
-// int32s per block: its kernels start each sub-block's sum from its xc,
-// scale it by the row's scale in int32 lanes and convert once per block.
+// column's 16 sub-block sums of 16 times −32 (the quants' offset), then
+// the same split in two int16 halves (q6OffsetPair), 32 int32s per
+// block: its kernels start each sub-block's sum from its offset, scale it
+// by the row's scale (the AVX2 panels in int16 lanes, the others in
+// int32) and convert once per block.
 //
 // Threads take row groups; for wide x, columns are cut into chunks whose
 // quants fit the L2 cache, and a thread runs each of its row groups (in
@@ -300,7 +302,7 @@ func panelSizes(typ tensor.DType) (be, cw int) {
 	case tensor.Q4_K:
 		return qkK, 4
 	case tensor.Q6_K:
-		return qkK, 16
+		return qkK, q6PanelInts
 	}
 	return 32, 1
 }

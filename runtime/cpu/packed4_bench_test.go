@@ -110,21 +110,27 @@ func processCPU() time.Duration {
 }
 
 // BenchmarkPackedKernelInCache is the packed kernels on row groups and a
-// panel that stay in L1 (64 blocks): their compute alone, ns per block of
+// panel that stay in L1 (64 blocks of 32, 8 of 256): their compute alone, ns per block of
 // a group in CPU time, to set against the weights' stream
 // (BenchmarkPackedColumns).
 // pair: the small panels' kernels over two groups.
 func BenchmarkPackedKernelInCache(b *testing.B) {
-	const nb = 64
-	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0} {
+	for _, dt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K} {
+		nb, be, cw := 64, 32, 1 // blocks of 32
+		if dt == tensor.Q4_K || dt == tensor.Q6_K {
+			nb, be, cw = 8, 256, 32 // blocks of 256 (a 2048-wide row), q6_K's offsets
+		}
 		for _, c := range []struct {
 			pc   int
 			pair bool
 		}{{1, false}, {2, true}, {cpu.SmallPanelCols, false}, {cpu.SmallPanelCols, true}, {cpu.PanelCols, false}} {
+			if c.pair && nb == 8 {
+				continue // the K-quants have no small panels over two groups
+			}
 			b.Run(fmt.Sprintf("%v/pc=%d/pair=%v", dt, c.pc, c.pair), func(b *testing.B) {
 				r := rand.New(rand.NewPCG(1, 2))
 				w := make([]byte, 2*nb*cpu.PackedBlockBytes(dt))
-				xq := make([]byte, nb*c.pc*32)
+				xq := make([]byte, nb*c.pc*be)
 				for i := range w {
 					w[i] = byte(r.Uint32())
 				}
@@ -132,7 +138,7 @@ func BenchmarkPackedKernelInCache(b *testing.B) {
 					xq[i] = byte(r.Uint32())
 				}
 				w1, w2 := w[:len(w)/2], w[len(w)/2:]
-				xd, xc, tile := make([]float32, nb*c.pc), make([]int32, nb*c.pc), make([]float32, 2*cpu.PackRows*c.pc)
+				xd, xc, tile := make([]float32, nb*c.pc), make([]int32, nb*c.pc*cw), make([]float32, 2*cpu.PackRows*c.pc)
 				groups := 1
 				if c.pair {
 					groups = 2

@@ -2,19 +2,42 @@ package cpu
 
 import "github.com/graphc/graphc/tensor"
 
+// q6PanelInts is the int32s of xc per column block of a q6_K panel: the
+// block's 16 sub-block offsets −32·Σx (what the int32 sums start from),
+// then the same offsets split in two int16 halves (q6OffsetPair), for
+// the AVX2 panel of eight, which sums a sub-block in int16.
+const q6PanelInts = 32
+
 // quantizeColumnQ6 quantizes a column of x (nb blocks of 256) into a q6_K
 // panel of pc columns: block b's quants to xq[b·pc·256:], its d to
-// xd[b·pc] and its 16 sub-block sums times −32 to xc[b·pc·16:].
+// xd[b·pc] and its offsets to xc[b·pc·q6PanelInts:].
 func quantizeColumnQ6(row []float32, nb int, xq []byte, xd []float32, xc []int32, pc int) {
 	var blk [q8_KSize]byte
 	for b := 0; b < nb; b++ {
 		quantizeQ8_KGo(blk[:0], row[b*qkK:(b+1)*qkK])
-		copy(xq[b*pc*qkK:][:qkK], blk[q8_KQuants:])
+		q := blk[q8_KQuants : q8_KQuants+qkK]
+		copy(xq[b*pc*qkK:][:qkK], q)
 		xd[b*pc] = q8KScale(blk[:])
+		c := xc[b*pc*q6PanelInts:][:q6PanelInts]
 		for s := 0; s < 16; s++ {
-			xc[b*pc*16+s] = -32 * q8KBsum(blk[:], s)
+			c[s] = -32 * q8KBsum(blk[:], s)
+			c[16+s] = q6OffsetPair(q[16*s : 16*s+16])
 		}
 	}
+}
+
+// q6OffsetPair is a sub-block's offset −32·Σx as the two int16 halves
+// vpmaddubsw's sums fall in: −32 times the sum of the quants at 4n and
+// 4n+1 (the low half) and at 4n+2 and 4n+3 (the high). Each half of
+// Σ(q−32)·x then fits an int16 (|·| ≤ 8·32·127), so its int16 sum,
+// wrapping on the way, is exact.
+func q6OffsetPair(x []byte) int32 {
+	var lo, hi int32
+	for n := 0; n < 16; n += 4 {
+		lo += int32(int8(x[n])) + int32(int8(x[n+1]))
+		hi += int32(int8(x[n+2])) + int32(int8(x[n+3]))
+	}
+	return int32(uint32(uint16(int16(-32*lo))) | uint32(uint16(int16(-32*hi)))<<16)
 }
 
 // packedKernelQ6Go is packedKernelGo for q6_K: per block, row r and
@@ -28,7 +51,7 @@ func packedKernelQ6Go(pc int, w, xq []byte, xd []float32, xc []int32, nb int, ti
 		for r := 0; r < packRows; r++ {
 			d := f16At(wb, 2*r)
 			for j := 0; j < pc; j++ {
-				x, xs := xq[(b*pc+j)*qkK:][:qkK], xc[(b*pc+j)*16:][:16]
+				x, xs := xq[(b*pc+j)*qkK:][:qkK], xc[(b*pc+j)*q6PanelInts:][:16]
 				var isum int32
 				for s := 0; s < 16; s++ {
 					h, o, k := s/8, s%8/2, s%2 // x's elements 128h+32o+16k..

@@ -10,6 +10,7 @@ out = []
 def e(s=""): out.append(s)
 
 BLK = 3360
+XC = 32 # int32s of xc per column block (q6PanelInts)
 def sub(h, k, o): return 8*h + k + 2*o
 def trip(h, i): return 288 + 192*(8*h + i)
 def xoff(h, o, i): return 128*h + 32*o + 4*i
@@ -55,7 +56,7 @@ def setup(ahead):
             "MOVL $0x0f0f0f0f, AX", "VPBROADCASTD AX, Z31", "MOVL $0x30303030, AX", "VPBROADCASTD AX, Z30"]
 
 def tail(P, label):
-    return ["ADDQ $%d, SI" % BLK, "ADDQ $%d, DI" % (256*P), "ADDQ $%d, R8" % (4*P), "ADDQ $%d, R9" % (64*P),
+    return ["ADDQ $%d, SI" % BLK, "ADDQ $%d, DI" % (256*P), "ADDQ $%d, R8" % (4*P), "ADDQ $%d, R9" % (4*XC*P),
             "DECQ CX", "JNZ %s" % label]
 
 def vnni_x1():
@@ -109,7 +110,7 @@ def vnni_x4():
     for h in (0, 1):
         for k in (0, 1):
             for o in range(4):
-                L += ["VPBROADCASTD %d(R9), Z%d" % (4*(16*j+sub(h, k, o)), 4*o+j) for j in range(4)]
+                L += ["VPBROADCASTD %d(R9), Z%d" % (4*(XC*j+sub(h, k, o)), 4*o+j) for j in range(4)]
             for i in range(4*k, 4*k+4):
                 T = trip(h, i)
                 A, B, H = "%d(SI)" % T, "%d(SI)" % (T+64), "%d(SI)" % (T+128)
@@ -150,7 +151,7 @@ def vnni_xp(P, pf):
         for k in (0, 1):
             for o in range(4):
                 s = sub(h, k, o)
-                L += ["VPBROADCASTD %d(R9), Z%d" % (4*(16*j+s), j) for j in range(P)]
+                L += ["VPBROADCASTD %d(R9), Z%d" % (4*(XC*j+s), j) for j in range(P)]
                 for i in range(4*k, 4*k+4):
                     T = trip(h, i)
                     if pf and o == 0:
@@ -170,23 +171,6 @@ def vnni_xp(P, pf):
     e()
 
 # ---------------- AVX2 ----------------
-def avx2_decode(o, T, hr, q, t):
-    A, B, H = "%d(SI)" % (T+32*hr), "%d(SI)" % (T+64+32*hr), "%d(SI)" % (T+128+32*hr)
-    m0f, m30 = "q6kLow<>(SB)", "q6kHigh<>(SB)"
-    if o in (0, 1):
-        src = A if o == 0 else B
-        sh = 4 if o == 0 else 2
-        return ["VMOVDQU %s, %s" % (src, q), "VPAND %s, %s, %s" % (m0f, q, q),
-                "VMOVDQU %s, %s" % (H, t), "VPSLLD $%d, %s, %s" % (sh, t, t), "VPAND %s, %s, %s" % (m30, t, t),
-                "VPOR %s, %s, %s" % (t, q, q)]
-    src = A if o == 2 else B
-    L = ["VMOVDQU %s, %s" % (src, q), "VPSRLD $4, %s, %s" % (q, q), "VPAND %s, %s, %s" % (m0f, q, q)]
-    if o == 2:
-        L += ["VMOVDQU %s, %s" % (H, t), "VPAND %s, %s, %s" % (m30, t, t)]
-    else:
-        L += ["VMOVDQU %s, %s" % (H, t), "VPSRLD $2, %s, %s" % (t, t), "VPAND %s, %s, %s" % (m30, t, t)]
-    return L + ["VPOR %s, %s, %s" % (t, q, q)]
-
 # avx2_decode4 decodes output o of the triple whose chunks are in Y8 (A),
 # Y9 (B) and Y10 (H) into Y11, Y13 scratch, Y15 bytes 0x0f.
 def avx2_decode4(o):
@@ -254,39 +238,74 @@ def avx2_x1():
     for l in L: e("\t" + l)
     e()
 
-def avx2_xp(P, pf):
+# avx2_xn is the panels of P (four or eight) columns. Each sub-block's sum per column stays in
+# int16: the four vpmaddubsw of the quants (0..63) by x, plus x's offset
+# as two int16 halves (xc's second 16, q6OffsetPair), wrap on the way to
+# Σ(q−32)·x, which fits; one vpmaddwd by the rows' scales (each lane's
+# two words the row's scale, sign-extended by vpsraw from the high byte
+# vpshufb puts it in: vpblendw ran at a fraction of vpor's rate) widens
+# and scales it. That is 5 multiplies
+# a column and sub-block where widening first (vpmaddwd by ones, vpmulld
+# by the scales) took 7. The kernel loops over the block's halves of 128
+# elements, eight sub-blocks a pass, R11, R12, R13 and AX its pointers
+# into the triples, the scales, x's quants and x's offsets: unrolled over
+# a whole block the panel of eight's code outgrew the instruction cache.
+# With pf (the panel of four, whose products stream the weights) it
+# prefetches a line per line of the block into L2, R10 bytes ahead.
+def avx2_xn(P, pf):
     name = "packedQ6Kx%dAVX2" % P
     e("// func %s(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)" % name)
     e("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
     L = ["MOVQ w+0(FP), SI", "MOVQ xq+8(FP), DI", "MOVQ xd+16(FP), R8", "MOVQ xc+24(FP), R9",
-         "MOVQ nb+32(FP), CX", "MOVQ tile+40(FP), DX", "MOVQ ·kStreamAhead(SB), R10", "VPXOR Y0, Y0, Y0"]
+         "MOVQ nb+32(FP), CX", "MOVQ tile+40(FP), DX", "VPXOR Y0, Y0, Y0"]
+    if pf:
+        L += ["MOVQ ·kStreamAhead(SB), R10"]
     L += ["VMOVDQU Y0, %d(DX)" % (32*c) for c in range(2*P)]
     for l in L: e("\t" + l)
     lab = "q6k%davx2loop" % P
     e(lab + ":")
-    L = prefetch_head() if pf else []
     T_ = lambda j: "Y%d" % (4+j)
+    def dec(k, o, n, hr):
+        T = 288 + 192*(4*k+n)
+        pre = ["PREFETCHT1 %d(R11)(R10*1)" % (T+c) for c in (0, 64, 128)] if pf and hr == 0 and o == 0 else []
+        return pre + dec1(k, o, n)
+    def dec1(k, o, n):
+        T = 288 + 192*(4*k+n)
+        A, B, H = "%d(R11)" % T, "%d(R11)" % (T+64), "%d(R11)" % (T+128)
+        q, t = "Y%d" % n, "Y15"
+        if o in (0, 1):
+            return ["VMOVDQU %s, %s" % (A if o == 0 else B, q), "VPAND q6kLow<>(SB), %s, %s" % (q, q),
+                    "VMOVDQU %s, %s" % (H, t), "VPSLLD $%d, %s, %s" % (4 if o == 0 else 2, t, t),
+                    "VPAND q6kHigh<>(SB), %s, %s" % (t, t), "VPOR %s, %s, %s" % (t, q, q)]
+        L = ["VMOVDQU %s, %s" % (A if o == 2 else B, q), "VPSRLD $4, %s, %s" % (q, q),
+             "VPAND q6kLow<>(SB), %s, %s" % (q, q), "VMOVDQU %s, %s" % (H, t)]
+        if o == 3:
+            L += ["VPSRLD $2, %s, %s" % (t, t)]
+        return L + ["VPAND q6kHigh<>(SB), %s, %s" % (t, t), "VPOR %s, %s, %s" % (t, q, q)]
+    def body(hr):
+        L = []
+        for k in (0, 1):
+            for o in range(4):
+                sb = k + 2*o  # the sub-block, less 8 per half
+                for n in range(4):
+                    L += dec(k, o, n, hr)
+                L += ["VPBROADCASTQ %d(R12), Y12" % (32+16*sb), "VPSHUFB q6kScales<>(SB), Y12, Y12", "VPSRAW $8, Y12, Y12"]
+                for j in range(P):
+                    x = lambda n: "%d(R13)" % (256*j + 16*k + 32*o + 4*n)
+                    L += ["VPBROADCASTD %s, Y13" % x(0), "VPMADDUBSW Y13, Y0, Y13"]
+                    for n in (1, 2, 3):
+                        L += ["VPBROADCASTD %s, Y14" % x(n), "VPMADDUBSW Y14, Y%d, Y14" % n, "VPADDW Y14, Y13, Y13"]
+                    L += ["VPBROADCASTD %d(AX), Y14" % (4*(XC*j+16+sb)), "VPADDW Y14, Y13, Y13",
+                          "VPMADDWD Y12, Y13, Y13", "VPADDD Y13, %s, %s" % (T_(j), T_(j))]
+        return L
     for hr in (0, 1):
+        L = prefetch_head() if pf and hr == 0 else []
         L += ["VPXOR %s, %s, %s" % (T_(j), T_(j), T_(j)) for j in range(P)]
-        for h in (0, 1):
-            for k in (0, 1):
-                for o in range(4):
-                    s = sub(h, k, o)
-                    for n, i in enumerate(range(4*k, 4*k+4)):
-                        T = trip(h, i)
-                        if pf and o == 0 and hr == 0:
-                            L += prefetch_trip(T)
-                        L += avx2_decode(o, T, hr, "Y%d" % n, "Y13")
-                    L += ["VPMOVSXBD %d(SI), Y12" % (32+16*s+8*hr)]
-                    for j in range(P):
-                        xs = [256*j + xoff(h, o, i) for i in range(4*k, 4*k+4)]
-                        L += ["VPBROADCASTD %d(DI), Y13" % xs[0], "VPMADDUBSW Y13, Y0, Y13",
-                              "VPBROADCASTD %d(DI), Y14" % xs[1], "VPMADDUBSW Y14, Y1, Y14", "VPADDW Y14, Y13, Y13",
-                              "VPBROADCASTD %d(DI), Y14" % xs[2], "VPMADDUBSW Y14, Y2, Y14",
-                              "VPBROADCASTD %d(DI), Y15" % xs[3], "VPMADDUBSW Y15, Y3, Y15", "VPADDW Y15, Y14, Y14",
-                              "VPMADDWD q6kOnes<>(SB), Y13, Y13", "VPMADDWD q6kOnes<>(SB), Y14, Y14", "VPADDD Y14, Y13, Y13",
-                              "VPBROADCASTD %d(R9), Y14" % (4*(16*j+s)), "VPADDD Y14, Y13, Y13",
-                              "VPMULLD Y12, Y13, Y13", "VPADDD Y13, %s, %s" % (T_(j), T_(j))]
+        L += ["LEAQ %d(SI), R11" % (32*hr), "LEAQ %d(SI), R12" % (8*hr), "MOVQ DI, R13", "MOVQ R9, AX", "MOVQ $2, BX"]
+        for l in L: e("\t" + l)
+        e("%s%d:" % (lab, hr))
+        L = body(hr)
+        L += ["ADDQ $1536, R11", "ADDQ $128, R12", "ADDQ $128, R13", "ADDQ $32, AX", "DECQ BX", "JNZ %s%d" % (lab, hr)]
         # the half's rows' d, times each column's dx, into the tile
         L += ["VCVTPH2PS %d(SI), Y12" % (16*hr)]
         for j in range(P):
@@ -294,7 +313,8 @@ def avx2_xp(P, pf):
             L += ["VCVTDQ2PS %s, %s" % (T_(j), T_(j)), "VMULPS Y12, %s, %s" % (T_(j), T_(j)),
                   "VBROADCASTSS %d(R8), Y13" % (4*j), "VMOVUPS %s, Y14" % a,
                   "VFMADD231PS Y13, %s, Y14" % T_(j), "VMOVUPS Y14, %s" % a]
-    L += tail(P, lab)
+        for l in L: e("\t" + l)
+    L = tail(P, lab)
     L += ["VZEROUPPER", "RET"]
     for l in L: e("\t" + l)
     e()
@@ -302,8 +322,9 @@ def avx2_xp(P, pf):
 VNNI_DOC = """// The q6_K packed kernels (packedq6k_amd64.go; layout in pack.go, panels
 // in packed.go), AVX-512 VNNI, one zmm lane per row of the group.
 // Registers: SI the group's block, DI the panel's quants, R8 its d
-// (float32), R9 its sub-block offsets (−32·Σx), CX blocks left, DX the
-// tile, R10 the prefetch distance; Z31 bytes 0x0f, Z30 bytes 0x33 (one
+// (float32), R9 its sub-block offsets (−32·Σx: the first 16 of a column
+// block's 32 int32s), CX blocks left, DX the tile, R10 the prefetch
+// distance; Z31 bytes 0x0f, Z30 bytes 0x33 (one
 // and four columns) or 0x30 (eight).
 //
 // A triple's chunks A, B (ql) and H (qh) give four dwords of 6-bit quants
@@ -331,15 +352,20 @@ VNNI_DOC = """// The q6_K packed kernels (packedq6k_amd64.go; layout in pack.go,
 AVX2_DOC = """// The q6_K packed kernels at the avx2 level (packedq6k_amd64.go): a group
 // block as two halves of 8 rows, one ymm lane per row, each half's pass
 // over the block after the other's (the second from L1). The panels' (of
-// four and eight columns) take a sub-block at a time: per sub-block,
-// its four quant dwords decoded as packedq6k_amd64.s does (vpand, vpor
-// for vpternlogd), then per column vpmaddubsw against the column's
-// broadcast quant dwords, added in int16 two by two (at most
-// 2·2·63·128 = 32256: no saturation), vpmaddwd by ones to int32, plus the
-// column's offset (−32·Σx), times the rows' scales (vpmulld); the tile
-// in float32 as the VNNI kernels, read and written once per half and
-// block. Registers: Y0..Y3 the sub-block's quants, Y4.. the columns'
-// block sums, Y12 the scales, Y13..Y15 scratch.
+// four and eight columns) take a sub-block at a time: its four quant
+// dwords decoded as packedq6k_amd64.s does (vpand, vpor for vpternlogd),
+// then per column vpmaddubsw against the column's broadcast quant dwords
+// and the column's offset as two int16 halves (xc's second 16 int32s),
+// all added in int16, wrapping on the way to Σ(q−32)·x, which fits
+// (|·| ≤ 8·32·127 per half of a lane), and one vpmaddwd by the rows'
+// scales (each lane's two words the row's scale) into the columns' int32
+// sums: ggml's integer sum. The one-column kernel adds its four
+// vpmaddubsw two by two (at most 2·2·63·127: no saturation), widens them
+// by vpmaddwd by ones onto the column's offset (−32·Σx) and multiplies by
+// the scales (vpmulld). The tile in float32 as the VNNI kernels, read and
+// written once per half and block. Registers of the panels: Y0..Y3 the
+// sub-block's quants, Y4.. the columns' block sums, Y12 the scales, Y13
+// and Y14 a column's sums, Y15 scratch.
 """
 
 which = sys.argv[1]
@@ -370,7 +396,13 @@ else:
     e("DATA q6kOnes<>+24(SB)/8, $0x0001000100010001")
     e("GLOBL q6kOnes<>(SB), RODATA|NOPTR, $32")
     e()
+    # row r's scale byte to the high byte of both words of lane r
+    for q in range(4):
+        r0, r1 = 2*q % 4 + 4*(q//2), 2*q % 4 + 1 + 4*(q//2)
+        e("DATA q6kScales<>+%d(SB)/8, $0x%02x80%02x80%02x80%02x80" % (8*q, r1, r1, r0, r0))
+    e("GLOBL q6kScales<>(SB), RODATA|NOPTR, $32")
+    e()
     avx2_x1()
-    avx2_xp(4, True)
-    avx2_xp(8, False)
+    avx2_xn(4, True)
+    avx2_xn(8, False)
 sys.stdout.write("\n".join(out).rstrip() + "\n")
