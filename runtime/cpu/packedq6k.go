@@ -8,7 +8,7 @@ import "github.com/graphc/graphc/tensor"
 func quantizeColumnQ6(row []float32, nb int, xq []byte, xd []float32, xc []int32, pc int) {
 	var blk [q8_KSize]byte
 	for b := 0; b < nb; b++ {
-		quantizeQ8_KGo(blk[:0], row[b*qkK:(b+1)*qkK])
+		quantizeQ8_K(blk[:0], row[b*qkK:(b+1)*qkK])
 		copy(xq[b*pc*qkK:][:qkK], blk[q8_KQuants:])
 		xd[b*pc] = q8KScale(blk[:])
 		for s := 0; s < 16; s++ {
