@@ -3,6 +3,7 @@ package cpu
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 
 	"github.com/graphc/graphc/tensor"
 )
@@ -90,9 +91,10 @@ func quantizeQ8_1Go(dst []byte, row []float32) []byte {
 }
 
 // nearestInt is ggml's nearest_int: v rounded half to even through the
-// float32 addition of 1.5·2²³ (|v| ≤ 2²²).
+// float32 addition of 1.5·2²³ (|v| ≤ 2²²). float32(v) keeps a caller's
+// product rounded, not fused into the addition (GOAMD64=v3 would).
 func nearestInt(v float32) int32 {
-	f := v + 12582912
+	f := float32(v) + 12582912
 	return int32(math.Float32bits(f)&0x007fffff) - 0x00400000
 }
 
@@ -131,6 +133,23 @@ func quantizeQ8_KGo(dst []byte, row []float32) []byte {
 		}
 		binary.LittleEndian.PutUint32(blk, math.Float32bits(1/iscale))
 	}
+	return dst
+}
+
+// quantizeQ8_K is quantizeQ8_KGo at the current level: MulMat quantizes
+// every activation row with it. The AVX2 kernel, which writes the same
+// bytes, runs at the avx512 level too: once vectorized the quantizer is
+// too small a share of a model's time for a second kernel.
+func quantizeQ8_K(dst []byte, row []float32) []byte {
+	if level < isaAVX2 {
+		return quantizeQ8_KGo(dst, row)
+	}
+	if len(row)%qkK != 0 {
+		panic("cpu: quantizeQ8_K: a row of whole blocks")
+	}
+	o, n := len(dst), len(row)/qkK*q8_KSize
+	dst = slices.Grow(dst, n)[:o+n]
+	quantizeQ8_KAVX2(dst[o:], row)
 	return dst
 }
 

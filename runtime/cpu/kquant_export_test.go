@@ -182,3 +182,7 @@ func q3KScale(a []byte, g int) int32 {
 	hi := s[8+g%4] >> (2 * (g / 4)) & 3
 	return int32(lo|hi<<4) - 32
 }
+
+// QuantizeQ8_KGo is the q8_K quantizer's Go loop, which the assembly
+// matches byte for byte.
+func QuantizeQ8_KGo(dst []byte, row []float32) []byte { return quantizeQ8_KGo(dst, row) }

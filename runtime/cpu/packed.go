@@ -328,7 +328,7 @@ func (b *Backend) panelBuffers(n, be, cw int) ([]byte, []float32, []int32) {
 func quantizeColumnK(row []float32, nb int, xq []byte, xd []float32, xc []int32, pc int) {
 	var blk [q8_KSize]byte
 	for b := 0; b < nb; b++ {
-		quantizeQ8_KGo(blk[:0], row[b*qkK:(b+1)*qkK])
+		quantizeQ8_K(blk[:0], row[b*qkK:(b+1)*qkK])
 		copy(xq[b*pc*qkK:][:qkK], blk[q8_KQuants:])
 		xd[b*pc] = q8KScale(blk[:])
 		for p := 0; p < 4; p++ {

@@ -14,7 +14,7 @@ const q6PanelInts = 32
 func quantizeColumnQ6(row []float32, nb int, xq []byte, xd []float32, xc []int32, pc int) {
 	var blk [q8_KSize]byte
 	for b := 0; b < nb; b++ {
-		quantizeQ8_KGo(blk[:0], row[b*qkK:(b+1)*qkK])
+		quantizeQ8_K(blk[:0], row[b*qkK:(b+1)*qkK])
 		q := blk[q8_KQuants : q8_KQuants+qkK]
 		copy(xq[b*pc*qkK:][:qkK], q)
 		xd[b*pc] = q8KScale(blk[:])

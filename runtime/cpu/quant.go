@@ -49,15 +49,15 @@ var quantKernels = map[tensor.DType]*quantKernel{
 	tensor.Q5_0:   {vecDot: tensor.Q8_0, fromFloat: quantizeQ8_0Go, dot: dotQ5_0, scales: true, sums: true},
 	tensor.Q5_1:   {vecDot: tensor.Q8_1, fromFloat: quantizeQ8_1Go, dot: dotQ5_1},
 	tensor.IQ4_NL: {vecDot: tensor.Q8_0, fromFloat: quantizeQ8_0Go, dot: dotIQ4_NL, scales: true},
-	tensor.Q2_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ2_K, rows: dotQ2_KRows},
-	tensor.Q3_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ3_K, rows: dotQ3_KRows},
-	tensor.Q4_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ4_K, rows: dotQ4_KRows},
-	tensor.Q5_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ5_K},
-	tensor.Q6_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotQ6_K, rows: dotQ6_KRows},
-	tensor.IQ4_XS: {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo, dot: dotIQ4_XS, rows: dotIQ4_XSRows},
+	tensor.Q2_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_K, dot: dotQ2_K, rows: dotQ2_KRows},
+	tensor.Q3_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_K, dot: dotQ3_K, rows: dotQ3_KRows},
+	tensor.Q4_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_K, dot: dotQ4_K, rows: dotQ4_KRows},
+	tensor.Q5_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_K, dot: dotQ5_K},
+	tensor.Q6_K:   {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_K, dot: dotQ6_K, rows: dotQ6_KRows},
+	tensor.IQ4_XS: {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_K, dot: dotIQ4_XS, rows: dotIQ4_XSRows},
 	// Activation types only, as in ggml: their from_float, no vec_dot.
 	tensor.Q8_1: {vecDot: tensor.Q8_1, fromFloat: quantizeQ8_1Go},
-	tensor.Q8_K: {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_KGo},
+	tensor.Q8_K: {vecDot: tensor.Q8_K, fromFloat: quantizeQ8_K},
 }
 
 // vecDotType is ggml's type_traits_cpu[t].vec_dot_type.
