@@ -63,9 +63,10 @@
 // The families: gemm (the packed GEMM microkernels, 32×12 AVX-512, 16×6
 // AVX2, 4×4 Go, with packing and blocking in gemm.go), dot (dot products,
 // 4×1 and 4×4 blocks and row panels for small products and matrix-vector
-// products), f16 (F16C row conversions), exp (the exponential of soft_max and
-// silu, float64 inside, bit-identical to its Go loop), vec (elementwise
-// add/sub/mul/div/scale, the mask add, row max, sums of squares), rope,
+// products), f16 (F16C row conversions), exp (the exponential of soft_max,
+// silu and sigmoid, float64 inside, bit-identical to its Go loop; AVX2 in
+// exp_avx2_amd64.s), vec (elementwise add/sub/mul/div/scale, the mask add,
+// row max, sums of squares), rope,
 // qdot (q8_0·q8_0 and q4_0·q8_0 block dot products, AVX-512 VNNI where the
 // processor has it, else AVX2; quant.go holds the quantized MulMat and
 // GetRows around them) and packed (Pack's q4_0/q8_0/q4_K row groups against

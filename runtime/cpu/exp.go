@@ -42,11 +42,15 @@ func expRow(y, x []float32, s, m float32) float64 {
 	if level == isaAVX512 {
 		return expRowAVX512(y, x, s, m, &expC)
 	}
+	if level == isaAVX2 {
+		n := len(y) &^ 7
+		return expRowAVX2(y[:n], x[:n], s, m, &expC) + expRowGo(y[n:], x[n:], s, m)
+	}
 	return expRowGo(y, x, s, m)
 }
 
 // expRowGo is expRow's loop; exp_amd64.s computes the same, sixteen at a
-// time (the sum in another order).
+// time, and exp_avx2_amd64.s eight at a time (the sum in another order).
 func expRowGo(y, x []float32, s, m float32) float64 {
 	x = x[:len(y)]
 	c := &expC
@@ -88,6 +92,11 @@ func siluF32(d, a []float32) {
 		siluAVX512(d, a, &expC)
 		return
 	}
+	if level == isaAVX2 {
+		n := len(d) &^ 7
+		siluAVX2(d[:n], a[:n], &expC)
+		d, a = d[n:], a[n:]
+	}
 	siluGo(d, a)
 }
 
@@ -109,6 +118,11 @@ func sigmoidF32(d, a []float32) {
 	if level == isaAVX512 {
 		sigmoidAVX512(d, a, &expC)
 		return
+	}
+	if level == isaAVX2 {
+		n := len(d) &^ 7
+		sigmoidAVX2(d[:n], a[:n], &expC)
+		d, a = d[n:], a[n:]
 	}
 	sigmoidGo(d, a)
 }

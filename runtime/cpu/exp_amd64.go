@@ -34,6 +34,23 @@ func siluAVX512(d, x []float32, c *expConsts)
 //go:noescape
 func sigmoidAVX512(d, x []float32, c *expConsts)
 
+// expRowAVX2 is expRowAVX512 at the avx2 level, eight values per step,
+// for len(y) a multiple of 8 (the caller runs the rest with expRowGo).
+//
+//go:noescape
+func expRowAVX2(y, x []float32, s, m float32, c *expConsts) float64
+
+// siluAVX2 is siluAVX512 at the avx2 level, for len(d) a multiple of 8.
+//
+//go:noescape
+func siluAVX2(d, x []float32, c *expConsts)
+
+// sigmoidAVX2 is sigmoidAVX512 at the avx2 level, for len(d) a multiple
+// of 8.
+//
+//go:noescape
+func sigmoidAVX2(d, x []float32, c *expConsts)
+
 // softMaxRowsAVX512 is softMaxTask's row with slope 1 for rows rows of
 // n ≤ 16 elements, ldd, lda and ldm apart (ldm 0: one mask row):
 //

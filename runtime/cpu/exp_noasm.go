@@ -10,6 +10,12 @@ func siluAVX512(d, x []float32, _ *expConsts) { siluGo(d, x) }
 
 func sigmoidAVX512(d, x []float32, _ *expConsts) { sigmoidGo(d, x) }
 
+func expRowAVX2(y, x []float32, s, m float32, _ *expConsts) float64 { return expRowGo(y, x, s, m) }
+
+func siluAVX2(d, x []float32, _ *expConsts) { siluGo(d, x) }
+
+func sigmoidAVX2(d, x []float32, _ *expConsts) { sigmoidGo(d, x) }
+
 func softMaxRowsAVX512(d, a, m []float32, rows, ldd, lda, ldm, n int, scale float32, _ *expConsts) {
 	w := make([]float32, n)
 	for r := 0; r < rows; r++ {
