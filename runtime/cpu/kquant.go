@@ -145,7 +145,7 @@ func quantizeQ8_K(dst []byte, row []float32) []byte {
 		return quantizeQ8_KGo(dst, row)
 	}
 	if len(row)%qkK != 0 {
-		panic("cpu: quantizeQ8_K: a row of whole blocks")
+		bug("quantizeQ8_K: a row of %d values, not whole blocks of %d", len(row), qkK)
 	}
 	o, n := len(dst), len(row)/qkK*q8_KSize
 	dst = slices.Grow(dst, n)[:o+n]
