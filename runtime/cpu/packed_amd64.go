@@ -163,3 +163,27 @@ func packedVector2Asm(typ tensor.DType, w, w2, xq []byte, xd []float32, xc []int
 	}
 	return true
 }
+
+// columnKernelAsm is the one-column kernel packedKernelAsm runs for q4_K
+// or q6_K weights at the current level, or nil where it runs none: the
+// one-column products (packedGroup.stream) call it directly, group after
+// group, without packedKernel's dispatch and checks on each.
+func columnKernelAsm(typ tensor.DType) func(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32) {
+	if level < isaAVX2 {
+		return nil
+	}
+	vnni := level == isaAVX512 && hasVNNI
+	switch {
+	case typ == tensor.Q4_K && vnni && kColumnL1:
+		return packedQ4Kx1VNNIL1
+	case typ == tensor.Q4_K && vnni:
+		return packedQ4Kx1VNNI
+	case typ == tensor.Q4_K:
+		return packedQ4Kx1AVX2
+	case typ == tensor.Q6_K && vnni:
+		return packedQ6Kx1VNNI
+	case typ == tensor.Q6_K:
+		return packedQ6Kx1AVX2
+	}
+	return nil
+}

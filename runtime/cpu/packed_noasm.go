@@ -15,3 +15,7 @@ func quantizeColumnAsm([]float32, int, []byte, int, []float32, []int32, int, uin
 func packedVector2Asm(tensor.DType, []byte, []byte, []byte, []float32, []int32, int, []float32) bool {
 	return false
 }
+
+func columnKernelAsm(tensor.DType) func(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32) {
+	return nil
+}

@@ -137,6 +137,10 @@ func (t *packedGroup) run(chunk, nchunks, _ int) {
 // written straight into a dense dst: a one-column product's group is a
 // short kernel call, which lookups and a copy per group add to.
 func (t *packedGroup) stream(lo, hi int, tile []float32) {
+	k := columnKernelAsm(t.typ)
+	if be, cw := panelSizes(t.typ); len(t.xq) < t.nb*be || len(t.xd) < t.nb || len(t.xc) < t.nb*cw {
+		bug("packed one-column product: %d blocks: xq %d, xd %d, xc %d", t.nb, len(t.xq), len(t.xd), len(t.xc))
+	}
 	for lo < hi {
 		m, g := t.member(lo)
 		end := min(hi, lo+m.p.groups-g)
@@ -144,9 +148,12 @@ func (t *packedGroup) stream(lo, hi int, tile []float32) {
 		w, d := m.p.data[g*gs:m.p.matSize], m.dst.F32s()
 		dense := m.dst.Nb[0] == 4
 		for ; lo < end; lo, g = lo+1, g+1 {
-			if dense && (g+1)*packRows <= m.p.ne[1] {
+			switch {
+			case dense && (g+1)*packRows <= m.p.ne[1] && k != nil:
+				k(&w[:gs][0], &t.xq[0], &t.xd[0], &t.xc[0], t.nb, &d[g*packRows:(g+1)*packRows][0])
+			case dense && (g+1)*packRows <= m.p.ne[1]:
 				packedKernel(t.typ, 1, w[:gs], t.xq, t.xd, t.xc, t.nb, d[g*packRows:(g+1)*packRows])
-			} else {
+			default:
 				packedKernel(t.typ, 1, w[:gs], t.xq, t.xd, t.xc, t.nb, tile)
 				t.store(m, g, tile)
 			}

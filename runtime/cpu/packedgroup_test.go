@@ -2,6 +2,7 @@ package cpu_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -17,7 +18,9 @@ import (
 // a multiple of the 16-row groups; a strided dst; q4_K and q6_K, whose
 // dense results the kernels write in place), and the cases that fall
 // back to one MulMat each (mixed types, an unpacked weight, several
-// columns).
+// columns); and that the products agree with those of the weights as
+// loaded (MulMat of one column takes the same packed path, so only that
+// catches a wrong in-place kernel).
 func TestMulMats(t *testing.T) {
 	forISAs(t, func(t *testing.T) {
 		forBackends(t, func(t *testing.T, b *cpu.Backend, r *rand.Rand) {
@@ -62,6 +65,17 @@ func TestMulMats(t *testing.T) {
 					ref := tensor.NewTensor(tensor.F32, [4]int{c.rows[i], c.n, 1, 1})
 					b.MulMat(&ref, w, &x, ops.MulMatParams{})
 					want = append(want, slices.Clone(ref.F32s()))
+					// The packed kernels against the rows kernels on the
+					// weight as loaded (a copy of its data: not packed), in
+					// another order: a sum's rounding apart.
+					plain := *w
+					plain.Data = slices.Clone(w.Data)
+					b.MulMat(&ref, &plain, &x, ops.MulMatParams{})
+					for j, v := range ref.F32s() {
+						if d := math.Abs(float64(v - want[i][j])); d > 1e-5*(1+math.Abs(float64(v))) {
+							t.Errorf("%s: product %d, value %d: MulMat %g, on the weight as loaded %g", c.name, i, j, want[i][j], v)
+						}
+					}
 					dst := tensor.NewTensor(tensor.F32, [4]int{c.rows[i], c.n, 1, 1})
 					if i == 1 && c.n == 1 { // a strided dst: every other float
 						dst = tensor.Tensor{Type: tensor.F32, Ne: dst.Ne, Nb: [4]int{8, 8 * c.rows[i], 8 * c.rows[i], 8 * c.rows[i]}, Data: make([]byte, 8*c.rows[i])}
