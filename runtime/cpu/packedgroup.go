@@ -150,7 +150,7 @@ func (t *packedGroup) stream(lo, hi int, tile []float32) {
 		for ; lo < end; lo, g = lo+1, g+1 {
 			switch {
 			case dense && (g+1)*packRows <= m.p.ne[1] && k != nil:
-				k(&w[:gs][0], &t.xq[0], &t.xd[0], &t.xc[0], t.nb, &d[g*packRows:(g+1)*packRows][0])
+				k(&w[:gs][0], &t.xq[0], &t.xd[0], &t.xc[0], t.nb, &d[g*packRows : (g+1)*packRows][0])
 			case dense && (g+1)*packRows <= m.p.ne[1]:
 				packedKernel(t.typ, 1, w[:gs], t.xq, t.xd, t.xc, t.nb, d[g*packRows:(g+1)*packRows])
 			default:
