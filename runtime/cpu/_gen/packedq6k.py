@@ -238,20 +238,20 @@ def avx2_x1():
     for l in L: e("\t" + l)
     e()
 
-# avx2_xn is the panels of P (four or eight) columns. Each sub-block's sum per column stays in
-# int16: the four vpmaddubsw of the quants (0..63) by x, plus x's offset
-# as two int16 halves (xc's second 16, q6OffsetPair), wrap on the way to
-# Σ(q−32)·x, which fits; one vpmaddwd by the rows' scales (each lane's
-# two words the row's scale, sign-extended by vpsraw from the high byte
-# vpshufb puts it in: vpblendw ran at a fraction of vpor's rate) widens
-# and scales it. That is 5 multiplies
-# a column and sub-block where widening first (vpmaddwd by ones, vpmulld
-# by the scales) took 7. The kernel loops over the block's halves of 128
-# elements, eight sub-blocks a pass, R11, R12, R13 and AX its pointers
-# into the triples, the scales, x's quants and x's offsets: unrolled over
-# a whole block the panel of eight's code outgrew the instruction cache.
-# With pf (the panel of four, whose products stream the weights) it
-# prefetches a line per line of the block into L2, R10 bytes ahead.
+# avx2_xn is the panels of P (four or eight) columns. Each sub-block's
+# sum per column stays in int16: the four vpmaddubsw of the quants
+# (0..63) by x, plus x's offset as two int16 halves (xc's second 16,
+# q6OffsetPair), wrap on the way to Σ(q−32)·x, which fits; one vpmaddwd
+# by the rows' scales widens and scales it (each lane's two words the
+# row's scale, sign-extended by vpsraw from the high byte vpshufb puts it
+# in; vpblendw there was far slower, docs/performance.md). That is 5
+# multiplies a column and sub-block where widening first (vpmaddwd by
+# ones, vpmulld by the scales) took 7. The kernel loops over the block's
+# halves of 128 elements, eight sub-blocks a pass, R11, R12, R13 and AX
+# its pointers into the triples, the scales, x's quants and x's offsets,
+# rather than unrolling the whole block (35 KB of code for the panel of
+# eight). With pf (the panel of four, whose products stream the weights)
+# it prefetches a line per line of the block into L2, R10 bytes ahead.
 def avx2_xn(P, pf):
     name = "packedQ6Kx%dAVX2" % P
     e("// func %s(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)" % name)
