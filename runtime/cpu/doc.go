@@ -69,9 +69,10 @@
 // row max, sums of squares), rope,
 // qdot (q8_0·q8_0 and q4_0·q8_0 block dot products, AVX-512 VNNI where the
 // processor has it, else AVX2; quant.go holds the quantized MulMat and
-// GetRows around them) and packed (Pack's q4_0/q8_0/q4_K row groups against
-// panels of quantized columns, packed.go: AVX-512 VNNI, else AVX2 in
-// packed_avx2_amd64.s).
+// GetRows around them), q8k (the q8_K activation quantizer, byte for byte
+// its Go loop: one AVX2 kernel at both levels) and packed (Pack's
+// q4_0/q8_0/q4_K/q6_K row groups against panels of quantized columns,
+// packed.go: AVX-512 VNNI, else AVX2 in the *_avx2_amd64.s files).
 // The tests run every kernel at every level the machine has (forISAs) with
 // guard bands, unaligned operands and read-only checks; CI also runs them
 // with -tags noasm.
