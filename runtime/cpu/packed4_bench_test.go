@@ -110,8 +110,8 @@ func processCPU() time.Duration {
 }
 
 // BenchmarkPackedKernelInCache is the packed kernels on row groups and a
-// panel that stay in L1 (64 blocks of 32, 8 of 256): their compute alone, ns per block of
-// a group in CPU time, to set against the weights' stream
+// panel that stay in L1 (64 blocks of 32, 8 of 256): their compute alone,
+// ns per block of a group in CPU time, to set against the weights' stream
 // (BenchmarkPackedColumns).
 // pair: the small panels' kernels over two groups.
 func BenchmarkPackedKernelInCache(b *testing.B) {

@@ -164,10 +164,11 @@ func packedVector2Asm(typ tensor.DType, w, w2, xq []byte, xd []float32, xc []int
 	return true
 }
 
-// columnKernelAsm is the one-column kernel packedKernelAsm runs for q4_K
-// or q6_K weights at the current level, or nil where it runs none: the
-// one-column products (packedGroup.stream) call it directly, group after
-// group, without packedKernel's dispatch and checks on each.
+// columnKernelAsm is the one-column kernel for q4_K or q6_K weights at the
+// current level, or nil where there is none: packedKernelKAsm and
+// packedKernelQ6Asm run it for panels of one column, and the one-column
+// products (packedGroup.stream) call it directly, group after group,
+// without packedKernel's dispatch and checks on each.
 func columnKernelAsm(typ tensor.DType) func(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32) {
 	if level < isaAVX2 {
 		return nil

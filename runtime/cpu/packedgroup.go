@@ -148,10 +148,10 @@ func (t *packedGroup) stream(lo, hi int, tile []float32) {
 		w, d := m.p.data[g*gs:m.p.matSize], m.dst.F32s()
 		dense := m.dst.Nb[0] == 4
 		for ; lo < end; lo, g = lo+1, g+1 {
-			switch {
-			case dense && (g+1)*packRows <= m.p.ne[1] && k != nil:
+			switch inPlace := dense && (g+1)*packRows <= m.p.ne[1]; {
+			case inPlace && k != nil:
 				k(&w[:gs][0], &t.xq[0], &t.xd[0], &t.xc[0], t.nb, &d[g*packRows : (g+1)*packRows][0])
-			case dense && (g+1)*packRows <= m.p.ne[1]:
+			case inPlace:
 				packedKernel(t.typ, 1, w[:gs], t.xq, t.xd, t.xc, t.nb, d[g*packRows:(g+1)*packRows])
 			default:
 				packedKernel(t.typ, 1, w[:gs], t.xq, t.xd, t.xc, t.nb, tile)

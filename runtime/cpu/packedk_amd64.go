@@ -76,18 +76,14 @@ func packedKernelKAsm(pc int, w, xq []byte, xd []float32, xc []int32, nb int, ti
 	}
 	vnni := level == isaAVX512 && hasVNNI
 	switch {
-	case vnni && pc == 1 && kColumnL1:
-		packedQ4Kx1VNNIL1(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
-	case vnni && pc == 1:
-		packedQ4Kx1VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	case pc == 1:
+		columnKernelAsm(tensor.Q4_K)(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case vnni && pc == smallPanelCols:
 		packedQ4Kx4VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case pc == smallPanelCols:
 		packedQ4Kx4AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case vnni:
 		packedQ4Kx8VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
-	case pc == 1:
-		packedQ4Kx1AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	default:
 		packedQ4Kx8AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	}

@@ -31,19 +31,17 @@ func packedKernelQ6Asm(pc int, w, xq []byte, xd []float32, xc []int32, nb int, t
 	if level < isaAVX2 || nb < 1 || (pc != 1 && pc != smallPanelCols && pc != panelCols) {
 		return false
 	}
-	if len(w) < nb*packBlockBytes(tensor.Q6_K) || len(xq) < nb*pc*qkK || len(xd) < nb*pc || len(xc) < nb*pc*16 || len(tile) < packRows*pc {
+	if len(w) < nb*packBlockBytes(tensor.Q6_K) || len(xq) < nb*pc*qkK || len(xd) < nb*pc || len(xc) < nb*pc*q6PanelInts || len(tile) < packRows*pc {
 		bug("packed q6_K kernel: %d blocks, %d columns: w %d, xq %d, xd %d, xc %d, tile %d", nb, pc, len(w), len(xq), len(xd), len(xc), len(tile))
 	}
 	vnni := level == isaAVX512 && hasVNNI
 	switch {
-	case vnni && pc == 1:
-		packedQ6Kx1VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
+	case pc == 1:
+		columnKernelAsm(tensor.Q6_K)(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case vnni && pc == smallPanelCols:
 		packedQ6Kx4VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case vnni:
 		packedQ6Kx8VNNI(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
-	case pc == 1:
-		packedQ6Kx1AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	case pc == smallPanelCols:
 		packedQ6Kx4AVX2(&w[0], &xq[0], &xd[0], &xc[0], nb, &tile[0])
 	default:

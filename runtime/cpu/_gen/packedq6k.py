@@ -266,19 +266,16 @@ def avx2_xn(P, pf):
     e(lab + ":")
     T_ = lambda j: "Y%d" % (4+j)
     def dec(k, o, n, hr):
-        T = 288 + 192*(4*k+n)
-        pre = ["PREFETCHT1 %d(R11)(R10*1)" % (T+c) for c in (0, 64, 128)] if pf and hr == 0 and o == 0 else []
-        return pre + dec1(k, o, n)
-    def dec1(k, o, n):
-        T = 288 + 192*(4*k+n)
+        T = trip(0, 4*k+n)
         A, B, H = "%d(R11)" % T, "%d(R11)" % (T+64), "%d(R11)" % (T+128)
         q, t = "Y%d" % n, "Y15"
+        L = ["PREFETCHT1 %d(R11)(R10*1)" % (T+c) for c in (0, 64, 128)] if pf and hr == 0 and o == 0 else []
         if o in (0, 1):
-            return ["VMOVDQU %s, %s" % (A if o == 0 else B, q), "VPAND q6kLow<>(SB), %s, %s" % (q, q),
-                    "VMOVDQU %s, %s" % (H, t), "VPSLLD $%d, %s, %s" % (4 if o == 0 else 2, t, t),
-                    "VPAND q6kHigh<>(SB), %s, %s" % (t, t), "VPOR %s, %s, %s" % (t, q, q)]
-        L = ["VMOVDQU %s, %s" % (A if o == 2 else B, q), "VPSRLD $4, %s, %s" % (q, q),
-             "VPAND q6kLow<>(SB), %s, %s" % (q, q), "VMOVDQU %s, %s" % (H, t)]
+            return L + ["VMOVDQU %s, %s" % (A if o == 0 else B, q), "VPAND q6kLow<>(SB), %s, %s" % (q, q),
+                        "VMOVDQU %s, %s" % (H, t), "VPSLLD $%d, %s, %s" % (4 if o == 0 else 2, t, t),
+                        "VPAND q6kHigh<>(SB), %s, %s" % (t, t), "VPOR %s, %s, %s" % (t, q, q)]
+        L += ["VMOVDQU %s, %s" % (A if o == 2 else B, q), "VPSRLD $4, %s, %s" % (q, q),
+              "VPAND q6kLow<>(SB), %s, %s" % (q, q), "VMOVDQU %s, %s" % (H, t)]
         if o == 3:
             L += ["VPSRLD $2, %s, %s" % (t, t)]
         return L + ["VPAND q6kHigh<>(SB), %s, %s" % (t, t), "VPOR %s, %s, %s" % (t, q, q)]
@@ -286,12 +283,12 @@ def avx2_xn(P, pf):
         L = []
         for k in (0, 1):
             for o in range(4):
-                sb = k + 2*o  # the sub-block, less 8 per half
+                sb = sub(0, k, o)  # R12 and AX step 8 sub-blocks a pass
                 for n in range(4):
                     L += dec(k, o, n, hr)
                 L += ["VPBROADCASTQ %d(R12), Y12" % (32+16*sb), "VPSHUFB q6kScales<>(SB), Y12, Y12", "VPSRAW $8, Y12, Y12"]
                 for j in range(P):
-                    x = lambda n: "%d(R13)" % (256*j + 16*k + 32*o + 4*n)
+                    x = lambda n: "%d(R13)" % (256*j + xoff(0, o, 4*k+n))
                     L += ["VPBROADCASTD %s, Y13" % x(0), "VPMADDUBSW Y13, Y0, Y13"]
                     for n in (1, 2, 3):
                         L += ["VPBROADCASTD %s, Y14" % x(n), "VPMADDUBSW Y14, Y%d, Y14" % n, "VPADDW Y14, Y13, Y13"]
