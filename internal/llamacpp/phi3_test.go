@@ -298,7 +298,7 @@ func TestPhi3MixesMatchLlamaCpp(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			checkMixes(t, h, c.opts, gguf.FileTypes(), false)
+			checkMixes(t, h, c.opts, gguf.FileTypes(), mixBytes)
 		})
 	}
 }

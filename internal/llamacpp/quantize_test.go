@@ -85,7 +85,11 @@ func TestMixMatchesLlamaCpp(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			checkMixes(t, h, c.opts, gguf.FileTypes(), false)
+			how := mixBytes
+			if c.opts.Experts > 0 {
+				how = mixBytesExceptIQ
+			}
+			checkMixes(t, h, c.opts, gguf.FileTypes(), how)
 		})
 	}
 }
@@ -93,7 +97,7 @@ func TestMixMatchesLlamaCpp(t *testing.T) {
 // TestMix70BMatchesLlamaCpp checks the mixes of 80-layer files, which
 // llama.cpp takes for 70B models (llama's with grouped-query attention,
 // every qwen2) and gives attn_v more bits, in the file types where that
-// changes a type.
+// changes a type (the types alone: mixTypes).
 func TestMix70BMatchesLlamaCpp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("80-layer files: skipped in -short")
@@ -115,7 +119,7 @@ func TestMix70BMatchesLlamaCpp(t *testing.T) {
 		})},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			checkMixes(t, h, c.opts, fts, false)
+			checkMixes(t, h, c.opts, fts, mixTypes)
 		})
 	}
 }
@@ -130,15 +134,35 @@ func TestPureMatchesLlamaCpp(t *testing.T) {
 		}
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			checkMixes(t, h, c.opts, []gguf.FileType{gguf.FileQ8_0, gguf.FileQ4_0, gguf.FileQ4_K_M, gguf.FileQ6_K, gguf.FileIQ4_XS}, true)
+			checkMixes(t, h, c.opts, []gguf.FileType{gguf.FileQ8_0, gguf.FileQ4_0, gguf.FileQ4_K_M, gguf.FileQ6_K, gguf.FileIQ4_XS}, mixPure)
 		})
 	}
 }
 
+// mixCheck says what checkMixes compares beyond the tensors' types.
+type mixCheck int
+
+const (
+	// mixBytes: graphc's file of the mix is llama.cpp's byte for byte,
+	// where graphc writes the file type (ggufarch.MixWritable).
+	mixBytes mixCheck = iota
+	// mixBytesExceptIQ: as mixBytes but for the IQ file types, whose
+	// types alone are checked (mixTypes). llama.cpp's IQ quantizers search
+	// their scales and took most of this package's time on the experts'
+	// tensors; their bytes are checked on the dense shapes.
+	mixBytesExceptIQ
+	// mixTypes: the types, order and metadata only, from a source of zero
+	// weights, which llama.cpp's quantizers pass over quickly (the mix
+	// depends on the tensors' names and shapes, never on their values).
+	mixTypes
+	// mixPure: the types llama-quantize --pure chooses.
+	mixPure
+)
+
 // checkMixes writes the f32 file of o and quantizes it with llama.cpp to
-// each of fts (pure: as llama-quantize --pure), checking each file with
-// checkMix.
-func checkMixes(t *testing.T, h *llamacpp.Harness, o ggufarch.Options, fts []gguf.FileType, pure bool) {
+// each of fts, checking each file with checkMix and, as how says, its
+// bytes against the file graphc writes.
+func checkMixes(t *testing.T, h *llamacpp.Harness, o ggufarch.Options, fts []gguf.FileType, how mixCheck) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "source.gguf")
 	o.Type, o.Name = tensor.F32, "source"
@@ -151,6 +175,10 @@ func checkMixes(t *testing.T, h *llamacpp.Harness, o ggufarch.Options, fts []ggu
 		t.Fatal(err)
 	}
 	defer src.Close()
+	zeros := filepath.Join(dir, "zeros.gguf") // in's tensors, all zero
+	if err := writeZeroed(zeros, in, src.DataOffset); err != nil {
+		t.Fatal(err)
+	}
 	model, err := gguf.MixModelOf(src.File)
 	if err != nil {
 		t.Fatal(err)
@@ -165,11 +193,15 @@ func checkMixes(t *testing.T, h *llamacpp.Harness, o ggufarch.Options, fts []ggu
 				t.Fatalf("gguf numbers %s %d, llama.h %d", ft, uint32(ft), n)
 			}
 			out := filepath.Join(dir, ft.String()+".gguf")
-			quantize := h.Quantize
-			if pure {
-				quantize = h.QuantizePure
+			quantize, from := h.Quantize, in
+			sameBytes := ggufarch.MixWritable(ft)
+			switch {
+			case how == mixPure:
+				quantize, from, sameBytes = h.QuantizePure, zeros, false
+			case how == mixTypes, how == mixBytesExceptIQ && strings.HasPrefix(ft.String(), "iq"):
+				from, sameBytes = zeros, false
 			}
-			if err := quantize(in, out, ft.String()); err != nil {
+			if err := quantize(from, out, ft.String()); err != nil {
 				t.Fatal(err)
 			}
 			q, err := gguf.Open(out)
@@ -177,8 +209,8 @@ func checkMixes(t *testing.T, h *llamacpp.Harness, o ggufarch.Options, fts []ggu
 				t.Fatal(err)
 			}
 			defer q.Close()
-			checkMix(t, src.File, q.File, ft, model, ts, pure)
-			if !pure && ggufarch.MixWritable(ft) {
+			checkMix(t, src.File, q.File, ft, model, ts, how == mixPure)
+			if sameBytes {
 				mine := filepath.Join(dir, ft.String()+"-graphc.gguf")
 				m := o
 				m.Mix = ft.String()
@@ -301,4 +333,15 @@ func checkSameFile(t *testing.T, theirs, mine string) {
 	if bad > 5 {
 		t.Errorf("%d tensors' data differ in all", bad)
 	}
+}
+
+// writeZeroed writes to path the GGUF file src with every byte of its data
+// section, from dataOffset on, zero.
+func writeZeroed(path, src string, dataOffset int64) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	clear(b[dataOffset:])
+	return os.WriteFile(path, b, 0o644)
 }
