@@ -223,7 +223,18 @@ func dot4x1F16(a []uint16, lda int, x []float32) (c [4]float32) {
 			dot4x1F16AVX2(a, lda, x[:n], &c)
 		}
 		if n < k {
-			t := dot4x1F16Go(a[n:], lda, x[n:])
+			// The last k-n (< 8) elements through the kernel too, from
+			// zero-padded copies: the Go loop's table lookups cost as much
+			// as a short row's kernel call (an attention's V rows, n_kv
+			// long, at every token).
+			var at [4 * 8]uint16
+			var xt [8]float32
+			for i := range 4 {
+				copy(at[8*i:8*i+8], a[i*lda+n:i*lda+k])
+			}
+			copy(xt[:], x[n:])
+			var t [4]float32
+			dot4x1F16AVX2(at[:], 8, xt[:], &t)
 			for i := range c {
 				c[i] += t[i]
 			}
