@@ -119,6 +119,54 @@ func dot4x4F32(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc i
 	dot4x4F32Go(a, lda, x, ldx, k, c, ldc)
 }
 
+// dot4x4F16 is dot4x4F32 for four f16 rows of a, converted to float32 as
+// they load.
+func dot4x4F16(a []uint16, lda int, x []float32, ldx, k int, c []float32, ldc int) {
+	_ = c[3*ldc+3]
+	if k == 0 {
+		for j := 0; j < 4; j++ {
+			clear(c[j*ldc : j*ldc+4])
+		}
+		return
+	}
+	_, _ = a[3*lda+k-1], x[3*ldx+k-1]
+	switch level {
+	case isaAVX512:
+		dot4x4F16AVX512(a, lda, x, ldx, k, c, ldc)
+	case isaAVX2:
+		n := k &^ 7
+		if n > 0 {
+			dot4x4F16AVX2(a, lda, x, ldx, n, c, ldc)
+		} else {
+			for j := 0; j < 4; j++ {
+				clear(c[j*ldc : j*ldc+4])
+			}
+		}
+		if n < k {
+			// The last k-n (< 8) elements through the kernel too, from
+			// zero-padded copies (dot4x1F16's reason).
+			var at [4 * 8]uint16
+			var xt [4 * 8]float32
+			for i := range 4 {
+				copy(at[8*i:8*i+8], a[i*lda+n:i*lda+k])
+				copy(xt[8*i:8*i+8], x[i*ldx+n:i*ldx+k])
+			}
+			var t [16]float32
+			dot4x4F16AVX2(at[:], 8, xt[:], 8, 8, t[:], 4)
+			for j := 0; j < 4; j++ {
+				for i := 0; i < 4; i++ {
+					c[j*ldc+i] += t[4*j+i]
+				}
+			}
+		}
+	default:
+		for j := 0; j < 4; j++ {
+			r := dot4x1F16Go(a, lda, x[j*ldx:j*ldx+k])
+			copy(c[j*ldc:j*ldc+4], r[:])
+		}
+	}
+}
+
 // dot4x4F32Go is dot4x4F32's loop: two columns at a time, eight
 // accumulators.
 func dot4x4F32Go(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int) {

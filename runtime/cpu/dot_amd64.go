@@ -69,6 +69,11 @@ func dot4x4F16AVX512(a []uint16, lda int, x []float32, ldx, k int, c []float32, 
 //go:noescape
 func dot4x4F32AVX2(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int)
 
+// dot4x4F16AVX2 is dot4x4F16AVX512 with AVX2; k is a multiple of 8.
+//
+//go:noescape
+func dot4x4F16AVX2(a []uint16, lda int, x []float32, ldx, k int, c []float32, ldc int)
+
 // dotF16AVX512 is Σ f32(a[k])·x[k], k < len(x):
 //
 //	var s float32

@@ -946,6 +946,76 @@ reduce:
 	VZEROUPPER
 	RET
 
+// func dot4x4F16AVX2(a []uint16, lda int, x []float32, ldx int, k int, c []float32, ldc int)
+// Requires: AVX, F16C, FMA3
+TEXT ·dot4x4F16AVX2(SB), NOSPLIT, $0-104
+	MOVQ lda+24(FP), R8
+	SHLQ $0x01, R8
+	LEAQ (R8)(R8*2), R9
+	MOVQ ldx+56(FP), R10
+	SHLQ $0x02, R10
+	MOVQ c_base+72(FP), DX
+	MOVQ ldc+96(FP), R13
+	SHLQ $0x02, R13
+	MOVQ x_base+32(FP), DI
+	MOVQ $0x00000002, BX
+
+pass:
+	MOVQ   a_base+0(FP), SI
+	MOVQ   DI, R12
+	MOVQ   k+64(FP), CX
+	SHRQ   $0x03, CX
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	TESTQ  CX, CX
+	JZ     reduce
+
+loop:
+	VCVTPH2PS   (SI), Y0
+	VCVTPH2PS   (SI)(R8*1), Y1
+	VCVTPH2PS   (SI)(R8*2), Y2
+	VCVTPH2PS   (SI)(R9*1), Y3
+	VMOVUPS     (R12), Y4
+	VMOVUPS     (R12)(R10*1), Y5
+	VFMADD231PS Y4, Y0, Y6
+	VFMADD231PS Y4, Y1, Y7
+	VFMADD231PS Y4, Y2, Y8
+	VFMADD231PS Y4, Y3, Y9
+	VFMADD231PS Y5, Y0, Y10
+	VFMADD231PS Y5, Y1, Y11
+	VFMADD231PS Y5, Y2, Y12
+	VFMADD231PS Y5, Y3, Y13
+	ADDQ        $0x00000010, SI
+	ADDQ        $0x00000020, R12
+	DECQ        CX
+	JNZ         loop
+
+reduce:
+	VHADDPS      Y7, Y6, Y0
+	VHADDPS      Y9, Y8, Y1
+	VHADDPS      Y11, Y10, Y2
+	VHADDPS      Y13, Y12, Y3
+	VHADDPS      Y1, Y0, Y0
+	VHADDPS      Y3, Y2, Y2
+	VPERM2F128   $0x20, Y2, Y0, Y1
+	VPERM2F128   $0x31, Y2, Y0, Y3
+	VADDPS       Y3, Y1, Y1
+	VMOVUPS      X1, (DX)
+	VEXTRACTF128 $0x01, Y1, X3
+	VMOVUPS      X3, (DX)(R13*1)
+	LEAQ         (DX)(R13*2), DX
+	LEAQ         (DI)(R10*2), DI
+	DECQ         BX
+	JNZ          pass
+	VZEROUPPER
+	RET
+
 // func dotPanelF32AVX512(m int, a []float32, lda int, x []float32, ldx int, k int, c []float32, ldc int)
 // Requires: AVX, AVX512F
 TEXT ·dotPanelF32AVX512(SB), NOSPLIT, $0-112

@@ -38,6 +38,10 @@ func dot4x4F32AVX2(a []float32, lda int, x []float32, ldx, k int, c []float32, l
 	dot4x4F32Go(a, lda, x, ldx, k, c, ldc)
 }
 
+func dot4x4F16AVX2(a []uint16, lda int, x []float32, ldx, k int, c []float32, ldc int) {
+	dot4x4F16AVX512(a, lda, x, ldx, k, c, ldc)
+}
+
 func dotF16AVX512(a []uint16, x []float32) float32 {
 	return dotF16Go(a, x)
 }

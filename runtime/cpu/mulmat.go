@@ -81,7 +81,7 @@ func (b *Backend) MulMat(dst, a, x *tensor.Tensor, _ ops.MulMatParams) {
 	// batches' columns, adjacent in xp, run as one 4-column product, each
 	// row of a read once instead of four times.
 	if t.N == 1 && t.xp != nil && t.r2%4 == 0 && t.ne2%4 == 0 && d.st[0] == 1 &&
-		av.typ == tensor.F16 && av.st[0] == 1 && level == isaAVX512 {
+		av.typ == tensor.F16 && av.st[0] == 1 && level >= isaAVX2 {
 		// Work: the flops, or the cache lines of a if more (a K/V cache
 		// read once per token comes from memory, a miss per line).
 		lines := t.M * (nbatch / t.r2) * ceilDiv(2*t.K, 64)
@@ -302,7 +302,7 @@ func (t *mulMatTask) runBatches4(ch int) {
 		prefetch(r+ahead, 4)
 		o, s := abase+r*a.st[1], a.st[1]
 		p := dc0 + r
-		dot4x4F16AVX512(a.f16[o:o+3*s+K], s, xs, K, K, out[p:p+3*ldc+4], ldc)
+		dot4x4F16(a.f16[o:o+3*s+K], s, xs, K, K, out[p:p+3*ldc+4], ldc)
 	}
 	for ; r < r1; r++ {
 		o := abase + r*a.st[1]

@@ -154,7 +154,7 @@ func TestMulMatAttention(t *testing.T) {
 }
 
 // TestMulMatAttentionDecode is an attention step of one token with four
-// query heads per K/V head (the batches-in-fours path on AVX-512): k a view
+// query heads per K/V head (the batches-in-fours path at AVX2 and AVX-512): k a view
 // of an f16 cache by rows, v a view of a transposed one (llama.cpp's V cache
 // without flash attention), kq's rows not a multiple of four.
 func TestMulMatAttentionDecode(t *testing.T) {

@@ -23,7 +23,9 @@ func dotFamily(a *asm) {
 				a.dot4x4(e)
 			}
 		} else {
-			a.dot4x4AVX2()
+			for _, e := range []elem{f32, f16} {
+				a.dot4x4AVX2(e)
+			}
 		}
 	}
 	a.dotPanel()
@@ -397,14 +399,15 @@ func (a *asm) store4x4(c, ld, ld3 reg.Register) {
 	}
 }
 
-// dot4x4AVX2 is dot4x4F32AVX2 (k a multiple of 8): two passes of two
-// columns, the rows of a in Y0–Y3, the pass's columns (R12, R10 bytes
-// apart) in Y4–Y5, row i · column j of the pass in Y(6+4j+i); BX counts the
-// passes, DX the pass's columns of c (R13 bytes apart).
-func (a *asm) dot4x4AVX2() {
-	a.text("dot4x4F32AVX2", "func(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int)")
+// dot4x4AVX2 is dot4x4F32AVX2 and dot4x4F16AVX2 (k a multiple of 8): two
+// passes of two columns, the rows of a in Y0–Y3 (f16 converted as they
+// load), the pass's columns (R12, R10 bytes apart) in Y4–Y5, row i ·
+// column j of the pass in Y(6+4j+i); BX counts the passes, DX the pass's
+// columns of c (R13 bytes apart).
+func (a *asm) dot4x4AVX2(e elem) {
+	a.text("dot4x4"+e.name+"AVX2", "func(a []"+e.goType+", lda int, x []float32, ldx, k int, c []float32, ldc int)")
 	a.Load(a.Param("lda"), reg.R8)
-	a.SHLQ(u8(2), reg.R8)
+	a.SHLQ(u8(e.shift()), reg.R8)
 	a.LEAQ(operand.Mem{Base: reg.R8, Index: reg.R8, Scale: 2}, reg.R9)
 	a.Load(a.Param("ldx"), reg.R10)
 	a.SHLQ(u8(2), reg.R10)
@@ -425,7 +428,7 @@ func (a *asm) dot4x4AVX2() {
 	a.JZ(operand.LabelRef("reduce"))
 	a.Label("loop")
 	for i, m := range quad(reg.RSI, reg.R8, reg.R9) {
-		a.VMOVUPS(m, avx2.v(i))
+		a.load(e, m, avx2.v(i))
 	}
 	a.VMOVUPS(mem(reg.R12), reg.Y4)
 	a.VMOVUPS(operand.Mem{Base: reg.R12, Index: reg.R10, Scale: 1}, reg.Y5)
@@ -434,7 +437,7 @@ func (a *asm) dot4x4AVX2() {
 			a.fma(avx2.v(i), avx2.v(4+j), avx2.v(6+4*j+i))
 		}
 	}
-	a.ADDQ(u32(32), reg.RSI)
+	a.ADDQ(u32(8*e.size), reg.RSI)
 	a.ADDQ(u32(32), reg.R12)
 	a.DECQ(reg.RCX)
 	a.JNZ(operand.LabelRef("loop"))
