@@ -2,6 +2,7 @@ package cpu_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -97,21 +98,25 @@ func (x *tt) byteOff(k int) int {
 	return o
 }
 
-func (x *tt) at(k int) float64 {
-	o := x.byteOff(k)
-	switch x.Type {
-	case tensor.F32:
-		return float64(x.F32s()[o/4])
-	case tensor.F16:
-		return float64(tensor.F16ToF32(x.F16s()[o/2]))
-	default:
-		return float64(x.I32s()[o/4])
-	}
-}
+func (x *tt) at(k int) float64 { return x.atByte(x.byteOff(k)) }
 
 // at4 is at for a 4-D index.
 func (x *tt) at4(i0, i1, i2, i3 int) float64 {
-	return x.at(i0 + x.Ne[0]*(i1+x.Ne[1]*(i2+x.Ne[2]*i3)))
+	return x.atByte(i0*x.Nb[0] + i1*x.Nb[1] + i2*x.Nb[2] + i3*x.Nb[3])
+}
+
+// atByte is the element at byte offset o, read from the bytes rather than
+// a typed view of them, which the references call per element (under
+// -race each view is a checked conversion).
+func (x *tt) atByte(o int) float64 {
+	switch x.Type {
+	case tensor.F32:
+		return float64(math.Float32frombits(binary.LittleEndian.Uint32(x.Data[o:])))
+	case tensor.F16:
+		return float64(tensor.F16ToF32(binary.LittleEndian.Uint16(x.Data[o:])))
+	default:
+		return float64(int32(binary.LittleEndian.Uint32(x.Data[o:])))
+	}
 }
 
 func (x *tt) set(k int, v float64) {
