@@ -84,9 +84,7 @@ func dot4x1F32Go(a []float32, lda int, x []float32) (c [4]float32) {
 func dot4x4F32(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc int) {
 	_ = c[3*ldc+3]
 	if k == 0 {
-		for j := 0; j < 4; j++ {
-			clear(c[j*ldc : j*ldc+4])
-		}
+		clear4x4(c, ldc)
 		return
 	}
 	_, _ = a[3*lda+k-1], x[3*ldx+k-1]
@@ -119,14 +117,19 @@ func dot4x4F32(a []float32, lda int, x []float32, ldx, k int, c []float32, ldc i
 	dot4x4F32Go(a, lda, x, ldx, k, c, ldc)
 }
 
+// clear4x4 zeroes the 4×4 block of c, columns ldc apart.
+func clear4x4(c []float32, ldc int) {
+	for j := 0; j < 4; j++ {
+		clear(c[j*ldc : j*ldc+4])
+	}
+}
+
 // dot4x4F16 is dot4x4F32 for four f16 rows of a, converted to float32 as
 // they load.
 func dot4x4F16(a []uint16, lda int, x []float32, ldx, k int, c []float32, ldc int) {
 	_ = c[3*ldc+3]
 	if k == 0 {
-		for j := 0; j < 4; j++ {
-			clear(c[j*ldc : j*ldc+4])
-		}
+		clear4x4(c, ldc)
 		return
 	}
 	_, _ = a[3*lda+k-1], x[3*ldx+k-1]
@@ -138,9 +141,7 @@ func dot4x4F16(a []uint16, lda int, x []float32, ldx, k int, c []float32, ldc in
 		if n > 0 {
 			dot4x4F16AVX2(a, lda, x, ldx, n, c, ldc)
 		} else {
-			for j := 0; j < 4; j++ {
-				clear(c[j*ldc : j*ldc+4])
-			}
+			clear4x4(c, ldc)
 		}
 		if n < k {
 			// The last k-n (< 8) elements through the kernel too, from
