@@ -48,6 +48,39 @@ func BenchmarkMulMat(b *testing.B) {
 	}
 }
 
+// BenchmarkMulMatAttentionDecode is a decode step's attention products
+// with an f16 cache at Llama-3.2-1B's shapes (32 query heads over 8 K/V
+// heads of 64): K·q, the keys rows 64 wide in a cache of 8 heads per
+// token, and V·kq, the values transposed (rows of the cache's length),
+// over nkv cache rows, one thread.
+func BenchmarkMulMatAttentionDecode(b *testing.B) {
+	const hd, nkvh, nh, nctx = 64, 8, 32, 1024
+	r := rand.New(rand.NewPCG(1, 2))
+	kc := mk(r, tensor.F16, [4]int{hd * nkvh, nctx, 1, 1}, dense)
+	vc := mk(r, tensor.F16, [4]int{nctx, hd * nkvh, 1, 1}, dense)
+	be := cpu.New(1)
+	defer be.Close()
+	for _, nkv := range []int{37, 128, 512, 1024} {
+		k := &tensor.Tensor{Type: tensor.F16, Ne: [4]int{hd, nkv, nkvh, 1}, Nb: [4]int{2, hd * nkvh * 2, hd * 2, hd * nkvh * 2 * nkv}}
+		k.Data = kc.Data[:k.Span()]
+		v := &tensor.Tensor{Type: tensor.F16, Ne: [4]int{nkv, hd, nkvh, 1}, Nb: [4]int{2, nctx * 2, nctx * hd * 2, nctx * hd * nkvh * 2}}
+		v.Data = vc.Data[:v.Span()]
+		q := mk(r, tensor.F32, [4]int{hd, 1, nh, 1}, dense)
+		kq := mk(r, tensor.F32, [4]int{nkv, 1, nh, 1}, dense)
+		kqv := mk(r, tensor.F32, [4]int{hd, 1, nh, 1}, dense)
+		b.Run(fmt.Sprintf("K/nkv=%d", nkv), func(b *testing.B) {
+			for b.Loop() {
+				be.MulMat(kq.Tensor, k, q.Tensor, ops.MulMatParams{})
+			}
+		})
+		b.Run(fmt.Sprintf("V/nkv=%d", nkv), func(b *testing.B) {
+			for b.Loop() {
+				be.MulMat(kqv.Tensor, v, kq.Tensor, ops.MulMatParams{})
+			}
+		})
+	}
+}
+
 func benchRows(b *testing.B, ne [4]int, f func(be *cpu.Backend, d, a *tensor.Tensor)) {
 	r := rand.New(rand.NewPCG(1, 2))
 	a := mk(r, tensor.F32, ne, dense)

@@ -125,7 +125,7 @@ func clear4x4(c []float32, ldc int) {
 }
 
 // dot4x4F16 is dot4x4F32 for four f16 rows of a, converted to float32 as
-// they load.
+// they load, at AVX2 and AVX-512 (MulMat's batches in fours).
 func dot4x4F16(a []uint16, lda int, x []float32, ldx, k int, c []float32, ldc int) {
 	_ = c[3*ldc+3]
 	if k == 0 {
@@ -133,39 +133,43 @@ func dot4x4F16(a []uint16, lda int, x []float32, ldx, k int, c []float32, ldc in
 		return
 	}
 	_, _ = a[3*lda+k-1], x[3*ldx+k-1]
-	switch level {
-	case isaAVX512:
+	if level == isaAVX512 {
 		dot4x4F16AVX512(a, lda, x, ldx, k, c, ldc)
-	case isaAVX2:
-		n := k &^ 7
-		if n > 0 {
-			dot4x4F16AVX2(a, lda, x, ldx, n, c, ldc)
-		} else {
-			clear4x4(c, ldc)
-		}
-		if n < k {
-			// The last k-n (< 8) elements through the kernel too, from
-			// zero-padded copies (dot4x1F16's reason).
-			var at [4 * 8]uint16
-			var xt [4 * 8]float32
-			for i := range 4 {
-				copy(at[8*i:8*i+8], a[i*lda+n:i*lda+k])
-				copy(xt[8*i:8*i+8], x[i*ldx+n:i*ldx+k])
-			}
-			var t [16]float32
-			dot4x4F16AVX2(at[:], 8, xt[:], 8, 8, t[:], 4)
-			for j := 0; j < 4; j++ {
-				for i := 0; i < 4; i++ {
-					c[j*ldc+i] += t[4*j+i]
-				}
-			}
-		}
-	default:
-		for j := 0; j < 4; j++ {
-			r := dot4x1F16Go(a, lda, x[j*ldx:j*ldx+k])
-			copy(c[j*ldc:j*ldc+4], r[:])
+		return
+	}
+	n := k &^ 7
+	if n > 0 {
+		dot4x4F16AVX2(a, lda, x, ldx, n, c, ldc)
+	} else {
+		clear4x4(c, ldc)
+	}
+	if n == k {
+		return
+	}
+	at := f16Tails(a, lda, n, k)
+	var xt [4 * 8]float32
+	for j := range 4 {
+		copy(xt[8*j:8*j+8], x[j*ldx+n:j*ldx+k])
+	}
+	var t [16]float32
+	dot4x4F16AVX2(at[:], 8, xt[:], 8, 8, t[:], 4)
+	for j := 0; j < 4; j++ {
+		for i := 0; i < 4; i++ {
+			c[j*ldc+i] += t[4*j+i]
 		}
 	}
+}
+
+// f16Tails returns elements n to k (k-n < 8) of the four rows of a, lda
+// apart, zero-padded to 8 each: the AVX2 f16 kernels take whole vectors,
+// and their tails go through them from these copies rather than through
+// the Go loop, whose table lookups cost as much as a short row's kernel
+// call (an attention's V rows, n_kv long, at every token).
+func f16Tails(a []uint16, lda, n, k int) (at [4 * 8]uint16) {
+	for i := range 4 {
+		copy(at[8*i:8*i+8], a[i*lda+n:i*lda+k])
+	}
+	return at
 }
 
 // dot4x4F32Go is dot4x4F32's loop: two columns at a time, eight
@@ -272,15 +276,8 @@ func dot4x1F16(a []uint16, lda int, x []float32) (c [4]float32) {
 			dot4x1F16AVX2(a, lda, x[:n], &c)
 		}
 		if n < k {
-			// The last k-n (< 8) elements through the kernel too, from
-			// zero-padded copies: the Go loop's table lookups cost as much
-			// as a short row's kernel call (an attention's V rows, n_kv
-			// long, at every token).
-			var at [4 * 8]uint16
+			at := f16Tails(a, lda, n, k)
 			var xt [8]float32
-			for i := range 4 {
-				copy(at[8*i:8*i+8], a[i*lda+n:i*lda+k])
-			}
 			copy(xt[:], x[n:])
 			var t [4]float32
 			dot4x1F16AVX2(at[:], 8, xt[:], &t)
