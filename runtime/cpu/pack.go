@@ -44,11 +44,16 @@ import (
 //	[32, 288)    scales (int8): sub-block s's (elements 16s..16s+15) at
 //	             32+16s+r
 //	[288, 3360)  triples t = 8h+i (h the half of 128 elements, i = 0..7) of
-//	             three chunks, at 288+192t: row r's dwords at +4r, +64+4r
-//	             and +128+4r are its ql bytes 64h+4i.., 64h+32+4i.. and
-//	             qh bytes 32h+4i.. as stored; so a triple holds elements
-//	             128h+4i+{0,32,64,96}+(0..3), and the four triples 8h+4k..
-//	             8h+4k+3 sub-blocks 8h+k+{0,2,4,6} whole.
+//	             three chunks c = 0..2, at 288+192t+64c: row r's dword at
+//	             +4r holds quants 128h+4i+32c+(0..3), one a byte in bits
+//	             0–5, and in bits 6–7 bits 2c, 2c+1 of the quant 96
+//	             elements on from chunk 0's (128h+4i+96+(0..3)); so a
+//	             triple holds elements 128h+4i+{0,32,64,96}+(0..3), and
+//	             the four triples 8h+4k.. 8h+4k+3 sub-blocks
+//	             8h+k+{0,2,4,6} whole. Three of a triple's four quant
+//	             dwords are one and away (0x3f), the fourth the chunks'
+//	             top bits shifted and or-ed: fewer instructions than
+//	             ggml's ql/qh split needs (docs/performance.md).
 //
 // Rows past the matrix's last (m not a multiple of 16) are zeros: scale 0.
 // The unsigned quants are what vpdpbusd multiplies (unsigned by signed);
@@ -215,11 +220,20 @@ func packQ6_K(d, s []byte, r int) {
 		d[32+16*j+r] = s[192+j]
 	}
 	for h := 0; h < 2; h++ {
+		ql, qh := s[64*h:], s[128+32*h:]
 		for i := 0; i < 8; i++ {
 			t := d[288+192*(8*h+i):]
-			copy(t[4*r:][:4], s[64*h+4*i:][:4])
-			copy(t[64+4*r:][:4], s[64*h+32+4*i:][:4])
-			copy(t[128+4*r:][:4], s[128+32*h+4*i:][:4])
+			for e := 0; e < 4; e++ {
+				l := 4*i + e
+				var q [4]byte // ggml's dequantize_row_q6_K: elements l+32o
+				q[0] = ql[l]&15 | qh[l]&3<<4
+				q[1] = ql[l+32]&15 | qh[l]>>2&3<<4
+				q[2] = ql[l]>>4 | qh[l]>>4&3<<4
+				q[3] = ql[l+32]>>4 | qh[l]>>6&3<<4
+				for c := 0; c < 3; c++ {
+					t[64*c+4*r+e] = q[c] | q[3]>>(2*c)&3<<6
+				}
+			}
 		}
 	}
 }

@@ -57,11 +57,15 @@ func packedKernelQ6Go(pc int, w, xq []byte, xd []float32, xc []int32, nb int, ti
 					h, o, k := s/8, s%8/2, s%2 // x's elements 128h+32o+16k..
 					q := xs[s]
 					for i := 4 * k; i < 4*k+4; i++ {
-						t := wb[288+192*(8*h+i):]
+						t := wb[288+192*(8*h+i)+4*r:]
 						for e := 0; e < 4; e++ {
-							lo := t[o%2*64+4*r+e] >> (4 * (o / 2)) & 15
-							hi := t[128+4*r+e] >> (2 * o) & 3
-							q += int32(lo|hi<<4) * int32(int8(x[128*h+32*o+4*i+e]))
+							var w byte
+							if o < 3 {
+								w = t[64*o+e] & 63
+							} else {
+								w = t[e]>>6 | t[64+e]>>6<<2 | t[128+e]>>6<<4
+							}
+							q += int32(w) * int32(int8(x[128*h+32*o+4*i+e]))
 						}
 					}
 					isum += int32(int8(wb[32+16*s+r])) * q

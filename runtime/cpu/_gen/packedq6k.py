@@ -21,29 +21,29 @@ HEAD = """//go:build !noasm
 """
 
 # ---------------- AVX-512 VNNI ----------------
+# vnni_q3 decodes the fourth quant dword of the triple at T into q (t
+# scratch): the chunks' bits 6-7 shifted into place and selected by the
+# masks m03 and m0f (vpternlogd $0xd8: "C ? B : A", C the mask), then and
+# 0x3f (Z31).
+def vnni_q3(T, q, t, m03, m0f):
+    C0, C1, C2 = "%d(SI)" % T, "%d(SI)" % (T+64), "%d(SI)" % (T+128)
+    return ["VPSRLD $6, %s, %s" % (C0, q), "VPSRLD $4, %s, %s" % (C1, t),
+            "VPTERNLOGD $0xd8, %s, %s, %s" % (m03, q, t),
+            "VPSRLD $2, %s, %s" % (C2, q), "VPTERNLOGD $0xd8, %s, %s, %s" % (m0f, t, q),
+            "VPANDD Z31, %s, %s" % (q, q)]
+
+# vnni_decode decodes output o of the triple at T into q (t scratch), for
+# the panel of eight: Z31 bytes 0x3f, Z30 0x03, Z29 0x0f.
 def vnni_decode(o, T, q, t):
-    A, B, H = "%d(SI)" % T, "%d(SI)" % (T+64), "%d(SI)" % (T+128)
-    if o == 0:
-        return ["VPANDD %s, Z31, %s" % (A, q), "VPSLLD $4, %s, %s" % (H, t), "VPTERNLOGD $0xf8, Z30, %s, %s" % (t, q)]
-    if o == 1:
-        return ["VPANDD %s, Z31, %s" % (B, q), "VPSLLD $2, %s, %s" % (H, t), "VPTERNLOGD $0xf8, Z30, %s, %s" % (t, q)]
-    if o == 2:
-        return ["VPANDND %s, Z31, %s" % (A, q), "VPSRLD $4, %s, %s" % (q, q), "VPTERNLOGD $0xf8, %s, Z30, %s" % (H, q)]
-    return ["VPANDND %s, Z31, %s" % (B, q), "VPSRLD $4, %s, %s" % (q, q), "VPSRLD $2, %s, %s" % (H, t), "VPTERNLOGD $0xf8, Z30, %s, %s" % (t, q)]
+    if o < 3:
+        return ["VPANDD %d(SI), Z31, %s" % (T+64*o, q)]
+    return vnni_q3(T, q, t, "Z30", "Z29")
 
 # vnni_decode4 decodes all four quant dwords of the triple at T into
-# Z4..Z7 for the one-column kernel: H masked two ways (Z8 = H & 0x33: the
-# fields of outputs 0 and 2 at bits 0-1 and 4-5; Z9 = H & 0xcc: those of 1
-# and 3 at 2-3 and 6-7), so that one shift puts a field at bits 4-5 with
-# zeros above it and vpternlogd selects (bitwise, by Z31) the low nibble
-# from the ql chunk and bits 4-7 from the shifted H.
+# Z4..Z7 for the one-column kernel (Z8 scratch; Z31 bytes 0x3f, Z30 0x03,
+# Z29 0x0f).
 def vnni_decode4(T):
-    A, B, H = "%d(SI)" % T, "%d(SI)" % (T+64), "%d(SI)" % (T+128)
-    return ["VPANDD %s, Z30, Z8" % H, "VPANDND %s, Z30, Z9" % H,
-            "VPSLLD $4, Z8, Z4", "VPTERNLOGD $0xb8, %s, Z31, Z4" % A,
-            "VPSLLD $2, Z9, Z5", "VPTERNLOGD $0xb8, %s, Z31, Z5" % B,
-            "VPSRLD $4, %s, Z6" % A, "VPTERNLOGD $0xe4, Z31, Z8, Z6",
-            "VPSRLD $4, %s, Z7" % B, "VPSRLD $2, Z9, Z10", "VPTERNLOGD $0xe4, Z31, Z10, Z7"]
+    return ["VPANDD %d(SI), Z31, Z%d" % (T+64*o, 4+o) for o in range(3)] + vnni_q3(T, "Z7", "Z8", "Z30", "Z29")
 
 def prefetch_head():
     return ["PREFETCHT1 %d(SI)(R10*1)" % c for c in (0, 64, 128, 192, 256)]
@@ -53,7 +53,8 @@ def prefetch_trip(T):
 def setup(ahead):
     return ["MOVQ w+0(FP), SI", "MOVQ xq+8(FP), DI", "MOVQ xd+16(FP), R8", "MOVQ xc+24(FP), R9",
             "MOVQ nb+32(FP), CX", "MOVQ tile+40(FP), DX", "MOVQ %s, R10" % ahead,
-            "MOVL $0x0f0f0f0f, AX", "VPBROADCASTD AX, Z31", "MOVL $0x30303030, AX", "VPBROADCASTD AX, Z30"]
+            "MOVL $0x3f3f3f3f, AX", "VPBROADCASTD AX, Z31", "MOVL $0x03030303, AX", "VPBROADCASTD AX, Z30",
+            "MOVL $0x0f0f0f0f, AX", "VPBROADCASTD AX, Z29"]
 
 def tail(P, label):
     return ["ADDQ $%d, SI" % BLK, "ADDQ $%d, DI" % (256*P), "ADDQ $%d, R8" % (4*P), "ADDQ $%d, R9" % (4*XC*P),
@@ -65,11 +66,10 @@ def vnni_x1():
     e("TEXT ·packedQ6Kx1VNNI(SB), NOSPLIT, $0-48")
     L = []
     L += setup("·kColumnAhead(SB)")
-    L += ["MOVL $0x33333333, AX", "VPBROADCASTD AX, Z30"]
     L += ["VPXORD Z16, Z16, Z16"]
     for l in L: e("\t" + l)
     e("q6k1loop:")
-    L = prefetch_head() + ["VCVTPH2PS (SI), Z29", "VPXORD Z28, Z28, Z28"]
+    L = prefetch_head() + ["VCVTPH2PS (SI), Z27", "VPXORD Z28, Z28, Z28"]
     for h in (0, 1):
         for k in (0, 1):
             L += ["VPBROADCASTD %d(R9), Z%d" % (4*sub(h, k, o), o) for o in range(4)]
@@ -83,7 +83,7 @@ def vnni_x1():
                 L += ["VPMOVSXBD %d(SI), Z%d" % (32+16*sub(h, k, o), 12+o), "VPMULLD Z%d, Z%d, Z%d" % (12+o, o, o)]
             for o in range(4):
                 L += ["VPADDD Z%d, Z28, Z28" % o]
-    L += ["VCVTDQ2PS Z28, Z28", "VMULPS Z29, Z28, Z28", "VFMADD231PS.BCST (R8), Z28, Z16"]
+    L += ["VCVTDQ2PS Z28, Z28", "VMULPS Z27, Z28, Z28", "VFMADD231PS.BCST (R8), Z28, Z16"]
     L += tail(1, "q6k1loop")
     L += ["VMOVUPS Z16, (DX)", "VZEROUPPER", "RET"]
     for l in L: e("\t" + l)
@@ -91,7 +91,7 @@ def vnni_x1():
 
 # vnni_x4 is vnni_x1 for a panel of four columns: Z(4o+j) output o's
 # sub-block sum for column j, Z16..Z19 the columns' block sums, Z20..Z23
-# their tiles, Z24..Z27 a triple's quant dwords, Z28/Z29 its H masked.
+# their tiles, Z24..Z27 a triple's quant dwords, Z28 scratch.
 def vnni_x4():
     name = "packedQ6Kx4VNNI"
     e("// func %s(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)" % name)
@@ -99,9 +99,9 @@ def vnni_x4():
     e("// packedQ6Kx1VNNI for a panel of four columns (two to four tokens):")
     e("// Z(4o+j) the sum of column j's sub-block of output o, Z16..Z19 the")
     e("// columns' block sums, Z20..Z23 their tiles, Z24..Z27 a triple's quant")
-    e("// dwords, Z28 and Z29 its H masked.")
+    e("// dwords, Z28 scratch.")
     e("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
-    L = setup("·kStreamAhead(SB)") + ["MOVL $0x33333333, AX", "VPBROADCASTD AX, Z30"]
+    L = setup("·kStreamAhead(SB)")
     L += ["VPXORD Z%d, Z%d, Z%d" % (20+j, 20+j, 20+j) for j in range(4)]
     for l in L: e("\t" + l)
     e("q6k4loop:")
@@ -113,13 +113,9 @@ def vnni_x4():
                 L += ["VPBROADCASTD %d(R9), Z%d" % (4*(XC*j+sub(h, k, o)), 4*o+j) for j in range(4)]
             for i in range(4*k, 4*k+4):
                 T = trip(h, i)
-                A, B, H = "%d(SI)" % T, "%d(SI)" % (T+64), "%d(SI)" % (T+128)
                 L += prefetch_trip(T)
-                L += ["VPANDD %s, Z30, Z28" % H, "VPANDND %s, Z30, Z29" % H,
-                      "VPSLLD $4, Z28, Z24", "VPTERNLOGD $0xb8, %s, Z31, Z24" % A,
-                      "VPSLLD $2, Z29, Z25", "VPTERNLOGD $0xb8, %s, Z31, Z25" % B,
-                      "VPSRLD $4, %s, Z26" % A, "VPTERNLOGD $0xe4, Z31, Z28, Z26",
-                      "VPSRLD $4, %s, Z27" % B, "VPSRLD $2, Z29, Z29", "VPTERNLOGD $0xe4, Z31, Z29, Z27"]
+                L += ["VPANDD %d(SI), Z31, Z%d" % (T+64*o, 24+o) for o in range(3)]
+                L += vnni_q3(T, "Z27", "Z28", "Z30", "Z29")
                 for o in range(4):
                     L += ["VPDPBUSD.BCST %d(DI), Z%d, Z%d" % (256*j+xoff(h, o, i), 24+o, 4*o+j) for j in range(4)]
             for o in range(4):
@@ -171,18 +167,13 @@ def vnni_xp(P, pf):
     e()
 
 # ---------------- AVX2 ----------------
-# avx2_decode4 decodes output o of the triple whose chunks are in Y8 (A),
-# Y9 (B) and Y10 (H) into Y11, Y13 scratch, Y15 bytes 0x0f.
+# avx2_decode4 decodes output o of the triple whose chunks are in Y8,
+# Y9 and Y10 into Y11, Y13 scratch, Y15 bytes 0x3f.
 def avx2_decode4(o):
-    m30 = "q6kHigh<>(SB)"
-    if o == 0:
-        return ["VPSLLW $4, Y10, Y13", "VPAND %s, Y13, Y13" % m30, "VPAND Y15, Y8, Y11", "VPOR Y13, Y11, Y11"]
-    if o == 1:
-        return ["VPSLLW $2, Y10, Y13", "VPAND %s, Y13, Y13" % m30, "VPAND Y15, Y9, Y11", "VPOR Y13, Y11, Y11"]
-    if o == 2:
-        return ["VPSRLW $4, Y8, Y11", "VPAND Y15, Y11, Y11", "VPAND %s, Y10, Y13" % m30, "VPOR Y13, Y11, Y11"]
-    return ["VPSRLW $4, Y9, Y11", "VPAND Y15, Y11, Y11", "VPSRLW $2, Y10, Y13", "VPAND %s, Y13, Y13" % m30,
-            "VPOR Y13, Y11, Y11"]
+    if o < 3:
+        return ["VPAND Y15, Y%d, Y11" % (8+o)]
+    return ["VPANDN Y8, Y15, Y11", "VPSRLW $6, Y11, Y11", "VPANDN Y9, Y15, Y13", "VPSRLW $4, Y13, Y13",
+            "VPOR Y13, Y11, Y11", "VPANDN Y10, Y15, Y13", "VPSRLW $2, Y13, Y13", "VPOR Y13, Y11, Y11"]
 
 # avx2_x1 is the one-column kernel: each triple's chunks loaded once per
 # half and decoded to all four of its quant dwords, as the VNNI kernels
@@ -200,7 +191,7 @@ def avx2_x1():
     e("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
     L = ["MOVQ w+0(FP), SI", "MOVQ xq+8(FP), DI", "MOVQ xd+16(FP), R8", "MOVQ xc+24(FP), R9",
          "MOVQ nb+32(FP), CX", "MOVQ tile+40(FP), DX", "MOVQ ·kColumnAheadAVX2(SB), R10",
-         "MOVL $0x0f0f0f0f, AX", "VMOVD AX, X15", "VPBROADCASTD X15, Y15",
+         "MOVL $0x3f3f3f3f, AX", "VMOVD AX, X15", "VPBROADCASTD X15, Y15",
          "VPXOR Y0, Y0, Y0", "VMOVDQU Y0, 0(DX)", "VMOVDQU Y0, 32(DX)"]
     for l in L: e("\t" + l)
     e("q6k1avx2loop:")
@@ -267,18 +258,17 @@ def avx2_xn(P, pf):
     T_ = lambda j: "Y%d" % (4+j)
     def dec(k, o, n, hr):
         T = trip(0, 4*k+n)
-        A, B, H = "%d(R11)" % T, "%d(R11)" % (T+64), "%d(R11)" % (T+128)
         q, t = "Y%d" % n, "Y15"
         L = ["PREFETCHT1 %d(R11)(R10*1)" % (T+c) for c in (0, 64, 128)] if pf and hr == 0 and o == 0 else []
-        if o in (0, 1):
-            return L + ["VMOVDQU %s, %s" % (A if o == 0 else B, q), "VPAND q6kLow<>(SB), %s, %s" % (q, q),
-                        "VMOVDQU %s, %s" % (H, t), "VPSLLD $%d, %s, %s" % (4 if o == 0 else 2, t, t),
-                        "VPAND q6kHigh<>(SB), %s, %s" % (t, t), "VPOR %s, %s, %s" % (t, q, q)]
-        L += ["VMOVDQU %s, %s" % (A if o == 2 else B, q), "VPSRLD $4, %s, %s" % (q, q),
-              "VPAND q6kLow<>(SB), %s, %s" % (q, q), "VMOVDQU %s, %s" % (H, t)]
-        if o == 3:
-            L += ["VPSRLD $2, %s, %s" % (t, t)]
-        return L + ["VPAND q6kHigh<>(SB), %s, %s" % (t, t), "VPOR %s, %s, %s" % (t, q, q)]
+        if o < 3:
+            return L + ["VMOVDQU %d(R11), %s" % (T+64*o, q), "VPAND q6kMask<>(SB), %s, %s" % (q, q)]
+        for c in range(3):
+            r = q if c == 0 else t
+            L += ["VMOVDQU %d(R11), %s" % (T+64*c, r), "VPAND q6kTop<>(SB), %s, %s" % (r, r),
+                  "VPSRLW $%d, %s, %s" % (6-2*c, r, r)]
+            if c > 0:
+                L += ["VPOR %s, %s, %s" % (t, q, q)]
+        return L
     def body(hr):
         L = []
         for k in (0, 1):
@@ -321,21 +311,15 @@ VNNI_DOC = """// The q6_K packed kernels (packedq6k_amd64.go; layout in pack.go,
 // Registers: SI the group's block, DI the panel's quants, R8 its d
 // (float32), R9 its sub-block offsets (−32·Σx: the first 16 of a column
 // block's 32 int32s), CX blocks left, DX the tile, R10 the prefetch
-// distance; Z31 bytes 0x0f, Z30 bytes 0x33 (one
-// and four columns) or 0x30 (eight).
+// distance; Z31 bytes 0x3f, Z30 bytes 0x03, Z29 bytes 0x0f.
 //
-// A triple's chunks A, B (ql) and H (qh) give four dwords of 6-bit quants
-// per row: A's low nibbles with H's bits 0–1 as bits 4–5, B's with bits
-// 2–3, A's high nibbles with bits 4–5, B's with bits 6–7. The kernels of
-// one and four columns mask H twice (H & 0x33, H & 0xcc), so that one
-// shift puts each field at bits 4–5 with zeros above, and vpternlogd
-// selects bits 0–3 from the nibbles and 4–7 from the shifted H; the
-// panel of eight, which decodes one dword at a time, masks the shifted H
-// by 0x30 and ors it in. Each sub-block's sum starts from the
-// column's offset, adds the quants times the column's quant dwords
-// (vpdpbusd, exact int32), is multiplied by the rows' scales (vpmulld)
-// and added to the block's sum: ggml's integer sum. Then in float32
-// tile += (d·isum)·dx.
+// A triple's chunks C0, C1, C2 give four dwords of 6-bit quants per row:
+// the chunks' bits 0–5 (and 0x3f) and the fourth from their bits 6–7,
+// shifted into bits 0–1, 2–3 and 4–5 and selected by masks (vpternlogd).
+// Each sub-block's sum starts from the column's offset, adds the quants
+// times the column's quant dwords (vpdpbusd, exact int32), is multiplied
+// by the rows' scales (vpmulld) and added to the block's sum: ggml's
+// integer sum. Then in float32 tile += (d·isum)·dx.
 //
 // The kernels of one and four columns read the block in address order,
 // its head then the triples, decoding all four quant dwords of a triple
@@ -348,13 +332,14 @@ VNNI_DOC = """// The q6_K packed kernels (packedq6k_amd64.go; layout in pack.go,
 
 AVX2_DOC = """// The q6_K packed kernels at the avx2 level (packedq6k_amd64.go): a group
 // block as two halves of 8 rows, one ymm lane per row, each half's pass
-// over the block after the other's (the second from L1). The panels' (of
-// four and eight columns) take a sub-block at a time: its four quant
-// dwords decoded as packedq6k_amd64.s does (vpand, vpor for vpternlogd),
-// then per column vpmaddubsw against the column's broadcast quant dwords
-// and the column's offset as two int16 halves (xc's second 16 int32s),
-// all added in int16, wrapping on the way to Σ(q−32)·x, which fits
-// (|·| ≤ 8·32·127 per half of a lane), and one vpmaddwd by the rows'
+// over the block after the other's (the second from L1). A triple's four
+// quant dwords are decoded as packedq6k_amd64.s does: three chunks and
+// 0x3f, the fourth from their bits 6–7 (and 0xc0, shift, or). The panels'
+// (of four and eight columns) take a sub-block at a time: its four quant
+// dwords, then per column vpmaddubsw against the column's broadcast quant
+// dwords and the column's offset as two int16 halves (xc's second 16
+// int32s), all added in int16, wrapping on the way to Σ(q−32)·x, which
+// fits (|·| ≤ 8·32·127 per half of a lane), and one vpmaddwd by the rows'
 // scales (each lane's two words the row's scale) into the columns' int32
 // sums: ggml's integer sum. The one-column kernel adds its four
 // vpmaddubsw two by two (at most 2·2·63·127: no saturation), widens them
@@ -364,6 +349,13 @@ AVX2_DOC = """// The q6_K packed kernels at the avx2 level (packedq6k_amd64.go):
 // sub-block's quants, Y4.. the columns' block sums, Y12 the scales, Y13
 // and Y14 a column's sums, Y15 scratch.
 """
+
+# data writes a read-only constant of n bytes, each b.
+def data(name, b, n):
+    for off in range(0, n, 8):
+        e("DATA %s<>+%d(SB)/%d, $0x%s" % (name, off, min(8, n-off), ("%02x" % b) * min(8, n-off)))
+    e("GLOBL %s<>(SB), RODATA|NOPTR, $%d" % (name, n))
+    e()
 
 which = sys.argv[1]
 if which == "vnni":
@@ -375,18 +367,8 @@ if which == "vnni":
 else:
     e(HEAD)
     e(AVX2_DOC)
-    e("DATA q6kLow<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f")
-    e("DATA q6kLow<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f")
-    e("DATA q6kLow<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f")
-    e("DATA q6kLow<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f")
-    e("GLOBL q6kLow<>(SB), RODATA|NOPTR, $32")
-    e()
-    e("DATA q6kHigh<>+0(SB)/8, $0x3030303030303030")
-    e("DATA q6kHigh<>+8(SB)/8, $0x3030303030303030")
-    e("DATA q6kHigh<>+16(SB)/8, $0x3030303030303030")
-    e("DATA q6kHigh<>+24(SB)/8, $0x3030303030303030")
-    e("GLOBL q6kHigh<>(SB), RODATA|NOPTR, $32")
-    e()
+    data("q6kMask", 0x3f, 32)
+    data("q6kTop", 0xc0, 32)
     e("DATA q6kOnes<>+0(SB)/8, $0x0001000100010001")
     e("DATA q6kOnes<>+8(SB)/8, $0x0001000100010001")
     e("DATA q6kOnes<>+16(SB)/8, $0x0001000100010001")
