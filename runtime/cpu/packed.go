@@ -26,7 +26,7 @@ import (
 // column's 16 sub-block sums of 16 times −32 (the quants' offset), then
 // the same split in two int16 halves (q6OffsetPair), 32 int32s per
 // block: its kernels start each sub-block's sum from its offset, scale it
-// by the row's scale (the AVX2 panels in int16 lanes, the others in
+// by the row's scale (the AVX2 kernels in int16 lanes, the others in
 // int32) and convert once per block.
 //
 // Threads take row groups; for wide x, columns are cut into chunks whose

@@ -5,7 +5,7 @@ import "github.com/graphc/graphc/tensor"
 // q6PanelInts is the int32s of xc per column block of a q6_K panel: the
 // block's 16 sub-block offsets −32·Σx (what the int32 sums start from),
 // then the same offsets split in two int16 halves (q6OffsetPair), for
-// the AVX2 panels of four and eight, which sum a sub-block in int16.
+// the AVX2 kernels, which sum a sub-block in int16.
 const q6PanelInts = 32
 
 // quantizeColumnQ6 quantizes a column of x (nb blocks of 256) into a q6_K

@@ -178,16 +178,17 @@ def avx2_decode4(o):
 # avx2_x1 is the one-column kernel: each triple's chunks loaded once per
 # half and decoded to all four of its quant dwords, as the VNNI kernels
 # do, so that the loads (which bound the panels' pass per sub-block) are
-# three per triple and half plus the column's four broadcasts.
+# three per triple and half plus the column's four broadcasts. Each
+# sub-block's sum stays in int16 as the panels' does (four vpmaddubsw,
+# the offset pair, one vpmaddwd by the rows' scales).
 def avx2_x1():
     name = "packedQ6Kx1AVX2"
     e("// func %s(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)" % name)
     e("//")
     e("// The panels' kernel for one column, a triple at a time: Y8..Y10 its")
-    e("// chunks (A, B, H), Y11 a quant dword decoded from them, Y14 the")
-    e("// column's broadcast quant dword, Y4..Y7 the int16 sums of two")
-    e("// triples' products, Y0..Y3 the four sub-blocks' sums (from the")
-    e("// column's offsets), Y12 the half's block sum, Y13 scratch.")
+    e("// chunks, Y11 a quant dword decoded from them, Y14 the column's")
+    e("// broadcast quant dword, Y4..Y7 the int16 sums of the four sub-blocks")
+    e("// the triples hold, Y12 the half's block sum, Y13 scratch.")
     e("TEXT ·%s(SB), NOSPLIT, $0-48" % name)
     L = ["MOVQ w+0(FP), SI", "MOVQ xq+8(FP), DI", "MOVQ xd+16(FP), R8", "MOVQ xc+24(FP), R9",
          "MOVQ nb+32(FP), CX", "MOVQ tile+40(FP), DX", "MOVQ ·kColumnAheadAVX2(SB), R10",
@@ -200,27 +201,25 @@ def avx2_x1():
         L += ["VPXOR Y12, Y12, Y12"]
         for h in (0, 1):
             for k in (0, 1):
-                L += ["VPBROADCASTD %d(R9), Y%d" % (4*sub(h, k, o), o) for o in range(4)]
-                for pair in (0, 1):
-                    for n in (0, 1):
-                        i = 4*k + 2*pair + n
-                        T = trip(h, i)
-                        if hr == 0:
-                            L += prefetch_trip(T)
-                        L += ["VMOVDQU %d(SI), Y8" % (T+32*hr), "VMOVDQU %d(SI), Y9" % (T+64+32*hr),
-                              "VMOVDQU %d(SI), Y10" % (T+128+32*hr)]
-                        for o in range(4):
-                            L += avx2_decode4(o)
-                            L += ["VPBROADCASTD %d(DI), Y14" % xoff(h, o, i)]
-                            if n == 0:
-                                L += ["VPMADDUBSW Y14, Y11, Y%d" % (4+o)]
-                            else:
-                                L += ["VPMADDUBSW Y14, Y11, Y11", "VPADDW Y11, Y%d, Y%d" % (4+o, 4+o)]
+                for n in range(4):
+                    i = 4*k + n
+                    T = trip(h, i)
+                    if hr == 0:
+                        L += prefetch_trip(T)
+                    L += ["VMOVDQU %d(SI), Y8" % (T+32*hr), "VMOVDQU %d(SI), Y9" % (T+64+32*hr),
+                          "VMOVDQU %d(SI), Y10" % (T+128+32*hr)]
                     for o in range(4):
-                        L += ["VPMADDWD q6kOnes<>(SB), Y%d, Y%d" % (4+o, 4+o), "VPADDD Y%d, Y%d, Y%d" % (4+o, o, o)]
+                        L += avx2_decode4(o)
+                        L += ["VPBROADCASTD %d(DI), Y14" % xoff(h, o, i)]
+                        if n == 0:
+                            L += ["VPMADDUBSW Y14, Y11, Y%d" % (4+o)]
+                        else:
+                            L += ["VPMADDUBSW Y14, Y11, Y11", "VPADDW Y11, Y%d, Y%d" % (4+o, 4+o)]
                 for o in range(4):
-                    L += ["VPMOVSXBD %d(SI), Y13" % (32+16*sub(h, k, o)+8*hr), "VPMULLD Y13, Y%d, Y%d" % (o, o),
-                          "VPADDD Y%d, Y12, Y12" % o]
+                    sb = sub(h, k, o)
+                    L += ["VPBROADCASTD %d(R9), Y13" % (4*(16+sb)), "VPADDW Y13, Y%d, Y%d" % (4+o, 4+o),
+                          "VPBROADCASTQ %d(SI), Y13" % (32+16*sb+8*hr), "VPSHUFB q6kScales<>(SB), Y13, Y13",
+                          "VPSRAW $8, Y13, Y13", "VPMADDWD Y13, Y%d, Y%d" % (4+o, 4+o), "VPADDD Y%d, Y12, Y12" % (4+o)]
         L += ["VCVTPH2PS %d(SI), Y13" % (16*hr), "VCVTDQ2PS Y12, Y12", "VMULPS Y13, Y12, Y12",
               "VBROADCASTSS (R8), Y13", "VMOVUPS %d(DX), Y14" % (32*hr), "VFMADD231PS Y13, Y12, Y14",
               "VMOVUPS Y14, %d(DX)" % (32*hr)]
@@ -334,20 +333,19 @@ AVX2_DOC = """// The q6_K packed kernels at the avx2 level (packedq6k_amd64.go):
 // block as two halves of 8 rows, one ymm lane per row, each half's pass
 // over the block after the other's (the second from L1). A triple's four
 // quant dwords are decoded as packedq6k_amd64.s does: three chunks and
-// 0x3f, the fourth from their bits 6–7 (and 0xc0, shift, or). The panels'
-// (of four and eight columns) take a sub-block at a time: its four quant
-// dwords, then per column vpmaddubsw against the column's broadcast quant
-// dwords and the column's offset as two int16 halves (xc's second 16
-// int32s), all added in int16, wrapping on the way to Σ(q−32)·x, which
-// fits (|·| ≤ 8·32·127 per half of a lane), and one vpmaddwd by the rows'
-// scales (each lane's two words the row's scale) into the columns' int32
-// sums: ggml's integer sum. The one-column kernel adds its four
-// vpmaddubsw two by two (at most 2·2·63·127: no saturation), widens them
-// by vpmaddwd by ones onto the column's offset (−32·Σx) and multiplies by
-// the scales (vpmulld). The tile in float32 as the VNNI kernels, read and
-// written once per half and block. Registers of the panels: Y0..Y3 the
-// sub-block's quants, Y4.. the columns' block sums, Y12 the scales, Y13
-// and Y14 a column's sums, Y15 scratch.
+// 0x3f, the fourth from their bits 6–7 (and 0xc0, shift, or). Every
+// kernel sums a sub-block per column in int16: the four vpmaddubsw of
+// its quant dwords against the column's broadcast quant dwords (at most
+// 2·63·127 each: no saturation) and the column's offset as two int16
+// halves (xc's second 16 int32s), wrapping on the way to Σ(q−32)·x,
+// which fits (|·| ≤ 8·32·127 per half of a lane), then one vpmaddwd by
+// the rows' scales (each lane's two words the row's scale) into the
+// int32 sums: ggml's integer sum. The panels (of four and eight columns)
+// take a sub-block at a time, the one-column kernel a triple at a time
+// (its four sub-blocks' sums at once). The tile in float32 as the VNNI
+// kernels, read and written once per half and block. Registers of the
+// panels: Y0..Y3 the sub-block's quants, Y4.. the columns' block sums,
+// Y12 the scales, Y13 and Y14 a column's sums, Y15 scratch.
 """
 
 # data writes a read-only constant of n bytes, each b.
@@ -369,12 +367,6 @@ else:
     e(AVX2_DOC)
     data("q6kMask", 0x3f, 32)
     data("q6kTop", 0xc0, 32)
-    e("DATA q6kOnes<>+0(SB)/8, $0x0001000100010001")
-    e("DATA q6kOnes<>+8(SB)/8, $0x0001000100010001")
-    e("DATA q6kOnes<>+16(SB)/8, $0x0001000100010001")
-    e("DATA q6kOnes<>+24(SB)/8, $0x0001000100010001")
-    e("GLOBL q6kOnes<>(SB), RODATA|NOPTR, $32")
-    e()
     # row r's scale byte to the high byte of both words of lane r
     for q in range(4):
         r0, r1 = 2*q % 4 + 4*(q//2), 2*q % 4 + 1 + 4*(q//2)
