@@ -34,12 +34,12 @@
 // claim chunks with a CAS on one job word until none are left; smaller ops
 // run inline without waking anyone. Because the caller claims too, a worker
 // that wakes late (parked, or its OS thread descheduled on a busy machine)
-// only means the others do its chunks. Idle workers spin for ~100 µs, then
-// park on a channel. A dispatch costs about 0.15–0.4 µs over running inline
-// (BenchmarkDispatch). Work is estimated in nanoseconds of one thread at the
-// kernels' speed, so that only ops of several microseconds are split. A
-// Backend runs one kernel at a time: its methods must not be called
-// concurrently.
+// only means the others do its chunks. Idle workers spin for up to
+// spinTime (the gaps of a token's evaluation), then park on a channel. A
+// dispatch costs about 0.15–0.4 µs over running inline (BenchmarkDispatch).
+// Work is estimated in nanoseconds of one thread at the kernels' speed, so
+// that only ops of several microseconds are split. A Backend runs one
+// kernel at a time: its methods must not be called concurrently.
 //
 // # Kernels and instruction sets
 //
