@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"encoding/binary"
 	"fmt"
 	"runtime"
 
@@ -213,27 +214,27 @@ func packQ4_K(d, s []byte, r int) {
 }
 
 // packQ6_K writes the q6_K block s (ql, qh, scales, d) as row r of the
-// group block d.
+// group block d, four quants of each output (ggml's dequantize_row_q6_K:
+// elements l+32o of a half) at a time, a byte each of a uint32.
 func packQ6_K(d, s []byte, r int) {
 	copy(d[2*r:][:2], s[208:210])
 	for j := 0; j < 16; j++ {
 		d[32+16*j+r] = s[192+j]
 	}
+	const lo2, lo4 = 0x03030303, 0x0f0f0f0f
+	le := binary.LittleEndian
 	for h := 0; h < 2; h++ {
 		ql, qh := s[64*h:], s[128+32*h:]
 		for i := 0; i < 8; i++ {
-			t := d[288+192*(8*h+i):]
-			for e := 0; e < 4; e++ {
-				l := 4*i + e
-				var q [4]byte // ggml's dequantize_row_q6_K: elements l+32o
-				q[0] = ql[l]&15 | qh[l]&3<<4
-				q[1] = ql[l+32]&15 | qh[l]>>2&3<<4
-				q[2] = ql[l]>>4 | qh[l]>>4&3<<4
-				q[3] = ql[l+32]>>4 | qh[l]>>6&3<<4
-				for c := 0; c < 3; c++ {
-					t[64*c+4*r+e] = q[c] | q[3]>>(2*c)&3<<6
-				}
-			}
+			a, b, hb := le.Uint32(ql[4*i:]), le.Uint32(ql[32+4*i:]), le.Uint32(qh[4*i:])
+			q0 := a&lo4 | hb&lo2<<4
+			q1 := b&lo4 | hb>>2&lo2<<4
+			q2 := a>>4&lo4 | hb>>4&lo2<<4
+			q3 := b>>4&lo4 | hb>>6&lo2<<4
+			t := d[288+192*(8*h+i)+4*r:]
+			le.PutUint32(t, q0|q3&lo2<<6)
+			le.PutUint32(t[64:], q1|q3>>2&lo2<<6)
+			le.PutUint32(t[128:], q2|q3>>4&lo2<<6)
 		}
 	}
 }
