@@ -175,6 +175,12 @@ def avx2_decode4(o):
     return ["VPANDN Y8, Y15, Y11", "VPSRLW $6, Y11, Y11", "VPANDN Y9, Y15, Y13", "VPSRLW $4, Y13, Y13",
             "VPOR Y13, Y11, Y11", "VPANDN Y10, Y15, Y13", "VPSRLW $2, Y13, Y13", "VPOR Y13, Y11, Y11"]
 
+# avx2_scales puts the 8 rows' scale bytes at src in both int16 words of
+# their lanes of y (sign-extended), what vpmaddwd multiplies an int16
+# sub-block sum by.
+def avx2_scales(src, y):
+    return ["VPBROADCASTQ %s, %s" % (src, y), "VPSHUFB q6kScales<>(SB), %s, %s" % (y, y), "VPSRAW $8, %s, %s" % (y, y)]
+
 # avx2_x1 is the one-column kernel: each triple's chunks loaded once per
 # half and decoded to all four of its quant dwords, as the VNNI kernels
 # do, so that the loads (which bound the panels' pass per sub-block) are
@@ -217,9 +223,9 @@ def avx2_x1():
                             L += ["VPMADDUBSW Y14, Y11, Y11", "VPADDW Y11, Y%d, Y%d" % (4+o, 4+o)]
                 for o in range(4):
                     sb = sub(h, k, o)
-                    L += ["VPBROADCASTD %d(R9), Y13" % (4*(16+sb)), "VPADDW Y13, Y%d, Y%d" % (4+o, 4+o),
-                          "VPBROADCASTQ %d(SI), Y13" % (32+16*sb+8*hr), "VPSHUFB q6kScales<>(SB), Y13, Y13",
-                          "VPSRAW $8, Y13, Y13", "VPMADDWD Y13, Y%d, Y%d" % (4+o, 4+o), "VPADDD Y%d, Y12, Y12" % (4+o)]
+                    L += ["VPBROADCASTD %d(R9), Y13" % (4*(16+sb)), "VPADDW Y13, Y%d, Y%d" % (4+o, 4+o)]
+                    L += avx2_scales("%d(SI)" % (32+16*sb+8*hr), "Y13")
+                    L += ["VPMADDWD Y13, Y%d, Y%d" % (4+o, 4+o), "VPADDD Y%d, Y12, Y12" % (4+o)]
         L += ["VCVTPH2PS %d(SI), Y13" % (16*hr), "VCVTDQ2PS Y12, Y12", "VMULPS Y13, Y12, Y12",
               "VBROADCASTSS (R8), Y13", "VMOVUPS %d(DX), Y14" % (32*hr), "VFMADD231PS Y13, Y12, Y14",
               "VMOVUPS Y14, %d(DX)" % (32*hr)]
@@ -275,7 +281,7 @@ def avx2_xn(P, pf):
                 sb = sub(0, k, o)  # R12 and AX step 8 sub-blocks a pass
                 for n in range(4):
                     L += dec(k, o, n, hr)
-                L += ["VPBROADCASTQ %d(R12), Y12" % (32+16*sb), "VPSHUFB q6kScales<>(SB), Y12, Y12", "VPSRAW $8, Y12, Y12"]
+                L += avx2_scales("%d(R12)" % (32+16*sb), "Y12")
                 for j in range(P):
                     x = lambda n: "%d(R13)" % (256*j + xoff(0, o, 4*k+n))
                     L += ["VPBROADCASTD %s, Y13" % x(0), "VPMADDUBSW Y13, Y0, Y13"]
