@@ -23,6 +23,12 @@ func (gen *generator) types(f *jen.File) {
 	for _, t := range gen.g.Inputs {
 		inFields = append(inFields, jen.Id(gen.inField[t]).Index().Add(elemType(t.Type)).Comment(fmt.Sprintf("%s: %s%s", t.Name, t.Type, t.ShapeString())))
 	}
+	if len(gen.g.Outputs) > 0 {
+		inFields = append(inFields,
+			jen.Comment("Reuse, where not nil, is earlier outputs the caller no longer reads: this"),
+			jen.Comment("evaluation's outputs take their memory where it is large enough."),
+			jen.Id("Reuse").Op("*").Id("Outputs"))
+	}
 	f.Type().Id("Inputs").Struct(inFields...)
 
 	f.Comment("Outputs are one evaluation's results; they own their memory.")

@@ -138,13 +138,16 @@ func (gen *generator) lm(f *jen.File) {
 		inFields = append(inFields, field(gen.inField[dec.maskSWA], b("MaskSWA")))
 		infoFields = append(infoFields, field("SlidingWindow", jen.Lit(int(dec.nSWA))))
 	}
-	inFields = append(inFields, field(gen.inField[dec.outputIDs], b("Outputs")))
+	inFields = append(inFields, field(gen.inField[dec.outputIDs], b("Outputs")), field("Reuse", jen.Id("reuse")))
+	reuse := jen.Op("&").Id("Outputs").Values(field(gen.outField[dec.logits],
+		jen.Qual(pkgTensor, "Tensor").Values(field("Data", jen.Qual(pkgTensor, "F32Bytes").Call(b("Logits"))))))
 	in := jen.Values(inFields...)
 	info := jen.Qual(pkgLM, "Info").Values(infoFields...)
 	f.Comment("LM is the model as runtime/lm's Model, for generating text.")
 	f.Func().Params(jen.Id("m").Op("*").Id("Model")).Id("LM").Params().Qual(pkgLM, "Model").Block(
 		jen.Return(jen.Qual(pkgLM, "Func").Call(info, jen.Func().Params(jen.Id("b").Op("*").Qual(pkgLM, "Batch")).Params(jen.Index().Float32(), jen.Error()).Block(
 			jen.Id("d").Op(":=").Add(dims),
+			jen.Id("reuse").Op(":=").Add(reuse),
 			jen.List(jen.Id("out"), jen.Err()).Op(":=").Id("m").Dot("Eval").Call(jen.Op("&").Id("Inputs").Add(in)),
 			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 			jen.Return(jen.Id("out").Dot(gen.outField[dec.logits]).Dot("F32s").Call(), jen.Nil()),

@@ -103,7 +103,7 @@ var reserved = map[string]bool{
 	"math": true, "sync": true, "os": true, "flag": true, "errors": true,
 	"c": true, "p": true, "i": true, "s": true, "w": true, "t": true, "k": true, "lo": true, "hi": true, "be": true,
 	"regionParts": true, "regions": true, "hostBytes": true, "weightBytes": true, "packedBytes": true,
-	"regionMethods": true, "viewChecks": true,
+	"regionMethods": true, "viewChecks": true, "reuse": true,
 	"tensor": true, "ops": true, "backend": true, "engine": true, "mainutil": true, "gguf": true, "lm": true, "lmcli": true,
 }
 

@@ -37,7 +37,7 @@ func (gen *generator) prepare() error {
 			gen.boundConst[d] = gen.names.exported("Max", d.Name)
 		}
 	}
-	fieldNames := newNamer("Dims")
+	fieldNames := newNamer("Dims", "Reuse")
 	for _, t := range g.Inputs {
 		gen.inField[t] = fieldNames.exported("", t.Name)
 	}

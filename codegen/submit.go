@@ -87,11 +87,17 @@ func (gen *generator) submit(f *jen.File) {
 		issue = append(issue, jen.List(jen.Id("_"), jen.Id("_")).Op("=").List(jen.Id("d"), jen.Id("c")))
 	}
 	issue = append(issue, jen.Id("out").Op(":=").Op("&").Id("Outputs").Values())
+	if len(g.Outputs) > 0 {
+		issue = append(issue,
+			jen.Id("reuse").Op(":=").Id("in").Dot("Reuse"),
+			jen.If(jen.Id("reuse").Op("==").Nil()).Block(jen.Id("reuse").Op("=").Op("&").Id("Outputs").Values()),
+		)
+	}
 	for _, t := range g.Outputs {
 		v := gen.names.local("", t.Name)
 		issue = append(issue,
 			jen.Id(v).Op(":=").Add(gen.tensor(t)),
-			jen.Id("out").Dot(gen.outField[t]).Op("=").Id("m").Dot("sched").Dot("Output").Call(jen.Id(gen.beConst[gen.memBackend(t)]), jen.Op("&").Id(v)),
+			jen.Id("out").Dot(gen.outField[t]).Op("=").Id("m").Dot("sched").Dot("Output").Call(jen.Id(gen.beConst[gen.memBackend(t)]), jen.Op("&").Id(v), jen.Id("reuse").Dot(gen.outField[t]).Dot("Data")),
 		)
 	}
 	issue = append(issue, jen.Return(jen.Id("out")))

@@ -76,6 +76,15 @@ func (t *Tensor) F16s() []uint16 { return castSlice[uint16](t.Data) }
 // I32s reinterprets the tensor's bytes as int32s.
 func (t *Tensor) I32s() []int32 { return castSlice[int32](t.Data) }
 
+// F32Bytes is v's memory as bytes, 4·len(v) of them with v's whole
+// capacity: float32s given back as tensor memory.
+func F32Bytes(v []float32) []byte {
+	if cap(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*cap(v))[:4*len(v)]
+}
+
 func castSlice[E any](b []byte) []E {
 	var zero E
 	n := len(b) / int(unsafe.Sizeof(zero))

@@ -63,6 +63,9 @@ type Inputs struct {
 	InpTokens []int32   // inp_tokens: i32[n_tokens]
 	InpPos    []int32   // inp_pos: i32[n_tokens]
 	KQMask    []float32 // KQ_mask: f32[n_kv, n_tokens]
+	// Reuse, where not nil, is earlier outputs the caller no longer reads: this
+	// evaluation's outputs take their memory where it is large enough.
+	Reuse *Outputs
 }
 
 // Outputs are one evaluation's results; they own their memory.
@@ -277,8 +280,12 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 		copy(kqMask.F32s(), in.KQMask)
 		m.split0(d, c)
 		out := &Outputs{}
+		reuse := in.Reuse
+		if reuse == nil {
+			reuse = &Outputs{}
+		}
 		resultOutput := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{128, d.NTokens, 1, 1})
-		out.ResultOutput = m.sched.Output(backendCPU, &resultOutput)
+		out.ResultOutput = m.sched.Output(backendCPU, &resultOutput, reuse.ResultOutput.Data)
 		return out
 	})
 }

@@ -3,6 +3,7 @@ package llamafile
 import (
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/graphc/graphc/gguf"
 	"github.com/graphc/graphc/gguf/ggufarch"
@@ -103,5 +104,45 @@ func TestLMOutputsChecked(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("Outputs %v: %v, want %q", c.outputs, err, c.want)
 		}
+	}
+}
+
+// TestLMReusesLogits: a Batch's Logits memory holds Decode's result where
+// its capacity does (two rows' memory for one row), and new memory holds
+// it where not; the logits are those of a Decode without it.
+func TestLMReusesLogits(t *testing.T) {
+	reusing, fresh := newModel(t).LM(), newModel(t).LM()
+	var lent []float32
+	for step, tokens := range [][]int32{{1, 17, 230}, {5}, {99}} {
+		pos := []int{0, 3, 4}[step]
+		n := len(tokens)
+		positions, mask := engine.CausalBatch(n, pos)
+		outputs := []int32{int32(n - 1)}
+		if step == 0 {
+			outputs = []int32{0, int32(n - 1)}
+		}
+		if step == 2 {
+			lent = lent[:1:1] // no room: new memory
+		}
+		got, err := reusing.Decode(&lm.Batch{Tokens: tokens, Pos: positions, Mask: mask, NKV: pos + n, Outputs: outputs, Logits: lent})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := fresh.Decode(&lm.Batch{Tokens: tokens, Pos: positions, Mask: mask, NKV: pos + n, Outputs: outputs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("step %d: %d logits, want %d", step, len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("step %d, logit %d: %g with Logits given, %g without", step, i, got[i], want[i])
+			}
+		}
+		if in := cap(lent) >= len(want); in != (unsafe.SliceData(got) == unsafe.SliceData(lent)) {
+			t.Errorf("step %d: logits in the given memory %v, want %v", step, !in, in)
+		}
+		lent = got
 	}
 }

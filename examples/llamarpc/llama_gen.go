@@ -83,6 +83,9 @@ type Inputs struct {
 	InpTokens []int32   // inp_tokens: i32[n_tokens]
 	InpPos    []int32   // inp_pos: i32[n_tokens]
 	KQMask    []float32 // KQ_mask: f32[n_kv, n_tokens]
+	// Reuse, where not nil, is earlier outputs the caller no longer reads: this
+	// evaluation's outputs take their memory where it is large enough.
+	Reuse *Outputs
 }
 
 // Outputs are one evaluation's results; they own their memory.
@@ -347,8 +350,12 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 		m.split1(d, c)
 		m.split2(d, c)
 		out := &Outputs{}
+		reuse := in.Reuse
+		if reuse == nil {
+			reuse = &Outputs{}
+		}
 		resultOutput := tensor.Dense(m.bufRPC1, 22656, tensor.F32, [4]int{128, d.NTokens, 1, 1})
-		out.ResultOutput = m.sched.Output(backendRPC1, &resultOutput)
+		out.ResultOutput = m.sched.Output(backendRPC1, &resultOutput, reuse.ResultOutput.Data)
 		return out
 	})
 }

@@ -55,6 +55,9 @@ type Dims struct {
 type Inputs struct {
 	Dims
 	MlpIn []float32 // mlp_in: f32[32, n_batch]
+	// Reuse, where not nil, is earlier outputs the caller no longer reads: this
+	// evaluation's outputs take their memory where it is large enough.
+	Reuse *Outputs
 }
 
 // Outputs are one evaluation's results; they own their memory.
@@ -186,8 +189,12 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 		copy(mlpIn.F32s(), in.MlpIn)
 		m.split0(d, c)
 		out := &Outputs{}
+		reuse := in.Reuse
+		if reuse == nil {
+			reuse = &Outputs{}
+		}
 		mlpOut := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{16, d.NBatch, 1, 1})
-		out.MlpOut = m.sched.Output(backendCPU, &mlpOut)
+		out.MlpOut = m.sched.Output(backendCPU, &mlpOut, reuse.MlpOut.Data)
 		return out
 	})
 }

@@ -67,6 +67,9 @@ type Inputs struct {
 	InpPos    []int32   // inp_pos: i32[n_tokens]
 	KQMask    []float32 // KQ_mask: f32[n_kv, n_tokens]
 	InpOutIds []int32   // inp_out_ids: i32[n_outputs]
+	// Reuse, where not nil, is earlier outputs the caller no longer reads: this
+	// evaluation's outputs take their memory where it is large enough.
+	Reuse *Outputs
 }
 
 // Outputs are one evaluation's results; they own their memory.
@@ -279,8 +282,12 @@ func (m *Model) Submit(in *Inputs) (*Pending, error) {
 		copy(inpOutIds.I32s(), in.InpOutIds)
 		m.split0(d, c)
 		out := &Outputs{}
+		reuse := in.Reuse
+		if reuse == nil {
+			reuse = &Outputs{}
+		}
 		resultOutput := tensor.Dense(m.bufCPU, 0, tensor.F32, [4]int{320, d.NOutputs, 1, 1})
-		out.ResultOutput = m.sched.Output(backendCPU, &resultOutput)
+		out.ResultOutput = m.sched.Output(backendCPU, &resultOutput, reuse.ResultOutput.Data)
 		return out
 	})
 }
@@ -302,7 +309,8 @@ func (m *Model) Eval(in *Inputs) (*Outputs, error) {
 func (m *Model) LM() lm.Model {
 	return lm.Func(lm.Info{NCtx: 64, NBatch: MaxNTokens, NVocab: 320}, func(b *lm.Batch) ([]float32, error) {
 		d := Dims{NTokens: len(b.Tokens), NKV: b.NKV, NOutputs: len(b.Outputs)}
-		out, err := m.Eval(&Inputs{Dims: d, InpTokens: b.Tokens, InpPos: b.Pos, KQMask: b.Mask, InpOutIds: b.Outputs})
+		reuse := &Outputs{ResultOutput: tensor.Tensor{Data: tensor.F32Bytes(b.Logits)}}
+		out, err := m.Eval(&Inputs{Dims: d, InpTokens: b.Tokens, InpPos: b.Pos, KQMask: b.Mask, InpOutIds: b.Outputs, Reuse: reuse})
 		if err != nil {
 			return nil, err
 		}

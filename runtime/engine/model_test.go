@@ -77,7 +77,7 @@ func (m *accModel) submit(x []float32, slots *[]int) (*engine.Pending[accOutputs
 		m.host.Add(acc, acc, &in)
 		m.sched.Inspect(accCPU, "acc", *acc)
 		m.sched.EndSplit(0)
-		return &accOutputs{Acc: m.sched.Output(accCPU, acc)}
+		return &accOutputs{Acc: m.sched.Output(accCPU, acc, nil)}
 	})
 }
 

@@ -440,11 +440,19 @@ func (s *Sched) inCallback() bool {
 	return g != 0 && g == goid()
 }
 
-// Output returns a host copy of t, an output in the memory of backend b.
-// For an asynchronous backend the copy is queued: it is complete once the
-// evaluation's Flight has been waited for.
-func (s *Sched) Output(b int, t *tensor.Tensor) tensor.Tensor {
-	out := tensor.NewTensor(t.Type, t.Ne)
+// Output returns a host copy of t, an output in the memory of backend b,
+// in into's memory where its capacity holds it (an earlier output the
+// caller is done with: new memory would be page-faulted in on every
+// evaluation, which for a token's logits costs more than the copy), else
+// in new memory. For an asynchronous backend the copy is queued: it is
+// complete once the evaluation's Flight has been waited for.
+func (s *Sched) Output(b int, t *tensor.Tensor, into []byte) tensor.Tensor {
+	out := tensor.Tensor{Type: t.Type, Ne: t.Ne, Nb: tensor.ContiguousStrides(t.Type, t.Ne)}
+	if n := out.Span(); cap(into) >= n {
+		out.Data = into[:n:n]
+	} else {
+		out.Data = tensor.NewBuffer(n)
+	}
 	be := s.backends[b]
 	if hostMemory(be) {
 		tensor.Copy(&out, t)

@@ -72,8 +72,9 @@ func (c *chain) at(b, k int) *tensor.Tensor {
 	return &t
 }
 
-// eval issues one evaluation of in on slot k mod nCopies.
-func (c *chain) eval(k int, in []float32) (*engine.Flight, tensor.Tensor) {
+// eval issues one evaluation of in on slot k mod nCopies, its output in
+// into's memory where that holds it.
+func (c *chain) eval(k int, in []float32, into []byte) (*engine.Flight, tensor.Tensor) {
 	slot := k % c.nCopies
 	s := c.s
 	s.Begin(slot)
@@ -107,20 +108,34 @@ func (c *chain) eval(k int, in []float32) (*engine.Flight, tensor.Tensor) {
 	d := c.at(bCPU, c.nCopies)
 	c.host.Add(d, c.at(bCPU, c.nCopies+1), &c.one)
 	s.EndSplit(3)
-	out := s.Output(bCPU, d)
+	out := s.Output(bCPU, d, into)
 	return s.End(), out
 }
 
 func TestSchedChain(t *testing.T) {
 	for _, nCopies := range []int{1, 2, 4} {
 		c := newChain(t, nCopies)
+		var last []byte
 		for k := 0; k < 50; k++ {
 			in := make([]float32, 64*3)
 			for i := range in {
 				in[i] = float32(k*1000 + i)
 			}
-			f, out := c.eval(k, in)
+			// Odd evaluations get the last output's memory for theirs;
+			// every fourth, too little of it.
+			var into []byte
+			switch k % 4 {
+			case 1:
+				into = last
+			case 3:
+				into = last[: len(last)-4 : len(last)-4]
+			}
+			f, out := c.eval(k, in, into)
 			f.Wait()
+			if reused := len(out.Data) > 0 && cap(into) > 0 && &out.Data[0] == &into[:1][0]; reused != (k%4 == 1) {
+				t.Fatalf("n_copies %d, evaluation %d: output in the memory given: %v", nCopies, k, reused)
+			}
+			last = out.Data
 			for i, v := range out.F32s() {
 				if want := 12*in[i] + 1; v != want {
 					t.Fatalf("n_copies %d, evaluation %d: element %d = %g, want %g", nCopies, k, i, v, want)
@@ -150,14 +165,14 @@ func TestSchedCallbackStops(t *testing.T) {
 	in[1] = 5
 	err := func() (err error) {
 		defer c.s.Recover(&err)
-		c.eval(0, in)
+		c.eval(0, in, nil)
 		return nil
 	}()
 	if !errors.Is(err, engine.ErrStopped) || len(seen) != 1 || seen[0] != 20 {
 		t.Fatalf("err %v, inspected %v (want b[1] = 20)", err, seen)
 	}
 	c.s.SetEvalCallback(nil)
-	f, out := c.eval(1, in)
+	f, out := c.eval(1, in, nil)
 	f.Wait()
 	if got := out.F32s()[1]; got != 61 {
 		t.Errorf("after a stop: %g, want 61", got)

@@ -443,6 +443,9 @@ func (e *Engine) step() {
 		}
 		return
 	}
+	if cap(logits) > 0 {
+		b.Logits = logits // read only below: the next step's memory
+	}
 	now := time.Now()
 	nv := e.info.NVocab
 	for k, s := range outs {

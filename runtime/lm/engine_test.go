@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/graphc/graphc/runtime/lm"
 	"github.com/graphc/graphc/runtime/lm/sample"
@@ -30,6 +31,9 @@ type cacheModel struct {
 	calls int
 	sizes []int // tokens per Decode
 	delay time.Duration
+	last  []float32 // the last Decode's logits
+	after int       // Decodes after one that returned logits
+	given int       // those whose Batch.Logits was that result
 }
 
 func newCacheModel(nctx, nbatch int) *cacheModel {
@@ -84,12 +88,22 @@ func (c *cacheModel) Decode(b *lm.Batch) ([]float32, error) {
 			}
 		}
 	}
-	out := make([]float32, 0, len(b.Outputs)*testVocab)
+	if len(c.last) > 0 {
+		c.after++
+		if unsafe.SliceData(b.Logits) == unsafe.SliceData(c.last) {
+			c.given++
+		}
+	}
+	out := b.Logits[:0]
+	if cap(out) < len(b.Outputs)*testVocab {
+		out = make([]float32, 0, len(b.Outputs)*testVocab)
+	}
 	for _, t := range b.Outputs {
 		logits := make([]float32, testVocab)
 		logits[nextToken(seen[t])] = 1
 		out = append(out, logits...)
 	}
+	c.last = out
 	return out, nil
 }
 
@@ -191,6 +205,10 @@ func TestEngineOneSequence(t *testing.T) {
 	// 19 prompt tokens in batches of 8: 3 evaluations, then one a token.
 	if m.sizes[0] != 8 || m.sizes[1] != 8 || m.sizes[2] != 3 || m.sizes[3] != 1 {
 		t.Errorf("batch sizes %v, want 8 8 3 1 …", m.sizes)
+	}
+	// Each step gives the model the last one's logits to write into.
+	if m.after == 0 || m.given != m.after {
+		t.Errorf("%d of %d Decodes after one that returned logits were given them", m.given, m.after)
 	}
 }
 

@@ -13,7 +13,8 @@ type Model interface {
 	Info() Info
 	// Decode evaluates b and returns the logits of the tokens b.Outputs
 	// names: len(b.Outputs) rows of Info().NVocab, in b.Outputs' order.
-	// The returned slice is the caller's.
+	// The returned slice is the caller's; it is in b.Logits' memory where
+	// that holds it.
 	Decode(b *Batch) ([]float32, error)
 }
 
@@ -43,6 +44,10 @@ type Batch struct {
 	NKV     int // cache slots in use after this batch
 	// Outputs are the indexes into Tokens whose logits Decode returns.
 	Outputs []int32
+	// Logits, where its capacity holds them, is memory the caller no
+	// longer reads (an earlier Decode's logits) for Decode's result:
+	// memory new to the process costs a page fault a page.
+	Logits []float32
 }
 
 // Func is a Model made of its shape and a decode function: what generated
