@@ -40,12 +40,11 @@ func CPUPackable(dt tensor.DType) bool {
 
 // CPUPackedRowBytes is the bytes one row of k elements of type dt takes in
 // runtime/cpu's packed copies: its blocks as stored (q6_K's rearranged,
-// the same bytes), but for q4_K, whose scales and mins are decoded (8
-// bytes of scales and 16 of mins, as int16, per block of 256 for the 12
-// packed ones).
+// the same bytes), but for q4_K, whose scales and mins are decoded (16
+// bytes, one each, per block of 256 for the 12 packed ones).
 func CPUPackedRowBytes(dt tensor.DType, k int) int {
 	if dt == tensor.Q4_K {
-		return k / 256 * 156
+		return k / 256 * 148
 	}
 	return dt.RowSize(k)
 }

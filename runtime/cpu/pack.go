@@ -29,14 +29,16 @@ import (
 //	          is its quants 4g..4g+3, each plus 128 (an unsigned byte)
 //
 //
-// q4_K's group block covers one super-block of 256, 2496 bytes:
+// q4_K's group block covers one super-block of 256, 2368 bytes (148 a
+// row, ggml's 144 with the 6-bit scales and mins a byte each):
 //
 //	[0, 32)      the rows' f16 d, row r at 2r; [32, 64) their f16 dmin
 //	[64, 192)    scales (get_scale_min_k4's, decoded): sub-block s's at
 //	             64+16s+r, one byte per row
-//	[192, 448)   mins: row r's dword at 192+64p+4r is its mins 2p and
-//	             2p+1 as int16s (what vpdpwssd multiplies by x's sums)
-//	[448, 2496)  chunks c = 0..31 of 64 bytes: row r's dword at 448+64c+4r
+//	[192, 320)   mins: row r's two bytes at 192+32p+2r are its mins 2p
+//	             and 2p+1 (zero-extended to words, row r's dword is the
+//	             int16 pair vpdpwssd multiplies by x's sums)
+//	[320, 2368)  chunks c = 0..31 of 64 bytes: row r's dword at 320+64c+4r
 //	             is its quant bytes 4c..4c+3 as stored
 //
 // q6_K's covers one super-block too, 3360 bytes, its head first:
@@ -206,10 +208,10 @@ func packQ4_K(d, s []byte, r int) {
 	sc, mn := kScaleMin(s[4:16])
 	for j := 0; j < 8; j++ {
 		d[64+16*j+r] = byte(sc[j])
-		d[192+64*(j/2)+4*r+2*(j%2)] = byte(mn[j]) // < 64: the high byte is 0
+		d[192+32*(j/2)+2*r+j%2] = byte(mn[j])
 	}
 	for c := 0; c < 32; c++ {
-		copy(d[448+64*c+4*r:][:4], s[16+4*c:16+4*c+4])
+		copy(d[320+64*c+4*r:][:4], s[16+4*c:16+4*c+4])
 	}
 }
 

@@ -405,7 +405,7 @@ func packedKernelKGo(pc int, w, xq []byte, xd []float32, xc []int32, nb int, til
 					var q int32
 					for c := 8 * (s / 2); c < 8*(s/2)+8; c++ {
 						for i := 0; i < 4; i++ {
-							v := int32(wb[448+64*c+4*r+i])
+							v := int32(wb[320+64*c+4*r+i])
 							l := 64*(s/2) + 4*(c%8) + i
 							if s%2 == 0 {
 								q += (v & 15) * int32(int8(x[l]))
@@ -415,8 +415,7 @@ func packedKernelKGo(pc int, w, xq []byte, xd []float32, xc []int32, nb int, til
 						}
 					}
 					isum += int32(wb[64+16*s+r]) * q
-					msum += int32(int16(binary.LittleEndian.Uint16(wb[192+64*(s/2)+4*r+2*(s%2):]))) *
-						int32(int16(uint32(xs[s/2])>>(16*(s%2))))
+					msum += int32(wb[192+32*(s/2)+2*r+s%2]) * int32(int16(uint32(xs[s/2])>>(16*(s%2))))
 				}
 				dx := xd[b*pc+j]
 				tile[j*packRows+r] += float32(d*dx*float32(isum)) - float32(dmin*dx*float32(msum))

@@ -106,7 +106,7 @@ func (t *packedGroup) member(u int) (*groupMember, int) {
 
 // run computes a range of units two row groups per kernel call, half the
 // range apart: two streams from memory. q4_K's and q6_K's units, a group
-// block of 2496 or 3360 bytes per 256 of k, run in order, one stream: each
+// block of 2368 or 3360 bytes per 256 of k, run in order, one stream: each
 // kernel's prefetches ahead then run into the next unit's weights.
 func (t *packedGroup) run(chunk, nchunks, _ int) {
 	lo, hi := guidedSplit(t.units, chunk, nchunks, t.threads)

@@ -41,9 +41,7 @@ GLOBL kScaleWords<>(SB), RODATA|NOPTR, $32
 	PREFETCHT1 64(SI)(R10*1); \
 	PREFETCHT1 128(SI)(R10*1); \
 	PREFETCHT1 192(SI)(R10*1); \
-	PREFETCHT1 256(SI)(R10*1); \
-	PREFETCHT1 320(SI)(R10*1); \
-	PREFETCHT1 384(SI)(R10*1)
+	PREFETCHT1 256(SI)(R10*1)
 
 // K2_NIBBLES splits the 32 bytes at a(SI) (a chunk's half: 8 rows) into
 // L (low nibbles) and H (high), both unsigned bytes below 16.
@@ -62,19 +60,23 @@ GLOBL kScaleWords<>(SB), RODATA|NOPTR, $32
 	VPADDD A, I, I
 
 // K2_MINS sets D to the half's dmin (f16s at d(SI)) times its mins' sums
-// (the int16 pairs at m(SI), 64 bytes apart) against the column's
-// sub-block sums at x(R9); Y12, Y13 and Y14 are scratch.
+// (pair p's bytes at m+32p(SI), widened to int16 pairs) against the
+// column's sub-block sums at x(R9); Y12, Y13 and Y14 are scratch.
 #define K2_MINS(m, x, d, D) \
+	VPMOVZXBW m(SI), Y12; \
 	VPBROADCASTD x(R9), Y13; \
-	VPMADDWD m(SI), Y13, D; \
+	VPMADDWD Y12, Y13, D; \
+	VPMOVZXBW (m+32)(SI), Y12; \
 	VPBROADCASTD (x+4)(R9), Y13; \
-	VPMADDWD (m+64)(SI), Y13, Y14; \
+	VPMADDWD Y12, Y13, Y14; \
 	VPADDD Y14, D, D; \
+	VPMOVZXBW (m+64)(SI), Y12; \
 	VPBROADCASTD (x+8)(R9), Y13; \
-	VPMADDWD (m+128)(SI), Y13, Y14; \
+	VPMADDWD Y12, Y13, Y14; \
 	VPADDD Y14, D, D; \
+	VPMOVZXBW (m+96)(SI), Y12; \
 	VPBROADCASTD (x+12)(R9), Y13; \
-	VPMADDWD (m+192)(SI), Y13, Y14; \
+	VPMADDWD Y12, Y13, Y14; \
 	VPADDD Y14, D, D; \
 	VCVTDQ2PS D, D; \
 	VCVTPH2PS d(SI), Y12; \
@@ -98,7 +100,7 @@ GLOBL kScaleWords<>(SB), RODATA|NOPTR, $32
 	VPADDW Y12, Y1, Y1; \
 	VPADDW Y11, Y3, Y3
 
-// K2_1PAIR adds sub-blocks 2p and 2p+1 (chunks at c = 448+512p, quants
+// K2_1PAIR adds sub-blocks 2p and 2p+1 (chunks at c = 320+512p, quants
 // at x = 64p, scales at s = 64+32p) to the halves' int32 sums Y4 and Y5.
 #define K2_1PAIR(c, x, s) \
 	VPXOR Y0, Y0, Y0; \
@@ -140,16 +142,16 @@ TEXT ·packedQ4Kx1AVX2(SB), NOSPLIT, $0-48
 k21loop:
 	K2_PREFETCH_HEAD
 	K2_MINS(192, 0, 32, Y6)
-	K2_MINS(224, 0, 48, Y7)
+	K2_MINS(208, 0, 48, Y7)
 	VPXOR Y4, Y4, Y4
 	VPXOR Y5, Y5, Y5
-	K2_1PAIR(448, 0, 64)
-	K2_1PAIR(960, 64, 96)
-	K2_1PAIR(1472, 128, 128)
-	K2_1PAIR(1984, 192, 160)
+	K2_1PAIR(320, 0, 64)
+	K2_1PAIR(832, 64, 96)
+	K2_1PAIR(1344, 128, 128)
+	K2_1PAIR(1856, 192, 160)
 	K2_TILE(Y4, Y6, 0, 0, Y8)
 	K2_TILE(Y5, Y7, 16, 0, Y9)
-	ADDQ $2496, SI
+	ADDQ $2368, SI
 	ADDQ $256, DI
 	ADDQ $4, R8
 	ADDQ $16, R9
@@ -183,7 +185,7 @@ k21loop:
 	K2_4COL(x+768, Y3, Y7)
 
 // K2_4PAIR adds sub-blocks 2p and 2p+1 of half h (chunks from a =
-// 448+512p+32h, quants at x = 64p, scales at s = 64+32p+8h) to the
+// 320+512p+32h, quants at x = 64p, scales at s = 64+32p+8h) to the
 // columns' int32 sums Y8..Y11. P0..P7 are the chunks' prefetches.
 #define K2_4PAIR(a, x, s, P0, P1, P2, P3, P4, P5, P6, P7) \
 	VPXOR Y0, Y0, Y0; \
@@ -243,10 +245,10 @@ k21loop:
 	VPXOR Y9, Y9, Y9; \
 	VPXOR Y10, Y10, Y10; \
 	VPXOR Y11, Y11, Y11; \
-	K2_4PAIR(448+32*h, 0, 64+8*h, P0, P1, P2, P3, P4, P5, P6, P7); \
-	K2_4PAIR(960+32*h, 64, 96+8*h, Q0, Q1, Q2, Q3, Q4, Q5, Q6, Q7); \
-	K2_4PAIR(1472+32*h, 128, 128+8*h, R0, R1, R2, R3, R4, R5, R6, R7); \
-	K2_4PAIR(1984+32*h, 192, 160+8*h, S0, S1, S2, S3, S4, S5, S6, S7); \
+	K2_4PAIR(320+32*h, 0, 64+8*h, P0, P1, P2, P3, P4, P5, P6, P7); \
+	K2_4PAIR(832+32*h, 64, 96+8*h, Q0, Q1, Q2, Q3, Q4, Q5, Q6, Q7); \
+	K2_4PAIR(1344+32*h, 128, 128+8*h, R0, R1, R2, R3, R4, R5, R6, R7); \
+	K2_4PAIR(1856+32*h, 192, 160+8*h, S0, S1, S2, S3, S4, S5, S6, S7); \
 	VCVTPH2PS (16*h)(SI), Y12; \
 	K2_4TILE(Y8, 128*h, 0, 32*h); \
 	K2_4TILE(Y9, 128*h+32, 4, 32*h+64); \
@@ -280,10 +282,10 @@ k24loop:
 	K2_MINS(192, 16, 32, Y1)
 	K2_MINS(192, 32, 32, Y2)
 	K2_MINS(192, 48, 32, Y3)
-	K2_MINS(224, 0, 48, Y4)
-	K2_MINS(224, 16, 48, Y5)
-	K2_MINS(224, 32, 48, Y6)
-	K2_MINS(224, 48, 48, Y7)
+	K2_MINS(208, 0, 48, Y4)
+	K2_MINS(208, 16, 48, Y5)
+	K2_MINS(208, 32, 48, Y6)
+	K2_MINS(208, 48, 48, Y7)
 	VMOVUPS Y0, 0(SP)
 	VMOVUPS Y1, 32(SP)
 	VMOVUPS Y2, 64(SP)
@@ -292,9 +294,9 @@ k24loop:
 	VMOVUPS Y5, 160(SP)
 	VMOVUPS Y6, 192(SP)
 	VMOVUPS Y7, 224(SP)
-	K2_4HALF(0, KP(448), KP(512), KP(576), KP(640), KP(704), KP(768), KP(832), KP(896), KP(960), KP(1024), KP(1088), KP(1152), KP(1216), KP(1280), KP(1344), KP(1408), KP(1472), KP(1536), KP(1600), KP(1664), KP(1728), KP(1792), KP(1856), KP(1920), KP(1984), KP(2048), KP(2112), KP(2176), KP(2240), KP(2304), KP(2368), KP(2432))
+	K2_4HALF(0, KP(320), KP(384), KP(448), KP(512), KP(576), KP(640), KP(704), KP(768), KP(832), KP(896), KP(960), KP(1024), KP(1088), KP(1152), KP(1216), KP(1280), KP(1344), KP(1408), KP(1472), KP(1536), KP(1600), KP(1664), KP(1728), KP(1792), KP(1856), KP(1920), KP(1984), KP(2048), KP(2112), KP(2176), KP(2240), KP(2304))
 	K2_4HALF(1, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP, KNOP)
-	ADDQ $2496, SI
+	ADDQ $2368, SI
 	ADDQ $1024, DI
 	ADDQ $16, R8
 	ADDQ $64, R9

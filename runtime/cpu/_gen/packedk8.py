@@ -8,7 +8,7 @@ import sys
 out = []
 def e(s=""): out.append(s)
 
-BLK = 2496   # a group block: one super-block of 256 for 16 rows
+BLK = 2368   # a group block: one super-block of 256 for 16 rows
 COLS = 8     # the panel's columns
 NAME = "packedQ4Kx8AVX2"
 
@@ -39,7 +39,7 @@ def pass_body(hh, cols):
     for s in range(8):
         q, high = s // 2, s % 2
         for c in range(8):
-            L.append("VMOVDQU %d(SI), Y8" % (448 + 512*q + 64*c + 32*hh))
+            L.append("VMOVDQU %d(SI), Y8" % (320 + 512*q + 64*c + 32*hh))
             if high:
                 L.append("VPSRLW $4, Y8, Y8")
             L.append("VPAND Y15, Y8, Y8")
@@ -56,7 +56,7 @@ def pass_body(hh, cols):
             else:
                 L += ["VPMADDWD Y10, Y%d, Y%d" % (j, j), "VPADDD Y%d, Y%d, Y%d" % (j, 4+j, 4+j)]
     for p in range(4):
-        L.append("VMOVDQU %d(SI), Y8" % (192 + 64*p + 32*hh))
+        L.append("VPMOVZXBW %d(SI), Y8" % (192 + 32*p + 16*hh))
         for j, col in enumerate(cols):
             L.append("VPBROADCASTD %d(R9), Y9" % (16*col + 4*p))
             if p == 0:
