@@ -89,15 +89,17 @@ type Tensor struct {
 // it (an index into Graph.Backends) and its bytes. Bytes is 0 when the
 // weight is not packed. The weight itself stays as loaded for every other
 // reader, as llama.cpp keeps a tied token_embd for get_rows and loads a
-// second copy for the output's mul_mat.
+// second copy for the output's mul_mat; but the CPU's get_rows reads the
+// rows it picks from the copy too (cpu.Backend.GetRows).
 type Packing struct {
 	Backend int
 	Bytes   int64
 	// Release: once the copy is made the weight's own memory can leave
 	// RAM (cpu.Backend.Pack's release, engine.ReleasePages). Besides the
-	// copy only get_rows reads it (a tied token_embd.weight), touching
-	// just the rows it picks, which come back from the mapped file as they
-	// are read; no other op, view or split input reads it.
+	// copy only get_rows reads it (a tied token_embd.weight), which on
+	// the CPU reads the copy too; elsewhere it would touch just the rows
+	// it picks, which come back from the mapped file as they are read. No
+	// other op, view or split input reads it.
 	Release bool
 }
 

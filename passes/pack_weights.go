@@ -14,12 +14,14 @@ import (
 //
 // A weight other ops read as well (a tied token_embd.weight, read by
 // get_rows and by the output's mul_mat) is packed all the same: the copy
-// serves the backend's matrix products, the weight stays as loaded for the
-// rest. A weight nothing else reads, or only get_rows besides (it touches
-// the rows it picks, which come back from the mapped file), is marked
-// Release: programs release its memory once the copy is made, so that the
-// copy does not double it. The first backend in node order to pack a weight makes its copy;
-// products on any other backend read the weight as loaded.
+// serves the backend's matrix products (and the CPU's get_rows, which
+// rebuilds the rows it picks from it), the weight stays as loaded for the
+// rest. A weight nothing else reads, or only get_rows besides (on the CPU
+// it reads the copy; elsewhere it touches the rows it picks, which come
+// back from the mapped file), is marked Release: programs release its
+// memory once the copy is made, so that the copy does not double it. The
+// first backend in node order to pack a weight makes its copy; products on
+// any other backend read the weight as loaded.
 //
 // Mirrors llama.cpp's select_weight_buft (src/llama-model.cpp), which at
 // load puts each weight in the first buffer type of its device whose

@@ -26,6 +26,7 @@ type Backend struct {
 	faQ        [][]byte        // per thread, FlashAttnExt's q row in a block K's vec_dot_type
 	kvRow      []float32       // a cpy into a block cache: one source row
 	kvEnc      []byte          // and that row encoded
+	unpacked   []byte          // GetRows' row rebuilt from a packed copy (unpack.go)
 
 	// One task value per kernel family, reused by every call so that a
 	// dispatch does not allocate.

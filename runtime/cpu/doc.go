@@ -72,7 +72,8 @@
 // GetRows around them), q8k (the q8_K activation quantizer, byte for byte
 // its Go loop: one AVX2 kernel at both levels) and packed (Pack's
 // q4_0/q8_0/q4_K/q6_K row groups against panels of quantized columns,
-// packed.go: AVX-512 VNNI, else AVX2 in the *_avx2_amd64.s files).
+// packed.go: AVX-512 VNNI, else AVX2 in the *_avx2_amd64.s files;
+// GetRows rebuilds a packed table's rows from them in Go, unpack.go).
 // The tests run every kernel at every level the machine has (forISAs) with
 // guard bands, unaligned operands and read-only checks; CI also runs them
 // with -tags noasm.

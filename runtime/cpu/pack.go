@@ -15,7 +15,8 @@ import (
 // q8_0 weight into groups of packRows rows whose blocks are interleaved so
 // that one 64-byte load holds four consecutive quants of each of the
 // group's rows; MulMat then reads the copy instead of the weight, with
-// kernels that keep one row per int32 lane (packed.go).
+// kernels that keep one row per int32 lane (packed.go), and GetRows
+// rebuilds the rows it picks from it, block by block (unpack.go).
 //
 // A packed matrix is its row groups one after the other, a group its
 // blocks in order (nb = k/32 of them, k/256 for q4_K and q6_K), and a group's block the packRows
@@ -102,11 +103,11 @@ func (p *packedWeight) group(mat, g int) []byte {
 // Pack makes MulMat read w, when it is MulMat's a, from a packed copy
 // (backend.CPUPackedBytes(w.Type, w.Ne) of memory, held by the backend
 // until Close). w must be a dense weight of a type backend.CPUPackable
-// takes, whose data stays unchanged; other kernels (GetRows of a tied
-// embedding) keep reading w itself. release (the plan's
-// ir.Packing.Release) lets w's pages leave memory once it is packed
-// (engine.ReleasePages): they come back from the mapped file if GetRows
-// reads them.
+// takes, whose data stays unchanged. GetRows of w (a tied embedding)
+// reads its rows from the copy too (unpack.go); other kernels read w
+// itself. release (the plan's ir.Packing.Release) lets w's pages leave
+// memory once it is packed (engine.ReleasePages): they come back from the
+// mapped file if anything reads them.
 func (b *Backend) Pack(w *tensor.Tensor, release bool) error {
 	if !backend.CPUPackable(w.Type) {
 		return fmt.Errorf("pack: %s weights are not packed (only q4_0, q8_0, q4_K and q6_K)", w.Type)
@@ -163,6 +164,7 @@ func (t *packTaskQ) run(chunk, nchunks, _ int) {
 	rowBytes := w.Type.RowSize(w.Ne[0])
 	bs := w.Type.RowSize(blockElems(w.Type))
 	pb := packBlockBytes(w.Type)
+	pack := packCodecs[w.Type].pack
 	for i := lo; i < hi; i++ {
 		mat, g := i/p.groups, i%p.groups
 		i2, i3 := mat%w.Ne[2], mat/w.Ne[2]
@@ -174,29 +176,38 @@ func (t *packTaskQ) run(chunk, nchunks, _ int) {
 			}
 			src := w.Data[i3*w.Nb[3]+i2*w.Nb[2]+row*w.Nb[1]:][:rowBytes]
 			for blk := 0; blk < p.nb; blk++ {
-				s, d := src[blk*bs:(blk+1)*bs], dst[blk*pb:(blk+1)*pb]
-				switch w.Type {
-				case tensor.Q4_K:
-					packQ4_K(d, s, r)
-					continue
-				case tensor.Q6_K:
-					packQ6_K(d, s, r)
-					continue
-				}
-				d[2*r], d[2*r+1] = s[0], s[1]
-				q := s[2:]
-				if w.Type == tensor.Q4_0 {
-					for c := 0; c < 4; c++ {
-						copy(d[32+64*c+4*r:][:4], q[4*c:4*c+4])
-					}
-					continue
-				}
-				for c := 0; c < 8; c++ {
-					for i := 0; i < 4; i++ {
-						d[32+64*c+4*r+i] = q[4*c+i] ^ 0x80
-					}
-				}
+				pack(dst[blk*pb:(blk+1)*pb], src[blk*bs:(blk+1)*bs], r)
 			}
+		}
+	}
+}
+
+// packCodecs are each packed type's block packer and its inverse, one
+// place for both directions so that a layout changes in one: pack writes
+// the ggml block s as row r of the group block d, unpack (unpack.go)
+// rebuilds s from it.
+var packCodecs = map[tensor.DType]struct{ pack, unpack func(d, s []byte, r int) }{
+	tensor.Q4_0: {packQ4_0, unpackQ4_0},
+	tensor.Q8_0: {packQ8_0, unpackQ8_0},
+	tensor.Q4_K: {packQ4_K, unpackQ4_K},
+	tensor.Q6_K: {packQ6_K, unpackQ6_K},
+}
+
+// packQ4_0 writes the q4_0 block s as row r of the group block d.
+func packQ4_0(d, s []byte, r int) {
+	copy(d[2*r:][:2], s[0:2])
+	for c := 0; c < 4; c++ {
+		copy(d[32+64*c+4*r:][:4], s[2+4*c:][:4])
+	}
+}
+
+// packQ8_0 writes the q8_0 block s as row r of the group block d, its
+// quants plus 128: the unsigned operand of vpdpbusd.
+func packQ8_0(d, s []byte, r int) {
+	copy(d[2*r:][:2], s[0:2])
+	for c := 0; c < 8; c++ {
+		for i := 0; i < 4; i++ {
+			d[32+64*c+4*r+i] = s[2+4*c+i] ^ 0x80
 		}
 	}
 }

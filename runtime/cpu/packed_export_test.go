@@ -36,3 +36,13 @@ func SetSmallPairs(on bool) (restore func()) {
 	smallPairs = on
 	return func() { smallPairs = old }
 }
+
+// PackedRow is row row of matrix mat (i2 + i3·ne[2]) of w rebuilt from
+// b's packed copy of w, as w holds it, or nil when b holds no copy of w.
+func (b *Backend) PackedRow(w *tensor.Tensor, mat, row int) []byte {
+	p := b.packedFor(w)
+	if p == nil {
+		return nil
+	}
+	return p.unpackRow(make([]byte, w.Type.RowSize(w.Ne[0])), mat, row)
+}

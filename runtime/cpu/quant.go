@@ -279,7 +279,15 @@ func (b *Backend) getRowsBlocks(dst, table, idx *tensor.Tensor) {
 	}
 	n, rowBytes := table.Ne[0], table.Type.RowSize(table.Ne[0])
 	ids, d := idx.I32s(), dst.F32s()
-	row := make([]float32, 0, n)
+	b.growScratch(1, n) // the caller's: nothing is dispatched
+	row := b.scratch[0][:0]
+	// A packed table's rows come from its copy: Pack may have released
+	// the weight's pages (a tied embedding), which every read would fault
+	// back from the file.
+	p := b.packedFor(table)
+	if p != nil && cap(b.unpacked) < rowBytes {
+		b.unpacked = make([]byte, rowBytes)
+	}
 	for i2 := 0; i2 < idx.Ne[2]; i2++ {
 		for i1 := 0; i1 < idx.Ne[1]; i1++ {
 			for i0 := 0; i0 < idx.Ne[0]; i0++ {
@@ -287,8 +295,14 @@ func (b *Backend) getRowsBlocks(dst, table, idx *tensor.Tensor) {
 				if r < 0 || r >= table.Ne[1] {
 					rowOutOfRange(r, table.Ne[1])
 				}
-				off := r*table.Nb[1] + i1*table.Nb[2] + i2*table.Nb[3]
-				row = tensor.Dequantize(row[:0], table.Type, table.Data[off:off+rowBytes], n)
+				var src []byte
+				if p != nil {
+					src = p.unpackRow(b.unpacked, i1+i2*table.Ne[2], r)
+				} else {
+					off := r*table.Nb[1] + i1*table.Nb[2] + i2*table.Nb[3]
+					src = table.Data[off : off+rowBytes]
+				}
+				row = tensor.Dequantize(row[:0], table.Type, src, n)
 				base := i0*dst.Nb[1] + i1*dst.Nb[2] + i2*dst.Nb[3]
 				for j, v := range row {
 					d[(base+j*dst.Nb[0])/4] = v
