@@ -175,8 +175,6 @@ func columnKernelAsm(typ tensor.DType) func(w, xq *byte, xd *float32, xc *int32,
 	}
 	vnni := level == isaAVX512 && hasVNNI
 	switch {
-	case typ == tensor.Q4_K && vnni && kColumnL1:
-		return packedQ4Kx1VNNIL1
 	case typ == tensor.Q4_K && vnni:
 		return packedQ4Kx1VNNI
 	case typ == tensor.Q4_K:

@@ -11,11 +11,6 @@ import "github.com/graphc/graphc/tensor"
 //go:noescape
 func packedQ4Kx1VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
-// packedQ4Kx1VNNIL1 is packedQ4Kx1VNNI prefetching into L1 (kColumnL1).
-//
-//go:noescape
-func packedQ4Kx1VNNIL1(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
-
 //go:noescape
 func packedQ4Kx4VNNI(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
 
@@ -60,11 +55,6 @@ var kColumnAheadAVX2 = func() int {
 	}
 	return kStreamAhead
 }()
-
-// kColumnL1 has the one-column q4_K VNNI kernel prefetch into L1
-// (packedQ4Kx1VNNIL1) rather than L2 on Zen 5 and later, where that
-// streamed faster (q6_K's kernel did not; docs/performance.md).
-var kColumnL1 = zen5OrLater()
 
 // packedKernelKAsm is packedKernelAsm for q4_K.
 func packedKernelKAsm(pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {

@@ -1102,12 +1102,6 @@ k1loop:; \
 TEXT ·packedQ4Kx1VNNI(SB), NOSPLIT, $0-48
 	K1_KERNEL(PREFETCHT1)
 
-// func packedQ4Kx1VNNIL1(w, xq *byte, xd *float32, xc *int32, nb int, tile *float32)
-//
-// packedQ4Kx1VNNI prefetching into L1 (prefetcht0), for Zen 5 (kColumnL1).
-TEXT ·packedQ4Kx1VNNIL1(SB), NOSPLIT, $0-48
-	K1_KERNEL(PREFETCHT0)
-
 // K4_CHUNK adds the chunk at c(SI) times the four columns' quant dwords
 // (x(DI), column j's 256j further; high nibbles x+32) to Z0..Z3 (low)
 // and Z4..Z7 (high): eight chains, enough to hide vpdpbusd's latency.
