@@ -175,7 +175,7 @@ func columnKernelAsm(typ tensor.DType) func(w, xq *byte, xd *float32, xc *int32,
 	}
 	vnni := level == isaAVX512 && hasVNNI
 	switch {
-	case typ == tensor.Q4_K && vnni:
+	case typ == tensor.Q4_K && vnni && kColumnVNNI:
 		return packedQ4Kx1VNNI
 	case typ == tensor.Q4_K:
 		return packedQ4Kx1AVX2

@@ -56,6 +56,12 @@ var kColumnAheadAVX2 = func() int {
 	return kStreamAhead
 }()
 
+// kColumnVNNI has one-column q4_K products take the VNNI kernel where
+// there is one, except on Zen 5 and later: there the AVX2 kernel (8-row
+// halves, 12 KiB ahead) streams the weights faster, in a model's products
+// at one and two threads (docs/performance.md).
+var kColumnVNNI = !zen5OrLater()
+
 // packedKernelKAsm is packedKernelAsm for q4_K.
 func packedKernelKAsm(pc int, w, xq []byte, xd []float32, xc []int32, nb int, tile []float32) bool {
 	if level < isaAVX2 || nb < 1 || (pc != 1 && pc != smallPanelCols && pc != panelCols) {
