@@ -48,6 +48,7 @@ type Backend struct {
 	qmm      blockMulMat
 	pmm      packedMulMat
 	pgroup   packedGroup
+	steal    stealing
 	pq       panelTask
 	moe      moeState
 	packed   map[*byte]*packedWeight // Pack's copies by their weight's first byte, shared with the lanes

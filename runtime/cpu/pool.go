@@ -237,3 +237,104 @@ func guidedSplit(n, i, k, nth int) (lo, hi int) {
 	total := before(k)
 	return n * before(i) / total, n * before(i+1) / total
 }
+
+// A rangeTask computes units [lo, hi) on thread tid, in the order a
+// stream of them is best read.
+type rangeTask interface {
+	runRange(lo, hi, tid int)
+}
+
+// stealing runs a rangeTask's units as contiguous ranges, one per thread:
+// a thread takes batches from the front of its own and, once that is
+// empty, the back half of the fullest other. Each thread reads one long
+// stream, and a thread stalled mid-product (its vCPU taken by the host, an
+// interrupt) holds back only the batch it is on, where guided chunks hand
+// out a quarter of a product at once.
+type stealing struct {
+	t      rangeTask
+	batch  int
+	ranges []rangeWord
+}
+
+// rangeWord is a range of units, [front, back) as back<<32 | front, on a
+// cache line of its own: its owner advances front, thieves lower back,
+// each with a compare-and-swap of the whole word, so a word that compares
+// equal is the current range whatever happened in between.
+type rangeWord struct {
+	w atomic.Uint64
+	_ [56]byte
+}
+
+func rangeOf(front, back int) uint64 { return uint64(back)<<32 | uint64(front) }
+
+func rangeBounds(w uint64) (front, back int) { return int(w & (1<<32 - 1)), int(w >> 32) }
+
+// runStealing runs units of t on nth threads, claimed batch units at a time.
+func (p *pool) runStealing(s *stealing, t rangeTask, units, batch, nth int) {
+	if units >= 1<<32 {
+		bug("runStealing: %d units", units)
+	}
+	nth = min(nth, p.n, units)
+	if nth <= 1 {
+		t.runRange(0, units, 0)
+		return
+	}
+	if len(s.ranges) < nth {
+		s.ranges = make([]rangeWord, p.n)
+	}
+	s.t, s.batch = t, max(1, batch)
+	for i := range nth {
+		lo, hi := split(units, i, nth)
+		s.ranges[i].w.Store(rangeOf(lo, hi))
+	}
+	s.ranges = s.ranges[:nth]
+	p.run(s, nth, nth)
+	s.ranges = s.ranges[:cap(s.ranges)]
+	s.t = nil
+}
+
+// run is the pool's chunk c: the thread that claims it owns range c.
+func (s *stealing) run(chunk, _, tid int) {
+	own := &s.ranges[chunk].w
+	for {
+		for {
+			w := own.Load()
+			f, e := rangeBounds(w)
+			if f >= e {
+				break
+			}
+			n := min(s.batch, e-f)
+			if own.CompareAndSwap(w, w+uint64(n)) {
+				s.t.runRange(f, f+n, tid)
+			}
+		}
+		if !s.steal(own) {
+			return
+		}
+	}
+}
+
+// steal moves the back half of the fullest range into own, empty; it
+// reports false when every range is empty.
+func (s *stealing) steal(own *atomic.Uint64) bool {
+	for {
+		var victim *atomic.Uint64
+		var vw uint64
+		most := 0
+		for i := range s.ranges {
+			w := s.ranges[i].w.Load()
+			if f, e := rangeBounds(w); e-f > most {
+				victim, vw, most = &s.ranges[i].w, w, e-f
+			}
+		}
+		if victim == nil {
+			return false
+		}
+		f, e := rangeBounds(vw)
+		mid := e - (e-f+1)/2
+		if victim.CompareAndSwap(vw, rangeOf(f, mid)) {
+			own.Store(rangeOf(mid, e))
+			return true
+		}
+	}
+}
