@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"bufio"
+	"bytes"
 	"os"
+	"strconv"
 	"syscall"
 	"unsafe"
 )
@@ -14,6 +17,12 @@ import (
 // weights only a packed copy reads, or get_rows besides
 // (ir.Packing.Release), once packed, so that the copy does not double
 // their memory. Errors (an older kernel) are ignored: it is advice.
+//
+// MADV_PAGEOUT passes over the pages another mapping maps too (another
+// process serving the same file, or llama.cpp beside graphc bench): where
+// data lies in a shared mapping of a file, MADV_DONTNEED then unmaps them
+// from this process, which reads them back from the file if need be.
+// Nowhere else: it would drop the content of anonymous memory.
 func ReleasePages(data []byte) {
 	if len(data) == 0 {
 		return
@@ -23,6 +32,40 @@ func ReleasePages(data []byte) {
 	lo := start &^ (page - 1)
 	n := (start + uintptr(len(data)) - lo + page - 1) &^ (page - 1)
 	_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, lo, n, madvPageout)
+	if sharedFileMapping(lo, lo+n) {
+		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, lo, n, syscall.MADV_DONTNEED)
+	}
 }
 
 const madvPageout = 21 // MADV_PAGEOUT, not in package syscall
+
+// sharedFileMapping reports whether [lo, hi) lies in one mapping of this
+// process that is shared and backed by a file (/proc/self/maps: perms
+// "r?s?", an inode).
+func sharedFileMapping(lo, hi uintptr) bool {
+	f, err := os.Open("/proc/self/maps")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// start-end perms offset dev inode [path]
+		fields := bytes.Fields(sc.Bytes())
+		if len(fields) < 5 {
+			continue
+		}
+		span := bytes.SplitN(fields[0], []byte("-"), 2)
+		if len(span) != 2 {
+			continue
+		}
+		start, err1 := strconv.ParseUint(string(span[0]), 16, 64)
+		end, err2 := strconv.ParseUint(string(span[1]), 16, 64)
+		if err1 != nil || err2 != nil || uintptr(start) > lo || uintptr(end) <= lo {
+			continue
+		}
+		perms, inode := fields[1], string(fields[4])
+		return uintptr(end) >= hi && len(perms) == 4 && perms[3] == 's' && inode != "0"
+	}
+	return false
+}

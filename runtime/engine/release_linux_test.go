@@ -1,8 +1,12 @@
 package engine_test
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -78,4 +82,87 @@ func TestReleasePages(t *testing.T) {
 		t.Fatal("released heap memory changed")
 	}
 	engine.ReleasePages(nil)
+}
+
+// TestReleaseSharedPages: pages another process maps too (as one serving
+// the same file would) leave this process's mapping as well, and read
+// back unchanged. The other process is this test binary, run again.
+func TestReleaseSharedPages(t *testing.T) {
+	if path := os.Getenv("GRAPHC_TEST_MAP_FILE"); path != "" {
+		holdMapped(path)
+		return
+	}
+	const n = 16 << 20
+	want := make([]byte, n)
+	for i := range want {
+		want[i] = byte(i*13 + i>>10)
+	}
+	path := filepath.Join(t.TempDir(), "w")
+	if err := os.WriteFile(path, want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := exec.Command(os.Args[0], "-test.run=^TestReleaseSharedPages$")
+	other.Env = append(os.Environ(), "GRAPHC_TEST_MAP_FILE="+path)
+	stdin, err := other.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := other.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Wait()
+	defer stdin.Close()
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "mapped\n" {
+		t.Fatalf("the other process: %q, %v", line, err)
+	}
+
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	m, err := syscall.Mmap(int(f.Fd()), 0, n, syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	if !bytes.Equal(m, want) {
+		t.Fatal("mapped file differs from what was written")
+	}
+	before := vmRSS(t)
+	engine.ReleasePages(m)
+	after := vmRSS(t)
+	if before-after < n/2 {
+		t.Errorf("resident memory %d -> %d bytes after releasing a %d-byte mapping whose pages another process maps", before, after, n)
+	}
+	if !bytes.Equal(m, want) {
+		t.Fatal("the released mapping reads back differently")
+	}
+}
+
+// holdMapped maps the file at path, reads it all, says so on stdout and
+// keeps it mapped until stdin closes.
+func holdMapped(path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		panic(err)
+	}
+	m, err := syscall.Mmap(int(f.Fd()), 0, len(b), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		panic(err)
+	}
+	if !bytes.Equal(m, b) {
+		panic("mapped file differs from its bytes")
+	}
+	fmt.Println("mapped")
+	io.Copy(io.Discard, os.Stdin)
+	syscall.Munmap(m)
 }
