@@ -101,9 +101,9 @@ func (b *Backend) mulMatsPacked(x *tensor.Tensor, ps []engine.Product) bool {
 
 // stealBatchBytes is about the weights a thread claims at a time of a
 // one-column q4_K or q6_K product (runStealing). Each claim is a locked
-// compare-and-swap, which waits for the thread's loads in flight: claims of
-// 64 KiB made the output head ~7% slower than guided chunks; from 512 KiB
-// to 2 MiB they measured alike (see docs/performance.md).
+// compare-and-swap, a full barrier amid the stream: claims of 64 KiB made
+// the output head slower than guided chunks, 256 KiB to 2 MiB measured
+// alike (docs/performance.md).
 const stealBatchBytes = 1 << 20
 
 // runRange streams units [lo, hi), a batch of one thread's range, in order:
