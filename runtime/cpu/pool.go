@@ -249,7 +249,7 @@ type rangeTask interface {
 // empty, the back half of the fullest other. Each thread reads one long
 // stream, and a thread stalled mid-product (its vCPU taken by the host, an
 // interrupt) holds back only the batch it is on, where guided chunks hand
-// out a quarter of a product at once.
+// out up to a quarter of a product at once.
 type stealing struct {
 	t      rangeTask
 	batch  int

@@ -35,32 +35,50 @@ func vmRSS(t *testing.T) int64 {
 	return 0
 }
 
-// TestReleasePages: a mapped file's pages leave memory and its bytes read
-// back unchanged; heap memory keeps its content; an empty slice and a
-// slice not on a page boundary are fine.
-func TestReleasePages(t *testing.T) {
-	const n = 32 << 20
+// writeWeights writes n patterned bytes to a file in a test directory
+// and returns its path and the bytes.
+func writeWeights(t *testing.T, n, mul int) (string, []byte) {
 	want := make([]byte, n)
 	for i := range want {
-		want[i] = byte(i*7 + i>>12)
+		want[i] = byte(i*mul + i>>12)
 	}
 	path := filepath.Join(t.TempDir(), "w")
 	if err := os.WriteFile(path, want, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return path, want
+}
+
+// mapShared maps the file at path read-only and shared, as gguf does,
+// and reads it all (faulting every page in), checking it holds want.
+func mapShared(path string, want []byte) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer f.Close()
-	m, err := syscall.Mmap(int(f.Fd()), 0, n, syscall.PROT_READ, syscall.MAP_SHARED)
+	m, err := syscall.Mmap(int(f.Fd()), 0, len(want), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, err
+	}
+	if !bytes.Equal(m, want) {
+		syscall.Munmap(m)
+		return nil, fmt.Errorf("mapped %s differs from what was written", path)
+	}
+	return m, nil
+}
+
+// TestReleasePages: a mapped file's pages leave memory and its bytes read
+// back unchanged; heap memory keeps its content; an empty slice and a
+// slice not on a page boundary are fine.
+func TestReleasePages(t *testing.T) {
+	const n = 32 << 20
+	path, want := writeWeights(t, n, 7)
+	m, err := mapShared(path, want)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer syscall.Munmap(m)
-	if !bytes.Equal(m, want) { // reading faults every page in
-		t.Fatal("mapped file differs from what was written")
-	}
 	before := vmRSS(t)
 	engine.ReleasePages(m[100:]) // not page-aligned: its first page goes too
 	after := vmRSS(t)
@@ -93,14 +111,7 @@ func TestReleaseSharedPages(t *testing.T) {
 		return
 	}
 	const n = 16 << 20
-	want := make([]byte, n)
-	for i := range want {
-		want[i] = byte(i*13 + i>>10)
-	}
-	path := filepath.Join(t.TempDir(), "w")
-	if err := os.WriteFile(path, want, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path, want := writeWeights(t, n, 13)
 	other := exec.Command(os.Args[0], "-test.run=^TestReleaseSharedPages$")
 	other.Env = append(os.Environ(), "GRAPHC_TEST_MAP_FILE="+path)
 	stdin, err := other.StdinPipe()
@@ -120,19 +131,11 @@ func TestReleaseSharedPages(t *testing.T) {
 		t.Fatalf("the other process: %q, %v", line, err)
 	}
 
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	m, err := syscall.Mmap(int(f.Fd()), 0, n, syscall.PROT_READ, syscall.MAP_SHARED)
+	m, err := mapShared(path, want)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer syscall.Munmap(m)
-	if !bytes.Equal(m, want) {
-		t.Fatal("mapped file differs from what was written")
-	}
 	before := vmRSS(t)
 	engine.ReleasePages(m)
 	after := vmRSS(t)
@@ -151,16 +154,9 @@ func holdMapped(path string) {
 	if err != nil {
 		panic(err)
 	}
-	f, err := os.Open(path)
+	m, err := mapShared(path, b)
 	if err != nil {
 		panic(err)
-	}
-	m, err := syscall.Mmap(int(f.Fd()), 0, len(b), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		panic(err)
-	}
-	if !bytes.Equal(m, b) {
-		panic("mapped file differs from its bytes")
 	}
 	fmt.Println("mapped")
 	io.Copy(io.Discard, os.Stdin)
